@@ -1,0 +1,1 @@
+//! Perfetto-compatible schemas and the protozero code generated from them.

@@ -1,0 +1,1 @@
+//! `.proto` → Rust writers, decoders and service method tables for protozero.

@@ -1,0 +1,1 @@
+//! `#[derive]` macros for protozero.

@@ -1,0 +1,157 @@
+//! [`TypedDecoder`]: parses a message once and answers "field N?" in O(1).
+//!
+//! Fields with ids below `N` go to a dense on-stack table that keeps the last
+//! occurrence (last one wins, as protobuf requires for singular fields) and the
+//! offset of the first, so repeated fields iterate in arrival order from there
+//! without any allocation. Ids at or above `N` (rare: extensions, unknown
+//! fields) spill to a vector allocated only when one appears. Parsing stops at
+//! the first malformed field; fields before it stay readable and
+//! [`TypedDecoder::error`] reports why.
+
+use alloc::vec::Vec;
+
+use crate::decoder::{Decoder, Field, FieldValue};
+use crate::error::DecodeError;
+use crate::repeated::RepeatedFields;
+
+#[derive(Debug, Clone, Copy)]
+struct Entry<'a> {
+    last: FieldValue<'a>,
+    first_offset: u32,
+}
+
+/// A fully parsed message with a dense field table of `N` ids.
+#[derive(Debug, Clone)]
+pub struct TypedDecoder<'a, const N: usize> {
+    buf: &'a [u8],
+    dense: [Option<Entry<'a>>; N],
+    /// (field, offset) of ids ≥ N, in arrival order.
+    spill: Vec<(Field<'a>, u32)>,
+    error: Option<DecodeError>,
+}
+
+impl<'a, const N: usize> TypedDecoder<'a, N> {
+    /// Parses `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        let mut d = TypedDecoder {
+            buf,
+            dense: [None; N],
+            spill: Vec::new(),
+            error: None,
+        };
+        let mut it = Decoder::new(buf);
+        loop {
+            let offset = it.offset() as u32;
+            match it.read_field() {
+                None => break,
+                Some(Err(e)) => {
+                    d.error = Some(e);
+                    break;
+                }
+                Some(Ok(f)) => {
+                    let id = f.id as usize;
+                    if id < N {
+                        let e = &mut d.dense[id];
+                        match e {
+                            Some(entry) => entry.last = f.value,
+                            None => {
+                                *e = Some(Entry {
+                                    last: f.value,
+                                    first_offset: offset,
+                                })
+                            }
+                        }
+                    } else {
+                        d.spill.push((f, offset));
+                    }
+                }
+            }
+        }
+        d
+    }
+
+    /// The bytes being decoded.
+    pub fn buffer(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// Why parsing stopped early, if it did.
+    pub fn error(&self) -> Option<DecodeError> {
+        self.error
+    }
+
+    /// The last occurrence of field `id`.
+    #[inline]
+    pub fn get(&self, id: u32) -> Option<Field<'a>> {
+        let i = id as usize;
+        if i < N {
+            self.dense[i].map(|e| Field { id, value: e.last })
+        } else {
+            self.spill
+                .iter()
+                .rev()
+                .find(|(f, _)| f.id == id)
+                .map(|(f, _)| *f)
+        }
+    }
+
+    /// Whether field `id` is present.
+    #[inline]
+    pub fn has(&self, id: u32) -> bool {
+        self.get(id).is_some()
+    }
+
+    /// Every occurrence of field `id`, in arrival order.
+    pub fn repeated(&self, id: u32) -> RepeatedFields<'a> {
+        let i = id as usize;
+        let start = if i < N {
+            self.dense[i].map(|e| e.first_offset)
+        } else {
+            self.spill
+                .iter()
+                .find(|(f, _)| f.id == id)
+                .map(|(_, off)| *off)
+        };
+        match start {
+            Some(off) => RepeatedFields::new(self.buf, off as usize, id),
+            None => RepeatedFields::empty(),
+        }
+    }
+
+    /// Fields with ids ≥ `N`, in arrival order.
+    pub fn spilled(&self) -> impl Iterator<Item = Field<'a>> + '_ {
+        self.spill.iter().map(|(f, _)| *f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_wins_and_repeated_in_order() {
+        // field 1 = 5, field 2 = "a", field 1 = 7, field 200 = 1, field 2 = "b"
+        let buf = [
+            0x08, 5, 0x12, 1, b'a', 0x08, 7, 0xC0, 0x0C, 1, 0x12, 1, b'b',
+        ];
+        let d = TypedDecoder::<'_, 16>::new(&buf);
+        assert_eq!(d.error(), None);
+        assert_eq!(d.get(1).unwrap().as_u64(), Ok(7));
+        let strs: Vec<_> = d.repeated(2).map(|f| f.as_str().unwrap()).collect();
+        assert_eq!(strs, ["a", "b"]);
+        assert_eq!(d.get(200).unwrap().as_u64(), Ok(1));
+        assert!(!d.has(3));
+        assert_eq!(d.repeated(3).count(), 0);
+    }
+
+    #[test]
+    fn keeps_fields_before_error() {
+        let buf = [0x08, 5, 0x12, 10, b'a'];
+        let d = TypedDecoder::<'_, 8>::new(&buf);
+        assert_eq!(d.get(1).unwrap().as_u64(), Ok(5));
+        assert!(matches!(
+            d.error(),
+            Some(DecodeError::LengthOutOfBounds { id: 2, .. })
+        ));
+    }
+}

@@ -1,0 +1,150 @@
+//! Varint, zigzag and little-endian fixed encodings, plus the 4-byte redundant
+//! varint that ProtoZero reserves for nested lengths.
+
+use crate::error::DecodeError;
+
+/// Longest varint encoding of a u64.
+pub const MAX_VARINT_LEN: usize = 10;
+
+/// Number of bytes `value` takes as a varint (1..=10).
+#[inline(always)]
+pub const fn varint_len(value: u64) -> usize {
+    // 1 + floor(bits_used / 7), with bits_used at least 1.
+    let bits = 64 - (value | 1).leading_zeros() as usize;
+    (bits * 9 + 64) / 64
+}
+
+/// Writes `value` as a varint at the start of `buf` and returns the length.
+///
+/// `buf` must have room for [`varint_len`] bytes; the function never writes past it
+/// (a too-short buffer is a caller bug and panics like slice indexing does).
+#[inline(always)]
+pub fn encode_varint(mut value: u64, buf: &mut [u8]) -> usize {
+    let mut i = 0;
+    while value >= 0x80 {
+        buf[i] = (value as u8) | 0x80;
+        value >>= 7;
+        i += 1;
+    }
+    buf[i] = value as u8;
+    i + 1
+}
+
+/// Zigzag-encodes a sint32 so small magnitudes stay short.
+#[inline(always)]
+pub const fn zigzag32(v: i32) -> u32 {
+    ((v << 1) ^ (v >> 31)) as u32
+}
+
+/// Zigzag-encodes a sint64.
+#[inline(always)]
+pub const fn zigzag64(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Reverses [`zigzag32`].
+#[inline(always)]
+pub const fn unzigzag32(v: u32) -> i32 {
+    ((v >> 1) as i32) ^ -((v & 1) as i32)
+}
+
+/// Reverses [`zigzag64`].
+#[inline(always)]
+pub const fn unzigzag64(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Encodes `value` (< 2^28) as a varint that always takes 4 bytes: the first
+/// three bytes keep their continuation bit set even when the value is small.
+///
+/// `0 → 80 80 80 00`, `7 → 87 80 80 00`, `300 → AC 82 80 00`.
+#[inline(always)]
+pub const fn redundant_varint4(value: u32) -> [u8; 4] {
+    [
+        (value as u8 & 0x7f) | 0x80,
+        ((value >> 7) as u8 & 0x7f) | 0x80,
+        ((value >> 14) as u8 & 0x7f) | 0x80,
+        (value >> 21) as u8 & 0x7f,
+    ]
+}
+
+/// Decodes a varint at the start of `buf`, returning the value and its length.
+///
+/// Accepts non-minimal encodings (ProtoZero pads lengths); rejects truncated
+/// input and encodings longer than 10 bytes. Bits beyond 64 are discarded, as
+/// protobuf parsers do.
+#[inline]
+pub fn decode_varint(buf: &[u8]) -> Result<(u64, usize), DecodeError> {
+    // Fast path: one byte.
+    match buf.first() {
+        None => return Err(DecodeError::TruncatedVarint),
+        Some(&b) if b < 0x80 => return Ok((u64::from(b), 1)),
+        Some(_) => {}
+    }
+    let mut value = 0u64;
+    for (i, &b) in buf.iter().take(MAX_VARINT_LEN).enumerate() {
+        value |= u64::from(b & 0x7f) << (7 * i as u32);
+        if b < 0x80 {
+            return Ok((value, i + 1));
+        }
+    }
+    if buf.len() >= MAX_VARINT_LEN {
+        Err(DecodeError::VarintTooLong)
+    } else {
+        Err(DecodeError::TruncatedVarint)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redundant_known_answers() {
+        assert_eq!(redundant_varint4(0), [0x80, 0x80, 0x80, 0x00]);
+        assert_eq!(redundant_varint4(7), [0x87, 0x80, 0x80, 0x00]);
+        assert_eq!(redundant_varint4(300), [0xAC, 0x82, 0x80, 0x00]);
+        let max = (1u32 << 28) - 1;
+        assert_eq!(redundant_varint4(max), [0xFF, 0xFF, 0xFF, 0x7F]);
+        for v in [0u32, 1, 127, 128, 300, 16383, 16384, max] {
+            assert_eq!(decode_varint(&redundant_varint4(v)).unwrap(), (v as u64, 4));
+        }
+    }
+
+    #[test]
+    fn varint_len_matches_encoding() {
+        let mut buf = [0u8; 10];
+        for shift in 0..64 {
+            for v in [1u64 << shift, (1u64 << shift) - 1, (1u64 << shift) + 1] {
+                let n = encode_varint(v, &mut buf);
+                assert_eq!(n, varint_len(v), "value {v}");
+                assert_eq!(decode_varint(&buf[..n]).unwrap(), (v, n));
+            }
+        }
+        assert_eq!(varint_len(0), 1);
+        assert_eq!(varint_len(u64::MAX), 10);
+    }
+
+    #[test]
+    fn hostile_varints() {
+        assert_eq!(decode_varint(&[]), Err(DecodeError::TruncatedVarint));
+        assert_eq!(
+            decode_varint(&[0x80, 0x80]),
+            Err(DecodeError::TruncatedVarint)
+        );
+        assert_eq!(decode_varint(&[0xff; 11]), Err(DecodeError::VarintTooLong));
+        assert_eq!(decode_varint(&[0xff; 10]), Err(DecodeError::VarintTooLong));
+    }
+
+    #[test]
+    fn zigzag_round_trip() {
+        for v in [0i32, 1, -1, 2, -2, i32::MAX, i32::MIN] {
+            assert_eq!(unzigzag32(zigzag32(v)), v);
+        }
+        for v in [0i64, 1, -1, i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag64(zigzag64(v)), v);
+        }
+        assert_eq!(zigzag32(-1), 1);
+        assert_eq!(zigzag64(1), 2);
+    }
+}

@@ -1,0 +1,125 @@
+//! [`Writer`]: a [`StreamWriter`] paired with the delegate it owns, the usual
+//! way to encode one message into a heap buffer or a fixed slice.
+
+use alloc::vec::Vec;
+
+use crate::delegate::Delegate;
+use crate::error::WriteError;
+use crate::heap_buffer::HeapBuffer;
+use crate::message::Message;
+use crate::null_buffer::NullBuffer;
+use crate::slice_buffer::SliceBuffer;
+use crate::stream_writer::StreamWriter;
+
+/// A stream writer that owns its delegate.
+#[derive(Debug)]
+pub struct Writer<D: Delegate> {
+    stream: StreamWriter,
+    delegate: D,
+}
+
+/// Encodes into growable heap slices.
+pub type HeapWriter = Writer<HeapBuffer>;
+/// Encodes into one caller-provided slice.
+pub type SliceWriter<'a> = Writer<SliceBuffer<'a>>;
+/// Encodes into nothing.
+pub type NullWriter = Writer<NullBuffer>;
+
+impl<D: Delegate> Writer<D> {
+    /// A writer over `delegate`.
+    pub fn with_delegate(delegate: D) -> Self {
+        Writer {
+            stream: StreamWriter::new(),
+            delegate,
+        }
+    }
+
+    /// The root message (no length prefix). Several roots in a row append to
+    /// the same stream.
+    pub fn root(&mut self) -> Message<'_> {
+        Message::new_root(&mut self.stream, &mut self.delegate)
+    }
+
+    /// Total bytes written.
+    pub fn written(&self) -> usize {
+        self.stream.written()
+    }
+
+    /// The first error, if any.
+    pub fn error(&self) -> Option<WriteError> {
+        self.stream.error()
+    }
+
+    /// The delegate.
+    pub fn delegate(&self) -> &D {
+        &self.delegate
+    }
+
+    /// The stream writer and the delegate.
+    pub fn parts_mut(&mut self) -> (&mut StreamWriter, &mut D) {
+        (&mut self.stream, &mut self.delegate)
+    }
+}
+
+impl Default for HeapWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HeapWriter {
+    /// A heap writer with default slice sizes.
+    pub fn new() -> Self {
+        Self::with_delegate(HeapBuffer::new())
+    }
+
+    /// Copies the output so far into a `Vec`.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.written());
+        self.delegate.stitch_into(self.stream.cursor(), &mut out);
+        out
+    }
+
+    /// Finishes and returns the encoded bytes.
+    pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+        match self.stream.error() {
+            Some(e) => Err(e),
+            None => Ok(self.to_vec()),
+        }
+    }
+
+    /// Clears the output but keeps the allocations for reuse.
+    pub fn clear(&mut self) {
+        self.stream.reset();
+        self.delegate.clear();
+    }
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer into `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self::with_delegate(SliceBuffer::new(buf))
+    }
+
+    /// Finishes and returns the written prefix of the buffer.
+    pub fn finish(self) -> Result<&'a mut [u8], WriteError> {
+        if let Some(e) = self.stream.error() {
+            return Err(e);
+        }
+        let n = self.stream.written();
+        Ok(&mut self.delegate.into_inner()[..n])
+    }
+}
+
+impl Default for NullWriter {
+    fn default() -> Self {
+        Self::with_delegate(NullBuffer::new())
+    }
+}
+
+impl NullWriter {
+    /// A writer that discards its output.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}

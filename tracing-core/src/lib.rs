@@ -1,0 +1,1 @@
+//! Perfetto-compatible tracing core (shared memory ABI, TraceWriter, IPC, service).
