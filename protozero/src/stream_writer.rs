@@ -28,6 +28,8 @@ pub struct StreamWriter {
     written_before: usize,
     slots: OpenSlots,
     error: Option<WriteError>,
+    /// Whether small nested messages get a 1-byte length (see [`StreamWriter::try_compact`]).
+    compact: bool,
 }
 
 // SAFETY: the raw pointers refer to memory owned by the delegate that the
@@ -71,6 +73,7 @@ impl StreamWriter {
             written_before: 0,
             slots: OpenSlots::default(),
             error: None,
+            compact: true,
         }
     }
 
@@ -80,6 +83,13 @@ impl StreamWriter {
         self.written_before = 0;
         self.slots.clear();
         self.error = None;
+    }
+
+    /// Turns 1-byte length compaction of small nested messages on or off (on by
+    /// default, as in Perfetto). Off gives the fixed 4-byte form everywhere,
+    /// which makes output independent of where slice boundaries fall.
+    pub fn set_compaction(&mut self, on: bool) {
+        self.compact = on;
     }
 
     /// Total bytes written so far, across slices.
@@ -324,7 +334,8 @@ impl StreamWriter {
     #[inline]
     pub fn try_compact(&mut self, slot: *mut u8, size: usize, max: usize) -> bool {
         let s = slot as usize;
-        if size > max
+        if !self.compact
+            || size > max
             || s < self.slice_begin as usize
             || s + SIZE_SLOT_LEN + size != self.cur as usize
         {
