@@ -27,6 +27,7 @@
 
 extern crate alloc;
 
+pub mod codegen_support;
 pub mod decoder;
 pub mod delegate;
 pub mod error;
@@ -35,13 +36,18 @@ pub mod message;
 pub mod null_buffer;
 pub mod packed;
 pub mod repeated;
+pub mod service;
 pub mod slice_buffer;
 pub mod stream_writer;
 pub mod typed_decoder;
+pub mod typed_repeated;
 pub mod varint;
 pub mod wire;
 pub mod writer;
 
+pub use codegen_support::{
+    EnumValue, MessageDecoder, MessageWriter, PackedLayout, ProtoEnum, ScalarKind, kinds,
+};
 pub use decoder::{Decoder, Field, FieldValue};
 pub use delegate::{Delegate, OpenSlots, PatchId, SizeSlot, Slice, SlotLocation};
 pub use error::{DecodeError, WriteError};
@@ -49,8 +55,10 @@ pub use heap_buffer::HeapBuffer;
 pub use message::Message;
 pub use null_buffer::NullBuffer;
 pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
+pub use service::{MethodDescriptor, ServiceDescriptor};
 pub use slice_buffer::SliceBuffer;
 pub use stream_writer::StreamWriter;
 pub use typed_decoder::TypedDecoder;
+pub use typed_repeated::{RepeatedBytes, RepeatedMessages, RepeatedScalars, RepeatedStrs};
 pub use wire::WireType;
 pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};

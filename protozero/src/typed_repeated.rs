@@ -1,0 +1,271 @@
+//! Typed iterators over repeated fields, returned by generated decoders.
+//!
+//! Protobuf lets a parser meet a repeated scalar either packed (one
+//! length-delimited payload) or unpacked (one tag per element), whatever the
+//! schema says, and even both in one message. [`RepeatedScalars`] accepts
+//! either, element by element, without allocating. Strings, bytes and nested
+//! messages are never packed, so their iterators just convert each occurrence.
+//! Every iterator stops at the first malformed element and remembers why.
+
+use core::marker::PhantomData;
+
+use crate::codegen_support::{MessageDecoder, PackedLayout, ScalarKind};
+use crate::decoder::{Field, FieldValue};
+use crate::error::DecodeError;
+use crate::repeated::RepeatedFields;
+use crate::varint::decode_varint;
+
+/// Elements of a repeated scalar field of kind `K`, packed or unpacked.
+#[derive(Debug, Clone)]
+pub struct RepeatedScalars<'a, K> {
+    fields: RepeatedFields<'a>,
+    packed: &'a [u8],
+    /// Field id of the payload in `packed` (for error reports).
+    packed_id: u32,
+    error: Option<DecodeError>,
+    kind: PhantomData<K>,
+}
+
+impl<'a, K: ScalarKind> RepeatedScalars<'a, K> {
+    /// Iterates the elements carried by `fields` (occurrences of one field id).
+    pub fn new(fields: RepeatedFields<'a>) -> Self {
+        RepeatedScalars {
+            fields,
+            packed: &[],
+            packed_id: 0,
+            error: None,
+            kind: PhantomData,
+        }
+    }
+
+    /// The error that ended iteration early, if any (including a malformed
+    /// message around the field).
+    pub fn error(&self) -> Option<DecodeError> {
+        self.error.or_else(|| self.fields.error())
+    }
+
+    /// Takes one element off the current packed payload.
+    fn next_packed(&mut self) -> Option<K::Value> {
+        let id = self.packed_id;
+        let value = match K::LAYOUT {
+            PackedLayout::Varint => match decode_varint(self.packed) {
+                Ok((v, n)) => {
+                    self.packed = self.packed.get(n..).unwrap_or(&[]);
+                    FieldValue::Varint(v)
+                }
+                Err(e) => return self.fail(e),
+            },
+            PackedLayout::Fixed32 => match self.packed.split_first_chunk::<4>() {
+                Some((b, rest)) => {
+                    self.packed = rest;
+                    FieldValue::Fixed32(u32::from_le_bytes(*b))
+                }
+                None => return self.fail(DecodeError::TruncatedFixed { id }),
+            },
+            PackedLayout::Fixed64 => match self.packed.split_first_chunk::<8>() {
+                Some((b, rest)) => {
+                    self.packed = rest;
+                    FieldValue::Fixed64(u64::from_le_bytes(*b))
+                }
+                None => return self.fail(DecodeError::TruncatedFixed { id }),
+            },
+        };
+        K::from_value(value)
+    }
+
+    #[cold]
+    fn fail(&mut self, e: DecodeError) -> Option<K::Value> {
+        self.error = Some(e);
+        self.packed = &[];
+        // Drain the field iterator so iteration ends here.
+        self.fields = RepeatedFields::empty();
+        None
+    }
+}
+
+impl<K: ScalarKind> Iterator for RepeatedScalars<'_, K> {
+    type Item = K::Value;
+
+    #[inline]
+    fn next(&mut self) -> Option<K::Value> {
+        loop {
+            if !self.packed.is_empty() {
+                return self.next_packed();
+            }
+            let field = self.fields.next()?;
+            match field.value {
+                FieldValue::Bytes(payload) => {
+                    self.packed = payload;
+                    self.packed_id = field.id;
+                }
+                value => match K::from_value(value) {
+                    Some(v) => return Some(v),
+                    None => {
+                        return self.fail(DecodeError::WrongWireType {
+                            id: field.id,
+                            expected: K::LAYOUT.wire_type() as u8,
+                            found: field.wire_type() as u8,
+                        });
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// Converts each occurrence of a length-delimited field; stops at the first
+/// occurrence that does not convert.
+#[derive(Debug, Clone)]
+struct Converted<'a> {
+    fields: RepeatedFields<'a>,
+    error: Option<DecodeError>,
+}
+
+impl<'a> Converted<'a> {
+    fn next_with<T>(
+        &mut self,
+        convert: impl FnOnce(&Field<'a>) -> Result<T, DecodeError>,
+    ) -> Option<T> {
+        let field = self.fields.next()?;
+        match convert(&field) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.error = Some(e);
+                self.fields = RepeatedFields::empty();
+                None
+            }
+        }
+    }
+
+    fn error(&self) -> Option<DecodeError> {
+        self.error.or_else(|| self.fields.error())
+    }
+}
+
+macro_rules! length_delimited_iter {
+    ($(#[$doc:meta])* $name:ident, $item:ty, $conv:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name<'a> {
+            inner: Converted<'a>,
+        }
+
+        impl<'a> $name<'a> {
+            /// Iterates the occurrences in `fields`.
+            pub fn new(fields: RepeatedFields<'a>) -> Self {
+                $name {
+                    inner: Converted { fields, error: None },
+                }
+            }
+
+            /// The error that ended iteration early, if any.
+            pub fn error(&self) -> Option<DecodeError> {
+                self.inner.error()
+            }
+        }
+
+        impl<'a> Iterator for $name<'a> {
+            type Item = $item;
+
+            #[inline]
+            fn next(&mut self) -> Option<$item> {
+                self.inner.next_with(|f| f.$conv())
+            }
+        }
+    };
+}
+
+length_delimited_iter!(
+    /// Occurrences of a repeated `string` field (stops at invalid UTF-8).
+    RepeatedStrs, &'a str, as_str
+);
+length_delimited_iter!(
+    /// Occurrences of a repeated `bytes` field.
+    RepeatedBytes, &'a [u8], as_bytes
+);
+
+/// Occurrences of a repeated message field, each as a generated decoder `D`.
+#[derive(Debug, Clone)]
+pub struct RepeatedMessages<'a, D> {
+    inner: Converted<'a>,
+    decoder: PhantomData<D>,
+}
+
+impl<'a, D: MessageDecoder<'a>> RepeatedMessages<'a, D> {
+    /// Iterates the occurrences in `fields`.
+    pub fn new(fields: RepeatedFields<'a>) -> Self {
+        RepeatedMessages {
+            inner: Converted {
+                fields,
+                error: None,
+            },
+            decoder: PhantomData,
+        }
+    }
+
+    /// The error that ended iteration early, if any.
+    pub fn error(&self) -> Option<DecodeError> {
+        self.inner.error()
+    }
+}
+
+impl<'a, D: MessageDecoder<'a>> Iterator for RepeatedMessages<'a, D> {
+    type Item = D;
+
+    #[inline]
+    fn next(&mut self) -> Option<D> {
+        self.inner.next_with(|f| f.as_bytes().map(D::decode))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen_support::kinds;
+
+    fn fields(buf: &[u8], id: u32) -> RepeatedFields<'_> {
+        RepeatedFields::new(buf, 0, id)
+    }
+
+    #[test]
+    fn scalars_accept_packed_and_unpacked_mixed() {
+        // field 1 = 5 (unpacked), field 1 = packed [1, 300], field 2 = 9, field 1 = 7
+        let buf = [0x08, 5, 0x0A, 3, 1, 0xAC, 0x02, 0x10, 9, 0x08, 7];
+        let got: Vec<u32> = RepeatedScalars::<kinds::Uint32>::new(fields(&buf, 1)).collect();
+        assert_eq!(got, [5, 1, 300, 7]);
+    }
+
+    #[test]
+    fn packed_fixed_truncation_is_reported() {
+        // field 1 = packed fixed32 payload of 6 bytes (one element and a half)
+        let buf = [0x0A, 6, 1, 0, 0, 0, 2, 0];
+        let mut it = RepeatedScalars::<kinds::Fixed32>::new(fields(&buf, 1));
+        assert_eq!(it.next(), Some(1));
+        assert_eq!(it.next(), None);
+        assert_eq!(it.error(), Some(DecodeError::TruncatedFixed { id: 1 }));
+        assert_eq!(it.next(), None);
+    }
+
+    #[test]
+    fn wrong_wire_type_stops_scalars() {
+        // field 1 as fixed32 where a varint is expected
+        let buf = [0x0D, 1, 0, 0, 0, 0x08, 2];
+        let mut it = RepeatedScalars::<kinds::Int64>::new(fields(&buf, 1));
+        assert_eq!(it.next(), None);
+        assert!(matches!(
+            it.error(),
+            Some(DecodeError::WrongWireType { id: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn strs_stop_at_invalid_utf8() {
+        let buf = [0x0A, 1, b'a', 0x0A, 1, 0xFF, 0x0A, 1, b'b'];
+        let mut it = RepeatedStrs::new(fields(&buf, 1));
+        assert_eq!(it.next(), Some("a"));
+        assert_eq!(it.next(), None);
+        assert_eq!(it.error(), Some(DecodeError::InvalidUtf8 { id: 1 }));
+        let raw: Vec<&[u8]> = RepeatedBytes::new(fields(&buf, 1)).collect();
+        assert_eq!(raw.len(), 3);
+    }
+}
