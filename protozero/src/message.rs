@@ -43,7 +43,16 @@ fn tag(id: u32, wire_type: WireType) -> u64 {
 
 impl<'w> Message<'w> {
     /// A root message (no length prefix) writing through `stream` and `delegate`.
-    pub fn new_root(stream: &'w mut StreamWriter, delegate: &'w mut dyn Delegate) -> Message<'w> {
+    /// [`Writer::root`](crate::Writer::root) is the safe way to get one.
+    ///
+    /// # Safety
+    /// `stream` must only ever have been given slices by `delegate` (or be
+    /// fresh/reset): its current slice must be valid under `delegate`'s
+    /// [`Delegate`] contract, because the message writes into it.
+    pub unsafe fn new_root(
+        stream: &'w mut StreamWriter,
+        delegate: &'w mut dyn Delegate,
+    ) -> Message<'w> {
         Message {
             stream,
             delegate,
@@ -85,8 +94,8 @@ impl<'w> Message<'w> {
         self.stream.written()
     }
 
-    /// The stream writer and delegate, for code that writes raw bytes itself.
-    pub fn parts(&mut self) -> (&mut StreamWriter, &mut dyn Delegate) {
+    /// The stream writer and delegate, for this crate's raw writes.
+    pub(crate) fn parts(&mut self) -> (&mut StreamWriter, &mut dyn Delegate) {
         (self.stream, self.delegate)
     }
 
@@ -227,7 +236,7 @@ impl<'w> Message<'w> {
     }
 
     /// Writes the tag and length of a length-delimited field whose `len` payload
-    /// bytes the caller appends next (through [`Message::parts`]).
+    /// bytes the caller appends next with [`Message::append_raw_bytes`].
     #[inline(always)]
     pub fn append_length_prefix(&mut self, id: u32, len: usize) {
         let id = self.check_id(id);

@@ -79,7 +79,8 @@ impl StreamWriter {
 
     /// Forgets all state (slice, open slots, error, byte count).
     pub fn reset(&mut self) {
-        self.set_slice(Slice::empty());
+        // SAFETY: the empty slice is never written through.
+        unsafe { self.set_slice(Slice::empty()) };
         self.written_before = 0;
         self.slots.clear();
         self.error = None;
@@ -142,7 +143,12 @@ impl StreamWriter {
 
     /// Replaces the current slice without asking a delegate (a TraceWriter
     /// returning its chunk on flush) and returns how far the old one was filled.
-    pub fn set_slice(&mut self, slice: Slice) -> *mut u8 {
+    ///
+    /// # Safety
+    /// `slice` must satisfy the [`Delegate`] contract for the delegate this
+    /// stream is used with: valid for writes and exclusive to this writer until
+    /// that delegate's next `next_slice` call (or until the next `set_slice`).
+    pub unsafe fn set_slice(&mut self, slice: Slice) -> *mut u8 {
         let used_end = self.cur;
         self.written_before = self.written();
         self.slice_begin = slice.begin;
@@ -161,7 +167,8 @@ impl StreamWriter {
         }
         match delegate.next_slice(self.cur, &mut self.slots, min_len) {
             Ok(slice) if slice.len() >= min_len => {
-                self.set_slice(slice);
+                // SAFETY: the delegate contract covers slices it hands out.
+                unsafe { self.set_slice(slice) };
                 true
             }
             Ok(_) => {
@@ -177,7 +184,7 @@ impl StreamWriter {
 
     /// Appends `data`, spanning slices as needed.
     #[inline(always)]
-    pub fn write_bytes(&mut self, delegate: &mut dyn Delegate, data: &[u8]) {
+    pub(crate) fn write_bytes(&mut self, delegate: &mut dyn Delegate, data: &[u8]) {
         if data.len() <= self.remaining() {
             // SAFETY: `cur..cur+len` lies inside the current slice, which the
             // delegate contract keeps valid and exclusive to this writer.
@@ -214,7 +221,7 @@ impl StreamWriter {
 
     /// Appends a tag followed by a varint value (both pre-shifted by the caller).
     #[inline(always)]
-    pub fn write_two_varints(&mut self, delegate: &mut dyn Delegate, a: u64, b: u64) {
+    pub(crate) fn write_two_varints(&mut self, delegate: &mut dyn Delegate, a: u64, b: u64) {
         if self.remaining() >= 2 * MAX_VARINT_LEN {
             // SAFETY: at least 20 bytes remain, enough for two varints.
             unsafe {
@@ -231,7 +238,7 @@ impl StreamWriter {
 
     /// Appends one varint.
     #[inline(always)]
-    pub fn write_varint(&mut self, delegate: &mut dyn Delegate, v: u64) {
+    pub(crate) fn write_varint(&mut self, delegate: &mut dyn Delegate, v: u64) {
         if self.remaining() >= MAX_VARINT_LEN {
             // SAFETY: at least 10 bytes remain, enough for a varint.
             unsafe {
@@ -269,8 +276,12 @@ impl StreamWriter {
 
     /// Reserves 4 contiguous bytes for a length (moving to a new slice if fewer
     /// remain), pre-filled with a redundant zero, and returns where they are.
+    ///
+    /// # Safety
+    /// `delegate` must be the delegate whose slices this stream has been
+    /// writing into (the current slice must still be valid under its contract).
     #[inline]
-    pub fn reserve_slot(&mut self, delegate: &mut dyn Delegate) -> SlotLocation {
+    pub unsafe fn reserve_slot(&mut self, delegate: &mut dyn Delegate) -> SlotLocation {
         if self.remaining() < SIZE_SLOT_LEN && !self.next_slice(delegate, SIZE_SLOT_LEN) {
             self.written_before += SIZE_SLOT_LEN;
             return SlotLocation::Discarded;
@@ -287,9 +298,11 @@ impl StreamWriter {
     /// Writes the tag of a length-delimited field, reserves its length slot and
     /// pushes it on the open-slot stack. Returns the new stack depth.
     #[inline]
-    pub fn begin_nested(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
+    pub(crate) fn begin_nested(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
         self.write_varint(delegate, u64::from(tag));
-        let location = self.reserve_slot(delegate);
+        // SAFETY: crate callers pass the delegate this stream is bound to
+        // (`Message` guarantees it, see `Message::new_root`).
+        let location = unsafe { self.reserve_slot(delegate) };
         self.slots.push(SizeSlot {
             location,
             payload_start: self.written(),
@@ -300,7 +313,7 @@ impl StreamWriter {
     /// Closes the nested message opened at `depth` (and any deeper ones left
     /// open), backfilling its length. Returns the payload size.
     #[inline]
-    pub fn end_nested(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
+    pub(crate) fn end_nested(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
         // Deeper slots only remain if a child was leaked with `mem::forget`;
         // they keep their pre-filled zero length.
         let Some(slot) = self.slots.pop_to(depth - 1) else {

@@ -37,7 +37,9 @@ impl<D: Delegate> Writer<D> {
     /// The root message (no length prefix). Several roots in a row append to
     /// the same stream.
     pub fn root(&mut self) -> Message<'_> {
-        Message::new_root(&mut self.stream, &mut self.delegate)
+        // SAFETY: this stream only ever receives slices from `self.delegate`,
+        // which it owns; `clear`/`reset` paths reset the stream as well.
+        unsafe { Message::new_root(&mut self.stream, &mut self.delegate) }
     }
 
     /// Total bytes written.
@@ -55,9 +57,9 @@ impl<D: Delegate> Writer<D> {
         &self.delegate
     }
 
-    /// The stream writer and the delegate.
-    pub fn parts_mut(&mut self) -> (&mut StreamWriter, &mut D) {
-        (&mut self.stream, &mut self.delegate)
+    /// The stream writer (for settings such as compaction and for inspection).
+    pub fn stream_mut(&mut self) -> &mut StreamWriter {
+        &mut self.stream
     }
 }
 
