@@ -1,1 +1,10 @@
 //! Perfetto-compatible tracing core (shared memory ABI, TraceWriter, IPC, service).
+//!
+//! * [`abi`]: the byte-exact shared memory buffer layout and chunk state machine.
+//! * [`shm`]: memfd / tmpfile / heap backed buffers and the size policy.
+//! * [`producer`]: the SharedMemoryArbiter and the TraceWriter that serialize
+//!   trace packets straight into shared memory chunks.
+
+pub mod abi;
+pub mod shm;
+pub mod sync;

@@ -1,0 +1,18 @@
+//! Memory for the shared memory buffer: a sealed memfd (or an unlinked tmpfile)
+//! mapped with `mmap` for producer ↔ service sharing, a page-aligned heap
+//! allocation for tests and in-process tracing, and the size policy the
+//! service applies to requested sizes.
+
+pub mod error;
+pub mod heap;
+pub mod mapped;
+pub mod region;
+pub mod size_policy;
+
+pub use error::ShmError;
+pub use heap::HeapShm;
+pub use mapped::{MappedShm, ShmBacking};
+pub use region::SharedMemoryRegion;
+pub use size_policy::{
+    DEFAULT_PAGE_SIZE, DEFAULT_SHM_SIZE, MAX_SHM_SIZE, ShmSizes, ensure_valid_shm_sizes,
+};
