@@ -1,0 +1,225 @@
+//! The intermediate model: what the emitters need to know about a schema,
+//! and nothing about how it was parsed.
+//!
+//! The parser's descriptors carry many optional fields, options and
+//! syntax-dependent defaults; [`crate::parse`] resolves those once (for
+//! example whether a repeated field is packed) so the emitters only read plain
+//! data. Names are fully qualified without a leading dot
+//! (`perfetto.protos.TrackEvent.Type`).
+
+/// Every file of one code generation run, in dependency order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schema {
+    /// Files; a file comes after the files it imports.
+    pub files: Vec<ProtoFile>,
+}
+
+/// `proto2` or `proto3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// `syntax = "proto2"` (or none).
+    Proto2,
+    /// `syntax = "proto3"`.
+    Proto3,
+}
+
+/// One `.proto` file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtoFile {
+    /// Path relative to its include directory, e.g. `perfetto/trace/trace.proto`.
+    pub name: String,
+    /// Package, e.g. `perfetto.protos` (empty for none).
+    pub package: String,
+    /// Declared syntax.
+    pub syntax: Syntax,
+    /// Imported files, as written in the `import` statements.
+    pub dependencies: Vec<String>,
+    /// Top-level messages in declaration order.
+    pub messages: Vec<MessageDef>,
+    /// Top-level enums in declaration order.
+    pub enums: Vec<EnumDef>,
+    /// Services in declaration order.
+    pub services: Vec<ServiceDef>,
+}
+
+/// A message type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageDef {
+    /// Simple name, e.g. `TrackEvent`.
+    pub name: String,
+    /// Fully qualified name, e.g. `perfetto.protos.TrackEvent`.
+    pub full_name: String,
+    /// Fields in declaration order.
+    pub fields: Vec<FieldDef>,
+    /// Real (non-synthetic) oneofs; fields point here by index.
+    pub oneofs: Vec<OneofDef>,
+    /// Nested messages.
+    pub messages: Vec<MessageDef>,
+    /// Nested enums.
+    pub enums: Vec<EnumDef>,
+    /// Whether this is the synthetic entry type of a `map<K, V>` field.
+    pub map_entry: bool,
+}
+
+impl MessageDef {
+    /// Largest field number used (0 for a message without fields).
+    pub fn max_field_number(&self) -> u32 {
+        self.fields.iter().map(|f| f.number).max().unwrap_or(0)
+    }
+}
+
+/// Cardinality of a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label {
+    /// At most one value (proto2 `optional`/`required`, proto3 singular).
+    Singular,
+    /// Any number of values.
+    Repeated,
+}
+
+/// A scalar type: everything that is neither a message nor an enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// `double`
+    Double,
+    /// `float`
+    Float,
+    /// `int32`
+    Int32,
+    /// `int64`
+    Int64,
+    /// `uint32`
+    Uint32,
+    /// `uint64`
+    Uint64,
+    /// `sint32`
+    Sint32,
+    /// `sint64`
+    Sint64,
+    /// `fixed32`
+    Fixed32,
+    /// `fixed64`
+    Fixed64,
+    /// `sfixed32`
+    Sfixed32,
+    /// `sfixed64`
+    Sfixed64,
+    /// `bool`
+    Bool,
+    /// `string`
+    String,
+    /// `bytes`
+    Bytes,
+}
+
+impl Scalar {
+    /// Whether values of this type may be packed (numeric types only).
+    pub fn is_packable(self) -> bool {
+        !matches!(self, Scalar::String | Scalar::Bytes)
+    }
+
+    /// The name used in `.proto` files.
+    pub fn proto_name(self) -> &'static str {
+        match self {
+            Scalar::Double => "double",
+            Scalar::Float => "float",
+            Scalar::Int32 => "int32",
+            Scalar::Int64 => "int64",
+            Scalar::Uint32 => "uint32",
+            Scalar::Uint64 => "uint64",
+            Scalar::Sint32 => "sint32",
+            Scalar::Sint64 => "sint64",
+            Scalar::Fixed32 => "fixed32",
+            Scalar::Fixed64 => "fixed64",
+            Scalar::Sfixed32 => "sfixed32",
+            Scalar::Sfixed64 => "sfixed64",
+            Scalar::Bool => "bool",
+            Scalar::String => "string",
+            Scalar::Bytes => "bytes",
+        }
+    }
+}
+
+/// The type of a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldType {
+    /// A scalar.
+    Scalar(Scalar),
+    /// An enum, by fully qualified name.
+    Enum(String),
+    /// A message, by fully qualified name.
+    Message(String),
+}
+
+/// One field of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldDef {
+    /// Name as declared, e.g. `timestamp`.
+    pub name: String,
+    /// Field number.
+    pub number: u32,
+    /// Singular or repeated.
+    pub label: Label,
+    /// Value type.
+    pub ty: FieldType,
+    /// Whether the writer emits this repeated field packed (explicit
+    /// `[packed = true]`, or the proto3 default for numeric types).
+    pub packed: bool,
+    /// Index into [`MessageDef::oneofs`] for members of a real oneof.
+    pub oneof: Option<usize>,
+    /// Declared `[default = ...]`, as written.
+    pub default: Option<String>,
+}
+
+/// A `oneof` group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneofDef {
+    /// Name as declared.
+    pub name: String,
+}
+
+/// An enum type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumDef {
+    /// Simple name.
+    pub name: String,
+    /// Fully qualified name.
+    pub full_name: String,
+    /// Values in declaration order (aliases included).
+    pub values: Vec<EnumValueDef>,
+}
+
+/// One enum value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumValueDef {
+    /// Name as declared, e.g. `TYPE_SLICE_BEGIN`.
+    pub name: String,
+    /// Number.
+    pub number: i32,
+}
+
+/// A service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceDef {
+    /// Simple name, e.g. `ProducerPort`.
+    pub name: String,
+    /// Fully qualified name.
+    pub full_name: String,
+    /// Methods in declaration order.
+    pub methods: Vec<MethodDef>,
+}
+
+/// One RPC method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodDef {
+    /// Name as declared.
+    pub name: String,
+    /// Fully qualified request type.
+    pub input_type: String,
+    /// Fully qualified response type.
+    pub output_type: String,
+    /// `stream` on the request.
+    pub client_streaming: bool,
+    /// `stream` on the response.
+    pub server_streaming: bool,
+}

@@ -1,0 +1,162 @@
+//! Mapping protobuf names onto Rust names: case conversion and escaping of
+//! Rust keywords, in one place so every emitter spells a name the same way.
+//!
+//! Proto field `type` becomes the accessor `r#type()`; names that cannot be raw
+//! identifiers (`self`, `super`, `crate`, `Self`) get a trailing underscore.
+
+use proc_macro2::{Ident, Span};
+
+/// Keywords (strict and reserved, edition 2024) that need escaping.
+const KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
+];
+
+/// Keywords that cannot be written as raw identifiers.
+const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// Escapes `name` for use as an identifier: `type` → `r#type`, `self` → `self_`.
+pub fn escape(name: &str) -> String {
+    if NOT_RAW.contains(&name) {
+        format!("{name}_")
+    } else if KEYWORDS.contains(&name) {
+        format!("r#{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// An identifier token from an (already escaped) name.
+pub fn ident(name: &str) -> Ident {
+    match name.strip_prefix("r#") {
+        Some(raw) => Ident::new_raw(raw, Span::call_site()),
+        None => Ident::new(name, Span::call_site()),
+    }
+}
+
+/// `snake_case`, splitting at lower→upper changes and before the last capital
+/// of an acronym: `IPCFrame` → `ipc_frame`, `trackEvent` → `track_event`.
+pub fn snake(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev = i.checked_sub(1).and_then(|j| chars.get(j)).copied();
+            let next = chars.get(i + 1).copied();
+            let boundary = match prev {
+                None | Some('_') => false,
+                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
+                Some(p) => p.is_uppercase() && next.is_some_and(char::is_lowercase),
+            };
+            if boundary {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `SCREAMING_SNAKE_CASE`.
+pub fn screaming(name: &str) -> String {
+    snake(name).to_uppercase()
+}
+
+/// `UpperCamelCase` from `snake_case` or `SCREAMING_SNAKE` parts; parts that
+/// already mix cases keep their inner capitals (`IPCFrame` stays `IPCFrame`).
+pub fn upper_camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for part in name.split('_').filter(|p| !p.is_empty()) {
+        let all_upper = !part.chars().any(char::is_lowercase);
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            if all_upper {
+                out.extend(chars.flat_map(char::to_lowercase));
+            } else {
+                out.extend(chars);
+            }
+        }
+    }
+    out
+}
+
+/// Rust type name for a message or enum named `name` in a `.proto` file.
+pub fn type_name(name: &str) -> String {
+    let simple = !name.contains('_') && name.starts_with(|c: char| c.is_ascii_uppercase());
+    let n = if simple {
+        name.to_owned()
+    } else {
+        upper_camel(name)
+    };
+    if n == "Self" { "Self_".to_owned() } else { n }
+}
+
+/// Module name holding the nested types of message `name`.
+pub fn module_name(name: &str) -> String {
+    escape(&snake(name))
+}
+
+/// Rust name of one enum variant: the enum's own `SCREAMING_` prefix is
+/// dropped when what remains still starts with a letter.
+pub fn variant_name(enum_name: &str, value: &str, strip: bool) -> String {
+    let prefix = format!("{}_", screaming(enum_name));
+    let rest = match value.strip_prefix(&prefix) {
+        Some(rest) if strip && rest.starts_with(|c: char| c.is_ascii_alphabetic()) => rest,
+        _ => value,
+    };
+    let mut n = upper_camel(rest);
+    if n.starts_with(|c: char| c.is_ascii_digit()) || n.is_empty() {
+        n.insert(0, 'V');
+    }
+    if n == "Self" { "Self_".to_owned() } else { n }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases() {
+        assert_eq!(snake("IPCFrame"), "ipc_frame");
+        assert_eq!(snake("TracePacket"), "trace_packet");
+        assert_eq!(snake("trackEvent"), "track_event");
+        assert_eq!(snake("already_snake"), "already_snake");
+        assert_eq!(snake("V8Foo"), "v8_foo");
+        assert_eq!(screaming("ProducerPort"), "PRODUCER_PORT");
+        assert_eq!(upper_camel("TYPE_SLICE_BEGIN"), "TypeSliceBegin");
+        assert_eq!(upper_camel("bool_value"), "BoolValue");
+        assert_eq!(type_name("IPCFrame"), "IPCFrame");
+        assert_eq!(type_name("Foo_Bar"), "FooBar");
+        assert_eq!(type_name("Self"), "Self_");
+    }
+
+    #[test]
+    fn keywords() {
+        assert_eq!(escape("type"), "r#type");
+        assert_eq!(escape("self"), "self_");
+        assert_eq!(escape("name"), "name");
+        assert_eq!(ident("r#match").to_string(), "r#match");
+        assert_eq!(module_name("Match"), "r#match");
+    }
+
+    #[test]
+    fn variants() {
+        assert_eq!(variant_name("Type", "TYPE_SLICE_BEGIN", true), "SliceBegin");
+        assert_eq!(
+            variant_name("BuiltinClock", "BUILTIN_CLOCK_BOOTTIME", true),
+            "Boottime"
+        );
+        assert_eq!(variant_name("Type", "TYPE_3D", true), "Type3d");
+        assert_eq!(
+            variant_name("Type", "TYPE_SLICE_BEGIN", false),
+            "TypeSliceBegin"
+        );
+        assert_eq!(variant_name("E", "SELF", true), "Self_");
+    }
+}

@@ -1,0 +1,276 @@
+//! Where each protobuf type lives in the generated Rust module tree, and how
+//! to spell a reference to it from another module.
+//!
+//! Packages become nested modules (`perfetto.protos` → `perfetto::protos`), a
+//! message's nested types live in a module named after it in snake case
+//! (`TrackEvent.Type` → `track_event::Type`). References are emitted as
+//! relative `super::` paths, so the tree works wherever it is mounted (a
+//! checked-in `mod generated;` or an `include!` from `OUT_DIR`). This module
+//! also rejects schemas where two elements would get the same Rust name.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::error::CodegenError;
+use crate::model::{MessageDef, Schema};
+use crate::names::{escape, ident, module_name, screaming, snake, type_name, upper_camel};
+
+/// Whether a symbol is a message or an enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolKind {
+    /// A message: a writer `X` and a decoder `XDecoder`.
+    Message,
+    /// An enum.
+    Enum,
+}
+
+/// A generated type's location.
+#[derive(Debug, Clone)]
+pub struct Symbol {
+    /// Message or enum.
+    pub kind: SymbolKind,
+    /// Module segments from the root of the generated tree (escaped).
+    pub module: Vec<String>,
+    /// Rust type name (the writer's, for messages).
+    pub ident: String,
+}
+
+/// Every message and enum of a schema by fully qualified name.
+#[derive(Debug, Clone, Default)]
+pub struct Symbols {
+    map: HashMap<String, Symbol>,
+}
+
+/// Module segments for a package.
+pub fn package_module(package: &str) -> Vec<String> {
+    package
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(|s| escape(&snake(s)))
+        .collect()
+}
+
+/// Whether a message gets a module for its nested enums, messages and oneofs.
+pub fn has_module(m: &MessageDef) -> bool {
+    !m.messages.is_empty() || !m.enums.is_empty() || !m.oneofs.is_empty()
+}
+
+/// Name of the enum generated for oneof `index` of `m` (in `m`'s module):
+/// the oneof's name in UpperCamelCase, plus `Oneof` if a nested type has it.
+pub fn oneof_enum_name(m: &MessageDef, index: usize) -> String {
+    let base = m
+        .oneofs
+        .get(index)
+        .map(|o| upper_camel(&o.name))
+        .unwrap_or_default();
+    let taken = m
+        .messages
+        .iter()
+        .flat_map(|n| {
+            let t = type_name(&n.name);
+            [format!("{t}Decoder"), t]
+        })
+        .chain(m.enums.iter().map(|e| type_name(&e.name)))
+        .any(|n| n == base);
+    if taken || base == "Self" {
+        format!("{base}Oneof")
+    } else {
+        base
+    }
+}
+
+/// One scope's names, for collision checks.
+#[derive(Default)]
+struct Scope {
+    names: BTreeMap<String, String>,
+}
+
+struct Builder {
+    map: HashMap<String, Symbol>,
+    scopes: BTreeMap<Vec<String>, Scope>,
+}
+
+impl Builder {
+    fn claim(
+        &mut self,
+        file: &str,
+        module: &[String],
+        rust_name: String,
+        element: String,
+    ) -> Result<(), CodegenError> {
+        let scope = self.scopes.entry(module.to_vec()).or_default();
+        if let Some(first) = scope.names.get(&rust_name) {
+            if *first != element {
+                return Err(CodegenError::NameCollision {
+                    file: file.to_owned(),
+                    scope: module.join("::"),
+                    rust_name,
+                    first: first.clone(),
+                    second: element,
+                });
+            }
+            return Ok(());
+        }
+        scope.names.insert(rust_name, element);
+        Ok(())
+    }
+
+    fn message(
+        &mut self,
+        file: &str,
+        module: &[String],
+        m: &MessageDef,
+    ) -> Result<(), CodegenError> {
+        let ident = type_name(&m.name);
+        let what = format!("message {}", m.full_name);
+        self.claim(file, module, ident.clone(), what.clone())?;
+        self.claim(file, module, format!("{ident}Decoder"), what.clone())?;
+        self.map.insert(
+            m.full_name.clone(),
+            Symbol {
+                kind: SymbolKind::Message,
+                module: module.to_vec(),
+                ident,
+            },
+        );
+        if !has_module(m) {
+            return Ok(());
+        }
+        self.claim(file, module, module_name(&m.name), what)?;
+        let mut inner = module.to_vec();
+        inner.push(module_name(&m.name));
+        for (i, o) in m.oneofs.iter().enumerate() {
+            let what = format!("oneof {}.{}", m.full_name, o.name);
+            self.claim(file, &inner, oneof_enum_name(m, i), what)?;
+        }
+        for e in &m.enums {
+            self.enumeration(file, &inner, &e.name, &e.full_name)?;
+        }
+        for n in &m.messages {
+            self.message(file, &inner, n)?;
+        }
+        Ok(())
+    }
+
+    fn enumeration(
+        &mut self,
+        file: &str,
+        module: &[String],
+        name: &str,
+        full_name: &str,
+    ) -> Result<(), CodegenError> {
+        let ident = type_name(name);
+        self.claim(file, module, ident.clone(), format!("enum {full_name}"))?;
+        self.map.insert(
+            full_name.to_owned(),
+            Symbol {
+                kind: SymbolKind::Enum,
+                module: module.to_vec(),
+                ident,
+            },
+        );
+        Ok(())
+    }
+}
+
+impl Symbols {
+    /// Indexes `schema`, failing on Rust name collisions.
+    pub fn build(schema: &Schema) -> Result<Symbols, CodegenError> {
+        let mut b = Builder {
+            map: HashMap::new(),
+            scopes: BTreeMap::new(),
+        };
+        for f in &schema.files {
+            let module = package_module(&f.package);
+            // Each package segment is a module in its parent.
+            for depth in 1..=module.len() {
+                let parent = &module[..depth - 1];
+                let seg = module[depth - 1].clone();
+                let what = format!("package {}", module[..depth].join("."));
+                b.claim(&f.name, parent, seg, what)?;
+            }
+            for e in &f.enums {
+                b.enumeration(&f.name, &module, &e.name, &e.full_name)?;
+            }
+            for m in &f.messages {
+                b.message(&f.name, &module, m)?;
+            }
+            for s in &f.services {
+                let what = format!("service {}", s.full_name);
+                b.claim(&f.name, &module, screaming(&s.name), what)?;
+            }
+        }
+        Ok(Symbols { map: b.map })
+    }
+
+    /// Looks up a type referenced by `construct` in `file`.
+    pub fn get(
+        &self,
+        full_name: &str,
+        file: &str,
+        construct: &str,
+    ) -> Result<&Symbol, CodegenError> {
+        self.map
+            .get(full_name)
+            .ok_or_else(|| CodegenError::UnknownType {
+                file: file.to_owned(),
+                construct: construct.to_owned(),
+                type_name: full_name.to_owned(),
+            })
+    }
+}
+
+/// A relative path from module `from` to item `name` in module `to`.
+pub fn relative_path(from: &[String], to: &[String], name: &str) -> TokenStream {
+    let common = from
+        .iter()
+        .zip(to.iter())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let supers = (common..from.len()).map(|_| quote!(super::));
+    let segs = to[common..].iter().map(|s| {
+        let id = ident(s);
+        quote!(#id::)
+    });
+    let last = ident(name);
+    quote!(#(#supers)* #(#segs)* #last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn relative_paths() {
+        let here = v(&["perfetto", "protos"]);
+        let nested = v(&["perfetto", "protos", "track_event"]);
+        assert_eq!(
+            relative_path(&here, &here, "TrackEvent").to_string(),
+            "TrackEvent"
+        );
+        assert_eq!(
+            relative_path(&here, &nested, "Type").to_string(),
+            "track_event :: Type"
+        );
+        assert_eq!(
+            relative_path(&nested, &here, "TrackEvent").to_string(),
+            "super :: TrackEvent"
+        );
+        let other = v(&["other"]);
+        assert_eq!(
+            relative_path(&nested, &other, "X").to_string(),
+            "super :: super :: super :: other :: X"
+        );
+    }
+
+    #[test]
+    fn package_segments_are_escaped() {
+        assert_eq!(package_module("a.type.Self"), v(&["a", "r#type", "self_"]));
+    }
+}
