@@ -35,6 +35,7 @@ pub mod heap_buffer;
 pub mod message;
 pub mod null_buffer;
 pub mod packed;
+pub mod proto_traits;
 pub mod repeated;
 pub mod service;
 pub mod slice_buffer;
@@ -54,6 +55,12 @@ pub use error::{DecodeError, WriteError};
 pub use heap_buffer::HeapBuffer;
 pub use message::Message;
 pub use null_buffer::NullBuffer;
+pub use proto_traits::{
+    ProtoDecode, ProtoEncode, ProtoOneofRead, ProtoOneofWrite, ProtoPacked, ProtoRead, ProtoWrite,
+    ReadError, ReadErrorKind, Repeated,
+};
+#[cfg(feature = "derive")]
+pub use protozero_derive::{ProtoRead, ProtoWrite};
 pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
 pub use service::{MethodDescriptor, ServiceDescriptor};
 pub use slice_buffer::SliceBuffer;

@@ -1,0 +1,117 @@
+//! The derives' expansion functions: `syn::DeriveInput` in, `TokenStream`
+//! out, independent of `proc_macro` so tests can call them directly and
+//! snapshot the pretty-printed output.
+//!
+//! [`model`] validates the input once; [`write`] and [`read`] generate code
+//! from the validated model; [`attr`] and [`shape`] are their parsers.
+
+mod attr;
+mod model;
+mod read;
+mod shape;
+mod write;
+
+#[cfg(test)]
+mod snapshot_tests;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{DeriveInput, Lifetime, Type};
+
+use attr::Encoding;
+use model::{FieldKind, FieldModel, Parsed};
+
+/// Expands `#[derive(ProtoWrite)]`.
+pub fn derive_write(input: &DeriveInput) -> syn::Result<TokenStream> {
+    write::expand(&model::parse(input)?)
+}
+
+/// Expands `#[derive(ProtoRead)]`.
+pub fn derive_read(input: &DeriveInput) -> syn::Result<TokenStream> {
+    read::expand(&model::parse(input)?)
+}
+
+/// What both generators need: the input and the runtime crate's path.
+struct Ctx<'i> {
+    input: &'i DeriveInput,
+    krate: &'i syn::Path,
+}
+
+impl<'i> Ctx<'i> {
+    fn new(parsed: &'i Parsed<'i>) -> Self {
+        Ctx {
+            input: parsed.input,
+            krate: &parsed.attrs.krate,
+        }
+    }
+
+    /// `::protozero`.
+    fn root(&self) -> TokenStream {
+        let krate = self.krate;
+        quote!(#krate)
+    }
+
+    /// `::protozero::proto_traits`.
+    fn traits(&self) -> TokenStream {
+        let krate = self.krate;
+        quote!(#krate::proto_traits)
+    }
+
+    /// `::protozero::Message<'_>`.
+    fn message(&self) -> TokenStream {
+        let krate = self.krate;
+        quote!(#krate::Message<'_>)
+    }
+
+    /// The marker type of an encoding.
+    fn encoding(&self, e: Encoding) -> TokenStream {
+        let krate = self.krate;
+        let marker = format_ident!("{}", e.marker());
+        quote!(#krate::proto_traits::encoding::#marker)
+    }
+
+    /// A `const` that fails to compile when a oneof's field numbers collide
+    /// with the message's own or another oneof's (the macro cannot see the
+    /// enum's numbers, the compiler can). Empty without oneofs.
+    fn tag_check(&self, fields: &[FieldModel], oneof_trait: TokenStream) -> TokenStream {
+        let pt = self.traits();
+        let own: Vec<u32> = fields
+            .iter()
+            .filter_map(|f| match f.kind {
+                FieldKind::Tagged { tag, .. } => Some(tag),
+                _ => None,
+            })
+            .collect();
+        let sets: Vec<TokenStream> = fields
+            .iter()
+            .filter_map(|f| match &f.kind {
+                FieldKind::Oneof(inner) => {
+                    let ty = static_lifetimes(inner);
+                    Some(quote_spanned!(inner.span()=> <#ty as #oneof_trait>::TAGS))
+                }
+                _ => None,
+            })
+            .collect();
+        if sets.is_empty() {
+            return TokenStream::new();
+        }
+        quote! {
+            const _: () = #pt::__private::assert_disjoint_tags(&[#(#own),*], &[#(#sets),*]);
+        }
+    }
+}
+
+/// `ty` with every lifetime replaced by `'static`, for use in a `const`.
+fn static_lifetimes(ty: &Type) -> Type {
+    struct Static;
+    impl VisitMut for Static {
+        fn visit_lifetime_mut(&mut self, lt: &mut Lifetime) {
+            *lt = Lifetime::new("'static", lt.span());
+        }
+    }
+    let mut ty = ty.clone();
+    Static.visit_type_mut(&mut ty);
+    ty
+}
