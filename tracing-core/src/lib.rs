@@ -6,5 +6,6 @@
 //!   trace packets straight into shared memory chunks.
 
 pub mod abi;
+pub mod producer;
 pub mod shm;
 pub mod sync;

@@ -106,6 +106,12 @@ impl Chunk {
         p.count
     }
 
+    /// Overwrites the `packets` field (release).
+    pub fn set_packets(&mut self, packets: Packets) {
+        self.packets_field()
+            .store(packets.to_raw(), Ordering::Release);
+    }
+
     /// Sets `flags` in the header.
     pub fn set_flags(&mut self, flags: ChunkFlags) {
         let mut p = Packets::from_raw(self.packets_field().load(Ordering::Relaxed));

@@ -1,0 +1,349 @@
+//! [`SharedMemoryArbiter`]: hands out chunks of the shared memory buffer to the
+//! trace writers of a process and batches what they return into
+//! `CommitDataRequest`s.
+//!
+//! Writers touch the arbiter only when they need a chunk (theirs is full) or
+//! return one, so its lock is off the per-packet path. Chunks are searched
+//! round-robin from the page used last; a free page is partitioned with the
+//! configured layout (one chunk per page by default, like Perfetto). When no
+//! chunk is free the writer's [`BufferExhaustedPolicy`] decides between
+//! dropping and stalling with a bounded back-off. Returned chunks are marked
+//! Complete at once and listed in a pending request; the request goes to the
+//! [`CommitSink`] on a flush, immediately when a patch was queued or half of
+//! the buffer is waiting, or while a writer stalls.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use crate::abi::{Chunk, ChunkHeader, PageLayout, SharedMemoryAbi};
+use crate::producer::buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
+use crate::producer::commit_request::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
+use crate::producer::commit_sink::{CommitSink, FlushCallback};
+use crate::producer::error::ProducerError;
+use crate::producer::patch_list::PatchList;
+use crate::producer::trace_writer::TraceWriter;
+use crate::producer::writer_id_allocator::WriterIdAllocator;
+use crate::shm::SharedMemoryRegion;
+
+/// Arbiter settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArbiterConfig {
+    /// Layout used to partition free pages (Perfetto: `Div1`).
+    pub page_layout: PageLayout,
+    /// Back-off of the stalling policies.
+    pub stall: StallConfig,
+}
+
+impl Default for ArbiterConfig {
+    fn default() -> Self {
+        ArbiterConfig {
+            page_layout: PageLayout::Div1,
+            stall: StallConfig::default(),
+        }
+    }
+}
+
+/// Counters kept by the arbiter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArbiterStats {
+    /// Chunks handed to writers.
+    pub chunks_acquired: u64,
+    /// Chunks returned by writers.
+    pub chunks_returned: u64,
+    /// Acquisitions that found no free chunk and gave up (drop).
+    pub acquire_failures: u64,
+    /// Back-off rounds spent waiting for a chunk.
+    pub stalls: u64,
+    /// Requests passed to the sink.
+    pub commits_sent: u64,
+    /// Returned chunks whose state transition was refused (a peer broke the ABI).
+    pub abi_errors: u64,
+}
+
+#[derive(Debug, Default)]
+struct ArbiterState {
+    page_idx: usize,
+    writer_ids: WriterIdAllocator,
+    pending: Option<CommitDataRequest>,
+    bytes_pending_commit: usize,
+    stats: ArbiterStats,
+}
+
+/// Chunk allocator and commit batcher for one shared memory buffer.
+pub struct SharedMemoryArbiter {
+    abi: SharedMemoryAbi,
+    sink: Arc<dyn CommitSink>,
+    config: ArbiterConfig,
+    state: Mutex<ArbiterState>,
+    /// Held while a request is taken and handed to the sink, so requests reach
+    /// the sink in the order they were taken (patches after their chunk).
+    commit_order: Mutex<()>,
+    /// Keeps the memory behind `abi` mapped; dropped after it.
+    region: Arc<dyn SharedMemoryRegion>,
+}
+
+impl core::fmt::Debug for SharedMemoryArbiter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SharedMemoryArbiter")
+            .field("abi", &self.abi)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SharedMemoryArbiter {
+    /// An arbiter over `region` cut into pages of `page_size`, committing to `sink`.
+    pub fn new(
+        region: Arc<dyn SharedMemoryRegion>,
+        page_size: usize,
+        sink: Arc<dyn CommitSink>,
+        config: ArbiterConfig,
+    ) -> Result<Arc<SharedMemoryArbiter>, ProducerError> {
+        if config.page_layout == PageLayout::NotPartitioned {
+            return Err(ProducerError::InvalidLayout);
+        }
+        // SAFETY: `region` guarantees the memory stays mapped while it lives;
+        // the arbiter keeps it alive for as long as `abi` and every chunk
+        // (chunks live in writers, which hold an `Arc` to the arbiter).
+        let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), region.size(), page_size) }?;
+        Ok(Arc::new(SharedMemoryArbiter {
+            abi,
+            sink,
+            config,
+            state: Mutex::new(ArbiterState::default()),
+            commit_order: Mutex::new(()),
+            region,
+        }))
+    }
+
+    /// The ABI view of the buffer (an in-process service reads chunks through it).
+    pub fn abi(&self) -> &SharedMemoryAbi {
+        &self.abi
+    }
+
+    /// The memory region.
+    pub fn region(&self) -> &Arc<dyn SharedMemoryRegion> {
+        &self.region
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ArbiterConfig {
+        &self.config
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> ArbiterStats {
+        lock(&self.state).stats
+    }
+
+    /// Creates a writer with a fresh id that writes into `target_buffer` and
+    /// registers it with the sink.
+    pub fn create_trace_writer(
+        self: &Arc<Self>,
+        target_buffer: u16,
+        policy: BufferExhaustedPolicy,
+    ) -> Result<TraceWriter, ProducerError> {
+        let id = lock(&self.state)
+            .writer_ids
+            .allocate()
+            .ok_or(ProducerError::WriterIdsExhausted)?;
+        self.sink.register_trace_writer(id, target_buffer);
+        Ok(TraceWriter::new(
+            Arc::clone(self),
+            id,
+            target_buffer,
+            policy,
+        ))
+    }
+
+    /// Gives a writer id back (the writer was dropped).
+    pub(crate) fn release_writer_id(&self, id: u16) {
+        lock(&self.state).writer_ids.release(id);
+        self.sink.unregister_trace_writer(id);
+    }
+
+    fn try_acquire_any(&self, header: &ChunkHeader) -> Option<Chunk> {
+        let mut st = lock(&self.state);
+        let n = self.abi.num_pages();
+        let start = st.page_idx;
+        for i in 0..n {
+            let page = (start + i) % n;
+            if self.abi.is_page_free(page) {
+                // Losing this race to another partitioner is fine.
+                let _ = self.abi.try_partition_page(page, self.config.page_layout);
+            }
+            let mut free = self.abi.free_chunks(page);
+            while free != 0 {
+                let idx = free.trailing_zeros() as usize;
+                free &= free - 1;
+                if let Ok(chunk) = self.abi.try_acquire_chunk_for_writing(page, idx, header) {
+                    st.page_idx = page;
+                    st.stats.chunks_acquired += 1;
+                    return Some(chunk);
+                }
+            }
+        }
+        None
+    }
+
+    /// Finds a free chunk and writes `header` into it, applying `policy` when
+    /// none is free. `None` means the caller must drop data.
+    pub(crate) fn get_new_chunk(
+        &self,
+        header: &ChunkHeader,
+        policy: BufferExhaustedPolicy,
+    ) -> Option<Chunk> {
+        let mut stalls: u32 = 0;
+        let mut interval = Duration::ZERO;
+        loop {
+            if let Some(c) = self.try_acquire_any(header) {
+                return Some(c);
+            }
+            let give_up = match policy {
+                BufferExhaustedPolicy::Drop => true,
+                BufferExhaustedPolicy::StallThenDrop => stalls >= self.config.stall.max_stalls,
+                BufferExhaustedPolicy::Stall => false,
+            };
+            if give_up {
+                lock(&self.state).stats.acquire_failures += 1;
+                return None;
+            }
+            stalls = stalls.saturating_add(1);
+            let has_pending = {
+                let mut st = lock(&self.state);
+                st.stats.stalls += 1;
+                st.pending.is_some()
+            };
+            if has_pending {
+                // Completed chunks the service was not told about cannot be
+                // freed: send them before waiting.
+                self.flush_pending_commit_data_requests(None);
+            } else if interval.is_zero() {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(interval);
+            }
+            interval = self.config.stall.next_interval(interval);
+        }
+    }
+
+    /// Marks `chunk` Complete, queues it for the service together with the
+    /// ready patches at the head of `patch_list`.
+    pub(crate) fn return_completed_chunk(
+        &self,
+        chunk: Chunk,
+        target_buffer: u16,
+        patch_list: &mut PatchList,
+    ) {
+        let writer_id = chunk.writer_id();
+        self.update_commit_data_request(Some(chunk), writer_id, target_buffer, patch_list);
+    }
+
+    /// Queues the ready patches at the head of `patch_list`.
+    pub(crate) fn send_patches(
+        &self,
+        writer_id: u16,
+        target_buffer: u16,
+        patch_list: &mut PatchList,
+    ) {
+        self.update_commit_data_request(None, writer_id, target_buffer, patch_list);
+    }
+
+    fn update_commit_data_request(
+        &self,
+        chunk: Option<Chunk>,
+        writer_id: u16,
+        target_buffer: u16,
+        patch_list: &mut PatchList,
+    ) {
+        let (urgent, new_batch) = {
+            let mut guard = lock(&self.state);
+            let st = &mut *guard;
+            let new_batch = st.pending.is_none();
+            let req = st.pending.get_or_insert_with(CommitDataRequest::default);
+            if let Some(chunk) = chunk {
+                st.stats.chunks_returned += 1;
+                let size = chunk.size();
+                let index = chunk.chunk_index() as u32;
+                match self.abi.release_chunk_as_complete(chunk) {
+                    Ok(page) => {
+                        st.bytes_pending_commit += size;
+                        req.chunks_to_move.push(ChunkToMove {
+                            page: page as u32,
+                            chunk: index,
+                            target_buffer: u32::from(target_buffer),
+                            ..ChunkToMove::default()
+                        });
+                    }
+                    Err(_) => st.stats.abi_errors += 1,
+                }
+            }
+            let mut last: Option<usize> = None;
+            while let Some(p) = patch_list.pop_ready() {
+                let i = match last {
+                    Some(i) if req.chunks_to_patch[i].chunk_id == p.chunk_id => i,
+                    _ => {
+                        req.chunks_to_patch.push(ChunkToPatch {
+                            target_buffer: u32::from(target_buffer),
+                            writer_id: u32::from(writer_id),
+                            chunk_id: p.chunk_id,
+                            ..ChunkToPatch::default()
+                        });
+                        req.chunks_to_patch.len() - 1
+                    }
+                };
+                req.chunks_to_patch[i].patches.push(PatchData {
+                    offset: u32::from(p.offset),
+                    data: p.data,
+                });
+                last = Some(i);
+            }
+            if let Some(i) = last {
+                let group = &mut req.chunks_to_patch[i];
+                group.has_more_patches = patch_list
+                    .front()
+                    .is_some_and(|f| f.chunk_id == group.chunk_id);
+            }
+            let urgent = last.is_some() || st.bytes_pending_commit >= self.abi.size() / 2;
+            (urgent, new_batch)
+        };
+        if urgent {
+            self.flush_pending_commit_data_requests(None);
+        } else if new_batch {
+            self.sink.commit_pending();
+        }
+    }
+
+    /// Sends the pending request (or an empty one when only a callback is
+    /// given, so that the callback fires once the service acks).
+    pub fn flush_pending_commit_data_requests(&self, callback: Option<FlushCallback>) {
+        let _order = lock(&self.commit_order);
+        let req = {
+            let mut st = lock(&self.state);
+            st.bytes_pending_commit = 0;
+            let req = st.pending.take();
+            if req.is_some() || callback.is_some() {
+                st.stats.commits_sent += 1;
+            }
+            req
+        };
+        if req.is_none() && callback.is_none() {
+            return;
+        }
+        self.sink.commit_data(req.unwrap_or_default(), callback);
+    }
+
+    /// Acknowledges service flush `id` with the next commit (sent now).
+    pub fn notify_flush_complete(&self, id: u64) {
+        {
+            let mut st = lock(&self.state);
+            let req = st.pending.get_or_insert_with(CommitDataRequest::default);
+            req.flush_request_id = Some(req.flush_request_id.map_or(id, |old| old.max(id)));
+        }
+        self.flush_pending_commit_data_requests(None);
+    }
+}

@@ -1,0 +1,25 @@
+//! The producer side of the shared memory ABI: the [`SharedMemoryArbiter`] that
+//! hands chunks to per-thread [`TraceWriter`]s and batches commits for the
+//! service, and the writers that encode packets straight into chunks.
+
+pub mod arbiter;
+pub mod buffer_exhausted_policy;
+pub mod commit_request;
+pub mod commit_sink;
+pub mod error;
+pub mod patch_list;
+pub mod trace_packet;
+pub mod trace_writer;
+pub mod writer_id_allocator;
+
+pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
+pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
+pub use commit_request::{
+    ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
+};
+pub use commit_sink::{ChannelCommitSink, CommitSink, FlushCallback, SinkMessage};
+pub use error::ProducerError;
+pub use patch_list::{Patch, PatchList};
+pub use trace_packet::TracePacketHandle;
+pub use trace_writer::TraceWriter;
+pub use writer_id_allocator::{MAX_WRITER_ID, WriterIdAllocator};
