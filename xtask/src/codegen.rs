@@ -91,3 +91,76 @@ fn extra_files(dir: &Path, generated: &Generated) -> Result<Vec<PathBuf>, Codege
     extra.sort();
     Ok(extra)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_in_generated_code_is_up_to_date() {
+        let root = crate::workspace_root();
+        let generated = generate(&root).unwrap();
+        let out = root.join(OUT_DIR);
+        assert_eq!(generated.stale_in(&out), Vec::<PathBuf>::new());
+        assert_eq!(
+            extra_files(&out, &generated).unwrap(),
+            Vec::<PathBuf>::new()
+        );
+        let first = generated.files[1].contents.split(|&b| b == b'\n').next();
+        assert_eq!(first, Some(HEADER.as_bytes()));
+    }
+
+    #[test]
+    fn leftover_files_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let generated = Generated {
+            files: vec![protozero_codegen::GeneratedFile {
+                path: PathBuf::from("a/keep.rs"),
+                contents: b"x".to_vec(),
+            }],
+        };
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/keep.rs"), "x").unwrap();
+        std::fs::write(dir.path().join("a/b/old.rs"), "y").unwrap();
+        assert_eq!(
+            extra_files(dir.path(), &generated).unwrap(),
+            [PathBuf::from("a/b/old.rs")]
+        );
+        assert!(
+            extra_files(&dir.path().join("missing"), &generated)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn check_fails_until_regenerated() {
+        let root = tempfile::tempdir().unwrap();
+        copy_dir(
+            &crate::workspace_root().join(PROTO_DIR),
+            &root.path().join(PROTO_DIR),
+        );
+        assert_eq!(run(root.path(), true).unwrap(), ExitCode::FAILURE);
+        assert_eq!(run(root.path(), false).unwrap(), ExitCode::SUCCESS);
+        assert_eq!(run(root.path(), true).unwrap(), ExitCode::SUCCESS);
+        let leftover = root.path().join(OUT_DIR).join("perfetto/old.rs");
+        std::fs::write(&leftover, "// old").unwrap();
+        assert_eq!(run(root.path(), true).unwrap(), ExitCode::FAILURE);
+        assert_eq!(run(root.path(), false).unwrap(), ExitCode::SUCCESS);
+        assert!(!leftover.exists());
+        assert_eq!(run(root.path(), true).unwrap(), ExitCode::SUCCESS);
+    }
+}

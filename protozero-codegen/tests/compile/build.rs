@@ -1,0 +1,18 @@
+//! Generates Rust for `../fixtures` into `OUT_DIR`, the way a user's build
+//! script would, so this crate proves the generated code compiles.
+
+use std::error::Error;
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    println!("cargo::rerun-if-changed={}", root.display());
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set")?);
+    protozero_codegen::Config::new()
+        .include(&root)
+        .inputs_under(&root)?
+        .descriptor_set("descriptor_set.bin")
+        .generate()?
+        .write_to(out.join("fixtures"))?;
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! The code `protozero-codegen` generates for its fixture schemas
+//! (`protozero-codegen/tests/fixtures`), compiled from `OUT_DIR`. The tests in
+//! `tests/` write every construct with the generated writers and read it back
+//! with the generated decoders.
+
+include!(concat!(env!("OUT_DIR"), "/fixtures/mod.rs"));
