@@ -14,8 +14,8 @@ mod write;
 #[cfg(test)]
 mod snapshot_tests;
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{DeriveInput, Lifetime, Type};
@@ -72,9 +72,10 @@ impl<'i> Ctx<'i> {
         quote!(#krate::proto_traits::encoding::#marker)
     }
 
-    /// A `const` that fails to compile when a oneof's field numbers collide
-    /// with the message's own or another oneof's (the macro cannot see the
-    /// enum's numbers, the compiler can). Empty without oneofs.
+    /// One `const` per oneof field that fails to compile when the oneof's
+    /// field numbers collide with the message's own or an earlier oneof's
+    /// (the macro cannot see the enum's numbers; the compiler can). The error
+    /// points at the oneof field's type. Empty without oneofs.
     fn tag_check(&self, fields: &[FieldModel], oneof_trait: TokenStream) -> TokenStream {
         let pt = self.traits();
         let own: Vec<u32> = fields
@@ -84,23 +85,48 @@ impl<'i> Ctx<'i> {
                 _ => None,
             })
             .collect();
-        let sets: Vec<TokenStream> = fields
-            .iter()
-            .filter_map(|f| match &f.kind {
-                FieldKind::Oneof(inner) => {
-                    let ty = static_lifetimes(inner);
-                    Some(quote_spanned!(inner.span()=> <#ty as #oneof_trait>::TAGS))
-                }
-                _ => None,
-            })
-            .collect();
-        if sets.is_empty() {
-            return TokenStream::new();
+        let mut earlier: Vec<TokenStream> = Vec::new();
+        let mut checks = TokenStream::new();
+        for f in fields {
+            let FieldKind::Oneof(inner) = &f.kind else {
+                continue;
+            };
+            let ty = static_lifetimes(inner);
+            let tags = quote!(<#ty as #oneof_trait>::TAGS);
+            let check = quote! {
+                const _: () = match #pt::__private::tag_clash(&[#(#own),*], &[#(#earlier),*], #tags) {
+                    #pt::__private::TagClash::None => {}
+                    #pt::__private::TagClash::WithField => ::core::panic!(
+                        "protozero: a member of this oneof reuses the field number of a field of the message"
+                    ),
+                    #pt::__private::TagClash::WithOneof => ::core::panic!(
+                        "protozero: a member of this oneof reuses a field number of another oneof of the message"
+                    ),
+                };
+            };
+            checks.extend(respan(check, inner.span()));
+            earlier.push(tags);
         }
-        quote! {
-            const _: () = #pt::__private::assert_disjoint_tags(&[#(#own),*], &[#(#sets),*]);
-        }
+        checks
     }
+}
+
+/// `tokens` with every span set to `span`, so that compiler errors about
+/// them (not only about the tokens we create) point at user code.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
 }
 
 /// `ty` with every lifetime replaced by `'static`, for use in a `const`.

@@ -162,8 +162,8 @@ fn field_kind(f: &syn::Field, name: &str) -> syn::Result<(FieldKind, Option<Span
         )?;
         return match shape::classify(&f.ty, false)? {
             Shape::Optional(inner) => Ok((FieldKind::Oneof(inner), None)),
-            _ => Err(syn::Error::new(
-                f.ty.span(),
+            _ => Err(syn::Error::new_spanned(
+                &f.ty,
                 "a `oneof` field must have type `Option<E>`, where E is an enum deriving ProtoWrite/ProtoRead",
             )),
         };
@@ -240,8 +240,8 @@ fn oneof_members(e: &syn::DataEnum) -> syn::Result<Vec<OneofMember>> {
         match shape::classify(&ty, false)? {
             Shape::Single => {}
             _ => {
-                return Err(syn::Error::new(
-                    ty.span(),
+                return Err(syn::Error::new_spanned(
+                    &ty,
                     "a oneof member cannot be optional or repeated (protobuf forbids it)",
                 ));
             }
@@ -261,16 +261,16 @@ fn enum_variants(e: &syn::DataEnum) -> syn::Result<Vec<Ident>> {
     let mut out = Vec::new();
     for v in &e.variants {
         if let Some(a) = v.attrs.iter().find(|a| a.path().is_ident("proto")) {
-            return Err(syn::Error::new(
-                a.span(),
+            return Err(syn::Error::new_spanned(
+                a,
                 "a protobuf enum takes its numbers from the discriminants (`Name = 3`); remove `#[proto]`",
             ));
         }
         if let Some((_, expr)) = &v.discriminant {
             if let Some(n) = literal_value(expr) {
                 if i128::from(i32::MIN) > n || n > i128::from(i32::MAX) {
-                    return Err(syn::Error::new(
-                        expr.span(),
+                    return Err(syn::Error::new_spanned(
+                        expr,
                         format!("enum value {n} does not fit in protobuf's int32"),
                     ));
                 }

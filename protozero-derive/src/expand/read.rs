@@ -209,8 +209,8 @@ fn tagged(
                 (RepeatedKind::Vec, Some(elem)) => quote!(#elem),
                 (RepeatedKind::Custom, _) => quote!(<#ty as ::core::iter::IntoIterator>::Item),
                 _ => {
-                    return Err(syn::Error::new(
-                        span,
+                    return Err(syn::Error::new_spanned(
+                        ty,
                         "slices, arrays and boxed slices cannot be decoded into; use Vec<T> or protozero::Repeated<'a, T> for ProtoRead",
                     ));
                 }
@@ -228,12 +228,12 @@ fn tagged(
                 quote_spanned! {span=>
                     self.#m.note::<#enc>(buf, offset, &field, depth, &mut #seen)
                 },
-                quote!(#root::Repeated::new::<#enc>(#tag, #name)),
+                quote!(#root::Repeated::new::<#enc>(&#pt::PathSegment { name: #name, id: #tag })),
             )
         }
     };
     let arm = quote! {
-        #tag => #merge.map_err(|e| e.in_field(#name, #tag))?,
+        #tag => #merge.map_err(|e| e.in_field(&#pt::PathSegment { name: #name, id: #tag }))?,
     };
     Ok((arm, init))
 }
@@ -252,13 +252,14 @@ fn oneof(cx: &Ctx<'_>, h: &Header, members: &[OneofMember]) -> TokenStream {
         let name = variant.to_string();
         let enc = cx.encoding(m.encoding);
         let decode = quote_spanned!(ty.span()=> <#ty as #pt::ProtoDecode<#lt, #enc>>);
+        let segment = quote!(&#pt::PathSegment { name: #name, id: #tag });
         quote! {
             #tag => {
                 if let ::core::option::Option::Some(Self::#variant(value)) = slot {
                     #decode::merge_value(value, field, depth)
-                        .map_err(|e| e.in_field(#name, #tag))?;
+                        .map_err(|e| e.in_field(#segment))?;
                 } else if let ::core::option::Option::Some(value) =
-                    #decode::decode_value(field, depth).map_err(|e| e.in_field(#name, #tag))?
+                    #decode::decode_value(field, depth).map_err(|e| e.in_field(#segment))?
                 {
                     *slot = ::core::option::Option::Some(Self::#variant(value));
                 }

@@ -6,7 +6,6 @@
 //! itself can be written or read is left to the `ProtoEncode`/`ProtoDecode`
 //! trait bounds, whose errors the generated code places on the same type.
 
-use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type, TypePath};
 
 use super::attr::Encoding;
@@ -115,7 +114,7 @@ fn is_string(ty: &Type) -> bool {
 }
 
 fn err<T>(ty: &Type, msg: impl core::fmt::Display) -> syn::Result<T> {
-    Err(syn::Error::new(ty.span(), msg))
+    Err(syn::Error::new_spanned(ty, msg))
 }
 
 /// Classifies a tagged field's type. `forced_repeated` is `#[proto(repeated)]`.

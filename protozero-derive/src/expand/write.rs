@@ -108,8 +108,8 @@ fn field_stmt(cx: &Ctx<'_>, f: &FieldModel) -> syn::Result<TokenStream> {
             }
         }
         Shape::Lazy(_) => {
-            return Err(syn::Error::new(
-                span,
+            return Err(syn::Error::new_spanned(
+                &f.ty,
                 "`Repeated<'a, T>` is a lazy decoding view and cannot be written; use Vec<T> or a slice for ProtoWrite",
             ));
         }

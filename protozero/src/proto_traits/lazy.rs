@@ -14,14 +14,13 @@
 use alloc::vec::Vec;
 
 use super::field_decode::{PackedRaw, ProtoDecode, check_repeated_wire_type};
-use super::read_error::ReadError;
+use super::read_error::{PathSegment, ReadError};
 use crate::decoder::{Decoder, Field, FieldValue};
 use crate::wire::WireType;
 
 /// Lazily decoded occurrences of one repeated field, borrowing the input for `'a`.
 pub struct Repeated<'a, T> {
-    id: u32,
-    name: &'static str,
+    segment: &'static PathSegment,
     /// Nesting depth of the enclosing message, for elements' recursion limit.
     depth: u32,
     /// Suffix of the enclosing message starting at the field's first occurrence.
@@ -35,15 +34,14 @@ pub struct Repeated<'a, T> {
 }
 
 impl<'a, T> Repeated<'a, T> {
-    /// An empty view of field `id` (Rust name `name`, for error paths) whose
-    /// elements decode with encoding `E`.
-    pub fn new<E>(id: u32, name: &'static str) -> Self
+    /// An empty view of the field described by `segment` (its number, and
+    /// its name for error paths) whose elements decode with encoding `E`.
+    pub fn new<E>(segment: &'static PathSegment) -> Self
     where
         T: ProtoDecode<'a, E>,
     {
         Repeated {
-            id,
-            name,
+            segment,
             depth: 0,
             first: None,
             more: Vec::new(),
@@ -84,7 +82,7 @@ impl<'a, T> Repeated<'a, T> {
 
     /// The field number this view reads.
     pub fn id(&self) -> u32 {
-        self.id
+        self.segment.id
     }
 
     /// Whether no occurrence of the field was seen (an occurrence may still
@@ -118,7 +116,7 @@ impl<'a, T> Repeated<'a, T> {
 
     #[cold]
     fn located(&self, e: ReadError) -> ReadError {
-        e.in_field(self.name, self.id)
+        e.in_field(self.segment)
     }
 }
 
@@ -166,7 +164,7 @@ pub struct RepeatedIter<'a, 'r, T> {
 impl<T> core::fmt::Debug for RepeatedIter<'_, '_, T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RepeatedIter")
-            .field("id", &self.owner.id)
+            .field("id", &self.owner.segment.id)
             .field("segment", &self.segment)
             .field("done", &self.done)
             .finish()
@@ -193,7 +191,7 @@ impl<'a, T> RepeatedIter<'a, '_, T> {
             match decoder.read_field() {
                 None => self.decoder = None,
                 Some(Err(e)) => return Some(Err(e.into())),
-                Some(Ok(f)) if f.id == self.owner.id => return Some(Ok(f)),
+                Some(Ok(f)) if f.id == self.owner.segment.id => return Some(Ok(f)),
                 Some(Ok(_)) => {}
             }
         }
@@ -247,7 +245,12 @@ mod tests {
     const STRINGS: &[u8] = &[0x0A, 1, b'a', 0x10, 9, 0x0A, 1, b'b', 0x0A, 1, 0xFF];
 
     fn view<'a, E, T: ProtoDecode<'a, E>>(buf: &'a [u8], id: u32) -> Repeated<'a, T> {
-        let mut r = Repeated::new::<E>(id, "f");
+        let segment: &'static PathSegment = match id {
+            1 => &PathSegment { name: "f", id: 1 },
+            3 => &PathSegment { name: "f", id: 3 },
+            _ => &PathSegment { name: "f", id: 4 },
+        };
+        let mut r = Repeated::new::<E>(segment);
         let mut seen = false;
         let mut d = Decoder::new(buf);
         loop {
@@ -287,7 +290,7 @@ mod tests {
     fn wrong_wire_type_rejected_at_note() {
         let buf = [0x0D, 1, 0, 0, 0];
         let f = Decoder::new(&buf).next().unwrap().unwrap();
-        let mut r = Repeated::<&str>::new::<Plain>(1, "f");
+        let mut r = Repeated::<&str>::new::<Plain>(&PathSegment { name: "f", id: 1 });
         assert!(r.note::<Plain>(&buf, 0, &f, 0, &mut false).is_err());
     }
 }

@@ -38,31 +38,37 @@ pub fn merge_message<'a, T: ProtoRead<'a>>(
     value.merge_fields(bytes, depth + 1)
 }
 
-/// Compile-time check that a message's own field numbers and those of its
-/// oneofs are pairwise distinct; derived code evaluates it in a `const`.
-pub const fn assert_disjoint_tags(own: &[u32], oneofs: &[&[u32]]) {
+/// Where a oneof's field numbers collide, for the compile-time check derived
+/// code evaluates in a `const` (which panics, at the user's field, on a clash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagClash {
+    /// All numbers are distinct.
+    None,
+    /// A member reuses the number of one of the message's own fields.
+    WithField,
+    /// A member reuses a number of another (earlier) oneof of the message.
+    WithOneof,
+}
+
+/// Compares a oneof's field numbers with the message's own and with those of
+/// the message's earlier oneofs.
+pub const fn tag_clash(own: &[u32], earlier: &[&[u32]], oneof: &[u32]) -> TagClash {
     let mut i = 0;
-    while i < oneofs.len() {
-        let set = oneofs[i];
-        let mut j = 0;
-        while j < set.len() {
-            let tag = set[j];
-            if contains(own, tag) {
-                panic!(
-                    "protozero: a oneof member reuses the field number of a field of this message"
-                );
+    while i < oneof.len() {
+        let tag = oneof[i];
+        if contains(own, tag) {
+            return TagClash::WithField;
+        }
+        let mut k = 0;
+        while k < earlier.len() {
+            if contains(earlier[k], tag) {
+                return TagClash::WithOneof;
             }
-            let mut k = i + 1;
-            while k < oneofs.len() {
-                if contains(oneofs[k], tag) {
-                    panic!("protozero: two oneofs of this message use the same field number");
-                }
-                k += 1;
-            }
-            j += 1;
+            k += 1;
         }
         i += 1;
     }
+    TagClash::None
 }
 
 const fn contains(set: &[u32], tag: u32) -> bool {

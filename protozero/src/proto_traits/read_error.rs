@@ -2,8 +2,10 @@
 //! to it, so "invalid UTF-8" becomes "invalid UTF-8 in `packet.payload.name`".
 //!
 //! The path is recorded while the error unwinds out of nested decoders
-//! (innermost first) into a fixed array, so building it never allocates and
-//! the error stays `Copy`.
+//! (innermost first) into a fixed array of references to the static
+//! [`PathSegment`]s that derived code declares, so building it never
+//! allocates, the error stays `Copy`, and it stays small enough (under 128
+//! bytes) not to slow down the `Result`s of the success path.
 
 use crate::error::DecodeError;
 
@@ -41,12 +43,12 @@ pub struct PathSegment {
 pub struct ReadError {
     kind: ReadErrorKind,
     /// Innermost segment first.
-    segments: [PathSegment; MAX_PATH_DEPTH],
+    segments: [&'static PathSegment; MAX_PATH_DEPTH],
     len: u8,
     truncated: bool,
 }
 
-const EMPTY_SEGMENT: PathSegment = PathSegment { name: "", id: 0 };
+static EMPTY_SEGMENT: PathSegment = PathSegment { name: "", id: 0 };
 
 impl ReadError {
     /// An error at the current message (empty path).
@@ -54,7 +56,7 @@ impl ReadError {
     pub fn new(kind: ReadErrorKind) -> ReadError {
         ReadError {
             kind,
-            segments: [EMPTY_SEGMENT; MAX_PATH_DEPTH],
+            segments: [&EMPTY_SEGMENT; MAX_PATH_DEPTH],
             len: 0,
             truncated: false,
         }
@@ -68,14 +70,14 @@ impl ReadError {
         })
     }
 
-    /// Records that the error happened inside field `name` (number `id`) of
-    /// the enclosing message. Called while unwinding, innermost first.
+    /// Records that the error happened inside `segment` (a field or oneof
+    /// member) of the enclosing message. Called while unwinding, innermost first.
     #[cold]
     #[must_use]
-    pub fn in_field(mut self, name: &'static str, id: u32) -> ReadError {
+    pub fn in_field(mut self, segment: &'static PathSegment) -> ReadError {
         match self.segments.get_mut(usize::from(self.len)) {
             Some(slot) => {
-                *slot = PathSegment { name, id };
+                *slot = segment;
                 self.len += 1;
             }
             None => self.truncated = true,
@@ -98,7 +100,10 @@ impl ReadError {
 
     /// The fields from the outermost message down to the failing one.
     pub fn path(&self) -> impl DoubleEndedIterator<Item = PathSegment> + '_ {
-        self.segments[..usize::from(self.len)].iter().rev().copied()
+        self.segments[..usize::from(self.len)]
+            .iter()
+            .rev()
+            .map(|s| **s)
     }
 
     /// Whether outer path segments were dropped because the path was longer
@@ -168,8 +173,14 @@ mod tests {
     #[test]
     fn path_is_outermost_first() {
         let e = ReadError::from(DecodeError::InvalidUtf8 { id: 2 })
-            .in_field("name", 2)
-            .in_field("payload", 1000);
+            .in_field(&PathSegment {
+                name: "name",
+                id: 2,
+            })
+            .in_field(&PathSegment {
+                name: "payload",
+                id: 1000,
+            });
         let ids: alloc::vec::Vec<u32> = e.path().map(|s| s.id).collect();
         assert_eq!(ids, [1000, 2]);
         assert_eq!(
@@ -180,14 +191,31 @@ mod tests {
     }
 
     #[test]
+    fn stays_small() {
+        assert!(core::mem::size_of::<ReadError>() <= 128);
+    }
+
+    #[test]
     fn long_paths_keep_innermost() {
+        static SEGMENTS: [PathSegment; MAX_PATH_DEPTH + 3] = {
+            let mut all = [PathSegment { name: "f", id: 0 }; MAX_PATH_DEPTH + 3];
+            let mut i = 0;
+            while i < all.len() {
+                all[i].id = i as u32 + 1;
+                i += 1;
+            }
+            all
+        };
         let mut e = ReadError::recursion_limit();
-        for id in 1..=(MAX_PATH_DEPTH as u32 + 3) {
-            e = e.in_field("f", id);
+        for segment in &SEGMENTS {
+            e = e.in_field(segment);
         }
         assert!(e.path_truncated());
         assert_eq!(e.path().count(), MAX_PATH_DEPTH);
+        // Innermost (first recorded) segment kept, outermost ones dropped.
         assert_eq!(e.path().last().map(|s| s.id), Some(1));
+        assert_eq!(e.path().next().map(|s| s.id), Some(MAX_PATH_DEPTH as u32));
+
         assert!(e.to_string().starts_with("in `…."));
     }
 }

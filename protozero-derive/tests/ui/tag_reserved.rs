@@ -1,0 +1,9 @@
+use protozero::ProtoWrite;
+
+#[derive(ProtoWrite)]
+struct Packet {
+    #[proto(tag = 19001)]
+    size: u64,
+}
+
+fn main() {}
