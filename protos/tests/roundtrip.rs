@@ -203,3 +203,33 @@ fn descriptor_set_is_embedded() {
     assert!(names.contains(&"perfetto/ipc/producer_port.proto"));
     assert_eq!(names.len(), 49);
 }
+
+#[test]
+fn generated_writer_matches_hand_written_calls() {
+    assert_eq!(
+        size_of::<TracePacket<'_>>(),
+        size_of::<protozero::Message<'_>>()
+    );
+    let mut generated = HeapWriter::new();
+    {
+        let mut p = TracePacket::from_message(generated.root());
+        p.set_timestamp(42).set_trusted_packet_sequence_id(1);
+        let mut e = p.begin_track_event();
+        e.set_type(track_event::Type::SliceBegin)
+            .set_track_uuid(9)
+            .add_category_iids(1)
+            .set_name("slice");
+    }
+    let mut manual = HeapWriter::new();
+    {
+        let mut p = manual.root();
+        p.append_uint64(8, 42);
+        p.append_uint32(10, 1);
+        let mut e = p.begin_nested(11);
+        e.append_enum(9, 1);
+        e.append_uint64(11, 9);
+        e.append_uint64(3, 1);
+        e.append_string(23, "slice");
+    }
+    assert_eq!(generated.finish().unwrap(), manual.finish().unwrap());
+}

@@ -2,6 +2,9 @@
 //! by `protobuf-parse` in pure-Rust mode (no `protoc` needed), then a one-time
 //! translation of its descriptors that settles syntax-dependent questions
 //! (packed defaults, synthetic proto3 `optional` oneofs) for the emitters.
+//! `extend` blocks are not modelled: extension fields get no typed methods
+//! (decoders still expose them through `typed_decoder()`), and proto2 groups
+//! are rejected.
 
 use std::path::{Path, PathBuf};
 

@@ -102,7 +102,9 @@ impl Builder {
     ) -> Result<(), CodegenError> {
         let scope = self.scopes.entry(module.to_vec()).or_default();
         if let Some(first) = scope.names.get(&rust_name) {
-            if *first != element {
+            // Package segments are claimed once per file; anything else that
+            // comes twice (even under the same proto name) is a duplicate.
+            if *first != element || !element.starts_with("package ") {
                 return Err(CodegenError::NameCollision {
                     file: file.to_owned(),
                     scope: module.join("::"),

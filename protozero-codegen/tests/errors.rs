@@ -124,3 +124,32 @@ fn write_and_staleness_report_only_changed_files() {
     fs::write(out.join("w.rs"), "changed").unwrap();
     assert_eq!(g.stale_in(&out), [Path::new("w.rs")]);
 }
+
+#[test]
+fn duplicate_definitions_across_files_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = schema(
+        dir.path(),
+        "a.proto",
+        "syntax = \"proto2\";\npackage p;\nmessage Dup {}\n",
+    );
+    let b = schema(
+        dir.path(),
+        "b.proto",
+        "syntax = \"proto2\";\npackage p;\nmessage Dup {}\n",
+    );
+    let result = Config::new()
+        .include(dir.path())
+        .input(&a)
+        .input(&b)
+        .generate();
+    match result {
+        Err(CodegenError::NameCollision {
+            file, rust_name, ..
+        }) => {
+            assert_eq!(file, "b.proto");
+            assert_eq!(rust_name, "Dup");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
