@@ -5,6 +5,28 @@
 //! paths (see [`round_trip`]). Also the proptest strategies shared by the
 //! per-message mirrors.
 
+/// Sets a proto2 enum field from its prost number: through the typed setter
+/// when the schema names the number, through the raw one otherwise.
+macro_rules! set_enum {
+    ($w:expr, $value:expr, $enum:ty, $set:ident, $set_raw:ident) => {
+        if let Some(x) = $value {
+            match <$enum>::from_i32(x) {
+                Some(known) => _ = $w.$set(known),
+                None => _ = $w.$set_raw(x),
+            }
+        }
+    };
+}
+
+/// Reads an enum field's number, checking the typed getter agrees with it.
+macro_rules! get_enum {
+    ($d:expr, $get:ident, $get_raw:ident) => {{
+        let raw = $d.$get_raw();
+        assert_eq!($d.$get().map(protozero::EnumValue::raw), raw);
+        raw
+    }};
+}
+
 pub mod config;
 pub mod descriptors;
 pub mod ipc;
