@@ -15,7 +15,7 @@
 //! range for out-of-tree extensions (1000–1999).
 //!
 //! ```
-//! use protozero::{HeapWriter, ProtoRead, ProtoWrite, Repeated};
+//! use protozero::{HeapWriter, ProtoRead, ProtoWrite};
 //!
 //! /// One sample of a GPU frequency counter, defined in Rust.
 //! #[derive(ProtoWrite, ProtoRead, Debug, PartialEq)]
@@ -68,7 +68,6 @@
 //! assert_eq!(got, sample);
 //! // `got.gpu` borrows from `bytes`: nothing was copied.
 //! assert!(bytes.as_ptr_range().contains(&got.gpu.as_ptr()));
-//! # let _: Option<Repeated<'_, u32>> = None;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
