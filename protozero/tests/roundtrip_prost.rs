@@ -109,6 +109,36 @@ proptest! {
         assert_same(&a, &prost_decode(tail));
     }
 
+    /// The typed decoder: last occurrence wins for `get`, `repeated` yields
+    /// every occurrence in arrival order, for dense and spilled ids alike.
+    #[test]
+    fn typed_decoder_last_wins_and_keeps_order(
+        fields in proptest::collection::vec(
+            (prop_oneof![1u32..20, Just(1000u32), Just(536_870_911u32)], any::<u64>()),
+            0..60,
+        ),
+    ) {
+        let mut w = HeapWriter::new();
+        {
+            let mut root = w.root();
+            for &(id, v) in &fields {
+                root.append_uint64(id, v);
+            }
+        }
+        let bytes = w.finish().expect("heap");
+        let d = protozero::TypedDecoder::<'_, 16>::new(&bytes);
+        prop_assert_eq!(d.error(), None);
+        let mut ids: Vec<u32> = fields.iter().map(|&(id, _)| id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids.iter().copied().chain([20, 999]) {
+            let all: Vec<u64> = fields.iter().filter(|f| f.0 == id).map(|f| f.1).collect();
+            prop_assert_eq!(d.get(id).map(|f| f.as_u64()), all.last().map(|&v| Ok(v)));
+            let got: Vec<u64> = d.repeated(id).map(|f| f.as_u64().expect("varint")).collect();
+            prop_assert_eq!(got, all);
+        }
+    }
+
     /// prost's encoding, read back by both of our decoders.
     #[test]
     fn our_decoders_read_prost_bytes(n in tree()) {
