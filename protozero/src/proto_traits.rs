@@ -121,6 +121,11 @@ pub trait ProtoRead<'a>: Sized {
 
 /// An enum whose variants are the members of a `oneof` (derived with
 /// `#[derive(ProtoWrite)]` on an enum with one-value variants).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a oneof that can be written",
+    label = "a `#[proto(oneof)]` field needs `Option<E>` where E derives ProtoWrite",
+    note = "a oneof enum has one value per variant, each with `#[proto(tag = N)]`"
+)]
 pub trait ProtoOneofWrite {
     /// Field numbers of all members, so a message can check them against its own.
     const TAGS: &'static [u32];
@@ -130,6 +135,11 @@ pub trait ProtoOneofWrite {
 }
 
 /// The decoding side of a `oneof` enum (derived with `#[derive(ProtoRead)]`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a oneof that can be read",
+    label = "a `#[proto(oneof)]` field needs `Option<E>` where E derives ProtoRead",
+    note = "a oneof enum has one value per variant, each with `#[proto(tag = N)]`"
+)]
 pub trait ProtoOneofRead<'a>: Sized {
     /// Field numbers of all members.
     const TAGS: &'static [u32];

@@ -17,7 +17,8 @@ use crate::wire::WireType;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be decoded from a protobuf field with encoding `{E}`",
     label = "not a decodable protozero field type",
-    note = "derive `ProtoRead` on your message or enum type, or use u32, u64, i32, i64, bool, f32, f64, &'a str, &'a [u8], String or Vec<u8>"
+    note = "derive `ProtoRead` on your message or enum type, or use u32, u64, i32, i64, bool, f32, f64, &'a str, &'a [u8], String or Vec<u8>",
+    note = "a oneof enum is used as `#[proto(oneof)] field: Option<E>`, without a tag"
 )]
 pub trait ProtoDecode<'a, E = Plain>: Sized {
     /// Wire type of one (unpacked) value.

@@ -17,7 +17,8 @@ use crate::wire::WireType;
     message = "`{Self}` cannot be written as a protobuf field with encoding `{E}`",
     label = "not a protozero field type for this encoding",
     note = "derive `ProtoWrite` on your message or enum type, or use u32, u64, i32, i64, bool, f32, f64, a string or bytes",
-    note = "`#[proto(sint)]` applies to i32/i64 only; `#[proto(fixed)]` to u32/u64/i32/i64"
+    note = "`#[proto(sint)]` applies to i32/i64 only; `#[proto(fixed)]` to u32/u64/i32/i64",
+    note = "a oneof enum is used as `#[proto(oneof)] field: Option<E>`, without a tag"
 )]
 pub trait ProtoEncode<E = Plain> {
     /// Wire type of one (unpacked) value.
