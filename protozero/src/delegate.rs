@@ -10,6 +10,7 @@
 //! call [`SizeSlot::redirect_to_patch`]; the final length later arrives through
 //! [`Delegate::fill_patch`].
 
+use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use crate::error::WriteError;
@@ -92,35 +93,53 @@ pub enum SlotLocation {
 }
 
 /// The reserved length slot of one open nested message.
+///
+/// Stored as plain words rather than a [`SlotLocation`] so the writer's hot
+/// path reads and writes single fields, never a whole enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SizeSlot {
-    pub(crate) location: SlotLocation,
+    /// The slot's address while it is in slice memory; null otherwise.
+    pub(crate) ptr: *mut u8,
+    /// With a null `ptr`: the patch the length goes to, or `None` if discarded.
+    pub(crate) patch: Option<PatchId>,
     /// Total bytes written by the stream writer when the payload began.
     pub(crate) payload_start: usize,
 }
 
 impl SizeSlot {
-    const EMPTY: SizeSlot = SizeSlot {
-        location: SlotLocation::Discarded,
-        payload_start: 0,
-    };
+    /// A slot at `location` whose payload starts after `payload_start` bytes.
+    #[inline(always)]
+    pub(crate) fn new(location: SlotLocation, payload_start: usize) -> SizeSlot {
+        let (ptr, patch) = match location {
+            SlotLocation::Memory(p) => (p, None),
+            SlotLocation::Patch(id) => (core::ptr::null_mut(), Some(id)),
+            SlotLocation::Discarded => (core::ptr::null_mut(), None),
+        };
+        SizeSlot {
+            ptr,
+            patch,
+            payload_start,
+        }
+    }
 
     /// Where the length will be written.
     pub fn location(&self) -> SlotLocation {
-        self.location
+        match (self.ptr.is_null(), self.patch) {
+            (false, _) => SlotLocation::Memory(self.ptr),
+            (true, Some(id)) => SlotLocation::Patch(id),
+            (true, None) => SlotLocation::Discarded,
+        }
     }
 
     /// The slot's address while it is still in slice memory.
     pub fn memory_ptr(&self) -> Option<*mut u8> {
-        match self.location {
-            SlotLocation::Memory(p) => Some(p),
-            _ => None,
-        }
+        (!self.ptr.is_null()).then_some(self.ptr)
     }
 
     /// Sends this slot's final length to a patch record instead of memory.
     pub fn redirect_to_patch(&mut self, id: PatchId) {
-        self.location = SlotLocation::Patch(id);
+        self.ptr = core::ptr::null_mut();
+        self.patch = Some(id);
     }
 }
 
@@ -129,10 +148,12 @@ const INLINE_SLOTS: usize = 16;
 
 /// The stack of length slots of currently open nested messages, innermost last.
 ///
-/// The first 16 levels live inline so ordinary writes never allocate.
-#[derive(Debug)]
+/// The first 16 levels live inline so ordinary writes never allocate. The
+/// inline entries are left uninitialized until pushed, so creating a writer
+/// (once per message for a [`SliceWriter`](crate::SliceWriter)) costs nothing.
 pub struct OpenSlots {
-    inline: [SizeSlot; INLINE_SLOTS],
+    /// Entries `0..min(len, INLINE_SLOTS)` are initialized.
+    inline: [MaybeUninit<SizeSlot>; INLINE_SLOTS],
     spill: alloc::vec::Vec<SizeSlot>,
     len: usize,
 }
@@ -140,10 +161,16 @@ pub struct OpenSlots {
 impl Default for OpenSlots {
     fn default() -> Self {
         OpenSlots {
-            inline: [SizeSlot::EMPTY; INLINE_SLOTS],
+            inline: [const { MaybeUninit::uninit() }; INLINE_SLOTS],
             spill: alloc::vec::Vec::new(),
             len: 0,
         }
+    }
+}
+
+impl core::fmt::Debug for OpenSlots {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -158,14 +185,60 @@ impl OpenSlots {
         self.len == 0
     }
 
+    /// Pushes a slot that lies in slice memory at `ptr` (the hot path: the
+    /// fields are stored in place, no temporary is built and copied).
+    #[inline(always)]
+    pub(crate) fn push_memory(&mut self, ptr: *mut u8, payload_start: usize) {
+        let len = self.len;
+        if len < INLINE_SLOTS {
+            let e = self.inline[len].as_mut_ptr();
+            // SAFETY: `e` points to an inline entry we own; writing each field
+            // initializes it.
+            unsafe {
+                (&raw mut (*e).ptr).write(ptr);
+                (&raw mut (*e).patch).write(None);
+                (&raw mut (*e).payload_start).write(payload_start);
+            }
+        } else {
+            self.spill.push(SizeSlot {
+                ptr,
+                patch: None,
+                payload_start,
+            });
+        }
+        self.len = len + 1;
+    }
+
+    /// Pushes any slot.
     #[inline]
     pub(crate) fn push(&mut self, slot: SizeSlot) {
         if self.len < INLINE_SLOTS {
-            self.inline[self.len] = slot;
+            self.inline[self.len] = MaybeUninit::new(slot);
         } else {
             self.spill.push(slot);
         }
         self.len += 1;
+    }
+
+    /// If slot number `depth` (1-based) is open, stored inline with nothing
+    /// spilled, and still in memory, returns its address.
+    #[inline(always)]
+    pub(crate) fn inline_memory_ptr(&self, depth: usize) -> Option<*mut u8> {
+        let i = depth.wrapping_sub(1);
+        if i >= self.len || self.len > INLINE_SLOTS {
+            return None;
+        }
+        // SAFETY: `i < len <= INLINE_SLOTS`, so the entry exists and is
+        // initialized; only its `ptr` field is read.
+        let p = unsafe { (*self.inline.get_unchecked(i).as_ptr()).ptr };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// Keeps the first `len` slots (after [`OpenSlots::inline_memory_ptr`]
+    /// found nothing spilled).
+    #[inline(always)]
+    pub(crate) fn truncate_inline(&mut self, len: usize) {
+        self.len = len;
     }
 
     /// Removes slots until `len` remain and returns the last one removed.
@@ -174,19 +247,17 @@ impl OpenSlots {
         if self.len <= len {
             return None;
         }
-        let slot = self.get(len);
-        self.len = len;
-        self.spill.truncate(len.saturating_sub(INLINE_SLOTS));
-        slot
-    }
-
-    #[inline]
-    fn get(&self, i: usize) -> Option<SizeSlot> {
-        if i < INLINE_SLOTS {
-            Some(self.inline[i])
+        let slot = if len < INLINE_SLOTS {
+            // SAFETY: `len < self.len`, and inline entries below `self.len` are initialized.
+            Some(unsafe { self.inline[len].assume_init() })
         } else {
-            self.spill.get(i - INLINE_SLOTS).copied()
+            self.spill.get(len - INLINE_SLOTS).copied()
+        };
+        self.len = len;
+        if !self.spill.is_empty() {
+            self.spill.truncate(len.saturating_sub(INLINE_SLOTS));
         }
+        slot
     }
 
     pub(crate) fn clear(&mut self) {
@@ -194,16 +265,29 @@ impl OpenSlots {
         self.spill.clear();
     }
 
+    /// The initialized inline entries.
+    fn inline_ref(&self) -> &[SizeSlot] {
+        let n = self.len.min(INLINE_SLOTS);
+        // SAFETY: the first `n` inline entries are initialized, and
+        // `MaybeUninit<SizeSlot>` has the layout of `SizeSlot`.
+        unsafe { core::slice::from_raw_parts(self.inline.as_ptr().cast::<SizeSlot>(), n) }
+    }
+
     /// Visits every open slot, outermost first.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut SizeSlot> {
+        // Borrow `inline` and `spill` separately so both can be chained.
         let n = self.len.min(INLINE_SLOTS);
-        self.inline[..n].iter_mut().chain(self.spill.iter_mut())
+        let inline = &mut self.inline[..n];
+        // SAFETY: the first `n` inline entries are initialized, and
+        // `MaybeUninit<SizeSlot>` has the layout of `SizeSlot`.
+        let inline =
+            unsafe { core::slice::from_raw_parts_mut(inline.as_mut_ptr().cast::<SizeSlot>(), n) };
+        inline.iter_mut().chain(self.spill.iter_mut())
     }
 
     /// Visits every open slot, outermost first.
     pub fn iter(&self) -> impl Iterator<Item = &SizeSlot> {
-        let n = self.len.min(INLINE_SLOTS);
-        self.inline[..n].iter().chain(self.spill.iter())
+        self.inline_ref().iter().chain(self.spill.iter())
     }
 }
 

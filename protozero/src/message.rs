@@ -62,7 +62,7 @@ impl<'w> Message<'w> {
 
     /// Opens a nested message as field `id`; its length is backfilled when the
     /// returned child is finalized or dropped.
-    #[inline]
+    #[inline(always)]
     pub fn begin_nested(&mut self, id: u32) -> Message<'_> {
         let id = self.check_id(id);
         let depth = self
@@ -76,17 +76,18 @@ impl<'w> Message<'w> {
     }
 
     /// Closes this message, backfilling its length; returns its payload size.
-    pub fn finalize(mut self) -> usize {
-        self.finalize_in_place()
+    pub fn finalize(self) -> usize {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        this.end()
     }
 
-    #[inline]
-    fn finalize_in_place(&mut self) -> usize {
+    /// Backfills the length (the work of both `finalize` and `drop`).
+    #[inline(always)]
+    fn end(&mut self) -> usize {
         if self.depth == 0 {
             return 0;
         }
-        let depth = core::mem::take(&mut self.depth);
-        self.stream.end_nested(self.delegate, depth)
+        self.stream.end_nested(self.delegate, self.depth)
     }
 
     /// Total bytes the underlying stream has written (for size accounting).
@@ -276,8 +277,8 @@ impl<'w> Message<'w> {
 }
 
 impl Drop for Message<'_> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
-        self.finalize_in_place();
+        self.end();
     }
 }

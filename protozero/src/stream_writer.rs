@@ -11,8 +11,9 @@ use core::ptr;
 
 use crate::delegate::{Delegate, OpenSlots, SizeSlot, Slice, SlotLocation};
 use crate::error::WriteError;
-use crate::varint::{MAX_VARINT_LEN, encode_varint, redundant_varint4};
-use crate::wire::{MAX_MESSAGE_LENGTH, SIZE_SLOT_LEN};
+use crate::shift::move_down_small;
+use crate::varint::{MAX_VARINT_LEN, encode_varint, redundant_varint4, redundant_varint4_le};
+use crate::wire::{MAX_MESSAGE_LENGTH, MAX_ONE_BYTE_MESSAGE_LENGTH, MAX_TAG_LEN, SIZE_SLOT_LEN};
 
 /// A scattered, append-only byte stream over slices handed out by a delegate.
 ///
@@ -24,12 +25,15 @@ pub struct StreamWriter {
     cur: *mut u8,
     end: *mut u8,
     slice_begin: *mut u8,
-    /// Bytes written into slices before the current one.
-    written_before: usize,
+    /// Where byte 0 of the stream would be if all slices were contiguous:
+    /// `slice_begin - bytes written into earlier slices` (wrapping), so
+    /// [`StreamWriter::written`] is one subtraction.
+    origin: usize,
     slots: OpenSlots,
     error: Option<WriteError>,
-    /// Whether small nested messages get a 1-byte length (see [`StreamWriter::try_compact`]).
-    compact: bool,
+    /// Nested messages shorter than this get a 1-byte length (see
+    /// [`StreamWriter::try_compact`]): 128 with compaction on, 0 with it off.
+    compact_below: usize,
 }
 
 // SAFETY: the raw pointers refer to memory owned by the delegate that the
@@ -70,10 +74,10 @@ impl StreamWriter {
             cur: s.begin,
             end: s.end,
             slice_begin: s.begin,
-            written_before: 0,
+            origin: s.begin as usize,
             slots: OpenSlots::default(),
             error: None,
-            compact: true,
+            compact_below: MAX_ONE_BYTE_MESSAGE_LENGTH + 1,
         }
     }
 
@@ -81,7 +85,7 @@ impl StreamWriter {
     pub fn reset(&mut self) {
         // SAFETY: the empty slice is never written through.
         unsafe { self.set_slice(Slice::empty()) };
-        self.written_before = 0;
+        self.origin = self.slice_begin as usize;
         self.slots.clear();
         self.error = None;
     }
@@ -90,13 +94,17 @@ impl StreamWriter {
     /// default, as in Perfetto). Off gives the fixed 4-byte form everywhere,
     /// which makes output independent of where slice boundaries fall.
     pub fn set_compaction(&mut self, on: bool) {
-        self.compact = on;
+        self.compact_below = if on {
+            MAX_ONE_BYTE_MESSAGE_LENGTH + 1
+        } else {
+            0
+        };
     }
 
     /// Total bytes written so far, across slices.
     #[inline(always)]
     pub fn written(&self) -> usize {
-        self.written_before + (self.cur as usize - self.slice_begin as usize)
+        (self.cur as usize).wrapping_sub(self.origin)
     }
 
     /// Bytes left in the current slice.
@@ -116,11 +124,12 @@ impl StreamWriter {
         if self.error.is_none() {
             self.error = Some(e);
         }
-        self.written_before = self.written();
+        let written = self.written();
         let empty = Slice::empty();
         self.cur = empty.begin;
         self.end = empty.end;
         self.slice_begin = empty.begin;
+        self.origin = (empty.begin as usize).wrapping_sub(written);
     }
 
     /// Where the next byte goes.
@@ -150,7 +159,7 @@ impl StreamWriter {
     /// that delegate's next `next_slice` call (or until the next `set_slice`).
     pub unsafe fn set_slice(&mut self, slice: Slice) -> *mut u8 {
         let used_end = self.cur;
-        self.written_before = self.written();
+        self.origin = (slice.begin as usize).wrapping_sub(self.written());
         self.slice_begin = slice.begin;
         self.cur = slice.begin;
         self.end = slice.end;
@@ -213,7 +222,7 @@ impl StreamWriter {
             }
             if !self.next_slice(delegate, 1) {
                 // Error state: account for the dropped bytes so sizes stay monotonic.
-                self.written_before += data.len();
+                self.origin = self.origin.wrapping_sub(data.len());
                 return;
             }
         }
@@ -283,7 +292,7 @@ impl StreamWriter {
     #[inline]
     pub unsafe fn reserve_slot(&mut self, delegate: &mut dyn Delegate) -> SlotLocation {
         if self.remaining() < SIZE_SLOT_LEN && !self.next_slice(delegate, SIZE_SLOT_LEN) {
-            self.written_before += SIZE_SLOT_LEN;
+            self.origin = self.origin.wrapping_sub(SIZE_SLOT_LEN);
             return SlotLocation::Discarded;
         }
         let p = self.cur;
@@ -297,23 +306,69 @@ impl StreamWriter {
 
     /// Writes the tag of a length-delimited field, reserves its length slot and
     /// pushes it on the open-slot stack. Returns the new stack depth.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn begin_nested(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
+        if self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
+            // SAFETY: room for a tag (at most 5 bytes for a u32) and the slot.
+            let p = unsafe {
+                let p = put_varint(self.cur, u64::from(tag));
+                ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
+                self.cur = p.add(SIZE_SLOT_LEN);
+                p
+            };
+            self.slots.push_memory(p, self.written());
+        } else {
+            let location = self.begin_nested_slow(delegate, tag);
+            self.slots.push(SizeSlot::new(location, self.written()));
+        }
+        self.slots.len()
+    }
+
+    /// [`StreamWriter::begin_nested`] near the end of a slice: the tag and the
+    /// slot may each need a new one.
+    #[cold]
+    #[inline(never)]
+    fn begin_nested_slow(&mut self, delegate: &mut dyn Delegate, tag: u32) -> SlotLocation {
         self.write_varint(delegate, u64::from(tag));
         // SAFETY: crate callers pass the delegate this stream is bound to
         // (`Message` guarantees it, see `Message::new_root`).
-        let location = unsafe { self.reserve_slot(delegate) };
-        self.slots.push(SizeSlot {
-            location,
-            payload_start: self.written(),
-        });
-        self.slots.len()
+        unsafe { self.reserve_slot(delegate) }
     }
 
     /// Closes the nested message opened at `depth` (and any deeper ones left
     /// open), backfilling its length. Returns the payload size.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn end_nested(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
+        // Fast path: the slot lies in the current slice, so the payload is
+        // everything between it and the cursor.
+        if let Some(p) = self.slots.inline_memory_ptr(depth) {
+            let in_slice = self.cur as usize - self.slice_begin as usize;
+            let offset = (p as usize).wrapping_sub(self.slice_begin as usize);
+            if offset < in_slice {
+                let size = in_slice - offset - SIZE_SLOT_LEN;
+                if size < self.compact_below {
+                    self.slots.truncate_inline(depth - 1);
+                    // SAFETY: `p..cur` lies inside the current slice (checked
+                    // above), which this writer owns.
+                    unsafe { self.compact_slot(p, size) };
+                    return size;
+                }
+                if size <= MAX_MESSAGE_LENGTH {
+                    self.slots.truncate_inline(depth - 1);
+                    // SAFETY: the slot is in the current slice (checked above).
+                    unsafe { p.cast::<u32>().write_unaligned(redundant_varint4_le(size)) };
+                    return size;
+                }
+            }
+        }
+        self.end_nested_slow(delegate, depth)
+    }
+
+    /// [`StreamWriter::end_nested`] for a slot in an earlier slice, redirected
+    /// to a patch, discarded, or a message that grew too long.
+    #[cold]
+    #[inline(never)]
+    fn end_nested_slow(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
         // Deeper slots only remain if a child was leaked with `mem::forget`;
         // they keep their pre-filled zero length.
         let Some(slot) = self.slots.pop_to(depth - 1) else {
@@ -324,9 +379,9 @@ impl StreamWriter {
             self.set_error(WriteError::MessageTooLong { len: size });
             return size;
         }
-        match slot.location {
+        match slot.location() {
             SlotLocation::Memory(p) => {
-                if self.try_compact(p, size, crate::wire::MAX_ONE_BYTE_MESSAGE_LENGTH) {
+                if self.try_compact(p, size, MAX_ONE_BYTE_MESSAGE_LENGTH) {
                     return size;
                 }
                 // SAFETY: a slot left in memory (not redirected by the delegate)
@@ -341,26 +396,44 @@ impl StreamWriter {
         size
     }
 
+    /// Moves the `size`-byte payload after the 4-byte slot at `slot` back by 3
+    /// bytes and writes a 1-byte length.
+    ///
+    /// # Safety
+    /// `slot..slot + 4 + size` must end at the cursor and lie in the current slice.
+    #[inline(always)]
+    unsafe fn compact_slot(&mut self, slot: *mut u8, size: usize) {
+        // SAFETY: the range is in the current slice (caller contract).
+        unsafe {
+            move_down_small(slot.add(1), slot.add(SIZE_SLOT_LEN), size);
+            *slot = size as u8;
+            self.cur = self.cur.sub(SIZE_SLOT_LEN - 1);
+        }
+    }
+
     /// If the 4-byte slot at `slot` is in the current slice, directly followed by
     /// a payload of `size ≤ max` bytes that ends at the cursor, moves the payload
     /// back by 3 bytes and writes a 1-byte length. Returns whether it did.
+    ///
+    /// Safe for any `slot` value: it is only written through after the checks
+    /// prove `slot..cur` lies in the current slice.
     #[inline]
+    #[allow(clippy::not_unsafe_ptr_arg_deref)] // `slot` is validated against the slice first.
     pub fn try_compact(&mut self, slot: *mut u8, size: usize, max: usize) -> bool {
         let s = slot as usize;
-        if !self.compact
+        let payload_end = s
+            .checked_add(SIZE_SLOT_LEN)
+            .and_then(|p| p.checked_add(size));
+        if self.compact_below == 0
             || size > max
             || s < self.slice_begin as usize
-            || s + SIZE_SLOT_LEN + size != self.cur as usize
+            || payload_end != Some(self.cur as usize)
         {
             return false;
         }
         // SAFETY: `slot..cur` lies inside the current slice (checked above), so
         // the move and the 1-byte write stay in memory this writer owns.
-        unsafe {
-            ptr::copy(slot.add(SIZE_SLOT_LEN), slot.add(1), size);
-            *slot = size as u8;
-            self.cur = self.cur.sub(SIZE_SLOT_LEN - 1);
-        }
+        unsafe { self.compact_slot(slot, size) };
         true
     }
 }

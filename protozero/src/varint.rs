@@ -68,6 +68,15 @@ pub const fn redundant_varint4(value: u32) -> [u8; 4] {
     ]
 }
 
+/// [`redundant_varint4`] of `value < 2^28` as a little-endian word, so a
+/// length slot is filled with one 4-byte store instead of four byte stores.
+#[inline(always)]
+pub(crate) fn redundant_varint4_le(value: usize) -> u32 {
+    let v = value as u32;
+    let word = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f_0000) | ((v << 3) & 0x7f00_0000);
+    (word | 0x0080_8080).to_le()
+}
+
 /// Decodes a varint at the start of `buf`, returning the value and its length.
 ///
 /// Accepts non-minimal encodings (ProtoZero pads lengths); rejects truncated
@@ -108,6 +117,18 @@ mod tests {
         assert_eq!(redundant_varint4(max), [0xFF, 0xFF, 0xFF, 0x7F]);
         for v in [0u32, 1, 127, 128, 300, 16383, 16384, max] {
             assert_eq!(decode_varint(&redundant_varint4(v)).unwrap(), (v as u64, 4));
+        }
+    }
+
+    #[test]
+    fn redundant_word_matches_bytes() {
+        let max = (1usize << 28) - 1;
+        let mut values = vec![0, 1, 127, 128, 300, 16383, 16384, max];
+        values.extend((0..28).map(|b| 1usize << b));
+        values.extend((1..28).map(|b| (1usize << b) - 1));
+        for v in values {
+            let bytes = redundant_varint4_le(v).to_ne_bytes();
+            assert_eq!(bytes, redundant_varint4(v as u32), "value {v}");
         }
     }
 

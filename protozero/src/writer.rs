@@ -27,6 +27,7 @@ pub type NullWriter = Writer<NullBuffer>;
 
 impl<D: Delegate> Writer<D> {
     /// A writer over `delegate`.
+    #[inline]
     pub fn with_delegate(delegate: D) -> Self {
         Writer {
             stream: StreamWriter::new(),
@@ -36,6 +37,7 @@ impl<D: Delegate> Writer<D> {
 
     /// The root message (no length prefix). Several roots in a row append to
     /// the same stream.
+    #[inline]
     pub fn root(&mut self) -> Message<'_> {
         // SAFETY: this stream only ever receives slices from `self.delegate`,
         // which it owns; `clear`/`reset` paths reset the stream as well.
@@ -43,6 +45,7 @@ impl<D: Delegate> Writer<D> {
     }
 
     /// Total bytes written.
+    #[inline]
     pub fn written(&self) -> usize {
         self.stream.written()
     }
@@ -99,11 +102,23 @@ impl HeapWriter {
 
 impl<'a> SliceWriter<'a> {
     /// A writer into `buf`.
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        Self::with_delegate(SliceBuffer::new(buf))
+        let mut w = Self::with_delegate(SliceBuffer::new(buf));
+        // Take the only slice up front so the first append skips the slow
+        // path; a `SliceBuffer` hands it out exactly once either way.
+        if let Ok(slice) = w
+            .delegate
+            .next_slice(w.stream.cursor(), w.stream.open_slots(), 0)
+        {
+            // SAFETY: the slice comes from this writer's own delegate.
+            unsafe { w.stream.set_slice(slice) };
+        }
+        w
     }
 
     /// Finishes and returns the written prefix of the buffer.
+    #[inline]
     pub fn finish(self) -> Result<&'a mut [u8], WriteError> {
         if let Some(e) = self.stream.error() {
             return Err(e);
