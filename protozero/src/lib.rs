@@ -38,7 +38,7 @@ pub mod packed;
 pub mod proto_traits;
 pub mod repeated;
 pub mod service;
-mod shift;
+mod bytecopy;
 pub mod slice_buffer;
 pub mod stream_writer;
 pub mod typed_decoder;

@@ -9,9 +9,9 @@
 
 use core::ptr;
 
+use crate::bytecopy::{copy_bytes, move_down_small};
 use crate::delegate::{Delegate, OpenSlots, SizeSlot, Slice, SlotLocation};
 use crate::error::WriteError;
-use crate::shift::move_down_small;
 use crate::varint::{MAX_VARINT_LEN, encode_varint, redundant_varint4, redundant_varint4_le};
 use crate::wire::{MAX_MESSAGE_LENGTH, MAX_ONE_BYTE_MESSAGE_LENGTH, MAX_TAG_LEN, SIZE_SLOT_LEN};
 
@@ -198,7 +198,7 @@ impl StreamWriter {
             // SAFETY: `cur..cur+len` lies inside the current slice, which the
             // delegate contract keeps valid and exclusive to this writer.
             unsafe {
-                ptr::copy_nonoverlapping(data.as_ptr(), self.cur, data.len());
+                copy_bytes(self.cur, data);
                 self.cur = self.cur.add(data.len());
             }
         } else {
@@ -213,7 +213,7 @@ impl StreamWriter {
             let n = data.len().min(self.remaining());
             // SAFETY: `n` bytes fit in the current slice (see `write_bytes`).
             unsafe {
-                ptr::copy_nonoverlapping(data.as_ptr(), self.cur, n);
+                copy_bytes(self.cur, &data[..n]);
                 self.cur = self.cur.add(n);
             }
             data = &data[n..];

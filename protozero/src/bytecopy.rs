@@ -1,0 +1,143 @@
+//! Byte copies the writer does itself instead of calling libc.
+//!
+//! Compaction moves a short, just-written payload a few bytes down in place
+//! (when a nested message's 4-byte length shrinks to 1 byte). A `memmove` call
+//! costs more than moving the few bytes of a typical small message, and wide
+//! loads of bytes that were stored one at a time a few cycles earlier stall:
+//! the CPU cannot forward them from its store buffer and waits for the stores
+//! to retire. Short payloads are therefore moved a byte at a time (byte loads
+//! forward from byte stores); longer ones, whose stall is amortized, in
+//! 16-byte chunks.
+//!
+//! Large appends (a big `bytes` field) land wherever the cursor happens to be,
+//! so source and destination are rarely aligned alike. Some `memcpy`
+//! implementations switch to `rep movsb` for large sizes, which is markedly
+//! slower on such relative misalignment; copying in 64-byte chunks to an
+//! aligned destination runs at full speed whatever the source alignment.
+
+use core::ptr;
+
+/// Payloads up to this many bytes are moved with a byte loop.
+const BYTEWISE_MOVE_MAX: usize = 16;
+
+/// Chunk size of the wide copy (payloads longer than [`BYTEWISE_MOVE_MAX`]).
+const CHUNK: usize = 16;
+
+/// Moves `len` bytes from `src` down to `dst` (`dst < src`; the ranges may overlap).
+///
+/// # Safety
+/// `src..src+len` must be valid for reads, `dst..dst+len` for writes, and
+/// `dst` must not be above `src`.
+#[inline(always)]
+pub(crate) unsafe fn move_down_small(dst: *mut u8, src: *const u8, len: usize) {
+    // No store clobbers a byte before it is loaded: each chunk (or byte) is
+    // loaded before it is stored, a store ends `src - dst ≥ 1` bytes before the
+    // next chunk starts, and the last chunk, which may overlap the previous
+    // one, is loaded before the loop.
+    // SAFETY: every access stays inside `src..src+len` or `dst..dst+len`,
+    // which the caller guarantees valid.
+    unsafe {
+        if len <= BYTEWISE_MOVE_MAX {
+            // Volatile loads keep the compiler from turning this loop back into
+            // a `memmove` call or merging the loads into wide ones.
+            for i in 0..len {
+                *dst.add(i) = ptr::read_volatile(src.add(i));
+            }
+        } else {
+            let tail = ptr::read_unaligned(src.add(len - CHUNK).cast::<[u8; CHUNK]>());
+            let mut i = 0;
+            while i + CHUNK < len {
+                let chunk = ptr::read_unaligned(src.add(i).cast::<[u8; CHUNK]>());
+                ptr::write_unaligned(dst.add(i).cast::<[u8; CHUNK]>(), chunk);
+                i += CHUNK;
+            }
+            ptr::write_unaligned(dst.add(len - CHUNK).cast::<[u8; CHUNK]>(), tail);
+        }
+    }
+}
+
+/// Copies of at least this many bytes use [`copy_large`].
+const LARGE_COPY: usize = 4096;
+
+/// Copies `src` to `dst` (non-overlapping), choosing the method by size.
+///
+/// # Safety
+/// `dst` must be valid for writes of `src.len()` bytes and not overlap `src`.
+#[inline(always)]
+pub(crate) unsafe fn copy_bytes(dst: *mut u8, src: &[u8]) {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        if src.len() >= LARGE_COPY {
+            copy_large(dst, src.as_ptr(), src.len());
+        } else {
+            ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
+        }
+    }
+}
+
+/// Copies `len` bytes: a head up to the next 64-byte boundary of `dst`, then
+/// 64-byte chunks with aligned stores, then the tail.
+///
+/// # Safety
+/// `src..src+len` must be valid for reads, `dst..dst+len` for writes, and the
+/// ranges must not overlap.
+#[inline(never)]
+unsafe fn copy_large(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: every access stays inside `src..src+len` or `dst..dst+len`
+    // (`head <= len`, chunks end at or before `len`), valid per the caller.
+    unsafe {
+        let head = ((dst as usize).wrapping_neg() & 63).min(len);
+        ptr::copy_nonoverlapping(src, dst, head);
+        let mut i = head;
+        while i + 64 <= len {
+            let chunk = ptr::read_unaligned(src.add(i).cast::<[u8; 64]>());
+            ptr::write_unaligned(dst.add(i).cast::<[u8; 64]>(), chunk);
+            i += 64;
+        }
+        ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every length a compaction can move, by every small distance, against
+    /// `ptr::copy` (memmove semantics) on a buffer with guard bytes around it.
+    #[test]
+    fn matches_memmove() {
+        for len in 0..=200usize {
+            for shift in 1..=4usize {
+                let total = len + shift + 16;
+                let init: Vec<u8> = (0..total).map(|i| (i * 37 + len) as u8).collect();
+                let mut got = init.clone();
+                let mut want = init.clone();
+                let (dst, src) = (8, 8 + shift);
+                // SAFETY: `dst..dst+len` and `src..src+len` lie inside `got`.
+                unsafe {
+                    let base = got.as_mut_ptr();
+                    move_down_small(base.add(dst), base.add(src), len);
+                }
+                want.copy_within(src..src + len, dst);
+                assert_eq!(got, want, "len {len} shift {shift}");
+            }
+        }
+    }
+
+    /// Large and small copies at every destination alignment, with guard
+    /// bytes on both sides that must stay untouched.
+    #[test]
+    fn copies_exactly() {
+        let src: Vec<u8> = (0..10_000usize).map(|i| (i * 31 % 251) as u8).collect();
+        for len in [0, 1, 63, 64, 65, 4095, 4096, 4097, 4160, 9999] {
+            for off in 0..64 {
+                let mut buf = vec![0xEEu8; len + 128];
+                // SAFETY: `off + len < buf.len()`, and `src` is a separate allocation.
+                unsafe { copy_bytes(buf.as_mut_ptr().add(off), &src[..len]) };
+                assert_eq!(&buf[off..off + len], &src[..len], "len {len} off {off}");
+                assert!(buf[..off].iter().all(|&b| b == 0xEE), "head guard");
+                assert!(buf[off + len..].iter().all(|&b| b == 0xEE), "tail guard");
+            }
+        }
+    }
+}
