@@ -27,6 +27,7 @@
 
 extern crate alloc;
 
+mod bytecopy;
 pub mod codegen_support;
 pub mod decoder;
 pub mod delegate;
@@ -38,7 +39,6 @@ pub mod packed;
 pub mod proto_traits;
 pub mod repeated;
 pub mod service;
-mod bytecopy;
 pub mod slice_buffer;
 pub mod stream_writer;
 pub mod typed_decoder;
