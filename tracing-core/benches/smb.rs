@@ -1,0 +1,177 @@
+//! What does writing into the shared memory buffer cost next to writing the
+//! same packet into a reused heap buffer?
+//!
+//! The packet is the TRACE_EVENT slice-begin TracePacket (timestamp 8,
+//! sequence_flags 13, track_event 11 {type 9, track_uuid 11, name_iid 10,
+//! category_iids 3, two debug_annotations 4}). Variants, side by side:
+//! `heap` (reused `HeapWriter`), `smb_1_thread` (one TraceWriter on a 256 KiB
+//! SMB), `smb_2_threads` (two writers on their own threads, aggregate rate).
+//! A reader thread plays the service: for every committed chunk it acquires it
+//! for reading and frees it. Writers use the stall policy, so nothing is dropped.
+//! Before timing, a packet written through the SMB is read back and compared
+//! with the heap encoding byte for byte.
+//!
+//! Run: `cargo bench -p zerotrace-core --bench smb -- --warm-up-time 1 --measurement-time 3`.
+
+use std::hint::black_box;
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use protozero::{HeapWriter, Message};
+use zerotrace_core::abi::{FragmentIter, SharedMemoryAbi};
+use zerotrace_core::producer::{
+    ArbiterConfig, BufferExhaustedPolicy, ChannelCommitSink, SharedMemoryArbiter, SinkMessage,
+};
+use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
+
+/// `TrackEvent.Type.TYPE_SLICE_BEGIN`.
+const SLICE_BEGIN: i32 = 1;
+/// `TracePacket.sequence_flags`: SEQ_NEEDS_INCREMENTAL_STATE.
+const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
+const SMB_SIZE: usize = 256 * 1024;
+
+/// Writes the slice-begin packet.
+#[inline(always)]
+fn slice_begin(p: &mut Message<'_>, ts: u64) {
+    p.append_uint64(8, ts);
+    p.append_uint32(13, SEQ_NEEDS_INCREMENTAL_STATE);
+    let mut te = p.begin_nested(11);
+    te.append_enum(9, SLICE_BEGIN);
+    te.append_uint64(11, 0x9a3f_1c2b_7d4e_5f60);
+    te.append_uint64(10, 42);
+    te.append_uint64(3, 3);
+    {
+        let mut da = te.begin_nested(4);
+        da.append_uint64(1, 7);
+        da.append_int64(4, 1_234_567);
+    }
+    let mut da = te.begin_nested(4);
+    da.append_uint64(1, 8);
+    da.append_string(6, "https://example.org/");
+}
+
+const TS: u64 = 1_718_000_123_456_789;
+
+/// An SMB with a reader thread that frees every committed chunk.
+fn smb() -> (Arc<SharedMemoryArbiter>, thread::JoinHandle<u64>) {
+    let region = Arc::new(HeapShm::new(SMB_SIZE).expect("allocate SMB"));
+    let (sink, rx) = ChannelCommitSink::new();
+    let arbiter = SharedMemoryArbiter::new(
+        region.clone(),
+        4096,
+        Arc::new(sink),
+        ArbiterConfig::default(),
+    )
+    .expect("arbiter");
+    let reader = thread::spawn(move || {
+        // SAFETY: `region` stays alive in this thread for the view's lifetime.
+        let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), SMB_SIZE, 4096) }.expect("abi");
+        let mut chunks = 0;
+        for msg in rx {
+            if let SinkMessage::Commit(req) = msg {
+                for m in &req.chunks_to_move {
+                    if let Ok(c) =
+                        abi.try_acquire_chunk_for_reading(m.page as usize, m.chunk as usize)
+                    {
+                        black_box(c.header());
+                        let _ = abi.release_chunk_as_free(c);
+                        chunks += 1;
+                    }
+                }
+            }
+        }
+        chunks
+    });
+    (arbiter, reader)
+}
+
+/// The SMB output of the second packet equals the heap encoding.
+fn check_equivalence(heap_bytes: &[u8]) {
+    let region = Arc::new(HeapShm::new(8192).expect("allocate"));
+    let (sink, _rx) = ChannelCommitSink::new();
+    let arbiter = SharedMemoryArbiter::new(
+        region.clone(),
+        4096,
+        Arc::new(sink),
+        ArbiterConfig::default(),
+    )
+    .expect("arbiter");
+    let mut w = arbiter
+        .create_trace_writer(0, BufferExhaustedPolicy::Stall)
+        .expect("writer");
+    w.write_packet(|p| slice_begin(p, TS));
+    w.write_packet(|p| slice_begin(p, TS));
+    w.flush(None);
+    let snap = region.snapshot();
+    let count = u16::from_le_bytes([snap[14], snap[15]]) & 0x3FF;
+    let frags: Vec<&[u8]> = FragmentIter::new(&snap[16..4096], count)
+        .map(|f| f.expect("valid fragment").data)
+        .collect();
+    assert_eq!(frags[1], heap_bytes, "SMB and heap encodings differ");
+}
+
+fn bench(c: &mut Criterion) {
+    let mut heap = HeapWriter::new();
+    slice_begin(&mut heap.root(), TS);
+    let heap_bytes = heap.to_vec();
+    check_equivalence(&heap_bytes);
+
+    let mut g = c.benchmark_group("smb_slice_begin");
+    g.throughput(Throughput::ElementsAndBytes {
+        elements: 1,
+        bytes: heap_bytes.len() as u64,
+    });
+    g.bench_function("heap", |b| {
+        b.iter(|| {
+            heap.clear();
+            slice_begin(&mut heap.root(), black_box(TS));
+            black_box(&heap);
+        })
+    });
+
+    let (arbiter, reader) = smb();
+    {
+        let mut w = arbiter
+            .create_trace_writer(0, BufferExhaustedPolicy::Stall)
+            .expect("writer");
+        g.bench_function("smb_1_thread", |b| {
+            b.iter(|| w.write_packet(|p| slice_begin(p, black_box(TS))))
+        });
+    }
+    g.bench_function("smb_2_threads", |b| {
+        b.iter_custom(|iters| {
+            let per_thread = iters.div_ceil(2);
+            let barrier = Arc::new(Barrier::new(2));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let arbiter = arbiter.clone();
+                    let barrier = barrier.clone();
+                    thread::spawn(move || {
+                        let mut w = arbiter
+                            .create_trace_writer(0, BufferExhaustedPolicy::Stall)
+                            .expect("writer");
+                        barrier.wait();
+                        let t = Instant::now();
+                        for _ in 0..per_thread {
+                            w.write_packet(|p| slice_begin(p, black_box(TS)));
+                        }
+                        t.elapsed()
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or(Duration::ZERO))
+                .max()
+                .unwrap_or(Duration::ZERO)
+        })
+    });
+    g.finish();
+    drop(arbiter);
+    let chunks = reader.join().unwrap_or(0);
+    assert!(chunks > 0, "the reader freed no chunk");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
