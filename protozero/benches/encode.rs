@@ -8,6 +8,9 @@
 //! bytes (the floor). Before timing, the setup asserts that every encoder's
 //! output decodes (with `prost`) to the same values, so the comparison is honest.
 //!
+//! Times are this thread's CPU time on 64-bit Linux (robust on a shared
+//! machine), wall time elsewhere or with `BENCH_CLOCK=wall`.
+//!
 //! Run: `cargo bench -p protozero --bench encode -- --warm-up-time 1 --measurement-time 3`.
 
 mod support;
@@ -18,6 +21,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use prost::Message as _;
 use protozero::{HeapWriter, Message, SliceWriter, Writer};
+use support::clock::BenchClock;
 
 use support::pool::SlicePool;
 use support::prost_types::{DebugAnnotation, TraceEvent, TracePacket};
@@ -126,21 +130,21 @@ fn assert_decodes_to(what: &str, bytes: &[u8], expected: &TracePacket) {
 }
 
 /// Encodes with our writer into `buf` and returns the bytes (setup only).
-fn pz_into<'b>(buf: &'b mut [u8], f: impl FnOnce(&mut Message<'_>)) -> &'b [u8] {
+fn pz_into(buf: &mut [u8], f: impl FnOnce(&mut Message<'_>)) -> &[u8] {
     let mut w = SliceWriter::new(buf);
     f(&mut w.root());
     w.finish().expect("buffer large enough")
 }
 
 /// Encodes with the reference encoder into `buf` and returns the bytes (setup only).
-fn ref_into<'b>(buf: &'b mut [u8], f: impl FnOnce(&mut RefEncoder<'_>)) -> &'b [u8] {
+fn ref_into(buf: &mut [u8], f: impl FnOnce(&mut RefEncoder<'_>)) -> &[u8] {
     let mut e = RefEncoder::new(buf);
     f(&mut e);
     let n = e.len();
     &buf[..n]
 }
 
-fn slice_begin(c: &mut Criterion) {
+fn slice_begin(c: &mut Criterion<BenchClock>) {
     let expected = prost_slice_begin(&SLICE);
     let encoded = expected.encode_to_vec();
     let mut buf = vec![0u8; 4096];
@@ -164,6 +168,14 @@ fn slice_begin(c: &mut Criterion) {
     g.bench_function("a_protozero_slice", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            pz_slice_begin(&mut w.root(), black_box(&SLICE));
+            black_box(w.finish().map(|out| out.len()))
+        })
+    });
+    g.bench_function("a_protozero_slice_nocompact", |b| {
+        b.iter(|| {
+            let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            w.stream_mut().set_compaction(false);
             pz_slice_begin(&mut w.root(), black_box(&SLICE));
             black_box(w.finish().map(|out| out.len()))
         })
@@ -257,7 +269,7 @@ fn prost_nested(items: &[(u64, i64)]) -> TracePacket {
     }
 }
 
-fn nested_1000(c: &mut Criterion) {
+fn nested_1000(c: &mut Criterion<BenchClock>) {
     let items = nested_items();
     let expected = prost_nested(&items);
     let encoded = expected.encode_to_vec();
@@ -279,6 +291,14 @@ fn nested_1000(c: &mut Criterion) {
     g.bench_function("a_protozero_slice", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            pz_nested(&mut w.root(), black_box(&items));
+            black_box(w.finish().map(|out| out.len()))
+        })
+    });
+    g.bench_function("a_protozero_slice_nocompact", |b| {
+        b.iter(|| {
+            let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            w.stream_mut().set_compaction(false);
             pz_nested(&mut w.root(), black_box(&items));
             black_box(w.finish().map(|out| out.len()))
         })
@@ -318,7 +338,7 @@ fn pz_big(p: &mut Message<'_>, ts: u64, payload: &[u8]) {
     p.append_bytes(50, payload);
 }
 
-fn bytes_64k(c: &mut Criterion) {
+fn bytes_64k(c: &mut Criterion<BenchClock>) {
     let payload: Vec<u8> = (0..BIG).map(|i| (i * 31 % 251) as u8).collect();
     let ts = SLICE.timestamp;
     let expected = TracePacket {
@@ -385,10 +405,16 @@ fn bytes_64k(c: &mut Criterion) {
     g.finish();
 }
 
-fn config() -> Criterion {
+fn config() -> Criterion<BenchClock> {
+    let clock = BenchClock::from_env();
+    eprintln!(
+        "measuring {} (BENCH_CLOCK=wall for wall time)",
+        clock.name()
+    );
     // Short defaults keep `cargo bench -p protozero` to a couple of minutes;
     // command-line flags still override them.
     Criterion::default()
+        .with_measurement(clock)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
 }

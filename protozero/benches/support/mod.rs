@@ -1,6 +1,8 @@
 //! Helpers of the `encode` benchmark that are not themselves timed: the
-//! reference encoder, the `prost` message structs and the 4 KiB slice pool.
+//! reference encoder, the `prost` message structs, the 4 KiB slice pool and
+//! the clock.
 
+pub mod clock;
 pub mod pool;
 pub mod prost_types;
 pub mod reference;
