@@ -3,6 +3,7 @@
 //! build scripts so normal builds stay fast and offline.
 
 mod codegen;
+mod corpus;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +26,17 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// Generate and compile whole public schema sets (Perfetto upstream and
+    /// others fetched from the package registries) in throwaway crates
+    /// under target/upstream-codegen.
+    UpstreamCodegen {
+        /// Only these corpora (repeatable); default: all.
+        #[arg(long = "corpus")]
+        corpora: Vec<String>,
+        /// Generate only, do not build.
+        #[arg(long)]
+        no_build: bool,
+    },
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -35,14 +47,24 @@ fn workspace_root() -> PathBuf {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.task {
-        Task::Codegen { check } => codegen::run(&workspace_root(), check),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
+    match cli.task {
+        Task::Codegen { check } => match codegen::run(&workspace_root(), check) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::UpstreamCodegen { corpora, no_build } => {
+            let opts = corpus::Options { corpora, no_build };
+            match corpus::run(&workspace_root(), &opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }
