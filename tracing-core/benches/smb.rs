@@ -168,6 +168,11 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+    let stats = arbiter.stats();
+    eprintln!(
+        "arbiter: {} chunks acquired, {} stall rounds, {} commits",
+        stats.chunks_acquired, stats.stalls, stats.commits_sent
+    );
     drop(arbiter);
     let chunks = reader.join().unwrap_or(0);
     assert!(chunks > 0, "the reader freed no chunk");

@@ -70,6 +70,7 @@ struct Scenario {
     writers: usize,
     packets: Vec<PacketSpec>,
     shuffle_seed: u64,
+    direct_patching: bool,
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
@@ -79,22 +80,26 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         1usize..6,
         1usize..4,
         any::<u64>(),
+        any::<bool>(),
     )
-        .prop_flat_map(|(page_size, layout, pages, writers, shuffle_seed)| {
-            prop::collection::vec(packet(writers), 0..16).prop_map(move |packets| {
-                // Each writer holds a chunk while it takes the next one.
-                let per_page = layout.num_chunks();
-                let pages = pages.max((writers + 2).div_ceil(per_page));
-                Scenario {
-                    page_size,
-                    layout,
-                    pages,
-                    writers,
-                    packets,
-                    shuffle_seed,
-                }
-            })
-        })
+        .prop_flat_map(
+            |(page_size, layout, pages, writers, shuffle_seed, direct_patching)| {
+                prop::collection::vec(packet(writers), 0..16).prop_map(move |packets| {
+                    // Each writer holds a chunk while it takes the next one.
+                    let per_page = layout.num_chunks();
+                    let pages = pages.max((writers + 2).div_ceil(per_page));
+                    Scenario {
+                        page_size,
+                        layout,
+                        pages,
+                        writers,
+                        packets,
+                        shuffle_seed,
+                        direct_patching,
+                    }
+                })
+            },
+        )
 }
 
 fn write_ops(m: &mut Message<'_>, ops: &[Op]) {
@@ -140,6 +145,7 @@ fn run(sc: &Scenario, compaction: bool) -> Result<(), TestCaseError> {
     let service = common::InProcessService::new(region.clone(), sc.page_size, sc.shuffle_seed | 1);
     let config = ArbiterConfig {
         page_layout: sc.layout,
+        direct_patching: sc.direct_patching,
         ..ArbiterConfig::default()
     };
     let arbiter = SharedMemoryArbiter::new(region, sc.page_size, service.clone(), config).unwrap();

@@ -21,20 +21,22 @@ struct Setup {
 }
 
 fn setup(size: usize) -> Setup {
+    setup_with(size, ArbiterConfig::default())
+}
+
+fn setup_with(size: usize, config: ArbiterConfig) -> Setup {
     let region = Arc::new(HeapShm::new(size).unwrap());
     let (sink, rx) = ChannelCommitSink::new();
-    let arbiter = SharedMemoryArbiter::new(
-        region.clone(),
-        4096,
-        Arc::new(sink),
-        ArbiterConfig::default(),
-    )
-    .unwrap();
+    let arbiter = SharedMemoryArbiter::new(region.clone(), 4096, Arc::new(sink), config).unwrap();
     Setup {
         region,
         arbiter,
         rx,
     }
+}
+
+fn spanning_packet_data() -> Vec<u8> {
+    (0..5000u32).map(|i| (i % 251) as u8).collect()
 }
 
 fn commits(rx: &mpsc::Receiver<SinkMessage>) -> Vec<CommitDataRequest> {
@@ -133,12 +135,19 @@ fn four_byte_header_without_compaction_and_packet_reuse_of_inflated_slot() {
 
 #[test]
 fn packet_spanning_chunks_sets_flags_and_patches_payload_offsets() {
-    let s = setup(8192);
+    // Patches go to the service (no direct SMB patching).
+    let s = setup_with(
+        8192,
+        ArbiterConfig {
+            direct_patching: false,
+            ..ArbiterConfig::default()
+        },
+    );
     let mut w = s
         .arbiter
         .create_trace_writer(2, BufferExhaustedPolicy::Drop)
         .unwrap();
-    let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    let data = spanning_packet_data();
     w.write_packet(|p| {
         let mut nested = p.begin_nested(2);
         nested.append_bytes(1, &data);
@@ -209,6 +218,80 @@ fn packet_spanning_chunks_sets_flags_and_patches_payload_offsets() {
     ];
     want.extend_from_slice(&data);
     assert_eq!(out[&1].packets, [want]);
+}
+
+#[test]
+fn direct_patching_fills_the_slot_in_place_and_clears_the_flag() {
+    let s = setup(8192);
+    let mut w = s
+        .arbiter
+        .create_trace_writer(2, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    let data = spanning_packet_data();
+    w.write_packet(|p| {
+        let mut nested = p.begin_nested(2);
+        nested.append_bytes(1, &data);
+    });
+    // Chunk 0 was still in the uncommitted batch when the nested message
+    // ended: the 5003 length sits at payload offset 8, ChunkNeedsPatching is
+    // cleared (only 0x0800 remains) and the chunk is complete.
+    let c0 = chunk_bytes(&s.region, 0, 20);
+    assert_eq!(&c0[..8], &[0, 0, 0, 0, 1, 0, 0x01, 0x08]);
+    assert_eq!(&c0[15..20], &[0x12, 0x8B, 0xA7, 0x80, 0x00]);
+    assert_eq!(page_word(&s.region, 0), 0x1000_0003);
+    assert_eq!(s.arbiter.stats().patches_applied_directly, 1);
+    assert!(commits(&s.rx).is_empty(), "no urgent commit was needed");
+    w.flush(None);
+    let reqs = commits(&s.rx);
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].chunks_to_move.len(), 2);
+    assert!(reqs[0].chunks_to_patch.is_empty());
+    // SAFETY: the region outlives the view.
+    let abi = unsafe { SharedMemoryAbi::new(s.region.as_ptr(), 8192, 4096) }.unwrap();
+    let mut r = common::ReferenceReader::default();
+    r.process_commit(&abi, &reqs[0]);
+    let (out, errors) = r.reassemble();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(out[&1].packets[0].len(), 3 + 1 + 4 + 1 + 2 + 5000);
+}
+
+#[test]
+fn flush_before_the_patch_sends_the_chunk_unpatched_then_the_patch() {
+    // A 3-page SMB so that the second chunk's return doesn't reach half the SMB.
+    let s = setup(3 * 4096);
+    let mut w = s
+        .arbiter
+        .create_trace_writer(2, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    let data = spanning_packet_data();
+    let mut h = w.new_trace_packet();
+    let mut root = h.root();
+    let mut nested = root.begin_nested(2);
+    nested.append_bytes(1, &data);
+    // Someone (a stalled writer, the IPC thread) flushes while the nested
+    // message is still open: chunk 0 leaves with its flag set.
+    s.arbiter.flush_pending_commit_data_requests(None);
+    assert_eq!(page_word(&s.region, 0), 0x1000_0003);
+    assert_eq!(chunk_bytes(&s.region, 0, 8)[7], 0x18);
+    drop(nested);
+    drop(root);
+    drop(h);
+    let reqs = commits(&s.rx);
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].chunks_to_move.len(), 1);
+    assert_eq!(
+        reqs[1].chunks_to_patch,
+        [ChunkToPatch {
+            target_buffer: 2,
+            writer_id: 1,
+            chunk_id: 0,
+            patches: vec![PatchData {
+                offset: 8,
+                data: [0x8B, 0xA7, 0x80, 0x00]
+            }],
+            has_more_patches: false,
+        }]
+    );
 }
 
 #[test]

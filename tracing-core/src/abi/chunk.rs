@@ -176,6 +176,27 @@ impl Chunk {
         (p >= start && p.checked_add(len)? <= end).then(|| p - start)
     }
 
+    /// Overwrites `bytes.len()` payload bytes at `offset` (a producer applying a
+    /// patch to a chunk it still owns). Returns false if out of range.
+    pub fn write_payload(&mut self, offset: usize, bytes: &[u8]) -> bool {
+        if offset
+            .checked_add(bytes.len())
+            .is_none_or(|end| end > self.payload_size())
+        {
+            return false;
+        }
+        // SAFETY: `offset..offset+len` is inside the payload (checked above) of
+        // a chunk this value owns.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.payload_begin().add(offset),
+                bytes.len(),
+            )
+        };
+        true
+    }
+
     /// Copies the payload (the bytes after the header) into `out`, replacing
     /// its content. A service copies before parsing, so a producer that keeps
     /// writing cannot change bytes between validation and use.

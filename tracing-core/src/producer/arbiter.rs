@@ -15,12 +15,12 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use crate::abi::{Chunk, ChunkHeader, PageLayout, SharedMemoryAbi};
+use crate::abi::{Chunk, ChunkFlags, ChunkHeader, PageLayout, SharedMemoryAbi};
 use crate::producer::buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
 use crate::producer::commit_request::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use crate::producer::commit_sink::{CommitSink, FlushCallback};
 use crate::producer::error::ProducerError;
-use crate::producer::patch_list::PatchList;
+use crate::producer::patch_list::{Patch, PatchList};
 use crate::producer::trace_writer::TraceWriter;
 use crate::producer::writer_id_allocator::WriterIdAllocator;
 use crate::shm::SharedMemoryRegion;
@@ -32,6 +32,11 @@ pub struct ArbiterConfig {
     pub page_layout: PageLayout,
     /// Back-off of the stalling policies.
     pub stall: StallConfig,
+    /// Apply patches in the SMB while the patched chunk is still in the
+    /// uncommitted batch (Perfetto's direct SMB patching, which every service
+    /// supports). Such chunks stay BeingWritten until patched or flushed, and
+    /// no patch has to be sent, so no immediate commit is needed.
+    pub direct_patching: bool,
 }
 
 impl Default for ArbiterConfig {
@@ -39,6 +44,7 @@ impl Default for ArbiterConfig {
         ArbiterConfig {
             page_layout: PageLayout::Div1,
             stall: StallConfig::default(),
+            direct_patching: true,
         }
     }
 }
@@ -58,6 +64,10 @@ pub struct ArbiterStats {
     pub commits_sent: u64,
     /// Returned chunks whose state transition was refused (a peer broke the ABI).
     pub abi_errors: u64,
+    /// Patches applied directly in the SMB.
+    pub patches_applied_directly: u64,
+    /// Patches queued for the service.
+    pub patches_sent: u64,
 }
 
 #[derive(Debug, Default)]
@@ -66,7 +76,40 @@ struct ArbiterState {
     writer_ids: WriterIdAllocator,
     pending: Option<CommitDataRequest>,
     bytes_pending_commit: usize,
+    /// Chunks of the pending batch kept BeingWritten because they await patches.
+    unpatched: Vec<Chunk>,
     stats: ArbiterStats,
+}
+
+/// Applies `patch` in place if its chunk is still in the batch (`unpatched`);
+/// when no more patches for it follow, clears its NeedsPatching flag and
+/// completes it.
+fn try_direct_patch(
+    unpatched: &mut Vec<Chunk>,
+    stats: &mut ArbiterStats,
+    abi: &SharedMemoryAbi,
+    writer_id: u16,
+    patch: &Patch,
+    more: bool,
+) -> bool {
+    let Some(i) = unpatched
+        .iter()
+        .rposition(|c| c.writer_id() == writer_id && c.chunk_id() == patch.chunk_id)
+    else {
+        return false;
+    };
+    if !unpatched[i].write_payload(usize::from(patch.offset), &patch.data) {
+        return false;
+    }
+    stats.patches_applied_directly += 1;
+    if !more {
+        let mut chunk = unpatched.swap_remove(i);
+        chunk.clear_flags(ChunkFlags::CHUNK_NEEDS_PATCHING);
+        if abi.release_chunk_as_complete(chunk).is_err() {
+            stats.abi_errors += 1;
+        }
+    }
+    true
 }
 
 /// Chunk allocator and commit batcher for one shared memory buffer.
@@ -262,16 +305,34 @@ impl SharedMemoryArbiter {
     ) {
         let (urgent, new_batch) = {
             let mut guard = lock(&self.state);
-            let st = &mut *guard;
-            let new_batch = st.pending.is_none();
-            let req = st.pending.get_or_insert_with(CommitDataRequest::default);
+            let ArbiterState {
+                pending,
+                bytes_pending_commit,
+                unpatched,
+                stats,
+                ..
+            } = &mut *guard;
+            let new_batch = pending.is_none();
+            let req = pending.get_or_insert_with(CommitDataRequest::default);
             if let Some(chunk) = chunk {
-                st.stats.chunks_returned += 1;
+                stats.chunks_returned += 1;
                 let size = chunk.size();
                 let index = chunk.chunk_index() as u32;
-                match self.abi.release_chunk_as_complete(chunk) {
+                let keep = self.config.direct_patching
+                    && chunk
+                        .packets()
+                        .flags
+                        .contains(ChunkFlags::CHUNK_NEEDS_PATCHING);
+                let released = if keep {
+                    let page = chunk.page_index();
+                    unpatched.push(chunk);
+                    Ok(page)
+                } else {
+                    self.abi.release_chunk_as_complete(chunk)
+                };
+                match released {
                     Ok(page) => {
-                        st.bytes_pending_commit += size;
+                        *bytes_pending_commit += size;
                         req.chunks_to_move.push(ChunkToMove {
                             page: page as u32,
                             chunk: index,
@@ -279,11 +340,18 @@ impl SharedMemoryArbiter {
                             ..ChunkToMove::default()
                         });
                     }
-                    Err(_) => st.stats.abi_errors += 1,
+                    Err(_) => stats.abi_errors += 1,
                 }
             }
             let mut last: Option<usize> = None;
             while let Some(p) = patch_list.pop_ready() {
+                let more = patch_list.front().is_some_and(|f| f.chunk_id == p.chunk_id);
+                if self.config.direct_patching
+                    && try_direct_patch(unpatched, stats, &self.abi, writer_id, &p, more)
+                {
+                    continue;
+                }
+                stats.patches_sent += 1;
                 let i = match last {
                     Some(i) if req.chunks_to_patch[i].chunk_id == p.chunk_id => i,
                     _ => {
@@ -308,7 +376,7 @@ impl SharedMemoryArbiter {
                     .front()
                     .is_some_and(|f| f.chunk_id == group.chunk_id);
             }
-            let urgent = last.is_some() || st.bytes_pending_commit >= self.abi.size() / 2;
+            let urgent = last.is_some() || *bytes_pending_commit >= self.abi.size() / 2;
             (urgent, new_batch)
         };
         if urgent {
@@ -325,6 +393,13 @@ impl SharedMemoryArbiter {
         let req = {
             let mut st = lock(&self.state);
             st.bytes_pending_commit = 0;
+            // Batched chunks still awaiting patches go to the service as they
+            // are (flag set); their patches follow in a later request.
+            for chunk in std::mem::take(&mut st.unpatched) {
+                if self.abi.release_chunk_as_complete(chunk).is_err() {
+                    st.stats.abi_errors += 1;
+                }
+            }
             let req = st.pending.take();
             if req.is_some() || callback.is_some() {
                 st.stats.commits_sent += 1;

@@ -266,9 +266,7 @@ impl WriterCore {
             {
                 return;
             }
-            Some(size) if size < PACKET_SIZE_DROP_PACKET as usize => {
-                redundant_varint4(size as u32)
-            }
+            Some(size) if size < PACKET_SIZE_DROP_PACKET as usize => redundant_varint4(size as u32),
             _ => redundant_varint4(PACKET_SIZE_DROP_PACKET),
         };
         // SAFETY: `header` is a 4-byte fragment header inside the chunk (or the
