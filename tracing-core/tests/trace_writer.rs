@@ -6,11 +6,12 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 use zerotrace_core::abi::{ChunkHeader, FragmentIter, PAGE_HEADER_SIZE, SharedMemoryAbi};
 use zerotrace_core::producer::{
     ArbiterConfig, BufferExhaustedPolicy, ChannelCommitSink, ChunkToMove, ChunkToPatch,
-    CommitDataRequest, PatchData, SharedMemoryArbiter, SinkMessage,
+    CommitDataRequest, PatchData, SharedMemoryArbiter, SinkMessage, StallConfig,
 };
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
@@ -387,4 +388,100 @@ fn max_packets_per_chunk_is_1022() {
 fn writer_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<zerotrace_core::producer::TraceWriter>();
+}
+
+#[test]
+fn encoder_error_abandons_only_that_packet() {
+    let s = setup(8192);
+    let mut w = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    w.write_packet(|p| p.append_uint32(1, 1));
+    // Field id 0 is invalid: the encoder enters its error state mid-packet.
+    w.write_packet(|p| {
+        p.append_uint32(1, 2);
+        p.append_uint32(0, 3);
+    });
+    assert_eq!(w.abandoned_packets(), 1);
+    w.write_packet(|p| p.append_uint32(1, 4));
+    w.flush(None);
+    // SAFETY: the region outlives the view.
+    let abi = unsafe { SharedMemoryAbi::new(s.region.as_ptr(), 8192, 4096) }.unwrap();
+    let mut r = common::ReferenceReader::default();
+    for q in commits(&s.rx) {
+        r.process_commit(&abi, &q);
+    }
+    let (out, errors) = r.reassemble();
+    assert!(errors.is_empty(), "{errors:?}");
+    let wp = &out[&1];
+    assert_eq!(wp.abandoned, 1);
+    assert_eq!(
+        wp.packets,
+        [vec![0xB8, 0x05, 0x01, 0x08, 0x01], vec![0x08, 0x04]]
+    );
+}
+
+#[test]
+fn stall_then_drop_gives_up_after_the_configured_stalls() {
+    let s = setup_with(
+        4096,
+        ArbiterConfig {
+            stall: StallConfig {
+                max_stalls: 3,
+                max_interval: Duration::from_millis(1),
+            },
+            ..ArbiterConfig::default()
+        },
+    );
+    let mut w = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::StallThenDrop)
+        .unwrap();
+    // The only chunk is taken by this writer; nobody frees it.
+    w.write_packet(|p| p.append_bytes(1, &[1; 5000]));
+    assert!(w.is_dropping());
+    let st = s.arbiter.stats();
+    assert_eq!(st.stalls, 3);
+    assert_eq!(st.acquire_failures, 1);
+    // While dropping, StallThenDrop degrades to Drop: no further stalls.
+    for _ in 0..100 {
+        w.write_packet(|p| p.append_bytes(1, &[2; 100]));
+    }
+    assert_eq!(s.arbiter.stats().stalls, 3);
+}
+
+#[test]
+fn flush_ack_and_flush_request_id() {
+    let s = setup(8192);
+    let w = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    s.arbiter.notify_flush_complete(5);
+    s.arbiter.notify_flush_complete(3);
+    let reqs = commits(&s.rx);
+    assert_eq!(
+        reqs.iter().map(|r| r.flush_request_id).collect::<Vec<_>>(),
+        [Some(5), Some(3)]
+    );
+    // An empty flush still produces a request, so the callback fires.
+    let fired = Arc::new(AtomicBool::new(false));
+    let f = fired.clone();
+    s.arbiter
+        .flush_pending_commit_data_requests(Some(Box::new(move || f.store(true, Ordering::SeqCst))));
+    assert!(fired.load(Ordering::SeqCst));
+    assert_eq!(commits(&s.rx), [CommitDataRequest::default()]);
+    drop(w);
+}
+
+#[test]
+fn writer_ids_are_reused_round_robin() {
+    let s = setup(8192);
+    let a = s.arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
+    let b = s.arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
+    assert_eq!((a.writer_id(), b.writer_id()), (1, 2));
+    drop(a);
+    let c = s.arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
+    assert_eq!(c.writer_id(), 3);
 }

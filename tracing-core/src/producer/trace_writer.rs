@@ -52,6 +52,11 @@ const MAX_COMPACT_ROOT: usize = 126;
 ///
 /// `Send` (a writer may move to another thread) but not `Sync`: each thread owns
 /// its own writer.
+///
+/// ```compile_fail
+/// fn assert_sync<T: Sync>() {}
+/// assert_sync::<zerotrace_core::producer::TraceWriter>();
+/// ```
 #[derive(Debug)]
 pub struct TraceWriter {
     pub(crate) stream: StreamWriter,
