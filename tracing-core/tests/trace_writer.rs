@@ -469,7 +469,9 @@ fn flush_ack_and_flush_request_id() {
     let fired = Arc::new(AtomicBool::new(false));
     let f = fired.clone();
     s.arbiter
-        .flush_pending_commit_data_requests(Some(Box::new(move || f.store(true, Ordering::SeqCst))));
+        .flush_pending_commit_data_requests(Some(Box::new(move || {
+            f.store(true, Ordering::SeqCst)
+        })));
     assert!(fired.load(Ordering::SeqCst));
     assert_eq!(commits(&s.rx), [CommitDataRequest::default()]);
     drop(w);
@@ -478,10 +480,48 @@ fn flush_ack_and_flush_request_id() {
 #[test]
 fn writer_ids_are_reused_round_robin() {
     let s = setup(8192);
-    let a = s.arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
-    let b = s.arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
+    let a = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    let b = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
     assert_eq!((a.writer_id(), b.writer_id()), (1, 2));
     drop(a);
-    let c = s.arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
+    let c = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
     assert_eq!(c.writer_id(), 3);
+}
+
+#[test]
+fn generated_trace_packet_wraps_the_handle() {
+    use zerotrace_protos::protos::{TracePacket, TracePacketDecoder};
+    let s = setup(8192);
+    let mut w = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    {
+        let mut h = w.new_trace_packet();
+        let mut p = TracePacket::from_message(h.root());
+        p.set_timestamp(1234);
+        p.begin_track_event().set_name("slice");
+    }
+    w.flush(None);
+    // SAFETY: the region outlives the view.
+    let abi = unsafe { SharedMemoryAbi::new(s.region.as_ptr(), 8192, 4096) }.unwrap();
+    let mut r = common::ReferenceReader::default();
+    for q in commits(&s.rx) {
+        r.process_commit(&abi, &q);
+    }
+    let (out, errors) = r.reassemble();
+    assert!(errors.is_empty(), "{errors:?}");
+    let d = TracePacketDecoder::new(&out[&1].packets[0]);
+    assert_eq!(d.timestamp(), Some(1234));
+    assert_eq!(d.first_packet_on_sequence(), Some(true));
+    assert_eq!(d.track_event().and_then(|e| e.name()), Some("slice"));
 }

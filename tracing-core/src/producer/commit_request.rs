@@ -3,11 +3,12 @@
 //! length patches — and its protobuf encoding
 //! (`perfetto.protos.CommitDataRequest`, perfetto-abi.md §5.4).
 //!
-//! Encoding goes through `protozero::Message` with the field numbers named
-//! below (the generated `zerotrace-protos` writers did not exist when this was
-//! written); decoding uses `protozero::Decoder` and never panics on bad input.
+//! Encoding goes through the generated `zerotrace-protos` writers. Decoding
+//! walks the fields with `protozero::Decoder` (field numbers named below) so
+//! that malformed input becomes a typed error; it never panics.
 
 use protozero::{DecodeError, Decoder, HeapWriter, Message};
+use zerotrace_protos::protos::CommitDataRequest as RequestWriter;
 
 /// `CommitDataRequest` field numbers.
 mod field {
@@ -108,43 +109,43 @@ impl CommitDataRequest {
             && self.flush_request_id.is_none()
     }
 
-    /// Appends the fields of the request to `msg`.
-    pub fn write_to(&self, msg: &mut Message<'_>) {
+    /// Appends the fields of the request to `msg` (a root, or a nested message
+    /// opened for a field of type `CommitDataRequest`).
+    pub fn write_to(&self, msg: Message<'_>) {
+        let mut w = RequestWriter::from_message(msg);
         for m in &self.chunks_to_move {
-            let mut c = msg.begin_nested(field::CHUNKS_TO_MOVE);
-            c.append_uint32(field::mv::PAGE, m.page);
-            c.append_uint32(field::mv::CHUNK, m.chunk);
-            c.append_uint32(field::mv::TARGET_BUFFER, m.target_buffer);
+            let mut c = w.add_chunks_to_move();
+            c.set_page(m.page)
+                .set_chunk(m.chunk)
+                .set_target_buffer(m.target_buffer);
             if let Some(d) = &m.data {
-                c.append_bytes(field::mv::DATA, d);
+                c.set_data(d);
             }
             if m.chunk_incomplete {
-                c.append_bool(field::mv::CHUNK_INCOMPLETE, true);
+                c.set_chunk_incomplete(true);
             }
         }
         for p in &self.chunks_to_patch {
-            let mut c = msg.begin_nested(field::CHUNKS_TO_PATCH);
-            c.append_uint32(field::patch::TARGET_BUFFER, p.target_buffer);
-            c.append_uint32(field::patch::WRITER_ID, p.writer_id);
-            c.append_uint32(field::patch::CHUNK_ID, p.chunk_id);
+            let mut c = w.add_chunks_to_patch();
+            c.set_target_buffer(p.target_buffer)
+                .set_writer_id(p.writer_id)
+                .set_chunk_id(p.chunk_id);
             for d in &p.patches {
-                let mut e = c.begin_nested(field::patch::PATCHES);
-                e.append_uint32(field::patch::OFFSET, d.offset);
-                e.append_bytes(field::patch::DATA, &d.data);
+                c.add_patches().set_offset(d.offset).set_data(&d.data);
             }
             if p.has_more_patches {
-                c.append_bool(field::patch::HAS_MORE_PATCHES, true);
+                c.set_has_more_patches(true);
             }
         }
         if let Some(id) = self.flush_request_id {
-            msg.append_uint64(field::FLUSH_REQUEST_ID, id);
+            w.set_flush_request_id(id);
         }
     }
 
     /// The serialized request.
     pub fn encode(&self) -> Vec<u8> {
         let mut w = HeapWriter::new();
-        self.write_to(&mut w.root());
+        self.write_to(w.root());
         w.to_vec()
     }
 

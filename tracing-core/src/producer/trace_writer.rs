@@ -23,6 +23,8 @@ use protozero::{
     Delegate, Message, OpenSlots, PatchId, Slice, SlotLocation, StreamWriter, WriteError,
 };
 
+use zerotrace_protos::protos::TracePacket;
+
 use crate::abi::chunk_reader::{PACKET_HEADER_SIZE, PACKET_SIZE_DROP_PACKET};
 use crate::abi::{Chunk, ChunkFlags, ChunkHeader, MAX_PACKET_COUNT, Packets};
 use crate::producer::arbiter::SharedMemoryArbiter;
@@ -39,10 +41,6 @@ pub const MAX_PACKETS_PER_CHUNK: u16 = MAX_PACKET_COUNT - 1;
 pub const MIN_BYTES_FOR_NEW_PACKET: usize = PACKET_HEADER_SIZE + 8;
 /// Size of the private chunk written to while dropping.
 pub const GARBAGE_CHUNK_SIZE: usize = 1024;
-/// `TracePacket.previous_packet_dropped` field number.
-pub const FIELD_PREVIOUS_PACKET_DROPPED: u32 = 42;
-/// `TracePacket.first_packet_on_sequence` field number.
-pub const FIELD_FIRST_PACKET_ON_SEQUENCE: u32 = 87;
 /// `DATA_LOSS_PRESENT | DATA_LOSS_SMB_FULL`, set after an SMB-full drop.
 pub const DATA_LOSS_SMB_FULL: u32 = 257;
 /// Largest fragment length the root compaction turns into one byte (< 127).
@@ -215,12 +213,12 @@ impl TraceWriter {
         core.first_packet_on_sequence = false;
         let mut handle = TracePacketHandle::new(stream, core);
         if mark_loss || first {
-            let mut root = handle.root();
+            let mut packet = TracePacket::from_message(handle.root());
             if mark_loss {
-                root.append_uint32(FIELD_PREVIOUS_PACKET_DROPPED, DATA_LOSS_SMB_FULL);
+                packet.set_previous_packet_dropped(DATA_LOSS_SMB_FULL);
             }
             if first {
-                root.append_bool(FIELD_FIRST_PACKET_ON_SEQUENCE, true);
+                packet.set_first_packet_on_sequence(true);
             }
         }
         handle
