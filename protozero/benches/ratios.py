@@ -19,6 +19,7 @@ GOALS = [
     ("slice_begin (a)/(b)", "slice_begin/a_protozero_slice", "slice_begin/b_reference", "<= 1.3", lambda r: r <= 1.3),
     ("slice_begin (a, no compaction)/(b)", "slice_begin/a_protozero_slice_nocompact", "slice_begin/b_reference", "(info)", None),
     ("slice_begin (a, heap)/(b)", "slice_begin/a_protozero_heap", "slice_begin/b_reference", "(info)", None),
+    ("slice_begin generated/(a) [issue 3]", "slice_begin/a_generated_slice", "slice_begin/a_protozero_slice", "<= 1.1", lambda r: r <= 1.1),
     ("slice_begin (c)/(a)", "slice_begin/c_prost_prebuilt", "slice_begin/a_protozero_slice", ">= 3", lambda r: r >= 3),
     ("slice_begin (d)/(a)", "slice_begin/d_prost_build", "slice_begin/a_protozero_slice", "(info)", None),
     ("nested_1000 (a)/(b)", "nested_1000/a_protozero_slice", "nested_1000/b_reference", "<= 1.3", lambda r: r <= 1.3),
