@@ -185,7 +185,10 @@ fn slice_begin(c: &mut Criterion<BenchClock>) {
         gen_slice_begin(w.root(), &SLICE);
         w.finish().expect("buffer large enough").to_vec()
     };
-    assert_eq!(hand, generated, "generated writer bytes differ from hand-written");
+    assert_eq!(
+        hand, generated,
+        "generated writer bytes differ from hand-written"
+    );
     assert_decodes_to(
         "(b)",
         ref_into(&mut buf, |e| ref_slice_begin(e, &SLICE)),
