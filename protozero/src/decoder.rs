@@ -4,6 +4,11 @@
 //! varints are bounded to 10 bytes, field id 0 and wire types 3, 4, 6 and 7 stop
 //! iteration with a typed error. Nested messages come back as borrowed byte
 //! ranges; decoding them is the caller's choice, so there is no recursion here.
+//!
+//! Proto2 groups (wire types 3 and 4) are accepted only by a decoder made
+//! with [`Decoder::accept_groups`], for schemas that use them: a group comes
+//! back as [`FieldValue::Group`], its contents found by an iterative scan for
+//! the matching end tag that gives up past [`MAX_GROUP_DEPTH`] nesting levels.
 
 use crate::error::DecodeError;
 use crate::repeated::{PackedFixed32, PackedFixed64, PackedVarints};
@@ -21,7 +26,16 @@ pub enum FieldValue<'a> {
     Bytes(&'a [u8]),
     /// Wire type 5.
     Fixed32(u32),
+    /// Wire types 3..4: the bytes between a start-group tag and its
+    /// matching end-group tag, borrowed (only from group-aware decoders).
+    Group(&'a [u8]),
 }
+
+/// Deepest nesting of groups a group-aware decoder accepts (the group being
+/// read counts as one level); deeper input stops decoding with
+/// [`DecodeError::GroupTooDeep`], so a scan costs at most this many passes
+/// over the bytes however the groups nest.
+pub const MAX_GROUP_DEPTH: usize = 64;
 
 /// One decoded field: its id and borrowed value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +54,7 @@ impl<'a> Field<'a> {
             FieldValue::Fixed64(_) => WireType::Fixed64,
             FieldValue::Bytes(_) => WireType::LengthDelimited,
             FieldValue::Fixed32(_) => WireType::Fixed32,
+            FieldValue::Group(_) => WireType::StartGroup,
         }
     }
 
@@ -161,6 +176,15 @@ impl<'a> Field<'a> {
         core::str::from_utf8(b).map_err(|_| DecodeError::InvalidUtf8 { id: self.id })
     }
 
+    /// The contents of a group (wire type 3), borrowed.
+    #[inline]
+    pub fn as_group(&self) -> Result<&'a [u8], DecodeError> {
+        match self.value {
+            FieldValue::Group(b) => Ok(b),
+            _ => Err(self.wrong(WireType::StartGroup)),
+        }
+    }
+
     /// A nested message, as a decoder over its bytes.
     #[inline]
     pub fn as_message(&self) -> Result<Decoder<'a>, DecodeError> {
@@ -190,6 +214,7 @@ pub struct Decoder<'a> {
     buf: &'a [u8],
     pos: usize,
     failed: bool,
+    groups: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -199,7 +224,20 @@ impl<'a> Decoder<'a> {
             buf,
             pos: 0,
             failed: false,
+            groups: false,
         }
+    }
+
+    /// This decoder, reading groups as [`FieldValue::Group`] instead of
+    /// stopping at them (for schemas with proto2 groups or delimited fields).
+    pub fn accept_groups(mut self) -> Decoder<'a> {
+        self.groups = true;
+        self
+    }
+
+    /// Whether groups are read (see [`Decoder::accept_groups`]).
+    pub fn groups_accepted(&self) -> bool {
+        self.groups
     }
 
     /// A decoder that starts at byte `pos` of `buf` (clamped to its length).
@@ -208,6 +246,7 @@ impl<'a> Decoder<'a> {
             buf,
             pos: pos.min(buf.len()),
             failed: false,
+            groups: false,
         }
     }
 
@@ -233,7 +272,12 @@ impl<'a> Decoder<'a> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
         }
-        match parse_field(self.buf, self.pos) {
+        let parsed = if self.groups {
+            parse_field_or_group(self.buf, self.pos)
+        } else {
+            parse_field(self.buf, self.pos)
+        };
+        match parsed {
             Ok((field, next)) => {
                 self.pos = next;
                 Some(Ok(field))
@@ -248,7 +292,9 @@ impl<'a> Decoder<'a> {
     /// Scans from the start for the last occurrence of `id`, without moving
     /// the cursor. Stops silently at malformed input.
     pub fn find_last(&self, id: u32) -> Option<Field<'a>> {
-        Decoder::new(self.buf)
+        let mut from_start = Decoder::new(self.buf);
+        from_start.groups = self.groups;
+        from_start
             .map_while(Result::ok)
             .filter(|f| f.id == id)
             .last()
@@ -315,4 +361,160 @@ pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Field<'_>, usize), 
         wire_type => return Err(DecodeError::UnsupportedWireType { id, wire_type }),
     };
     Ok((Field { id, value }, next))
+}
+
+/// [`parse_field`], plus groups: a start-group tag yields
+/// [`FieldValue::Group`] with the bytes up to its matching end-group tag.
+pub(crate) fn parse_field_or_group(
+    buf: &[u8],
+    pos: usize,
+) -> Result<(Field<'_>, usize), DecodeError> {
+    let (tag, n) = decode_varint(&buf[pos..])?;
+    if tag & 7 != WireType::StartGroup as u64 {
+        return parse_field(buf, pos);
+    }
+    let id = group_id(tag)?;
+    let start = pos + n;
+    let (end, next) = scan_group(buf, start, id)?;
+    Ok((
+        Field {
+            id,
+            value: FieldValue::Group(&buf[start..end]),
+        },
+        next,
+    ))
+}
+
+fn group_id(tag: u64) -> Result<u32, DecodeError> {
+    let id = tag >> 3;
+    if id == 0 || id > u64::from(MAX_FIELD_ID) {
+        return Err(DecodeError::InvalidFieldId { id });
+    }
+    Ok(id as u32)
+}
+
+/// Finds the end-group tag matching group `id` whose contents start at
+/// `start`: returns (offset of that tag, offset after it). Iterative, with
+/// the open nested groups on a fixed stack of [`MAX_GROUP_DEPTH`] − 1 ids.
+fn scan_group(buf: &[u8], start: usize, id: u32) -> Result<(usize, usize), DecodeError> {
+    let mut open = [0u32; MAX_GROUP_DEPTH - 1];
+    let mut depth = 0usize;
+    let mut pos = start;
+    loop {
+        if pos >= buf.len() {
+            return Err(DecodeError::UnterminatedGroup { id });
+        }
+        let (tag, n) = decode_varint(&buf[pos..])?;
+        match (tag & 7) as u8 {
+            3 => {
+                let inner = group_id(tag)?;
+                let slot = open
+                    .get_mut(depth)
+                    .ok_or(DecodeError::GroupTooDeep { id })?;
+                *slot = inner;
+                depth += 1;
+                pos += n;
+            }
+            4 => {
+                let closing = group_id(tag)?;
+                let expected = match depth.checked_sub(1) {
+                    Some(d) => open[d],
+                    None => id,
+                };
+                if closing != expected {
+                    return Err(DecodeError::UnterminatedGroup { id });
+                }
+                if depth == 0 {
+                    return Ok((pos, pos + n));
+                }
+                depth -= 1;
+                pos += n;
+            }
+            _ => pos = parse_field(buf, pos)?.1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+
+    fn groups(buf: &[u8]) -> Vec<Result<Field<'_>, DecodeError>> {
+        Decoder::new(buf).accept_groups().collect()
+    }
+
+    #[test]
+    fn plain_decoders_still_reject_groups() {
+        let buf = [0x0B, 0x10, 1, 0x0C];
+        assert_eq!(
+            Decoder::new(&buf).next(),
+            Some(Err(DecodeError::UnsupportedWireType {
+                id: 1,
+                wire_type: 3
+            }))
+        );
+    }
+
+    #[test]
+    fn group_contents_are_borrowed_and_nested_groups_skipped() {
+        // 1: group { 2: 1, 3: group { 4: "x" } }, then 5: 7.
+        let buf = [0x0B, 0x10, 1, 0x1B, 0x22, 1, b'x', 0x1C, 0x0C, 0x28, 7];
+        let fields = groups(&buf);
+        assert_eq!(
+            fields,
+            [
+                Ok(Field {
+                    id: 1,
+                    value: FieldValue::Group(&buf[1..8])
+                }),
+                Ok(Field {
+                    id: 5,
+                    value: FieldValue::Varint(7)
+                })
+            ]
+        );
+        assert_eq!(fields[0].unwrap().as_group(), Ok(&buf[1..8]));
+        assert!(fields[0].unwrap().as_bytes().is_err());
+        assert_eq!(fields[0].unwrap().wire_type(), WireType::StartGroup);
+    }
+
+    #[test]
+    fn unterminated_and_mismatched_groups_are_errors() {
+        assert_eq!(
+            groups(&[0x0B, 0x10, 1]),
+            [Err(DecodeError::UnterminatedGroup { id: 1 })]
+        );
+        // Closed by the end tag of field 2.
+        assert_eq!(
+            groups(&[0x0B, 0x14]),
+            [Err(DecodeError::UnterminatedGroup { id: 1 })]
+        );
+        // A stray end tag outside any group.
+        assert_eq!(
+            groups(&[0x0C]),
+            [Err(DecodeError::UnsupportedWireType {
+                id: 1,
+                wire_type: 4
+            })]
+        );
+        // A malformed field inside the group.
+        assert_eq!(
+            groups(&[0x0B, 0x12, 5, 0x0C]),
+            [Err(DecodeError::LengthOutOfBounds {
+                id: 2,
+                len: 5,
+                remaining: 1
+            })]
+        );
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let mut ok = vec![0x0B; MAX_GROUP_DEPTH];
+        ok.extend(vec![0x0C; MAX_GROUP_DEPTH]);
+        assert!(groups(&ok)[0].is_ok());
+        let mut deep = vec![0x0B; MAX_GROUP_DEPTH + 1];
+        deep.extend(vec![0x0C; MAX_GROUP_DEPTH + 1]);
+        assert_eq!(groups(&deep), [Err(DecodeError::GroupTooDeep { id: 1 })]);
+    }
 }

@@ -33,6 +33,18 @@ pub enum DecodeError {
     /// A varint ended before its last byte.
     #[error("truncated varint")]
     TruncatedVarint,
+    /// A group's end tag is missing or closes a different field.
+    #[error("group field {id} is not terminated by its end-group tag")]
+    UnterminatedGroup {
+        /// Field id of the group.
+        id: u32,
+    },
+    /// Groups nest deeper than `decoder::MAX_GROUP_DEPTH`.
+    #[error("group field {id} nests groups deeper than the decoder accepts")]
+    GroupTooDeep {
+        /// Field id of the outermost group being read.
+        id: u32,
+    },
     /// A varint ran longer than 10 bytes.
     #[error("varint longer than 10 bytes")]
     VarintTooLong,

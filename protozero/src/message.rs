@@ -36,6 +36,10 @@ impl core::fmt::Debug for Message<'_> {
     }
 }
 
+/// Marks `Message::depth` of a group child: the low bits hold its field id
+/// (no length slot is open for a group, so there is no real depth to keep).
+const GROUP_DEPTH_MARK: usize = 1 << (usize::BITS - 1);
+
 #[inline(always)]
 fn tag(id: u32, wire_type: WireType) -> u64 {
     u64::from(make_tag(id, wire_type))
@@ -75,6 +79,22 @@ impl<'w> Message<'w> {
         }
     }
 
+    /// Opens field `id` as a proto2 group (or an editions `DELIMITED`
+    /// message): writes a start-group tag now and, when the returned child
+    /// is finalized or dropped, the matching end-group tag. No length is
+    /// reserved; [`Message::finalize`] of the child returns 0.
+    #[inline]
+    pub fn begin_group(&mut self, id: u32) -> Message<'_> {
+        let id = self.check_id(id);
+        self.stream
+            .write_varint(self.delegate, tag(id, WireType::StartGroup));
+        Message {
+            stream: self.stream,
+            delegate: self.delegate,
+            depth: GROUP_DEPTH_MARK | id as usize,
+        }
+    }
+
     /// Closes this message, backfilling its length; returns its payload size.
     pub fn finalize(self) -> usize {
         let mut this = core::mem::ManuallyDrop::new(self);
@@ -87,7 +107,19 @@ impl<'w> Message<'w> {
         if self.depth == 0 {
             return 0;
         }
+        if self.depth & GROUP_DEPTH_MARK != 0 {
+            return self.end_group();
+        }
         self.stream.end_nested(self.delegate, self.depth)
+    }
+
+    /// Writes the end-group tag of a child opened by [`Message::begin_group`].
+    #[cold]
+    fn end_group(&mut self) -> usize {
+        let id = (self.depth & !GROUP_DEPTH_MARK) as u32;
+        self.stream
+            .write_varint(self.delegate, tag(id, WireType::EndGroup));
+        0
     }
 
     /// Total bytes the underlying stream has written (for size accounting).

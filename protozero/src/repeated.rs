@@ -125,6 +125,13 @@ impl<'a> RepeatedFields<'a> {
         }
     }
 
+    /// This iterator, stepping over proto2 groups instead of stopping at
+    /// them (see [`Decoder::accept_groups`]).
+    pub fn accept_groups(mut self) -> Self {
+        self.decoder = self.decoder.accept_groups();
+        self
+    }
+
     /// An iterator that yields nothing.
     pub fn empty() -> Self {
         Self::new(&[], 0, 0)

@@ -28,18 +28,30 @@ pub struct TypedDecoder<'a, const N: usize> {
     /// (field, offset) of ids ≥ N, in arrival order.
     spill: Vec<(Field<'a>, u32)>,
     error: Option<DecodeError>,
+    groups: bool,
 }
 
 impl<'a, const N: usize> TypedDecoder<'a, N> {
     /// Parses `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::parse(Decoder::new(buf))
+    }
+
+    /// Parses `buf`, reading proto2 groups as [`FieldValue::Group`] (see
+    /// [`Decoder::accept_groups`]) instead of stopping at them.
+    pub fn with_groups(buf: &'a [u8]) -> Self {
+        Self::parse(Decoder::new(buf).accept_groups())
+    }
+
+    fn parse(mut it: Decoder<'a>) -> Self {
+        let buf = it.buffer();
         let mut d = TypedDecoder {
             buf,
             dense: [None; N],
             spill: Vec::new(),
             error: None,
+            groups: it.groups_accepted(),
         };
-        let mut it = Decoder::new(buf);
         loop {
             let offset = it.offset() as u32;
             match it.read_field() {
@@ -113,6 +125,9 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
                 .map(|(_, off)| *off)
         };
         match start {
+            Some(off) if self.groups => {
+                RepeatedFields::new(self.buf, off as usize, id).accept_groups()
+            }
             Some(off) => RepeatedFields::new(self.buf, off as usize, id),
             None => RepeatedFields::empty(),
         }
@@ -142,6 +157,20 @@ mod tests {
         assert_eq!(d.get(200).unwrap().as_u64(), Ok(1));
         assert!(!d.has(3));
         assert_eq!(d.repeated(3).count(), 0);
+    }
+
+    #[test]
+    fn groups_only_when_asked() {
+        // 1: group { 2: 1 }, 1: group {}, 3: 9.
+        let buf = [0x0B, 0x10, 1, 0x0C, 0x0B, 0x0C, 0x18, 9];
+        let plain = TypedDecoder::<'_, 4>::new(&buf);
+        assert!(plain.get(3).is_none());
+        assert!(plain.error().is_some());
+        let d = TypedDecoder::<'_, 4>::with_groups(&buf);
+        assert_eq!(d.error(), None);
+        assert_eq!(d.get(3).unwrap().as_u64(), Ok(9));
+        let groups: Vec<_> = d.repeated(1).map(|f| f.as_group().unwrap()).collect();
+        assert_eq!(groups, [&[0x10, 1][..], &[][..]]);
     }
 
     #[test]
