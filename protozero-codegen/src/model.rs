@@ -14,13 +14,44 @@ pub struct Schema {
     pub files: Vec<ProtoFile>,
 }
 
-/// `proto2` or `proto3`.
+impl Schema {
+    /// Whether any field (extensions included) is written as a group, or a
+    /// message uses the message-set format (items are groups), so decoders
+    /// must read wire types 3 and 4.
+    pub fn uses_groups(&self) -> bool {
+        fn message(m: &MessageDef) -> bool {
+            m.message_set
+                || m.fields.iter().any(|f| f.delimited)
+                || m.extensions.iter().any(|e| e.field.delimited)
+                || m.messages.iter().any(message)
+        }
+        self.files.iter().any(|f| {
+            f.messages.iter().any(message) || f.extensions.iter().any(|e| e.field.delimited)
+        })
+    }
+}
+
+/// `proto2`, `proto3` or an edition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Syntax {
     /// `syntax = "proto2"` (or none).
     Proto2,
     /// `syntax = "proto3"`.
     Proto3,
+    /// `edition = "<year>"`, e.g. 2023.
+    Edition(u32),
+}
+
+/// Whether a singular field tracks presence (resolved from the syntax or
+/// the editions `field_presence` feature).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// Set or not set is observable (proto2 and proto3 `optional`, editions default).
+    Explicit,
+    /// Absent means the default value (proto3 singular scalars, editions `IMPLICIT`).
+    Implicit,
+    /// proto2 `required` (editions `LEGACY_REQUIRED`).
+    Required,
 }
 
 /// One `.proto` file.
@@ -40,6 +71,17 @@ pub struct ProtoFile {
     pub enums: Vec<EnumDef>,
     /// Services in declaration order.
     pub services: Vec<ServiceDef>,
+    /// Top-level `extend` fields in declaration order.
+    pub extensions: Vec<ExtensionDef>,
+}
+
+/// One field declared in an `extend Foo { ... }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtensionDef {
+    /// Fully qualified name of the extended message.
+    pub extendee: String,
+    /// The field (its `oneof` is always `None`).
+    pub field: FieldDef,
 }
 
 /// A message type.
@@ -59,6 +101,11 @@ pub struct MessageDef {
     pub enums: Vec<EnumDef>,
     /// Whether this is the synthetic entry type of a `map<K, V>` field.
     pub map_entry: bool,
+    /// `option message_set_wire_format = true`: the message only carries
+    /// extensions, each wrapped in an `Item` group on the wire.
+    pub message_set: bool,
+    /// `extend` fields declared inside this message, in declaration order.
+    pub extensions: Vec<ExtensionDef>,
 }
 
 impl MessageDef {
@@ -169,6 +216,14 @@ pub struct FieldDef {
     pub oneof: Option<usize>,
     /// Declared `[default = ...]`, as written.
     pub default: Option<String>,
+    /// Presence tracking of a singular field.
+    pub presence: Presence,
+    /// A message field written as a group (start/end tags, wire types 3
+    /// and 4) instead of length-prefixed: proto2 `group`s and editions'
+    /// `message_encoding = DELIMITED`.
+    pub delimited: bool,
+    /// A `json_name` that differs from the default lowerCamelCase name.
+    pub json_name: Option<String>,
 }
 
 /// A `oneof` group.
@@ -187,6 +242,9 @@ pub struct EnumDef {
     pub full_name: String,
     /// Values in declaration order (aliases included).
     pub values: Vec<EnumValueDef>,
+    /// Closed enum (proto2, editions `enum_type = CLOSED`): numbers it does
+    /// not name are not valid values of its fields.
+    pub closed: bool,
 }
 
 /// One enum value.

@@ -1,10 +1,10 @@
 //! Turns `.proto` files into the [`crate::model`]: parsing and type checking
-//! by `protobuf-parse` in pure-Rust mode (no `protoc` needed), then a one-time
-//! translation of its descriptors that settles syntax-dependent questions
-//! (packed defaults, synthetic proto3 `optional` oneofs) for the emitters.
-//! `extend` blocks are not modelled: extension fields get no typed methods
-//! (decoders still expose them through `typed_decoder()`), and proto2 groups
-//! are rejected.
+//! by `protobuf-parse`, either in pure-Rust mode (no external tool) or by
+//! running `protoc` (which accepts everything Google's compiler does:
+//! editions, options on extension ranges, every group form), then a one-time
+//! translation of the descriptors that settles syntax- and
+//! feature-dependent questions (packing, presence, group encoding, enum
+//! openness, synthetic proto3 `optional` oneofs) for the emitters.
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +15,27 @@ use protobuf::descriptor::{
 };
 
 use crate::error::CodegenError;
-use crate::model::{
-    EnumDef, EnumValueDef, FieldDef, FieldType, Label, MessageDef, MethodDef, OneofDef, ProtoFile,
-    Scalar, Schema, ServiceDef, Syntax,
+use crate::features::{
+    ENUM_FEATURES, FIELD_FEATURES, FILE_FEATURES, Features, FileSyntax, MESSAGE_FEATURES,
+    ONEOF_FEATURES,
 };
+use crate::model::{
+    EnumDef, EnumValueDef, ExtensionDef, FieldDef, FieldType, Label, MessageDef, MethodDef,
+    OneofDef, Presence, ProtoFile, Scalar, Schema, ServiceDef,
+};
+
+/// Which parser reads the `.proto` files.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum FrontEnd {
+    /// `protobuf-parse`'s pure-Rust parser: no external tool, but it
+    /// rejects editions, options on extension ranges and a few other
+    /// constructs.
+    #[default]
+    Pure,
+    /// Google's `protoc`: the given binary, else `$PROTOC`, else the one
+    /// shipped by the `protoc-bin-vendored` crate (feature `vendored-protoc`).
+    Protoc(Option<PathBuf>),
+}
 
 /// The parser's output: our model plus the raw descriptors (for the
 /// FileDescriptorSet), both in dependency order.
@@ -32,18 +49,34 @@ pub struct Parsed {
 
 /// Parses `inputs` (each under one of `includes`) and every file they import;
 /// code is generated for all of them, since the inputs' code refers to them.
-pub fn parse_files(includes: &[PathBuf], inputs: &[PathBuf]) -> Result<Parsed, CodegenError> {
+pub fn parse_files(
+    includes: &[PathBuf],
+    inputs: &[PathBuf],
+    front_end: &FrontEnd,
+) -> Result<Parsed, CodegenError> {
     if inputs.is_empty() {
         return Err(CodegenError::NoInputs);
     }
-    let parsed = protobuf_parse::Parser::new()
-        .pure()
-        .includes(includes)
-        .inputs(inputs)
-        .parse_and_typecheck()
-        .map_err(|e| CodegenError::Parse {
-            message: format!("{e:#}"),
-        })?;
+    let mut parser = protobuf_parse::Parser::new();
+    parser.includes(includes).inputs(inputs);
+    match front_end {
+        FrontEnd::Pure => {
+            parser.pure();
+        }
+        FrontEnd::Protoc(path) => {
+            parser
+                .protoc()
+                .protoc_path(&protoc_path(path.as_deref())?)
+                .capture_stderr();
+        }
+    }
+    let parsed = parser.parse_and_typecheck().map_err(|e| {
+        let message = format!("{e:#}");
+        match front_end {
+            FrontEnd::Pure => crate::error::pure_parse_error(message),
+            FrontEnd::Protoc(_) => CodegenError::Parse { message },
+        }
+    })?;
     let files = parsed
         .file_descriptors
         .iter()
@@ -52,6 +85,32 @@ pub fn parse_files(includes: &[PathBuf], inputs: &[PathBuf]) -> Result<Parsed, C
     Ok(Parsed {
         schema: Schema { files },
         descriptors: parsed.file_descriptors,
+    })
+}
+
+/// The `protoc` to run: `explicit`, else `$PROTOC`, else the vendored one.
+fn protoc_path(explicit: Option<&Path>) -> Result<PathBuf, CodegenError> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("PROTOC") {
+        return Ok(PathBuf::from(p));
+    }
+    vendored_protoc()
+}
+
+#[cfg(feature = "vendored-protoc")]
+fn vendored_protoc() -> Result<PathBuf, CodegenError> {
+    protoc_bin_vendored::protoc_bin_path().map_err(|e| CodegenError::Protoc {
+        message: e.to_string(),
+    })
+}
+
+#[cfg(not(feature = "vendored-protoc"))]
+fn vendored_protoc() -> Result<PathBuf, CodegenError> {
+    Err(CodegenError::Protoc {
+        message: "no protoc given, $PROTOC is unset and feature `vendored-protoc` is off"
+            .to_owned(),
     })
 }
 
@@ -92,49 +151,71 @@ fn join(scope: &str, name: &str) -> String {
 }
 
 fn convert_file(fd: &FileDescriptorProto) -> Result<ProtoFile, CodegenError> {
-    let syntax = if fd.syntax() == "proto3" {
-        Syntax::Proto3
-    } else {
-        Syntax::Proto2
-    };
+    let syntax = FileSyntax::of(fd.syntax(), fd.special_fields.unknown_fields());
+    let features = syntax.defaults().overlay(
+        fd.options
+            .as_ref()
+            .map(|o| o.special_fields.unknown_fields()),
+        FILE_FEATURES,
+    );
     let ctx = Ctx {
         file: fd.name(),
-        syntax,
+        proto2_or_3: !matches!(syntax, FileSyntax::Edition(_)),
+        proto3: syntax == FileSyntax::Proto3,
     };
     let package = fd.package().to_owned();
     Ok(ProtoFile {
         name: fd.name().to_owned(),
         package: package.clone(),
-        syntax,
+        syntax: syntax.model(),
         dependencies: fd.dependency.clone(),
         messages: fd
             .message_type
             .iter()
-            .map(|m| ctx.message(m, &package))
+            .map(|m| ctx.message(m, &package, features))
             .collect::<Result<_, _>>()?,
         enums: fd
             .enum_type
             .iter()
-            .map(|e| convert_enum(e, &package))
+            .map(|e| convert_enum(e, &package, features))
             .collect(),
         services: fd
             .service
             .iter()
             .map(|s| convert_service(s, &package))
             .collect(),
+        extensions: fd
+            .extension
+            .iter()
+            .map(|f| ctx.extension(f, &package, features))
+            .collect::<Result<_, _>>()?,
     })
 }
 
 struct Ctx<'a> {
     file: &'a str,
-    syntax: Syntax,
+    /// proto2 or proto3: `[packed]` options and `TYPE_GROUP` decide, not features.
+    proto2_or_3: bool,
+    proto3: bool,
 }
 
 impl Ctx<'_> {
-    fn message(&self, m: &DescriptorProto, scope: &str) -> Result<MessageDef, CodegenError> {
+    fn message(
+        &self,
+        m: &DescriptorProto,
+        scope: &str,
+        parent: Features,
+    ) -> Result<MessageDef, CodegenError> {
         let full_name = join(scope, m.name());
+        let features = parent.overlay(
+            m.options
+                .as_ref()
+                .map(|o| o.special_fields.unknown_fields()),
+            MESSAGE_FEATURES,
+        );
         // proto3 `optional` fields sit in synthetic oneofs; only real oneofs
-        // (with at least one non-synthetic member) are kept, renumbered.
+        // (with at least one non-synthetic member) are kept, renumbered, so
+        // the result does not depend on how a parser numbers synthetic ones.
         let mut real = vec![false; m.oneof_decl.len()];
         for f in &m.field {
             if let Some(i) = f.oneof_index {
@@ -155,10 +236,34 @@ impl Ctx<'_> {
                 });
             }
         }
+        let map_entries: Vec<String> = m
+            .nested_type
+            .iter()
+            .filter(|n| is_map_entry(n))
+            .map(|n| join(&full_name, n.name()))
+            .collect();
         let fields = m
             .field
             .iter()
-            .map(|f| self.field(f, &full_name, &remap))
+            .map(|f| {
+                let inherited = f
+                    .oneof_index
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| m.oneof_decl.get(i))
+                    .map_or(features, |o| {
+                        features.overlay(
+                            o.options
+                                .as_ref()
+                                .map(|o| o.special_fields.unknown_fields()),
+                            ONEOF_FEATURES,
+                        )
+                    });
+                let oneof = f
+                    .oneof_index
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| remap.get(i).copied().flatten());
+                self.field(f, &full_name, inherited, oneof, &map_entries)
+            })
             .collect::<Result<_, _>>()?;
         Ok(MessageDef {
             name: m.name().to_owned(),
@@ -168,24 +273,50 @@ impl Ctx<'_> {
             messages: m
                 .nested_type
                 .iter()
-                .map(|n| self.message(n, &full_name))
+                .map(|n| self.message(n, &full_name, features))
                 .collect::<Result<_, _>>()?,
             enums: m
                 .enum_type
                 .iter()
-                .map(|e| convert_enum(e, &full_name))
+                .map(|e| convert_enum(e, &full_name, features))
                 .collect(),
-            map_entry: m.options.as_ref().and_then(|o| o.map_entry) == Some(true),
+            map_entry: is_map_entry(m),
+            message_set: m.options.as_ref().and_then(|o| o.message_set_wire_format) == Some(true),
+            extensions: m
+                .extension
+                .iter()
+                .map(|f| self.extension(f, &full_name, features))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    fn extension(
+        &self,
+        f: &FieldDescriptorProto,
+        scope: &str,
+        features: Features,
+    ) -> Result<ExtensionDef, CodegenError> {
+        Ok(ExtensionDef {
+            extendee: strip_dot(f.extendee()),
+            field: self.field(f, scope, features, None, &[])?,
         })
     }
 
     fn field(
         &self,
         f: &FieldDescriptorProto,
-        message: &str,
-        oneof_remap: &[Option<usize>],
+        scope: &str,
+        inherited: Features,
+        oneof: Option<usize>,
+        map_entries: &[String],
     ) -> Result<FieldDef, CodegenError> {
-        let construct = || format!("field {message}.{}", f.name());
+        let construct = || format!("field {scope}.{}", f.name());
+        let features = inherited.overlay(
+            f.options
+                .as_ref()
+                .map(|o| o.special_fields.unknown_fields()),
+            FIELD_FEATURES,
+        );
         let ty = match f.type_() {
             PbType::TYPE_DOUBLE => FieldType::Scalar(Scalar::Double),
             PbType::TYPE_FLOAT => FieldType::Scalar(Scalar::Float),
@@ -203,13 +334,8 @@ impl Ctx<'_> {
             PbType::TYPE_SINT32 => FieldType::Scalar(Scalar::Sint32),
             PbType::TYPE_SINT64 => FieldType::Scalar(Scalar::Sint64),
             PbType::TYPE_ENUM => FieldType::Enum(strip_dot(f.type_name())),
-            PbType::TYPE_MESSAGE => FieldType::Message(strip_dot(f.type_name())),
-            PbType::TYPE_GROUP => {
-                return Err(CodegenError::Unsupported {
-                    file: self.file.to_owned(),
-                    construct: construct(),
-                    reason: "proto2 groups are deprecated and not generated".to_owned(),
-                });
+            PbType::TYPE_MESSAGE | PbType::TYPE_GROUP => {
+                FieldType::Message(strip_dot(f.type_name()))
             }
         };
         let number = u32::try_from(f.number()).map_err(|_| CodegenError::Unsupported {
@@ -227,14 +353,50 @@ impl Ctx<'_> {
             FieldType::Enum(_) => true,
             FieldType::Message(_) => false,
         };
-        let explicit = f.options.as_ref().and_then(|o| o.packed);
         let packed = label == Label::Repeated
             && packable
-            && explicit.unwrap_or(self.syntax == Syntax::Proto3);
-        let oneof = f
-            .oneof_index
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| oneof_remap.get(i).copied().flatten());
+            && if self.proto2_or_3 {
+                f.options
+                    .as_ref()
+                    .and_then(|o| o.packed)
+                    .unwrap_or(self.proto3)
+            } else {
+                features.packed
+            };
+        let is_map = matches!(&ty, FieldType::Message(n) if map_entries.contains(n));
+        let delimited = match &ty {
+            FieldType::Message(_) if self.proto2_or_3 => f.type_() == PbType::TYPE_GROUP,
+            FieldType::Message(_) => {
+                f.type_() == PbType::TYPE_GROUP || (features.delimited && !is_map)
+            }
+            _ => false,
+        };
+        let presence = if f.label() == PbLabel::LABEL_REQUIRED {
+            Presence::Required
+        } else if self.proto2_or_3 {
+            let implicit = self.proto3
+                && !f.proto3_optional()
+                && oneof.is_none()
+                && !matches!(ty, FieldType::Message(_));
+            if implicit {
+                Presence::Implicit
+            } else {
+                Presence::Explicit
+            }
+        } else if matches!(ty, FieldType::Message(_)) || oneof.is_some() {
+            // Editions cannot make message or oneof members implicit.
+            match features.presence {
+                Presence::Implicit => Presence::Explicit,
+                p => p,
+            }
+        } else {
+            features.presence
+        };
+        let json_name = f
+            .json_name
+            .as_ref()
+            .filter(|j| **j != default_json_name(f.name()))
+            .cloned();
         Ok(FieldDef {
             name: f.name().to_owned(),
             number,
@@ -243,15 +405,46 @@ impl Ctx<'_> {
             packed,
             oneof,
             default: f.default_value.clone(),
+            presence,
+            delimited,
+            json_name,
         })
     }
+}
+
+fn is_map_entry(m: &DescriptorProto) -> bool {
+    m.options.as_ref().and_then(|o| o.map_entry) == Some(true)
+}
+
+/// protoc's default `json_name`: underscores dropped, the letter after
+/// each one upper-cased.
+fn default_json_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn strip_dot(name: &str) -> String {
     name.strip_prefix('.').unwrap_or(name).to_owned()
 }
 
-fn convert_enum(e: &EnumDescriptorProto, scope: &str) -> EnumDef {
+fn convert_enum(e: &EnumDescriptorProto, scope: &str, parent: Features) -> EnumDef {
+    let features = parent.overlay(
+        e.options
+            .as_ref()
+            .map(|o| o.special_fields.unknown_fields()),
+        ENUM_FEATURES,
+    );
     EnumDef {
         name: e.name().to_owned(),
         full_name: join(scope, e.name()),
@@ -263,6 +456,7 @@ fn convert_enum(e: &EnumDescriptorProto, scope: &str) -> EnumDef {
                 number: v.number(),
             })
             .collect(),
+        closed: features.closed_enums,
     }
 }
 
@@ -281,5 +475,18 @@ fn convert_service(s: &ServiceDescriptorProto, package: &str) -> ServiceDef {
                 server_streaming: m.server_streaming(),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_names() {
+        assert_eq!(default_json_name("foo_bar"), "fooBar");
+        assert_eq!(default_json_name("foo"), "foo");
+        assert_eq!(default_json_name("foo__bar_1"), "fooBar1");
+        assert_eq!(default_json_name("FooBar"), "FooBar");
     }
 }

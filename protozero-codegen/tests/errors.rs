@@ -33,8 +33,41 @@ fn syntax_errors_name_the_file() {
         "syntax = \"proto2\";\nmessage {\n",
     );
     match generate(dir.path(), &f) {
-        Err(CodegenError::Parse { message }) => {
-            assert!(message.contains("broken.proto"), "{message}")
+        Err(e @ CodegenError::PureParse { .. }) => {
+            let CodegenError::PureParse {
+                file,
+                line,
+                source_line,
+                ..
+            } = &e
+            else {
+                unreachable!()
+            };
+            assert!(file.ends_with("broken.proto"), "{file}");
+            assert_eq!(*line, 2);
+            assert_eq!(source_line, "message {");
+            let text = e.to_string();
+            assert!(text.contains("broken.proto:2:"), "{text}");
+            assert!(text.contains("protoc front end"), "{text}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn pure_mode_names_unsupported_constructs_and_suggests_protoc() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = schema(
+        dir.path(),
+        "ed.proto",
+        "edition = \"2023\";\npackage e;\nmessage M { int32 x = 1; }\n",
+    );
+    match generate(dir.path(), &f) {
+        Err(e @ CodegenError::PureParse { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("ed.proto:1:"), "{text}");
+            assert!(text.contains("edition = \"2023\";"), "{text}");
+            assert!(text.contains("cargo xtask codegen --protoc"), "{text}");
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -51,25 +84,6 @@ fn missing_imports_are_parse_errors() {
     match generate(dir.path(), &f) {
         Err(CodegenError::Parse { message }) => {
             assert!(message.contains("missing.proto"), "{message}")
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
-#[test]
-fn groups_are_rejected_naming_the_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = schema(
-        dir.path(),
-        "g.proto",
-        "syntax = \"proto2\";\npackage p;\nmessage M { optional group G = 1 { optional int32 x = 2; } }\n",
-    );
-    match generate(dir.path(), &f) {
-        Err(CodegenError::Unsupported {
-            file, construct, ..
-        }) => {
-            assert_eq!(file, "g.proto");
-            assert_eq!(construct, "field p.M.g");
         }
         other => panic!("unexpected {other:?}"),
     }

@@ -25,6 +25,9 @@ enum Task {
         /// Do not write; fail (exit 1) and list the files that are stale.
         #[arg(long)]
         check: bool,
+        /// Parse with Google's protoc (vendored) instead of the pure-Rust parser.
+        #[arg(long)]
+        protoc: bool,
     },
     /// Generate and compile whole public schema sets (Perfetto upstream and
     /// others fetched from the package registries) in throwaway crates
@@ -48,7 +51,7 @@ fn workspace_root() -> PathBuf {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.task {
-        Task::Codegen { check } => match codegen::run(&workspace_root(), check) {
+        Task::Codegen { check, protoc } => match codegen::run(&workspace_root(), check, protoc) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -11,12 +11,24 @@ use crate::model::{MessageDef, Scalar};
 use crate::names::{ident, module_name, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
+/// How generated accessor bodies reach the parsed field table.
+pub(crate) struct Access {
+    /// Expression of type `&TypedDecoder` (`self.dec` in a decoder's own
+    /// impl, `self.typed_decoder()` in an extension trait impl).
+    pub dec: TokenStream,
+}
+
 /// Fields with numbers below this go to the decoder's dense table; larger
 /// numbers are found by a scan of the (rare) spill list.
 pub const MAX_DENSE_FIELDS: u32 = 128;
 
 /// The decoder struct, its inherent impl and its `MessageDecoder` impl.
-pub(crate) fn emit_decoder(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>]) -> TokenStream {
+pub(crate) fn emit_decoder(
+    msg: &MessageDef,
+    file: &str,
+    plans: &[FieldPlan<'_>],
+    groups: bool,
+) -> TokenStream {
     let name = format_ident!("{}Decoder", type_name(&msg.name));
     let full_name = &msg.full_name;
     let dense =
@@ -24,13 +36,21 @@ pub(crate) fn emit_decoder(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>]
     let doc = format!(
         "Zero-copy decoder of message `{full_name}` (from `{file}`); missing or malformed fields read as `None`."
     );
-    let accessors = plans.iter().map(|p| field_accessors(msg, p));
+    let access = Access {
+        dec: quote!(self.dec),
+    };
+    let accessors = plans.iter().map(|p| field_accessors(msg, p, &access));
     let which = which_names(msg, plans);
     let oneofs = msg
         .oneofs
         .iter()
         .enumerate()
-        .map(|(i, _)| which_method(msg, i, &which[i], plans));
+        .map(|(i, _)| which_method(msg, i, &which[i], plans, groups));
+    let ctor = if groups {
+        quote!(::protozero::TypedDecoder::with_groups(buf))
+    } else {
+        quote!(::protozero::TypedDecoder::new(buf))
+    };
     quote! {
         #[doc = #doc]
         #[derive(Debug, Clone)]
@@ -42,7 +62,7 @@ pub(crate) fn emit_decoder(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>]
             /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
             #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
-                Self { dec: ::protozero::TypedDecoder::new(buf) }
+                Self { dec: #ctor }
             }
 
             /// Why parsing stopped before the end of the bytes, if it did;
@@ -84,7 +104,7 @@ pub(crate) fn emit_decoder(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>]
     }
 }
 
-fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
+pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, d: &Access) -> TokenStream {
     let id = Literal::u32_unsuffixed(p.def.number);
     let has = &p.d_has;
     let what = p.describe(msg);
@@ -93,22 +113,24 @@ fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
     } else {
         format!("Whether {} is present.", lower(&what))
     };
+    let dec = &d.dec;
     let has_fn = quote! {
         #[doc = #has_doc]
         #[inline]
         pub fn #has(&self) -> bool {
-            self.dec.has(#id)
+            #dec.has(#id)
         }
     };
     let main = if p.repeated() {
-        repeated_accessors(p, &id, &what)
+        repeated_accessors(p, &id, &what, d)
     } else {
-        singular_accessors(p, &id, &what)
+        singular_accessors(p, &id, &what, d)
     };
     quote! { #main #has_fn }
 }
 
-fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStream {
+fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
+    let d = &a.dec;
     let get = &p.d_get;
     let doc = format!("{what}; `None` when absent or malformed.");
     match &p.shape {
@@ -126,7 +148,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
                     #[doc = #doc]
                     #[inline]
                     pub fn #b(&self) -> ::core::option::Option<&'a [u8]> {
-                        self.dec.get(#id).and_then(|f| f.as_bytes().ok())
+                        #d.get(#id).and_then(|f| f.as_bytes().ok())
                     }
                 }
             });
@@ -139,7 +161,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
                 #[doc = #doc]
                 #[inline]
                 pub fn #get(&self) -> ::core::option::Option<#ty> {
-                    self.dec.get(#id).and_then(|f| f.#getter().ok())
+                    #d.get(#id).and_then(|f| f.#getter().ok())
                 }
                 #bytes
             }
@@ -151,7 +173,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
                     #[doc = #doc]
                     #[inline]
                     pub fn #raw(&self) -> ::core::option::Option<i32> {
-                        self.dec.get(#id).and_then(|f| f.as_i32().ok())
+                        #d.get(#id).and_then(|f| f.as_i32().ok())
                     }
                 }
             });
@@ -168,13 +190,21 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
             }
         }
         Shape::Message { decoder, .. } => {
+            let (as_payload, what_bytes) = if p.def.delimited {
+                (
+                    quote!(as_group),
+                    "as its encoded group contents (without the group tags)",
+                )
+            } else {
+                (quote!(as_bytes), "as its encoded bytes")
+            };
             let bytes = p.d_bytes.as_ref().map(|b| {
-                let doc = format!("{what}, as its encoded bytes.");
+                let doc = format!("{what}, {what_bytes}.");
                 quote! {
                     #[doc = #doc]
                     #[inline]
                     pub fn #b(&self) -> ::core::option::Option<&'a [u8]> {
-                        self.dec.get(#id).and_then(|f| f.as_bytes().ok())
+                        #d.get(#id).and_then(|f| f.#as_payload().ok())
                     }
                 }
             });
@@ -182,7 +212,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
                 #[doc = #doc]
                 #[inline]
                 pub fn #get(&self) -> ::core::option::Option<#decoder<'a>> {
-                    self.dec.get(#id).and_then(|f| f.as_bytes().ok()).map(#decoder::new)
+                    #d.get(#id).and_then(|f| f.#as_payload().ok()).map(#decoder::new)
                 }
                 #bytes
             }
@@ -190,8 +220,12 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
     }
 }
 
-fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStream {
+fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
+    let d = &a.dec;
     let get = &p.d_get;
+    if p.def.delimited {
+        return repeated_groups(p, id, what, a);
+    }
     let doc = format!("{what}: every element in order (packed or not).");
     let (ty, ctor) = match &p.shape {
         Shape::Scalar(Scalar::String) => (
@@ -224,7 +258,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
             #[doc = #doc]
             #[inline]
             pub fn #raw(&self) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-                ::protozero::RepeatedScalars::new(self.dec.repeated(#id))
+                ::protozero::RepeatedScalars::new(#d.repeated(#id))
             }
         }
     });
@@ -234,7 +268,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
             #[doc = #doc]
             #[inline]
             pub fn #b(&self) -> ::protozero::RepeatedBytes<'a> {
-                ::protozero::RepeatedBytes::new(self.dec.repeated(#id))
+                ::protozero::RepeatedBytes::new(#d.repeated(#id))
             }
         }
     });
@@ -242,9 +276,38 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str) -> TokenStrea
         #[doc = #doc]
         #[inline]
         pub fn #get(&self) -> #ty {
-            #ctor(self.dec.repeated(#id))
+            #ctor(#d.repeated(#id))
         }
         #raw
+        #bytes
+    }
+}
+
+/// Repeated group fields: iterators over the elements' group contents
+/// (elements with another wire type are skipped).
+fn repeated_groups(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
+    let d = &a.dec;
+    let get = &p.d_get;
+    let Shape::Message { decoder, .. } = &p.shape else {
+        return TokenStream::new();
+    };
+    let doc = format!("{what}: every element in order, each written as a group.");
+    let bytes = p.d_bytes.as_ref().map(|b| {
+        let doc = format!("{what}, as each element's group contents.");
+        quote! {
+            #[doc = #doc]
+            #[inline]
+            pub fn #b(&self) -> impl ::core::iter::Iterator<Item = &'a [u8]> + use<'a> {
+                #d.repeated(#id).filter_map(|f| f.as_group().ok())
+            }
+        }
+    });
+    quote! {
+        #[doc = #doc]
+        #[inline]
+        pub fn #get(&self) -> impl ::core::iter::Iterator<Item = #decoder<'a>> + use<'a> {
+            #d.repeated(#id).filter_map(|f| f.as_group().ok()).map(#decoder::new)
+        }
         #bytes
     }
 }
@@ -276,6 +339,7 @@ fn which_method(
     index: usize,
     method: &Ident,
     plans: &[FieldPlan<'_>],
+    groups: bool,
 ) -> TokenStream {
     let module = ident(&module_name(&msg.name));
     let enum_name = format_ident!("{}", oneof_enum_name(msg, index));
@@ -296,6 +360,12 @@ fn which_method(
                     quote!(field.#getter().ok())
                 }
                 Shape::Enum(_) => quote!(field.as_i32().ok().map(::protozero::EnumValue::from_i32)),
+                Shape::Message { .. } if p.def.delimited => quote!(
+                    field
+                        .as_group()
+                        .ok()
+                        .map(::protozero::MessageDecoder::decode)
+                ),
                 Shape::Message { .. } => quote!(
                     field
                         .as_bytes()
@@ -305,11 +375,16 @@ fn which_method(
             };
             quote! { #id => #convert.map(#module::#enum_name::#variant), }
         });
+    let fields = if groups {
+        quote!(::protozero::Decoder::new(self.dec.buffer()).accept_groups())
+    } else {
+        quote!(::protozero::Decoder::new(self.dec.buffer()))
+    };
     quote! {
         #[doc = #doc]
         pub fn #method(&self) -> ::core::option::Option<#module::#enum_name #lt> {
             let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer()).map_while(::core::result::Result::ok) {
+            for field in #fields.map_while(::core::result::Result::ok) {
                 let value = match field.id {
                     #(#arms)*
                     _ => continue,

@@ -25,11 +25,21 @@ pub use decoder::MAX_DENSE_FIELDS;
 pub(crate) struct Ctx<'s> {
     pub symbols: &'s Symbols,
     pub file: &'s ProtoFile,
+    /// Some field of the schema is a group: decoders must read groups.
+    pub groups: bool,
 }
 
 /// The items generated for `file`, unformatted.
-pub(crate) fn emit_file(symbols: &Symbols, file: &ProtoFile) -> Result<TokenStream, CodegenError> {
-    let ctx = Ctx { symbols, file };
+pub(crate) fn emit_file(
+    symbols: &Symbols,
+    file: &ProtoFile,
+    groups: bool,
+) -> Result<TokenStream, CodegenError> {
+    let ctx = Ctx {
+        symbols,
+        file,
+        groups,
+    };
     let module = package_module(&file.package);
     let mut out = TokenStream::new();
     for e in &file.enums {
@@ -51,7 +61,12 @@ fn emit_message(
 ) -> Result<TokenStream, CodegenError> {
     let plans = fields::plan_fields(ctx, module, msg)?;
     let mut out = writer::emit_writer(msg, &ctx.file.name, &plans);
-    out.extend(decoder::emit_decoder(msg, &ctx.file.name, &plans));
+    out.extend(decoder::emit_decoder(
+        msg,
+        &ctx.file.name,
+        &plans,
+        ctx.groups,
+    ));
     if !has_module(msg) {
         return Ok(out);
     }

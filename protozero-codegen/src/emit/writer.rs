@@ -22,7 +22,8 @@ pub(crate) fn emit_writer(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>])
         let d = format!("Field number of `{}`.", p.def.name);
         quote! { #[doc = #d] pub const #k: u32 = #n; }
     });
-    let methods = plans.iter().map(|p| field_methods(msg, p));
+    let recv = quote!(self.msg);
+    let methods = plans.iter().map(|p| field_methods(msg, p, &recv));
     quote! {
         #[doc = #doc]
         #[derive(Debug)]
@@ -77,12 +78,12 @@ pub(crate) fn emit_writer(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>])
     }
 }
 
-fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
+pub(crate) fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>, m: &TokenStream) -> TokenStream {
     let k = &p.konst;
     let main = &p.w_main;
     let what = p.describe(msg);
     match &p.shape {
-        Shape::Scalar(s) if p.def.packed => packed_scalar(p, *s, &what),
+        Shape::Scalar(s) if p.def.packed => packed_scalar(p, *s, &what, m),
         Shape::Scalar(s) => {
             let info = scalar_info(*s);
             let ty = info.rust_ty;
@@ -97,7 +98,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                 #[doc = #doc]
                 #[inline]
                 pub fn #main(&mut self, value: #ty) -> &mut Self {
-                    self.msg.#append(Self::#k, value);
+                    #m.#append(Self::#k, value);
                     self
                 }
             }
@@ -110,7 +111,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                         #[doc = #doc]
                         #[inline]
                         pub fn #raw(&mut self, values: impl ::core::iter::IntoIterator<Item = i32>) -> &mut Self {
-                            self.msg.append_packed_int32(Self::#k, values);
+                            #m.append_packed_int32(Self::#k, values);
                             self
                         }
                     }
@@ -120,7 +121,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                         #[doc = #doc]
                         #[inline]
                         pub fn #raw(&mut self, value: i32) -> &mut Self {
-                            self.msg.append_enum(Self::#k, value);
+                            #m.append_enum(Self::#k, value);
                             self
                         }
                     }
@@ -132,7 +133,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                     #[doc = #doc]
                     #[inline]
                     pub fn #main(&mut self, values: impl ::core::iter::IntoIterator<Item = #path>) -> &mut Self {
-                        self.msg.append_packed_int32(Self::#k, values.into_iter().map(|v| v as i32));
+                        #m.append_packed_int32(Self::#k, values.into_iter().map(|v| v as i32));
                         self
                     }
                 }
@@ -142,7 +143,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                     #[doc = #doc]
                     #[inline]
                     pub fn #main(&mut self, value: #path) -> &mut Self {
-                        self.msg.append_enum(Self::#k, value as i32);
+                        #m.append_enum(Self::#k, value as i32);
                         self
                     }
                 }
@@ -159,6 +160,34 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                 "{verb} {}; it is closed when the returned writer is finalized or dropped.",
                 lower_first(&what)
             );
+            if p.def.delimited {
+                let raw = p.w_raw.as_ref().map(|raw| {
+                    let doc = format!(
+                        "{} from already encoded group contents (the group tags are added).",
+                        lead(p, &what)
+                    );
+                    quote! {
+                        #[doc = #doc]
+                        #[inline]
+                        pub fn #raw(&mut self, encoded: &[u8]) -> &mut Self {
+                            let m = #m;
+                            m.append_tag(Self::#k, ::protozero::WireType::StartGroup);
+                            m.append_raw_bytes(encoded);
+                            m.append_tag(Self::#k, ::protozero::WireType::EndGroup);
+                            self
+                        }
+                    }
+                });
+                let doc = format!("{} Written as a group (start/end tags, no length).", doc);
+                return quote! {
+                    #[doc = #doc]
+                    #[inline]
+                    pub fn #main(&mut self) -> #writer<'_> {
+                        #writer::from_message(#m.begin_group(Self::#k))
+                    }
+                    #raw
+                };
+            }
             let raw = p.w_raw.as_ref().map(|raw| {
                 let doc = format!(
                     "{} from an already encoded message payload (no length prefix).",
@@ -168,7 +197,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                     #[doc = #doc]
                     #[inline]
                     pub fn #raw(&mut self, encoded: &[u8]) -> &mut Self {
-                        self.msg.append_bytes(Self::#k, encoded);
+                        #m.append_bytes(Self::#k, encoded);
                         self
                     }
                 }
@@ -177,7 +206,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
                 #[doc = #doc]
                 #[inline]
                 pub fn #main(&mut self) -> #writer<'_> {
-                    #writer::from_message(self.msg.begin_nested(Self::#k))
+                    #writer::from_message(#m.begin_nested(Self::#k))
                 }
                 #raw
             }
@@ -185,7 +214,7 @@ fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>) -> TokenStream {
     }
 }
 
-fn packed_scalar(p: &FieldPlan<'_>, s: Scalar, what: &str) -> TokenStream {
+fn packed_scalar(p: &FieldPlan<'_>, s: Scalar, what: &str, m: &TokenStream) -> TokenStream {
     let k = &p.konst;
     let main = &p.w_main;
     let info = scalar_info(s);
@@ -196,20 +225,20 @@ fn packed_scalar(p: &FieldPlan<'_>, s: Scalar, what: &str) -> TokenStream {
             #[doc = #doc]
             #[inline]
             pub fn #main(&mut self, values: &[#ty]) -> &mut Self {
-                self.msg.#fixed(Self::#k, values);
+                #m.#fixed(Self::#k, values);
                 self
             }
         };
     }
     let body = match s {
-        Scalar::Int32 => quote!(self.msg.append_packed_int32(Self::#k, values)),
-        Scalar::Sint32 => quote!(self.msg.append_packed_sint32(Self::#k, values)),
-        Scalar::Sint64 => quote!(self.msg.append_packed_sint64(Self::#k, values)),
-        Scalar::Uint64 => quote!(self.msg.append_packed_varint(Self::#k, values)),
+        Scalar::Int32 => quote!(#m.append_packed_int32(Self::#k, values)),
+        Scalar::Sint32 => quote!(#m.append_packed_sint32(Self::#k, values)),
+        Scalar::Sint64 => quote!(#m.append_packed_sint64(Self::#k, values)),
+        Scalar::Uint64 => quote!(#m.append_packed_varint(Self::#k, values)),
         Scalar::Int64 => {
-            quote!(self.msg.append_packed_varint(Self::#k, values.into_iter().map(|v| v as u64)))
+            quote!(#m.append_packed_varint(Self::#k, values.into_iter().map(|v| v as u64)))
         }
-        _ => quote!(self.msg.append_packed_varint(Self::#k, values.into_iter().map(u64::from))),
+        _ => quote!(#m.append_packed_varint(Self::#k, values.into_iter().map(u64::from))),
     };
     quote! {
         #[doc = #doc]

@@ -4,7 +4,7 @@
 use super::{Corpus, Source};
 
 /// Every corpus, in run order.
-pub const CORPORA: &[Corpus] = &[PERFETTO];
+pub const CORPORA: &[Corpus] = &[PERFETTO, PROTOBUF];
 
 /// Perfetto's complete upstream schema set, as shipped by the
 /// `perfetto_protos` crate (pinned by `tracing-core/interop`).
@@ -23,6 +23,7 @@ pub const PERFETTO: Corpus = Corpus {
     includes: &[""],
     inputs: &["protos"],
     with_protoc_include: false,
+    protoc: false,
     excludes: &[
         (
             "protos/perfetto/config/perfetto_config.proto",
@@ -53,4 +54,18 @@ pub const PERFETTO: Corpus = Corpus {
             "stale copy: PrintFtraceEvent is declared in ftrace.proto, which ftrace_event.proto imports",
         ),
     ],
+};
+
+/// Google's well-known types, `descriptor.proto`, the compiler plugin
+/// protocol and the editions feature sets, as shipped with `protoc` by the
+/// `protoc-bin-vendored` crate.
+pub const PROTOBUF: Corpus = Corpus {
+    name: "protobuf",
+    title: "protobuf well-known types, descriptor.proto, plugin.proto, feature sets (crate protoc-bin-vendored 3.3.0)",
+    source: Source::ProtocInclude,
+    includes: &[""],
+    inputs: &["google"],
+    with_protoc_include: false,
+    protoc: true,
+    excludes: &[],
 };

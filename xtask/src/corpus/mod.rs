@@ -16,7 +16,7 @@ mod report;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use protozero_codegen::{CodegenError, Config};
+use protozero_codegen::{CodegenError, Config, FrontEnd};
 
 pub use list::CORPORA;
 pub use report::Outcome;
@@ -55,6 +55,8 @@ pub enum Source {
         /// Package name.
         package: &'static str,
     },
+    /// The include directory shipped by `protoc-bin-vendored`.
+    ProtocInclude,
 }
 
 /// A public schema set to generate and compile.
@@ -73,6 +75,9 @@ pub struct Corpus {
     pub inputs: &'static [&'static str],
     /// Whether protoc's well-known types are an extra include root.
     pub with_protoc_include: bool,
+    /// Parse with `protoc` (needed for editions and other constructs the
+    /// pure parser rejects) instead of the pure-Rust parser.
+    pub protoc: bool,
     /// Files (or directory prefixes), relative to the source directory,
     /// that are not generated, each with the reason.
     pub excludes: &'static [(&'static str, &'static str)],
@@ -92,6 +97,7 @@ impl Corpus {
             Source::Crate { manifest, package } => {
                 locate::crate_dir(&workspace.join(manifest), package)
             }
+            Source::ProtocInclude => locate::protoc_include(),
         }
     }
 
@@ -208,6 +214,9 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
         let dir = corpus.source_dir(workspace)?;
         let sel = select(corpus, &dir)?;
         let mut config = Config::new();
+        if corpus.protoc {
+            config.front_end(FrontEnd::Protoc(None));
+        }
         for inc in corpus.includes {
             config.include(dir.join(inc));
         }
@@ -260,6 +269,7 @@ mod tests {
         includes: &[""],
         inputs: &["a", "top.proto"],
         with_protoc_include: false,
+        protoc: false,
         excludes: &[("a/dup.proto", "duplicate"), ("a/old", "old tree")],
     };
 
