@@ -14,7 +14,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::error::CodegenError;
-use crate::model::{MessageDef, Schema};
+use crate::model::{ExtensionDef, MessageDef, Schema};
 use crate::names::{escape, ident, module_name, screaming, snake, type_name, upper_camel};
 
 /// Whether a symbol is a message or an enum.
@@ -52,9 +52,13 @@ pub fn package_module(package: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether a message gets a module for its nested enums, messages and oneofs.
+/// Whether a message gets a module for its nested enums, messages, oneofs
+/// and extension traits.
 pub fn has_module(m: &MessageDef) -> bool {
-    !m.messages.is_empty() || !m.enums.is_empty() || !m.oneofs.is_empty()
+    !m.messages.is_empty()
+        || !m.enums.is_empty()
+        || !m.oneofs.is_empty()
+        || !m.extensions.is_empty()
 }
 
 /// Name of the enum generated for oneof `index` of `m` (in `m`'s module):
@@ -79,6 +83,43 @@ pub fn oneof_enum_name(m: &MessageDef, index: usize) -> String {
     } else {
         base
     }
+}
+
+/// The extension traits of one scope: for each extended message (in order of
+/// first appearance), its writer trait name, decoder trait name and the
+/// extension fields. `file_stem` prefixes the names at file scope, where
+/// several files of one package often extend the same message.
+pub fn extension_traits<'e>(
+    exts: &'e [ExtensionDef],
+    file_stem: Option<&str>,
+) -> Vec<(String, String, String, Vec<&'e ExtensionDef>)> {
+    let mut out: Vec<(String, String, String, Vec<&ExtensionDef>)> = Vec::new();
+    for e in exts {
+        match out.iter_mut().find(|(x, ..)| *x == e.extendee) {
+            Some((.., fields)) => fields.push(e),
+            None => {
+                let simple = e.extendee.rsplit('.').next().unwrap_or(&e.extendee);
+                let base = format!(
+                    "{}{}",
+                    file_stem.map(upper_camel).unwrap_or_default(),
+                    type_name(simple)
+                );
+                out.push((
+                    e.extendee.clone(),
+                    format!("{base}Ext"),
+                    format!("{base}DecoderExt"),
+                    vec![e],
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The stem of a `.proto` file name: `google/api/client.proto` → `client`.
+pub fn file_stem(name: &str) -> &str {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    base.strip_suffix(".proto").unwrap_or(base)
 }
 
 /// One scope's names, for collision checks.
@@ -153,6 +194,21 @@ impl Builder {
         for n in &m.messages {
             self.message(file, &inner, n)?;
         }
+        self.extensions(file, &inner, &m.extensions, None)
+    }
+
+    fn extensions(
+        &mut self,
+        file: &str,
+        module: &[String],
+        exts: &[ExtensionDef],
+        stem: Option<&str>,
+    ) -> Result<(), CodegenError> {
+        for (extendee, w, d, _) in extension_traits(exts, stem) {
+            let what = format!("extensions of {extendee} in {file}");
+            self.claim(file, module, w, what.clone())?;
+            self.claim(file, module, d, what)?;
+        }
         Ok(())
     }
 
@@ -203,6 +259,7 @@ impl Symbols {
                 let what = format!("service {}", s.full_name);
                 b.claim(&f.name, &module, screaming(&s.name), what)?;
             }
+            b.extensions(&f.name, &module, &f.extensions, Some(file_stem(&f.name)))?;
         }
         Ok(Symbols { map: b.map })
     }

@@ -16,6 +16,9 @@ pub(crate) struct Access {
     /// Expression of type `&TypedDecoder` (`self.dec` in a decoder's own
     /// impl, `self.typed_decoder()` in an extension trait impl).
     pub dec: TokenStream,
+    /// Iterator-returning accessors say `+ use<'a>` (not in trait items,
+    /// where precise capturing needs a newer compiler than our MSRV).
+    pub precise_capture: bool,
 }
 
 /// Fields with numbers below this go to the decoder's dense table; larger
@@ -38,6 +41,7 @@ pub(crate) fn emit_decoder(
     );
     let access = Access {
         dec: quote!(self.dec),
+        precise_capture: true,
     };
     let accessors = plans.iter().map(|p| field_accessors(msg, p, &access));
     let which = which_names(msg, plans);
@@ -292,12 +296,13 @@ fn repeated_groups(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> T
         return TokenStream::new();
     };
     let doc = format!("{what}: every element in order, each written as a group.");
+    let capture = a.precise_capture.then(|| quote!(+ use<'a>));
     let bytes = p.d_bytes.as_ref().map(|b| {
         let doc = format!("{what}, as each element's group contents.");
         quote! {
             #[doc = #doc]
             #[inline]
-            pub fn #b(&self) -> impl ::core::iter::Iterator<Item = &'a [u8]> + use<'a> {
+            pub fn #b(&self) -> impl ::core::iter::Iterator<Item = &'a [u8]> #capture {
                 #d.repeated(#id).filter_map(|f| f.as_group().ok())
             }
         }
@@ -305,7 +310,7 @@ fn repeated_groups(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> T
     quote! {
         #[doc = #doc]
         #[inline]
-        pub fn #get(&self) -> impl ::core::iter::Iterator<Item = #decoder<'a>> + use<'a> {
+        pub fn #get(&self) -> impl ::core::iter::Iterator<Item = #decoder<'a>> #capture {
             #d.repeated(#id).filter_map(|f| f.as_group().ok()).map(#decoder::new)
         }
         #bytes

@@ -5,6 +5,7 @@
 
 mod decoder;
 mod enums;
+mod extensions;
 mod fields;
 mod services;
 mod writer;
@@ -17,7 +18,7 @@ use quote::quote;
 use crate::error::CodegenError;
 use crate::model::{MessageDef, ProtoFile};
 use crate::names::{ident, module_name};
-use crate::resolve::{Symbols, has_module, package_module};
+use crate::resolve::{Symbols, file_stem, has_module, package_module};
 
 pub use decoder::MAX_DENSE_FIELDS;
 
@@ -51,6 +52,12 @@ pub(crate) fn emit_file(
     for s in &file.services {
         out.extend(services::emit_service(s, &file.name));
     }
+    out.extend(extensions::emit_extensions(
+        &ctx,
+        &module,
+        &file.extensions,
+        Some(file_stem(&file.name)),
+    )?);
     Ok(out)
 }
 
@@ -84,6 +91,12 @@ fn emit_message(
     for n in &msg.messages {
         inner.extend(emit_message(ctx, &inner_path, n)?);
     }
+    inner.extend(extensions::emit_extensions(
+        ctx,
+        &inner_path,
+        &msg.extensions,
+        None,
+    )?);
     let m = ident(&mod_name);
     let doc = format!("Nested types of message `{}`.", msg.full_name);
     out.extend(quote! {

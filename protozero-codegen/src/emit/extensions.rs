@@ -1,0 +1,175 @@
+//! Emits `extend` fields as traits on the extended message's writer and
+//! decoder, so `use`-ing the trait adds typed setters and accessors:
+//!
+//! ```text
+//! extend Foo { optional uint32 bar = 1000; }   // in file baz.proto
+//! → pub trait BazFooExt<'w>: MessageWriter<'w> { fn set_bar(&mut self, v: u32) -> &mut Self }
+//!   pub trait BazFooDecoderExt<'a> { fn bar(&self) -> Option<u32>; ... }
+//! ```
+//!
+//! Writer methods are default methods over `MessageWriter::message`, so one
+//! blanket-free `impl` per extended writer suffices; decoder methods read the
+//! extended decoder's `typed_decoder()`. The method bodies are the same ones
+//! the per-message emitters produce, turned into trait items with `syn`.
+//! Inherent methods of the extended types win over same-named extension
+//! methods (call those as `Trait::method(&x)`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::Ctx;
+use super::decoder::{Access, field_accessors};
+use super::fields::plan_fields;
+use super::writer::field_methods;
+use crate::error::CodegenError;
+use crate::model::{ExtensionDef, MessageDef};
+use crate::resolve::{extension_traits, relative_path};
+
+/// The extension traits of one scope (a file's package module, or a
+/// message's module), emitted from module `module`.
+pub(crate) fn emit_extensions(
+    ctx: &Ctx<'_>,
+    module: &[String],
+    exts: &[ExtensionDef],
+    file_stem: Option<&str>,
+) -> Result<TokenStream, CodegenError> {
+    let mut out = TokenStream::new();
+    for (extendee, w_name, d_name, fields) in extension_traits(exts, file_stem) {
+        let construct = format!("extensions of {extendee}");
+        let sym = ctx.symbols.get(&extendee, &ctx.file.name, &construct)?;
+        let writer = relative_path(module, &sym.module, &sym.ident);
+        let decoder = relative_path(module, &sym.module, &format!("{}Decoder", sym.ident));
+        let pseudo = MessageDef {
+            name: extendee.rsplit('.').next().unwrap_or(&extendee).to_owned(),
+            full_name: extendee.clone(),
+            fields: fields.iter().map(|e| e.field.clone()).collect(),
+            oneofs: Vec::new(),
+            messages: Vec::new(),
+            enums: Vec::new(),
+            map_entry: false,
+            message_set: false,
+            extensions: Vec::new(),
+        };
+        let plans = plan_fields(ctx, module, &pseudo)?;
+        let w_ident = format_ident!("{}", w_name);
+        let d_ident = format_ident!("{}", d_name);
+        let recv = quote!(::protozero::MessageWriter::message(self));
+        let consts = plans.iter().map(|p| {
+            let k = &p.konst;
+            let n = proc_macro2::Literal::u32_unsuffixed(p.def.number);
+            let d = format!("Field number of extension `{}`.", p.def.name);
+            quote! { #[doc = #d] const #k: u32 = #n; }
+        });
+        let w_items = plans
+            .iter()
+            .map(|p| trait_defaults(field_methods(&pseudo, p, &recv), &ctx.file.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let access = Access {
+            dec: quote!(self.typed_decoder()),
+            precise_capture: false,
+        };
+        let (d_decls, d_impls): (Vec<_>, Vec<_>) = plans
+            .iter()
+            .map(|p| split_decls(field_accessors(&pseudo, p, &access), &ctx.file.name))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .unzip();
+        let w_doc = format!(
+            "Setters for the extensions of `{extendee}` declared in `{}`; implemented by its writer.",
+            ctx.file.name
+        );
+        let d_doc = format!(
+            "Accessors for the extensions of `{extendee}` declared in `{}`; implemented by its decoder.",
+            ctx.file.name
+        );
+        out.extend(quote! {
+            #[doc = #w_doc]
+            pub trait #w_ident<'w>: ::protozero::MessageWriter<'w> {
+                #(#consts)*
+                #(#w_items)*
+            }
+
+            impl<'w> #w_ident<'w> for #writer<'w> {}
+
+            #[doc = #d_doc]
+            pub trait #d_ident<'a> {
+                #(#d_decls)*
+            }
+
+            impl<'a> #d_ident<'a> for #decoder<'a> {
+                #(#d_impls)*
+            }
+        });
+    }
+    Ok(out)
+}
+
+fn parse_fns(tokens: TokenStream, file: &str) -> Result<Vec<syn::ImplItemFn>, CodegenError> {
+    let block: syn::ItemImpl =
+        syn::parse2(quote! { impl X { #tokens } }).map_err(|e| CodegenError::Format {
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
+    Ok(block
+        .items
+        .into_iter()
+        .filter_map(|i| match i {
+            syn::ImplItem::Fn(f) => Some(f),
+            _ => None,
+        })
+        .collect())
+}
+
+/// `pub fn`s as trait methods with default bodies. A method returning a
+/// child writer borrowed from `self` (`-> W<'_>`) gets an explicit
+/// `fn m<'s>(&'s mut self) -> W<'s> where 'w: 's`: inside the trait, the
+/// receiver's type does not imply that `'w` outlives the borrow.
+fn trait_defaults(tokens: TokenStream, file: &str) -> Result<TokenStream, CodegenError> {
+    let fns = parse_fns(tokens, file)?;
+    let mut out = TokenStream::new();
+    for f in fns {
+        let attrs = f.attrs;
+        let mut sig = f.sig;
+        let block = f.block;
+        if let syn::ReturnType::Type(_, ty) = &sig.output {
+            let text = quote!(#ty).to_string();
+            if text.contains("'_") {
+                let bound = text.replace("'_", "'s");
+                let ty: syn::Type = syn::parse_str(&bound).map_err(|e| CodegenError::Format {
+                    file: file.to_owned(),
+                    message: e.to_string(),
+                })?;
+                sig.output = syn::parse_quote!(-> #ty);
+                sig.generics.params.push(syn::parse_quote!('s));
+                sig.generics.where_clause = Some(syn::parse_quote!(where 'w: 's));
+                if let Some(first) = sig.inputs.first_mut() {
+                    *first = syn::parse_quote!(&'s mut self);
+                }
+            }
+        }
+        out.extend(quote! { #(#attrs)* #sig #block });
+    }
+    Ok(out)
+}
+
+/// `pub fn`s as (trait declarations, trait impl items).
+fn split_decls(
+    tokens: TokenStream,
+    file: &str,
+) -> Result<(TokenStream, TokenStream), CodegenError> {
+    let fns = parse_fns(tokens, file)?;
+    let mut decls = TokenStream::new();
+    let mut impls = TokenStream::new();
+    for f in fns {
+        let docs: Vec<_> = f
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("doc"))
+            .collect();
+        let sig = &f.sig;
+        let block = &f.block;
+        decls.extend(quote! { #(#docs)* #sig; });
+        impls.extend(quote! { #[inline] #sig #block });
+    }
+    Ok((decls, impls))
+}
