@@ -59,7 +59,23 @@ pub fn snake(name: &str) -> String {
             out.push(c);
         }
     }
-    out
+    tidy_underscores(&out)
+}
+
+/// Collapses runs of `_` and trims them at both ends (`_a__b_` → `a_b`), so
+/// names like `field__name` still pass Rust's `snake_case` lint; a name of
+/// underscores only stays as it is.
+fn tidy_underscores(name: &str) -> String {
+    let tidy = name
+        .split('_')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("_");
+    if tidy.is_empty() {
+        name.to_owned()
+    } else {
+        tidy
+    }
 }
 
 /// `SCREAMING_SNAKE_CASE`.
@@ -128,6 +144,8 @@ mod tests {
         assert_eq!(snake("trackEvent"), "track_event");
         assert_eq!(snake("already_snake"), "already_snake");
         assert_eq!(snake("V8Foo"), "v8_foo");
+        assert_eq!(snake("_field_name3"), "field_name3");
+        assert_eq!(snake("field__Name4_"), "field_name4");
         assert_eq!(screaming("ProducerPort"), "PRODUCER_PORT");
         assert_eq!(upper_camel("TYPE_SLICE_BEGIN"), "TypeSliceBegin");
         assert_eq!(upper_camel("bool_value"), "BoolValue");

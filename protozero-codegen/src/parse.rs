@@ -74,7 +74,16 @@ pub fn parse_files(
         let message = format!("{e:#}");
         match front_end {
             FrontEnd::Pure => crate::error::pure_parse_error(message),
-            FrontEnd::Protoc(_) => CodegenError::Parse { message },
+            // protoc's own diagnostics, not the command line before them.
+            FrontEnd::Protoc(_) => CodegenError::Parse {
+                message: match message.split_once("; stderr: ") {
+                    Some((_, stderr)) => stderr
+                        .trim_matches('"')
+                        .replace("\\n", "\n")
+                        .replace("\\\"", "\""),
+                    None => message,
+                },
+            },
         }
     })?;
     let files = parsed

@@ -185,7 +185,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                 #[doc = #doc]
                 #[inline]
                 pub fn #get(&self) -> ::core::option::Option<::protozero::EnumValue<#path>> {
-                    self.dec
+                    #d
                         .get(#id)
                         .and_then(|f| f.as_i32().ok())
                         .map(::protozero::EnumValue::from_i32)

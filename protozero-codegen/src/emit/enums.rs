@@ -48,9 +48,21 @@ pub(crate) fn emit_enum(e: &EnumDef, file: &str) -> Result<TokenStream, CodegenE
         let d = format!("`{}` = {}", v.name, v.number);
         quote! { #[doc = #d] #id = #n, }
     });
-    let alias_consts = aliases.iter().map(|&(i, first)| {
+    // Alias names upper-cased may coincide (`moo` and `MOO`): number them.
+    let mut used_consts = HashSet::new();
+    let alias_names: Vec<String> = aliases
+        .iter()
+        .map(|&(i, _)| {
+            let mut n = e.values[i].name.to_uppercase();
+            while !used_consts.insert(n.clone()) {
+                n.push('_');
+            }
+            escape(&n)
+        })
+        .collect();
+    let alias_consts = aliases.iter().zip(&alias_names).map(|(&(i, first), name)| {
         let v = &e.values[i];
-        let c = ident(&escape(&v.name.to_uppercase()));
+        let c = ident(name);
         let target = ident(&variants[first]);
         let d = format!(
             "`{}` = {}, an alias of [`Self::{}`].",

@@ -131,11 +131,19 @@ impl NameSet {
         NameSet(reserved.iter().map(|s| s.to_string()).collect())
     }
 
-    /// `wanted` (escaped), or it with `_` appended until unused.
+    /// `wanted` (escaped); if used, it with `_` appended, then `_2`, `_3`…
+    /// (never a double underscore, which Rust's naming lints reject).
     fn take(&mut self, wanted: String) -> Ident {
+        let base = wanted.strip_prefix("r#").unwrap_or(&wanted).to_owned();
         let mut name = wanted;
+        let mut n = 1;
         while self.0.contains(&name) {
-            name = format!("{}_", name.strip_prefix("r#").unwrap_or(&name));
+            n += 1;
+            name = if n == 2 && !base.ends_with('_') {
+                format!("{base}_")
+            } else {
+                format!("{}_{n}", base.trim_end_matches('_'))
+            };
         }
         self.0.insert(name.clone());
         ident(&name)

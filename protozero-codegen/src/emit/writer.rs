@@ -170,10 +170,9 @@ pub(crate) fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>, m: &TokenStream
                         #[doc = #doc]
                         #[inline]
                         pub fn #raw(&mut self, encoded: &[u8]) -> &mut Self {
-                            let m = #m;
-                            m.append_tag(Self::#k, ::protozero::WireType::StartGroup);
-                            m.append_raw_bytes(encoded);
-                            m.append_tag(Self::#k, ::protozero::WireType::EndGroup);
+                            #m.append_tag(Self::#k, ::protozero::WireType::StartGroup);
+                            #m.append_raw_bytes(encoded);
+                            #m.append_tag(Self::#k, ::protozero::WireType::EndGroup);
                             self
                         }
                     }

@@ -1,7 +1,8 @@
 //! Finds where a corpus' `.proto` files live on this machine: in the sources
 //! of a crate that cargo fetched (never built, listed under a
-//! `cfg(any())` target so only `cargo metadata` downloads it), or in the
-//! include directory that `protoc-bin-vendored` ships.
+//! `cfg(any())` target so only `cargo metadata` downloads it), in the
+//! include directory that `protoc-bin-vendored` ships, or in a Python
+//! wheel that `pip download` fetches into `target/` and we unpack there.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -50,4 +51,60 @@ pub fn crate_dir(manifest: &Path, name: &str) -> Result<PathBuf, CorpusError> {
 pub fn protoc_include() -> Result<PathBuf, CorpusError> {
     protoc_bin_vendored::include_path()
         .map_err(|e| CorpusError::Locate(format!("protoc-bin-vendored include dir: {e}")))
+}
+
+/// The unpacked contents of wheel `package==version` under `dir`
+/// (downloaded with `pip download --no-deps` on first use).
+pub fn pypi_wheel(dir: &Path, package: &str, version: &str) -> Result<PathBuf, CorpusError> {
+    let root = dir.join(format!("{package}-{version}"));
+    let unpacked = root.join("unpacked");
+    let done = root.join(".unpacked");
+    if done.is_file() {
+        return Ok(unpacked);
+    }
+    let wheels = root.join("wheels");
+    run(Command::new(python())
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--quiet",
+            "-d",
+        ])
+        .arg(&wheels)
+        .arg(format!("{package}=={version}")))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| CorpusError::Locate(format!("{}: {e}", wheels.display())))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .ok_or_else(|| CorpusError::Locate(format!("pip fetched no wheel of {package}")))?;
+    if unpacked.exists() {
+        std::fs::remove_dir_all(&unpacked)
+            .map_err(|e| CorpusError::Locate(format!("{}: {e}", unpacked.display())))?;
+    }
+    run(Command::new(python())
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&unpacked))?;
+    std::fs::write(&done, b"")
+        .map_err(|e| CorpusError::Locate(format!("{}: {e}", done.display())))?;
+    Ok(unpacked)
+}
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
+fn run(cmd: &mut Command) -> Result<(), CorpusError> {
+    let status = cmd
+        .status()
+        .map_err(|e| CorpusError::Locate(format!("running {cmd:?}: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CorpusError::Locate(format!("{cmd:?} failed: {status}")))
+    }
 }

@@ -57,6 +57,14 @@ pub enum Source {
     },
     /// The include directory shipped by `protoc-bin-vendored`.
     ProtocInclude,
+    /// A wheel from PyPI, fetched with `pip download --no-deps` into
+    /// `target/upstream-codegen/pypi` and unpacked there.
+    Pypi {
+        /// Distribution name.
+        package: &'static str,
+        /// Exact version.
+        version: &'static str,
+    },
 }
 
 /// A public schema set to generate and compile.
@@ -92,12 +100,15 @@ impl Corpus {
         })
     }
 
-    fn source_dir(&self, workspace: &Path) -> Result<PathBuf, CorpusError> {
+    fn source_dir(&self, workspace: &Path, out: &Path) -> Result<PathBuf, CorpusError> {
         match self.source {
             Source::Crate { manifest, package } => {
                 locate::crate_dir(&workspace.join(manifest), package)
             }
             Source::ProtocInclude => locate::protoc_include(),
+            Source::Pypi { package, version } => {
+                locate::pypi_wheel(&out.join("pypi"), package, version)
+            }
         }
     }
 
@@ -211,7 +222,7 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
     let mut outcome = Outcome::new(corpus);
     let started = Instant::now();
     let generated = (|| {
-        let dir = corpus.source_dir(workspace)?;
+        let dir = corpus.source_dir(workspace, out)?;
         let sel = select(corpus, &dir)?;
         let mut config = Config::new();
         if corpus.protoc {
