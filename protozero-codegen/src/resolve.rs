@@ -35,6 +35,8 @@ pub struct Symbol {
     pub module: Vec<String>,
     /// Rust type name (the writer's, for messages).
     pub ident: String,
+    /// A message in the message-set wire format (extensions travel as items).
+    pub message_set: bool,
 }
 
 /// Every message and enum of a schema by fully qualified name.
@@ -176,6 +178,7 @@ impl Builder {
                 kind: SymbolKind::Message,
                 module: module.to_vec(),
                 ident,
+                message_set: m.message_set,
             },
         );
         if !has_module(m) {
@@ -227,6 +230,7 @@ impl Builder {
                 kind: SymbolKind::Enum,
                 module: module.to_vec(),
                 ident,
+                message_set: false,
             },
         );
         Ok(())

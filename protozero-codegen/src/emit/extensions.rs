@@ -13,6 +13,12 @@
 //! the per-message emitters produce, turned into trait items with `syn`.
 //! Inherent methods of the extended types win over same-named extension
 //! methods (call those as `Trait::method(&x)`).
+//!
+//! Extensions of a message-set message (`message_set_wire_format`) travel as
+//! `Item` groups (field 1) holding the extension number (`type_id`, field 2)
+//! and the encoded message (field 3); for those the writer trait offers
+//! `set_x_raw(encoded)` and the decoder trait `x()` / `x_bytes()`, which
+//! find the item with the extension's number.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -51,6 +57,12 @@ pub(crate) fn emit_extensions(
             extensions: Vec::new(),
         };
         let plans = plan_fields(ctx, module, &pseudo)?;
+        if sym.message_set {
+            out.extend(message_set_traits(
+                &pseudo, &plans, &w_name, &d_name, &writer, &decoder, ctx,
+            ));
+            continue;
+        }
         let w_ident = format_ident!("{}", w_name);
         let d_ident = format_ident!("{}", d_name);
         let recv = quote!(::protozero::MessageWriter::message(self));
@@ -102,6 +114,102 @@ pub(crate) fn emit_extensions(
         });
     }
     Ok(out)
+}
+
+/// The traits for extensions of a message-set message: items, not fields.
+fn message_set_traits(
+    pseudo: &MessageDef,
+    plans: &[super::fields::FieldPlan<'_>],
+    w_name: &str,
+    d_name: &str,
+    writer: &TokenStream,
+    decoder: &TokenStream,
+    ctx: &Ctx<'_>,
+) -> TokenStream {
+    let w_ident = format_ident!("{}", w_name);
+    let d_ident = format_ident!("{}", d_name);
+    let mut w_items = TokenStream::new();
+    let mut d_decls = TokenStream::new();
+    let mut d_impls = TokenStream::new();
+    for p in plans {
+        let super::fields::Shape::Message {
+            decoder: ext_dec, ..
+        } = &p.shape
+        else {
+            // protoc only allows singular message extensions of message sets.
+            continue;
+        };
+        let n = proc_macro2::Literal::u32_unsuffixed(p.def.number);
+        let what = p.describe(pseudo);
+        let raw = format_ident!("set_{}_raw", crate::names::snake(&p.def.name));
+        let get = &p.d_get;
+        let bytes = format_ident!("{}_bytes", crate::names::snake(&p.def.name));
+        let w_doc = format!(
+            "Writes {what} as a message-set item from its encoded message (no length prefix)."
+        );
+        let d_doc = format!("{what}, from the message-set item with this number.");
+        let b_doc = format!("{what}, as the encoded message of its message-set item.");
+        w_items.extend(quote! {
+            #[doc = #w_doc]
+            #[inline]
+            fn #raw(&mut self, encoded: &[u8]) -> &mut Self {
+                let m = ::protozero::MessageWriter::message(self);
+                m.append_tag(1, ::protozero::WireType::StartGroup);
+                m.append_uint32(2, #n);
+                m.append_bytes(3, encoded);
+                m.append_tag(1, ::protozero::WireType::EndGroup);
+                self
+            }
+        });
+        d_decls.extend(quote! {
+            #[doc = #d_doc]
+            fn #get(&self) -> ::core::option::Option<#ext_dec<'a>>;
+            #[doc = #b_doc]
+            fn #bytes(&self) -> ::core::option::Option<&'a [u8]>;
+        });
+        d_impls.extend(quote! {
+            #[inline]
+            fn #get(&self) -> ::core::option::Option<#ext_dec<'a>> {
+                self.#bytes().map(#ext_dec::new)
+            }
+            fn #bytes(&self) -> ::core::option::Option<&'a [u8]> {
+                self.typed_decoder()
+                    .repeated(1)
+                    .filter_map(|f| f.as_group().ok())
+                    .filter_map(|item| {
+                        let item = ::protozero::TypedDecoder::<'a, 4>::with_groups(item);
+                        let id = item.get(2)?.as_u32().ok()?;
+                        (id == #n).then(|| item.get(3)?.as_bytes().ok()).flatten()
+                    })
+                    .last()
+            }
+        });
+    }
+    let w_doc = format!(
+        "Message-set items for the extensions of `{}` declared in `{}`.",
+        pseudo.full_name, ctx.file.name
+    );
+    let d_doc = format!(
+        "Reads the message-set items for the extensions of `{}` declared in `{}`.",
+        pseudo.full_name, ctx.file.name
+    );
+    quote! {
+        #[doc = #w_doc]
+        pub trait #w_ident<'w>: ::protozero::MessageWriter<'w> {
+            #w_items
+        }
+
+        impl<'w> #w_ident<'w> for #writer<'w> {}
+
+        #[doc = #d_doc]
+        pub trait #d_ident<'a> {
+            #d_decls
+        }
+
+        impl<'a> #d_ident<'a> for #decoder<'a> {
+            #d_impls
+        }
+    }
 }
 
 fn parse_fns(tokens: TokenStream, file: &str) -> Result<Vec<syn::ImplItemFn>, CodegenError> {

@@ -1,5 +1,7 @@
-//! Generates Rust for `../fixtures` into `OUT_DIR`, the way a user's build
-//! script would, so this crate proves the generated code compiles.
+//! Generates Rust for `../fixtures` (pure parser) and `../fixtures_protoc`
+//! (protoc front end: groups, extensions, message sets, editions) into
+//! `OUT_DIR`, the way a user's build script would, so this crate proves the
+//! generated code compiles.
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -14,5 +16,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         .descriptor_set("descriptor_set.bin")
         .generate()?
         .write_to(out.join("fixtures"))?;
+    let protoc_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures_protoc");
+    println!("cargo::rerun-if-changed={}", protoc_root.display());
+    protozero_codegen::Config::new()
+        .front_end(protozero_codegen::FrontEnd::Protoc(None))
+        .include(&protoc_root)
+        .inputs_under(&protoc_root)?
+        .generate()?
+        .write_to(out.join("protoc_fixtures"))?;
     Ok(())
 }

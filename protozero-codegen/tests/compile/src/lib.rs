@@ -4,3 +4,10 @@
 //! with the generated decoders.
 
 include!(concat!(env!("OUT_DIR"), "/fixtures/mod.rs"));
+
+/// The code generated (with the protoc front end) for
+/// `protozero-codegen/tests/fixtures_protoc`: groups, extensions, message
+/// sets, maps, editions features, name clashes.
+pub mod real_world {
+    include!(concat!(env!("OUT_DIR"), "/protoc_fixtures/mod.rs"));
+}
