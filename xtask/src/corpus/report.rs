@@ -104,6 +104,7 @@ pub fn table(outcomes: &[Outcome]) -> String {
             "0 (failed)".to_owned()
         };
         let mut reasons: Vec<&str> = o.skipped.iter().map(|(_, w)| *w).collect();
+        reasons.sort_unstable();
         reasons.dedup();
         let skipped = if o.skipped.is_empty() {
             "0".to_owned()
