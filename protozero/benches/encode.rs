@@ -211,6 +211,14 @@ fn slice_begin(c: &mut Criterion<BenchClock>) {
             black_box(w.finish().map(|out| out.len()))
         })
     });
+    g.bench_function("a_protozero_slice_movecompact", |b| {
+        b.iter(|| {
+            let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            w.stream_mut().set_speculative_compaction(false);
+            pz_slice_begin(&mut w.root(), black_box(&SLICE));
+            black_box(w.finish().map(|out| out.len()))
+        })
+    });
     g.bench_function("a_protozero_slice_nocompact", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
@@ -330,6 +338,14 @@ fn nested_1000(c: &mut Criterion<BenchClock>) {
     g.bench_function("a_protozero_slice", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            pz_nested(&mut w.root(), black_box(&items));
+            black_box(w.finish().map(|out| out.len()))
+        })
+    });
+    g.bench_function("a_protozero_slice_movecompact", |b| {
+        b.iter(|| {
+            let mut w = SliceWriter::new(black_box(&mut buf[..]));
+            w.stream_mut().set_speculative_compaction(false);
             pz_nested(&mut w.root(), black_box(&items));
             black_box(w.finish().map(|out| out.len()))
         })

@@ -159,6 +159,7 @@ pub struct OpenSlots {
 }
 
 impl Default for OpenSlots {
+    #[inline(always)]
     fn default() -> Self {
         OpenSlots {
             inline: [const { MaybeUninit::uninit() }; INLINE_SLOTS],
@@ -258,6 +259,35 @@ impl OpenSlots {
             self.spill.truncate(len.saturating_sub(INLINE_SLOTS));
         }
         slot
+    }
+
+    /// Moves slots `from..` forward by `by` bytes (their memory and their
+    /// payload start), after the writer inserted bytes in front of them.
+    pub(crate) fn shift_from(&mut self, from: usize, by: usize) {
+        for slot in self.iter_mut().skip(from) {
+            if !slot.ptr.is_null() {
+                slot.ptr = slot.ptr.wrapping_add(by);
+            }
+            slot.payload_start += by;
+        }
+    }
+
+    /// The slot at index `i` (0 = outermost).
+    pub(crate) fn get(&self, i: usize) -> Option<SizeSlot> {
+        self.iter().nth(i).copied()
+    }
+
+    /// The slot at index `i`, mutably.
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut SizeSlot> {
+        self.iter_mut().nth(i)
+    }
+
+    /// Marks slots `from..` as discarded (the writer entered its error state).
+    pub(crate) fn discard_from(&mut self, from: usize) {
+        for slot in self.iter_mut().skip(from) {
+            slot.ptr = core::ptr::null_mut();
+            slot.patch = None;
+        }
     }
 
     pub(crate) fn clear(&mut self) {

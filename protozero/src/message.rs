@@ -36,9 +36,7 @@ impl core::fmt::Debug for Message<'_> {
     }
 }
 
-/// Marks `Message::depth` of a group child: the low bits hold its field id
-/// (no length slot is open for a group, so there is no real depth to keep).
-const GROUP_DEPTH_MARK: usize = 1 << (usize::BITS - 1);
+use crate::stream_writer::GROUP_DEPTH_MARK;
 
 #[inline(always)]
 fn tag(id: u32, wire_type: WireType) -> u64 {
@@ -107,19 +105,9 @@ impl<'w> Message<'w> {
         if self.depth == 0 {
             return 0;
         }
-        if self.depth & GROUP_DEPTH_MARK != 0 {
-            return self.end_group();
-        }
+        // Group children carry GROUP_DEPTH_MARK in `depth`; the stream writer
+        // recognizes it on its slow path, keeping this hot path branch-free.
         self.stream.end_nested(self.delegate, self.depth)
-    }
-
-    /// Writes the end-group tag of a child opened by [`Message::begin_group`].
-    #[cold]
-    fn end_group(&mut self) -> usize {
-        let id = (self.depth & !GROUP_DEPTH_MARK) as u32;
-        self.stream
-            .write_varint(self.delegate, tag(id, WireType::EndGroup));
-        0
     }
 
     /// Total bytes the underlying stream has written (for size accounting).

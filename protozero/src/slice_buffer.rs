@@ -20,6 +20,14 @@ impl<'a> SliceBuffer<'a> {
         }
     }
 
+    /// Hands out the whole buffer now (as `next_slice` would), for writers
+    /// that start with it in place.
+    #[inline(always)]
+    pub(crate) fn take_slice(&mut self) -> Slice {
+        self.handed_out = true;
+        Slice::from_mut(self.buf)
+    }
+
     /// Gives the buffer back.
     pub fn into_inner(self) -> &'a mut [u8] {
         self.buf

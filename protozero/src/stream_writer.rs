@@ -6,6 +6,22 @@
 //! are what a delegate must see (and possibly turn into patches) when it takes
 //! a slice back. Errors are sticky: after the first one, bytes are counted but
 //! dropped, so callers never branch on every append.
+//!
+//! ## Short slots: compaction without moving bytes
+//! Perfetto reserves 4 bytes for every nested length and, when the message
+//! ends up at most 127 bytes long and never left its slice, moves the payload
+//! back by 3 bytes to use a 1-byte length. That move re-reads bytes written a
+//! few cycles earlier, which is slow. With compaction on, this writer instead
+//! *speculates*: it reserves a 1-byte "short" slot and lowers the fast path's
+//! limit (`end`) so that no write can take the message past 127 bytes or eat
+//! into 3 bytes of headroom kept per open short slot at the end of the slice.
+//! Crossing that limit takes the slow path, which "upgrades" the outermost
+//! short slot to the 4-byte form by moving its (at most 127-byte) payload 3
+//! bytes forward into the headroom. Before the delegate is asked for another
+//! slice every short slot is upgraded, so delegates only ever see 4-byte
+//! slots. The output is byte-identical to move-based compaction, except that a
+//! message starting in the last few bytes of a slice may keep its 4-byte form.
+//! Open short slots always form the innermost part of the slot stack.
 
 use core::ptr;
 
@@ -15,6 +31,12 @@ use crate::error::WriteError;
 use crate::varint::{MAX_VARINT_LEN, encode_varint, redundant_varint4, redundant_varint4_le};
 use crate::wire::{MAX_MESSAGE_LENGTH, MAX_ONE_BYTE_MESSAGE_LENGTH, MAX_TAG_LEN, SIZE_SLOT_LEN};
 
+/// Marks the depth of a proto2 group child: the low bits hold its field id (no
+/// length slot is open for a group). Such a depth never matches an open slot,
+/// so [`StreamWriter::end_nested`] sends it to its slow path, which writes the
+/// end-group tag.
+pub(crate) const GROUP_DEPTH_MARK: usize = 1 << (usize::BITS - 1);
+
 /// A scattered, append-only byte stream over slices handed out by a delegate.
 ///
 /// It does not own the delegate: every call that may need a new slice takes it
@@ -23,7 +45,10 @@ use crate::wire::{MAX_MESSAGE_LENGTH, MAX_ONE_BYTE_MESSAGE_LENGTH, MAX_TAG_LEN, 
 #[derive(Debug)]
 pub struct StreamWriter {
     cur: *mut u8,
+    /// Fast-path limit: `slice_end`, lowered while short slots are open.
     end: *mut u8,
+    /// The real end of the current slice.
+    slice_end: *mut u8,
     slice_begin: *mut u8,
     /// Where byte 0 of the stream would be if all slices were contiguous:
     /// `slice_begin - bytes written into earlier slices` (wrapping), so
@@ -34,6 +59,14 @@ pub struct StreamWriter {
     /// Nested messages shorter than this get a 1-byte length (see
     /// [`StreamWriter::try_compact`]): 128 with compaction on, 0 with it off.
     compact_below: usize,
+    /// Whether compaction uses short slots (speculation) rather than moving
+    /// payloads after the fact.
+    speculate: bool,
+    /// How many of the innermost open slots are 1-byte (short) slots.
+    shorts: usize,
+    /// Largest cursor address the outermost open short slot allows (its
+    /// payload start + 127), meaningful while `shorts > 0`.
+    short_limit: usize,
 }
 
 // SAFETY: the raw pointers refer to memory owned by the delegate that the
@@ -68,23 +101,34 @@ unsafe fn put_varint(mut p: *mut u8, mut value: u64) -> *mut u8 {
 
 impl StreamWriter {
     /// A writer with no slice yet: the first write asks the delegate for one.
+    #[inline(always)]
     pub fn new() -> StreamWriter {
-        let s = Slice::empty();
+        Self::with_slice(Slice::empty())
+    }
+
+    /// A writer whose first slice is `s`; the caller's delegate handed it out
+    /// (or it is empty), so the delegate contract covers it.
+    #[inline(always)]
+    pub(crate) fn with_slice(s: Slice) -> StreamWriter {
         StreamWriter {
             cur: s.begin,
             end: s.end,
+            slice_end: s.end,
             slice_begin: s.begin,
             origin: s.begin as usize,
             slots: OpenSlots::default(),
             error: None,
             compact_below: MAX_ONE_BYTE_MESSAGE_LENGTH + 1,
+            speculate: true,
+            shorts: 0,
+            short_limit: 0,
         }
     }
 
     /// Forgets all state (slice, open slots, error, byte count).
     pub fn reset(&mut self) {
-        // SAFETY: the empty slice is never written through.
-        unsafe { self.set_slice(Slice::empty()) };
+        self.shorts = 0;
+        self.install_slice(Slice::empty());
         self.origin = self.slice_begin as usize;
         self.slots.clear();
         self.error = None;
@@ -92,7 +136,8 @@ impl StreamWriter {
 
     /// Turns 1-byte length compaction of small nested messages on or off (on by
     /// default, as in Perfetto). Off gives the fixed 4-byte form everywhere,
-    /// which makes output independent of where slice boundaries fall.
+    /// which makes output independent of where slice boundaries fall. Takes
+    /// effect for messages opened afterwards.
     pub fn set_compaction(&mut self, on: bool) {
         self.compact_below = if on {
             MAX_ONE_BYTE_MESSAGE_LENGTH + 1
@@ -101,13 +146,22 @@ impl StreamWriter {
         };
     }
 
+    /// Chooses how compaction is done: with short slots (the default, see the
+    /// module docs) or, as Perfetto does, by reserving 4 bytes and moving the
+    /// payload back when the message ends. Both give the same bytes within a
+    /// slice; this switch exists to compare them in tests and benchmarks.
+    pub fn set_speculative_compaction(&mut self, on: bool) {
+        self.speculate = on;
+    }
+
     /// Total bytes written so far, across slices.
     #[inline(always)]
     pub fn written(&self) -> usize {
         (self.cur as usize).wrapping_sub(self.origin)
     }
 
-    /// Bytes left in the current slice.
+    /// Bytes the fast path may still write (the bytes left in the current
+    /// slice when no short slot is open).
     #[inline(always)]
     pub fn remaining(&self) -> usize {
         self.end as usize - self.cur as usize
@@ -124,10 +178,15 @@ impl StreamWriter {
         if self.error.is_none() {
             self.error = Some(e);
         }
+        // Open short slots cannot be sized any more: drop their lengths.
+        let first_short = self.slots.len() - self.shorts;
+        self.slots.discard_from(first_short);
+        self.shorts = 0;
         let written = self.written();
         let empty = Slice::empty();
         self.cur = empty.begin;
         self.end = empty.end;
+        self.slice_end = empty.end;
         self.slice_begin = empty.begin;
         self.origin = (empty.begin as usize).wrapping_sub(written);
     }
@@ -141,7 +200,7 @@ impl StreamWriter {
     pub fn current_slice(&self) -> Slice {
         Slice {
             begin: self.slice_begin,
-            end: self.end,
+            end: self.slice_end,
         }
     }
 
@@ -158,12 +217,91 @@ impl StreamWriter {
     /// stream is used with: valid for writes and exclusive to this writer until
     /// that delegate's next `next_slice` call (or until the next `set_slice`).
     pub unsafe fn set_slice(&mut self, slice: Slice) -> *mut u8 {
+        self.upgrade_all_shorts();
+        self.install_slice(slice)
+    }
+
+    /// Makes `slice` current (no short slot may be open) and returns how far
+    /// the old one was filled.
+    fn install_slice(&mut self, slice: Slice) -> *mut u8 {
+        debug_assert_eq!(self.shorts, 0);
         let used_end = self.cur;
         self.origin = (slice.begin as usize).wrapping_sub(self.written());
         self.slice_begin = slice.begin;
         self.cur = slice.begin;
         self.end = slice.end;
+        self.slice_end = slice.end;
         used_end
+    }
+
+    /// Recomputes the fast-path limit from the open short slots.
+    #[inline(always)]
+    fn refresh_end(&mut self) {
+        self.end = if self.shorts == 0 {
+            self.slice_end
+        } else {
+            let headroom = (self.slice_end as usize).saturating_sub(3 * self.shorts);
+            let limit = self.short_limit.min(headroom);
+            // Derived from the slice pointer so it keeps its provenance.
+            self.slice_end
+                .wrapping_sub((self.slice_end as usize) - limit)
+        };
+    }
+
+    /// Turns the outermost open short slot into a 4-byte slot: its payload
+    /// moves 3 bytes forward into the headroom kept for it.
+    #[cold]
+    #[inline(never)]
+    fn upgrade_outermost_short(&mut self) {
+        let i = self.slots.len() - self.shorts;
+        let Some(slot) = self.slots.get(i) else {
+            self.shorts = 0;
+            self.refresh_end();
+            return;
+        };
+        let p = slot.ptr;
+        if !p.is_null() {
+            let payload = (self.cur as usize) - (p as usize) - 1;
+            // SAFETY: the short slot and its payload `p..cur` lie in the
+            // current slice, and the fast-path limit kept 3 bytes per open
+            // short slot free after `cur`, so `p..cur + 3` is in the slice too.
+            unsafe {
+                ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
+                ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
+                self.cur = self.cur.add(SIZE_SLOT_LEN - 1);
+            }
+            // Slot `i` keeps its address but its payload, and everything
+            // inside it, moved 3 bytes forward.
+            self.slots.shift_from(i + 1, SIZE_SLOT_LEN - 1);
+            if let Some(s) = self.slots.get_mut(i) {
+                s.payload_start += SIZE_SLOT_LEN - 1;
+            }
+        }
+        self.shorts -= 1;
+        if self.shorts > 0 {
+            let next = self.slots.len() - self.shorts;
+            if let Some(n) = self.slots.get(next) {
+                self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
+            }
+        }
+        self.refresh_end();
+    }
+
+    /// Upgrades every open short slot (before the slice is left).
+    #[inline]
+    fn upgrade_all_shorts(&mut self) {
+        while self.shorts > 0 {
+            self.upgrade_outermost_short();
+        }
+    }
+
+    /// Upgrades short slots until `need` bytes fit under the fast-path limit
+    /// or none is left.
+    #[inline]
+    fn upgrade_for(&mut self, need: usize) {
+        while self.shorts > 0 && self.remaining() < need {
+            self.upgrade_outermost_short();
+        }
     }
 
     /// Asks the delegate for a slice of at least `min_len` bytes; on failure the
@@ -174,10 +312,11 @@ impl StreamWriter {
         if self.error.is_some() {
             return false;
         }
+        // Delegates only ever see 4-byte slots.
+        self.upgrade_all_shorts();
         match delegate.next_slice(self.cur, &mut self.slots, min_len) {
             Ok(slice) if slice.len() >= min_len => {
-                // SAFETY: the delegate contract covers slices it hands out.
-                unsafe { self.set_slice(slice) };
+                self.install_slice(slice);
                 true
             }
             Ok(_) => {
@@ -210,6 +349,7 @@ impl StreamWriter {
     #[inline(never)]
     fn write_bytes_slow(&mut self, delegate: &mut dyn Delegate, mut data: &[u8]) {
         loop {
+            self.upgrade_for(data.len());
             let n = data.len().min(self.remaining());
             // SAFETY: `n` bytes fit in the current slice (see `write_bytes`).
             unsafe {
@@ -291,6 +431,7 @@ impl StreamWriter {
     /// writing into (the current slice must still be valid under its contract).
     #[inline]
     pub unsafe fn reserve_slot(&mut self, delegate: &mut dyn Delegate) -> SlotLocation {
+        self.upgrade_for(SIZE_SLOT_LEN);
         if self.remaining() < SIZE_SLOT_LEN && !self.next_slice(delegate, SIZE_SLOT_LEN) {
             self.origin = self.origin.wrapping_sub(SIZE_SLOT_LEN);
             return SlotLocation::Discarded;
@@ -308,8 +449,13 @@ impl StreamWriter {
     /// pushes it on the open-slot stack. Returns the new stack depth.
     #[inline(always)]
     pub(crate) fn begin_nested(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
+        // Room for a tag (at most 5 bytes for a u32) and a 4-byte slot, or a
+        // 1-byte short slot plus its 3 bytes of headroom.
         if self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
-            // SAFETY: room for a tag (at most 5 bytes for a u32) and the slot.
+            if self.compact_below != 0 && self.speculate {
+                return self.push_short(tag);
+            }
+            // SAFETY: room for the tag and the slot (checked above).
             let p = unsafe {
                 let p = put_varint(self.cur, u64::from(tag));
                 ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
@@ -317,28 +463,74 @@ impl StreamWriter {
                 p
             };
             self.slots.push_memory(p, self.written());
+            self.slots.len()
         } else {
-            let location = self.begin_nested_slow(delegate, tag);
-            self.slots.push(SizeSlot::new(location, self.written()));
+            self.begin_nested_slow(delegate, tag)
         }
+    }
+
+    /// Writes `tag` and a 1-byte short slot (see the module docs); the caller
+    /// checked that 9 bytes fit under the fast-path limit.
+    #[inline(always)]
+    fn push_short(&mut self, tag: u32) -> usize {
+        // SAFETY: at least 9 bytes fit under `end` (≤ the slice end): the tag
+        // takes at most 5, the slot 1, and 3 stay free as headroom.
+        let p = unsafe {
+            let p = put_varint(self.cur, u64::from(tag));
+            *p = 0;
+            self.cur = p.add(1);
+            p
+        };
+        self.slots.push_memory(p, self.written());
+        self.shorts += 1;
+        if self.shorts == 1 {
+            self.short_limit = (p as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
+        }
+        self.refresh_end();
         self.slots.len()
     }
 
-    /// [`StreamWriter::begin_nested`] near the end of a slice: the tag and the
-    /// slot may each need a new one.
+    /// [`StreamWriter::begin_nested`] near the fast-path limit: open short
+    /// slots are upgraded first; then the tag and the slot may each need a
+    /// new slice.
     #[cold]
     #[inline(never)]
-    fn begin_nested_slow(&mut self, delegate: &mut dyn Delegate, tag: u32) -> SlotLocation {
+    fn begin_nested_slow(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
+        self.upgrade_all_shorts();
+        if self.compact_below != 0
+            && self.speculate
+            && self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN
+        {
+            return self.push_short(tag);
+        }
         self.write_varint(delegate, u64::from(tag));
         // SAFETY: crate callers pass the delegate this stream is bound to
         // (`Message` guarantees it, see `Message::new_root`).
-        unsafe { self.reserve_slot(delegate) }
+        let location = unsafe { self.reserve_slot(delegate) };
+        self.slots.push(SizeSlot::new(location, self.written()));
+        self.slots.len()
     }
 
     /// Closes the nested message opened at `depth` (and any deeper ones left
     /// open), backfilling its length. Returns the payload size.
     #[inline(never)]
     pub(crate) fn end_nested(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
+        if self.shorts > 0 {
+            // Fastest path: the innermost slot is short; the limit kept its
+            // payload at most 127 bytes, so its length is one byte.
+            if depth == self.slots.len() {
+                if let Some(p) = self.slots.inline_memory_ptr(depth) {
+                    let size = (self.cur as usize) - (p as usize) - 1;
+                    // SAFETY: an open short slot lies in the current slice.
+                    unsafe { *p = size as u8 };
+                    self.slots.truncate_inline(depth - 1);
+                    self.shorts -= 1;
+                    self.refresh_end();
+                    return size;
+                }
+            }
+            return self.end_nested_slow(delegate, depth);
+        }
         // Fast path: the slot lies in the current slice, so the payload is
         // everything between it and the cursor.
         if let Some(p) = self.slots.inline_memory_ptr(depth) {
@@ -369,12 +561,30 @@ impl StreamWriter {
     #[cold]
     #[inline(never)]
     fn end_nested_slow(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
+        if depth & GROUP_DEPTH_MARK != 0 {
+            let id = (depth & !GROUP_DEPTH_MARK) as u32;
+            let tag = crate::wire::make_tag(id, crate::WireType::EndGroup);
+            self.write_varint(delegate, u64::from(tag));
+            return 0;
+        }
         // Deeper slots only remain if a child was leaked with `mem::forget`;
         // they keep their pre-filled zero length.
+        let removed = (self.slots.len() + 1).saturating_sub(depth);
+        let was_short = removed > 0 && self.shorts >= removed;
         let Some(slot) = self.slots.pop_to(depth - 1) else {
             return 0;
         };
+        self.shorts = self.shorts.saturating_sub(removed);
+        self.refresh_end();
         let size = self.written().saturating_sub(slot.payload_start);
+        if was_short {
+            if let SlotLocation::Memory(p) = slot.location() {
+                // SAFETY: an open short slot lies in the current slice, and
+                // the limit kept its payload at most 127 bytes.
+                unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
+            }
+            return size;
+        }
         if size > MAX_MESSAGE_LENGTH {
             self.set_error(WriteError::MessageTooLong { len: size });
             return size;

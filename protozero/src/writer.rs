@@ -27,7 +27,7 @@ pub type NullWriter = Writer<NullBuffer>;
 
 impl<D: Delegate> Writer<D> {
     /// A writer over `delegate`.
-    #[inline]
+    #[inline(always)]
     pub fn with_delegate(delegate: D) -> Self {
         Writer {
             stream: StreamWriter::new(),
@@ -102,23 +102,21 @@ impl HeapWriter {
 
 impl<'a> SliceWriter<'a> {
     /// A writer into `buf`.
-    #[inline]
+    #[inline(always)]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let mut w = Self::with_delegate(SliceBuffer::new(buf));
         // Take the only slice up front so the first append skips the slow
-        // path; a `SliceBuffer` hands it out exactly once either way.
-        if let Ok(slice) = w
-            .delegate
-            .next_slice(w.stream.cursor(), w.stream.open_slots(), 0)
-        {
-            // SAFETY: the slice comes from this writer's own delegate.
-            unsafe { w.stream.set_slice(slice) };
+        // path, and build the writer in place (it is a few hundred bytes; a
+        // build-then-return would copy it on every message).
+        let mut delegate = SliceBuffer::new(buf);
+        let slice = delegate.take_slice();
+        Writer {
+            stream: StreamWriter::with_slice(slice),
+            delegate,
         }
-        w
     }
 
     /// Finishes and returns the written prefix of the buffer.
-    #[inline]
+    #[inline(always)]
     pub fn finish(self) -> Result<&'a mut [u8], WriteError> {
         if let Some(e) = self.stream.error() {
             return Err(e);
