@@ -65,7 +65,7 @@ pub struct StreamWriter {
     /// How many of the innermost open slots are 1-byte (short) slots.
     shorts: usize,
     /// Largest cursor address the outermost open short slot allows (its
-    /// payload start + 127), meaningful while `shorts > 0`.
+    /// payload start + 127); `usize::MAX` while no short slot is open.
     short_limit: usize,
 }
 
@@ -121,13 +121,14 @@ impl StreamWriter {
             compact_below: MAX_ONE_BYTE_MESSAGE_LENGTH + 1,
             speculate: true,
             shorts: 0,
-            short_limit: 0,
+            short_limit: usize::MAX,
         }
     }
 
     /// Forgets all state (slice, open slots, error, byte count).
     pub fn reset(&mut self) {
         self.shorts = 0;
+        self.short_limit = usize::MAX;
         self.install_slice(Slice::empty());
         self.origin = self.slice_begin as usize;
         self.slots.clear();
@@ -182,6 +183,7 @@ impl StreamWriter {
         let first_short = self.slots.len() - self.shorts;
         self.slots.discard_from(first_short);
         self.shorts = 0;
+        self.short_limit = usize::MAX;
         let written = self.written();
         let empty = Slice::empty();
         self.cur = empty.begin;
@@ -234,18 +236,18 @@ impl StreamWriter {
         used_end
     }
 
-    /// Recomputes the fast-path limit from the open short slots.
+    /// Recomputes the fast-path limit from the open short slots: the slice
+    /// end less 3 bytes of headroom per short slot, or the outermost short
+    /// slot's 127-byte limit if that comes first. Branch-free: with no short
+    /// slot open, `short_limit` is `usize::MAX` and this is the slice end.
     #[inline(always)]
     fn refresh_end(&mut self) {
-        self.end = if self.shorts == 0 {
-            self.slice_end
-        } else {
-            let headroom = (self.slice_end as usize).saturating_sub(3 * self.shorts);
-            let limit = self.short_limit.min(headroom);
-            // Derived from the slice pointer so it keeps its provenance.
-            self.slice_end
-                .wrapping_sub((self.slice_end as usize) - limit)
-        };
+        let slice_end = self.slice_end as usize;
+        // No underflow: short slots are only opened with their headroom free.
+        let headroom = slice_end.wrapping_sub((SIZE_SLOT_LEN - 1) * self.shorts);
+        let limit = self.short_limit.min(headroom);
+        // Derived from the slice pointer so it keeps its provenance.
+        self.end = self.slice_end.wrapping_sub(slice_end - limit);
     }
 
     /// Turns the outermost open short slot into a 4-byte slot: its payload
@@ -256,6 +258,7 @@ impl StreamWriter {
         let i = self.slots.len() - self.shorts;
         let Some(slot) = self.slots.get(i) else {
             self.shorts = 0;
+            self.short_limit = usize::MAX;
             self.refresh_end();
             return;
         };
@@ -273,11 +276,13 @@ impl StreamWriter {
             // Slot `i` keeps its address but its payload, and everything
             // inside it, moved 3 bytes forward.
             self.slots.shift_from(i + 1, SIZE_SLOT_LEN - 1);
+            let payload_start = self.written() - payload;
             if let Some(s) = self.slots.get_mut(i) {
-                s.payload_start += SIZE_SLOT_LEN - 1;
+                s.payload_start = payload_start;
             }
         }
         self.shorts -= 1;
+        self.short_limit = usize::MAX;
         if self.shorts > 0 {
             let next = self.slots.len() - self.shorts;
             if let Some(n) = self.slots.get(next) {
@@ -481,11 +486,15 @@ impl StreamWriter {
             self.cur = p.add(1);
             p
         };
-        self.slots.push_memory(p, self.written());
+        // A short slot's payload start is implied by its address; the stored
+        // value is a placeholder until an upgrade computes it.
+        self.slots.push_memory(p, 0);
         self.shorts += 1;
-        if self.shorts == 1 {
-            self.short_limit = (p as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
-        }
+        // Limits of inner messages come later, so the minimum is the
+        // outermost open short slot's.
+        self.short_limit = self
+            .short_limit
+            .min((p as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
         self.refresh_end();
         self.slots.len()
     }
@@ -513,22 +522,31 @@ impl StreamWriter {
 
     /// Closes the nested message opened at `depth` (and any deeper ones left
     /// open), backfilling its length. Returns the payload size.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn end_nested(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
-        if self.shorts > 0 {
-            // Fastest path: the innermost slot is short; the limit kept its
-            // payload at most 127 bytes, so its length is one byte.
-            if depth == self.slots.len() {
-                if let Some(p) = self.slots.inline_memory_ptr(depth) {
-                    let size = (self.cur as usize) - (p as usize) - 1;
-                    // SAFETY: an open short slot lies in the current slice.
-                    unsafe { *p = size as u8 };
-                    self.slots.truncate_inline(depth - 1);
-                    self.shorts -= 1;
-                    self.refresh_end();
-                    return size;
+        // Fastest path, inlined: the innermost slot is short; the limit kept
+        // its payload at most 127 bytes, so its length is one byte.
+        if self.shorts > 0 && depth == self.slots.len() {
+            if let Some(p) = self.slots.inline_memory_ptr(depth) {
+                let size = (self.cur as usize) - (p as usize) - 1;
+                // SAFETY: an open short slot lies in the current slice.
+                unsafe { *p = size as u8 };
+                self.slots.truncate_inline(depth - 1);
+                self.shorts -= 1;
+                if self.shorts == 0 {
+                    self.short_limit = usize::MAX;
                 }
+                self.refresh_end();
+                return size;
             }
+        }
+        self.end_nested_long(delegate, depth)
+    }
+
+    /// [`StreamWriter::end_nested`] for a 4-byte slot (or anything unusual).
+    #[inline(never)]
+    fn end_nested_long(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
+        if self.shorts > 0 {
             return self.end_nested_slow(delegate, depth);
         }
         // Fast path: the slot lies in the current slice, so the payload is
@@ -575,16 +593,22 @@ impl StreamWriter {
             return 0;
         };
         self.shorts = self.shorts.saturating_sub(removed);
+        if self.shorts == 0 {
+            self.short_limit = usize::MAX;
+        }
         self.refresh_end();
-        let size = self.written().saturating_sub(slot.payload_start);
         if was_short {
-            if let SlotLocation::Memory(p) = slot.location() {
-                // SAFETY: an open short slot lies in the current slice, and
-                // the limit kept its payload at most 127 bytes.
-                unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
-            }
+            let SlotLocation::Memory(p) = slot.location() else {
+                return 0;
+            };
+            // An open short slot lies in the current slice and its payload
+            // runs from just after it to the cursor (at most 127 bytes).
+            let size = (self.cur as usize) - (p as usize) - 1;
+            // SAFETY: `p` is in the current slice (see above).
+            unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
             return size;
         }
+        let size = self.written().saturating_sub(slot.payload_start);
         if size > MAX_MESSAGE_LENGTH {
             self.set_error(WriteError::MessageTooLong { len: size });
             return size;
