@@ -39,6 +39,9 @@ enum Task {
         /// Generate only, do not build.
         #[arg(long)]
         no_build: bool,
+        /// Build only, skip the protoc-encoded round trip through the decoders.
+        #[arg(long)]
+        no_roundtrip: bool,
     },
 }
 
@@ -58,8 +61,16 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Task::UpstreamCodegen { corpora, no_build } => {
-            let opts = corpus::Options { corpora, no_build };
+        Task::UpstreamCodegen {
+            corpora,
+            no_build,
+            no_roundtrip,
+        } => {
+            let opts = corpus::Options {
+                corpora,
+                no_build,
+                no_roundtrip,
+            };
             match corpus::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,

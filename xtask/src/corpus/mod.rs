@@ -2,21 +2,27 @@
 //! public schema sets (Perfetto's upstream protos and others fetched through
 //! the package registries at run time, never committed) and proves that the
 //! output compiles, by writing one throwaway crate per corpus under
-//! `target/upstream-codegen/` and building it.
+//! `target/upstream-codegen/` and building it; then that the generated
+//! decoders read what `protoc --encode` writes for a sample of each
+//! corpus' messages (module `roundtrip`).
 //!
 //! Each corpus says where its files come from, which include roots it
 //! needs, which files it generates and which it skips (with the reason);
-//! the run prints a table of files generated / compiled / skipped.
+//! the run prints a table of files generated / compiled / skipped and the
+//! round trip's counts.
 
 mod build;
 mod list;
 mod locate;
 mod report;
+mod roundtrip;
+mod rustnames;
+mod sample;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use protozero_codegen::{CodegenError, Config, FrontEnd};
+use protozero_codegen::{CodegenError, FrontEnd, Generated};
 
 pub use list::CORPORA;
 pub use report::Outcome;
@@ -184,6 +190,8 @@ pub struct Options {
     pub corpora: Vec<String>,
     /// Generate only; do not build the throwaway crates.
     pub no_build: bool,
+    /// Build only; skip the protoc round trip through the decoders.
+    pub no_roundtrip: bool,
 }
 
 /// Runs the selected corpora; `Ok(false)` if any failed (all are attempted).
@@ -224,22 +232,26 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
     let generated = (|| {
         let dir = corpus.source_dir(workspace, out)?;
         let sel = select(corpus, &dir)?;
-        let mut config = Config::new();
-        if corpus.protoc {
-            config.front_end(FrontEnd::Protoc(None));
-        }
-        for inc in corpus.includes {
-            config.include(dir.join(inc));
-        }
+        let front_end = if corpus.protoc {
+            FrontEnd::Protoc(None)
+        } else {
+            FrontEnd::Pure
+        };
+        let mut includes: Vec<PathBuf> = corpus.includes.iter().map(|i| dir.join(i)).collect();
         if corpus.with_protoc_include {
-            config.include(locate::protoc_include()?);
+            includes.push(locate::protoc_include()?);
         }
-        config.inputs(&sel.inputs);
-        let generated = config.generate()?;
-        Ok::<_, CorpusError>((sel, generated))
+        let parsed = protozero_codegen::parse::parse_files(&includes, &sel.inputs, &front_end)?;
+        let files = protozero_codegen::generate_rust(
+            &parsed.schema,
+            protozero_codegen::DEFAULT_HEADER,
+            "mod.rs",
+            None,
+        )?;
+        Ok::<_, CorpusError>((sel, Generated { files }, parsed.schema, includes))
     })();
     outcome.generate_time = started.elapsed();
-    let (sel, generated) = match generated {
+    let (sel, generated, schema, includes) = match generated {
         Ok(g) => g,
         Err(e) => {
             outcome.error = Some(e.to_string());
@@ -254,10 +266,26 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
     let built = build::write_crate(workspace, out, corpus.name, &generated)
         .and_then(|()| build::build_crate(out, corpus.name));
     outcome.build_time = Some(started.elapsed());
-    match built {
-        Ok(()) => outcome.compiled = true,
-        Err(e) => outcome.error = Some(e.to_string()),
+    if let Err(e) = built {
+        outcome.error = Some(e.to_string());
+        return outcome;
     }
+    outcome.compiled = true;
+    if opts.no_roundtrip {
+        return outcome;
+    }
+    let started = Instant::now();
+    let mut rt = roundtrip::RoundTrip::default();
+    let checked = roundtrip::write_test(out, corpus.name, &schema, &includes, &sel.inputs)
+        .and_then(|r| {
+            rt = r;
+            roundtrip::run_test(out, corpus.name, &mut rt)
+        });
+    outcome.roundtrip_time = Some(started.elapsed());
+    if let Err(e) = checked {
+        outcome.error = Some(e.to_string());
+    }
+    outcome.roundtrip = Some(rt);
     outcome
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use protozero_codegen::Generated;
 
+use super::roundtrip::RoundTrip;
 use super::{Corpus, Selection, secs};
 
 /// The result of generating and building one corpus.
@@ -26,6 +27,10 @@ pub struct Outcome {
     pub generate_time: Duration,
     /// Time spent building, if built.
     pub build_time: Option<Duration>,
+    /// Round trip through the decoders, if run.
+    pub roundtrip: Option<RoundTrip>,
+    /// Time spent encoding with protoc and running the round-trip test.
+    pub roundtrip_time: Option<Duration>,
     /// What failed, if anything.
     pub error: Option<String>,
 }
@@ -42,6 +47,8 @@ impl Outcome {
             compiled: false,
             generate_time: Duration::ZERO,
             build_time: None,
+            roundtrip: None,
+            roundtrip_time: None,
             error: None,
         }
     }
@@ -75,6 +82,19 @@ impl Outcome {
         for (file, why) in &self.skipped {
             println!("   skipped {file}: {why}");
         }
+        if let Some(rt) = &self.roundtrip {
+            for e in &rt.unencodable {
+                println!("   protoc could not encode {e}");
+            }
+            println!(
+                "   round trip: {} messages, {} cases, {} passed, {} failed, {}",
+                rt.messages,
+                rt.cases,
+                rt.passed,
+                rt.failed,
+                self.roundtrip_time.map_or_else(|| "-".to_owned(), secs)
+            );
+        }
         match &self.error {
             Some(e) => println!("   FAILED: {e}"),
             None => println!(
@@ -92,8 +112,9 @@ impl Outcome {
 /// A markdown table: one row per corpus.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut s = String::from(
-        "| corpus | files generated | compiled | skipped (reason) | Rust lines | generate | build |\n\
-         |---|---|---|---|---|---|---|\n",
+        "| corpus | files generated | compiled | skipped (reason) | Rust lines | generate | build | \
+         round trip: messages / cases / passed | round trip |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
     );
     for o in outcomes {
         let compiled = if o.compiled {
@@ -112,7 +133,7 @@ pub fn table(outcomes: &[Outcome]) -> String {
             format!("{} ({})", o.skipped.len(), reasons.join("; "))
         };
         s.push_str(&format!(
-            "| {} | {} ({} imported) | {} | {} | {} | {} | {} |\n",
+            "| {} | {} ({} imported) | {} | {} | {} | {} | {} | {} | {} |\n",
             o.corpus.name,
             o.inputs + o.imported,
             o.imported,
@@ -120,7 +141,12 @@ pub fn table(outcomes: &[Outcome]) -> String {
             skipped,
             o.lines,
             secs(o.generate_time),
-            o.build_time.map_or_else(|| "-".to_owned(), secs)
+            o.build_time.map_or_else(|| "-".to_owned(), secs),
+            o.roundtrip.as_ref().map_or_else(
+                || "-".to_owned(),
+                |r| format!("{} / {} / {}", r.messages, r.cases, r.passed)
+            ),
+            o.roundtrip_time.map_or_else(|| "-".to_owned(), secs)
         ));
     }
     s
