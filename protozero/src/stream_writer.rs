@@ -67,6 +67,11 @@ pub struct StreamWriter {
     /// Largest cursor address the outermost open short slot allows (its
     /// payload start + 127); `usize::MAX` while no short slot is open.
     short_limit: usize,
+    /// A speculative 1-byte length prefix of the root record (a TraceWriter's
+    /// fragment header), outside the slot stack; null when none is open.
+    root_short: *mut u8,
+    /// The limit `root_short` imposes (`usize::MAX` when none is open).
+    root_limit: usize,
 }
 
 // SAFETY: the raw pointers refer to memory owned by the delegate that the
@@ -122,13 +127,17 @@ impl StreamWriter {
             speculate: true,
             shorts: 0,
             short_limit: usize::MAX,
+            root_short: core::ptr::null_mut(),
+            root_limit: usize::MAX,
         }
     }
 
     /// Forgets all state (slice, open slots, error, byte count).
     pub fn reset(&mut self) {
         self.shorts = 0;
-        self.short_limit = usize::MAX;
+        self.root_short = core::ptr::null_mut();
+        self.root_limit = usize::MAX;
+        self.short_limit = self.root_limit;
         self.install_slice(Slice::empty());
         self.origin = self.slice_begin as usize;
         self.slots.clear();
@@ -182,8 +191,10 @@ impl StreamWriter {
         // Open short slots cannot be sized any more: drop their lengths.
         let first_short = self.slots.len() - self.shorts;
         self.slots.discard_from(first_short);
+        self.root_short = core::ptr::null_mut();
+        self.root_limit = usize::MAX;
         self.shorts = 0;
-        self.short_limit = usize::MAX;
+        self.short_limit = self.root_limit;
         let written = self.written();
         let empty = Slice::empty();
         self.cur = empty.begin;
@@ -244,7 +255,8 @@ impl StreamWriter {
     fn refresh_end(&mut self) {
         let slice_end = self.slice_end as usize;
         // No underflow: short slots are only opened with their headroom free.
-        let headroom = slice_end.wrapping_sub((SIZE_SLOT_LEN - 1) * self.shorts);
+        let open = self.shorts + usize::from(!self.root_short.is_null());
+        let headroom = slice_end.wrapping_sub((SIZE_SLOT_LEN - 1) * open);
         let limit = self.short_limit.min(headroom);
         // Derived from the slice pointer so it keeps its provenance.
         self.end = self.slice_end.wrapping_sub(slice_end - limit);
@@ -255,10 +267,14 @@ impl StreamWriter {
     #[cold]
     #[inline(never)]
     fn upgrade_outermost_short(&mut self) {
+        if !self.root_short.is_null() {
+            self.upgrade_root_short();
+            return;
+        }
         let i = self.slots.len() - self.shorts;
         let Some(slot) = self.slots.get(i) else {
             self.shorts = 0;
-            self.short_limit = usize::MAX;
+            self.short_limit = self.root_limit;
             self.refresh_end();
             return;
         };
@@ -282,6 +298,55 @@ impl StreamWriter {
             }
         }
         self.shorts -= 1;
+        self.short_limit = self.root_limit;
+        if self.shorts > 0 {
+            let next = self.slots.len() - self.shorts;
+            if let Some(n) = self.slots.get(next) {
+                self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
+            }
+        }
+        self.refresh_end();
+    }
+
+    /// Whether any short slot (the root's included) is open.
+    #[inline(always)]
+    fn any_short(&self) -> bool {
+        self.shorts > 0 || !self.root_short.is_null()
+    }
+
+    /// Upgrades every open short slot (before the slice is left).
+    #[inline]
+    fn upgrade_all_shorts(&mut self) {
+        while self.any_short() {
+            self.upgrade_outermost_short();
+        }
+    }
+
+    /// Upgrades short slots until `need` bytes fit under the fast-path limit
+    /// or none is left.
+    #[inline]
+    fn upgrade_for(&mut self, need: usize) {
+        while self.any_short() && self.remaining() < need {
+            self.upgrade_outermost_short();
+        }
+    }
+
+    /// Turns the root's 1-byte prefix into 4 zero bytes, moving the record
+    /// (and every open slot inside it) 3 bytes forward into its headroom.
+    #[cold]
+    fn upgrade_root_short(&mut self) {
+        let p = core::mem::replace(&mut self.root_short, core::ptr::null_mut());
+        let payload = (self.cur as usize) - (p as usize) - 1;
+        // SAFETY: the root prefix and its record `p..cur` lie in the current
+        // slice, and the limit kept 3 bytes free after `cur` for it.
+        unsafe {
+            ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
+            ptr::write_bytes(p, 0, SIZE_SLOT_LEN);
+            self.cur = self.cur.add(SIZE_SLOT_LEN - 1);
+        }
+        // Every open slot lies inside the record, which has not left the slice.
+        self.slots.shift_from(0, SIZE_SLOT_LEN - 1);
+        self.root_limit = usize::MAX;
         self.short_limit = usize::MAX;
         if self.shorts > 0 {
             let next = self.slots.len() - self.shorts;
@@ -292,21 +357,63 @@ impl StreamWriter {
         self.refresh_end();
     }
 
-    /// Upgrades every open short slot (before the slice is left).
-    #[inline]
-    fn upgrade_all_shorts(&mut self) {
-        while self.shorts > 0 {
-            self.upgrade_outermost_short();
+    /// Starts a root record (such as a trace packet fragment) with a
+    /// speculative 1-byte length prefix, for records of at most `max` bytes
+    /// (at most 127). Returns the prefix's address, or `None` (nothing
+    /// written) when compaction is off, a prefix is already open, nested
+    /// messages are open, or fewer than 8 bytes fit.
+    ///
+    /// While [`StreamWriter::root_short`] still returns the address, the
+    /// record is whole in this slice and at most `max` bytes; finish it with
+    /// [`StreamWriter::end_root_short`]. If it grows past `max` or the slice
+    /// is left, the prefix is first widened to 4 zero bytes at the same
+    /// address, the record then starting 4 bytes after it.
+    pub fn begin_root_short(&mut self, max: usize) -> Option<*mut u8> {
+        if self.compact_below == 0
+            || !self.speculate
+            || !self.root_short.is_null()
+            || !self.slots.is_empty()
+            || self.remaining() < 2 * SIZE_SLOT_LEN
+        {
+            return None;
         }
+        let p = self.cur;
+        // SAFETY: at least 8 bytes fit under the limit, inside the slice.
+        unsafe {
+            *p = 0;
+            self.cur = p.add(1);
+        }
+        self.root_short = p;
+        self.root_limit = (p as usize) + 1 + max.min(MAX_ONE_BYTE_MESSAGE_LENGTH);
+        self.short_limit = self.root_limit;
+        self.refresh_end();
+        Some(p)
     }
 
-    /// Upgrades short slots until `need` bytes fit under the fast-path limit
-    /// or none is left.
-    #[inline]
-    fn upgrade_for(&mut self, need: usize) {
-        while self.shorts > 0 && self.remaining() < need {
-            self.upgrade_outermost_short();
+    /// The open 1-byte root prefix, if it has not been widened.
+    pub fn root_short(&self) -> Option<*mut u8> {
+        (!self.root_short.is_null()).then_some(self.root_short)
+    }
+
+    /// Writes the record size into the open 1-byte root prefix and closes it;
+    /// `None` if no prefix is open (it was widened: the caller writes a 4-byte
+    /// size at its address).
+    pub fn end_root_short(&mut self) -> Option<usize> {
+        let p = self.root_short;
+        if p.is_null() {
+            return None;
         }
+        let size = (self.cur as usize) - (p as usize) - 1;
+        // SAFETY: an open root prefix lies in the current slice, and the
+        // limit kept the record at most 127 bytes.
+        unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
+        self.root_short = core::ptr::null_mut();
+        self.root_limit = usize::MAX;
+        if self.shorts == 0 {
+            self.short_limit = usize::MAX;
+        }
+        self.refresh_end();
+        Some(size)
     }
 
     /// Asks the delegate for a slice of at least `min_len` bytes; on failure the
@@ -534,7 +641,7 @@ impl StreamWriter {
                 self.slots.truncate_inline(depth - 1);
                 self.shorts -= 1;
                 if self.shorts == 0 {
-                    self.short_limit = usize::MAX;
+                    self.short_limit = self.root_limit;
                 }
                 self.refresh_end();
                 return size;
@@ -594,7 +701,7 @@ impl StreamWriter {
         };
         self.shorts = self.shorts.saturating_sub(removed);
         if self.shorts == 0 {
-            self.short_limit = usize::MAX;
+            self.short_limit = self.root_limit;
         }
         self.refresh_end();
         if was_short {

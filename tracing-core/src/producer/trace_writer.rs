@@ -184,17 +184,28 @@ impl TraceWriter {
         if core.patch_list.front_is_ready() {
             core.send_patches();
         }
-        // SAFETY: `core` is the delegate whose slices this stream writes into.
-        let header = match unsafe { stream.reserve_slot(core) } {
-            SlotLocation::Memory(p) => {
-                // SAFETY: `reserve_slot` returned 4 writable bytes at `p`.
-                unsafe { core::ptr::write_bytes(p, 0, PACKET_HEADER_SIZE) };
-                p
-            }
-            _ => core::ptr::null_mut(),
-        };
-        core.fragment_header = header;
-        core.fragment_start = stream.cursor();
+        // A whole packet below 127 bytes gets a 1-byte header. It is reserved
+        // speculatively (the stream widens it to 4 bytes, moving the packet,
+        // if the packet outgrows it or leaves the chunk), so the common small
+        // packet is never moved to compact its header.
+        if let Some(p) = stream.begin_root_short(MAX_COMPACT_ROOT) {
+            core.fragment_header = p;
+            // Where the payload starts once the header is 4 bytes wide, the
+            // only form in which `fragment_start` is read.
+            core.fragment_start = p.wrapping_add(PACKET_HEADER_SIZE);
+        } else {
+            // SAFETY: `core` is the delegate whose slices this stream writes into.
+            let header = match unsafe { stream.reserve_slot(core) } {
+                SlotLocation::Memory(p) => {
+                    // SAFETY: `reserve_slot` returned 4 writable bytes at `p`.
+                    unsafe { core::ptr::write_bytes(p, 0, PACKET_HEADER_SIZE) };
+                    p
+                }
+                _ => core::ptr::null_mut(),
+            };
+            core.fragment_header = header;
+            core.fragment_start = stream.cursor();
+        }
         core.fragmenting_packet = true;
         let mut mark_loss = false;
         if !core.drop_packets {
@@ -259,6 +270,12 @@ impl WriterCore {
     fn finalize_fragment_if_required(&mut self, stream: &mut StreamWriter) {
         let header = core::mem::replace(&mut self.fragment_header, core::ptr::null_mut());
         if header.is_null() {
+            return;
+        }
+        if stream.root_short() == Some(header) {
+            // Still the speculative 1-byte header: the whole packet is in
+            // this chunk and below 127 bytes.
+            stream.end_root_short();
             return;
         }
         let size = (stream.cursor() as usize).checked_sub(self.fragment_start as usize);
