@@ -72,6 +72,11 @@ pub struct StreamWriter {
     root_short: *mut u8,
     /// The limit `root_short` imposes (`usize::MAX` when none is open).
     root_limit: usize,
+    /// `slice_end` less 3 bytes of headroom per open short slot (the root's
+    /// included), kept up to date so the hot path never recounts.
+    headroom_end: usize,
+    /// `compact_below != 0 && speculate`, precomputed for `begin_nested`.
+    use_shorts: bool,
 }
 
 // SAFETY: the raw pointers refer to memory owned by the delegate that the
@@ -129,6 +134,8 @@ impl StreamWriter {
             short_limit: usize::MAX,
             root_short: core::ptr::null_mut(),
             root_limit: usize::MAX,
+            headroom_end: s.end as usize,
+            use_shorts: true,
         }
     }
 
@@ -154,6 +161,7 @@ impl StreamWriter {
         } else {
             0
         };
+        self.use_shorts = on && self.speculate;
     }
 
     /// Chooses how compaction is done: with short slots (the default, see the
@@ -162,6 +170,7 @@ impl StreamWriter {
     /// slice; this switch exists to compare them in tests and benchmarks.
     pub fn set_speculative_compaction(&mut self, on: bool) {
         self.speculate = on;
+        self.use_shorts = on && self.compact_below != 0;
     }
 
     /// Total bytes written so far, across slices.
@@ -200,6 +209,7 @@ impl StreamWriter {
         self.cur = empty.begin;
         self.end = empty.end;
         self.slice_end = empty.end;
+        self.headroom_end = empty.end as usize;
         self.slice_begin = empty.begin;
         self.origin = (empty.begin as usize).wrapping_sub(written);
     }
@@ -244,6 +254,7 @@ impl StreamWriter {
         self.cur = slice.begin;
         self.end = slice.end;
         self.slice_end = slice.end;
+        self.headroom_end = slice.end as usize;
         used_end
     }
 
@@ -254,12 +265,16 @@ impl StreamWriter {
     #[inline(always)]
     fn refresh_end(&mut self) {
         let slice_end = self.slice_end as usize;
-        // No underflow: short slots are only opened with their headroom free.
-        let open = self.shorts + usize::from(!self.root_short.is_null());
-        let headroom = slice_end.wrapping_sub((SIZE_SLOT_LEN - 1) * open);
-        let limit = self.short_limit.min(headroom);
+        let limit = self.short_limit.min(self.headroom_end);
         // Derived from the slice pointer so it keeps its provenance.
         self.end = self.slice_end.wrapping_sub(slice_end - limit);
+    }
+
+    /// Recounts `headroom_end` from scratch (slow paths).
+    fn recount_headroom(&mut self) {
+        let open = self.shorts + usize::from(!self.root_short.is_null());
+        // No underflow: short slots are only opened with their headroom free.
+        self.headroom_end = (self.slice_end as usize).wrapping_sub((SIZE_SLOT_LEN - 1) * open);
     }
 
     /// Turns the outermost open short slot into a 4-byte slot: its payload
@@ -275,6 +290,7 @@ impl StreamWriter {
         let Some(slot) = self.slots.get(i) else {
             self.shorts = 0;
             self.short_limit = self.root_limit;
+            self.recount_headroom();
             self.refresh_end();
             return;
         };
@@ -305,6 +321,7 @@ impl StreamWriter {
                 self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
             }
         }
+        self.recount_headroom();
         self.refresh_end();
     }
 
@@ -354,6 +371,7 @@ impl StreamWriter {
                 self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
             }
         }
+        self.recount_headroom();
         self.refresh_end();
     }
 
@@ -386,6 +404,7 @@ impl StreamWriter {
         self.root_short = p;
         self.root_limit = (p as usize) + 1 + max.min(MAX_ONE_BYTE_MESSAGE_LENGTH);
         self.short_limit = self.root_limit;
+        self.headroom_end -= SIZE_SLOT_LEN - 1;
         self.refresh_end();
         Some(p)
     }
@@ -412,6 +431,7 @@ impl StreamWriter {
         if self.shorts == 0 {
             self.short_limit = usize::MAX;
         }
+        self.headroom_end += SIZE_SLOT_LEN - 1;
         self.refresh_end();
         Some(size)
     }
@@ -564,7 +584,7 @@ impl StreamWriter {
         // Room for a tag (at most 5 bytes for a u32) and a 4-byte slot, or a
         // 1-byte short slot plus its 3 bytes of headroom.
         if self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
-            if self.compact_below != 0 && self.speculate {
+            if self.use_shorts {
                 return self.push_short(tag);
             }
             // SAFETY: room for the tag and the slot (checked above).
@@ -602,6 +622,7 @@ impl StreamWriter {
         self.short_limit = self
             .short_limit
             .min((p as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
+        self.headroom_end -= SIZE_SLOT_LEN - 1;
         self.refresh_end();
         self.slots.len()
     }
@@ -613,10 +634,7 @@ impl StreamWriter {
     #[inline(never)]
     fn begin_nested_slow(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
         self.upgrade_all_shorts();
-        if self.compact_below != 0
-            && self.speculate
-            && self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN
-        {
+        if self.use_shorts && self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
             return self.push_short(tag);
         }
         self.write_varint(delegate, u64::from(tag));
@@ -643,6 +661,7 @@ impl StreamWriter {
                 if self.shorts == 0 {
                     self.short_limit = self.root_limit;
                 }
+                self.headroom_end += SIZE_SLOT_LEN - 1;
                 self.refresh_end();
                 return size;
             }
@@ -703,6 +722,7 @@ impl StreamWriter {
         if self.shorts == 0 {
             self.short_limit = self.root_limit;
         }
+        self.recount_headroom();
         self.refresh_end();
         if was_short {
             let SlotLocation::Memory(p) = slot.location() else {
