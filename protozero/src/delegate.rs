@@ -235,6 +235,18 @@ impl OpenSlots {
         (!p.is_null()).then_some(p)
     }
 
+    /// The innermost slot's address field when it is stored inline (the
+    /// writer's short slots are never redirected, so it is their address).
+    #[inline(always)]
+    pub(crate) fn top_inline_ptr(&self) -> Option<*mut u8> {
+        let len = self.len;
+        if len == 0 || len > INLINE_SLOTS {
+            return None;
+        }
+        // SAFETY: `len - 1 < len <= INLINE_SLOTS`: the entry is initialized.
+        Some(unsafe { (*self.inline.get_unchecked(len - 1).as_ptr()).ptr })
+    }
+
     /// Keeps the first `len` slots (after [`OpenSlots::inline_memory_ptr`]
     /// found nothing spilled).
     #[inline(always)]

@@ -229,6 +229,8 @@ impl StreamWriter {
 
     /// The length slots of the nested messages currently open.
     pub fn open_slots(&mut self) -> &mut OpenSlots {
+        // Short slots never leave the writer: callers only see 4-byte ones.
+        self.upgrade_all_shorts();
         &mut self.slots
     }
 
@@ -652,7 +654,7 @@ impl StreamWriter {
         // Fastest path, inlined: the innermost slot is short; the limit kept
         // its payload at most 127 bytes, so its length is one byte.
         if self.shorts > 0 && depth == self.slots.len() {
-            if let Some(p) = self.slots.inline_memory_ptr(depth) {
+            if let Some(p) = self.slots.top_inline_ptr() {
                 let size = (self.cur as usize) - (p as usize) - 1;
                 // SAFETY: an open short slot lies in the current slice.
                 unsafe { *p = size as u8 };
