@@ -272,6 +272,20 @@ impl StreamWriter {
         self.end = self.slice_end.wrapping_sub(slice_end - limit);
     }
 
+    /// Re-derives the limits after a short slot was widened: the outermost
+    /// remaining short slot (the root's, else the stack's) sets the limit.
+    fn after_upgrade(&mut self) {
+        self.short_limit = self.root_limit;
+        if self.root_short.is_null() && self.shorts > 0 {
+            let next = self.slots.len() - self.shorts;
+            if let Some(n) = self.slots.get(next) {
+                self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
+            }
+        }
+        self.recount_headroom();
+        self.refresh_end();
+    }
+
     /// Recounts `headroom_end` from scratch (slow paths).
     fn recount_headroom(&mut self) {
         let open = self.shorts + usize::from(!self.root_short.is_null());
@@ -316,15 +330,7 @@ impl StreamWriter {
             }
         }
         self.shorts -= 1;
-        self.short_limit = self.root_limit;
-        if self.shorts > 0 {
-            let next = self.slots.len() - self.shorts;
-            if let Some(n) = self.slots.get(next) {
-                self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
-            }
-        }
-        self.recount_headroom();
-        self.refresh_end();
+        self.after_upgrade();
     }
 
     /// Whether any short slot (the root's included) is open.
@@ -366,15 +372,7 @@ impl StreamWriter {
         // Every open slot lies inside the record, which has not left the slice.
         self.slots.shift_from(0, SIZE_SLOT_LEN - 1);
         self.root_limit = usize::MAX;
-        self.short_limit = usize::MAX;
-        if self.shorts > 0 {
-            let next = self.slots.len() - self.shorts;
-            if let Some(n) = self.slots.get(next) {
-                self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
-            }
-        }
-        self.recount_headroom();
-        self.refresh_end();
+        self.after_upgrade();
     }
 
     /// Starts a root record (such as a trace packet fragment) with a
