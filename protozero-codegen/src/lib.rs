@@ -34,7 +34,7 @@ mod emit;
 pub mod error;
 mod features;
 pub mod model;
-mod names;
+pub mod names;
 pub mod parse;
 mod resolve;
 

@@ -4,6 +4,9 @@
 //! Proto field `type` becomes the accessor `r#type()`; names that cannot be raw
 //! identifiers (`self`, `super`, `crate`, `Self`) get a trailing underscore.
 
+use std::collections::HashSet;
+
+use crate::model::MessageDef;
 use proc_macro2::{Ident, Span};
 
 /// Keywords (strict and reserved, edition 2024) that need escaping.
@@ -111,6 +114,39 @@ pub fn type_name(name: &str) -> String {
         upper_camel(name)
     };
     if n == "Self" { "Self_".to_owned() } else { n }
+}
+
+/// Methods every generated decoder has, which field accessors must avoid.
+pub const DECODER_RESERVED: &[&str] = &["new", "decode_error", "raw_bytes", "typed_decoder"];
+
+/// Returns `wanted` (escaped) if `taken` does not hold it, else it with `_`
+/// appended, then `_2`, `_3`… (never a double underscore, which Rust's naming
+/// lints reject), and records the result in `taken`.
+pub fn unique_name(taken: &mut HashSet<String>, wanted: String) -> String {
+    let base = wanted.strip_prefix("r#").unwrap_or(&wanted).to_owned();
+    let mut name = wanted;
+    let mut n = 1;
+    while taken.contains(&name) {
+        n += 1;
+        name = if n == 2 && !base.ends_with('_') {
+            format!("{base}_")
+        } else {
+            format!("{}_{n}", base.trim_end_matches('_'))
+        };
+    }
+    taken.insert(name.clone());
+    name
+}
+
+/// The main decoder accessor of every field of `msg`, in field order. They
+/// are handed out before any derived name (`has_x`, `x_raw`…), so another
+/// field's derived name never displaces them.
+pub fn primary_decoder_accessors(msg: &MessageDef) -> Vec<String> {
+    let mut taken: HashSet<String> = DECODER_RESERVED.iter().map(|s| s.to_string()).collect();
+    msg.fields
+        .iter()
+        .map(|f| unique_name(&mut taken, escape(&snake(&f.name))))
+        .collect()
 }
 
 /// Module name holding the nested types of message `name`.

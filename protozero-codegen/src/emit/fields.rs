@@ -10,7 +10,9 @@ use quote::{format_ident, quote};
 use super::Ctx;
 use crate::error::CodegenError;
 use crate::model::{FieldDef, FieldType, Label, MessageDef, Scalar};
-use crate::names::{escape, ident, screaming, snake};
+use crate::names::{
+    DECODER_RESERVED, escape, ident, primary_decoder_accessors, screaming, snake, unique_name,
+};
 use crate::resolve::{SymbolKind, relative_path};
 
 /// How one scalar type is written, read and iterated.
@@ -131,30 +133,15 @@ impl NameSet {
         NameSet(reserved.iter().map(|s| s.to_string()).collect())
     }
 
-    /// `wanted` (escaped); if used, it with `_` appended, then `_2`, `_3`…
-    /// (never a double underscore, which Rust's naming lints reject).
+    /// A name not yet in the set (see [`unique_name`]).
     fn take(&mut self, wanted: String) -> Ident {
-        let base = wanted.strip_prefix("r#").unwrap_or(&wanted).to_owned();
-        let mut name = wanted;
-        let mut n = 1;
-        while self.0.contains(&name) {
-            n += 1;
-            name = if n == 2 && !base.ends_with('_') {
-                format!("{base}_")
-            } else {
-                format!("{}_{n}", base.trim_end_matches('_'))
-            };
-        }
-        self.0.insert(name.clone());
-        ident(&name)
+        ident(&unique_name(&mut self.0, wanted))
     }
 }
 
 /// Methods every generated writer has.
 pub(crate) const WRITER_RESERVED: &[&str] =
     &["from_message", "message", "into_message", "finalize"];
-/// Methods every generated decoder has.
-pub(crate) const DECODER_RESERVED: &[&str] = &["new", "decode_error", "raw_bytes", "typed_decoder"];
 
 /// Plans every field of `msg`, emitted from module `module`.
 pub(crate) fn plan_fields<'m>(
@@ -165,6 +152,8 @@ pub(crate) fn plan_fields<'m>(
     let mut writer = NameSet::new(WRITER_RESERVED);
     let mut decoder = NameSet::new(DECODER_RESERVED);
     let mut consts = NameSet::new(&[]);
+    // The main accessors come from `names` so tools (xtask) can name them too.
+    let mut d_gets = primary_decoder_accessors(msg).into_iter();
     // Primary names first, so a field's own accessor is never displaced by
     // another field's derived name.
     let mut primary = Vec::with_capacity(msg.fields.len());
@@ -195,7 +184,7 @@ pub(crate) fn plan_fields<'m>(
         };
         let konst = consts.take(format!("FIELD_{}", screaming(&f.name)));
         let w_main = writer.take(format!("{w_prefix}_{base}"));
-        let d_get = decoder.take(escape(&base));
+        let d_get = decoder.take(d_gets.next().unwrap_or_else(|| escape(&base)));
         primary.push((f, shape, konst, w_main, d_get));
     }
     let mut plans = Vec::with_capacity(primary.len());
