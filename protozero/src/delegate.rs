@@ -92,6 +92,21 @@ pub enum SlotLocation {
     Discarded,
 }
 
+/// What the fields of a [`SizeSlot`] currently mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum SlotKind {
+    /// A 4-byte slot in slice memory at `ptr`; `aux` is the payload start.
+    Memory,
+    /// The writer's own 1-byte speculative slot at `ptr`; `aux` is the
+    /// fast-path limit to restore when it closes. Delegates never see one.
+    Short,
+    /// Redirected by the delegate to patch `patch`.
+    Patch,
+    /// The length is dropped (the writer is in its error state).
+    Discarded,
+}
+
 /// The reserved length slot of one open nested message.
 ///
 /// Stored as plain words rather than a [`SlotLocation`] so the writer's hot
@@ -100,46 +115,56 @@ pub enum SlotLocation {
 pub struct SizeSlot {
     /// The slot's address while it is in slice memory; null otherwise.
     pub(crate) ptr: *mut u8,
-    /// With a null `ptr`: the patch the length goes to, or `None` if discarded.
-    pub(crate) patch: Option<PatchId>,
-    /// Total bytes written by the stream writer when the payload began.
-    pub(crate) payload_start: usize,
+    /// A 4-byte slot: total bytes written by the stream writer when the
+    /// payload began. A short slot: the writer's saved fast-path limit.
+    pub(crate) aux: usize,
+    /// The patch the length goes to, when `kind` is [`SlotKind::Patch`].
+    pub(crate) patch: u32,
+    pub(crate) kind: SlotKind,
 }
 
 impl SizeSlot {
     /// A slot at `location` whose payload starts after `payload_start` bytes.
     #[inline(always)]
     pub(crate) fn new(location: SlotLocation, payload_start: usize) -> SizeSlot {
-        let (ptr, patch) = match location {
-            SlotLocation::Memory(p) => (p, None),
-            SlotLocation::Patch(id) => (core::ptr::null_mut(), Some(id)),
-            SlotLocation::Discarded => (core::ptr::null_mut(), None),
+        let (ptr, patch, kind) = match location {
+            SlotLocation::Memory(p) => (p, 0, SlotKind::Memory),
+            SlotLocation::Patch(id) => (core::ptr::null_mut(), id.0, SlotKind::Patch),
+            SlotLocation::Discarded => (core::ptr::null_mut(), 0, SlotKind::Discarded),
         };
         SizeSlot {
             ptr,
+            aux: payload_start,
             patch,
-            payload_start,
+            kind,
         }
     }
 
     /// Where the length will be written.
     pub fn location(&self) -> SlotLocation {
-        match (self.ptr.is_null(), self.patch) {
-            (false, _) => SlotLocation::Memory(self.ptr),
-            (true, Some(id)) => SlotLocation::Patch(id),
-            (true, None) => SlotLocation::Discarded,
+        match self.kind {
+            SlotKind::Memory | SlotKind::Short => SlotLocation::Memory(self.ptr),
+            SlotKind::Patch => SlotLocation::Patch(PatchId(self.patch)),
+            SlotKind::Discarded => SlotLocation::Discarded,
         }
     }
 
     /// The slot's address while it is still in slice memory.
     pub fn memory_ptr(&self) -> Option<*mut u8> {
-        (!self.ptr.is_null()).then_some(self.ptr)
+        matches!(self.kind, SlotKind::Memory | SlotKind::Short).then_some(self.ptr)
     }
 
     /// Sends this slot's final length to a patch record instead of memory.
     pub fn redirect_to_patch(&mut self, id: PatchId) {
         self.ptr = core::ptr::null_mut();
-        self.patch = Some(id);
+        self.patch = id.0;
+        self.kind = SlotKind::Patch;
+    }
+
+    /// Whether this is one of the writer's 1-byte speculative slots.
+    #[inline(always)]
+    pub(crate) fn is_short(&self) -> bool {
+        self.kind == SlotKind::Short
     }
 }
 
@@ -186,25 +211,41 @@ impl OpenSlots {
         self.len == 0
     }
 
-    /// Pushes a slot that lies in slice memory at `ptr` (the hot path: the
-    /// fields are stored in place, no temporary is built and copied).
+    /// Pushes a 4-byte slot that lies in slice memory at `ptr`.
     #[inline(always)]
     pub(crate) fn push_memory(&mut self, ptr: *mut u8, payload_start: usize) {
+        self.push_in_place(ptr, payload_start, SlotKind::Memory);
+    }
+
+    /// Pushes a 1-byte speculative slot at `ptr`, remembering the fast-path
+    /// limit `saved_end` to restore when it closes.
+    #[inline(always)]
+    pub(crate) fn push_short(&mut self, ptr: *mut u8, saved_end: usize) {
+        self.push_in_place(ptr, saved_end, SlotKind::Short);
+    }
+
+    /// The hot push: the fields are stored in place, no temporary is built
+    /// and copied.
+    #[inline(always)]
+    fn push_in_place(&mut self, ptr: *mut u8, aux: usize, kind: SlotKind) {
         let len = self.len;
         if len < INLINE_SLOTS {
             let e = self.inline[len].as_mut_ptr();
             // SAFETY: `e` points to an inline entry we own; writing each field
-            // initializes it.
+            // initializes it (`patch` is only read for `SlotKind::Patch`, but
+            // it is written too so the whole entry is initialized).
             unsafe {
                 (&raw mut (*e).ptr).write(ptr);
-                (&raw mut (*e).patch).write(None);
-                (&raw mut (*e).payload_start).write(payload_start);
+                (&raw mut (*e).aux).write(aux);
+                (&raw mut (*e).patch).write(0);
+                (&raw mut (*e).kind).write(kind);
             }
         } else {
             self.spill.push(SizeSlot {
                 ptr,
-                patch: None,
-                payload_start,
+                aux,
+                patch: 0,
+                kind,
             });
         }
         self.len = len + 1;
@@ -222,7 +263,7 @@ impl OpenSlots {
     }
 
     /// If slot number `depth` (1-based) is open, stored inline with nothing
-    /// spilled, and still in memory, returns its address.
+    /// spilled, and a 4-byte slot still in memory, returns its address.
     #[inline(always)]
     pub(crate) fn inline_memory_ptr(&self, depth: usize) -> Option<*mut u8> {
         let i = depth.wrapping_sub(1);
@@ -230,25 +271,50 @@ impl OpenSlots {
             return None;
         }
         // SAFETY: `i < len <= INLINE_SLOTS`, so the entry exists and is
-        // initialized; only its `ptr` field is read.
-        let p = unsafe { (*self.inline.get_unchecked(i).as_ptr()).ptr };
-        (!p.is_null()).then_some(p)
+        // initialized.
+        let e = unsafe { &*self.inline.get_unchecked(i).as_ptr() };
+        (e.kind == SlotKind::Memory).then_some(e.ptr)
     }
 
-    /// The innermost slot's address field when it is stored inline (the
-    /// writer's short slots are never redirected, so it is their address).
+    /// If slot number `depth` (1-based) is open, stored inline and short,
+    /// returns its address and saved fast-path limit. Slots deeper than a
+    /// short one are short too (children leaked with `mem::forget`).
     #[inline(always)]
-    pub(crate) fn top_inline_ptr(&self) -> Option<*mut u8> {
-        let len = self.len;
-        if len == 0 || len > INLINE_SLOTS {
+    pub(crate) fn inline_short(&self, depth: usize) -> Option<(*mut u8, usize)> {
+        let i = depth.wrapping_sub(1);
+        if i >= self.len.min(INLINE_SLOTS) {
             return None;
         }
-        // SAFETY: `len - 1 < len <= INLINE_SLOTS`: the entry is initialized.
-        Some(unsafe { (*self.inline.get_unchecked(len - 1).as_ptr()).ptr })
+        // SAFETY: `i < min(len, INLINE_SLOTS)`: the entry is initialized.
+        let e = unsafe { &*self.inline.get_unchecked(i).as_ptr() };
+        (e.kind == SlotKind::Short).then_some((e.ptr, e.aux))
+    }
+
+    /// Whether the innermost slot is short (short slots are always the
+    /// innermost ones, so this says whether any is open).
+    #[inline]
+    pub(crate) fn top_is_short(&self) -> bool {
+        self.last().is_some_and(SizeSlot::is_short)
+    }
+
+    /// The innermost slot.
+    #[inline]
+    fn last(&self) -> Option<&SizeSlot> {
+        if self.len > INLINE_SLOTS {
+            self.spill.last()
+        } else {
+            self.inline_ref().last()
+        }
+    }
+
+    /// Index of the outermost short slot (`len()` when none is open).
+    pub(crate) fn first_short(&self) -> usize {
+        let shorts = self.iter().rev().take_while(|s| s.is_short()).count();
+        self.len - shorts
     }
 
     /// Keeps the first `len` slots (after [`OpenSlots::inline_memory_ptr`]
-    /// found nothing spilled).
+    /// or [`OpenSlots::inline_short`] found slot `len + 1` inline).
     #[inline(always)]
     pub(crate) fn truncate_inline(&mut self, len: usize) {
         self.len = len;
@@ -277,10 +343,15 @@ impl OpenSlots {
     /// payload start), after the writer inserted bytes in front of them.
     pub(crate) fn shift_from(&mut self, from: usize, by: usize) {
         for slot in self.iter_mut().skip(from) {
-            if !slot.ptr.is_null() {
-                slot.ptr = slot.ptr.wrapping_add(by);
+            match slot.kind {
+                SlotKind::Memory => {
+                    slot.ptr = slot.ptr.wrapping_add(by);
+                    slot.aux += by;
+                }
+                // A short slot's saved limit is re-derived by the writer.
+                SlotKind::Short => slot.ptr = slot.ptr.wrapping_add(by),
+                SlotKind::Patch | SlotKind::Discarded => slot.aux += by,
             }
-            slot.payload_start += by;
         }
     }
 
@@ -298,7 +369,7 @@ impl OpenSlots {
     pub(crate) fn discard_from(&mut self, from: usize) {
         for slot in self.iter_mut().skip(from) {
             slot.ptr = core::ptr::null_mut();
-            slot.patch = None;
+            slot.kind = SlotKind::Discarded;
         }
     }
 
@@ -316,7 +387,7 @@ impl OpenSlots {
     }
 
     /// Visits every open slot, outermost first.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut SizeSlot> {
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut SizeSlot> {
         // Borrow `inline` and `spill` separately so both can be chained.
         let n = self.len.min(INLINE_SLOTS);
         let inline = &mut self.inline[..n];
@@ -328,7 +399,7 @@ impl OpenSlots {
     }
 
     /// Visits every open slot, outermost first.
-    pub fn iter(&self) -> impl Iterator<Item = &SizeSlot> {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &SizeSlot> {
         self.inline_ref().iter().chain(self.spill.iter())
     }
 }

@@ -22,6 +22,12 @@
 //! slots. The output is byte-identical to move-based compaction, except that a
 //! message starting in the last few bytes of a slice may keep its 4-byte form.
 //! Open short slots always form the innermost part of the slot stack.
+//!
+//! The hot path keeps that limit cheap: opening a short slot saves the current
+//! limit in the slot's stack entry and lowers it by 3 bytes (and to 127 bytes
+//! past the slot); closing one restores the saved value. The lowered limit can
+//! be up to 3 bytes per level stricter than needed, so every slow path first
+//! re-derives the exact limit and only upgrades a slot when that one is reached.
 
 use core::ptr;
 
@@ -62,21 +68,13 @@ pub struct StreamWriter {
     /// Whether compaction uses short slots (speculation) rather than moving
     /// payloads after the fact.
     speculate: bool,
-    /// How many of the innermost open slots are 1-byte (short) slots.
-    shorts: usize,
-    /// Largest cursor address the outermost open short slot allows (its
-    /// payload start + 127); `usize::MAX` while no short slot is open.
-    short_limit: usize,
+    /// `compact_below != 0 && speculate`, precomputed for `begin_nested`.
+    use_shorts: bool,
     /// A speculative 1-byte length prefix of the root record (a TraceWriter's
     /// fragment header), outside the slot stack; null when none is open.
     root_short: *mut u8,
-    /// The limit `root_short` imposes (`usize::MAX` when none is open).
-    root_limit: usize,
-    /// `slice_end` less 3 bytes of headroom per open short slot (the root's
-    /// included), kept up to date so the hot path never recounts.
-    headroom_end: usize,
-    /// `compact_below != 0 && speculate`, precomputed for `begin_nested`.
-    use_shorts: bool,
+    /// The most bytes the record behind `root_short` may hold in that form.
+    root_max: usize,
 }
 
 // SAFETY: the raw pointers refer to memory owned by the delegate that the
@@ -130,24 +128,18 @@ impl StreamWriter {
             error: None,
             compact_below: MAX_ONE_BYTE_MESSAGE_LENGTH + 1,
             speculate: true,
-            shorts: 0,
-            short_limit: usize::MAX,
-            root_short: core::ptr::null_mut(),
-            root_limit: usize::MAX,
-            headroom_end: s.end as usize,
             use_shorts: true,
+            root_short: core::ptr::null_mut(),
+            root_max: 0,
         }
     }
 
     /// Forgets all state (slice, open slots, error, byte count).
     pub fn reset(&mut self) {
-        self.shorts = 0;
+        self.slots.clear();
         self.root_short = core::ptr::null_mut();
-        self.root_limit = usize::MAX;
-        self.short_limit = self.root_limit;
         self.install_slice(Slice::empty());
         self.origin = self.slice_begin as usize;
-        self.slots.clear();
         self.error = None;
     }
 
@@ -179,8 +171,8 @@ impl StreamWriter {
         (self.cur as usize).wrapping_sub(self.origin)
     }
 
-    /// Bytes the fast path may still write (the bytes left in the current
-    /// slice when no short slot is open).
+    /// Bytes the fast path may still write: the bytes left in the current
+    /// slice when no short slot is open, possibly fewer while one is.
     #[inline(always)]
     pub fn remaining(&self) -> usize {
         self.end as usize - self.cur as usize
@@ -198,18 +190,14 @@ impl StreamWriter {
             self.error = Some(e);
         }
         // Open short slots cannot be sized any more: drop their lengths.
-        let first_short = self.slots.len() - self.shorts;
+        let first_short = self.slots.first_short();
         self.slots.discard_from(first_short);
         self.root_short = core::ptr::null_mut();
-        self.root_limit = usize::MAX;
-        self.shorts = 0;
-        self.short_limit = self.root_limit;
         let written = self.written();
         let empty = Slice::empty();
         self.cur = empty.begin;
         self.end = empty.end;
         self.slice_end = empty.end;
-        self.headroom_end = empty.end as usize;
         self.slice_begin = empty.begin;
         self.origin = (empty.begin as usize).wrapping_sub(written);
     }
@@ -249,48 +237,54 @@ impl StreamWriter {
     /// Makes `slice` current (no short slot may be open) and returns how far
     /// the old one was filled.
     fn install_slice(&mut self, slice: Slice) -> *mut u8 {
-        debug_assert_eq!(self.shorts, 0);
+        debug_assert!(!self.any_short());
         let used_end = self.cur;
         self.origin = (slice.begin as usize).wrapping_sub(self.written());
         self.slice_begin = slice.begin;
         self.cur = slice.begin;
         self.end = slice.end;
         self.slice_end = slice.end;
-        self.headroom_end = slice.end as usize;
         used_end
     }
 
-    /// Recomputes the fast-path limit from the open short slots: the slice
-    /// end less 3 bytes of headroom per short slot, or the outermost short
-    /// slot's 127-byte limit if that comes first. Branch-free: with no short
-    /// slot open, `short_limit` is `usize::MAX` and this is the slice end.
+    /// Sets the fast-path limit to address `limit` (at most the slice end),
+    /// deriving the pointer from the slice so it keeps its provenance.
     #[inline(always)]
-    fn refresh_end(&mut self) {
+    fn set_end(&mut self, limit: usize) {
+        self.end = self.slice_end.with_addr(limit);
+    }
+
+    /// Re-derives the exact fast-path limit, and the exact limits saved in
+    /// the open short slots, from scratch (slow paths): the slice end less 3
+    /// bytes of headroom per open short slot (the root's included), or 127
+    /// bytes past the outermost short slot if that comes first.
+    fn recompute_limits(&mut self) {
+        const HEADROOM: usize = SIZE_SLOT_LEN - 1;
         let slice_end = self.slice_end as usize;
-        let limit = self.short_limit.min(self.headroom_end);
-        // Derived from the slice pointer so it keeps its provenance.
-        self.end = self.slice_end.wrapping_sub(slice_end - limit);
-    }
-
-    /// Re-derives the limits after a short slot was widened: the outermost
-    /// remaining short slot (the root's, else the stack's) sets the limit.
-    fn after_upgrade(&mut self) {
-        self.short_limit = self.root_limit;
-        if self.root_short.is_null() && self.shorts > 0 {
-            let next = self.slots.len() - self.shorts;
-            if let Some(n) = self.slots.get(next) {
-                self.short_limit = (n.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH;
-            }
+        let cur = self.cur as usize;
+        // Short slots are only opened with their headroom free, so neither
+        // subtraction can pass the cursor; the clamp keeps `cur <= end`
+        // (which `remaining` relies on) even if that were ever broken.
+        let exact = |limit: usize, open: usize| {
+            limit
+                .min(slice_end.saturating_sub(HEADROOM * open))
+                .min(slice_end)
+                .max(cur)
+        };
+        let mut open = 0;
+        let mut limit = usize::MAX;
+        if !self.root_short.is_null() {
+            open = 1;
+            limit = (self.root_short as usize) + 1 + self.root_max;
         }
-        self.recount_headroom();
-        self.refresh_end();
-    }
-
-    /// Recounts `headroom_end` from scratch (slow paths).
-    fn recount_headroom(&mut self) {
-        let open = self.shorts + usize::from(!self.root_short.is_null());
-        // No underflow: short slots are only opened with their headroom free.
-        self.headroom_end = (self.slice_end as usize).wrapping_sub((SIZE_SLOT_LEN - 1) * open);
+        let first = self.slots.first_short();
+        for slot in self.slots.iter_mut().skip(first) {
+            // The limit that held just before this slot was opened.
+            slot.aux = exact(limit, open);
+            open += 1;
+            limit = limit.min((slot.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
+        }
+        self.set_end(exact(limit, open));
     }
 
     /// Turns the outermost open short slot into a 4-byte slot: its payload
@@ -302,41 +296,37 @@ impl StreamWriter {
             self.upgrade_root_short();
             return;
         }
-        let i = self.slots.len() - self.shorts;
+        // The exact limits guarantee the headroom checked below.
+        self.recompute_limits();
+        let i = self.slots.first_short();
         let Some(slot) = self.slots.get(i) else {
-            self.shorts = 0;
-            self.short_limit = self.root_limit;
-            self.recount_headroom();
-            self.refresh_end();
             return;
         };
         let p = slot.ptr;
-        if !p.is_null() {
-            let payload = (self.cur as usize) - (p as usize) - 1;
-            // SAFETY: the short slot and its payload `p..cur` lie in the
-            // current slice, and the fast-path limit kept 3 bytes per open
-            // short slot free after `cur`, so `p..cur + 3` is in the slice too.
-            unsafe {
-                ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
-                ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
-                self.cur = self.cur.add(SIZE_SLOT_LEN - 1);
-            }
-            // Slot `i` keeps its address but its payload, and everything
-            // inside it, moved 3 bytes forward.
-            self.slots.shift_from(i + 1, SIZE_SLOT_LEN - 1);
-            let payload_start = self.written() - payload;
-            if let Some(s) = self.slots.get_mut(i) {
-                s.payload_start = payload_start;
-            }
+        let payload = (self.cur as usize) - (p as usize) - 1;
+        debug_assert!(self.cur as usize + SIZE_SLOT_LEN - 1 <= self.slice_end as usize);
+        // SAFETY: the short slot and its payload `p..cur` lie in the current
+        // slice, and the exact limit (`cur <= end`) kept 3 bytes per open
+        // short slot free after `cur`, so `p..cur + 3` is in the slice too.
+        unsafe {
+            ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
+            ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
+            self.cur = self.cur.add(SIZE_SLOT_LEN - 1);
         }
-        self.shorts -= 1;
-        self.after_upgrade();
+        // Slot `i` keeps its address but its payload, and everything
+        // inside it, moved 3 bytes forward.
+        self.slots.shift_from(i + 1, SIZE_SLOT_LEN - 1);
+        let payload_start = self.written() - payload;
+        if let Some(s) = self.slots.get_mut(i) {
+            *s = SizeSlot::new(SlotLocation::Memory(p), payload_start);
+        }
+        self.recompute_limits();
     }
 
     /// Whether any short slot (the root's included) is open.
     #[inline(always)]
     fn any_short(&self) -> bool {
-        self.shorts > 0 || !self.root_short.is_null()
+        !self.root_short.is_null() || self.slots.top_is_short()
     }
 
     /// Upgrades every open short slot (before the slice is left).
@@ -347,11 +337,15 @@ impl StreamWriter {
         }
     }
 
-    /// Upgrades short slots until `need` bytes fit under the fast-path limit
-    /// or none is left.
+    /// Upgrades short slots until `need` bytes fit under the (exact)
+    /// fast-path limit or none is left.
     #[inline]
     fn upgrade_for(&mut self, need: usize) {
-        while self.any_short() && self.remaining() < need {
+        if !self.any_short() {
+            return;
+        }
+        self.recompute_limits();
+        while self.remaining() < need && self.any_short() {
             self.upgrade_outermost_short();
         }
     }
@@ -360,6 +354,8 @@ impl StreamWriter {
     /// (and every open slot inside it) 3 bytes forward into its headroom.
     #[cold]
     fn upgrade_root_short(&mut self) {
+        // The exact limits guarantee the headroom used below.
+        self.recompute_limits();
         let p = core::mem::replace(&mut self.root_short, core::ptr::null_mut());
         let payload = (self.cur as usize) - (p as usize) - 1;
         // SAFETY: the root prefix and its record `p..cur` lie in the current
@@ -371,8 +367,7 @@ impl StreamWriter {
         }
         // Every open slot lies inside the record, which has not left the slice.
         self.slots.shift_from(0, SIZE_SLOT_LEN - 1);
-        self.root_limit = usize::MAX;
-        self.after_upgrade();
+        self.recompute_limits();
     }
 
     /// Starts a root record (such as a trace packet fragment) with a
@@ -402,10 +397,10 @@ impl StreamWriter {
             self.cur = p.add(1);
         }
         self.root_short = p;
-        self.root_limit = (p as usize) + 1 + max.min(MAX_ONE_BYTE_MESSAGE_LENGTH);
-        self.short_limit = self.root_limit;
-        self.headroom_end -= SIZE_SLOT_LEN - 1;
-        self.refresh_end();
+        self.root_max = max.min(MAX_ONE_BYTE_MESSAGE_LENGTH);
+        // No slot is open, so this is the exact limit.
+        let headroom_end = (self.slice_end as usize) - (SIZE_SLOT_LEN - 1);
+        self.set_end(headroom_end.min((p as usize) + 1 + self.root_max));
         Some(p)
     }
 
@@ -427,12 +422,12 @@ impl StreamWriter {
         // limit kept the record at most 127 bytes.
         unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
         self.root_short = core::ptr::null_mut();
-        self.root_limit = usize::MAX;
-        if self.shorts == 0 {
-            self.short_limit = usize::MAX;
+        if self.slots.top_is_short() {
+            // Only if a nested child inside the record was leaked.
+            self.recompute_limits();
+        } else {
+            self.end = self.slice_end;
         }
-        self.headroom_end += SIZE_SLOT_LEN - 1;
-        self.refresh_end();
         Some(size)
     }
 
@@ -613,17 +608,18 @@ impl StreamWriter {
             self.cur = p.add(1);
             p
         };
-        // A short slot's payload start is implied by its address; the stored
-        // value is a placeholder until an upgrade computes it.
-        self.slots.push_memory(p, 0);
-        self.shorts += 1;
-        // Limits of inner messages come later, so the minimum is the
-        // outermost open short slot's.
-        self.short_limit = self
-            .short_limit
-            .min((p as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
-        self.headroom_end -= SIZE_SLOT_LEN - 1;
-        self.refresh_end();
+        let saved = self.end;
+        self.slots.push_short(p, saved as usize);
+        // Keep 3 more bytes of headroom, and at most 127 payload bytes. (An
+        // outer short slot's limit is lower than this one's, so with one open
+        // this may be up to 3 bytes stricter than needed; see the module docs.)
+        let headroom_end = saved.wrapping_sub(SIZE_SLOT_LEN - 1);
+        let cap = p.wrapping_add(1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
+        self.end = if cap < headroom_end {
+            cap
+        } else {
+            headroom_end
+        };
         self.slots.len()
     }
 
@@ -633,6 +629,13 @@ impl StreamWriter {
     #[cold]
     #[inline(never)]
     fn begin_nested_slow(&mut self, delegate: &mut dyn Delegate, tag: u32) -> usize {
+        if self.any_short() {
+            // The fast path's limit may be stricter than the exact one.
+            self.recompute_limits();
+            if self.use_shorts && self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
+                return self.push_short(tag);
+            }
+        }
         self.upgrade_all_shorts();
         if self.use_shorts && self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
             return self.push_short(tag);
@@ -649,22 +652,18 @@ impl StreamWriter {
     /// open), backfilling its length. Returns the payload size.
     #[inline(always)]
     pub(crate) fn end_nested(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
-        // Fastest path, inlined: the innermost slot is short; the limit kept
-        // its payload at most 127 bytes, so its length is one byte.
-        if self.shorts > 0 && depth == self.slots.len() {
-            if let Some(p) = self.slots.top_inline_ptr() {
-                let size = (self.cur as usize) - (p as usize) - 1;
-                // SAFETY: an open short slot lies in the current slice.
-                unsafe { *p = size as u8 };
-                self.slots.truncate_inline(depth - 1);
-                self.shorts -= 1;
-                if self.shorts == 0 {
-                    self.short_limit = self.root_limit;
-                }
-                self.headroom_end += SIZE_SLOT_LEN - 1;
-                self.refresh_end();
-                return size;
-            }
+        // Fastest path, inlined: a short slot; the limit kept its payload at
+        // most 127 bytes, so its length is one byte. (Any deeper slot left
+        // open by a leaked child is short too, and keeps its zero length.)
+        if let Some((p, saved_end)) = self.slots.inline_short(depth) {
+            let size = (self.cur as usize) - (p as usize) - 1;
+            // SAFETY: an open short slot lies in the current slice.
+            unsafe { *p = size as u8 };
+            self.slots.truncate_inline(depth - 1);
+            // The limit that held before the slot was opened (or re-derived
+            // since); the cursor is below it, as it was below this slot's.
+            self.set_end(saved_end);
+            return size;
         }
         self.end_nested_long(delegate, depth)
     }
@@ -672,7 +671,7 @@ impl StreamWriter {
     /// [`StreamWriter::end_nested`] for a 4-byte slot (or anything unusual).
     #[inline(never)]
     fn end_nested_long(&mut self, delegate: &mut dyn Delegate, depth: usize) -> usize {
-        if self.shorts > 0 {
+        if self.slots.top_is_short() {
             return self.end_nested_slow(delegate, depth);
         }
         // Fast path: the slot lies in the current slice, so the payload is
@@ -713,21 +712,12 @@ impl StreamWriter {
         }
         // Deeper slots only remain if a child was leaked with `mem::forget`;
         // they keep their pre-filled zero length.
-        let removed = (self.slots.len() + 1).saturating_sub(depth);
-        let was_short = removed > 0 && self.shorts >= removed;
         let Some(slot) = self.slots.pop_to(depth - 1) else {
             return 0;
         };
-        self.shorts = self.shorts.saturating_sub(removed);
-        if self.shorts == 0 {
-            self.short_limit = self.root_limit;
-        }
-        self.recount_headroom();
-        self.refresh_end();
-        if was_short {
-            let SlotLocation::Memory(p) = slot.location() else {
-                return 0;
-            };
+        if slot.is_short() {
+            self.recompute_limits();
+            let p = slot.ptr;
             // An open short slot lies in the current slice and its payload
             // runs from just after it to the cursor (at most 127 bytes).
             let size = (self.cur as usize) - (p as usize) - 1;
@@ -735,7 +725,7 @@ impl StreamWriter {
             unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
             return size;
         }
-        let size = self.written().saturating_sub(slot.payload_start);
+        let size = self.written().saturating_sub(slot.aux);
         if size > MAX_MESSAGE_LENGTH {
             self.set_error(WriteError::MessageTooLong { len: size });
             return size;
