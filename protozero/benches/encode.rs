@@ -23,6 +23,7 @@ use prost::Message as _;
 use protozero::{HeapWriter, Message, SliceWriter, Writer};
 use support::clock::BenchClock;
 
+use support::placed::Placed;
 use support::pool::SlicePool;
 use support::prost_types::{DebugAnnotation, TraceEvent, TracePacket};
 use support::reference::RefEncoder;
@@ -404,19 +405,26 @@ fn bytes_64k(c: &mut Criterion<BenchClock>) {
         compressed_packets: Some(payload.clone()),
         ..TracePacket::default()
     };
-    let encoded = expected.encode_to_vec();
-    let mut buf = vec![0u8; BIG + 4096];
+    // Every copy runs with its destination half a page past its source (see
+    // `support::placed`): the memcpy floor copies `encoded` (phase 0) into
+    // `buf` (phase 2048); our writers copy `payload`, which starts `header`
+    // bytes into the packet, to `header` bytes past the start of `buf` or of
+    // the first pool slice.
+    let encoded = Placed::copy_of(&expected.encode_to_vec(), 0);
+    let header = encoded.bytes().len() - BIG;
+    let payload = Placed::copy_of(&payload, header);
+    let payload = payload.bytes();
+    let encoded = encoded.bytes();
+    let mut buf = Placed::zeroed(BIG + 4096, 2048);
+    let buf = buf.bytes_mut();
     // Enough 4 KiB slices for the packet plus one spare.
-    let mut pool_mem = vec![0u8; (BIG / POOL_SLICE + 2) * POOL_SLICE];
+    let mut pool_mem = Placed::zeroed((BIG / POOL_SLICE + 2) * POOL_SLICE, 2048);
+    let pool_mem = pool_mem.bytes_mut();
 
-    assert_decodes_to(
-        "(a)",
-        pz_into(&mut buf, |p| pz_big(p, ts, &payload)),
-        &expected,
-    );
+    assert_decodes_to("(a)", pz_into(buf, |p| pz_big(p, ts, payload)), &expected);
     let ranges = {
-        let mut w = Writer::with_delegate(SlicePool::new(&mut pool_mem, POOL_SLICE));
-        pz_big(&mut w.root(), ts, &payload);
+        let mut w = Writer::with_delegate(SlicePool::new(pool_mem, POOL_SLICE));
+        pz_big(&mut w.root(), ts, payload);
         assert!(w.error().is_none());
         assert!(w.delegate().slices_used() > BIG / POOL_SLICE);
         let cursor = w.stream_mut().cursor();
@@ -434,13 +442,13 @@ fn bytes_64k(c: &mut Criterion<BenchClock>) {
     g.bench_function("a_protozero_contiguous", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
-            pz_big(&mut w.root(), ts, black_box(&payload));
+            pz_big(&mut w.root(), ts, black_box(payload));
             black_box(w.finish().map(|out| out.len()))
         })
     });
     g.bench_function("e_memcpy", |b| {
         b.iter(|| {
-            let src = black_box(&encoded[..]);
+            let src = black_box(encoded);
             buf[..src.len()].copy_from_slice(src);
             black_box(&buf);
         })
@@ -449,7 +457,7 @@ fn bytes_64k(c: &mut Criterion<BenchClock>) {
         b.iter(|| {
             let pool = SlicePool::new(black_box(&mut pool_mem[..]), POOL_SLICE);
             let mut w = Writer::with_delegate(pool);
-            pz_big(&mut w.root(), ts, black_box(&payload));
+            pz_big(&mut w.root(), ts, black_box(payload));
             black_box(w.written())
         })
     });

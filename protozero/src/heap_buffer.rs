@@ -59,6 +59,33 @@ impl HeapBuffer {
         self.next_size = self.initial;
     }
 
+    /// Like [`HeapBuffer::clear`], but hands the first slice straight back
+    /// out (as if `next_slice` had just returned it), so a writer restarted
+    /// on it skips the slow path on its first append. `None` if no slice was
+    /// ever handed out.
+    pub fn clear_reusing_first(&mut self) -> Option<Slice> {
+        let mut drained = self.slices.drain(..);
+        let first = drained.next();
+        self.spare.extend(drained.map(|(slice, _)| slice));
+        let Some((buf, _)) = first else {
+            self.next_size = self.initial;
+            return None;
+        };
+        self.next_size = self.initial.saturating_mul(2).min(self.max);
+        Some(self.hand_out(buf))
+    }
+
+    /// Makes `buf` the current (last) slice and returns it; the slice is
+    /// taken after the box is stored, so no later move of the box can
+    /// invalidate it.
+    fn hand_out(&mut self, buf: Box<[u8]>) -> Slice {
+        self.slices.push((buf, 0));
+        match self.slices.last_mut() {
+            Some((buf, _)) => Slice::from_mut(buf),
+            None => Slice::empty(),
+        }
+    }
+
     /// Number of slices handed out so far.
     pub fn slice_count(&self) -> usize {
         self.slices.len()
@@ -106,12 +133,10 @@ unsafe impl Delegate for HeapBuffer {
         }
         let size = self.next_size.max(min_len);
         self.next_size = (self.next_size.saturating_mul(2)).min(self.max);
-        let mut buf = match self.spare.iter().position(|b| b.len() >= size) {
+        let buf = match self.spare.iter().position(|b| b.len() >= size) {
             Some(i) => self.spare.swap_remove(i),
             None => vec![0u8; size].into_boxed_slice(),
         };
-        let slice = Slice::from_mut(&mut buf);
-        self.slices.push((buf, 0));
-        Ok(slice)
+        Ok(self.hand_out(buf))
     }
 }

@@ -93,10 +93,16 @@ impl HeapWriter {
         }
     }
 
-    /// Clears the output but keeps the allocations for reuse.
+    /// Clears the output but keeps the allocations for reuse (writing
+    /// resumes in the first slice, with no slow path).
     pub fn clear(&mut self) {
         self.stream.reset();
-        self.delegate.clear();
+        if let Some(slice) = self.delegate.clear_reusing_first() {
+            // SAFETY: the slice belongs to this writer's own delegate, which
+            // handed it out as its current slice, exactly as `next_slice`
+            // would have.
+            unsafe { self.stream.set_slice(slice) };
+        }
     }
 }
 
