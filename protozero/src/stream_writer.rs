@@ -468,13 +468,23 @@ impl StreamWriter {
                 self.cur = self.cur.add(data.len());
             }
         } else {
-            self.write_bytes_slow(delegate, data);
+            self.cur = self.write_bytes_slow(delegate, data);
         }
     }
 
+    /// [`StreamWriter::write_bytes`] past the fast-path limit. Returns the
+    /// cursor (also stored in `self`): the inlined caller stores it again so
+    /// LLVM keeps the cursor in a register on both paths instead of
+    /// reloading it from memory after every append.
     #[cold]
     #[inline(never)]
-    fn write_bytes_slow(&mut self, delegate: &mut dyn Delegate, mut data: &[u8]) {
+    fn write_bytes_slow(&mut self, delegate: &mut dyn Delegate, data: &[u8]) -> *mut u8 {
+        self.write_bytes_spanning(delegate, data);
+        self.cur
+    }
+
+    /// Appends `data`, widening short slots and moving to new slices as needed.
+    fn write_bytes_spanning(&mut self, delegate: &mut dyn Delegate, mut data: &[u8]) {
         loop {
             self.upgrade_for(data.len());
             let n = data.len().min(self.remaining());
@@ -505,11 +515,26 @@ impl StreamWriter {
                 self.cur = put_varint(p, b);
             }
         } else {
-            let mut buf = [0u8; 2 * MAX_VARINT_LEN];
-            let n = encode_varint(a, &mut buf);
-            let m = encode_varint(b, &mut buf[n..]);
-            self.write_bytes_slow(delegate, &buf[..n + m]);
+            self.cur = self.write_varints_slow(delegate, a, Some(b));
         }
+    }
+
+    /// [`StreamWriter::write_two_varints`] (or, with no `b`,
+    /// [`StreamWriter::write_varint`]) past the fast-path limit; returns the
+    /// cursor (see [`StreamWriter::write_bytes_slow`]).
+    #[cold]
+    #[inline(never)]
+    fn write_varints_slow(
+        &mut self,
+        delegate: &mut dyn Delegate,
+        a: u64,
+        b: Option<u64>,
+    ) -> *mut u8 {
+        let mut buf = [0u8; 2 * MAX_VARINT_LEN];
+        let n = encode_varint(a, &mut buf);
+        let m = b.map_or(0, |b| encode_varint(b, &mut buf[n..]));
+        self.write_bytes_spanning(delegate, &buf[..n + m]);
+        self.cur
     }
 
     /// Appends one varint.
@@ -521,9 +546,7 @@ impl StreamWriter {
                 self.cur = put_varint(self.cur, v);
             }
         } else {
-            let mut buf = [0u8; MAX_VARINT_LEN];
-            let n = encode_varint(v, &mut buf);
-            self.write_bytes_slow(delegate, &buf[..n]);
+            self.cur = self.write_varints_slow(delegate, v, None);
         }
     }
 
@@ -543,11 +566,25 @@ impl StreamWriter {
                 self.cur = p.add(N);
             }
         } else {
-            let mut buf = [0u8; MAX_VARINT_LEN];
-            let n = encode_varint(u64::from(tag), &mut buf);
-            self.write_bytes_slow(delegate, &buf[..n]);
-            self.write_bytes(delegate, &bytes);
+            self.cur = self.write_tag_fixed_slow(delegate, tag, &bytes);
         }
+    }
+
+    /// [`StreamWriter::write_tag_fixed`] past the fast-path limit; returns
+    /// the cursor (see [`StreamWriter::write_bytes_slow`]).
+    #[cold]
+    #[inline(never)]
+    fn write_tag_fixed_slow(
+        &mut self,
+        delegate: &mut dyn Delegate,
+        tag: u32,
+        bytes: &[u8],
+    ) -> *mut u8 {
+        let mut buf = [0u8; MAX_VARINT_LEN];
+        let n = encode_varint(u64::from(tag), &mut buf);
+        self.write_bytes_spanning(delegate, &buf[..n]);
+        self.write_bytes_spanning(delegate, bytes);
+        self.cur
     }
 
     /// Reserves 4 contiguous bytes for a length (moving to a new slice if fewer
@@ -656,7 +693,8 @@ impl StreamWriter {
         // most 127 bytes, so its length is one byte. (Any deeper slot left
         // open by a leaked child is short too, and keeps its zero length.)
         if let Some((p, saved_end)) = self.slots.inline_short(depth) {
-            let size = (self.cur as usize) - (p as usize) - 1;
+            let cur = self.cur;
+            let size = (cur as usize) - (p as usize) - 1;
             // SAFETY: an open short slot lies in the current slice.
             unsafe { *p = size as u8 };
             self.slots.truncate_inline(depth - 1);
