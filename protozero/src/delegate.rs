@@ -417,6 +417,11 @@ impl OpenSlots {
 ///
 /// A delegate that gives memory away on a switch must redirect the slots lying
 /// in it before returning.
+///
+/// Only the bytes before `used_end` are output. The writer may store scratch
+/// bytes past its cursor anywhere in its current slice (a long varint is
+/// written as a whole 8-byte word), so the unused tail of a slice has no
+/// defined content.
 pub unsafe trait Delegate {
     /// Returns the next slice, of at least `min_len` bytes.
     ///

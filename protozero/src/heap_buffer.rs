@@ -64,6 +64,12 @@ impl HeapBuffer {
     /// on it skips the slow path on its first append. `None` if no slice was
     /// ever handed out.
     pub fn clear_reusing_first(&mut self) -> Option<Slice> {
+        self.next_size = self.initial.saturating_mul(2).min(self.max);
+        if let [(buf, used)] = self.slices.as_mut_slice() {
+            // The common case (everything fit in one slice): nothing moves.
+            *used = 0;
+            return Some(Slice::from_mut(buf));
+        }
         let mut drained = self.slices.drain(..);
         let first = drained.next();
         self.spare.extend(drained.map(|(slice, _)| slice));
@@ -71,7 +77,6 @@ impl HeapBuffer {
             self.next_size = self.initial;
             return None;
         };
-        self.next_size = self.initial.saturating_mul(2).min(self.max);
         Some(self.hand_out(buf))
     }
 

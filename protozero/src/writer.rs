@@ -107,7 +107,8 @@ impl HeapWriter {
 }
 
 impl<'a> SliceWriter<'a> {
-    /// A writer into `buf`.
+    /// A writer into `buf`. The bytes of `buf` past the encoded length that
+    /// [`SliceWriter::finish`] reports may be overwritten with scratch.
     #[inline(always)]
     pub fn new(buf: &'a mut [u8]) -> Self {
         // Take the only slice up front so the first append skips the slow
