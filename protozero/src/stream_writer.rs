@@ -244,6 +244,7 @@ impl StreamWriter {
     }
 
     /// The first error, if any; later writes were dropped.
+    #[inline]
     pub fn error(&self) -> Option<WriteError> {
         self.error
     }
@@ -268,6 +269,7 @@ impl StreamWriter {
     }
 
     /// Where the next byte goes.
+    #[inline]
     pub fn cursor(&self) -> *mut u8 {
         self.cur
     }
@@ -446,6 +448,7 @@ impl StreamWriter {
     /// [`StreamWriter::end_root_short`]. If it grows past `max` or the slice
     /// is left, the prefix is first widened to 4 zero bytes at the same
     /// address, the record then starting 4 bytes after it.
+    #[inline]
     pub fn begin_root_short(&mut self, max: usize) -> Option<*mut u8> {
         if self.compact_below == 0
             || !self.speculate
@@ -470,6 +473,7 @@ impl StreamWriter {
     }
 
     /// The open 1-byte root prefix, if it has not been widened.
+    #[inline]
     pub fn root_short(&self) -> Option<*mut u8> {
         (!self.root_short.is_null()).then_some(self.root_short)
     }
@@ -477,6 +481,7 @@ impl StreamWriter {
     /// Writes the record size into the open 1-byte root prefix and closes it;
     /// `None` if no prefix is open (it was widened: the caller writes a 4-byte
     /// size at its address).
+    #[inline]
     pub fn end_root_short(&mut self) -> Option<usize> {
         let p = self.root_short;
         if p.is_null() {
