@@ -363,18 +363,17 @@ impl StreamWriter {
             self.upgrade_root_short();
             return;
         }
-        // The exact limits guarantee the headroom checked below.
-        self.recompute_limits();
+        if !self.headroom_left() {
+            return;
+        }
         let i = self.slots.first_short();
         let Some(slot) = self.slots.get(i) else {
             return;
         };
         let p = slot.ptr;
         let payload = (self.cur as usize) - (p as usize) - 1;
-        debug_assert!(self.cur as usize + SIZE_SLOT_LEN - 1 <= self.slice_end as usize);
         // SAFETY: the short slot and its payload `p..cur` lie in the current
-        // slice, and the exact limit (`cur <= end`) kept 3 bytes per open
-        // short slot free after `cur`, so `p..cur + 3` is in the slice too.
+        // slice, and 3 bytes after `cur` are in it too (checked above).
         unsafe {
             ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
             ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
@@ -388,6 +387,23 @@ impl StreamWriter {
             *s = SizeSlot::new(SlotLocation::Memory(p), payload_start);
         }
         self.recompute_limits();
+    }
+
+    /// Whether 3 bytes after the cursor are free for widening a short slot.
+    /// Always true: a short slot is only opened with 3 bytes of headroom
+    /// under the fast-path limit, and `cur <= end` holds. Should that ever
+    /// break, the writer enters its error state instead of writing past the
+    /// slice.
+    #[inline]
+    fn headroom_left(&mut self) -> bool {
+        if (self.slice_end as usize) - (self.cur as usize) >= SIZE_SLOT_LEN - 1 {
+            return true;
+        }
+        debug_assert!(false, "short-slot headroom used up");
+        self.set_error(WriteError::OutOfSpace {
+            requested: SIZE_SLOT_LEN - 1,
+        });
+        false
     }
 
     /// Whether any short slot (the root's included) is open.
@@ -421,12 +437,13 @@ impl StreamWriter {
     /// (and every open slot inside it) 3 bytes forward into its headroom.
     #[cold]
     fn upgrade_root_short(&mut self) {
-        // The exact limits guarantee the headroom used below.
-        self.recompute_limits();
+        if !self.headroom_left() {
+            return;
+        }
         let p = core::mem::replace(&mut self.root_short, core::ptr::null_mut());
         let payload = (self.cur as usize) - (p as usize) - 1;
         // SAFETY: the root prefix and its record `p..cur` lie in the current
-        // slice, and the limit kept 3 bytes free after `cur` for it.
+        // slice, and 3 bytes after `cur` are in it too (checked above).
         unsafe {
             ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
             ptr::write_bytes(p, 0, SIZE_SLOT_LEN);
