@@ -120,6 +120,7 @@ pub struct SizeSlot {
     pub(crate) aux: usize,
     /// The patch the length goes to, when `kind` is [`SlotKind::Patch`].
     pub(crate) patch: u32,
+    /// Which of the above apply.
     pub(crate) kind: SlotKind,
 }
 
@@ -276,16 +277,17 @@ impl OpenSlots {
         (e.kind == SlotKind::Memory).then_some(e.ptr)
     }
 
-    /// If slot number `depth` (1-based) is open, stored inline and short,
-    /// returns its address and saved fast-path limit. Slots deeper than a
-    /// short one are short too (children leaked with `mem::forget`).
+    /// If slot number `depth` (1-based) is open and short, with nothing
+    /// spilled, returns its address and saved fast-path limit. Slots deeper
+    /// than a short one are short too (children leaked with `mem::forget`)
+    /// and all inline, so [`OpenSlots::truncate_inline`] may drop them.
     #[inline(always)]
     pub(crate) fn inline_short(&self, depth: usize) -> Option<(*mut u8, usize)> {
         let i = depth.wrapping_sub(1);
-        if i >= self.len.min(INLINE_SLOTS) {
+        if i >= self.len || self.len > INLINE_SLOTS {
             return None;
         }
-        // SAFETY: `i < min(len, INLINE_SLOTS)`: the entry is initialized.
+        // SAFETY: `i < len <= INLINE_SLOTS`: the entry is initialized.
         let e = unsafe { &*self.inline.get_unchecked(i).as_ptr() };
         (e.kind == SlotKind::Short).then_some((e.ptr, e.aux))
     }
@@ -314,7 +316,8 @@ impl OpenSlots {
     }
 
     /// Keeps the first `len` slots (after [`OpenSlots::inline_memory_ptr`]
-    /// or [`OpenSlots::inline_short`] found slot `len + 1` inline).
+    /// or [`OpenSlots::inline_short`] found slot `len + 1`, with nothing
+    /// spilled).
     #[inline(always)]
     pub(crate) fn truncate_inline(&mut self, len: usize) {
         self.len = len;

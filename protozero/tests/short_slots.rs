@@ -287,3 +287,62 @@ fn outer_reaches_the_limit_while_a_child_is_open() {
         }
     }
 }
+
+/// Children leaked with `mem::forget` below 16 levels (so the slot stack
+/// spills to the heap), then their shallow parents closed and more nested
+/// messages written: the stack stays consistent, nothing panics, and the
+/// output still parses as far as the leaked lengths allow.
+#[test]
+fn leaked_deep_children_then_more_nesting() {
+    for depth in [15usize, 16, 17, 20, 40] {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut w = SliceWriter::new(&mut buf);
+        {
+            let mut root = w.root();
+            {
+                let mut outer = root.begin_nested(1);
+                // A chain of `depth` children, the innermost leaked: every
+                // level stays open in the stack when `outer` closes.
+                fn chain(m: &mut Message<'_>, left: usize) {
+                    let mut child = m.begin_nested(2);
+                    child.append_uint32(3, left as u32);
+                    if left > 1 {
+                        chain(&mut child, left - 1);
+                    }
+                    core::mem::forget(child);
+                }
+                chain(&mut outer, depth);
+            }
+            // The stack must be back to the root level: more nesting works,
+            // including the slow paths that walk the stack (a message that
+            // outgrows 127 bytes with a child open).
+            for i in 0..40u32 {
+                let mut a = root.begin_nested(4);
+                let mut b = a.begin_nested(5);
+                b.append_uint32(6, i);
+            }
+            {
+                let mut big = root.begin_nested(8);
+                let mut inner = big.begin_nested(9);
+                for _ in 0..100 {
+                    inner.append_uint32(10, 300);
+                }
+            }
+            root.append_uint32(7, 99);
+        }
+        assert!(w.error().is_none(), "depth {depth}");
+        assert_eq!(w.stream_mut().open_slots().len(), 0, "depth {depth}");
+        let bytes = w.finish().expect("fits").to_vec();
+        // Field 1 (the outer message) decodes; what follows it is intact.
+        let fields: Vec<_> = protozero::Decoder::new(&bytes)
+            .map(|f| f.expect("well-formed top level").id)
+            .collect();
+        assert_eq!(fields.first(), Some(&1), "depth {depth}");
+        assert_eq!(fields.last(), Some(&7), "depth {depth}");
+        assert_eq!(
+            fields.iter().filter(|&&id| id == 4).count(),
+            40,
+            "depth {depth}"
+        );
+    }
+}
