@@ -224,7 +224,7 @@ fn slice_begin(c: &mut Criterion<BenchClock>) {
     g.bench_function("a_protozero_slice_movecompact", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
-            w.stream_mut().set_speculative_compaction(false);
+            w.set_speculative_compaction(false);
             pz_slice_begin(&mut w.root(), black_box(&SLICE));
             black_box(w.finish().map(|out| out.len()))
         })
@@ -232,7 +232,7 @@ fn slice_begin(c: &mut Criterion<BenchClock>) {
     g.bench_function("a_protozero_slice_nocompact", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
-            w.stream_mut().set_compaction(false);
+            w.set_compaction(false);
             pz_slice_begin(&mut w.root(), black_box(&SLICE));
             black_box(w.finish().map(|out| out.len()))
         })
@@ -356,7 +356,7 @@ fn nested_1000(c: &mut Criterion<BenchClock>) {
     g.bench_function("a_protozero_slice_movecompact", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
-            w.stream_mut().set_speculative_compaction(false);
+            w.set_speculative_compaction(false);
             pz_nested(&mut w.root(), black_box(&items));
             black_box(w.finish().map(|out| out.len()))
         })
@@ -364,7 +364,7 @@ fn nested_1000(c: &mut Criterion<BenchClock>) {
     g.bench_function("a_protozero_slice_nocompact", |b| {
         b.iter(|| {
             let mut w = SliceWriter::new(black_box(&mut buf[..]));
-            w.stream_mut().set_compaction(false);
+            w.set_compaction(false);
             pz_nested(&mut w.root(), black_box(&items));
             black_box(w.finish().map(|out| out.len()))
         })
@@ -427,7 +427,7 @@ fn bytes_64k(c: &mut Criterion<BenchClock>) {
         pz_big(&mut w.root(), ts, payload);
         assert!(w.error().is_none());
         assert!(w.delegate().slices_used() > BIG / POOL_SLICE);
-        let cursor = w.stream_mut().cursor();
+        let cursor = w.stream().cursor();
         w.delegate().used_ranges(cursor)
     };
     let stitched: Vec<u8> = ranges

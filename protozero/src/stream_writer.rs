@@ -50,6 +50,27 @@ pub(crate) const GROUP_DEPTH_MARK: usize = 1 << (usize::BITS - 1);
 /// It does not own the delegate: every call that may need a new slice takes it
 /// as a parameter, which lets one delegate type serve many writers and keeps
 /// [`Message`](crate::Message) free of generics.
+///
+/// Its cursor points into the delegate's memory without borrowing it, so
+/// everything that writes through the cursor is either reached through a
+/// [`Message`](crate::Message) (made safely only by a [`Writer`](crate::Writer),
+/// which owns both halves) or is an `unsafe fn` whose contract names the
+/// delegate. A [`Writer`](crate::Writer) lends its stream only as `&`, so it
+/// cannot be moved away from the memory it points into:
+///
+/// ```compile_fail
+/// let mut w = protozero::HeapWriter::new();
+/// w.root().append_uint32(1, 1);
+/// let s: &mut protozero::StreamWriter = w.stream(); // error: only `&` is lent
+/// ```
+///
+/// and writing through a stream directly needs `unsafe`:
+///
+/// ```compile_fail
+/// let mut s = protozero::StreamWriter::new();
+/// let mut buf = [0u8; 8];
+/// s.try_compact(buf.as_mut_ptr(), 1, 127); // error: call to unsafe function
+/// ```
 #[derive(Debug)]
 pub struct StreamWriter {
     cur: *mut u8,
@@ -282,11 +303,42 @@ impl StreamWriter {
         }
     }
 
-    /// The length slots of the nested messages currently open.
-    pub fn open_slots(&mut self) -> &mut OpenSlots {
+    /// How many nested messages are open (length slots not yet backfilled).
+    #[inline]
+    pub fn open_slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The length slots of the nested messages currently open, each in its
+    /// 4-byte form (open 1-byte slots are widened first, moving their bytes).
+    ///
+    /// # Safety
+    /// The current slice must still be valid for writes under the
+    /// [`Delegate`] contract of the delegate this stream writes for (the
+    /// widening writes into it).
+    pub unsafe fn open_slots(&mut self) -> &mut OpenSlots {
         // Short slots never leave the writer: callers only see 4-byte ones.
         self.upgrade_all_shorts();
         &mut self.slots
+    }
+
+    /// Forgets every open length slot: children leaked with `mem::forget`
+    /// leave their slots open, and a record that ends with slots open is
+    /// malformed. A slot redirected to a patch gets a zero length through
+    /// `delegate.fill_patch`, so a delegate that releases patches in order is
+    /// never held back by a length that will not come. Returns how many slots
+    /// were open. Writes nothing into slice memory.
+    #[cold]
+    pub fn discard_open_slots(&mut self, delegate: &mut dyn Delegate) -> usize {
+        let n = self.slots.len();
+        fill_abandoned_patches(self.slots.iter(), delegate);
+        self.slots.clear();
+        if self.root_short.is_null() {
+            self.end = self.slice_end;
+        } else {
+            self.recompute_limits();
+        }
+        n
     }
 
     /// Replaces the current slice without asking a delegate (a TraceWriter
@@ -465,8 +517,12 @@ impl StreamWriter {
     /// [`StreamWriter::end_root_short`]. If it grows past `max` or the slice
     /// is left, the prefix is first widened to 4 zero bytes at the same
     /// address, the record then starting 4 bytes after it.
+    ///
+    /// # Safety
+    /// The current slice must still be valid for writes under the
+    /// [`Delegate`] contract of the delegate this stream writes for.
     #[inline]
-    pub fn begin_root_short(&mut self, max: usize) -> Option<*mut u8> {
+    pub unsafe fn begin_root_short(&mut self, max: usize) -> Option<*mut u8> {
         if self.compact_below == 0
             || !self.speculate
             || !self.root_short.is_null()
@@ -498,8 +554,12 @@ impl StreamWriter {
     /// Writes the record size into the open 1-byte root prefix and closes it;
     /// `None` if no prefix is open (it was widened: the caller writes a 4-byte
     /// size at its address).
+    ///
+    /// # Safety
+    /// As for [`StreamWriter::begin_root_short`]: the prefix lies in the
+    /// current slice, which must still be valid for writes.
     #[inline]
-    pub fn end_root_short(&mut self) -> Option<usize> {
+    pub unsafe fn end_root_short(&mut self) -> Option<usize> {
         let p = self.root_short;
         if p.is_null() {
             return None;
@@ -639,7 +699,7 @@ impl StreamWriter {
 
     /// Appends a varint tag and `N` raw bytes (a fixed32/fixed64 field).
     #[inline(always)]
-    pub fn write_tag_fixed<const N: usize>(
+    pub(crate) fn write_tag_fixed<const N: usize>(
         &mut self,
         delegate: &mut dyn Delegate,
         tag: u32,
@@ -836,7 +896,9 @@ impl StreamWriter {
             return 0;
         }
         // Deeper slots only remain if a child was leaked with `mem::forget`;
-        // they keep their pre-filled zero length.
+        // they keep their pre-filled zero length (a patch gets a zero too, so
+        // the delegate's patch list is not held back).
+        fill_abandoned_patches(self.slots.iter().skip(depth), delegate);
         let Some(slot) = self.slots.pop_to(depth - 1) else {
             return 0;
         };
@@ -852,12 +914,17 @@ impl StreamWriter {
         }
         let size = self.written().saturating_sub(slot.aux);
         if size > MAX_MESSAGE_LENGTH {
+            // The record is lost (error state); a patch still gets a value so
+            // later patches of the same delegate are not held back.
+            fill_abandoned_patches(core::iter::once(&slot), delegate);
             self.set_error(WriteError::MessageTooLong { len: size });
             return size;
         }
         match slot.location() {
             SlotLocation::Memory(p) => {
-                if self.try_compact(p, size, MAX_ONE_BYTE_MESSAGE_LENGTH) {
+                // SAFETY: crate callers pass the delegate this stream is
+                // bound to, so the current slice is still valid for writes.
+                if unsafe { self.try_compact(p, size, MAX_ONE_BYTE_MESSAGE_LENGTH) } {
                     return size;
                 }
                 // SAFETY: a slot left in memory (not redirected by the delegate)
@@ -891,11 +958,14 @@ impl StreamWriter {
     /// a payload of `size ≤ max` bytes that ends at the cursor, moves the payload
     /// back by 3 bytes and writes a 1-byte length. Returns whether it did.
     ///
-    /// Safe for any `slot` value: it is only written through after the checks
-    /// prove `slot..cur` lies in the current slice.
+    /// Any `slot` value is accepted: it is only written through after the
+    /// checks prove `slot..cur` lies in the current slice.
+    ///
+    /// # Safety
+    /// The current slice must still be valid for writes under the
+    /// [`Delegate`] contract of the delegate this stream writes for.
     #[inline]
-    #[allow(clippy::not_unsafe_ptr_arg_deref)] // `slot` is validated against the slice first.
-    pub fn try_compact(&mut self, slot: *mut u8, size: usize, max: usize) -> bool {
+    pub unsafe fn try_compact(&mut self, slot: *mut u8, size: usize, max: usize) -> bool {
         let s = slot as usize;
         let payload_end = s
             .checked_add(SIZE_SLOT_LEN)
@@ -911,6 +981,20 @@ impl StreamWriter {
         // the move and the 1-byte write stay in memory this writer owns.
         unsafe { self.compact_slot(slot, size) };
         true
+    }
+}
+
+/// Gives every slot of `slots` that was redirected to a patch a zero length:
+/// its record is abandoned, but the delegate must still see the patch filled.
+#[cold]
+fn fill_abandoned_patches<'s>(
+    slots: impl Iterator<Item = &'s SizeSlot>,
+    delegate: &mut dyn Delegate,
+) {
+    for slot in slots {
+        if let SlotLocation::Patch(id) = slot.location() {
+            delegate.fill_patch(id, redundant_varint4(0));
+        }
     }
 }
 

@@ -60,9 +60,23 @@ impl<D: Delegate> Writer<D> {
         &self.delegate
     }
 
-    /// The stream writer (for settings such as compaction and for inspection).
-    pub fn stream_mut(&mut self) -> &mut StreamWriter {
-        &mut self.stream
+    /// The stream writer, for inspection (cursor, open slots, bytes written).
+    /// Only shared access is lent out: a stream holds raw pointers into the
+    /// delegate's memory, so it must never be moved away from its delegate.
+    pub fn stream(&self) -> &StreamWriter {
+        &self.stream
+    }
+
+    /// Turns 1-byte length compaction of small nested messages on or off (see
+    /// [`StreamWriter::set_compaction`]).
+    pub fn set_compaction(&mut self, on: bool) {
+        self.stream.set_compaction(on);
+    }
+
+    /// Chooses speculative (short-slot) or move-based compaction (see
+    /// [`StreamWriter::set_speculative_compaction`]).
+    pub fn set_speculative_compaction(&mut self, on: bool) {
+        self.stream.set_speculative_compaction(on);
     }
 }
 

@@ -18,7 +18,7 @@ fn encode(compact: bool, f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
 /// Encodes through heap slices of exactly `slice` bytes.
 fn encode_sliced(slice: usize, compact: bool, f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
     let mut w = HeapWriter::with_delegate(HeapBuffer::with_slice_sizes(slice, slice));
-    w.stream_mut().set_compaction(compact);
+    w.set_compaction(compact);
     f(&mut w.root());
     w.finish().expect("write failed")
 }
@@ -448,7 +448,7 @@ fn slice_writer_overflow_is_reported() {
         for len in 0..=contiguous.len() + 4 {
             let mut buf = vec![0u8; len];
             let mut w = SliceWriter::new(&mut buf);
-            w.stream_mut().set_compaction(compact);
+            w.set_compaction(compact);
             packet(&mut w.root());
             // More writes after a failure are dropped quietly.
             w.root().append_string(1, "after");

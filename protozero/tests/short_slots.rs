@@ -14,7 +14,7 @@ use protozero::{HeapBuffer, HeapWriter, Message, SliceWriter, Writer};
 fn one_slice(n: &Node, speculative: bool) -> Vec<u8> {
     let mut buf = vec![0u8; 8 << 20];
     let mut w = SliceWriter::new(&mut buf);
-    w.stream_mut().set_speculative_compaction(speculative);
+    w.set_speculative_compaction(speculative);
     write_node(&mut w.root(), n);
     w.finish().expect("8 MiB is enough").to_vec()
 }
@@ -23,7 +23,7 @@ fn one_slice(n: &Node, speculative: bool) -> Vec<u8> {
 fn one_slice_with(speculative: bool, f: impl FnOnce(&mut Message<'_>)) -> Vec<u8> {
     let mut buf = vec![0u8; 1 << 16];
     let mut w = SliceWriter::new(&mut buf);
-    w.stream_mut().set_speculative_compaction(speculative);
+    w.set_speculative_compaction(speculative);
     f(&mut w.root());
     w.finish().expect("64 KiB is enough").to_vec()
 }
@@ -50,7 +50,7 @@ proptest! {
         for speculative in [true, false] {
             let mut w = HeapWriter::with_delegate(
                 HeapBuffer::with_slice_sizes(initial, initial + extra));
-            w.stream_mut().set_speculative_compaction(speculative);
+            w.set_speculative_compaction(speculative);
             write_node(&mut w.root(), &n);
             let bytes = w.finish().expect("heap");
             assert_same(&n, &prost_decode(&bytes));
@@ -331,7 +331,7 @@ fn leaked_deep_children_then_more_nesting() {
             root.append_uint32(7, 99);
         }
         assert!(w.error().is_none(), "depth {depth}");
-        assert_eq!(w.stream_mut().open_slots().len(), 0, "depth {depth}");
+        assert_eq!(w.stream().open_slot_count(), 0, "depth {depth}");
         let bytes = w.finish().expect("fits").to_vec();
         // Field 1 (the outer message) decodes; what follows it is intact.
         let fields: Vec<_> = protozero::Decoder::new(&bytes)

@@ -18,7 +18,7 @@ pub use model::{Node, assert_same};
 
 /// Writes `n` as the root message of `w` with compaction on or off.
 pub fn write_with<D: Delegate>(w: &mut Writer<D>, n: &Node, compact: bool) {
-    w.stream_mut().set_compaction(compact);
+    w.set_compaction(compact);
     let mut root = w.root();
     write_node(&mut root, n);
 }
@@ -35,7 +35,7 @@ pub fn write_random(n: &Node, seed: u64, max: usize, compact: bool) -> (Vec<u8>,
     let mut w = Writer::with_delegate(RandomSlices::new(seed, max));
     write_with(&mut w, n, compact);
     assert_eq!(w.error(), None);
-    let cursor = w.stream_mut().cursor();
+    let cursor = w.stream().cursor();
     (w.delegate().stitch(cursor), w.delegate().slice_count())
 }
 
@@ -60,13 +60,13 @@ pub struct Eager {
 /// Through [`EagerRelease`], recording slot spans into `spans`.
 pub fn write_eager(n: &Node, seed: u64, max: usize, compact: bool, spans: &mut Spans) -> Eager {
     let mut w = Writer::with_delegate(EagerRelease::new(seed, max));
-    w.stream_mut().set_compaction(compact);
+    w.set_compaction(compact);
     {
         let mut root = w.root();
         write_node_spans(&mut root, n, &mut Some(spans));
     }
     assert_eq!(w.error(), None);
-    let cursor = w.stream_mut().cursor();
+    let cursor = w.stream().cursor();
     let d = w.delegate();
     Eager {
         bytes: d.finish(cursor),
