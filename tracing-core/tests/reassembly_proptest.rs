@@ -199,7 +199,7 @@ fn run(sc: &Scenario, compaction: bool) -> Result<(), TestCaseError> {
                 prop_assert_eq!(matches_ops(body, &spec.ops), Ok(()));
             } else {
                 let mut hw = HeapWriter::new();
-                hw.stream_mut().set_compaction(false);
+                hw.set_compaction(false);
                 write_ops(&mut hw.root(), &spec.ops);
                 let want = hw.finish().unwrap();
                 prop_assert!(

@@ -6,7 +6,13 @@
 //! consumes the value. Header fields are atomics because a scraping service may
 //! read them while the producer still writes; the producer stores ids relaxed
 //! and the `packets` field with release, the reader loads it with acquire.
+//!
+//! A `Chunk<'a>` borrows the [`SharedMemoryAbi`](crate::abi::SharedMemoryAbi)
+//! it came from, so it cannot outlive the mapping. The payload is read only
+//! by copying it with atomic loads ([`Chunk::copy_payload`]): the peer may
+//! still be writing it.
 
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 
@@ -14,30 +20,86 @@ use crate::abi::atomic_view::{atomic_u16, atomic_u32};
 use crate::abi::chunk_header::{
     CHUNK_HEADER_SIZE, ChunkFlags, ChunkHeader, MAX_PACKET_COUNT, Packets,
 };
+use crate::abi::shared_copy::copy_from_shared;
 
-/// An owned chunk of the shared memory buffer.
+/// An owned chunk of the shared memory buffer, valid while the mapping it
+/// borrows (`'a`) is.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use zerotrace_core::abi::{ChunkHeader, PageLayout};
+/// # use zerotrace_core::producer::{ArbiterConfig, ChannelCommitSink, SharedMemoryArbiter};
+/// # use zerotrace_core::shm::HeapShm;
+/// let region = Arc::new(HeapShm::new(4096).unwrap());
+/// let (sink, _rx) = ChannelCommitSink::new();
+/// let arbiter =
+///     SharedMemoryArbiter::new(region, 4096, Arc::new(sink), ArbiterConfig::default()).unwrap();
+/// arbiter.abi().try_partition_page(0, PageLayout::Div1).unwrap();
+/// let mut chunk = arbiter.abi().try_acquire_chunk_for_writing(0, 0, &ChunkHeader::default()).unwrap();
+/// assert!(chunk.write_payload(0, &[1]));
+/// ```
+///
+/// The chunk cannot outlive the arbiter that keeps its memory mapped:
+///
+/// ```compile_fail
+/// # use std::sync::Arc;
+/// # use zerotrace_core::abi::{ChunkHeader, PageLayout};
+/// # use zerotrace_core::producer::{ArbiterConfig, ChannelCommitSink, SharedMemoryArbiter};
+/// # use zerotrace_core::shm::HeapShm;
+/// let region = Arc::new(HeapShm::new(4096).unwrap());
+/// let (sink, _rx) = ChannelCommitSink::new();
+/// let arbiter =
+///     SharedMemoryArbiter::new(region, 4096, Arc::new(sink), ArbiterConfig::default()).unwrap();
+/// arbiter.abi().try_partition_page(0, PageLayout::Div1).unwrap();
+/// let mut chunk = arbiter.abi().try_acquire_chunk_for_writing(0, 0, &ChunkHeader::default()).unwrap();
+/// drop(arbiter); // error: `arbiter` is still borrowed by `chunk`
+/// chunk.write_payload(0, &[1]);
+/// ```
 #[derive(Debug)]
-pub struct Chunk {
+pub struct Chunk<'a> {
     begin: NonNull<u8>,
     size: usize,
     page: usize,
     index: usize,
+    mapping: PhantomData<&'a ()>,
 }
 
 // SAFETY: a `Chunk` is a unique ownership token for a range of shared memory;
 // moving it to another thread moves that ownership. It is not `Sync`.
-unsafe impl Send for Chunk {}
+unsafe impl Send for Chunk<'_> {}
 
-impl Chunk {
+impl<'a> Chunk<'a> {
     /// # Safety
     /// `begin..begin+size` must be a 4-byte aligned chunk (size ≥ 8) inside a
-    /// mapping that outlives the value, owned by the caller per the ABI states.
-    pub(crate) unsafe fn new(begin: NonNull<u8>, size: usize, page: usize, index: usize) -> Chunk {
+    /// mapping that outlives `'a`, owned by the caller per the ABI states.
+    pub(crate) unsafe fn new(
+        begin: NonNull<u8>,
+        size: usize,
+        page: usize,
+        index: usize,
+    ) -> Chunk<'a> {
         Chunk {
             begin,
             size,
             page,
             index,
+            mapping: PhantomData,
+        }
+    }
+
+    /// The same chunk with its borrow of the mapping erased, for a holder
+    /// that keeps the mapping alive by other means (an `Arc`).
+    ///
+    /// # Safety
+    /// The caller must keep the mapping alive, and stop using the chunk,
+    /// before the mapping is unmapped.
+    pub(crate) unsafe fn detach(self) -> Chunk<'static> {
+        Chunk {
+            begin: self.begin,
+            size: self.size,
+            page: self.page,
+            index: self.index,
+            mapping: PhantomData,
         }
     }
 
@@ -199,19 +261,14 @@ impl Chunk {
 
     /// Copies the payload (the bytes after the header) into `out`, replacing
     /// its content. A service copies before parsing, so a producer that keeps
-    /// writing cannot change bytes between validation and use.
+    /// writing cannot change bytes between validation and use; the copy reads
+    /// each byte once, atomically.
     pub fn copy_payload(&self, out: &mut Vec<u8>) {
         out.clear();
-        out.reserve(self.payload_size());
-        // SAFETY: the payload range lies in the live mapping (see `new`) and
-        // `out` has room for `payload_size` bytes; the ranges don't overlap.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                self.payload_begin(),
-                out.as_mut_ptr(),
-                self.payload_size(),
-            );
-            out.set_len(self.payload_size());
-        }
+        out.resize(self.payload_size(), 0);
+        // SAFETY: the payload range lies in the mapping, alive for `'a` (see
+        // `new`); the peer writes it only through raw pointers of its own
+        // process, never through references of ours.
+        unsafe { copy_from_shared(self.payload_begin(), out) };
     }
 }

@@ -13,6 +13,7 @@ pub mod chunk_state;
 pub mod error;
 pub mod page_header;
 pub mod page_layout;
+pub mod shared_copy;
 pub mod shared_memory_abi;
 pub mod state_machine;
 
@@ -25,4 +26,5 @@ pub use page_header::PageHeaderWord;
 pub use page_layout::{
     MAX_CHUNKS_PER_PAGE, MAX_PAGE_SIZE, MIN_PAGE_SIZE, PAGE_HEADER_SIZE, PageLayout,
 };
+pub use shared_copy::copy_from_shared;
 pub use shared_memory_abi::SharedMemoryAbi;

@@ -42,8 +42,8 @@ impl SharedMemoryAbi {
     ///
     /// # Safety
     /// `base..base+size` must stay mapped, readable and writable for as long as
-    /// this value and every [`Chunk`] obtained from it live, and the page and
-    /// chunk headers in it must only be accessed atomically by everyone.
+    /// this value lives (every [`Chunk`] borrows it), and the page and chunk
+    /// headers in it must only be accessed atomically by everyone.
     pub unsafe fn new(
         base: *mut u8,
         size: usize,
@@ -140,7 +140,12 @@ impl SharedMemoryAbi {
         state_machine::try_partition_page(self.page_word(page)?, page, layout)
     }
 
-    fn make_chunk(&self, page: usize, layout: PageLayout, index: usize) -> Result<Chunk, AbiError> {
+    fn make_chunk(
+        &self,
+        page: usize,
+        layout: PageLayout,
+        index: usize,
+    ) -> Result<Chunk<'_>, AbiError> {
         let start = self.page_start(page)?;
         let size = layout.chunk_size(self.page_size);
         let offset = layout.chunk_offset(self.page_size, index);
@@ -165,7 +170,7 @@ impl SharedMemoryAbi {
         page: usize,
         chunk: usize,
         header: &ChunkHeader,
-    ) -> Result<Chunk, AbiError> {
+    ) -> Result<Chunk<'_>, AbiError> {
         let layout =
             state_machine::try_acquire_chunk_for_writing(self.page_word(page)?, page, chunk)?;
         let mut c = self.make_chunk(page, layout, chunk)?;
@@ -174,7 +179,7 @@ impl SharedMemoryAbi {
     }
 
     /// BeingWritten → Complete: hands the chunk to the service. Returns its page.
-    pub fn release_chunk_as_complete(&self, chunk: Chunk) -> Result<usize, AbiError> {
+    pub fn release_chunk_as_complete(&self, chunk: Chunk<'_>) -> Result<usize, AbiError> {
         let page = chunk.page_index();
         state_machine::release_chunk_as_complete(self.page_word(page)?, page, chunk.chunk_index())?;
         Ok(page)
@@ -185,7 +190,7 @@ impl SharedMemoryAbi {
         &self,
         page: usize,
         chunk: usize,
-    ) -> Result<Chunk, AbiError> {
+    ) -> Result<Chunk<'_>, AbiError> {
         let layout =
             state_machine::try_acquire_chunk_for_reading(self.page_word(page)?, page, chunk)?;
         self.make_chunk(page, layout, chunk)
@@ -193,7 +198,7 @@ impl SharedMemoryAbi {
 
     /// BeingRead → Free (service side): clears the chunk header first; the page
     /// is de-partitioned when all its chunks are free.
-    pub fn release_chunk_as_free(&self, mut chunk: Chunk) -> Result<(), AbiError> {
+    pub fn release_chunk_as_free(&self, mut chunk: Chunk<'_>) -> Result<(), AbiError> {
         chunk.clear_header();
         let page = chunk.page_index();
         state_machine::release_chunk_as_free(self.page_word(page)?, page, chunk.chunk_index())?;

@@ -77,7 +77,7 @@ struct ArbiterState {
     pending: Option<CommitDataRequest>,
     bytes_pending_commit: usize,
     /// Chunks of the pending batch kept BeingWritten because they await patches.
-    unpatched: Vec<Chunk>,
+    unpatched: Vec<Chunk<'static>>,
     stats: ArbiterStats,
 }
 
@@ -85,7 +85,7 @@ struct ArbiterState {
 /// when no more patches for it follow, clears its NeedsPatching flag and
 /// completes it.
 fn try_direct_patch(
-    unpatched: &mut Vec<Chunk>,
+    unpatched: &mut Vec<Chunk<'static>>,
     stats: &mut ArbiterStats,
     abi: &SharedMemoryAbi,
     writer_id: u16,
@@ -209,7 +209,7 @@ impl SharedMemoryArbiter {
         self.sink.unregister_trace_writer(id);
     }
 
-    fn try_acquire_any(&self, header: &ChunkHeader) -> Option<Chunk> {
+    fn try_acquire_any(&self, header: &ChunkHeader) -> Option<Chunk<'static>> {
         let mut st = lock(&self.state);
         let n = self.abi.num_pages();
         let start = st.page_idx;
@@ -226,7 +226,11 @@ impl SharedMemoryArbiter {
                 if let Ok(chunk) = self.abi.try_acquire_chunk_for_writing(page, idx, header) {
                     st.page_idx = page;
                     st.stats.chunks_acquired += 1;
-                    return Some(chunk);
+                    // SAFETY: chunks handed out here live only in this
+                    // arbiter's state and in trace writers, which hold an
+                    // `Arc` to the arbiter, and the arbiter keeps `region`
+                    // (the mapping) alive until it is dropped.
+                    return Some(unsafe { chunk.detach() });
                 }
             }
         }
@@ -239,7 +243,7 @@ impl SharedMemoryArbiter {
         &self,
         header: &ChunkHeader,
         policy: BufferExhaustedPolicy,
-    ) -> Option<Chunk> {
+    ) -> Option<Chunk<'static>> {
         let mut stalls: u32 = 0;
         let mut interval = Duration::ZERO;
         loop {
@@ -278,7 +282,7 @@ impl SharedMemoryArbiter {
     /// ready patches at the head of `patch_list`.
     pub(crate) fn return_completed_chunk(
         &self,
-        chunk: Chunk,
+        chunk: Chunk<'static>,
         target_buffer: u16,
         patch_list: &mut PatchList,
     ) {
@@ -298,7 +302,7 @@ impl SharedMemoryArbiter {
 
     fn update_commit_data_request(
         &self,
-        chunk: Option<Chunk>,
+        chunk: Option<Chunk<'static>>,
         writer_id: u16,
         target_buffer: u16,
         patch_list: &mut PatchList,

@@ -1,40 +1,17 @@
 //! [`CommitDataRequest`]: what a producer tells the service after filling
 //! chunks — which chunks to move out of the SMB and which earlier chunks need
 //! length patches — and its protobuf encoding
-//! (`perfetto.protos.CommitDataRequest`, perfetto-abi.md §5.4).
+//! (`perfetto.protos.CommitDataRequest`, upstream
+//! `protos/perfetto/common/commit_data_request.proto`).
 //!
-//! Encoding goes through the generated `zerotrace-protos` writers. Decoding
-//! walks the fields with `protozero::Decoder` (field numbers named below) so
-//! that malformed input becomes a typed error; it never panics.
+//! Encoding and decoding both go through the code generated from that schema
+//! in `zerotrace-protos`; a malformed message at any level becomes a typed
+//! error, never a panic.
 
-use protozero::{DecodeError, Decoder, HeapWriter, Message};
-use zerotrace_protos::protos::CommitDataRequest as RequestWriter;
-
-/// `CommitDataRequest` field numbers.
-mod field {
-    pub const CHUNKS_TO_MOVE: u32 = 1;
-    pub const CHUNKS_TO_PATCH: u32 = 2;
-    pub const FLUSH_REQUEST_ID: u32 = 3;
-    /// `CommitDataRequest.ChunksToMove`.
-    pub mod mv {
-        pub const PAGE: u32 = 1;
-        pub const CHUNK: u32 = 2;
-        pub const TARGET_BUFFER: u32 = 3;
-        pub const DATA: u32 = 4;
-        pub const CHUNK_INCOMPLETE: u32 = 5;
-    }
-    /// `CommitDataRequest.ChunkToPatch`.
-    pub mod patch {
-        pub const TARGET_BUFFER: u32 = 1;
-        pub const WRITER_ID: u32 = 2;
-        pub const CHUNK_ID: u32 = 3;
-        pub const PATCHES: u32 = 4;
-        pub const HAS_MORE_PATCHES: u32 = 5;
-        /// `ChunkToPatch.Patch`.
-        pub const OFFSET: u32 = 1;
-        pub const DATA: u32 = 2;
-    }
-}
+use protozero::{DecodeError, HeapWriter, Message};
+use zerotrace_protos::protos::{
+    CommitDataRequest as RequestWriter, CommitDataRequestDecoder as RequestDecoder,
+};
 
 /// A chunk the service should copy out of the SMB (or, with `data`, a chunk
 /// shipped inline when shared memory is emulated).
@@ -151,70 +128,56 @@ impl CommitDataRequest {
 
     /// Parses a serialized request; unknown fields are skipped.
     pub fn decode(bytes: &[u8]) -> Result<CommitDataRequest, CommitDecodeError> {
-        let mut req = CommitDataRequest::default();
-        let mut d = Decoder::new(bytes);
-        while let Some(f) = d.read_field() {
-            let f = f?;
-            match f.id {
-                field::CHUNKS_TO_MOVE => req.chunks_to_move.push(decode_move(f.as_bytes()?)?),
-                field::CHUNKS_TO_PATCH => req.chunks_to_patch.push(decode_patch(f.as_bytes()?)?),
-                field::FLUSH_REQUEST_ID => req.flush_request_id = Some(f.as_u64()?),
-                _ => {}
-            }
+        let d = RequestDecoder::new(bytes);
+        check(d.decode_error())?;
+        let mut req = CommitDataRequest {
+            flush_request_id: d.flush_request_id(),
+            ..CommitDataRequest::default()
+        };
+        let mut moves = d.chunks_to_move();
+        for m in &mut moves {
+            check(m.decode_error())?;
+            req.chunks_to_move.push(ChunkToMove {
+                page: m.page().unwrap_or(0),
+                chunk: m.chunk().unwrap_or(0),
+                target_buffer: m.target_buffer().unwrap_or(0),
+                data: m.data().map(<[u8]>::to_vec),
+                chunk_incomplete: m.chunk_incomplete().unwrap_or(false),
+            });
         }
+        check(moves.error())?;
+        let mut patches = d.chunks_to_patch();
+        for p in &mut patches {
+            check(p.decode_error())?;
+            let mut group = ChunkToPatch {
+                target_buffer: p.target_buffer().unwrap_or(0),
+                writer_id: p.writer_id().unwrap_or(0),
+                chunk_id: p.chunk_id().unwrap_or(0),
+                patches: Vec::new(),
+                has_more_patches: p.has_more_patches().unwrap_or(false),
+            };
+            let mut items = p.patches();
+            for e in &mut items {
+                check(e.decode_error())?;
+                let data = e.data().unwrap_or(&[]);
+                group.patches.push(PatchData {
+                    offset: e.offset().unwrap_or(0),
+                    data: data
+                        .try_into()
+                        .map_err(|_| CommitDecodeError::PatchSize { len: data.len() })?,
+                });
+            }
+            check(items.error())?;
+            req.chunks_to_patch.push(group);
+        }
+        check(patches.error())?;
         Ok(req)
     }
 }
 
-fn decode_move(bytes: &[u8]) -> Result<ChunkToMove, CommitDecodeError> {
-    let mut m = ChunkToMove::default();
-    let mut d = Decoder::new(bytes);
-    while let Some(f) = d.read_field() {
-        let f = f?;
-        match f.id {
-            field::mv::PAGE => m.page = f.as_u32()?,
-            field::mv::CHUNK => m.chunk = f.as_u32()?,
-            field::mv::TARGET_BUFFER => m.target_buffer = f.as_u32()?,
-            field::mv::DATA => m.data = Some(f.as_bytes()?.to_vec()),
-            field::mv::CHUNK_INCOMPLETE => m.chunk_incomplete = f.as_bool()?,
-            _ => {}
-        }
-    }
-    Ok(m)
-}
-
-fn decode_patch(bytes: &[u8]) -> Result<ChunkToPatch, CommitDecodeError> {
-    let mut p = ChunkToPatch::default();
-    let mut d = Decoder::new(bytes);
-    while let Some(f) = d.read_field() {
-        let f = f?;
-        match f.id {
-            field::patch::TARGET_BUFFER => p.target_buffer = f.as_u32()?,
-            field::patch::WRITER_ID => p.writer_id = f.as_u32()?,
-            field::patch::CHUNK_ID => p.chunk_id = f.as_u32()?,
-            field::patch::HAS_MORE_PATCHES => p.has_more_patches = f.as_bool()?,
-            field::patch::PATCHES => {
-                let mut e = PatchData::default();
-                let mut pd = Decoder::new(f.as_bytes()?);
-                while let Some(g) = pd.read_field() {
-                    let g = g?;
-                    match g.id {
-                        field::patch::OFFSET => e.offset = g.as_u32()?,
-                        field::patch::DATA => {
-                            let b = g.as_bytes()?;
-                            e.data = b
-                                .try_into()
-                                .map_err(|_| CommitDecodeError::PatchSize { len: b.len() })?;
-                        }
-                        _ => {}
-                    }
-                }
-                p.patches.push(e);
-            }
-            _ => {}
-        }
-    }
-    Ok(p)
+/// A decode error reported by a generated decoder, as a typed error.
+fn check(error: Option<DecodeError>) -> Result<(), CommitDecodeError> {
+    error.map_or(Ok(()), |e| Err(CommitDecodeError::Decode(e)))
 }
 
 #[cfg(test)]

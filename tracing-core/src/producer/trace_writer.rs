@@ -30,6 +30,7 @@ use crate::abi::{Chunk, ChunkFlags, ChunkHeader, MAX_PACKET_COUNT, Packets};
 use crate::producer::arbiter::SharedMemoryArbiter;
 use crate::producer::buffer_exhausted_policy::BufferExhaustedPolicy;
 use crate::producer::commit_sink::FlushCallback;
+use crate::producer::garbage_chunk::GarbageChunk;
 use crate::producer::patch_list::{DISCARDED_PATCH, PatchList};
 use crate::producer::trace_packet::TracePacketHandle;
 
@@ -67,7 +68,7 @@ pub struct WriterCore {
     writer_id: u16,
     target_buffer: u16,
     policy: BufferExhaustedPolicy,
-    cur_chunk: Option<Chunk>,
+    cur_chunk: Option<Chunk<'static>>,
     next_chunk_id: u32,
     /// Where the size of the current fragment goes (null: none pending).
     fragment_header: *mut u8,
@@ -82,7 +83,7 @@ pub struct WriterCore {
     abandoned_packets: u64,
     first_packet_on_sequence: bool,
     patch_list: PatchList,
-    garbage: Box<[u8]>,
+    garbage: GarbageChunk,
 }
 
 impl core::fmt::Debug for WriterCore {
@@ -128,7 +129,7 @@ impl TraceWriter {
                 abandoned_packets: 0,
                 first_packet_on_sequence: true,
                 patch_list: PatchList::new(),
-                garbage: vec![0u8; GARBAGE_CHUNK_SIZE].into_boxed_slice(),
+                garbage: GarbageChunk::new(GARBAGE_CHUNK_SIZE),
             },
         }
     }
@@ -168,6 +169,11 @@ impl TraceWriter {
     /// updated) when the returned handle is dropped.
     pub fn new_trace_packet(&mut self) -> TracePacketHandle<'_> {
         let TraceWriter { stream, core } = self;
+        if stream.error().is_some() || stream.open_slot_count() != 0 {
+            // The previous packet's handle was leaked (`mem::forget`) in its
+            // error state or with children open: that packet is lost.
+            core.abandon_failed_packet(stream);
+        }
         core.finalize_fragment_if_required(stream);
         core.fragmenting_packet = false;
         let was_dropping = core.drop_packets;
@@ -176,7 +182,10 @@ impl TraceWriter {
             || core.retry_new_chunk_after_packet
         {
             let used_end = stream.cursor();
-            let slice = core.get_new_buffer(used_end, stream.open_slots());
+            // SAFETY: no slot is open (checked above), so nothing is widened;
+            // the current slice belongs to `core` either way.
+            let open = unsafe { stream.open_slots() };
+            let slice = core.get_new_buffer(used_end, open);
             // SAFETY: the slice comes from `core`, this stream's delegate, under
             // the same contract as a `next_slice` result.
             unsafe { stream.set_slice(slice) };
@@ -188,7 +197,9 @@ impl TraceWriter {
         // speculatively (the stream widens it to 4 bytes, moving the packet,
         // if the packet outgrows it or leaves the chunk), so the common small
         // packet is never moved to compact its header.
-        if let Some(p) = stream.begin_root_short(MAX_COMPACT_ROOT) {
+        // SAFETY: the current slice was handed out by `core`, this stream's
+        // delegate, and is still owned by it.
+        if let Some(p) = unsafe { stream.begin_root_short(MAX_COMPACT_ROOT) } {
             core.fragment_header = p;
             // Where the payload starts once the header is 4 bytes wide, the
             // only form in which `fragment_start` is read.
@@ -275,17 +286,22 @@ impl WriterCore {
         if stream.root_short() == Some(header) {
             // Still the speculative 1-byte header: the whole packet is in
             // this chunk and below 127 bytes.
-            stream.end_root_short();
+            // SAFETY: the prefix lies in the current slice, which `self`
+            // (this stream's delegate) handed out and still owns.
+            unsafe { stream.end_root_short() };
             return;
         }
         let size = (stream.cursor() as usize).checked_sub(self.fragment_start as usize);
+        let compacted = size.is_some_and(|size| {
+            // SAFETY: the current slice was handed out by `self`, this
+            // stream's delegate, and is still owned by it.
+            size <= MAX_COMPACT_ROOT
+                && unsafe { stream.try_compact(header, size, MAX_COMPACT_ROOT) }
+        });
+        if compacted {
+            return;
+        }
         let bytes = match size {
-            Some(size)
-                if size <= MAX_COMPACT_ROOT
-                    && stream.try_compact(header, size, MAX_COMPACT_ROOT) =>
-            {
-                return;
-            }
             Some(size) if size < PACKET_SIZE_DROP_PACKET as usize => redundant_varint4(size as u32),
             _ => redundant_varint4(PACKET_SIZE_DROP_PACKET),
         };
@@ -296,7 +312,9 @@ impl WriterCore {
 
     /// Ends the packet started by `new_trace_packet` (called by the handle).
     pub(crate) fn finish_trace_packet(&mut self, stream: &mut StreamWriter) {
-        if stream.error().is_some() {
+        if stream.error().is_some() || stream.open_slot_count() != 0 {
+            // An encoder error, or a child message leaked with `mem::forget`
+            // (its length will never be written): the packet is malformed.
             self.abandon_failed_packet(stream);
             return;
         }
@@ -317,11 +335,15 @@ impl WriterCore {
         }
     }
 
-    /// The encoder failed mid-packet (its output is incomplete): mark the
-    /// fragment as abandoned, give the chunk back and start afresh.
+    /// The encoder failed mid-packet, or a child writer was leaked (the
+    /// output is incomplete): mark the fragment as abandoned, fill the
+    /// patches of lengths that will never be known (so later patches are not
+    /// held back), give the chunk back and start afresh. Only this packet is
+    /// lost.
     #[cold]
     fn abandon_failed_packet(&mut self, stream: &mut StreamWriter) {
         self.abandoned_packets += 1;
+        stream.discard_open_slots(self);
         let header = core::mem::replace(&mut self.fragment_header, core::ptr::null_mut());
         if let Some(chunk) = self.cur_chunk.as_ref() {
             if chunk
@@ -372,8 +394,8 @@ impl WriterCore {
     }
 
     fn garbage_slice(&mut self) -> Slice {
-        self.fragment_start = self.garbage.as_mut_ptr();
-        Slice::from_mut(&mut self.garbage)
+        self.fragment_start = self.garbage.begin();
+        self.garbage.slice()
     }
 
     /// The next memory to write into: a fresh chunk, or the garbage chunk when

@@ -13,11 +13,15 @@ pub unsafe trait SharedMemoryRegion: Send + Sync + core::fmt::Debug {
     /// Size in bytes.
     fn size(&self) -> usize;
 
-    /// Copies the whole region (for tests and debugging; racy if written concurrently).
+    /// Copies the whole region (for tests and debugging). Each byte is read
+    /// once with an atomic load, so a concurrent writer (another thread or
+    /// process) makes the copy a mix of old and new bytes, never undefined.
     fn snapshot(&self) -> Vec<u8> {
         let mut v = vec![0u8; self.size()];
-        // SAFETY: the region is valid for `size()` bytes (trait contract).
-        unsafe { core::ptr::copy_nonoverlapping(self.as_ptr(), v.as_mut_ptr(), self.size()) };
+        // SAFETY: the region is valid for `size()` bytes while `self` lives
+        // (trait contract); shared memory is only written through raw
+        // pointers and atomics, never through references.
+        unsafe { crate::abi::copy_from_shared(self.as_ptr(), &mut v) };
         v
     }
 }
