@@ -5,7 +5,7 @@
 //! file still wants protozero's properties: the writer appends straight into
 //! the trace buffer's `Message` (no intermediate buffer, no allocation), and
 //! the reader borrows strings and bytes from the input. These derives generate
-//! exactly that code against the traits in `protozero::proto_traits`; use
+//! exactly that code against the traits in `protozero` (`ProtoWrite`, `ProtoRead`); use
 //! them through `protozero` with its `derive` feature.
 //!
 //! # A custom payload inside a TracePacket

@@ -355,8 +355,8 @@ fn chain(levels: u32) -> Node {
 
 #[test]
 fn recursion_is_bounded() {
+    use protozero::RECURSION_LIMIT;
     use protozero::ReadErrorKind;
-    use protozero::proto_traits::RECURSION_LIMIT;
     let ok = chain(RECURSION_LIMIT).write_to_vec().unwrap();
     assert_eq!(Node::decode(&ok).unwrap(), chain(RECURSION_LIMIT));
     let deep = chain(RECURSION_LIMIT + 1).write_to_vec().unwrap();

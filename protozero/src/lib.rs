@@ -28,45 +28,66 @@
 extern crate alloc;
 
 mod bytecopy;
-pub mod codegen_support;
-pub mod decoder;
-pub mod delegate;
-pub mod error;
-pub mod heap_buffer;
-pub mod message;
-pub mod null_buffer;
-pub mod packed;
-pub mod proto_traits;
-pub mod repeated;
-pub mod service;
-pub mod slice_buffer;
-pub mod stream_writer;
-pub mod typed_decoder;
-pub mod typed_repeated;
+mod codegen_support;
+mod decoder;
+mod delegate;
+mod error;
+mod heap_buffer;
+mod message;
+mod null_buffer;
+mod packed;
+mod proto_traits;
+mod repeated;
+mod service;
+mod slice_buffer;
+mod stream_writer;
+mod typed_decoder;
+mod typed_repeated;
 pub mod varint;
 pub mod wire;
-pub mod writer;
+mod writer;
 
-pub use codegen_support::{
-    EnumValue, MessageDecoder, MessageWriter, PackedLayout, ProtoEnum, ScalarKind, kinds,
-};
-pub use decoder::{Decoder, Field, FieldValue};
+// Writing: messages, writers and the delegates that hand out their memory.
 pub use delegate::{Delegate, OpenSlots, PatchId, SizeSlot, Slice, SlotLocation};
 pub use error::{DecodeError, WriteError};
-pub use heap_buffer::HeapBuffer;
+pub use heap_buffer::{DEFAULT_INITIAL_SLICE, DEFAULT_MAX_SLICE, HeapBuffer};
 pub use message::Message;
 pub use null_buffer::NullBuffer;
-pub use proto_traits::{
-    ProtoDecode, ProtoEncode, ProtoOneofRead, ProtoOneofWrite, ProtoPacked, ProtoRead, ProtoWrite,
-    ReadError, ReadErrorKind, Repeated,
-};
-#[cfg(feature = "derive")]
-pub use protozero_derive::{ProtoRead, ProtoWrite};
-pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
-pub use service::{MethodDescriptor, ServiceDescriptor};
 pub use slice_buffer::SliceBuffer;
 pub use stream_writer::StreamWriter;
+pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};
+
+// Decoding: schema-less and typed, zero-copy.
+pub use decoder::{Decoder, Field, FieldValue};
+pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
 pub use typed_decoder::TypedDecoder;
 pub use typed_repeated::{RepeatedBytes, RepeatedMessages, RepeatedScalars, RepeatedStrs};
 pub use wire::WireType;
-pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};
+
+// What generated code implements: a typed writer and a typed zero-copy view
+// per message, enums, and service method tables.
+pub use codegen_support::{
+    EnumValue, MessageDecoder, MessageWriter, PackedLayout, ProtoEnum, ScalarKind, kinds,
+};
+pub use service::{MethodDescriptor, ServiceDescriptor};
+
+// What `#[derive]` implements: plain Rust values that write and read
+// themselves through the same writers and decoders.
+pub use proto_traits::{
+    MAX_PATH_DEPTH, PathSegment, ProtoRead, ProtoWrite, RECURSION_LIMIT, ReadError, ReadErrorKind,
+    Repeated, RepeatedIter,
+};
+#[cfg(feature = "derive")]
+pub use protozero_derive::{ProtoRead, ProtoWrite};
+
+/// Support for generated and derived code only: not part of the API, may
+/// change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::proto_traits::__private::*;
+    pub use crate::proto_traits::{
+        PathSegment, ProtoDecode, ProtoEncode, ProtoOneofRead, ProtoOneofWrite, ProtoPacked,
+        ProtoRead, ProtoWrite, RECURSION_LIMIT, ReadError, encoding, merge_option, merge_repeated,
+        write_packed, write_repeated,
+    };
+}

@@ -39,9 +39,8 @@ mod lazy;
 mod read_error;
 mod scalars;
 
-#[doc(hidden)]
 #[path = "proto_traits/private.rs"]
-pub mod __private;
+pub(crate) mod __private;
 
 pub use field_decode::{ProtoDecode, merge_option, merge_repeated};
 pub use field_encode::{ProtoEncode, ProtoPacked, write_packed, write_repeated};

@@ -4,6 +4,7 @@
 //! regenerate them with `TRYBUILD=overwrite` after a toolchain upgrade.
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the compiler")]
 fn nesting_misuse_does_not_compile() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");

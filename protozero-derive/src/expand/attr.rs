@@ -25,7 +25,7 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    /// Name of the marker type in `protozero::proto_traits::encoding`.
+    /// Name of the marker type in `protozero::__private::encoding`.
     pub fn marker(self) -> &'static str {
         match self {
             Encoding::Plain => "Plain",

@@ -53,10 +53,10 @@ impl<'i> Ctx<'i> {
         quote!(#krate)
     }
 
-    /// `::protozero::proto_traits`.
+    /// `::protozero::__private` (the support items derived code uses).
     fn traits(&self) -> TokenStream {
         let krate = self.krate;
-        quote!(#krate::proto_traits)
+        quote!(#krate::__private)
     }
 
     /// `::protozero::Message<'_>`.
@@ -69,7 +69,7 @@ impl<'i> Ctx<'i> {
     fn encoding(&self, e: Encoding) -> TokenStream {
         let krate = self.krate;
         let marker = format_ident!("{}", e.marker());
-        quote!(#krate::proto_traits::encoding::#marker)
+        quote!(#krate::__private::encoding::#marker)
     }
 
     /// One `const` per oneof field that fails to compile when the oneof's
@@ -94,12 +94,12 @@ impl<'i> Ctx<'i> {
             let ty = static_lifetimes(inner);
             let tags = quote!(<#ty as #oneof_trait>::TAGS);
             let check = quote! {
-                const _: () = match #pt::__private::tag_clash(&[#(#own),*], &[#(#earlier),*], #tags) {
-                    #pt::__private::TagClash::None => {}
-                    #pt::__private::TagClash::WithField => ::core::panic!(
+                const _: () = match #pt::tag_clash(&[#(#own),*], &[#(#earlier),*], #tags) {
+                    #pt::TagClash::None => {}
+                    #pt::TagClash::WithField => ::core::panic!(
                         "protozero: a member of this oneof reuses the field number of a field of the message"
                     ),
-                    #pt::__private::TagClash::WithOneof => ::core::panic!(
+                    #pt::TagClash::WithOneof => ::core::panic!(
                         "protozero: a member of this oneof reuses a field number of another oneof of the message"
                     ),
                 };

@@ -158,7 +158,7 @@ fn message(cx: &Ctx<'_>, h: &Header, fields: &[FieldModel]) -> syn::Result<Token
                 field: &#root::Field<#lt>,
                 depth: u32,
             ) -> ::core::result::Result<::core::option::Option<Self>, #pt::ReadError> {
-                #pt::__private::decode_message(field, depth)
+                #pt::decode_message(field, depth)
             }
 
             #[inline]
@@ -167,7 +167,7 @@ fn message(cx: &Ctx<'_>, h: &Header, fields: &[FieldModel]) -> syn::Result<Token
                 field: &#root::Field<#lt>,
                 depth: u32,
             ) -> ::core::result::Result<(), #pt::ReadError> {
-                #pt::__private::merge_message(self, field, depth)
+                #pt::merge_message(self, field, depth)
             }
         }
 

@@ -50,7 +50,7 @@ fn message(cx: &Ctx<'_>, fields: &[FieldModel]) -> syn::Result<TokenStream> {
 
             #[inline]
             fn encode_field(&self, msg: &mut #msg, id: u32) {
-                #pt::__private::write_message(self, msg, id)
+                #pt::write_message(self, msg, id)
             }
         }
 
