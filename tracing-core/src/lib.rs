@@ -9,3 +9,8 @@ pub mod abi;
 pub mod producer;
 pub mod shm;
 pub mod sync;
+
+/// The code blocks of the crate README, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -2,8 +2,10 @@
 //!
 //! A buffer is cut into pages (4–64 KiB); each page has an 8-byte header whose
 //! first word holds the page layout and a 2-bit state per chunk; each chunk has
-//! an 8-byte header followed by fragments of trace packets. See
-//! `perfetto-abi.md` §2 for the facts this module encodes.
+//! an 8-byte header followed by fragments of trace packets. The layouts follow
+//! upstream Perfetto's `include/perfetto/ext/tracing/core/shared_memory_abi.h`;
+//! `tracing-core/ABI.md` in this repository states, in our words, every fact
+//! the code here relies on.
 
 pub(crate) mod atomic_view;
 pub mod chunk;

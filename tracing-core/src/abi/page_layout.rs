@@ -108,7 +108,8 @@ pub const fn validate_page_size(page_size: usize) -> Result<(), AbiError> {
 mod tests {
     use super::*;
 
-    /// perfetto-abi.md §2.3, row by row.
+    /// The chunk sizes of every layout and page size, row by row (the table
+    /// in `tracing-core/ABI.md`).
     #[test]
     fn chunk_size_table() {
         let table: [(usize, [usize; 5]); 5] = [
