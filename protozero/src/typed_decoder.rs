@@ -17,7 +17,9 @@ use crate::repeated::RepeatedFields;
 #[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
     last: FieldValue<'a>,
-    first_offset: u32,
+    /// Byte offset of the first occurrence's tag (a `usize`: messages may
+    /// exceed 4 GiB).
+    first_offset: usize,
 }
 
 /// A fully parsed message with a dense field table of `N` ids.
@@ -26,7 +28,7 @@ pub struct TypedDecoder<'a, const N: usize> {
     buf: &'a [u8],
     dense: [Option<Entry<'a>>; N],
     /// (field, offset) of ids ≥ N, in arrival order.
-    spill: Vec<(Field<'a>, u32)>,
+    spill: Vec<(Field<'a>, usize)>,
     error: Option<DecodeError>,
     groups: bool,
 }
@@ -53,7 +55,7 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
             groups: it.groups_accepted(),
         };
         loop {
-            let offset = it.offset() as u32;
+            let offset = it.offset();
             match it.read_field() {
                 None => break,
                 Some(Err(e)) => {
@@ -125,10 +127,8 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
                 .map(|(_, off)| *off)
         };
         match start {
-            Some(off) if self.groups => {
-                RepeatedFields::new(self.buf, off as usize, id).accept_groups()
-            }
-            Some(off) => RepeatedFields::new(self.buf, off as usize, id),
+            Some(off) if self.groups => RepeatedFields::new(self.buf, off, id).accept_groups(),
+            Some(off) => RepeatedFields::new(self.buf, off, id),
             None => RepeatedFields::empty(),
         }
     }
