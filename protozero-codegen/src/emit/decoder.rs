@@ -23,7 +23,7 @@ pub(crate) struct Access {
 }
 
 /// Fields with numbers below this go to the decoder's dense table; larger
-/// numbers are found by a scan of the (rare) spill list.
+/// numbers (rare) are found by scanning the message from the first of them.
 pub const MAX_DENSE_FIELDS: u32 = 128;
 
 /// The decoder struct, its inherent impl and its `MessageDecoder` impl.
