@@ -74,6 +74,14 @@ pub enum CodegenError {
         /// The second element.
         second: String,
     },
+    /// A name derived from the schema could not be made a Rust identifier.
+    #[error("{file}: `{name}` is not a valid Rust identifier")]
+    InvalidIdent {
+        /// The `.proto` file being emitted.
+        file: String,
+        /// The rejected identifier text.
+        name: String,
+    },
     /// The emitted tokens did not form valid Rust (a generator bug).
     #[error("{file}: generated code does not parse as Rust: {message}")]
     Format {

@@ -167,7 +167,7 @@ pub fn generate_rust(
     let symbols = resolve::Symbols::build(schema)?;
     let groups = schema.uses_groups();
     let mut out = Vec::with_capacity(schema.files.len() + 1);
-    let root = emit::emit_root(&schema.files, descriptor_set);
+    let root = emit::emit_root(&schema.files, root_file, descriptor_set)?;
     out.push(GeneratedFile {
         path: PathBuf::from(root_file),
         contents: emit::format(header, root_file, root)?.into_bytes(),

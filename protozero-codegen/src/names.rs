@@ -3,9 +3,19 @@
 //!
 //! Proto field `type` becomes the accessor `r#type()`; names that cannot be raw
 //! identifiers (`self`, `super`, `crate`, `Self`) get a trailing underscore.
+//!
+//! Some names come from text that protobuf does not restrict to identifiers
+//! (file names such as `foo_base.client.proto` or `my-api.proto`), and proto
+//! identifiers may start with underscores that case conversion drops
+//! (`_1a` → `1a`). Every function here therefore turns characters other than
+//! ASCII letters, digits and `_` into `_` (a word boundary for the case
+//! conversions), and [`escape`] puts `_` before a name that would start with
+//! a digit and turns an empty name into `__`. [`ident`] checks the result
+//! instead of panicking.
 
 use std::collections::HashSet;
 
+use crate::error::CodegenError;
 use crate::model::MessageDef;
 use proc_macro2::{Ident, Span};
 
@@ -21,29 +31,122 @@ const KEYWORDS: &[&str] = &[
 /// Keywords that cannot be written as raw identifiers.
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 
-/// Escapes `name` for use as an identifier: `type` → `r#type`, `self` → `self_`.
+/// `name` with every character other than an ASCII letter, digit or `_`
+/// replaced by `_`: `foo_base.client` → `foo_base_client`.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Gives a sanitized name a start an identifier may have: `_` before a
+/// leading digit (`1a` → `_1a`), and `__` for an empty name or a lone `_`
+/// (which Rust reserves for patterns).
+fn fix_start(mut name: String) -> String {
+    if name.is_empty() || name == "_" {
+        return "__".to_owned();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// Escapes `name` for use as an identifier: `type` → `r#type`, `self` →
+/// `self_`, `1a` → `_1a`, `foo.bar` → `foo_bar`. Already escaped names
+/// (`r#type`, `self_`) come back unchanged.
 pub fn escape(name: &str) -> String {
-    if NOT_RAW.contains(&name) {
+    if let Some(raw) = name.strip_prefix("r#") {
+        if KEYWORDS.contains(&raw) && !NOT_RAW.contains(&raw) {
+            return name.to_owned();
+        }
+    }
+    let name = fix_start(sanitize(name));
+    if NOT_RAW.contains(&name.as_str()) {
         format!("{name}_")
-    } else if KEYWORDS.contains(&name) {
+    } else if KEYWORDS.contains(&name.as_str()) {
         format!("r#{name}")
     } else {
-        name.to_owned()
+        name
     }
 }
 
-/// An identifier token from an (already escaped) name.
-pub fn ident(name: &str) -> Ident {
-    match name.strip_prefix("r#") {
+/// A type-like (`UpperCamelCase`) name made safe to use as an identifier:
+/// `_` before a leading digit, `__` for an empty name, `Self` → `Self_`.
+pub fn type_ident(name: String) -> String {
+    let name = fix_start(sanitize(&name));
+    if name == "Self" {
+        "Self_".to_owned()
+    } else {
+        name
+    }
+}
+
+/// A name that cannot be written as a Rust identifier, even raw.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{name}` is not a valid Rust identifier")]
+pub struct InvalidIdent {
+    /// The rejected text.
+    pub name: String,
+}
+
+/// Whether `name` is an ASCII identifier that is not a keyword, or the raw
+/// form `r#kw` of a keyword that may be written raw.
+pub fn is_ident(name: &str) -> bool {
+    let (raw, body) = match name.strip_prefix("r#") {
+        Some(body) => (true, body),
+        None => (false, name),
+    };
+    let mut chars = body.chars();
+    let well_formed = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && body != "_";
+    if !well_formed {
+        return false;
+    }
+    if raw {
+        !NOT_RAW.contains(&body)
+    } else {
+        !KEYWORDS.contains(&body)
+    }
+}
+
+/// An identifier token from an (already escaped) name; fails instead of
+/// panicking when the text is not an identifier.
+pub fn ident(name: &str) -> Result<Ident, InvalidIdent> {
+    if !is_ident(name) {
+        return Err(InvalidIdent {
+            name: name.to_owned(),
+        });
+    }
+    Ok(match name.strip_prefix("r#") {
         Some(raw) => Ident::new_raw(raw, Span::call_site()),
         None => Ident::new(name, Span::call_site()),
-    }
+    })
+}
+
+/// [`ident`], failing with a [`CodegenError::InvalidIdent`] that names the
+/// `.proto` file being emitted.
+pub(crate) fn ident_in(file: &str, name: &str) -> Result<Ident, CodegenError> {
+    ident(name).map_err(|e| CodegenError::InvalidIdent {
+        file: file.to_owned(),
+        name: e.name,
+    })
 }
 
 /// `snake_case`, splitting at lower→upper changes and before the last capital
 /// of an acronym: `IPCFrame` → `ipc_frame`, `trackEvent` → `track_event`.
+/// Characters other than ASCII letters, digits and `_` count as `_`.
 pub fn snake(name: &str) -> String {
-    let chars: Vec<char> = name.chars().collect();
+    let chars: Vec<char> = sanitize(name).chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
         if c.is_uppercase() {
@@ -88,7 +191,11 @@ pub fn screaming(name: &str) -> String {
 
 /// `UpperCamelCase` from `snake_case` or `SCREAMING_SNAKE` parts; parts that
 /// already mix cases keep their inner capitals (`IPCFrame` stays `IPCFrame`).
+/// Characters other than ASCII letters, digits and `_` separate parts like
+/// `_` (`foo_base.client` → `FooBaseClient`). The result may start with a
+/// digit or be empty; see [`type_ident`].
 pub fn upper_camel(name: &str) -> String {
+    let name = sanitize(name);
     let mut out = String::with_capacity(name.len());
     for part in name.split('_').filter(|p| !p.is_empty()) {
         let all_upper = !part.chars().any(char::is_lowercase);
@@ -105,15 +212,18 @@ pub fn upper_camel(name: &str) -> String {
     out
 }
 
-/// Rust type name for a message or enum named `name` in a `.proto` file.
+/// Rust type name for a message or enum named `name` in a `.proto` file
+/// (always a valid identifier, see [`type_ident`]).
 pub fn type_name(name: &str) -> String {
+    let name = sanitize(name);
     let simple = !name.contains('_') && name.starts_with(|c: char| c.is_ascii_uppercase());
-    let n = if simple {
-        name.to_owned()
-    } else {
-        upper_camel(name)
-    };
-    if n == "Self" { "Self_".to_owned() } else { n }
+    let n = if simple { name } else { upper_camel(&name) };
+    type_ident(n)
+}
+
+/// Name of the `ServiceDescriptor` constant generated for service `name`.
+pub fn service_const(name: &str) -> String {
+    escape(&screaming(name))
 }
 
 /// Methods every generated decoder has, which field accessors must avoid.
@@ -195,8 +305,46 @@ mod tests {
         assert_eq!(escape("type"), "r#type");
         assert_eq!(escape("self"), "self_");
         assert_eq!(escape("name"), "name");
-        assert_eq!(ident("r#match").to_string(), "r#match");
+        assert_eq!(ident("r#match").unwrap().to_string(), "r#match");
         assert_eq!(module_name("Match"), "r#match");
+    }
+
+    #[test]
+    fn foreign_text_becomes_identifiers() {
+        assert_eq!(sanitize("foo_base.client"), "foo_base_client");
+        assert_eq!(upper_camel("foo_base.client"), "FooBaseClient");
+        assert_eq!(upper_camel("my-api.v1"), "MyApiV1");
+        assert_eq!(snake("my-api.v1"), "my_api_v1");
+        assert_eq!(escape("1a"), "_1a");
+        assert_eq!(escape(&snake("_1a")), "_1a");
+        assert_eq!(escape(""), "__");
+        assert_eq!(escape("_"), "__");
+        assert_eq!(escape("r#type"), "r#type");
+        assert_eq!(escape("self_"), "self_");
+        assert_eq!(escape("a-b"), "a_b");
+        assert_eq!(type_name("_1a"), "_1a");
+        assert_eq!(type_name("_"), "__");
+        assert_eq!(type_name("HTTPServer"), "HTTPServer");
+        assert_eq!(type_ident("9Lives".to_owned()), "_9Lives");
+        assert_eq!(service_const("_1a"), "_1A");
+    }
+
+    #[test]
+    fn checked_identifiers() {
+        for ok in ["a", "_a", "__", "_1a", "r#type", "Self_", "HTTPServer"] {
+            assert!(ident(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "_", "1a", "a.b", "a-b", "type", "self", "r#self", "r#_", "r#", "é",
+        ] {
+            assert_eq!(
+                ident(bad),
+                Err(InvalidIdent {
+                    name: bad.to_owned()
+                }),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

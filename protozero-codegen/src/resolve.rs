@@ -15,7 +15,9 @@ use quote::quote;
 
 use crate::error::CodegenError;
 use crate::model::{ExtensionDef, MessageDef, Schema};
-use crate::names::{escape, ident, module_name, screaming, snake, type_name, upper_camel};
+use crate::names::{
+    escape, ident_in, module_name, service_const, snake, type_ident, type_name, upper_camel,
+};
 
 /// Whether a symbol is a message or an enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,17 +82,18 @@ pub fn oneof_enum_name(m: &MessageDef, index: usize) -> String {
         })
         .chain(m.enums.iter().map(|e| type_name(&e.name)))
         .any(|n| n == base);
-    if taken || base == "Self" {
+    type_ident(if taken || base == "Self" {
         format!("{base}Oneof")
     } else {
         base
-    }
+    })
 }
 
 /// The extension traits of one scope: for each extended message (in order of
 /// first appearance), its writer trait name, decoder trait name and the
 /// extension fields. `file_stem` prefixes the names at file scope, where
-/// several files of one package often extend the same message.
+/// several files of one package often extend the same message; it may be
+/// any text (`foo_base.client`), which becomes CamelCase (`FooBaseClient`).
 pub fn extension_traits<'e>(
     exts: &'e [ExtensionDef],
     file_stem: Option<&str>,
@@ -108,8 +111,8 @@ pub fn extension_traits<'e>(
                 );
                 out.push((
                     e.extendee.clone(),
-                    format!("{base}Ext"),
-                    format!("{base}DecoderExt"),
+                    type_ident(format!("{base}Ext")),
+                    type_ident(format!("{base}DecoderExt")),
                     vec![e],
                 ));
             }
@@ -261,7 +264,7 @@ impl Symbols {
             }
             for s in &f.services {
                 let what = format!("service {}", s.full_name);
-                b.claim(&f.name, &module, screaming(&s.name), what)?;
+                b.claim(&f.name, &module, service_const(&s.name), what)?;
             }
             b.extensions(&f.name, &module, &f.extensions, Some(file_stem(&f.name)))?;
         }
@@ -285,20 +288,26 @@ impl Symbols {
     }
 }
 
-/// A relative path from module `from` to item `name` in module `to`.
-pub fn relative_path(from: &[String], to: &[String], name: &str) -> TokenStream {
+/// A relative path from module `from` to item `name` in module `to`, or an
+/// error naming `file` if a segment is not an identifier.
+pub fn relative_path(
+    file: &str,
+    from: &[String],
+    to: &[String],
+    name: &str,
+) -> Result<TokenStream, CodegenError> {
     let common = from
         .iter()
         .zip(to.iter())
         .take_while(|(a, b)| a == b)
         .count();
     let supers = (common..from.len()).map(|_| quote!(super::));
-    let segs = to[common..].iter().map(|s| {
-        let id = ident(s);
-        quote!(#id::)
-    });
-    let last = ident(name);
-    quote!(#(#supers)* #(#segs)* #last)
+    let segs = to[common..]
+        .iter()
+        .map(|s| ident_in(file, s).map(|id| quote!(#id::)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let last = ident_in(file, name)?;
+    Ok(quote!(#(#supers)* #(#segs)* #last))
 }
 
 #[cfg(test)]
@@ -314,20 +323,28 @@ mod tests {
         let here = v(&["perfetto", "protos"]);
         let nested = v(&["perfetto", "protos", "track_event"]);
         assert_eq!(
-            relative_path(&here, &here, "TrackEvent").to_string(),
+            relative_path("t.proto", &here, &here, "TrackEvent")
+                .unwrap()
+                .to_string(),
             "TrackEvent"
         );
         assert_eq!(
-            relative_path(&here, &nested, "Type").to_string(),
+            relative_path("t.proto", &here, &nested, "Type")
+                .unwrap()
+                .to_string(),
             "track_event :: Type"
         );
         assert_eq!(
-            relative_path(&nested, &here, "TrackEvent").to_string(),
+            relative_path("t.proto", &nested, &here, "TrackEvent")
+                .unwrap()
+                .to_string(),
             "super :: TrackEvent"
         );
         let other = v(&["other"]);
         assert_eq!(
-            relative_path(&nested, &other, "X").to_string(),
+            relative_path("t.proto", &nested, &other, "X")
+                .unwrap()
+                .to_string(),
             "super :: super :: super :: other :: X"
         );
     }

@@ -2,13 +2,12 @@
 //!
 //! Fields with ids below `N` go to a dense on-stack table that keeps the last
 //! occurrence (last one wins, as protobuf requires for singular fields) and the
-//! offset of the first, so repeated fields iterate in arrival order from there
-//! without any allocation. Ids at or above `N` (rare: extensions, unknown
-//! fields) spill to a vector allocated only when one appears. Parsing stops at
-//! the first malformed field; fields before it stay readable and
-//! [`TypedDecoder::error`] reports why.
-
-use alloc::vec::Vec;
+//! offset of the first, so repeated fields iterate in arrival order from there.
+//! Ids at or above `N` (rare: extensions, unknown fields) are not stored: the
+//! decoder remembers where the first of them sits and answers lookups of such
+//! ids by scanning the message from there, in O(fields) per lookup. Nothing is
+//! ever allocated. Parsing stops at the first malformed field; fields before it
+//! stay readable and [`TypedDecoder::error`] reports why.
 
 use crate::decoder::{Decoder, Field, FieldValue};
 use crate::error::DecodeError;
@@ -17,7 +16,9 @@ use crate::repeated::RepeatedFields;
 #[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
     last: FieldValue<'a>,
-    first_offset: u32,
+    /// Byte offset of the first occurrence's tag (a `usize`: messages may
+    /// exceed 4 GiB).
+    first_offset: usize,
 }
 
 /// A fully parsed message with a dense field table of `N` ids.
@@ -25,8 +26,9 @@ struct Entry<'a> {
 pub struct TypedDecoder<'a, const N: usize> {
     buf: &'a [u8],
     dense: [Option<Entry<'a>>; N],
-    /// (field, offset) of ids ≥ N, in arrival order.
-    spill: Vec<(Field<'a>, u32)>,
+    /// Byte offset of the first field with an id ≥ N, if there is one; ids
+    /// ≥ N are looked up by scanning from here.
+    first_high: Option<usize>,
     error: Option<DecodeError>,
     groups: bool,
 }
@@ -48,12 +50,12 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
         let mut d = TypedDecoder {
             buf,
             dense: [None; N],
-            spill: Vec::new(),
+            first_high: None,
             error: None,
             groups: it.groups_accepted(),
         };
         loop {
-            let offset = it.offset() as u32;
+            let offset = it.offset();
             match it.read_field() {
                 None => break,
                 Some(Err(e)) => {
@@ -73,13 +75,32 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
                                 })
                             }
                         }
-                    } else {
-                        d.spill.push((f, offset));
+                    } else if d.first_high.is_none() {
+                        d.first_high = Some(offset);
                     }
                 }
             }
         }
         d
+    }
+
+    /// The well-formed fields from the first one with an id ≥ N on (none if
+    /// there is no such field). The scan reads the same bytes the same way
+    /// as [`Self::parse`], so it yields exactly the fields parsing accepted.
+    fn high_fields(&self) -> impl Iterator<Item = Field<'a>> + use<'a, N> {
+        let (buf, start) = match self.first_high {
+            Some(off) => (self.buf, off),
+            None => (&[][..], 0),
+        };
+        self.scan(buf, start)
+            .map_while(Result::ok)
+            .filter(|f| f.id as usize >= N)
+    }
+
+    /// A decoder over `buf` from `start`, reading groups if this one does.
+    fn scan(&self, buf: &'a [u8], start: usize) -> Decoder<'a> {
+        let it = Decoder::at(buf, start);
+        if self.groups { it.accept_groups() } else { it }
     }
 
     /// The bytes being decoded.
@@ -99,18 +120,29 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
         if i < N {
             self.dense[i].map(|e| Field { id, value: e.last })
         } else {
-            self.spill
-                .iter()
-                .rev()
-                .find(|(f, _)| f.id == id)
-                .map(|(f, _)| *f)
+            self.get_high(id)
         }
+    }
+
+    #[cold]
+    fn get_high(&self, id: u32) -> Option<Field<'a>> {
+        self.high_fields().filter(|f| f.id == id).last()
     }
 
     /// Whether field `id` is present.
     #[inline]
     pub fn has(&self, id: u32) -> bool {
-        self.get(id).is_some()
+        let i = id as usize;
+        if i < N {
+            self.dense[i].is_some()
+        } else {
+            self.has_high(id)
+        }
+    }
+
+    #[cold]
+    fn has_high(&self, id: u32) -> bool {
+        self.high_fields().any(|f| f.id == id)
     }
 
     /// Every occurrence of field `id`, in arrival order.
@@ -119,23 +151,34 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
         let start = if i < N {
             self.dense[i].map(|e| e.first_offset)
         } else {
-            self.spill
-                .iter()
-                .find(|(f, _)| f.id == id)
-                .map(|(_, off)| *off)
+            self.first_offset_high(id)
         };
         match start {
-            Some(off) if self.groups => {
-                RepeatedFields::new(self.buf, off as usize, id).accept_groups()
-            }
-            Some(off) => RepeatedFields::new(self.buf, off as usize, id),
+            Some(off) if self.groups => RepeatedFields::new(self.buf, off, id).accept_groups(),
+            Some(off) => RepeatedFields::new(self.buf, off, id),
             None => RepeatedFields::empty(),
         }
     }
 
-    /// Fields with ids ≥ `N`, in arrival order.
+    /// Offset of the first occurrence of `id` ≥ N, by a scan from the first
+    /// high field, so the iterator starts where the dense table's would.
+    #[cold]
+    fn first_offset_high(&self, id: u32) -> Option<usize> {
+        let mut it = self.scan(self.buf, self.first_high?);
+        loop {
+            let offset = it.offset();
+            match it.read_field()? {
+                Ok(f) if f.id == id => return Some(offset),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Fields with ids ≥ `N`, in arrival order (found by a scan of the
+    /// message, not stored).
     pub fn spilled(&self) -> impl Iterator<Item = Field<'a>> + '_ {
-        self.spill.iter().map(|(f, _)| *f)
+        self.high_fields()
     }
 }
 

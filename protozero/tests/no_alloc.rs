@@ -2,6 +2,8 @@
 //! counting global allocator (counting per thread, so parallel tests do not
 //! interfere) proves zero heap allocations for the ~100-byte TRACE_EVENT
 //! slice-begin TracePacket, writer construction included, 1000 times over.
+//! Decoding allocates nothing either, fields beyond the typed decoder's
+//! dense table included.
 //!
 //! Nesting deeper than the 16 open-slot levels kept inline spills the slot
 //! stack to the heap; that case may allocate and is only bounded here.
@@ -157,6 +159,53 @@ fn decoding_packet_allocates_nothing() {
     });
     assert_eq!(n, 0);
     assert_eq!(sum, 1000 * (8 + 13 + 11 + 2));
+}
+
+/// Field ids beyond the dense table (extensions, unknown fields) are found
+/// by scanning, not kept in a side list: decoding them allocates nothing.
+#[test]
+fn decoding_high_field_ids_allocates_nothing() {
+    let mut buf = [0u8; 256];
+    let len = {
+        let mut w = SliceWriter::new(&mut buf);
+        let mut m = w.root();
+        m.append_uint32(1, 1);
+        m.append_uint32(200, 10);
+        m.append_string(1000, "ext");
+        m.append_uint32(2, 2);
+        m.append_uint32(200, 11);
+        m.append_uint32(536_870_911, 99);
+        m.append_uint32(200, 12);
+        drop(m);
+        w.finish().map(|b| b.len()).unwrap_or(0)
+    };
+    let bytes = &buf[..len];
+    let (n, sum) = allocations_during(|| {
+        let mut sum = 0u64;
+        for _ in 0..1000 {
+            for d in [
+                TypedDecoder::<'_, 16>::new(bytes),
+                TypedDecoder::<'_, 16>::with_groups(bytes),
+            ] {
+                sum += d.get(200).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+                sum += d.repeated(200).filter_map(|f| f.as_u64().ok()).sum::<u64>();
+                sum += d
+                    .get(536_870_911)
+                    .and_then(|f| f.as_u64().ok())
+                    .unwrap_or(0);
+                sum += d
+                    .get(1000)
+                    .and_then(|f| f.as_str().ok())
+                    .map_or(0, |s| s.len() as u64);
+                sum += u64::from(d.has(1000)) + u64::from(!d.has(300));
+                sum += d.spilled().count() as u64;
+                sum += d.get(2).and_then(|f| f.as_u64().ok()).unwrap_or(0);
+            }
+        }
+        sum
+    });
+    assert_eq!(n, 0, "heap allocations while decoding high field ids");
+    assert_eq!(sum, 2000 * (12 + 33 + 99 + 3 + 2 + 5 + 2));
 }
 
 /// Up to the 16 inline levels nesting is allocation-free too.

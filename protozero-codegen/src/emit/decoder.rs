@@ -4,11 +4,12 @@
 //! type or invalid UTF-8 reads as absent, so hostile input cannot panic.
 
 use proc_macro2::{Ident, Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::fields::{FieldPlan, Shape, scalar_info, which_names};
+use crate::error::CodegenError;
 use crate::model::{MessageDef, Scalar};
-use crate::names::{ident, module_name, type_name, upper_camel};
+use crate::names::{ident_in, module_name, type_ident, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
 /// How generated accessor bodies reach the parsed field table.
@@ -22,7 +23,7 @@ pub(crate) struct Access {
 }
 
 /// Fields with numbers below this go to the decoder's dense table; larger
-/// numbers are found by a scan of the (rare) spill list.
+/// numbers (rare) are found by scanning the message from the first of them.
 pub const MAX_DENSE_FIELDS: u32 = 128;
 
 /// The decoder struct, its inherent impl and its `MessageDecoder` impl.
@@ -31,8 +32,8 @@ pub(crate) fn emit_decoder(
     file: &str,
     plans: &[FieldPlan<'_>],
     groups: bool,
-) -> TokenStream {
-    let name = format_ident!("{}Decoder", type_name(&msg.name));
+) -> Result<TokenStream, CodegenError> {
+    let name = ident_in(file, &format!("{}Decoder", type_name(&msg.name)))?;
     let full_name = &msg.full_name;
     let dense =
         Literal::usize_unsuffixed((msg.max_field_number() + 1).min(MAX_DENSE_FIELDS) as usize);
@@ -44,18 +45,18 @@ pub(crate) fn emit_decoder(
         precise_capture: true,
     };
     let accessors = plans.iter().map(|p| field_accessors(msg, p, &access));
-    let which = which_names(msg, plans);
-    let oneofs = msg
-        .oneofs
+    let which = which_names(msg, plans, file)?;
+    let oneofs = which
         .iter()
         .enumerate()
-        .map(|(i, _)| which_method(msg, i, &which[i], plans, groups));
+        .map(|(i, method)| which_method(msg, i, method, plans, groups, file))
+        .collect::<Result<Vec<_>, _>>()?;
     let ctor = if groups {
         quote!(::protozero::TypedDecoder::with_groups(buf))
     } else {
         quote!(::protozero::TypedDecoder::new(buf))
     };
-    quote! {
+    Ok(quote! {
         #[doc = #doc]
         #[derive(Debug, Clone)]
         pub struct #name<'a> {
@@ -105,7 +106,7 @@ pub(crate) fn emit_decoder(
                 self.dec.error()
             }
         }
-    }
+    })
 }
 
 pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, d: &Access) -> TokenStream {
@@ -332,9 +333,8 @@ pub(crate) fn oneof_borrows(plans: &[FieldPlan<'_>], index: usize) -> bool {
 }
 
 /// Variant name of a oneof member.
-pub(crate) fn oneof_variant(p: &FieldPlan<'_>) -> Ident {
-    let n = upper_camel(&p.def.name);
-    ident(if n == "Self" { "Self_" } else { &n })
+pub(crate) fn oneof_variant(p: &FieldPlan<'_>, file: &str) -> Result<Ident, CodegenError> {
+    ident_in(file, &type_ident(upper_camel(&p.def.name)))
 }
 
 /// `which_x()`: scans for the member that appears last, as protobuf's
@@ -345,20 +345,20 @@ fn which_method(
     method: &Ident,
     plans: &[FieldPlan<'_>],
     groups: bool,
-) -> TokenStream {
-    let module = ident(&module_name(&msg.name));
-    let enum_name = format_ident!("{}", oneof_enum_name(msg, index));
+    file: &str,
+) -> Result<TokenStream, CodegenError> {
+    let module = ident_in(file, &module_name(&msg.name))?;
+    let enum_name = ident_in(file, &oneof_enum_name(msg, index))?;
     let lt = oneof_borrows(plans, index).then(|| quote!(<'a>));
     let oneof = &msg.oneofs[index].name;
     let doc = format!(
         "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value."
     );
-    let arms = plans
-        .iter()
-        .filter(|p| p.def.oneof == Some(index))
-        .map(|p| {
+    let mut arms = Vec::new();
+    for p in plans.iter().filter(|p| p.def.oneof == Some(index)) {
+        let arm = {
             let id = Literal::u32_unsuffixed(p.def.number);
-            let variant = oneof_variant(p);
+            let variant = oneof_variant(p, file)?;
             let convert = match &p.shape {
                 Shape::Scalar(s) => {
                     let getter = scalar_info(*s).getter;
@@ -379,13 +379,15 @@ fn which_method(
                 ),
             };
             quote! { #id => #convert.map(#module::#enum_name::#variant), }
-        });
+        };
+        arms.push(arm);
+    }
     let fields = if groups {
         quote!(::protozero::Decoder::new(self.dec.buffer()).accept_groups())
     } else {
         quote!(::protozero::Decoder::new(self.dec.buffer()))
     };
-    quote! {
+    Ok(quote! {
         #[doc = #doc]
         pub fn #method(&self) -> ::core::option::Option<#module::#enum_name #lt> {
             let mut found = ::core::option::Option::None;
@@ -400,7 +402,7 @@ fn which_method(
             }
             found
         }
-    }
+    })
 }
 
 fn lower(s: &str) -> String {

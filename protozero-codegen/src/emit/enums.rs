@@ -9,14 +9,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::quote;
 
 use super::decoder::{oneof_borrows, oneof_variant};
 use super::fields::{FieldPlan, Shape, scalar_info};
 use crate::error::CodegenError;
 use crate::model::{EnumDef, MessageDef, Scalar};
-use crate::names::{escape, ident, type_name, variant_name};
+use crate::names::{escape, ident_in, type_name, variant_name};
 use crate::resolve::oneof_enum_name;
 
 /// One Rust enum for a protobuf enum.
@@ -26,8 +26,13 @@ pub(crate) fn emit_enum(e: &EnumDef, file: &str) -> Result<TokenStream, CodegenE
         construct: format!("enum {}", e.full_name),
         reason: "an enum needs at least one value".to_owned(),
     })?;
-    let name = format_ident!("{}", type_name(&e.name));
+    let name = ident_in(file, &type_name(&e.name))?;
     let variants = variant_names(e);
+    let idents = variants
+        .iter()
+        .map(|v| ident_in(file, v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ident = |i: usize| idents[i].clone();
     let mut seen: HashMap<i32, usize> = HashMap::new();
     let mut primary = Vec::new();
     let mut aliases = Vec::new();
@@ -43,27 +48,27 @@ pub(crate) fn emit_enum(e: &EnumDef, file: &str) -> Result<TokenStream, CodegenE
     let doc = format!("Enum `{}` (from `{file}`).", e.full_name);
     let decl = primary.iter().map(|&i| {
         let v = &e.values[i];
-        let id = ident(&variants[i]);
+        let id = ident(i);
         let n = Literal::i32_unsuffixed(v.number);
         let d = format!("`{}` = {}", v.name, v.number);
         quote! { #[doc = #d] #id = #n, }
     });
     // Alias names upper-cased may coincide (`moo` and `MOO`): number them.
     let mut used_consts = HashSet::new();
-    let alias_names: Vec<String> = aliases
+    let alias_names: Vec<Ident> = aliases
         .iter()
         .map(|&(i, _)| {
             let mut n = e.values[i].name.to_uppercase();
             while !used_consts.insert(n.clone()) {
                 n.push('_');
             }
-            escape(&n)
+            ident_in(file, &escape(&n))
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let alias_consts = aliases.iter().zip(&alias_names).map(|(&(i, first), name)| {
         let v = &e.values[i];
-        let c = ident(name);
-        let target = ident(&variants[first]);
+        let c = name;
+        let target = ident(first);
         let d = format!(
             "`{}` = {}, an alias of [`Self::{}`].",
             v.name, v.number, variants[first]
@@ -71,22 +76,22 @@ pub(crate) fn emit_enum(e: &EnumDef, file: &str) -> Result<TokenStream, CodegenE
         quote! { #[doc = #d] pub const #c: Self = Self::#target; }
     });
     let from_arms = primary.iter().map(|&i| {
-        let id = ident(&variants[i]);
+        let id = ident(i);
         let n = Literal::i32_unsuffixed(e.values[i].number);
         quote! { #n => ::core::option::Option::Some(Self::#id), }
     });
     let name_arms = primary.iter().map(|&i| {
-        let id = ident(&variants[i]);
+        let id = ident(i);
         let s = &e.values[i].name;
         quote! { Self::#id => #s, }
     });
     let parse_arms = e.values.iter().map(|v| {
         let first = seen.get(&v.number).copied().unwrap_or(0);
-        let id = ident(&variants[first]);
+        let id = ident(first);
         let s = &v.name;
         quote! { #s => ::core::option::Option::Some(Self::#id), }
     });
-    let default = ident(&variants[seen.get(&first_value.number).copied().unwrap_or(0)]);
+    let default = ident(seen.get(&first_value.number).copied().unwrap_or(0));
     Ok(quote! {
         #[doc = #doc]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -206,8 +211,9 @@ pub(crate) fn emit_oneof_enum(
     msg: &MessageDef,
     index: usize,
     plans: &[FieldPlan<'_>],
-) -> TokenStream {
-    let name = format_ident!("{}", oneof_enum_name(msg, index));
+    file: &str,
+) -> Result<TokenStream, CodegenError> {
+    let name = ident_in(file, &oneof_enum_name(msg, index))?;
     let borrows = oneof_borrows(plans, index);
     let lt = borrows.then(|| quote!(<'a>));
     let oneof = &msg.oneofs[index].name;
@@ -215,11 +221,10 @@ pub(crate) fn emit_oneof_enum(
         "The member set in oneof `{oneof}` of `{}`, with its value.",
         msg.full_name
     );
-    let variants = plans
-        .iter()
-        .filter(|p| p.def.oneof == Some(index))
-        .map(|p| {
-            let v = oneof_variant(p);
+    let mut variants = Vec::new();
+    for p in plans.iter().filter(|p| p.def.oneof == Some(index)) {
+        variants.push({
+            let v = oneof_variant(p, file)?;
             let ty = match &p.shape {
                 Shape::Scalar(Scalar::String) => quote!(&'a str),
                 Shape::Scalar(Scalar::Bytes) => quote!(&'a [u8]),
@@ -230,12 +235,13 @@ pub(crate) fn emit_oneof_enum(
             let d = format!("Field `{}` = {}.", p.def.name, p.def.number);
             quote! { #[doc = #d] #v(#ty), }
         });
-    quote! {
+    }
+    Ok(quote! {
         #[doc = #doc]
         #[derive(Debug, Clone)]
         #[allow(clippy::large_enum_variant)]
         pub enum #name #lt {
             #(#variants)*
         }
-    }
+    })
 }

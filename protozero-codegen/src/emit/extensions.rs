@@ -21,7 +21,7 @@
 //! find the item with the extension's number.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::Ctx;
 use super::decoder::{Access, field_accessors};
@@ -29,6 +29,7 @@ use super::fields::plan_fields;
 use super::writer::field_methods;
 use crate::error::CodegenError;
 use crate::model::{ExtensionDef, MessageDef};
+use crate::names::ident_in;
 use crate::resolve::{extension_traits, relative_path};
 
 /// The extension traits of one scope (a file's package module, or a
@@ -43,8 +44,9 @@ pub(crate) fn emit_extensions(
     for (extendee, w_name, d_name, fields) in extension_traits(exts, file_stem) {
         let construct = format!("extensions of {extendee}");
         let sym = ctx.symbols.get(&extendee, &ctx.file.name, &construct)?;
-        let writer = relative_path(module, &sym.module, &sym.ident);
-        let decoder = relative_path(module, &sym.module, &format!("{}Decoder", sym.ident));
+        let file = ctx.file.name.as_str();
+        let writer = relative_path(file, module, &sym.module, &sym.ident)?;
+        let decoder = relative_path(file, module, &sym.module, &format!("{}Decoder", sym.ident))?;
         let pseudo = MessageDef {
             name: extendee.rsplit('.').next().unwrap_or(&extendee).to_owned(),
             full_name: extendee.clone(),
@@ -60,11 +62,11 @@ pub(crate) fn emit_extensions(
         if sym.message_set {
             out.extend(message_set_traits(
                 &pseudo, &plans, &w_name, &d_name, &writer, &decoder, ctx,
-            ));
+            )?);
             continue;
         }
-        let w_ident = format_ident!("{}", w_name);
-        let d_ident = format_ident!("{}", d_name);
+        let w_ident = ident_in(file, &w_name)?;
+        let d_ident = ident_in(file, &d_name)?;
         let recv = quote!(::protozero::MessageWriter::message(self));
         let consts = plans.iter().map(|p| {
             let k = &p.konst;
@@ -125,9 +127,10 @@ fn message_set_traits(
     writer: &TokenStream,
     decoder: &TokenStream,
     ctx: &Ctx<'_>,
-) -> TokenStream {
-    let w_ident = format_ident!("{}", w_name);
-    let d_ident = format_ident!("{}", d_name);
+) -> Result<TokenStream, CodegenError> {
+    let file = ctx.file.name.as_str();
+    let w_ident = ident_in(file, w_name)?;
+    let d_ident = ident_in(file, d_name)?;
     let mut w_items = TokenStream::new();
     let mut d_decls = TokenStream::new();
     let mut d_impls = TokenStream::new();
@@ -139,11 +142,14 @@ fn message_set_traits(
             // protoc only allows singular message extensions of message sets.
             continue;
         };
+        // Singular message fields always get both names, made unique and
+        // valid by the field planner.
+        let (Some(raw), Some(bytes)) = (&p.w_raw, &p.d_bytes) else {
+            continue;
+        };
         let n = proc_macro2::Literal::u32_unsuffixed(p.def.number);
         let what = p.describe(pseudo);
-        let raw = format_ident!("set_{}_raw", crate::names::snake(&p.def.name));
         let get = &p.d_get;
-        let bytes = format_ident!("{}_bytes", crate::names::snake(&p.def.name));
         let w_doc = format!(
             "Writes {what} as a message-set item from its encoded message (no length prefix)."
         );
@@ -193,7 +199,7 @@ fn message_set_traits(
         "Reads the message-set items for the extensions of `{}` declared in `{}`.",
         pseudo.full_name, ctx.file.name
     );
-    quote! {
+    Ok(quote! {
         #[doc = #w_doc]
         pub trait #w_ident<'w>: ::protozero::MessageWriter<'w> {
             #w_items
@@ -209,7 +215,7 @@ fn message_set_traits(
         impl<'a> #d_ident<'a> for #decoder<'a> {
             #d_impls
         }
-    }
+    })
 }
 
 fn parse_fns(tokens: TokenStream, file: &str) -> Result<Vec<syn::ImplItemFn>, CodegenError> {

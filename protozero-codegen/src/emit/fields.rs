@@ -11,7 +11,7 @@ use super::Ctx;
 use crate::error::CodegenError;
 use crate::model::{FieldDef, FieldType, Label, MessageDef, Scalar};
 use crate::names::{
-    DECODER_RESERVED, escape, ident, primary_decoder_accessors, screaming, snake, unique_name,
+    DECODER_RESERVED, escape, ident_in, primary_decoder_accessors, screaming, snake, unique_name,
 };
 use crate::resolve::{SymbolKind, relative_path};
 
@@ -125,17 +125,24 @@ impl FieldPlan<'_> {
     }
 }
 
-/// Hands out unique method names within one `impl`.
-struct NameSet(HashSet<String>);
+/// Hands out unique method names within one `impl`; errors name `file`.
+struct NameSet<'f> {
+    taken: HashSet<String>,
+    file: &'f str,
+}
 
-impl NameSet {
-    fn new(reserved: &[&str]) -> Self {
-        NameSet(reserved.iter().map(|s| s.to_string()).collect())
+impl<'f> NameSet<'f> {
+    fn new(reserved: &[&str], file: &'f str) -> Self {
+        NameSet {
+            taken: reserved.iter().map(|s| s.to_string()).collect(),
+            file,
+        }
     }
 
-    /// A name not yet in the set (see [`unique_name`]).
-    fn take(&mut self, wanted: String) -> Ident {
-        ident(&unique_name(&mut self.0, wanted))
+    /// A name not yet in the set (see [`unique_name`]), escaped first so
+    /// derived names such as `1a_raw` become identifiers (`_1a_raw`).
+    fn take(&mut self, wanted: String) -> Result<Ident, CodegenError> {
+        ident_in(self.file, &unique_name(&mut self.taken, escape(&wanted)))
     }
 }
 
@@ -149,9 +156,10 @@ pub(crate) fn plan_fields<'m>(
     module: &[String],
     msg: &'m MessageDef,
 ) -> Result<Vec<FieldPlan<'m>>, CodegenError> {
-    let mut writer = NameSet::new(WRITER_RESERVED);
-    let mut decoder = NameSet::new(DECODER_RESERVED);
-    let mut consts = NameSet::new(&[]);
+    let file = ctx.file.name.as_str();
+    let mut writer = NameSet::new(WRITER_RESERVED, file);
+    let mut decoder = NameSet::new(DECODER_RESERVED, file);
+    let mut consts = NameSet::new(&[], file);
     // The main accessors come from `names` so tools (xtask) can name them too.
     let mut d_gets = primary_decoder_accessors(msg).into_iter();
     // Primary names first, so a field's own accessor is never displaced by
@@ -164,14 +172,19 @@ pub(crate) fn plan_fields<'m>(
             FieldType::Enum(n) => {
                 let sym = ctx.symbols.get(n, &ctx.file.name, &construct)?;
                 expect_kind(ctx, sym.kind, SymbolKind::Enum, &construct, n)?;
-                Shape::Enum(relative_path(module, &sym.module, &sym.ident))
+                Shape::Enum(relative_path(file, module, &sym.module, &sym.ident)?)
             }
             FieldType::Message(n) => {
                 let sym = ctx.symbols.get(n, &ctx.file.name, &construct)?;
                 expect_kind(ctx, sym.kind, SymbolKind::Message, &construct, n)?;
                 Shape::Message {
-                    writer: relative_path(module, &sym.module, &sym.ident),
-                    decoder: relative_path(module, &sym.module, &format!("{}Decoder", sym.ident)),
+                    writer: relative_path(file, module, &sym.module, &sym.ident)?,
+                    decoder: relative_path(
+                        file,
+                        module,
+                        &sym.module,
+                        &format!("{}Decoder", sym.ident),
+                    )?,
                 }
             }
         };
@@ -182,9 +195,9 @@ pub(crate) fn plan_fields<'m>(
             (Shape::Message { .. }, Label::Singular) => "begin",
             (_, Label::Singular) => "set",
         };
-        let konst = consts.take(format!("FIELD_{}", screaming(&f.name)));
-        let w_main = writer.take(format!("{w_prefix}_{base}"));
-        let d_get = decoder.take(d_gets.next().unwrap_or_else(|| escape(&base)));
+        let konst = consts.take(format!("FIELD_{}", screaming(&f.name)))?;
+        let w_main = writer.take(format!("{w_prefix}_{base}"))?;
+        let d_get = decoder.take(d_gets.next().unwrap_or_else(|| escape(&base)))?;
         primary.push((f, shape, konst, w_main, d_get));
     }
     let mut plans = Vec::with_capacity(primary.len());
@@ -200,11 +213,14 @@ pub(crate) fn plan_fields<'m>(
             }
             _ => None,
         };
-        let w_raw = raw_writer.map(|n| writer.take(n));
-        let d_has = decoder.take(format!("has_{base}"));
-        let d_raw = matches!(shape, Shape::Enum(_)).then(|| decoder.take(format!("{base}_raw")));
+        let w_raw = raw_writer.map(|n| writer.take(n)).transpose()?;
+        let d_has = decoder.take(format!("has_{base}"))?;
+        let d_raw = matches!(shape, Shape::Enum(_))
+            .then(|| decoder.take(format!("{base}_raw")))
+            .transpose()?;
         let d_bytes = matches!(shape, Shape::Message { .. } | Shape::Scalar(Scalar::String))
-            .then(|| decoder.take(format!("{base}_bytes")));
+            .then(|| decoder.take(format!("{base}_bytes")))
+            .transpose()?;
         plans.push(FieldPlan {
             def,
             shape,
@@ -221,7 +237,11 @@ pub(crate) fn plan_fields<'m>(
 }
 
 /// Name of the decoder's `which_<oneof>` method (unique among its methods).
-pub(crate) fn which_names(msg: &MessageDef, plans: &[FieldPlan<'_>]) -> Vec<Ident> {
+pub(crate) fn which_names(
+    msg: &MessageDef,
+    plans: &[FieldPlan<'_>],
+    file: &str,
+) -> Result<Vec<Ident>, CodegenError> {
     let mut taken: HashSet<String> = DECODER_RESERVED.iter().map(|s| s.to_string()).collect();
     for p in plans {
         for id in [
@@ -236,7 +256,7 @@ pub(crate) fn which_names(msg: &MessageDef, plans: &[FieldPlan<'_>]) -> Vec<Iden
             taken.insert(id.to_string());
         }
     }
-    let mut set = NameSet(taken);
+    let mut set = NameSet { taken, file };
     msg.oneofs
         .iter()
         .map(|o| set.take(format!("which_{}", snake(&o.name))))

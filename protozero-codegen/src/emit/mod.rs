@@ -17,7 +17,7 @@ use quote::quote;
 
 use crate::error::CodegenError;
 use crate::model::{MessageDef, ProtoFile};
-use crate::names::{ident, module_name};
+use crate::names::{ident_in, module_name};
 use crate::resolve::{Symbols, file_stem, has_module, package_module};
 
 pub use decoder::MAX_DENSE_FIELDS;
@@ -50,7 +50,7 @@ pub(crate) fn emit_file(
         out.extend(emit_message(&ctx, &module, m)?);
     }
     for s in &file.services {
-        out.extend(services::emit_service(s, &file.name));
+        out.extend(services::emit_service(s, &file.name)?);
     }
     out.extend(extensions::emit_extensions(
         &ctx,
@@ -67,13 +67,13 @@ fn emit_message(
     msg: &MessageDef,
 ) -> Result<TokenStream, CodegenError> {
     let plans = fields::plan_fields(ctx, module, msg)?;
-    let mut out = writer::emit_writer(msg, &ctx.file.name, &plans);
+    let mut out = writer::emit_writer(msg, &ctx.file.name, &plans)?;
     out.extend(decoder::emit_decoder(
         msg,
         &ctx.file.name,
         &plans,
         ctx.groups,
-    ));
+    )?);
     if !has_module(msg) {
         return Ok(out);
     }
@@ -83,7 +83,12 @@ fn emit_message(
     let inner_plans = fields::plan_fields(ctx, &inner_path, msg)?;
     let mut inner = TokenStream::new();
     for i in 0..msg.oneofs.len() {
-        inner.extend(enums::emit_oneof_enum(msg, i, &inner_plans));
+        inner.extend(enums::emit_oneof_enum(
+            msg,
+            i,
+            &inner_plans,
+            &ctx.file.name,
+        )?);
     }
     for e in &msg.enums {
         inner.extend(enums::emit_enum(e, &ctx.file.name)?);
@@ -97,7 +102,7 @@ fn emit_message(
         &msg.extensions,
         None,
     )?);
-    let m = ident(&mod_name);
+    let m = ident_in(&ctx.file.name, &mod_name)?;
     let doc = format!("Nested types of message `{}`.", msg.full_name);
     out.extend(quote! {
         #[doc = #doc]
@@ -151,8 +156,13 @@ struct ModTree {
 }
 
 /// The root file: one module per package segment, each `include!`-ing the
-/// files of its package, and optionally the descriptor set constant.
-pub(crate) fn emit_root(files: &[ProtoFile], descriptor_set: Option<&str>) -> TokenStream {
+/// files of its package, and optionally the descriptor set constant. Errors
+/// name `root_file`.
+pub(crate) fn emit_root(
+    files: &[ProtoFile],
+    root_file: &str,
+    descriptor_set: Option<&str>,
+) -> Result<TokenStream, CodegenError> {
     let mut root = ModTree::default();
     for f in files {
         let mut node = &mut root;
@@ -162,7 +172,7 @@ pub(crate) fn emit_root(files: &[ProtoFile], descriptor_set: Option<&str>) -> To
         node.includes.push(rust_file_name(&f.name));
     }
     sort_includes(&mut root);
-    let mut out = tree_tokens(&root, "");
+    let mut out = tree_tokens(&root, "", root_file)?;
     if let Some(name) = descriptor_set {
         out.extend(quote! {
             /// The schemas as a binary `google.protobuf.FileDescriptorSet`
@@ -170,7 +180,7 @@ pub(crate) fn emit_root(files: &[ProtoFile], descriptor_set: Option<&str>) -> To
             pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(#name);
         });
     }
-    out
+    Ok(out)
 }
 
 fn sort_includes(node: &mut ModTree) {
@@ -178,9 +188,10 @@ fn sort_includes(node: &mut ModTree) {
     node.children.values_mut().for_each(sort_includes);
 }
 
-fn tree_tokens(node: &ModTree, package: &str) -> TokenStream {
+fn tree_tokens(node: &ModTree, package: &str, file: &str) -> Result<TokenStream, CodegenError> {
     let includes = node.includes.iter().map(|p| quote! { include!(#p); });
-    let children = node.children.iter().map(|(seg, child)| {
+    let mut children = TokenStream::new();
+    for (seg, child) in &node.children {
         let raw = seg.strip_prefix("r#").unwrap_or(seg);
         let full = if package.is_empty() {
             raw.to_owned()
@@ -192,14 +203,14 @@ fn tree_tokens(node: &ModTree, package: &str) -> TokenStream {
         } else {
             format!("Protobuf package `{full}`.")
         };
-        let m = ident(seg);
-        let inner = tree_tokens(child, &full);
-        quote! {
+        let m = ident_in(file, seg)?;
+        let inner = tree_tokens(child, &full, file)?;
+        children.extend(quote! {
             #[doc = #doc]
             pub mod #m {
                 #inner
             }
-        }
-    });
-    quote! { #(#includes)* #(#children)* }
+        });
+    }
+    Ok(quote! { #(#includes)* #children })
 }

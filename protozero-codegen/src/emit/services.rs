@@ -3,14 +3,15 @@
 //! order, request/response type names, streaming flags).
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
+use crate::error::CodegenError;
 use crate::model::ServiceDef;
-use crate::names::screaming;
+use crate::names::{ident_in, service_const};
 
 /// `pub const SERVICE_NAME: ServiceDescriptor = ...;`
-pub(crate) fn emit_service(s: &ServiceDef, file: &str) -> TokenStream {
-    let konst = format_ident!("{}", screaming(&s.name));
+pub(crate) fn emit_service(s: &ServiceDef, file: &str) -> Result<TokenStream, CodegenError> {
+    let konst = ident_in(file, &service_const(&s.name))?;
     let name = &s.name;
     let full_name = &s.full_name;
     let doc = format!(
@@ -34,12 +35,12 @@ pub(crate) fn emit_service(s: &ServiceDef, file: &str) -> TokenStream {
             },
         }
     });
-    quote! {
+    Ok(quote! {
         #[doc = #doc]
         pub const #konst: ::protozero::ServiceDescriptor = ::protozero::ServiceDescriptor {
             name: #name,
             full_name: #full_name,
             methods: &[#(#methods)*],
         };
-    }
+    })
 }

@@ -4,14 +4,20 @@
 //! directly with literal field numbers.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::fields::{FieldPlan, Shape, scalar_info};
+use crate::error::CodegenError;
 use crate::model::{MessageDef, Scalar};
+use crate::names::{ident_in, type_name};
 
 /// The writer struct, its inherent impl and its `MessageWriter` impl.
-pub(crate) fn emit_writer(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>]) -> TokenStream {
-    let name = format_ident!("{}", crate::names::type_name(&msg.name));
+pub(crate) fn emit_writer(
+    msg: &MessageDef,
+    file: &str,
+    plans: &[FieldPlan<'_>],
+) -> Result<TokenStream, CodegenError> {
+    let name = ident_in(file, &type_name(&msg.name))?;
     let full_name = &msg.full_name;
     let doc = format!(
         "Writer of message `{full_name}` (from `{file}`): each method appends one field to the output immediately."
@@ -24,7 +30,7 @@ pub(crate) fn emit_writer(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>])
     });
     let recv = quote!(self.msg);
     let methods = plans.iter().map(|p| field_methods(msg, p, &recv));
-    quote! {
+    Ok(quote! {
         #[doc = #doc]
         #[derive(Debug)]
         #[repr(transparent)]
@@ -75,7 +81,7 @@ pub(crate) fn emit_writer(msg: &MessageDef, file: &str, plans: &[FieldPlan<'_>])
                 &mut self.msg
             }
         }
-    }
+    })
 }
 
 pub(crate) fn field_methods(msg: &MessageDef, p: &FieldPlan<'_>, m: &TokenStream) -> TokenStream {

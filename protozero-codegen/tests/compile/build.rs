@@ -1,5 +1,6 @@
-//! Generates Rust for `../fixtures` (pure parser) and `../fixtures_protoc`
-//! (protoc front end: groups, extensions, message sets, editions) into
+//! Generates Rust for `../fixtures` and `../fixtures_names` (pure parser)
+//! and `../fixtures_protoc` (protoc front end: groups, extensions, message
+//! sets, editions) into
 //! `OUT_DIR`, the way a user's build script would, so this crate proves the
 //! generated code compiles.
 
@@ -16,6 +17,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         .descriptor_set("descriptor_set.bin")
         .generate()?
         .write_to(out.join("fixtures"))?;
+    let names_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures_names");
+    println!("cargo::rerun-if-changed={}", names_root.display());
+    protozero_codegen::Config::new()
+        .include(&names_root)
+        .inputs_under(&names_root)?
+        .generate()?
+        .write_to(out.join("names_fixtures"))?;
     let protoc_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures_protoc");
     println!("cargo::rerun-if-changed={}", protoc_root.display());
     protozero_codegen::Config::new()

@@ -11,3 +11,10 @@ include!(concat!(env!("OUT_DIR"), "/fixtures/mod.rs"));
 pub mod real_world {
     include!(concat!(env!("OUT_DIR"), "/protoc_fixtures/mod.rs"));
 }
+
+/// The code generated for `protozero-codegen/tests/fixtures_names`: file
+/// names with dots and dashes, names that are Rust keywords or start with
+/// an underscore and a digit.
+pub mod names {
+    include!(concat!(env!("OUT_DIR"), "/names_fixtures/mod.rs"));
+}

@@ -50,7 +50,7 @@ fn scalars_round_trip() {
     assert_eq!(d.f_bool(), Some(true));
     assert_eq!(d.f_string(), Some("héllo"));
     assert_eq!(d.f_bytes(), Some(&[0, 255, 1][..]));
-    // Field 1000 is beyond the dense table and comes from the spill list.
+    // Field 1000 is beyond the dense table and is found by a scan.
     assert_eq!(d.far_away(), Some(99));
     assert!(d.has_far_away());
     // Negative int32 is sign-extended to 10 bytes, as protobuf requires.
