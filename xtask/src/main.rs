@@ -4,6 +4,7 @@
 
 mod codegen;
 mod corpus;
+mod miri;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +44,16 @@ enum Task {
         #[arg(long)]
         no_roundtrip: bool,
     },
+    /// Run the tests that exercise unsafe code under Miri, with Stacked and
+    /// Tree Borrows (needs a nightly toolchain with the miri component).
+    Miri {
+        /// Proptest cases per property (CI uses few; the long run more).
+        #[arg(long, default_value_t = 4)]
+        cases: u32,
+        /// Fail when no nightly Miri is installed instead of skipping.
+        #[arg(long)]
+        require: bool,
+    },
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -54,6 +65,24 @@ fn workspace_root() -> PathBuf {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.task {
+        Task::Miri { cases, require } => match miri::run(&workspace_root(), cases) {
+            Ok(Some(true)) => ExitCode::SUCCESS,
+            Ok(Some(false)) => ExitCode::FAILURE,
+            Ok(None) if require => {
+                eprintln!(
+                    "error: no nightly toolchain with Miri (rustup component add --toolchain nightly miri)"
+                );
+                ExitCode::FAILURE
+            }
+            Ok(None) => {
+                println!("miri: skipped, no nightly toolchain with the miri component here");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Task::Codegen { check, protoc } => match codegen::run(&workspace_root(), check, protoc) {
             Ok(code) => code,
             Err(e) => {

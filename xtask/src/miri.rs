@@ -1,0 +1,70 @@
+//! `cargo xtask miri`: the test suites that exercise `unsafe` code, run under
+//! Miri with both of its aliasing models (Stacked Borrows and Tree Borrows).
+//!
+//! Miri interprets every memory access, so the run is limited to the tests
+//! that reach the unsafe code (the stream writer, the delegates, the byte
+//! copies, the shared memory views, the arbiter, the TraceWriter, the patch
+//! list) and proptest cases are reduced. Decoder-only suites are left out:
+//! the decoders contain no `unsafe`. Tests that need the OS (mmap, memfd,
+//! spawning the compiler) are ignored under `cfg(miri)` in their own files.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Test targets run under Miri: (package, target; `None` = the lib's unit tests).
+const TARGETS: &[(&str, Option<&str>)] = &[
+    ("protozero", None),
+    ("protozero", Some("abandoned_patches")),
+    ("protozero", Some("known_answers")),
+    ("protozero", Some("no_alloc")),
+    ("protozero", Some("patches")),
+    ("protozero", Some("short_slots")),
+    ("protozero", Some("groups")),
+    ("zerotrace-core", None),
+    ("zerotrace-core", Some("soundness")),
+    ("zerotrace-core", Some("trace_writer")),
+    ("zerotrace-core", Some("reassembly_proptest")),
+    ("zerotrace-core", Some("hostile_smb")),
+];
+
+/// The two aliasing models, by the flag that selects each.
+const MODELS: &[(&str, &str)] = &[
+    ("Stacked Borrows", ""),
+    ("Tree Borrows", "-Zmiri-tree-borrows"),
+];
+
+/// Runs every target under every model; `cases` proptest cases each.
+/// Returns whether all passed, or `None` when no nightly Miri is available.
+pub fn run(root: &Path, cases: u32) -> Result<Option<bool>, std::io::Error> {
+    let available = Command::new("cargo")
+        .args(["+nightly", "miri", "--version"])
+        .current_dir(root)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        return Ok(None);
+    }
+    let mut ok = true;
+    for (model, flag) in MODELS {
+        for (package, target) in TARGETS {
+            let what = format!("{package} {}", target.unwrap_or("(unit tests)"));
+            println!("-- miri, {model}: {what}");
+            let mut cmd = Command::new("cargo");
+            cmd.args(["+nightly", "miri", "test", "-q", "-p", package]);
+            match target {
+                Some(t) => cmd.args(["--test", t]),
+                None => cmd.arg("--lib"),
+            };
+            let status = cmd
+                .current_dir(root)
+                .env("MIRIFLAGS", format!("-Zmiri-disable-isolation {flag}"))
+                .env("PROPTEST_CASES", cases.to_string())
+                .status()?;
+            if !status.success() {
+                eprintln!("miri failed ({model}): {what}");
+                ok = false;
+            }
+        }
+    }
+    Ok(Some(ok))
+}
