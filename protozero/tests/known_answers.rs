@@ -410,6 +410,7 @@ fn nested_of_len(len: usize) -> Option<WriteError> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "writes 256 MiB")]
 fn message_length_limit() {
     const MAX: usize = (1 << 28) - 1;
     assert_eq!(nested_of_len(MAX), None);

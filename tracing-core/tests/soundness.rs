@@ -87,6 +87,16 @@ fn leaked_child_costs_only_its_packet() {
 /// that packet only; the next packet starts clean.
 #[test]
 fn leaked_handle_with_open_child_costs_only_its_packet() {
+    leaked_handle_with_open_child(false);
+}
+
+/// The same, with the writer flushed right after the leak.
+#[test]
+fn leaked_handle_then_flush_costs_only_its_packet() {
+    leaked_handle_with_open_child(true);
+}
+
+fn leaked_handle_with_open_child(flush_right_after: bool) {
     let (service, arbiter) = in_process(4);
     let mut w = arbiter
         .create_trace_writer(0, BufferExhaustedPolicy::Drop)
@@ -101,6 +111,9 @@ fn leaked_handle_with_open_child_costs_only_its_packet() {
         std::mem::forget(child);
         drop(root);
         std::mem::forget(handle);
+    }
+    if flush_right_after {
+        w.flush(None);
     }
     for marker in 3..6 {
         w.write_packet(|p| spanning_packet(p, marker, 3000));

@@ -55,11 +55,13 @@ pub fn run(root: &Path, cases: u32) -> Result<Option<bool>, std::io::Error> {
                 Some(t) => cmd.args(["--test", t]),
                 None => cmd.arg("--lib"),
             };
+            let started = std::time::Instant::now();
             let status = cmd
                 .current_dir(root)
                 .env("MIRIFLAGS", format!("-Zmiri-disable-isolation {flag}"))
                 .env("PROPTEST_CASES", cases.to_string())
                 .status()?;
+            println!("   {:.0} s", started.elapsed().as_secs_f64());
             if !status.success() {
                 eprintln!("miri failed ({model}): {what}");
                 ok = false;

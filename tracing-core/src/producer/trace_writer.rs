@@ -169,13 +169,11 @@ impl TraceWriter {
     /// updated) when the returned handle is dropped.
     pub fn new_trace_packet(&mut self) -> TracePacketHandle<'_> {
         let TraceWriter { stream, core } = self;
-        if stream.error().is_some() || stream.open_slot_count() != 0 {
-            // The previous packet's handle was leaked (`mem::forget`) in its
-            // error state or with children open: that packet is lost.
-            core.abandon_failed_packet(stream);
+        if core.fragmenting_packet {
+            // The previous packet's handle was leaked (`mem::forget`), so it
+            // was never finished: finish (or abandon) it now.
+            core.finish_leaked_packet(stream);
         }
-        core.finalize_fragment_if_required(stream);
-        core.fragmenting_packet = false;
         let was_dropping = core.drop_packets;
         if stream.remaining() < MIN_BYTES_FOR_NEW_PACKET
             || core.reached_max_packets
@@ -258,6 +256,9 @@ impl TraceWriter {
     /// request is always sent, so the callback always fires.
     pub fn flush(&mut self, callback: Option<FlushCallback>) {
         let TraceWriter { stream, core } = self;
+        if core.fragmenting_packet {
+            core.finish_leaked_packet(stream);
+        }
         core.finalize_fragment_if_required(stream);
         if core.cur_chunk.is_some() {
             core.return_completed_chunk(stream.cursor());
@@ -292,16 +293,15 @@ impl WriterCore {
             return;
         }
         let size = (stream.cursor() as usize).checked_sub(self.fragment_start as usize);
-        let compacted = size.is_some_and(|size| {
-            // SAFETY: the current slice was handed out by `self`, this
-            // stream's delegate, and is still owned by it.
-            size <= MAX_COMPACT_ROOT
-                && unsafe { stream.try_compact(header, size, MAX_COMPACT_ROOT) }
-        });
-        if compacted {
-            return;
-        }
         let bytes = match size {
+            Some(size)
+                if size <= MAX_COMPACT_ROOT
+                    // SAFETY: the current slice was handed out by `self`,
+                    // this stream's delegate, and is still owned by it.
+                    && unsafe { stream.try_compact(header, size, MAX_COMPACT_ROOT) } =>
+            {
+                return;
+            }
             Some(size) if size < PACKET_SIZE_DROP_PACKET as usize => redundant_varint4(size as u32),
             _ => redundant_varint4(PACKET_SIZE_DROP_PACKET),
         };
@@ -333,6 +333,13 @@ impl WriterCore {
         if self.patch_list.front_is_ready() {
             self.send_patches();
         }
+    }
+
+    /// Finishes a packet whose handle was leaked, at the start of the next.
+    #[cold]
+    #[inline(never)]
+    fn finish_leaked_packet(&mut self, stream: &mut StreamWriter) {
+        self.finish_trace_packet(stream);
     }
 
     /// The encoder failed mid-packet, or a child writer was leaked (the
