@@ -29,7 +29,12 @@ impl Slice {
         Slice { begin: p, end: p }
     }
 
-    /// Wraps a mutable byte slice. The delegate promises it stays valid (see [`Delegate`]).
+    /// Wraps a mutable byte slice. The delegate promises it stays valid (see
+    /// [`Delegate`]). The slice's pointers derive from this borrow: using the
+    /// memory again through its owner (re-borrowing a `Box` or `Vec`, moving
+    /// a `Box`, reading it through a reference) invalidates them under Rust's
+    /// aliasing rules, so a delegate that hands out memory it keeps
+    /// accessing should use [`OwnedSlice`](crate::OwnedSlice) instead.
     pub fn from_mut(bytes: &mut [u8]) -> Slice {
         let range = bytes.as_mut_ptr_range();
         Slice {
@@ -418,8 +423,14 @@ impl OpenSlots {
 ///   not redirected in the `open` list passed to `next_slice`) stays valid for a
 ///   4-byte write until the writer is dropped or reset.
 ///
-/// A delegate that gives memory away on a switch must redirect the slots lying
-/// in it before returning.
+/// Both must hold however the delegate value is moved (a writer may be moved
+/// or swapped: memory inside the delegate value itself cannot be handed out),
+/// and the pointers must keep their validity while the delegate uses the
+/// memory in other ways (see [`Slice::from_mut`] and
+/// [`OwnedSlice`](crate::OwnedSlice)).
+///
+/// A delegate that gives memory away on a switch, or hands the same memory
+/// out again, must redirect the slots lying in it before returning.
 ///
 /// Only the bytes before `used_end` are output. The writer may store scratch
 /// bytes past its cursor anywhere in its current slice (a long varint is

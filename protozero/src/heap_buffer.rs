@@ -2,12 +2,11 @@
 //! keeps them all writable, so lengths never need patches. Finished output is
 //! stitched into one `Vec`.
 
-use alloc::boxed::Box;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::delegate::{Delegate, OpenSlots, Slice};
 use crate::error::WriteError;
+use crate::owned_slice::OwnedSlice;
 
 /// Default size of the first slice.
 pub const DEFAULT_INITIAL_SLICE: usize = 256;
@@ -19,9 +18,9 @@ pub const DEFAULT_MAX_SLICE: usize = 128 * 1024;
 pub struct HeapBuffer {
     /// Every slice handed out, with how many bytes of it were used (the last
     /// one's use is only known from the writer's cursor).
-    slices: Vec<(Box<[u8]>, usize)>,
+    slices: Vec<(OwnedSlice, usize)>,
     /// Slices kept from before a [`HeapBuffer::clear`], reused before allocating.
-    spare: Vec<Box<[u8]>>,
+    spare: Vec<OwnedSlice>,
     next_size: usize,
     initial: usize,
     max: usize,
@@ -68,7 +67,7 @@ impl HeapBuffer {
         if let [(buf, used)] = self.slices.as_mut_slice() {
             // The common case (everything fit in one slice): nothing moves.
             *used = 0;
-            return Some(Slice::from_mut(buf));
+            return Some(buf.slice());
         }
         let mut drained = self.slices.drain(..);
         let first = drained.next();
@@ -80,15 +79,11 @@ impl HeapBuffer {
         Some(self.hand_out(buf))
     }
 
-    /// Makes `buf` the current (last) slice and returns it; the slice is
-    /// taken after the box is stored, so no later move of the box can
-    /// invalidate it.
-    fn hand_out(&mut self, buf: Box<[u8]>) -> Slice {
+    /// Makes `buf` the current (last) slice and returns it.
+    fn hand_out(&mut self, buf: OwnedSlice) -> Slice {
+        let slice = buf.slice();
         self.slices.push((buf, 0));
-        match self.slices.last_mut() {
-            Some((buf, _)) => Slice::from_mut(buf),
-            None => Slice::empty(),
-        }
+        slice
     }
 
     /// Number of slices handed out so far.
@@ -106,26 +101,22 @@ impl HeapBuffer {
             } else {
                 *used
             };
-            out.extend_from_slice(&slice[..used]);
+            slice.extend_into(used, out);
         }
     }
 
-    fn used_of(slice: &[u8], cursor: *mut u8) -> usize {
-        let range = slice.as_ptr_range();
-        let c = cursor as usize;
-        if c >= range.start as usize && c <= range.end as usize {
-            c - range.start as usize
-        } else {
-            // The writer left this slice (error state): it used all of it.
-            slice.len()
-        }
+    fn used_of(slice: &OwnedSlice, cursor: *mut u8) -> usize {
+        // Outside the slice: the writer left it (error state) and used all of it.
+        slice.offset_of(cursor).unwrap_or(slice.len())
     }
 }
 
-// SAFETY: every slice is a separate boxed allocation that is never freed, moved
-// or handed out twice while the writer may still use it: boxes stay in
-// `slices` until `clear`, which needs `&mut self` and so cannot run while a
-// writer is borrowing this delegate.
+// SAFETY: every slice is a separate `OwnedSlice`, handed out from its one raw
+// pointer and read back through it, so neither moving the bookkeeping nor
+// reading a slice invalidates the writer's pointers. A slice stays allocated
+// in `slices` until `clear`/`clear_reusing_first`, which a `Writer` (the only
+// safe way to pair this delegate with a stream) calls only together with
+// resetting its stream: it never lends its delegate mutably.
 unsafe impl Delegate for HeapBuffer {
     fn next_slice(
         &mut self,
@@ -140,7 +131,7 @@ unsafe impl Delegate for HeapBuffer {
         self.next_size = (self.next_size.saturating_mul(2)).min(self.max);
         let buf = match self.spare.iter().position(|b| b.len() >= size) {
             Some(i) => self.spare.swap_remove(i),
-            None => vec![0u8; size].into_boxed_slice(),
+            None => OwnedSlice::new(size, 0),
         };
         Ok(self.hand_out(buf))
     }

@@ -1,22 +1,20 @@
 //! [`NullBuffer`]: a delegate that discards everything (disabled sinks,
 //! measuring the cost of serialization alone).
 
-use alloc::vec;
-use alloc::vec::Vec;
-
 use crate::delegate::{Delegate, OpenSlots, PatchId, Slice};
 use crate::error::WriteError;
+use crate::owned_slice::OwnedSlice;
 
 /// Recycles one scratch buffer forever.
 #[derive(Debug)]
 pub struct NullBuffer {
-    scratch: Vec<u8>,
+    scratch: OwnedSlice,
 }
 
 impl Default for NullBuffer {
     fn default() -> Self {
         NullBuffer {
-            scratch: vec![0; 256],
+            scratch: OwnedSlice::new(256, 0),
         }
     }
 }
@@ -42,8 +40,10 @@ unsafe impl Delegate for NullBuffer {
             slot.redirect_to_patch(PatchId(0));
         }
         if self.scratch.len() < min_len {
-            self.scratch.resize(min_len, 0);
+            // Every open slot was just redirected, so nothing points into the
+            // old buffer any more.
+            self.scratch = OwnedSlice::new(min_len, 0);
         }
-        Ok(Slice::from_mut(&mut self.scratch))
+        Ok(self.scratch.slice())
     }
 }

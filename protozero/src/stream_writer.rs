@@ -348,6 +348,9 @@ impl StreamWriter {
     /// `slice` must satisfy the [`Delegate`] contract for the delegate this
     /// stream is used with: valid for writes and exclusive to this writer until
     /// that delegate's next `next_slice` call (or until the next `set_slice`).
+    /// Length slots still open in the old slice stay in the stack, so that
+    /// memory must stay valid for their 4-byte writes, or the slots must have
+    /// been redirected (as a delegate does in `next_slice`).
     pub unsafe fn set_slice(&mut self, slice: Slice) -> *mut u8 {
         self.upgrade_all_shorts();
         self.install_slice(slice)

@@ -3,13 +3,13 @@
 //! message that grew past the protobuf limit. A delegate that releases patches
 //! in order (the TraceWriter's patch list) is otherwise held back forever.
 
-use protozero::{Delegate, OpenSlots, PatchId, Slice, WriteError, Writer};
+use protozero::{Delegate, OpenSlots, OwnedSlice, PatchId, Slice, WriteError, Writer};
 
 /// Redirects every open slot to a fresh patch on each slice switch and
 /// records the patches filled; writes go to one reused scratch slice.
 #[derive(Default)]
 struct PatchRecorder {
-    scratch: Vec<u8>,
+    scratch: Option<OwnedSlice>,
     next_id: u32,
     issued: Vec<u32>,
     filled: Vec<(u32, [u8; 4])>,
@@ -32,10 +32,13 @@ unsafe impl Delegate for PatchRecorder {
             }
         }
         let len = min_len.max(64);
-        if self.scratch.len() < len {
-            self.scratch = vec![0; len];
+        if self.scratch.as_ref().is_none_or(|s| s.len() < len) {
+            self.scratch = Some(OwnedSlice::new(len, 0));
         }
-        Ok(Slice::from_mut(&mut self.scratch))
+        Ok(self
+            .scratch
+            .as_ref()
+            .map_or_else(Slice::empty, OwnedSlice::slice))
     }
 
     fn fill_patch(&mut self, id: PatchId, bytes: [u8; 4]) {

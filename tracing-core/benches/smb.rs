@@ -104,7 +104,8 @@ fn check_equivalence(heap_bytes: &[u8]) {
     w.write_packet(|p| slice_begin(p, TS));
     w.write_packet(|p| slice_begin(p, TS));
     w.flush(None);
-    let snap = region.snapshot();
+    // SAFETY: the writer has flushed and no thread writes any more.
+    let snap = unsafe { region.snapshot() };
     let count = u16::from_le_bytes([snap[14], snap[15]]) & 0x3FF;
     let frags: Vec<&[u8]> = FragmentIter::new(&snap[16..4096], count)
         .map(|f| f.expect("valid fragment").data)

@@ -195,8 +195,53 @@ fn copies_race_with_a_writer_without_ub() {
     for _ in 0..4 {
         chunk.copy_payload(&mut out);
         assert_eq!(out.len(), chunk.payload_size());
-        assert_eq!(region.snapshot().len(), PAGE);
+        // SAFETY: the racing thread stores only 8-byte atomics to aligned words.
+        assert_eq!(unsafe { region.snapshot() }.len(), PAGE);
     }
     writer.join().unwrap();
     abi.release_chunk_as_complete(chunk).unwrap();
+}
+
+/// A chunk of one buffer given back to another buffer's view is refused:
+/// otherwise it would mark a chunk someone else owns as complete or free.
+#[test]
+fn foreign_chunk_release_is_refused() {
+    use zerotrace_core::abi::{AbiError, ChunkState, PageLayout};
+    let (_sa, a) = in_process(1);
+    let (_sb, b) = in_process(1);
+    for arbiter in [&a, &b] {
+        arbiter
+            .abi()
+            .try_partition_page(0, PageLayout::Div1)
+            .unwrap();
+    }
+    let mine = a
+        .abi()
+        .try_acquire_chunk_for_writing(0, 0, &ChunkHeader::default())
+        .unwrap();
+    let other = b
+        .abi()
+        .try_acquire_chunk_for_writing(0, 0, &ChunkHeader::default())
+        .unwrap();
+    assert_eq!(
+        a.abi().release_chunk_as_complete(other),
+        Err(AbiError::ForeignChunk { page: 0 })
+    );
+    assert_eq!(a.abi().chunk_state(0, 0), Ok(ChunkState::BeingWritten));
+    a.abi().release_chunk_as_complete(mine).unwrap();
+}
+
+/// One region, one arbiter: a second arbiter over the same memory (perhaps
+/// with another page size) could hand the same bytes to two writers.
+#[test]
+fn a_region_serves_one_arbiter() {
+    use zerotrace_core::producer::{ChannelCommitSink, ProducerError};
+    let region = Arc::new(HeapShm::new(2 * PAGE).unwrap());
+    let (sink, _rx) = ChannelCommitSink::new();
+    let sink = Arc::new(sink);
+    let first =
+        SharedMemoryArbiter::new(region.clone(), PAGE, sink.clone(), ArbiterConfig::default());
+    assert!(first.is_ok());
+    let second = SharedMemoryArbiter::new(region, 2 * PAGE, sink, ArbiterConfig::default());
+    assert_eq!(second.err(), Some(ProducerError::RegionInUse));
 }

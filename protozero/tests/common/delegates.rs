@@ -6,7 +6,7 @@
 //! applies the patches and stitches the copies, checking that nothing was written
 //! into released memory.
 
-use protozero::{Delegate, OpenSlots, PatchId, Slice, WriteError};
+use protozero::{Delegate, OpenSlots, OwnedSlice, PatchId, Slice, WriteError};
 
 /// A small deterministic generator (xorshift64*).
 #[derive(Debug, Clone)]
@@ -37,14 +37,17 @@ const FRESH: u8 = 0xEE;
 /// Byte a released slice is overwritten with.
 const POISON: u8 = 0xDB;
 
-fn offset_in(slice: &[u8], p: *mut u8) -> usize {
-    let begin = slice.as_ptr() as usize;
-    let p = p as usize;
-    assert!(
-        p >= begin && p <= begin + slice.len(),
-        "cursor outside the slice it leaves"
-    );
-    p - begin
+fn offset_in(slice: &OwnedSlice, p: *mut u8) -> usize {
+    slice
+        .offset_of(p)
+        .expect("cursor outside the slice it leaves")
+}
+
+/// The first `len` bytes of `slice`, copied.
+fn bytes_of(slice: &OwnedSlice, len: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    slice.extend_into(len, &mut out);
+    out
 }
 
 /// Random-size slices, all kept alive and writable (no patches needed).
@@ -52,7 +55,7 @@ fn offset_in(slice: &[u8], p: *mut u8) -> usize {
 pub struct RandomSlices {
     rng: Rng,
     max: usize,
-    slices: Vec<(Box<[u8]>, usize)>,
+    slices: Vec<(OwnedSlice, usize)>,
 }
 
 impl RandomSlices {
@@ -80,14 +83,14 @@ impl RandomSlices {
             } else {
                 *used
             };
-            out.extend_from_slice(&s[..used]);
+            s.extend_into(used, &mut out);
         }
         out
     }
 }
 
-// SAFETY: every slice is its own boxed allocation, handed out once and kept
-// (never moved out of its box, never freed) until the delegate is dropped.
+// SAFETY: every slice is its own `OwnedSlice`, handed out once from its raw
+// pointer and kept (never freed) until the delegate is dropped.
 unsafe impl Delegate for RandomSlices {
     fn next_slice(
         &mut self,
@@ -99,8 +102,8 @@ unsafe impl Delegate for RandomSlices {
             *used = offset_in(s, used_end);
         }
         let size = self.rng.size(self.max).max(min_len);
-        let mut buf = vec![FRESH; size].into_boxed_slice();
-        let slice = Slice::from_mut(&mut buf);
+        let buf = OwnedSlice::new(size, FRESH);
+        let slice = buf.slice();
         self.slices.push((buf, 0));
         Ok(slice)
     }
@@ -122,11 +125,11 @@ pub struct Patch {
 pub struct EagerRelease {
     rng: Rng,
     max: usize,
-    current: Option<Box<[u8]>>,
+    current: Option<OwnedSlice>,
     /// Copies of the used part of every released slice.
     released: Vec<Vec<u8>>,
     /// The released memory itself, poisoned, kept to check it stays untouched.
-    graveyard: Vec<Box<[u8]>>,
+    graveyard: Vec<OwnedSlice>,
     patches: Vec<Patch>,
 }
 
@@ -161,12 +164,9 @@ impl EagerRelease {
         let used = offset_in(&cur, used_end);
         for slot in open.iter_mut() {
             let Some(p) = slot.memory_ptr() else { continue };
-            let begin = cur.as_ptr() as usize;
-            let p = p as usize;
-            if p < begin || p >= begin + cur.len() {
+            let Some(offset) = cur.offset_of(p).filter(|&o| o < cur.len()) else {
                 continue;
-            }
-            let offset = p - begin;
+            };
             assert!(
                 offset + 4 <= used,
                 "slot outside the used part of its slice"
@@ -178,7 +178,7 @@ impl EagerRelease {
             });
             slot.redirect_to_patch(PatchId((self.patches.len() - 1) as u32));
         }
-        self.released.push(cur[..used].to_vec());
+        self.released.push(bytes_of(&cur, used));
         cur.fill(POISON);
         self.graveyard.push(cur);
     }
@@ -190,13 +190,13 @@ impl EagerRelease {
     pub fn finish(&self, cursor: *mut u8) -> Vec<u8> {
         for (i, g) in self.graveyard.iter().enumerate() {
             assert!(
-                g.iter().all(|&b| b == POISON),
+                bytes_of(g, g.len()).iter().all(|&b| b == POISON),
                 "slice {i} was written after it was released"
             );
         }
         let mut parts = self.released.clone();
         if let Some(cur) = &self.current {
-            parts.push(cur[..offset_in(cur, cursor)].to_vec());
+            parts.push(bytes_of(cur, offset_in(cur, cursor)));
         }
         for (id, p) in self.patches.iter().enumerate() {
             let bytes = p
@@ -227,8 +227,8 @@ unsafe impl Delegate for EagerRelease {
     ) -> Result<Slice, WriteError> {
         self.release(used_end, open);
         let size = self.rng.size(self.max).max(min_len);
-        let mut buf = vec![FRESH; size].into_boxed_slice();
-        let slice = Slice::from_mut(&mut buf);
+        let buf = OwnedSlice::new(size, FRESH);
+        let slice = buf.slice();
         self.current = Some(buf);
         Ok(slice)
     }

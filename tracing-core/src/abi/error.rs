@@ -10,6 +10,12 @@ use crate::abi::chunk_state::ChunkState;
 /// Why an operation on the shared memory buffer was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AbiError {
+    /// A chunk was given back to a view of another buffer (or of another page).
+    #[error("chunk at page {page} was not acquired from this buffer")]
+    ForeignChunk {
+        /// The page the chunk claims to be in.
+        page: usize,
+    },
     /// The page size is not a multiple of 4 KiB in 4 KiB ..= 64 KiB.
     #[error("invalid page size {page_size}: must be a multiple of 4096 in 4096..=65536")]
     InvalidPageSize {

@@ -17,10 +17,11 @@ const WORD: usize = core::mem::size_of::<u64>();
 ///
 /// # Safety
 /// `src..src + dst.len()` must lie in a live mapping that stays mapped for
-/// the duration of the call, and must be accessed by this process only
-/// through atomics, raw-pointer writes of a writer that owns the range under
-/// the ABI, or this function (never through references that assume the bytes
-/// are stable).
+/// the duration of the call. No access by this process may race with the
+/// copy, except 8-byte atomic stores to 8-byte aligned words; writes by
+/// another process are what the atomic loads tolerate (they only make the
+/// copy a mix of old and new bytes). In the ABI, a chunk is copied while the
+/// reader owns it (being read) or only another process can write it.
 pub unsafe fn copy_from_shared(src: *const u8, dst: &mut [u8]) {
     let len = dst.len();
     let head = src.align_offset(WORD).min(len);

@@ -178,9 +178,20 @@ impl SharedMemoryAbi {
         Ok(c)
     }
 
+    /// Checks that `chunk` lies in this buffer, in the page it names: a
+    /// chunk of another buffer must not change this buffer's states.
+    fn check_owned(&self, chunk: &Chunk<'_>) -> Result<usize, AbiError> {
+        let page = chunk.page_index();
+        let offset = (chunk.begin() as usize).wrapping_sub(self.base.as_ptr() as usize);
+        if offset >= self.size || offset / self.page_size != page {
+            return Err(AbiError::ForeignChunk { page });
+        }
+        Ok(page)
+    }
+
     /// BeingWritten → Complete: hands the chunk to the service. Returns its page.
     pub fn release_chunk_as_complete(&self, chunk: Chunk<'_>) -> Result<usize, AbiError> {
-        let page = chunk.page_index();
+        let page = self.check_owned(&chunk)?;
         state_machine::release_chunk_as_complete(self.page_word(page)?, page, chunk.chunk_index())?;
         Ok(page)
     }
@@ -199,8 +210,8 @@ impl SharedMemoryAbi {
     /// BeingRead → Free (service side): clears the chunk header first; the page
     /// is de-partitioned when all its chunks are free.
     pub fn release_chunk_as_free(&self, mut chunk: Chunk<'_>) -> Result<(), AbiError> {
+        let page = self.check_owned(&chunk)?;
         chunk.clear_header();
-        let page = chunk.page_index();
         state_machine::release_chunk_as_free(self.page_word(page)?, page, chunk.chunk_index())?;
         Ok(())
     }
@@ -258,7 +269,8 @@ mod tests {
             c.begin() as usize - shm.as_ptr() as usize,
             4096 + 8 + 2 * 1020
         );
-        let bytes = shm.snapshot();
+        // SAFETY: single-threaded test; nothing writes during the copy.
+        let bytes = unsafe { shm.snapshot() };
         assert_eq!(&bytes[4096..4100], &0x3000_0010u32.to_le_bytes());
         let off = 4096 + 8 + 2040;
         assert_eq!(&bytes[off..off + 8], &[4, 3, 2, 1, 5, 0, 1, 4]);
@@ -268,7 +280,8 @@ mod tests {
         assert_eq!(r.header(), hdr);
         a.release_chunk_as_free(r).unwrap();
         assert!(a.is_page_free(1));
-        let bytes = shm.snapshot();
+        // SAFETY: single-threaded test; nothing writes during the copy.
+        let bytes = unsafe { shm.snapshot() };
         assert_eq!(&bytes[off..off + 8], &[0; 8]);
     }
 

@@ -149,9 +149,14 @@ impl SharedMemoryArbiter {
         if config.page_layout == PageLayout::NotPartitioned {
             return Err(ProducerError::InvalidLayout);
         }
-        // SAFETY: `region` guarantees the memory stays mapped while it lives;
-        // the arbiter keeps it alive for as long as `abi` and every chunk
-        // (chunks live in writers, which hold an `Arc` to the arbiter).
+        if !region.claim() {
+            return Err(ProducerError::RegionInUse);
+        }
+        // SAFETY: `region` guarantees the memory stays mapped while it lives,
+        // and the arbiter keeps it alive for as long as `abi` and every chunk
+        // (chunks live in writers, which hold an `Arc` to the arbiter). The
+        // claim above makes this the only arbiter over the memory, so no
+        // other page size is imposed on it from this process.
         let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), region.size(), page_size) }?;
         Ok(Arc::new(SharedMemoryArbiter {
             abi,

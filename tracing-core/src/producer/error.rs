@@ -11,6 +11,9 @@ pub enum ProducerError {
     /// The page layout to partition with is `NotPartitioned`.
     #[error("writers need a partitioned page layout")]
     InvalidLayout,
+    /// Another arbiter already claimed this shared memory region.
+    #[error("the shared memory region is already used by another arbiter")]
+    RegionInUse,
     /// All 32767 writer ids are in use.
     #[error("no free writer id (32767 writers alive)")]
     WriterIdsExhausted,

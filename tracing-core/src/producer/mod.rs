@@ -7,7 +7,6 @@ pub mod buffer_exhausted_policy;
 pub mod commit_request;
 pub mod commit_sink;
 pub mod error;
-mod garbage_chunk;
 pub mod patch_list;
 pub mod trace_packet;
 pub mod trace_writer;

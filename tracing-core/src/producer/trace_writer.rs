@@ -20,7 +20,8 @@ use std::sync::Arc;
 
 use protozero::varint::redundant_varint4;
 use protozero::{
-    Delegate, Message, OpenSlots, PatchId, Slice, SlotLocation, StreamWriter, WriteError,
+    Delegate, Message, OpenSlots, OwnedSlice, PatchId, Slice, SlotLocation, StreamWriter,
+    WriteError,
 };
 
 use zerotrace_protos::protos::TracePacket;
@@ -30,7 +31,6 @@ use crate::abi::{Chunk, ChunkFlags, ChunkHeader, MAX_PACKET_COUNT, Packets};
 use crate::producer::arbiter::SharedMemoryArbiter;
 use crate::producer::buffer_exhausted_policy::BufferExhaustedPolicy;
 use crate::producer::commit_sink::FlushCallback;
-use crate::producer::garbage_chunk::GarbageChunk;
 use crate::producer::patch_list::{DISCARDED_PATCH, PatchList};
 use crate::producer::trace_packet::TracePacketHandle;
 
@@ -83,7 +83,9 @@ pub struct WriterCore {
     abandoned_packets: u64,
     first_packet_on_sequence: bool,
     patch_list: PatchList,
-    garbage: GarbageChunk,
+    /// Private scratch memory written to while dropping; handed out from one
+    /// raw pointer (see `protozero::OwnedSlice`), any number of times.
+    garbage: OwnedSlice,
 }
 
 impl core::fmt::Debug for WriterCore {
@@ -129,7 +131,7 @@ impl TraceWriter {
                 abandoned_packets: 0,
                 first_packet_on_sequence: true,
                 patch_list: PatchList::new(),
-                garbage: GarbageChunk::new(GARBAGE_CHUNK_SIZE),
+                garbage: OwnedSlice::new(GARBAGE_CHUNK_SIZE, 0),
             },
         }
     }
@@ -180,8 +182,9 @@ impl TraceWriter {
             || core.retry_new_chunk_after_packet
         {
             let used_end = stream.cursor();
-            // SAFETY: no slot is open (checked above), so nothing is widened;
-            // the current slice belongs to `core` either way.
+            // SAFETY: no slot is open (a leaked packet was finished above,
+            // which discards its slots), so nothing is widened; the current
+            // slice belongs to `core` either way.
             let open = unsafe { stream.open_slots() };
             let slice = core.get_new_buffer(used_end, open);
             // SAFETY: the slice comes from `core`, this stream's delegate, under
@@ -401,7 +404,7 @@ impl WriterCore {
     }
 
     fn garbage_slice(&mut self) -> Slice {
-        self.fragment_start = self.garbage.begin();
+        self.fragment_start = self.garbage.as_ptr();
         self.garbage.slice()
     }
 
@@ -413,6 +416,16 @@ impl WriterCore {
             // chunk and retry a real chunk at the next packet.
             self.retry_new_chunk_after_packet = true;
             self.fragment_header = core::ptr::null_mut();
+            // The garbage memory is handed out again from its start: a length
+            // reserved in it would land on the new bytes, so it is dropped.
+            for slot in open.iter_mut() {
+                if slot
+                    .memory_ptr()
+                    .is_some_and(|p| self.garbage.offset_of(p).is_some())
+                {
+                    slot.redirect_to_patch(DISCARDED_PATCH);
+                }
+            }
             return self.garbage_slice();
         }
         let packets = if self.fragmenting_packet {

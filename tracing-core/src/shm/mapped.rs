@@ -9,7 +9,7 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::mm::{MapFlags, ProtFlags};
@@ -41,6 +41,8 @@ pub struct MappedShm {
     ptr: NonNull<u8>,
     size: usize,
     backing: ShmBacking,
+    /// Whether an arbiter has claimed the memory.
+    claimed: AtomicBool,
 }
 
 // SAFETY: the mapping is plain shared memory; concurrent access goes through
@@ -102,6 +104,7 @@ impl MappedShm {
             ptr,
             size,
             backing: ShmBacking::Memfd,
+            claimed: AtomicBool::new(false),
         })
     }
 
@@ -131,6 +134,7 @@ impl MappedShm {
                         ptr,
                         size,
                         backing: ShmBacking::TmpFile,
+                        claimed: AtomicBool::new(false),
                     });
                 }
                 Err(e) => last_err = Some(e),
@@ -145,7 +149,18 @@ impl MappedShm {
     /// Maps `size` bytes of a received fd. With `require_seals`, the fd must be
     /// a memfd carrying SHRINK|GROW|SEAL (what a service demands of a
     /// producer-provided buffer).
-    pub fn from_fd(fd: OwnedFd, size: usize, require_seals: bool) -> Result<MappedShm, ShmError> {
+    ///
+    /// # Safety
+    /// No other mapping of the same memory in this process may be claimed by
+    /// an arbiter ([`SharedMemoryRegion::claim`]) or viewed as a
+    /// `SharedMemoryAbi` with another page size while this one is: each
+    /// mapping carries its own claim, so mapping one fd twice would let two
+    /// arbiters hand the same bytes to two writers.
+    pub unsafe fn from_fd(
+        fd: OwnedFd,
+        size: usize,
+        require_seals: bool,
+    ) -> Result<MappedShm, ShmError> {
         check_size(size)?;
         if require_seals {
             let seals = rustix::fs::fcntl_get_seals(&fd).map_err(|_| ShmError::MissingSeals)?;
@@ -167,6 +182,7 @@ impl MappedShm {
             ptr,
             size,
             backing: ShmBacking::Received,
+            claimed: AtomicBool::new(false),
         })
     }
 
@@ -196,6 +212,10 @@ unsafe impl SharedMemoryRegion for MappedShm {
     fn size(&self) -> usize {
         self.size
     }
+
+    fn claim(&self) -> bool {
+        !self.claimed.swap(true, Ordering::AcqRel)
+    }
 }
 
 impl Drop for MappedShm {
@@ -222,7 +242,9 @@ mod tests {
             assert!(rustix::fs::ftruncate(a.fd(), 65536).is_err());
         }
         let dup = a.fd().try_clone_to_owned().unwrap();
-        let b = MappedShm::from_fd(dup, 16384, a.backing() == ShmBacking::Memfd).unwrap();
+        // SAFETY: `a` is never claimed; `b` is the only view used below.
+        let b =
+            unsafe { MappedShm::from_fd(dup, 16384, a.backing() == ShmBacking::Memfd) }.unwrap();
         // SAFETY: both mappings are live and 16 KiB long; single-threaded test.
         unsafe {
             *a.as_ptr().add(5000) = 0xAB;
@@ -230,7 +252,8 @@ mod tests {
         }
         let dup = a.fd().try_clone_to_owned().unwrap();
         assert!(matches!(
-            MappedShm::from_fd(dup, 32768, false),
+            // SAFETY: the call fails (size mismatch); nothing is mapped.
+            unsafe { MappedShm::from_fd(dup, 32768, false) },
             Err(ShmError::TooSmall { .. })
         ));
     }
@@ -242,7 +265,8 @@ mod tests {
         assert!(!t.is_sealed());
         let dup = t.fd().try_clone_to_owned().unwrap();
         assert!(matches!(
-            MappedShm::from_fd(dup, 8192, true),
+            // SAFETY: the call fails (no seals); nothing is mapped.
+            unsafe { MappedShm::from_fd(dup, 8192, true) },
             Err(ShmError::MissingSeals)
         ));
         assert!(MappedShm::create(0).is_err());
