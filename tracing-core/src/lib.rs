@@ -4,9 +4,11 @@
 //! * [`shm`]: memfd / tmpfile / heap backed buffers and the size policy.
 //! * [`producer`]: the SharedMemoryArbiter and the TraceWriter that serialize
 //!   trace packets straight into shared memory chunks.
+//! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
 
 pub mod abi;
 pub mod producer;
+pub mod service;
 pub mod shm;
 pub mod sync;
 

@@ -85,35 +85,7 @@ impl<'a> FragmentIter<'a> {
     }
 
     fn parse_one(&mut self) -> Result<Fragment<'a>, FragmentError> {
-        let header_at = self.pos;
-        let mut size: u32 = 0;
-        let mut i = 0;
-        loop {
-            if i == PACKET_HEADER_SIZE {
-                return Err(FragmentError::VarintTooLong { offset: header_at });
-            }
-            let Some(&b) = self.payload.get(header_at + i) else {
-                return Err(FragmentError::TruncatedHeader { offset: header_at });
-            };
-            size |= u32::from(b & 0x7F) << (7 * i);
-            i += 1;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
-        if size == PACKET_SIZE_DROP_PACKET {
-            return Err(FragmentError::DroppedPacket { offset: header_at });
-        }
-        let start = header_at + i;
-        let remaining = self.payload.len() - start;
-        if size as usize > remaining {
-            return Err(FragmentError::PastEnd {
-                offset: start,
-                size,
-                remaining,
-            });
-        }
-        let end = start + size as usize;
+        let (start, end) = fragment_at(self.payload, self.pos)?;
         self.pos = end;
         let index = self.next_index;
         self.next_index += 1;
@@ -123,6 +95,40 @@ impl<'a> FragmentIter<'a> {
             index,
         })
     }
+}
+
+/// Parses the fragment whose size header starts at `offset` of `payload`:
+/// returns where its data starts and ends. Untrusted input gives a typed
+/// error, never a panic or an out-of-range index.
+pub fn fragment_at(payload: &[u8], offset: usize) -> Result<(usize, usize), FragmentError> {
+    let mut size: u32 = 0;
+    let mut i = 0;
+    loop {
+        if i == PACKET_HEADER_SIZE {
+            return Err(FragmentError::VarintTooLong { offset });
+        }
+        let Some(&b) = payload.get(offset.saturating_add(i)) else {
+            return Err(FragmentError::TruncatedHeader { offset });
+        };
+        size |= u32::from(b & 0x7F) << (7 * i);
+        i += 1;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    if size == PACKET_SIZE_DROP_PACKET {
+        return Err(FragmentError::DroppedPacket { offset });
+    }
+    let start = offset + i;
+    let remaining = payload.len() - start;
+    if size as usize > remaining {
+        return Err(FragmentError::PastEnd {
+            offset: start,
+            size,
+            remaining,
+        });
+    }
+    Ok((start, start + size as usize))
 }
 
 impl<'a> Iterator for FragmentIter<'a> {

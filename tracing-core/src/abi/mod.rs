@@ -21,7 +21,9 @@ pub mod state_machine;
 
 pub use chunk::Chunk;
 pub use chunk_header::{CHUNK_HEADER_SIZE, ChunkFlags, ChunkHeader, MAX_PACKET_COUNT, Packets};
-pub use chunk_reader::{Fragment, FragmentError, FragmentIter, PACKET_SIZE_DROP_PACKET};
+pub use chunk_reader::{
+    Fragment, FragmentError, FragmentIter, PACKET_SIZE_DROP_PACKET, fragment_at,
+};
 pub use chunk_state::ChunkState;
 pub use error::AbiError;
 pub use page_header::PageHeaderWord;
