@@ -8,6 +8,7 @@
 //! same packet.
 
 use protozero::{Message, StreamWriter};
+use zerotrace_protos::protos::TracePacket;
 
 use crate::producer::trace_writer::WriterCore;
 
@@ -31,6 +32,12 @@ impl<'a> TracePacketHandle<'a> {
         // SAFETY: `stream` only ever received slices from `core` (its delegate
         // in `TraceWriter`), so its current slice is valid under `core`'s contract.
         unsafe { Message::new_root(self.stream, self.core) }
+    }
+
+    /// The packet as the generated `TracePacket` writer. Borrowing it again
+    /// appends to the same packet.
+    pub fn packet(&mut self) -> TracePacket<'_> {
+        TracePacket::from_message(self.root())
     }
 
     /// Total bytes the writer's stream has produced (for size accounting).

@@ -247,7 +247,30 @@ impl TraceWriter {
         handle
     }
 
-    /// Writes one packet with `f` and finishes it.
+    /// Writes one packet through the generated `TracePacket` writer and
+    /// finishes it: the usual way to write a packet.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zerotrace_core::producer::*;
+    /// # use zerotrace_core::shm::HeapShm;
+    /// # let region = Arc::new(HeapShm::new(16 * 1024).unwrap());
+    /// # let (sink, _rx) = ChannelCommitSink::new();
+    /// # let arbiter =
+    /// #     SharedMemoryArbiter::new(region, 4096, Arc::new(sink), ArbiterConfig::default()).unwrap();
+    /// let mut writer = arbiter.create_trace_writer(1, BufferExhaustedPolicy::Drop).unwrap();
+    /// writer.packet(|p| {
+    ///     p.set_timestamp(1_000);
+    ///     p.begin_track_event().set_name("my slice");
+    /// });
+    /// ```
+    pub fn packet<R>(&mut self, f: impl FnOnce(&mut TracePacket<'_>) -> R) -> R {
+        let mut handle = self.new_trace_packet();
+        f(&mut handle.packet())
+    }
+
+    /// Writes one packet with `f`, field by field through the untyped
+    /// `protozero::Message`, and finishes it.
     pub fn write_packet<R>(&mut self, f: impl FnOnce(&mut Message<'_>) -> R) -> R {
         let mut handle = self.new_trace_packet();
         let mut root = handle.root();
