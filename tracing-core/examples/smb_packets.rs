@@ -63,9 +63,7 @@ fn slice_begin(p: &mut Message<'_>, ts: u64) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let packets: u64 = std::env::args()
-        .nth(1)
-        .map_or(Ok(100_000), |a| a.parse())?;
+    let packets: u64 = std::env::args().nth(1).map_or(Ok(100_000), |a| a.parse())?;
     let region: Arc<dyn SharedMemoryRegion> = Arc::new(HeapShm::new(256 * 1024)?);
     // SAFETY: the service keeps `region` alive for as long as the view.
     let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), region.size(), 4096) }?;
@@ -74,7 +72,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _region: region.clone(),
         counts: Mutex::new((0, 0)),
     });
-    let arbiter = SharedMemoryArbiter::new(region, 4096, service.clone(), ArbiterConfig::default())?;
+    let arbiter =
+        SharedMemoryArbiter::new(region, 4096, service.clone(), ArbiterConfig::default())?;
     let mut writer = arbiter.create_trace_writer(1, BufferExhaustedPolicy::Stall)?;
     for i in 0..packets {
         writer.write_packet(|p| slice_begin(p, 1_718_000_123_456_789 + i));
