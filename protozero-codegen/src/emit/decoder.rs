@@ -173,7 +173,9 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
         }
         Shape::Enum(path) => {
             let raw = p.d_raw.as_ref().map(|raw| {
-                let doc = format!("{what}, as its raw number.");
+                let doc = format!(
+                    "{what}, as the number on the wire (also when the enum does not name it); `None` when absent or malformed."
+                );
                 quote! {
                     #[doc = #doc]
                     #[inline]
@@ -182,14 +184,23 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                     }
                 }
             });
+            let doc = match &p.d_raw {
+                Some(raw) => format!(
+                    "{what}; `None` when absent, malformed or a number the enum does not name (see [`Self::{}`]).",
+                    raw.to_string().trim_start_matches("r#")
+                ),
+                None => format!(
+                    "{what}; `None` when absent, malformed or a number the enum does not name."
+                ),
+            };
             quote! {
                 #[doc = #doc]
                 #[inline]
-                pub fn #get(&self) -> ::core::option::Option<::protozero::EnumValue<#path>> {
+                pub fn #get(&self) -> ::core::option::Option<#path> {
                     #d
                         .get(#id)
                         .and_then(|f| f.as_i32().ok())
-                        .map(::protozero::EnumValue::from_i32)
+                        .and_then(<#path as ::protozero::ProtoEnum>::from_i32)
                 }
                 #raw
             }
@@ -231,7 +242,19 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
     if p.def.delimited {
         return repeated_groups(p, id, what, a);
     }
-    let doc = format!("{what}: every element in order (packed or not).");
+    let doc = if matches!(p.shape, Shape::Enum(_)) {
+        match &p.d_raw {
+            Some(raw) => format!(
+                "{what}: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::{}`]).",
+                raw.to_string().trim_start_matches("r#")
+            ),
+            None => format!(
+                "{what}: every element the enum names, in order (packed or not); other numbers are skipped."
+            ),
+        }
+    } else {
+        format!("{what}: every element in order (packed or not).")
+    };
     let (ty, ctor) = match &p.shape {
         Shape::Scalar(Scalar::String) => (
             quote!(::protozero::RepeatedStrs<'a>),
@@ -249,8 +272,8 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
             )
         }
         Shape::Enum(path) => (
-            quote!(::protozero::RepeatedScalars<'a, ::protozero::kinds::Enum<#path>>),
-            quote!(::protozero::RepeatedScalars::new),
+            quote!(::protozero::RepeatedEnums<'a, #path>),
+            quote!(::protozero::RepeatedEnums::new),
         ),
         Shape::Message { decoder, .. } => (
             quote!(::protozero::RepeatedMessages<'a, #decoder<'a>>),
@@ -258,7 +281,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
         ),
     };
     let raw = p.d_raw.as_ref().map(|raw| {
-        let doc = format!("{what}, as raw numbers.");
+        let doc = format!("{what}, as the numbers on the wire, known to the enum or not.");
         quote! {
             #[doc = #doc]
             #[inline]
@@ -352,7 +375,7 @@ fn which_method(
     let lt = oneof_borrows(plans, index).then(|| quote!(<'a>));
     let oneof = &msg.oneofs[index].name;
     let doc = format!(
-        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value."
+        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over."
     );
     let mut arms = Vec::new();
     for p in plans.iter().filter(|p| p.def.oneof == Some(index)) {
@@ -364,7 +387,12 @@ fn which_method(
                     let getter = scalar_info(*s).getter;
                     quote!(field.#getter().ok())
                 }
-                Shape::Enum(_) => quote!(field.as_i32().ok().map(::protozero::EnumValue::from_i32)),
+                Shape::Enum(path) => quote!(
+                    field
+                        .as_i32()
+                        .ok()
+                        .and_then(<#path as ::protozero::ProtoEnum>::from_i32)
+                ),
                 Shape::Message { .. } if p.def.delimited => quote!(
                     field
                         .as_group()

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use protozero::{EnumValue, HeapWriter, MessageDecoder, MessageWriter};
+use protozero::{HeapWriter, MessageDecoder, MessageWriter};
 use protozero_codegen_fixtures::real_world::fixture::delta::{Ed, EdDecoder, ed};
 use protozero_codegen_fixtures::real_world::fixture::gamma::{
     Legacy, LegacyDecoder, LegacyLegacyDecoderExt, LegacyLegacyExt, Set, SetDecoder, SetMember,
@@ -250,7 +250,7 @@ fn editions_features_shape_the_encoding() {
     assert_eq!(d.packed_default().collect::<Vec<_>>(), [7, 8]);
     assert_eq!(d.expanded().collect::<Vec<_>>(), [9]);
     assert_eq!(d.delimited().and_then(|i| i.v()), Some(1));
-    assert_eq!(d.closed(), Some(EnumValue::Known(ed::Closed::Zero)));
+    assert_eq!(d.closed(), Some(ed::Closed::Zero));
     // Implicit presence: the zero value protoc does not write reads as absent.
     assert_eq!(d.implicit_field(), None);
     assert_eq!(<EdDecoder as MessageDecoder>::FULL_NAME, "fixture.delta.Ed");

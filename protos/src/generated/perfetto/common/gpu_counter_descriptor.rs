@@ -883,14 +883,12 @@ pub mod gpu_counter_descriptor {
         pub fn has_double_peak_value(&self) -> bool {
             self.dec.has(6)
         }
-        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element in order (packed or not).
+        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::numerator_units_raw`]).
         #[inline]
-        pub fn numerator_units(
-            &self,
-        ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Enum<MeasureUnit>> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(7))
+        pub fn numerator_units(&self) -> ::protozero::RepeatedEnums<'a, MeasureUnit> {
+            ::protozero::RepeatedEnums::new(self.dec.repeated(7))
         }
-        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw numbers.
+        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn numerator_units_raw(
             &self,
@@ -902,14 +900,12 @@ pub mod gpu_counter_descriptor {
         pub fn has_numerator_units(&self) -> bool {
             self.dec.has(7)
         }
-        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element in order (packed or not).
+        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::denominator_units_raw`]).
         #[inline]
-        pub fn denominator_units(
-            &self,
-        ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Enum<MeasureUnit>> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(8))
+        pub fn denominator_units(&self) -> ::protozero::RepeatedEnums<'a, MeasureUnit> {
+            ::protozero::RepeatedEnums::new(self.dec.repeated(8))
         }
-        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw numbers.
+        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn denominator_units_raw(
             &self,
@@ -931,17 +927,12 @@ pub mod gpu_counter_descriptor {
         pub fn has_select_by_default(&self) -> bool {
             self.dec.has(9)
         }
-        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element in order (packed or not).
+        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::groups_raw`]).
         #[inline]
-        pub fn groups(
-            &self,
-        ) -> ::protozero::RepeatedScalars<
-            'a,
-            ::protozero::kinds::Enum<GpuCounterGroup>,
-        > {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(10))
+        pub fn groups(&self) -> ::protozero::RepeatedEnums<'a, GpuCounterGroup> {
+            ::protozero::RepeatedEnums::new(self.dec.repeated(10))
         }
-        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw numbers.
+        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn groups_raw(
             &self,
@@ -953,19 +944,19 @@ pub mod gpu_counter_descriptor {
         pub fn has_groups(&self) -> bool {
             self.dec.has(10)
         }
-        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
+        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or a number the enum does not name (see [`Self::value_direction_raw`]).
         #[inline]
         pub fn value_direction(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<gpu_counter_spec::ValueDirection>,
-        > {
+        ) -> ::core::option::Option<gpu_counter_spec::ValueDirection> {
             self.dec
                 .get(11)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as its raw number.
+        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn value_direction_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(11).and_then(|f| f.as_i32().ok())
@@ -975,7 +966,7 @@ pub mod gpu_counter_descriptor {
         pub fn has_value_direction(&self) -> bool {
             self.dec.has(11)
         }
-        /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_peak_value(
             &self,
         ) -> ::core::option::Option<gpu_counter_spec::PeakValue> {

@@ -464,17 +464,15 @@ pub mod observable_events {
         pub fn has_data_source_name(&self) -> bool {
             self.dec.has(2)
         }
-        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent or malformed.
+        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or a number the enum does not name (see [`Self::state_raw`]).
         #[inline]
-        pub fn state(
-            &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<DataSourceInstanceState>> {
+        pub fn state(&self) -> ::core::option::Option<DataSourceInstanceState> {
             self.dec
                 .get(3)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(<DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32)
         }
-        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as its raw number.
+        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn state_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(3).and_then(|f| f.as_i32().ok())

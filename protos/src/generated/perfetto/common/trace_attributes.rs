@@ -246,7 +246,7 @@ pub mod trace_attributes {
         pub fn has_string_value(&self) -> bool {
             self.dec.has(3)
         }
-        /// Which member of oneof `value` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_value(&self) -> ::core::option::Option<attribute::Value<'a>> {
             let mut found = ::core::option::Option::None;
             for field in ::protozero::Decoder::new(self.dec.buffer())

@@ -420,17 +420,19 @@ impl<'a> TraceStatsDecoder<'a> {
     pub fn has_flushes_failed(&self) -> bool {
         self.dec.has(14)
     }
-    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
+    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent, malformed or a number the enum does not name (see [`Self::final_flush_outcome_raw`]).
     #[inline]
     pub fn final_flush_outcome(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_stats::FinalFlushOutcome>> {
+    ) -> ::core::option::Option<trace_stats::FinalFlushOutcome> {
         self.dec
             .get(15)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`, as its raw number.
+    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn final_flush_outcome_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(15).and_then(|f| f.as_i32().ok())

@@ -119,17 +119,14 @@ impl<'a> TracingServiceCapabilitiesDecoder<'a> {
     pub fn has_has_query_capabilities(&self) -> bool {
         self.dec.has(1)
     }
-    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`: every element in order (packed or not).
+    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::observable_events_raw`]).
     #[inline]
     pub fn observable_events(
         &self,
-    ) -> ::protozero::RepeatedScalars<
-        'a,
-        ::protozero::kinds::Enum<observable_events::Type>,
-    > {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+    ) -> ::protozero::RepeatedEnums<'a, observable_events::Type> {
+        ::protozero::RepeatedEnums::new(self.dec.repeated(2))
     }
-    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`, as raw numbers.
+    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn observable_events_raw(
         &self,

@@ -338,19 +338,19 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_enable_extra_guardrails(&self) -> bool {
         self.dec.has(6)
     }
-    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::session_initiator_raw`]).
     #[inline]
     pub fn session_initiator(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<data_source_config::SessionInitiator>,
-    > {
+    ) -> ::core::option::Option<data_source_config::SessionInitiator> {
         self.dec
             .get(8)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`, as its raw number.
+    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn session_initiator_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(8).and_then(|f| f.as_i32().ok())
@@ -370,19 +370,19 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_tracing_session_id(&self) -> bool {
         self.dec.has(4)
     }
-    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::buffer_exhausted_policy_raw`]).
     #[inline]
     pub fn buffer_exhausted_policy(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<data_source_config::BufferExhaustedPolicy>,
-    > {
+    ) -> ::core::option::Option<data_source_config::BufferExhaustedPolicy> {
         self.dec
             .get(9)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`, as its raw number.
+    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn buffer_exhausted_policy_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(9).and_then(|f| f.as_i32().ok())

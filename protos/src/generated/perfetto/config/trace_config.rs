@@ -653,19 +653,19 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_enable_extra_guardrails(&self) -> bool {
         self.dec.has(4)
     }
-    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::lockdown_mode_raw`]).
     #[inline]
     pub fn lockdown_mode(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<trace_config::LockdownModeOperation>,
-    > {
+    ) -> ::core::option::Option<trace_config::LockdownModeOperation> {
         self.dec
             .get(5)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn lockdown_mode_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(5).and_then(|f| f.as_i32().ok())
@@ -932,17 +932,19 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_unique_session_name(&self) -> bool {
         self.dec.has(22)
     }
-    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::compression_type_raw`]).
     #[inline]
     pub fn compression_type(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::CompressionType>> {
+    ) -> ::core::option::Option<trace_config::CompressionType> {
         self.dec
             .get(24)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn compression_type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(24).and_then(|f| f.as_i32().ok())
@@ -992,17 +994,15 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_incident_report_config(&self) -> bool {
         self.dec.has(25)
     }
-    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::statsd_logging_raw`]).
     #[inline]
-    pub fn statsd_logging(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::StatsdLogging>> {
+    pub fn statsd_logging(&self) -> ::core::option::Option<trace_config::StatsdLogging> {
         self.dec
             .get(31)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn statsd_logging_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(31).and_then(|f| f.as_i32().ok())
@@ -1139,17 +1139,17 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_exclusive_prio(&self) -> bool {
         self.dec.has(41)
     }
-    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::write_flush_mode_raw`]).
     #[inline]
     pub fn write_flush_mode(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::WriteFlushMode>> {
+    ) -> ::core::option::Option<trace_config::WriteFlushMode> {
         self.dec
             .get(44)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn write_flush_mode_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(44).and_then(|f| f.as_i32().ok())
@@ -1159,17 +1159,15 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_write_flush_mode(&self) -> bool {
         self.dec.has(44)
     }
-    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fflush_post_write_raw`]).
     #[inline]
-    pub fn fflush_post_write(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::FFlushMode>> {
+    pub fn fflush_post_write(&self) -> ::core::option::Option<trace_config::FFlushMode> {
         self.dec
             .get(45)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn fflush_post_write_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(45).and_then(|f| f.as_i32().ok())
@@ -1763,17 +1761,17 @@ pub mod trace_config {
         pub fn has_size_kb(&self) -> bool {
             self.dec.has(1)
         }
-        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
+        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fill_policy_raw`]).
         #[inline]
-        pub fn fill_policy(
-            &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<buffer_config::FillPolicy>> {
+        pub fn fill_policy(&self) -> ::core::option::Option<buffer_config::FillPolicy> {
             self.dec
                 .get(4)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`, as its raw number.
+        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn fill_policy_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -1818,19 +1816,19 @@ pub mod trace_config {
         pub fn has_name(&self) -> bool {
             self.dec.has(7)
         }
-        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
+        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::experimental_mode_raw`]).
         #[inline]
         pub fn experimental_mode(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<buffer_config::ExperimentalMode>,
-        > {
+        ) -> ::core::option::Option<buffer_config::ExperimentalMode> {
             self.dec
                 .get(8)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`, as its raw number.
+        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn experimental_mode_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(8).and_then(|f| f.as_i32().ok())
@@ -2397,17 +2395,17 @@ pub mod trace_config {
         pub fn has_disable_service_events(&self) -> bool {
             self.dec.has(4)
         }
-        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
+        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
         #[inline]
         pub fn primary_trace_clock(
             &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<super::BuiltinClock>> {
+        ) -> ::core::option::Option<super::BuiltinClock> {
             self.dec
                 .get(5)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(<super::BuiltinClock as ::protozero::ProtoEnum>::from_i32)
         }
-        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`, as its raw number.
+        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(5).and_then(|f| f.as_i32().ok())
@@ -3002,19 +3000,19 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
             &self.dec
         }
-        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent or malformed.
+        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::trigger_mode_raw`]).
         #[inline]
         pub fn trigger_mode(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<trigger_config::TriggerMode>,
-        > {
+        ) -> ::core::option::Option<trigger_config::TriggerMode> {
             self.dec
                 .get(1)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`, as its raw number.
+        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn trigger_mode_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -4400,17 +4398,15 @@ pub mod trace_config {
             pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
                 &self.dec
             }
-            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent or malformed.
+            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
             #[inline]
-            pub fn policy(
-                &self,
-            ) -> ::core::option::Option<::protozero::EnumValue<StringFilterPolicy>> {
+            pub fn policy(&self) -> ::core::option::Option<StringFilterPolicy> {
                 self.dec
                     .get(1)
                     .and_then(|f| f.as_i32().ok())
-                    .map(::protozero::EnumValue::from_i32)
+                    .and_then(<StringFilterPolicy as ::protozero::ProtoEnum>::from_i32)
             }
-            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as its raw number.
+            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
             #[inline]
             pub fn policy_raw(&self) -> ::core::option::Option<i32> {
                 self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -4467,17 +4463,14 @@ pub mod trace_config {
             pub fn has_name(&self) -> bool {
                 self.dec.has(4)
             }
-            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`: every element in order (packed or not).
+            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::semantic_type_raw`]).
             #[inline]
             pub fn semantic_type(
                 &self,
-            ) -> ::protozero::RepeatedScalars<
-                'a,
-                ::protozero::kinds::Enum<super::super::SemanticType>,
-            > {
-                ::protozero::RepeatedScalars::new(self.dec.repeated(5))
+            ) -> ::protozero::RepeatedEnums<'a, super::super::SemanticType> {
+                ::protozero::RepeatedEnums::new(self.dec.repeated(5))
             }
-            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as raw numbers.
+            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the numbers on the wire, known to the enum or not.
             #[inline]
             pub fn semantic_type_raw(
                 &self,

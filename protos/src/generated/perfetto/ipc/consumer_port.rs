@@ -235,7 +235,7 @@ impl<'a> EnableTracingResponseDecoder<'a> {
     pub fn has_error(&self) -> bool {
         self.dec.has(3)
     }
-    /// Which member of oneof `state` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `state` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_state(&self) -> ::core::option::Option<enable_tracing_response::State> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -2135,17 +2135,14 @@ impl<'a> ObserveEventsRequestDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
         &self.dec
     }
-    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`: every element in order (packed or not).
+    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::events_to_observe_raw`]).
     #[inline]
     pub fn events_to_observe(
         &self,
-    ) -> ::protozero::RepeatedScalars<
-        'a,
-        ::protozero::kinds::Enum<observable_events::Type>,
-    > {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+    ) -> ::protozero::RepeatedEnums<'a, observable_events::Type> {
+        ::protozero::RepeatedEnums::new(self.dec.repeated(1))
     }
-    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`, as raw numbers.
+    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn events_to_observe_raw(
         &self,
@@ -3131,7 +3128,7 @@ impl<'a> CloneSessionRequestDecoder<'a> {
     pub fn has_clone_trigger_delay_ms(&self) -> bool {
         self.dec.has(9)
     }
-    /// Which member of oneof `selector` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `selector` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_selector(
         &self,
     ) -> ::core::option::Option<clone_session_request::Selector<'a>> {

@@ -168,19 +168,19 @@ impl<'a> InitializeConnectionRequestDecoder<'a> {
     pub fn has_producer_name(&self) -> bool {
         self.dec.has(3)
     }
-    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed.
+    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or a number the enum does not name (see [`Self::smb_scraping_mode_raw`]).
     #[inline]
     pub fn smb_scraping_mode(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<initialize_connection_request::ProducerSMBScrapingMode>,
-    > {
+    ) -> ::core::option::Option<initialize_connection_request::ProducerSMBScrapingMode> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`, as its raw number.
+    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn smb_scraping_mode_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -2421,7 +2421,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     pub fn has_clear_incremental_state(&self) -> bool {
         self.dec.has(7)
     }
-    /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_cmd(
         &self,
     ) -> ::core::option::Option<get_async_command_response::Cmd<'a>> {

@@ -314,7 +314,7 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn has_data_for_testing(&self) -> bool {
         self.dec.has(1)
     }
-    /// Which member of oneof `msg` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `msg` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_msg(&self) -> ::core::option::Option<ipc_frame::Msg<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())

@@ -449,17 +449,15 @@ impl<'a> VmInstructionDecoder<'a> {
     pub fn has_del(&self) -> bool {
         self.dec.has(5)
     }
-    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
+    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent, malformed or a number the enum does not name (see [`Self::abort_level_raw`]).
     #[inline]
-    pub fn abort_level(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<vm_instruction::AbortLevel>> {
+    pub fn abort_level(&self) -> ::core::option::Option<vm_instruction::AbortLevel> {
         self.dec
             .get(6)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`, as its raw number.
+    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn abort_level_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(6).and_then(|f| f.as_i32().ok())
@@ -486,7 +484,7 @@ impl<'a> VmInstructionDecoder<'a> {
     pub fn has_nested_instructions(&self) -> bool {
         self.dec.has(7)
     }
-    /// Which member of oneof `operation` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `operation` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_operation(
         &self,
     ) -> ::core::option::Option<vm_instruction::Operation<'a>> {
@@ -762,17 +760,15 @@ impl<'a> VmOpSelectDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
         &self.dec
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent or malformed.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
     #[inline]
-    pub fn cursor(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<VmCursorEnum>> {
+    pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<VmCursorEnum as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`, as its raw number.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -1002,7 +998,7 @@ pub mod vm_op_select {
         pub fn has_store_foreach_index_into_register(&self) -> bool {
             self.dec.has(7)
         }
-        /// Which member of oneof `field` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_field(&self) -> ::core::option::Option<path_component::Field> {
             let mut found = ::core::option::Option::None;
             for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -1137,17 +1133,15 @@ impl<'a> VmOpRegLoadDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
         &self.dec
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent or malformed.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
     #[inline]
-    pub fn cursor(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<VmCursorEnum>> {
+    pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<VmCursorEnum as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`, as its raw number.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())

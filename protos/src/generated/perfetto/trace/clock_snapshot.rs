@@ -112,17 +112,15 @@ impl<'a> ClockSnapshotDecoder<'a> {
     pub fn has_clocks(&self) -> bool {
         self.dec.has(1)
     }
-    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent or malformed.
+    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
     #[inline]
-    pub fn primary_trace_clock(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<BuiltinClock>> {
+    pub fn primary_trace_clock(&self) -> ::core::option::Option<BuiltinClock> {
         self.dec
             .get(2)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<BuiltinClock as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`, as its raw number.
+    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(2).and_then(|f| f.as_i32().ok())

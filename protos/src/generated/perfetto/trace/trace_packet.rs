@@ -855,7 +855,7 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_machine_id(&self) -> bool {
         self.dec.has(98)
     }
-    /// Which member of oneof `data` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `data` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_data(&self) -> ::core::option::Option<trace_packet::Data<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -989,7 +989,7 @@ impl<'a> TracePacketDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `optional_trusted_uid` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `optional_trusted_uid` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_optional_trusted_uid(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedUid> {
@@ -1009,7 +1009,7 @@ impl<'a> TracePacketDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `optional_trusted_packet_sequence_id` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `optional_trusted_packet_sequence_id` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_optional_trusted_packet_sequence_id(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedPacketSequenceId> {

@@ -160,17 +160,19 @@ impl<'a> ChromeConfigDecoder<'a> {
     pub fn has_convert_to_legacy_json(&self) -> bool {
         self.dec.has(3)
     }
-    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed.
+    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::client_priority_raw`]).
     #[inline]
     pub fn client_priority(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<chrome_config::ClientPriority>> {
+    ) -> ::core::option::Option<chrome_config::ClientPriority> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`, as its raw number.
+    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn client_priority_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())

@@ -90,17 +90,15 @@ impl<'a> ConsoleConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
         &self.dec
     }
-    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent or malformed.
+    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::output_raw`]).
     #[inline]
-    pub fn output(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<console_config::Output>> {
+    pub fn output(&self) -> ::core::option::Option<console_config::Output> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<console_config::Output as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`, as its raw number.
+    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn output_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())

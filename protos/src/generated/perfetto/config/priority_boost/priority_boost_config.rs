@@ -93,19 +93,17 @@ impl<'a> PriorityBoostConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
         &self.dec
     }
-    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent or malformed.
+    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
     #[inline]
-    pub fn policy(
-        &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<priority_boost_config::BoostPolicy>,
-    > {
+    pub fn policy(&self) -> ::core::option::Option<priority_boost_config::BoostPolicy> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`, as its raw number.
+    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn policy_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())

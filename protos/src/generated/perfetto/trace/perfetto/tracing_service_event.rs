@@ -306,7 +306,7 @@ impl<'a> TracingServiceEventDecoder<'a> {
     pub fn has_buffer_cloned(&self) -> bool {
         self.dec.has(11)
     }
-    /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_event_type(
         &self,
     ) -> ::core::option::Option<tracing_service_event::EventType<'a>> {

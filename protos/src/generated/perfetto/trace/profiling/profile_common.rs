@@ -966,15 +966,15 @@ impl<'a> FrameDecoder<'a> {
     pub fn has_line_number(&self) -> bool {
         self.dec.has(6)
     }
-    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent or malformed.
+    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent, malformed or a number the enum does not name (see [`Self::kind_raw`]).
     #[inline]
-    pub fn kind(&self) -> ::core::option::Option<::protozero::EnumValue<frame::Kind>> {
+    pub fn kind(&self) -> ::core::option::Option<frame::Kind> {
         self.dec
             .get(7)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<frame::Kind as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`, as its raw number.
+    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn kind_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(7).and_then(|f| f.as_i32().ok())
@@ -999,7 +999,7 @@ impl<'a> FrameDecoder<'a> {
     pub fn has_kind_str(&self) -> bool {
         self.dec.has(8)
     }
-    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_kind_field(&self) -> ::core::option::Option<frame::KindField<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -1010,7 +1010,7 @@ impl<'a> FrameDecoder<'a> {
                     field
                         .as_i32()
                         .ok()
-                        .map(::protozero::EnumValue::from_i32)
+                        .and_then(<frame::Kind as ::protozero::ProtoEnum>::from_i32)
                         .map(frame::KindField::Kind)
                 }
                 8 => field.as_str().ok().map(frame::KindField::KindStr),
@@ -1041,7 +1041,7 @@ pub mod frame {
     #[allow(clippy::large_enum_variant)]
     pub enum KindField<'a> {
         /// Field `kind` = 7.
-        Kind(::protozero::EnumValue<Kind>),
+        Kind(Kind),
         /// Field `kind_str` = 8.
         KindStr(&'a str),
     }

@@ -139,19 +139,19 @@ impl<'a> CounterDescriptorDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
         &self.dec
     }
-    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed.
+    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
     #[inline]
     pub fn r#type(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<counter_descriptor::BuiltinCounterType>,
-    > {
+    ) -> ::core::option::Option<counter_descriptor::BuiltinCounterType> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`, as its raw number.
+    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -176,17 +176,15 @@ impl<'a> CounterDescriptorDecoder<'a> {
     pub fn has_categories(&self) -> bool {
         self.dec.has(2)
     }
-    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed.
+    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::unit_raw`]).
     #[inline]
-    pub fn unit(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<counter_descriptor::Unit>> {
+    pub fn unit(&self) -> ::core::option::Option<counter_descriptor::Unit> {
         self.dec
             .get(3)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`, as its raw number.
+    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn unit_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(3).and_then(|f| f.as_i32().ok())

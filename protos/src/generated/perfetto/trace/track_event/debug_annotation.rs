@@ -417,7 +417,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn has_array_values(&self) -> bool {
         self.dec.has(12)
     }
-    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<debug_annotation::NameField<'a>> {
@@ -436,7 +436,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `value` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_value(&self) -> ::core::option::Option<debug_annotation::Value<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -466,7 +466,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `proto_type_descriptor` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `proto_type_descriptor` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_proto_type_descriptor(
         &self,
     ) -> ::core::option::Option<debug_annotation::ProtoTypeDescriptor<'a>> {
@@ -698,17 +698,15 @@ pub mod debug_annotation {
         pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
             &self.dec
         }
-        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed.
+        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::nested_type_raw`]).
         #[inline]
-        pub fn nested_type(
-            &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<nested_value::NestedType>> {
+        pub fn nested_type(&self) -> ::core::option::Option<nested_value::NestedType> {
             self.dec
                 .get(1)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(<nested_value::NestedType as ::protozero::ProtoEnum>::from_i32)
         }
-        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`, as its raw number.
+        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn nested_type_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(1).and_then(|f| f.as_i32().ok())

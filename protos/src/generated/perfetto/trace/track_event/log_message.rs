@@ -118,17 +118,15 @@ impl<'a> LogMessageDecoder<'a> {
     pub fn has_body_iid(&self) -> bool {
         self.dec.has(2)
     }
-    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent or malformed.
+    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent, malformed or a number the enum does not name (see [`Self::prio_raw`]).
     #[inline]
-    pub fn prio(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<log_message::Priority>> {
+    pub fn prio(&self) -> ::core::option::Option<log_message::Priority> {
         self.dec
             .get(3)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<log_message::Priority as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`, as its raw number.
+    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn prio_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(3).and_then(|f| f.as_i32().ok())

@@ -201,19 +201,19 @@ impl<'a> ProcessDescriptorDecoder<'a> {
     pub fn has_start_timestamp_ns(&self) -> bool {
         self.dec.has(7)
     }
-    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
+    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_process_type_raw`]).
     #[inline]
     pub fn chrome_process_type(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<process_descriptor::ChromeProcessType>,
-    > {
+    ) -> ::core::option::Option<process_descriptor::ChromeProcessType> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`, as its raw number.
+    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_process_type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())

@@ -176,19 +176,19 @@ impl<'a> ThreadDescriptorDecoder<'a> {
     pub fn has_thread_name(&self) -> bool {
         self.dec.has(5)
     }
-    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
+    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_thread_type_raw`]).
     #[inline]
     pub fn chrome_thread_type(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<thread_descriptor::ChromeThreadType>,
-    > {
+    ) -> ::core::option::Option<thread_descriptor::ChromeThreadType> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`, as its raw number.
+    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_thread_type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())

@@ -434,17 +434,15 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_name(&self) -> bool {
         self.dec.has(23)
     }
-    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
     #[inline]
-    pub fn r#type(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<track_event::Type>> {
+    pub fn r#type(&self) -> ::core::option::Option<track_event::Type> {
         self.dec
             .get(9)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<track_event::Type as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`, as its raw number.
+    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(9).and_then(|f| f.as_i32().ok())
@@ -807,7 +805,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_legacy_event(&self) -> bool {
         self.dec.has(6)
     }
-    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<track_event::NameField<'a>> {
@@ -826,7 +824,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `counter_value_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `counter_value_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_counter_value_field(
         &self,
     ) -> ::core::option::Option<track_event::CounterValueField> {
@@ -852,7 +850,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `correlation_id_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `correlation_id_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_correlation_id_field(
         &self,
     ) -> ::core::option::Option<track_event::CorrelationIdField<'a>> {
@@ -887,7 +885,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `callstack_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `callstack_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_callstack_field(
         &self,
     ) -> ::core::option::Option<track_event::CallstackField<'a>> {
@@ -912,7 +910,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `source_location_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `source_location_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_source_location_field(
         &self,
     ) -> ::core::option::Option<track_event::SourceLocationField<'a>> {
@@ -942,7 +940,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_timestamp(&self) -> ::core::option::Option<track_event::Timestamp> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -961,7 +959,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_thread_time(&self) -> ::core::option::Option<track_event::ThreadTime> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -983,7 +981,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `thread_instruction_count` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `thread_instruction_count` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_thread_instruction_count(
         &self,
     ) -> ::core::option::Option<track_event::ThreadInstructionCount> {
@@ -1796,19 +1794,19 @@ pub mod track_event {
         pub fn has_bind_to_enclosing(&self) -> bool {
             self.dec.has(12)
         }
-        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
+        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::flow_direction_raw`]).
         #[inline]
         pub fn flow_direction(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<legacy_event::FlowDirection>,
-        > {
+        ) -> ::core::option::Option<legacy_event::FlowDirection> {
             self.dec
                 .get(13)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`, as its raw number.
+        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn flow_direction_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(13).and_then(|f| f.as_i32().ok())
@@ -1818,19 +1816,19 @@ pub mod track_event {
         pub fn has_flow_direction(&self) -> bool {
             self.dec.has(13)
         }
-        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
+        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::instant_event_scope_raw`]).
         #[inline]
         pub fn instant_event_scope(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<legacy_event::InstantEventScope>,
-        > {
+        ) -> ::core::option::Option<legacy_event::InstantEventScope> {
             self.dec
                 .get(14)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`, as its raw number.
+        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn instant_event_scope_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(14).and_then(|f| f.as_i32().ok())
@@ -1860,7 +1858,7 @@ pub mod track_event {
         pub fn has_tid_override(&self) -> bool {
             self.dec.has(19)
         }
-        /// Which member of oneof `id` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `id` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_id(&self) -> ::core::option::Option<legacy_event::Id> {
             let mut found = ::core::option::Option::None;
             for field in ::protozero::Decoder::new(self.dec.buffer())
