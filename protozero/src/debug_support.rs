@@ -12,9 +12,9 @@
 //! * strings print quoted; a string that is not UTF-8 prints as its bytes;
 //! * bytes print as a list of numbers when at most [`MAX_DEBUG_BYTES`] long,
 //!   else as `[N bytes]`;
-//! * nested messages print through their own decoder, down to
-//!   [`MAX_DEBUG_DEPTH`] levels below the outermost one; deeper messages print
-//!   as `NameDecoder { .. }` without being parsed;
+//! * nested messages print through their own decoder; one nested
+//!   [`MAX_DEBUG_DEPTH`] levels below the decoder being printed prints as
+//!   `NameDecoder { .. }` without being parsed (so neither is anything in it);
 //! * repeated fields print as lists, up to the first malformed element;
 //! * fields with numbers the schema does not name (unknown fields, extensions)
 //!   are not printed. A trailing `..` says something was left out: such a
@@ -33,8 +33,8 @@ use crate::repeated::RepeatedFields;
 use crate::typed_decoder::TypedDecoder;
 use crate::typed_repeated::RepeatedScalars;
 
-/// Nesting depth below the outermost decoder at which `Debug` stops parsing
-/// nested messages and prints them as `NameDecoder { .. }`.
+/// Nesting depth below the decoder being printed at which `Debug` stops
+/// parsing nested messages and prints them as `NameDecoder { .. }`.
 pub const MAX_DEBUG_DEPTH: usize = 64;
 
 /// Longest `bytes` value printed element by element; longer ones print as
@@ -97,8 +97,8 @@ impl<'f, 'b> DebugFields<'f, 'b> {
         }
     }
 
-    /// A singular scalar field of kind `K`.
-    pub fn scalar<K: ScalarKind>(&mut self, name: &str, field: Option<Field<'_>>)
+    /// A singular scalar field of kind `K` (a marker from `kinds`).
+    pub fn scalar<K: ScalarKind>(&mut self, name: &str, field: Option<Field<'_>>, _kind: K)
     where
         K::Value: Debug,
     {
@@ -148,9 +148,14 @@ impl<'f, 'b> DebugFields<'f, 'b> {
         }
     }
 
-    /// A repeated scalar field of kind `K` (packed or not).
-    pub fn repeated_scalars<K: ScalarKind>(&mut self, name: &str, fields: RepeatedFields<'_>)
-    where
+    /// A repeated scalar field of kind `K` (a marker from `kinds`), packed
+    /// or not.
+    pub fn repeated_scalars<K: ScalarKind>(
+        &mut self,
+        name: &str,
+        fields: RepeatedFields<'_>,
+        _kind: K,
+    ) where
         K::Value: Debug,
     {
         if present(&fields) {
@@ -396,7 +401,7 @@ mod tests {
         const DEBUG_NAME: &'static str = "MDecoder";
         fn fmt_at_depth(&self, f: &mut Formatter<'_>, depth: usize) -> fmt::Result {
             let mut s = DebugFields::new(f, Self::DEBUG_NAME, depth);
-            s.scalar::<kinds::Uint32>("a", self.dec.get(1));
+            s.scalar("a", self.dec.get(1), kinds::Uint32);
             s.string("s", self.dec.get(2));
             s.repeated_messages::<MDecoder<'_>>("kids", self.dec.repeated(3));
             s.bytes("b", self.dec.get(4));

@@ -104,6 +104,14 @@ fn repeated_fields_keep_order() {
     assert_eq!(nested, [Some(10), Some(20)]);
     assert_eq!(d.r_double().collect::<Vec<_>>(), [0.5]);
     assert!(d.has_r_string());
+    assert_eq!(
+        format!("{d:?}"),
+        "RepeatedDecoder { r_uint64: [1, 2, 18446744073709551615], r_sint32: [-1, 5], \
+         r_fixed64: [7], r_string: [\"a\", \"b\"], r_bytes: [[120, 121]], \
+         r_level: [High, 42], \
+         r_scalars: [ScalarsDecoder { f_uint32: 10 }, ScalarsDecoder { f_uint32: 20 }], \
+         r_double: [0.5] }"
+    );
 }
 
 #[test]

@@ -126,8 +126,8 @@ impl<'w> ::protozero::MessageWriter<'w> for GpuCounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct GpuCounterDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -275,6 +275,38 @@ impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for GpuCounterDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for GpuCounterDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "GpuCounterDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                gpu_counter_descriptor::GpuCounterSpecDecoder<'a>,
+            >("specs", d.repeated(1));
+        s.repeated_messages::<
+                gpu_counter_descriptor::GpuCounterBlockDecoder<'a>,
+            >("blocks", d.repeated(2));
+        s.scalar("min_sampling_period_ns", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("max_sampling_period_ns", d.get(4), ::protozero::kinds::Uint64);
+        s.scalar("supports_instrumented_sampling", d.get(5), ::protozero::kinds::Bool);
+        s.repeated_messages::<
+                gpu_counter_descriptor::GpuCounterGroupSpecDecoder<'a>,
+            >("counter_groups", d.repeated(6));
+        s.scalar("supports_counter_names", d.get(7), ::protozero::kinds::Bool);
+        s.scalar("supports_counter_name_globs", d.get(8), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.GpuCounterDescriptor`.
@@ -794,8 +826,8 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GpuCounterSpecDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 12>,
     }
@@ -1007,6 +1039,40 @@ pub mod gpu_counter_descriptor {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for GpuCounterSpecDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GpuCounterSpecDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GpuCounterSpecDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("counter_id", d.get(1), ::protozero::kinds::Uint32);
+            s.string("name", d.get(2));
+            s.string("description", d.get(3));
+            s.scalar("int_peak_value", d.get(5), ::protozero::kinds::Int64);
+            s.scalar("double_peak_value", d.get(6), ::protozero::kinds::Double);
+            s.repeated_enums::<MeasureUnit>("numerator_units", d.repeated(7));
+            s.repeated_enums::<MeasureUnit>("denominator_units", d.repeated(8));
+            s.scalar("select_by_default", d.get(9), ::protozero::kinds::Bool);
+            s.repeated_enums::<GpuCounterGroup>("groups", d.repeated(10));
+            s.enumeration::<
+                    gpu_counter_spec::ValueDirection,
+                >("value_direction", d.get(11));
+            s.check_fields(d, &[1, 2, 3, 5, 6, 7, 8, 9, 10, 11]);
+            s.finish()
+        }
+    }
     /// Nested types of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
     pub mod gpu_counter_spec {
         /// The member set in oneof `peak_value` of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, with its value.
@@ -1181,8 +1247,8 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GpuCounterBlockDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -1284,6 +1350,33 @@ pub mod gpu_counter_descriptor {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for GpuCounterBlockDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GpuCounterBlockDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GpuCounterBlockDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("block_id", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("block_capacity", d.get(2), ::protozero::kinds::Uint32);
+            s.string("name", d.get(3));
+            s.string("description", d.get(4));
+            s.repeated_scalars("counter_ids", d.repeated(5), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1355,8 +1448,8 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GpuCounterGroupSpecDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -1446,6 +1539,32 @@ pub mod gpu_counter_descriptor {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for GpuCounterGroupSpecDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GpuCounterGroupSpecDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GpuCounterGroupSpecDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("group_id", d.get(1), ::protozero::kinds::Uint32);
+            s.string("name", d.get(2));
+            s.string("description", d.get(3));
+            s.repeated_scalars("counter_ids", d.repeated(4), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
 }

@@ -64,8 +64,8 @@ impl<'w> ::protozero::MessageWriter<'w> for PriorityBoostConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.PriorityBoostConfig` (from `perfetto/config/priority_boost/priority_boost_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.PriorityBoostConfig` (from `perfetto/config/priority_boost/priority_boost_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct PriorityBoostConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -133,6 +133,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for PriorityBoostConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for PriorityBoostConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for PriorityBoostConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "PriorityBoostConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<priority_boost_config::BoostPolicy>("policy", d.get(1));
+        s.scalar("priority", d.get(2), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.PriorityBoostConfig`.

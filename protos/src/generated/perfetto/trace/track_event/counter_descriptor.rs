@@ -110,8 +110,8 @@ impl<'w> ::protozero::MessageWriter<'w> for CounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CounterDescriptor` (from `perfetto/trace/track_event/counter_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.CounterDescriptor` (from `perfetto/trace/track_event/counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CounterDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 8>,
 }
@@ -254,6 +254,31 @@ impl<'a> ::protozero::MessageDecoder<'a> for CounterDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for CounterDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CounterDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CounterDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<counter_descriptor::BuiltinCounterType>("type", d.get(1));
+        s.repeated_strings("categories", d.repeated(2));
+        s.enumeration::<counter_descriptor::Unit>("unit", d.get(3));
+        s.scalar("unit_multiplier", d.get(4), ::protozero::kinds::Int64);
+        s.scalar("is_incremental", d.get(5), ::protozero::kinds::Bool);
+        s.string("unit_name", d.get(6));
+        s.string("y_axis_share_key", d.get(7));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.CounterDescriptor`.

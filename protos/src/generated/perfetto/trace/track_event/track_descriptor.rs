@@ -269,8 +269,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 21>,
 }
@@ -686,6 +686,57 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TrackDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("uuid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("name", d.get(2));
+        s.message::<ProcessDescriptorDecoder<'a>>("process", d.get(3));
+        s.message::<ThreadDescriptorDecoder<'a>>("thread", d.get(4));
+        s.scalar("parent_uuid", d.get(5), ::protozero::kinds::Uint64);
+        s.message::<ChromeProcessDescriptorDecoder<'a>>("chrome_process", d.get(6));
+        s.message::<ChromeThreadDescriptorDecoder<'a>>("chrome_thread", d.get(7));
+        s.message::<CounterDescriptorDecoder<'a>>("counter", d.get(8));
+        s.scalar(
+            "disallow_merging_with_system_tracks",
+            d.get(9),
+            ::protozero::kinds::Bool,
+        );
+        s.string("static_name", d.get(10));
+        s.enumeration::<
+                track_descriptor::ChildTracksOrdering,
+            >("child_ordering", d.get(11));
+        s.scalar("sibling_order_rank", d.get(12), ::protozero::kinds::Int32);
+        s.string("atrace_name", d.get(13));
+        s.string("description", d.get(14));
+        s.enumeration::<
+                track_descriptor::SiblingMergeBehavior,
+            >("sibling_merge_behavior", d.get(15));
+        s.string("sibling_merge_key", d.get(16));
+        s.scalar("sibling_merge_key_int", d.get(17), ::protozero::kinds::Uint64);
+        s.message::<StateDescriptorDecoder<'a>>("state", d.get(18));
+        s.enumeration::<
+                track_descriptor::ProcessOrdering,
+            >("process_ordering", d.get(19));
+        s.enumeration::<track_descriptor::ThreadOrdering>("thread_ordering", d.get(20));
+        s.check_fields(
+            d,
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+        );
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TrackDescriptor`.
