@@ -2,7 +2,7 @@
 //! annotations and a counter; interned data; a track descriptor — written
 //! with the generated writers and read back with the generated decoders.
 
-use protozero::{EnumValue, HeapWriter};
+use protozero::HeapWriter;
 use zerotrace_protos::protos::{
     self, Trace, TraceDecoder, TracePacket, TracePacketDecoder, debug_annotation, trace_packet,
     track_event,
@@ -90,10 +90,8 @@ fn track_event_packet_round_trips() {
     assert_eq!(loc.line_number(), Some(42));
 
     let event = packet.track_event().unwrap();
-    assert_eq!(
-        event.r#type(),
-        Some(EnumValue::Known(track_event::Type::SliceBegin))
-    );
+    assert_eq!(event.r#type(), Some(track_event::Type::SliceBegin));
+    assert_eq!(event.type_raw(), Some(track_event::Type::SliceBegin as i32));
     assert_eq!(event.track_uuid(), Some(0xABCD));
     assert_eq!(event.category_iids().collect::<Vec<_>>(), [1]);
     assert_eq!(event.name_iid(), Some(2));
@@ -161,10 +159,7 @@ fn trace_of_several_packets() {
     assert_eq!((thread.pid(), thread.tid()), (Some(10), Some(11)));
     assert_eq!(packets[1].timestamp(), Some(1_000_000));
     let end = packets[2].track_event().unwrap();
-    assert_eq!(
-        end.r#type().and_then(EnumValue::known),
-        Some(track_event::Type::SliceEnd)
-    );
+    assert_eq!(end.r#type(), Some(track_event::Type::SliceEnd));
 }
 
 #[test]

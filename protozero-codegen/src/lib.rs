@@ -8,8 +8,12 @@
 //! * per message `Foo`, a writer `Foo<'w>` (wrapping `protozero::Message`)
 //!   with `set_x` / `add_x` / `begin_x` methods and `FIELD_X` constants, and
 //!   a decoder `FooDecoder<'a>` (over `protozero::TypedDecoder`) with `x()`,
-//!   `has_x()` and iterator accessors;
-//! * `#[repr(i32)]` enums whose unknown numbers survive decoding;
+//!   `has_x()` and iterator accessors, and a `Debug` that prints the fields
+//!   present by their `.proto` names;
+//! * `#[repr(i32)]` enums; an enum field `x` of enum `E` decodes as
+//!   `x() -> Option<E>` (`None` for numbers `E` does not name) next to
+//!   `x_raw() -> Option<i32>` (the number as sent, named or not); repeated
+//!   enum fields iterate `E`s (skipping unknown numbers) and raw `i32`s;
 //! * one `protozero::ServiceDescriptor` per service;
 //! * optionally a binary `FileDescriptorSet`.
 //!

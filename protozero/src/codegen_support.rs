@@ -1,9 +1,11 @@
 //! Small runtime vocabulary that generated code (from `protozero-codegen`) is
 //! written against, so the generated files depend on nothing but this crate.
 //!
-//! * [`ProtoEnum`] and [`EnumValue`]: protobuf enums are open — a decoder may
-//!   meet a number the schema does not list — so decoders hand out an
-//!   [`EnumValue`] that keeps the raw number instead of dropping it.
+//! * [`ProtoEnum`]: what generated Rust enums implement. A decoder may meet
+//!   a number the schema does not list; generated decoders read such a
+//!   number as `None` from the typed accessor and keep it for the `_raw` one.
+//!   [`EnumValue`] (a known variant or the bare number) is for code that
+//!   wants both in one value.
 //! * [`MessageWriter`] / [`MessageDecoder`]: what every generated writer and
 //!   decoder can do, for code that is generic over message types.
 //! * [`kinds`]: one marker type per protobuf scalar type, telling the typed
@@ -177,7 +179,9 @@ pub mod kinds {
     scalar_kind!(/// `double`.
         Double, f64, Fixed64, |v| f64::from_bits(v));
 
-    /// A protobuf enum `E` (varint); unknown numbers are kept.
+    /// A protobuf enum `E` (varint), as [`EnumValue`]s: unknown numbers are
+    /// kept. (Generated decoders use [`RepeatedEnums`](crate::RepeatedEnums) and
+    /// [`Int32`] instead.)
     #[derive(Debug, Clone, Copy)]
     pub struct Enum<E>(PhantomData<E>);
 

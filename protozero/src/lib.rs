@@ -29,6 +29,7 @@ extern crate alloc;
 
 mod bytecopy;
 mod codegen_support;
+mod debug_support;
 mod decoder;
 mod delegate;
 mod error;
@@ -63,7 +64,9 @@ pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};
 pub use decoder::{Decoder, Field, FieldValue};
 pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
 pub use typed_decoder::TypedDecoder;
-pub use typed_repeated::{RepeatedBytes, RepeatedMessages, RepeatedScalars, RepeatedStrs};
+pub use typed_repeated::{
+    RepeatedBytes, RepeatedEnums, RepeatedMessages, RepeatedScalars, RepeatedStrs,
+};
 pub use wire::WireType;
 
 // What generated code implements: a typed writer and a typed zero-copy view
@@ -86,6 +89,7 @@ pub use protozero_derive::{ProtoRead, ProtoWrite};
 /// change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::debug_support::{DebugDecoder, DebugFields, MAX_DEBUG_BYTES, MAX_DEBUG_DEPTH};
     pub use crate::proto_traits::__private::*;
     pub use crate::proto_traits::{
         PathSegment, ProtoDecode, ProtoEncode, ProtoOneofRead, ProtoOneofWrite, ProtoPacked,

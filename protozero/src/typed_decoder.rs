@@ -175,6 +175,12 @@ impl<'a, const N: usize> TypedDecoder<'a, N> {
         }
     }
 
+    /// Every field parsing accepted, in arrival order (found by a scan of
+    /// the message, not stored).
+    pub fn fields(&self) -> impl Iterator<Item = Field<'a>> + use<'a, N> {
+        self.scan(self.buf, 0).map_while(Result::ok)
+    }
+
     /// Fields with ids ≥ `N`, in arrival order (found by a scan of the
     /// message, not stored).
     pub fn spilled(&self) -> impl Iterator<Item = Field<'a>> + '_ {
@@ -200,6 +206,8 @@ mod tests {
         assert_eq!(d.get(200).unwrap().as_u64(), Ok(1));
         assert!(!d.has(3));
         assert_eq!(d.repeated(3).count(), 0);
+        let ids: Vec<u32> = d.fields().map(|f| f.id).collect();
+        assert_eq!(ids, [1, 2, 1, 200, 2]);
     }
 
     #[test]
@@ -221,6 +229,7 @@ mod tests {
         let buf = [0x08, 5, 0x12, 10, b'a'];
         let d = TypedDecoder::<'_, 8>::new(&buf);
         assert_eq!(d.get(1).unwrap().as_u64(), Ok(5));
+        assert_eq!(d.fields().count(), 1);
         assert!(matches!(
             d.error(),
             Some(DecodeError::LengthOutOfBounds { id: 2, .. })

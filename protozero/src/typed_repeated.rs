@@ -5,11 +5,13 @@
 //! schema says, and even both in one message. [`RepeatedScalars`] accepts
 //! either, element by element, without allocating. Strings, bytes and nested
 //! messages are never packed, so their iterators just convert each occurrence.
+//! [`RepeatedEnums`] reads enum elements like `int32` ones and yields those
+//! the Rust enum names, skipping other numbers.
 //! Every iterator stops at the first malformed element and remembers why.
 
 use core::marker::PhantomData;
 
-use crate::codegen_support::{MessageDecoder, PackedLayout, ScalarKind};
+use crate::codegen_support::{MessageDecoder, PackedLayout, ProtoEnum, ScalarKind, kinds};
 use crate::decoder::{Field, FieldValue};
 use crate::error::DecodeError;
 use crate::repeated::RepeatedFields;
@@ -108,6 +110,46 @@ impl<K: ScalarKind> Iterator for RepeatedScalars<'_, K> {
                         });
                     }
                 },
+            }
+        }
+    }
+}
+
+/// Elements of a repeated enum field, packed or unpacked, as values of the
+/// Rust enum `E`. Numbers `E` does not name are skipped, so this may yield
+/// fewer items than the field has elements; iterate
+/// `RepeatedScalars<'a, kinds::Int32>` over the same fields for every number.
+#[derive(Debug, Clone)]
+pub struct RepeatedEnums<'a, E> {
+    raw: RepeatedScalars<'a, kinds::Int32>,
+    kind: PhantomData<fn() -> E>,
+}
+
+impl<'a, E: ProtoEnum> RepeatedEnums<'a, E> {
+    /// Iterates the elements carried by `fields` (occurrences of one field id).
+    pub fn new(fields: RepeatedFields<'a>) -> Self {
+        RepeatedEnums {
+            raw: RepeatedScalars::new(fields),
+            kind: PhantomData,
+        }
+    }
+
+    /// The error that ended iteration early, if any (including a malformed
+    /// message around the field). Unknown numbers are not errors.
+    pub fn error(&self) -> Option<DecodeError> {
+        self.raw.error()
+    }
+}
+
+impl<E: ProtoEnum> Iterator for RepeatedEnums<'_, E> {
+    type Item = E;
+
+    #[inline]
+    fn next(&mut self) -> Option<E> {
+        // Bounded by the elements left: each turn consumes one.
+        loop {
+            if let Some(e) = E::from_i32(self.raw.next()?) {
+                return Some(e);
             }
         }
     }
@@ -251,6 +293,56 @@ mod tests {
         // field 1 as fixed32 where a varint is expected
         let buf = [0x0D, 1, 0, 0, 0, 0x08, 2];
         let mut it = RepeatedScalars::<kinds::Int64>::new(fields(&buf, 1));
+        assert_eq!(it.next(), None);
+        assert!(matches!(
+            it.error(),
+            Some(DecodeError::WrongWireType { id: 1, .. })
+        ));
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Color {
+        Red = 1,
+        Blue = -2,
+    }
+
+    impl ProtoEnum for Color {
+        fn from_i32(value: i32) -> Option<Self> {
+            match value {
+                1 => Some(Color::Red),
+                -2 => Some(Color::Blue),
+                _ => None,
+            }
+        }
+        fn as_i32(self) -> i32 {
+            self as i32
+        }
+        fn as_str_name(self) -> &'static str {
+            match self {
+                Color::Red => "RED",
+                Color::Blue => "BLUE",
+            }
+        }
+    }
+
+    #[test]
+    fn enums_skip_unknown_numbers_packed_and_unpacked() {
+        // field 1 = 1, field 1 = packed [9, -2, 7], field 1 = 5, field 1 = 1
+        let mut buf = vec![0x08, 1, 0x0A, 12, 9];
+        buf.extend_from_slice(&[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]);
+        buf.extend_from_slice(&[7, 0x08, 5, 0x08, 1]);
+        let known: Vec<Color> = RepeatedEnums::new(fields(&buf, 1)).collect();
+        assert_eq!(known, [Color::Red, Color::Blue, Color::Red]);
+        let raw: Vec<i32> = RepeatedScalars::<kinds::Int32>::new(fields(&buf, 1)).collect();
+        assert_eq!(raw, [1, 9, -2, 7, 5, 1]);
+    }
+
+    #[test]
+    fn enums_stop_at_malformed_elements() {
+        // field 1 = 1, then field 1 as fixed32
+        let buf = [0x08, 1, 0x0D, 1, 0, 0, 0, 0x08, 1];
+        let mut it = RepeatedEnums::<Color>::new(fields(&buf, 1));
+        assert_eq!(it.next(), Some(Color::Red));
         assert_eq!(it.next(), None);
         assert!(matches!(
             it.error(),

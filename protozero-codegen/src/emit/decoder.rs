@@ -38,7 +38,7 @@ pub(crate) fn emit_decoder(
     let dense =
         Literal::usize_unsuffixed((msg.max_field_number() + 1).min(MAX_DENSE_FIELDS) as usize);
     let doc = format!(
-        "Zero-copy decoder of message `{full_name}` (from `{file}`); missing or malformed fields read as `None`."
+        "Zero-copy decoder of message `{full_name}` (from `{file}`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names."
     );
     let access = Access {
         dec: quote!(self.dec),
@@ -56,9 +56,10 @@ pub(crate) fn emit_decoder(
     } else {
         quote!(::protozero::TypedDecoder::new(buf))
     };
+    let debug = debug_impl(&name, plans);
     Ok(quote! {
         #[doc = #doc]
-        #[derive(Debug, Clone)]
+        #[derive(Clone)]
         pub struct #name<'a> {
             dec: ::protozero::TypedDecoder<'a, #dense>,
         }
@@ -106,7 +107,101 @@ pub(crate) fn emit_decoder(
                 self.dec.error()
             }
         }
+
+        #debug
     })
+}
+
+/// `Debug` for a decoder: the fields present, in field-number order, under
+/// their `.proto` names, through the runtime's `DebugFields` (which documents
+/// the format); fields the schema does not name are left out, marked `..`.
+fn debug_impl(name: &Ident, plans: &[FieldPlan<'_>]) -> TokenStream {
+    let rust_name = name.to_string();
+    let rust_name = rust_name.trim_start_matches("r#");
+    let mut by_number: Vec<&FieldPlan<'_>> = plans.iter().collect();
+    by_number.sort_by_key(|p| p.def.number);
+    let fields = by_number.iter().map(|p| {
+        let id = Literal::u32_unsuffixed(p.def.number);
+        let field_name = p.def.name.as_str();
+        let (method, turbofish, marker) = debug_method(p);
+        let field = if p.repeated() {
+            quote!(d.repeated(#id))
+        } else {
+            quote!(d.get(#id))
+        };
+        quote! { s.#method #turbofish(#field_name, #field #marker); }
+    });
+    let mut known: Vec<u32> = plans.iter().map(|p| p.def.number).collect();
+    known.sort_unstable();
+    known.dedup();
+    let known = known.into_iter().map(Literal::u32_unsuffixed);
+    quote! {
+        impl ::core::fmt::Debug for #name<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+
+        impl<'a> ::protozero::__private::DebugDecoder for #name<'a> {
+            const DEBUG_NAME: &'static str = #rust_name;
+
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+                #(#fields)*
+                s.check_fields(d, &[#(#known),*]);
+                s.finish()
+            }
+        }
+    }
+}
+
+/// The `DebugFields` method printing a field, its turbofish (if any), and
+/// its trailing kind marker argument (for numeric scalars).
+fn debug_method(p: &FieldPlan<'_>) -> (Ident, TokenStream, TokenStream) {
+    let repeated = p.repeated();
+    let none = TokenStream::new;
+    let (method, turbofish, marker) = match &p.shape {
+        Shape::Scalar(Scalar::String) if repeated => ("repeated_strings", none(), none()),
+        Shape::Scalar(Scalar::String) => ("string", none(), none()),
+        Shape::Scalar(Scalar::Bytes) if repeated => ("repeated_bytes", none(), none()),
+        Shape::Scalar(Scalar::Bytes) => ("bytes", none(), none()),
+        Shape::Scalar(s) => {
+            let kind = scalar_info(*s).kind;
+            let method = if repeated {
+                "repeated_scalars"
+            } else {
+                "scalar"
+            };
+            (method, none(), quote!(, ::protozero::kinds::#kind))
+        }
+        Shape::Enum(path) => {
+            let method = if repeated {
+                "repeated_enums"
+            } else {
+                "enumeration"
+            };
+            (method, quote!(::<#path>), none())
+        }
+        Shape::Message { decoder, .. } => {
+            let method = match (repeated, p.def.delimited) {
+                (true, true) => "repeated_groups",
+                (true, false) => "repeated_messages",
+                (false, true) => "group",
+                (false, false) => "message",
+            };
+            (method, quote!(::<#decoder<'a>>), none())
+        }
+    };
+    (
+        Ident::new(method, proc_macro2::Span::call_site()),
+        turbofish,
+        marker,
+    )
 }
 
 pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, d: &Access) -> TokenStream {
@@ -173,7 +268,9 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
         }
         Shape::Enum(path) => {
             let raw = p.d_raw.as_ref().map(|raw| {
-                let doc = format!("{what}, as its raw number.");
+                let doc = format!(
+                    "{what}, as the number on the wire (also when the enum does not name it); `None` when absent or malformed."
+                );
                 quote! {
                     #[doc = #doc]
                     #[inline]
@@ -182,14 +279,23 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                     }
                 }
             });
+            let doc = match &p.d_raw {
+                Some(raw) => format!(
+                    "{what}; `None` when absent, malformed or a number the enum does not name (see [`Self::{}`]).",
+                    raw.to_string().trim_start_matches("r#")
+                ),
+                None => format!(
+                    "{what}; `None` when absent, malformed or a number the enum does not name."
+                ),
+            };
             quote! {
                 #[doc = #doc]
                 #[inline]
-                pub fn #get(&self) -> ::core::option::Option<::protozero::EnumValue<#path>> {
+                pub fn #get(&self) -> ::core::option::Option<#path> {
                     #d
                         .get(#id)
                         .and_then(|f| f.as_i32().ok())
-                        .map(::protozero::EnumValue::from_i32)
+                        .and_then(<#path as ::protozero::ProtoEnum>::from_i32)
                 }
                 #raw
             }
@@ -231,7 +337,19 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
     if p.def.delimited {
         return repeated_groups(p, id, what, a);
     }
-    let doc = format!("{what}: every element in order (packed or not).");
+    let doc = if matches!(p.shape, Shape::Enum(_)) {
+        match &p.d_raw {
+            Some(raw) => format!(
+                "{what}: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::{}`]).",
+                raw.to_string().trim_start_matches("r#")
+            ),
+            None => format!(
+                "{what}: every element the enum names, in order (packed or not); other numbers are skipped."
+            ),
+        }
+    } else {
+        format!("{what}: every element in order (packed or not).")
+    };
     let (ty, ctor) = match &p.shape {
         Shape::Scalar(Scalar::String) => (
             quote!(::protozero::RepeatedStrs<'a>),
@@ -249,8 +367,8 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
             )
         }
         Shape::Enum(path) => (
-            quote!(::protozero::RepeatedScalars<'a, ::protozero::kinds::Enum<#path>>),
-            quote!(::protozero::RepeatedScalars::new),
+            quote!(::protozero::RepeatedEnums<'a, #path>),
+            quote!(::protozero::RepeatedEnums::new),
         ),
         Shape::Message { decoder, .. } => (
             quote!(::protozero::RepeatedMessages<'a, #decoder<'a>>),
@@ -258,7 +376,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
         ),
     };
     let raw = p.d_raw.as_ref().map(|raw| {
-        let doc = format!("{what}, as raw numbers.");
+        let doc = format!("{what}, as the numbers on the wire, known to the enum or not.");
         quote! {
             #[doc = #doc]
             #[inline]
@@ -352,7 +470,7 @@ fn which_method(
     let lt = oneof_borrows(plans, index).then(|| quote!(<'a>));
     let oneof = &msg.oneofs[index].name;
     let doc = format!(
-        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value."
+        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over."
     );
     let mut arms = Vec::new();
     for p in plans.iter().filter(|p| p.def.oneof == Some(index)) {
@@ -364,7 +482,12 @@ fn which_method(
                     let getter = scalar_info(*s).getter;
                     quote!(field.#getter().ok())
                 }
-                Shape::Enum(_) => quote!(field.as_i32().ok().map(::protozero::EnumValue::from_i32)),
+                Shape::Enum(path) => quote!(
+                    field
+                        .as_i32()
+                        .ok()
+                        .and_then(<#path as ::protozero::ProtoEnum>::from_i32)
+                ),
                 Shape::Message { .. } if p.def.delimited => quote!(
                     field
                         .as_group()

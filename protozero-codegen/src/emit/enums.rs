@@ -229,7 +229,7 @@ pub(crate) fn emit_oneof_enum(
                 Shape::Scalar(Scalar::String) => quote!(&'a str),
                 Shape::Scalar(Scalar::Bytes) => quote!(&'a [u8]),
                 Shape::Scalar(s) => scalar_info(*s).rust_ty,
-                Shape::Enum(path) => quote!(::protozero::EnumValue<#path>),
+                Shape::Enum(path) => path.clone(),
                 Shape::Message { decoder, .. } => quote!(#decoder<'a>),
             };
             let d = format!("Field `{}` = {}.", p.def.name, p.def.number);

@@ -9,7 +9,6 @@ mod scenarios;
 
 use std::collections::HashMap;
 
-use protozero::EnumValue;
 use zerotrace_interop::protoc_decode;
 use zerotrace_protos::protos::{
     TraceDecoder, TracePacketDecoder, TrackDescriptorDecoder, TrackEventDecoder,
@@ -82,11 +81,11 @@ fn slices(packets: &[TracePacketDecoder<'_>]) -> Vec<(u64, String, u64, u64)> {
         let track = e.track_uuid().expect("track_uuid");
         let ts = p.timestamp().expect("timestamp");
         match e.r#type() {
-            Some(EnumValue::Known(Type::SliceBegin)) => {
+            Some(Type::SliceBegin) => {
                 let name = e.name().expect("slice name").to_owned();
                 open.entry(track).or_default().push((name, ts));
             }
-            Some(EnumValue::Known(Type::SliceEnd)) => {
+            Some(Type::SliceEnd) => {
                 assert!(!e.has_name(), "end events carry no name");
                 let (name, begin) = open
                     .get_mut(&track)
@@ -130,7 +129,7 @@ fn generated_decoders_read_every_scenario_back() {
     );
     let instant = event(&p[4]);
     assert_eq!(p[4].timestamp(), Some(285));
-    assert_eq!(instant.r#type(), Some(EnumValue::Known(Type::Instant)));
+    assert_eq!(instant.r#type(), Some(Type::Instant));
     assert_eq!(instant.track_uuid(), Some(49_083_589_894));
     assert!(!instant.has_name());
 
@@ -192,7 +191,7 @@ fn generated_decoders_read_every_scenario_back() {
         .iter()
         .map(|p| {
             let e = event(p);
-            assert_eq!(e.r#type(), Some(EnumValue::Known(Type::Counter)));
+            assert_eq!(e.r#type(), Some(Type::Counter));
             assert_eq!(e.track_uuid(), Some(4_489_498));
             match e.which_counter_value_field() {
                 Some(CounterValueField::CounterValue(v)) => (p.timestamp().expect("ts"), v),

@@ -229,7 +229,7 @@ impl Index<'_> {
                         vals.push(v.rust);
                     }
                     let map = if matches!(ty, FieldType::Enum(_)) {
-                        ".map(|e| e.raw())"
+                        ".map(i32::from)"
                     } else {
                         ""
                     };
@@ -287,10 +287,10 @@ fn text_name<'a>(f: &'a FieldDef, ty: &'a MessageDef) -> &'a str {
     }
 }
 
-/// The accessor call reading a singular field (enums as raw numbers).
+/// The accessor call reading a singular field (enums as their numbers).
 fn getter(ty: &FieldType, var: &str, acc: &str) -> String {
     match ty {
-        FieldType::Enum(_) => format!("{var}.{acc}().map(|e| e.raw())"),
+        FieldType::Enum(_) => format!("{var}.{acc}().map(i32::from)"),
         _ => format!("{var}.{acc}()"),
     }
 }

@@ -3,11 +3,10 @@
 //! writers and back out of our decoders.
 
 use proptest::prelude::*;
-use protozero::EnumValue;
 use zerotrace_protos::protos as zp;
 use zerotrace_protos_prost_check::protos as pb;
 
-use super::{blob, checked, double, enum_number, few, maybe, messages, strings, text};
+use super::{blob, check_enum, checked, double, enum_number, few, maybe, messages, strings, text};
 
 // ---- strategies -------------------------------------------------------------
 
@@ -181,7 +180,7 @@ pub fn write_debug_annotation(v: &pb::DebugAnnotation, w: &mut zp::DebugAnnotati
 fn read_nested_value(
     d: &zp::debug_annotation::NestedValueDecoder<'_>,
 ) -> pb::debug_annotation::NestedValue {
-    assert_eq!(d.nested_type().map(EnumValue::raw), d.nested_type_raw());
+    check_enum(d.nested_type(), d.nested_type_raw());
     pb::debug_annotation::NestedValue {
         nested_type: d.nested_type_raw(),
         dict_keys: strings(d.dict_keys()),

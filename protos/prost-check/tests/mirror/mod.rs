@@ -22,7 +22,7 @@ macro_rules! set_enum {
 macro_rules! get_enum {
     ($d:expr, $get:ident, $get_raw:ident) => {{
         let raw = $d.$get_raw();
-        assert_eq!($d.$get().map(protozero::EnumValue::raw), raw);
+        $crate::mirror::check_enum($d.$get(), raw);
         raw
     }};
 }
@@ -41,9 +41,15 @@ use std::fmt::Debug;
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use protozero::{
-    HeapWriter, Message, MessageDecoder, RepeatedBytes, RepeatedMessages, RepeatedScalars,
-    RepeatedStrs, ScalarKind,
+    HeapWriter, Message, MessageDecoder, ProtoEnum, RepeatedBytes, RepeatedMessages,
+    RepeatedScalars, RepeatedStrs, ScalarKind,
 };
+
+/// Checks an enum field's typed getter against its raw one: the variant
+/// with the raw number, or `None` when absent or not named by the enum.
+pub fn check_enum<E: ProtoEnum + Debug + PartialEq>(typed: Option<E>, raw: Option<i32>) {
+    assert_eq!(typed, raw.and_then(E::from_i32));
+}
 
 /// How repeated scalar fields are laid out by our writers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

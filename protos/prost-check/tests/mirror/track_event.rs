@@ -3,7 +3,6 @@
 //! types, and the copy through our writers and back out of our decoders.
 
 use proptest::prelude::*;
-use protozero::EnumValue;
 use zerotrace_protos::protos as zp;
 use zerotrace_protos_prost_check::protos as pb;
 
@@ -411,7 +410,7 @@ fn read_legacy_event(d: &zp::track_event::LegacyEventDecoder<'_>) -> pb::track_e
 pub fn read_track_event(d: &zp::TrackEventDecoder<'_>) -> pb::TrackEvent {
     use pb::track_event as p;
     use zp::track_event as g;
-    assert_eq!(d.r#type().map(EnumValue::raw), d.type_raw());
+    super::check_enum(d.r#type(), d.type_raw());
     assert_eq!(d.has_track_uuid(), d.track_uuid().is_some());
     let callstack_field = d.which_callstack_field().map(|c| match c {
         g::CallstackField::Callstack(stack) => {

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use protozero::{EnumValue, HeapWriter, MessageDecoder, MessageWriter};
+use protozero::{HeapWriter, MessageDecoder, MessageWriter};
 use protozero_codegen_fixtures::real_world::fixture::delta::{Ed, EdDecoder, ed};
 use protozero_codegen_fixtures::real_world::fixture::gamma::{
     Legacy, LegacyDecoder, LegacyLegacyDecoderExt, LegacyLegacyExt, Set, SetDecoder, SetMember,
@@ -152,6 +152,17 @@ Pick {
     assert_eq!(d.ext_packed().collect::<Vec<_>>(), [13, 14]);
     assert_eq!(d.extgroup().and_then(|g| g.g()), Some(15));
     assert_eq!(holder::LegacyDecoderExt::nested_ext(&d), Some("n"));
+    // Debug: groups like messages, maps as entry lists; the extensions are
+    // fields `Legacy` itself does not name, so the output ends with `..`.
+    assert_eq!(
+        format!("{d:?}"),
+        "LegacyDecoder { a: 1, result: ResultDecoder { url: \"u\", n: [2, 3] }, \
+         item: [ItemDecoder { id: 4 }, ItemDecoder { id: 5 }], has_x: 6, x: 7, \
+         type: \"t\", self: true, match: 8, \
+         counts: [CountsEntryDecoder { key: \"k\", value: 9 }], \
+         deep: DeepDecoder { d: DeeperDecoder { d: DeepestDecoder { v: 10 } } }, \
+         pick: PickDecoder { p: 11 }, .. }"
+    );
 }
 
 #[test]
@@ -250,7 +261,7 @@ fn editions_features_shape_the_encoding() {
     assert_eq!(d.packed_default().collect::<Vec<_>>(), [7, 8]);
     assert_eq!(d.expanded().collect::<Vec<_>>(), [9]);
     assert_eq!(d.delimited().and_then(|i| i.v()), Some(1));
-    assert_eq!(d.closed(), Some(EnumValue::Known(ed::Closed::Zero)));
+    assert_eq!(d.closed(), Some(ed::Closed::Zero));
     // Implicit presence: the zero value protoc does not write reads as absent.
     assert_eq!(d.implicit_field(), None);
     assert_eq!(<EdDecoder as MessageDecoder>::FULL_NAME, "fixture.delta.Ed");
@@ -270,10 +281,12 @@ fn group_aware_decoders_survive_hostile_bytes() {
         assert_eq!(d.a(), Some(1));
         assert!(d.decode_error().is_some());
         assert!(d.result().is_none());
+        assert_eq!(format!("{d:?}"), "LegacyDecoder { a: 1, .. }");
     }
     let mut deep = vec![0x13; 100];
     deep.extend([0x14; 100]);
     let d = LegacyDecoder::new(&deep);
     assert!(d.decode_error().is_some());
+    assert_eq!(format!("{d:?}"), "LegacyDecoder { .. }");
     let _ = <Legacy<'_> as MessageWriter<'_>>::FULL_NAME;
 }

@@ -2,7 +2,7 @@
 //! back through the generated decoders; also checks wire bytes where the
 //! encoding matters (packed, keywords) and that hostile bytes never panic.
 
-use protozero::{EnumValue, HeapWriter, MessageDecoder, MessageWriter, ProtoEnum};
+use protozero::{HeapWriter, MessageDecoder, MessageWriter, ProtoEnum};
 use protozero_codegen_fixtures::fixture::alpha::{self, *};
 use protozero_codegen_fixtures::fixture::beta::{self, Color, Other, OtherDecoder};
 
@@ -97,15 +97,21 @@ fn repeated_fields_keep_order() {
     assert_eq!(d.r_fixed64().collect::<Vec<_>>(), [7]);
     assert_eq!(d.r_string().collect::<Vec<_>>(), ["a", "b"]);
     assert_eq!(d.r_bytes().collect::<Vec<_>>(), [b"xy"]);
-    assert_eq!(
-        d.r_level().collect::<Vec<_>>(),
-        [EnumValue::Known(Level::High), EnumValue::Unknown(42)]
-    );
+    // Unknown numbers are skipped by the typed iterator, kept by the raw one.
+    assert_eq!(d.r_level().collect::<Vec<_>>(), [Level::High]);
     assert_eq!(d.r_level_raw().collect::<Vec<_>>(), [2, 42]);
     let nested: Vec<_> = d.r_scalars().map(|s| s.f_uint32()).collect();
     assert_eq!(nested, [Some(10), Some(20)]);
     assert_eq!(d.r_double().collect::<Vec<_>>(), [0.5]);
     assert!(d.has_r_string());
+    assert_eq!(
+        format!("{d:?}"),
+        "RepeatedDecoder { r_uint64: [1, 2, 18446744073709551615], r_sint32: [-1, 5], \
+         r_fixed64: [7], r_string: [\"a\", \"b\"], r_bytes: [[120, 121]], \
+         r_level: [High, 42], \
+         r_scalars: [ScalarsDecoder { f_uint32: 10 }, ScalarsDecoder { f_uint32: 20 }], \
+         r_double: [0.5] }"
+    );
 }
 
 #[test]
@@ -145,11 +151,11 @@ fn packed_fields_round_trip_and_are_packed() {
     assert_eq!(d.p_double().collect::<Vec<_>>(), [2.5, -0.0]);
     assert_eq!(
         d.p_level().collect::<Vec<_>>(),
-        [
-            EnumValue::Known(Level::Low),
-            EnumValue::Known(Level::Negative),
-            EnumValue::Unknown(77)
-        ]
+        [Level::Low, Level::Negative]
+    );
+    assert_eq!(
+        d.p_level_raw().collect::<Vec<_>>(),
+        [Level::Low as i32, Level::Negative as i32, 77]
     );
     // One length-delimited field per packed setter call: tag 0x0A for field 1.
     let first = [
@@ -181,7 +187,7 @@ fn keywords_nested_types_and_enums() {
         m.begin_inner().set_type(keywords::Type::Type3d);
     });
     let d = KeywordsDecoder::new(&bytes);
-    assert_eq!(d.r#type(), Some(EnumValue::Known(keywords::Type::Self_)));
+    assert_eq!(d.r#type(), Some(keywords::Type::Self_));
     assert_eq!(d.type_raw(), Some(1));
     assert_eq!(d.self_(), Some(3));
     assert_eq!(d.r#fn(), Some("f"));
@@ -191,10 +197,7 @@ fn keywords_nested_types_and_enums() {
     let m = d.r#match().unwrap();
     assert_eq!(m.r#fn(), Some("inner fn"));
     let inner = m.inner().unwrap();
-    assert_eq!(
-        inner.r#type().and_then(EnumValue::known),
-        Some(keywords::Type::Type3d)
-    );
+    assert_eq!(inner.r#type(), Some(keywords::Type::Type3d));
     assert_eq!(Keywords::FIELD_SELF, 3);
     assert_eq!(keywords::r#match::Inner::FIELD_TYPE, 1);
 }
@@ -249,9 +252,20 @@ fn oneof_last_member_wins() {
     let only_enum = encode(|w| {
         Choice::from_message(w.root()).set_level_value_raw(12);
     });
+    // An enum member with a number the enum does not name is passed over,
+    // like a malformed member; its number stays readable.
+    let only_enum = ChoiceDecoder::new(&only_enum);
+    assert!(only_enum.which_value().is_none());
+    assert_eq!(only_enum.level_value(), None);
+    assert_eq!(only_enum.level_value_raw(), Some(12));
+    let known_then_unknown = encode(|w| {
+        Choice::from_message(w.root())
+            .set_level_value(Level::High)
+            .set_level_value_raw(12);
+    });
     assert!(matches!(
-        ChoiceDecoder::new(&only_enum).which_value(),
-        Some(choice::Value::LevelValue(EnumValue::Unknown(12)))
+        ChoiceDecoder::new(&known_then_unknown).which_value(),
+        Some(choice::Value::LevelValue(Level::High))
     ));
     assert!(ChoiceDecoder::new(&[]).which_value().is_none());
 }
@@ -281,12 +295,9 @@ fn cross_package_types_and_proto3() {
     assert_eq!(o.loose().collect::<Vec<_>>(), [3, 4]);
     // proto3 `optional`: presence is visible even for the zero value.
     assert_eq!(o.maybe(), Some(0));
-    assert_eq!(o.color(), Some(EnumValue::Known(Color::Red)));
-    assert_eq!(
-        o.colors().filter_map(EnumValue::known).collect::<Vec<_>>(),
-        [Color::Green, Color::Red]
-    );
-    assert_eq!(d.color(), Some(EnumValue::Known(beta::Color::Green)));
+    assert_eq!(o.color(), Some(Color::Red));
+    assert_eq!(o.colors().collect::<Vec<_>>(), [Color::Green, Color::Red]);
+    assert_eq!(d.color(), Some(beta::Color::Green));
     let labels: Vec<_> = d.others().map(|o| o.label()).collect();
     assert_eq!(labels, [Some("x"), Some("y")]);
     let entry = d.counts().next().unwrap();

@@ -77,8 +77,8 @@ impl<'w> ::protozero::MessageWriter<'w> for CommitDataRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CommitDataRequest` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.CommitDataRequest` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CommitDataRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -168,6 +168,31 @@ impl<'a> ::protozero::MessageDecoder<'a> for CommitDataRequestDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for CommitDataRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CommitDataRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CommitDataRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                commit_data_request::ChunksToMoveDecoder<'a>,
+            >("chunks_to_move", d.repeated(1));
+        s.repeated_messages::<
+                commit_data_request::ChunkToPatchDecoder<'a>,
+            >("chunks_to_patch", d.repeated(2));
+        s.scalar("flush_request_id", d.get(3), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.CommitDataRequest`.
 pub mod commit_data_request {
     /// Writer of message `perfetto.protos.CommitDataRequest.ChunksToMove` (from `perfetto/common/commit_data_request.proto`): each method appends one field to the output immediately.
@@ -249,8 +274,8 @@ pub mod commit_data_request {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunksToMove` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunksToMove` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ChunksToMoveDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -340,6 +365,33 @@ pub mod commit_data_request {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ChunksToMoveDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ChunksToMoveDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ChunksToMoveDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("page", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("chunk", d.get(2), ::protozero::kinds::Uint32);
+            s.scalar("target_buffer", d.get(3), ::protozero::kinds::Uint32);
+            s.bytes("data", d.get(4));
+            s.scalar("chunk_incomplete", d.get(5), ::protozero::kinds::Bool);
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.CommitDataRequest.ChunkToPatch` (from `perfetto/common/commit_data_request.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -426,8 +478,8 @@ pub mod commit_data_request {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ChunkToPatchDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -524,6 +576,35 @@ pub mod commit_data_request {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ChunkToPatchDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ChunkToPatchDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ChunkToPatchDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("target_buffer", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("writer_id", d.get(2), ::protozero::kinds::Uint32);
+            s.scalar("chunk_id", d.get(3), ::protozero::kinds::Uint32);
+            s.repeated_messages::<
+                    chunk_to_patch::PatchDecoder<'a>,
+                >("patches", d.repeated(4));
+            s.scalar("has_more_patches", d.get(5), ::protozero::kinds::Bool);
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
+        }
+    }
     /// Nested types of message `perfetto.protos.CommitDataRequest.ChunkToPatch`.
     pub mod chunk_to_patch {
         /// Writer of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` (from `perfetto/common/commit_data_request.proto`): each method appends one field to the output immediately.
@@ -581,8 +662,8 @@ pub mod commit_data_request {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct PatchDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 3>,
         }
@@ -642,6 +723,30 @@ pub mod commit_data_request {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for PatchDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for PatchDecoder<'a> {
+            const DEBUG_NAME: &'static str = "PatchDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.scalar("offset", d.get(1), ::protozero::kinds::Uint32);
+                s.bytes("data", d.get(2));
+                s.check_fields(d, &[1, 2]);
+                s.finish()
             }
         }
     }

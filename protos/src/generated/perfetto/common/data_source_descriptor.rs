@@ -145,8 +145,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DataSourceDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DataSourceDescriptor` (from `perfetto/common/data_source_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DataSourceDescriptor` (from `perfetto/common/data_source_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DataSourceDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 11>,
 }
@@ -321,5 +321,33 @@ impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DataSourceDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DataSourceDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DataSourceDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("name", d.get(1));
+        s.scalar("will_notify_on_stop", d.get(2), ::protozero::kinds::Bool);
+        s.scalar("will_notify_on_start", d.get(3), ::protozero::kinds::Bool);
+        s.scalar("handles_incremental_state_clear", d.get(4), ::protozero::kinds::Bool);
+        s.message::<GpuCounterDescriptorDecoder<'a>>("gpu_counter_descriptor", d.get(5));
+        s.message::<TrackEventDescriptorDecoder<'a>>("track_event_descriptor", d.get(6));
+        s.scalar("id", d.get(7), ::protozero::kinds::Uint64);
+        s.message::<FtraceDescriptorDecoder<'a>>("ftrace_descriptor", d.get(8));
+        s.scalar("no_flush", d.get(9), ::protozero::kinds::Bool);
+        s.message::<VmProgramDecoder<'a>>("protovm_program", d.get(10));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        s.finish()
     }
 }

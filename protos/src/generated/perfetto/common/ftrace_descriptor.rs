@@ -54,8 +54,8 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceDescriptor` (from `perfetto/common/ftrace_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.FtraceDescriptor` (from `perfetto/common/ftrace_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct FtraceDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -115,6 +115,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceDescriptorDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for FtraceDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for FtraceDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "FtraceDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                ftrace_descriptor::AtraceCategoryDecoder<'a>,
+            >("atrace_categories", d.repeated(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.FtraceDescriptor`.
 pub mod ftrace_descriptor {
     /// Writer of message `perfetto.protos.FtraceDescriptor.AtraceCategory` (from `perfetto/common/ftrace_descriptor.proto`): each method appends one field to the output immediately.
@@ -172,8 +193,8 @@ pub mod ftrace_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceDescriptor.AtraceCategory` (from `perfetto/common/ftrace_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.FtraceDescriptor.AtraceCategory` (from `perfetto/common/ftrace_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct AtraceCategoryDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -241,6 +262,30 @@ pub mod ftrace_descriptor {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for AtraceCategoryDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for AtraceCategoryDecoder<'a> {
+        const DEBUG_NAME: &'static str = "AtraceCategoryDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("name", d.get(1));
+            s.string("description", d.get(2));
+            s.check_fields(d, &[1, 2]);
+            s.finish()
         }
     }
 }

@@ -126,8 +126,8 @@ impl<'w> ::protozero::MessageWriter<'w> for GpuCounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct GpuCounterDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -275,6 +275,38 @@ impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for GpuCounterDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for GpuCounterDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "GpuCounterDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                gpu_counter_descriptor::GpuCounterSpecDecoder<'a>,
+            >("specs", d.repeated(1));
+        s.repeated_messages::<
+                gpu_counter_descriptor::GpuCounterBlockDecoder<'a>,
+            >("blocks", d.repeated(2));
+        s.scalar("min_sampling_period_ns", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("max_sampling_period_ns", d.get(4), ::protozero::kinds::Uint64);
+        s.scalar("supports_instrumented_sampling", d.get(5), ::protozero::kinds::Bool);
+        s.repeated_messages::<
+                gpu_counter_descriptor::GpuCounterGroupSpecDecoder<'a>,
+            >("counter_groups", d.repeated(6));
+        s.scalar("supports_counter_names", d.get(7), ::protozero::kinds::Bool);
+        s.scalar("supports_counter_name_globs", d.get(8), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.GpuCounterDescriptor`.
@@ -794,8 +826,8 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GpuCounterSpecDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 12>,
     }
@@ -883,14 +915,12 @@ pub mod gpu_counter_descriptor {
         pub fn has_double_peak_value(&self) -> bool {
             self.dec.has(6)
         }
-        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element in order (packed or not).
+        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::numerator_units_raw`]).
         #[inline]
-        pub fn numerator_units(
-            &self,
-        ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Enum<MeasureUnit>> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(7))
+        pub fn numerator_units(&self) -> ::protozero::RepeatedEnums<'a, MeasureUnit> {
+            ::protozero::RepeatedEnums::new(self.dec.repeated(7))
         }
-        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw numbers.
+        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn numerator_units_raw(
             &self,
@@ -902,14 +932,12 @@ pub mod gpu_counter_descriptor {
         pub fn has_numerator_units(&self) -> bool {
             self.dec.has(7)
         }
-        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element in order (packed or not).
+        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::denominator_units_raw`]).
         #[inline]
-        pub fn denominator_units(
-            &self,
-        ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Enum<MeasureUnit>> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(8))
+        pub fn denominator_units(&self) -> ::protozero::RepeatedEnums<'a, MeasureUnit> {
+            ::protozero::RepeatedEnums::new(self.dec.repeated(8))
         }
-        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw numbers.
+        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn denominator_units_raw(
             &self,
@@ -931,17 +959,12 @@ pub mod gpu_counter_descriptor {
         pub fn has_select_by_default(&self) -> bool {
             self.dec.has(9)
         }
-        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element in order (packed or not).
+        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::groups_raw`]).
         #[inline]
-        pub fn groups(
-            &self,
-        ) -> ::protozero::RepeatedScalars<
-            'a,
-            ::protozero::kinds::Enum<GpuCounterGroup>,
-        > {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(10))
+        pub fn groups(&self) -> ::protozero::RepeatedEnums<'a, GpuCounterGroup> {
+            ::protozero::RepeatedEnums::new(self.dec.repeated(10))
         }
-        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw numbers.
+        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn groups_raw(
             &self,
@@ -953,19 +976,19 @@ pub mod gpu_counter_descriptor {
         pub fn has_groups(&self) -> bool {
             self.dec.has(10)
         }
-        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
+        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or a number the enum does not name (see [`Self::value_direction_raw`]).
         #[inline]
         pub fn value_direction(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<gpu_counter_spec::ValueDirection>,
-        > {
+        ) -> ::core::option::Option<gpu_counter_spec::ValueDirection> {
             self.dec
                 .get(11)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as its raw number.
+        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn value_direction_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(11).and_then(|f| f.as_i32().ok())
@@ -975,7 +998,7 @@ pub mod gpu_counter_descriptor {
         pub fn has_value_direction(&self) -> bool {
             self.dec.has(11)
         }
-        /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_peak_value(
             &self,
         ) -> ::core::option::Option<gpu_counter_spec::PeakValue> {
@@ -1014,6 +1037,40 @@ pub mod gpu_counter_descriptor {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for GpuCounterSpecDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GpuCounterSpecDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GpuCounterSpecDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("counter_id", d.get(1), ::protozero::kinds::Uint32);
+            s.string("name", d.get(2));
+            s.string("description", d.get(3));
+            s.scalar("int_peak_value", d.get(5), ::protozero::kinds::Int64);
+            s.scalar("double_peak_value", d.get(6), ::protozero::kinds::Double);
+            s.repeated_enums::<MeasureUnit>("numerator_units", d.repeated(7));
+            s.repeated_enums::<MeasureUnit>("denominator_units", d.repeated(8));
+            s.scalar("select_by_default", d.get(9), ::protozero::kinds::Bool);
+            s.repeated_enums::<GpuCounterGroup>("groups", d.repeated(10));
+            s.enumeration::<
+                    gpu_counter_spec::ValueDirection,
+                >("value_direction", d.get(11));
+            s.check_fields(d, &[1, 2, 3, 5, 6, 7, 8, 9, 10, 11]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
@@ -1190,8 +1247,8 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GpuCounterBlockDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -1293,6 +1350,33 @@ pub mod gpu_counter_descriptor {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for GpuCounterBlockDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GpuCounterBlockDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GpuCounterBlockDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("block_id", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("block_capacity", d.get(2), ::protozero::kinds::Uint32);
+            s.string("name", d.get(3));
+            s.string("description", d.get(4));
+            s.repeated_scalars("counter_ids", d.repeated(5), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1364,8 +1448,8 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GpuCounterGroupSpecDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -1455,6 +1539,32 @@ pub mod gpu_counter_descriptor {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for GpuCounterGroupSpecDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GpuCounterGroupSpecDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GpuCounterGroupSpecDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("group_id", d.get(1), ::protozero::kinds::Uint32);
+            s.string("name", d.get(2));
+            s.string("description", d.get(3));
+            s.repeated_scalars("counter_ids", d.repeated(4), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
 }

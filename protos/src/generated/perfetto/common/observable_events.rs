@@ -79,8 +79,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ObservableEvents<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObservableEvents` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ObservableEvents` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ObservableEventsDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -168,6 +168,31 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObservableEventsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ObservableEventsDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ObservableEventsDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ObservableEventsDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                observable_events::DataSourceInstanceStateChangeDecoder<'a>,
+            >("instance_state_changes", d.repeated(1));
+        s.scalar("all_data_sources_started", d.get(2), ::protozero::kinds::Bool);
+        s.message::<
+                observable_events::CloneTriggerHitDecoder<'a>,
+            >("clone_trigger_hit", d.get(3));
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ObservableEvents`.
@@ -405,8 +430,8 @@ pub mod observable_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct DataSourceInstanceStateChangeDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 4>,
     }
@@ -464,17 +489,15 @@ pub mod observable_events {
         pub fn has_data_source_name(&self) -> bool {
             self.dec.has(2)
         }
-        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent or malformed.
+        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or a number the enum does not name (see [`Self::state_raw`]).
         #[inline]
-        pub fn state(
-            &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<DataSourceInstanceState>> {
+        pub fn state(&self) -> ::core::option::Option<DataSourceInstanceState> {
             self.dec
                 .get(3)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(<DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32)
         }
-        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as its raw number.
+        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn state_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(3).and_then(|f| f.as_i32().ok())
@@ -495,6 +518,32 @@ pub mod observable_events {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for DataSourceInstanceStateChangeDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder
+    for DataSourceInstanceStateChangeDecoder<'a> {
+        const DEBUG_NAME: &'static str = "DataSourceInstanceStateChangeDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("producer_name", d.get(1));
+            s.string("data_source_name", d.get(2));
+            s.enumeration::<DataSourceInstanceState>("state", d.get(3));
+            s.check_fields(d, &[1, 2, 3]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`): each method appends one field to the output immediately.
@@ -584,8 +633,8 @@ pub mod observable_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct CloneTriggerHitDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 7>,
     }
@@ -693,6 +742,34 @@ pub mod observable_events {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for CloneTriggerHitDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for CloneTriggerHitDecoder<'a> {
+        const DEBUG_NAME: &'static str = "CloneTriggerHitDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("tracing_session_id", d.get(1), ::protozero::kinds::Int64);
+            s.string("trigger_name", d.get(2));
+            s.string("producer_name", d.get(3));
+            s.scalar("producer_uid", d.get(4), ::protozero::kinds::Uint32);
+            s.scalar("boot_time_ns", d.get(5), ::protozero::kinds::Uint64);
+            s.scalar("trigger_delay_ms", d.get(6), ::protozero::kinds::Uint64);
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6]);
+            s.finish()
         }
     }
 }

@@ -71,8 +71,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Utsname<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Utsname` (from `perfetto/common/system_info.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Utsname` (from `perfetto/common/system_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UtsnameDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 5>,
 }
@@ -170,6 +170,28 @@ impl<'a> ::protozero::MessageDecoder<'a> for UtsnameDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for UtsnameDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for UtsnameDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UtsnameDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("sysname", d.get(1));
+        s.string("version", d.get(2));
+        s.string("release", d.get(3));
+        s.string("machine", d.get(4));
+        s.check_fields(d, &[1, 2, 3, 4]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`): each method appends one field to the output immediately.
@@ -352,8 +374,8 @@ impl<'w> ::protozero::MessageWriter<'w> for SystemInfo<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct SystemInfoDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 18>,
 }
@@ -616,5 +638,40 @@ impl<'a> ::protozero::MessageDecoder<'a> for SystemInfoDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for SystemInfoDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for SystemInfoDecoder<'a> {
+    const DEBUG_NAME: &'static str = "SystemInfoDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<UtsnameDecoder<'a>>("utsname", d.get(1));
+        s.string("android_build_fingerprint", d.get(2));
+        s.scalar("hz", d.get(3), ::protozero::kinds::Int64);
+        s.string("tracing_service_version", d.get(4));
+        s.scalar("android_sdk_version", d.get(5), ::protozero::kinds::Uint64);
+        s.scalar("page_size", d.get(6), ::protozero::kinds::Uint32);
+        s.scalar("timezone_off_mins", d.get(7), ::protozero::kinds::Int32);
+        s.scalar("num_cpus", d.get(8), ::protozero::kinds::Uint32);
+        s.string("android_soc_model", d.get(9));
+        s.string("android_hardware_revision", d.get(10));
+        s.string("android_storage_model", d.get(11));
+        s.string("android_ram_model", d.get(12));
+        s.string("android_guest_soc_model", d.get(13));
+        s.string("android_device_manufacturer", d.get(14));
+        s.string("android_serial_console", d.get(15));
+        s.scalar("system_ram_bytes", d.get(16), ::protozero::kinds::Uint64);
+        s.string("machine_name", d.get(17));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
+        s.finish()
     }
 }

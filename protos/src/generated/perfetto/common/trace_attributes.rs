@@ -54,8 +54,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceAttributes<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceAttributes` (from `perfetto/common/trace_attributes.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TraceAttributes` (from `perfetto/common/trace_attributes.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TraceAttributesDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -110,6 +110,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceAttributesDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TraceAttributesDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TraceAttributesDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TraceAttributesDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                trace_attributes::AttributeDecoder<'a>,
+            >("attribute", d.repeated(1));
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TraceAttributes`.
@@ -177,8 +198,8 @@ pub mod trace_attributes {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct AttributeDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 4>,
     }
@@ -246,7 +267,7 @@ pub mod trace_attributes {
         pub fn has_string_value(&self) -> bool {
             self.dec.has(3)
         }
-        /// Which member of oneof `value` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_value(&self) -> ::core::option::Option<attribute::Value<'a>> {
             let mut found = ::core::option::Option::None;
             for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -273,6 +294,31 @@ pub mod trace_attributes {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for AttributeDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for AttributeDecoder<'a> {
+        const DEBUG_NAME: &'static str = "AttributeDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("key", d.get(1));
+            s.scalar("long_value", d.get(2), ::protozero::kinds::Int64);
+            s.string("string_value", d.get(3));
+            s.check_fields(d, &[1, 2, 3]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TraceAttributes.Attribute`.

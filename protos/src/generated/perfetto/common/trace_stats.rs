@@ -205,8 +205,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TraceStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TraceStatsDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 19>,
 }
@@ -420,17 +420,19 @@ impl<'a> TraceStatsDecoder<'a> {
     pub fn has_flushes_failed(&self) -> bool {
         self.dec.has(14)
     }
-    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
+    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent, malformed or a number the enum does not name (see [`Self::final_flush_outcome_raw`]).
     #[inline]
     pub fn final_flush_outcome(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_stats::FinalFlushOutcome>> {
+    ) -> ::core::option::Option<trace_stats::FinalFlushOutcome> {
         self.dec
             .get(15)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`, as its raw number.
+    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn final_flush_outcome_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(15).and_then(|f| f.as_i32().ok())
@@ -450,6 +452,51 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceStatsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TraceStatsDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TraceStatsDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TraceStatsDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                trace_stats::BufferStatsDecoder<'a>,
+            >("buffer_stats", d.repeated(1));
+        s.scalar("producers_connected", d.get(2), ::protozero::kinds::Uint32);
+        s.scalar("producers_seen", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("data_sources_registered", d.get(4), ::protozero::kinds::Uint32);
+        s.scalar("data_sources_seen", d.get(5), ::protozero::kinds::Uint64);
+        s.scalar("tracing_sessions", d.get(6), ::protozero::kinds::Uint32);
+        s.scalar("total_buffers", d.get(7), ::protozero::kinds::Uint32);
+        s.scalar("chunks_discarded", d.get(8), ::protozero::kinds::Uint64);
+        s.scalar("patches_discarded", d.get(9), ::protozero::kinds::Uint64);
+        s.scalar("invalid_packets", d.get(10), ::protozero::kinds::Uint64);
+        s.message::<trace_stats::FilterStatsDecoder<'a>>("filter_stats", d.get(11));
+        s.scalar("flushes_requested", d.get(12), ::protozero::kinds::Uint64);
+        s.scalar("flushes_succeeded", d.get(13), ::protozero::kinds::Uint64);
+        s.scalar("flushes_failed", d.get(14), ::protozero::kinds::Uint64);
+        s.enumeration::<
+                trace_stats::FinalFlushOutcome,
+            >("final_flush_outcome", d.get(15));
+        s.repeated_scalars(
+            "chunk_payload_histogram_def",
+            d.repeated(17),
+            ::protozero::kinds::Int64,
+        );
+        s.repeated_messages::<
+                trace_stats::WriterStatsDecoder<'a>,
+            >("writer_stats", d.repeated(18));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 18]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TraceStats`.
@@ -736,8 +783,8 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.BufferStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.BufferStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct BufferStatsDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 21>,
     }
@@ -977,6 +1024,55 @@ pub mod trace_stats {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for BufferStatsDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for BufferStatsDecoder<'a> {
+        const DEBUG_NAME: &'static str = "BufferStatsDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("bytes_written", d.get(1), ::protozero::kinds::Uint64);
+            s.scalar("chunks_written", d.get(2), ::protozero::kinds::Uint64);
+            s.scalar("chunks_overwritten", d.get(3), ::protozero::kinds::Uint64);
+            s.scalar("write_wrap_count", d.get(4), ::protozero::kinds::Uint64);
+            s.scalar("patches_succeeded", d.get(5), ::protozero::kinds::Uint64);
+            s.scalar("patches_failed", d.get(6), ::protozero::kinds::Uint64);
+            s.scalar("readaheads_succeeded", d.get(7), ::protozero::kinds::Uint64);
+            s.scalar("readaheads_failed", d.get(8), ::protozero::kinds::Uint64);
+            s.scalar("abi_violations", d.get(9), ::protozero::kinds::Uint64);
+            s.scalar("chunks_rewritten", d.get(10), ::protozero::kinds::Uint64);
+            s.scalar(
+                "chunks_committed_out_of_order",
+                d.get(11),
+                ::protozero::kinds::Uint64,
+            );
+            s.scalar("buffer_size", d.get(12), ::protozero::kinds::Uint64);
+            s.scalar("bytes_overwritten", d.get(13), ::protozero::kinds::Uint64);
+            s.scalar("bytes_read", d.get(14), ::protozero::kinds::Uint64);
+            s.scalar("padding_bytes_written", d.get(15), ::protozero::kinds::Uint64);
+            s.scalar("padding_bytes_cleared", d.get(16), ::protozero::kinds::Uint64);
+            s.scalar("chunks_read", d.get(17), ::protozero::kinds::Uint64);
+            s.scalar("chunks_discarded", d.get(18), ::protozero::kinds::Uint64);
+            s.scalar("trace_writer_packet_loss", d.get(19), ::protozero::kinds::Uint64);
+            s.scalar("chunks_relocated", d.get(20), ::protozero::kinds::Uint64);
+            s.check_fields(
+                d,
+                &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+            );
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1062,8 +1158,8 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct WriterStatsDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -1145,6 +1241,40 @@ pub mod trace_stats {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for WriterStatsDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for WriterStatsDecoder<'a> {
+        const DEBUG_NAME: &'static str = "WriterStatsDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("sequence_id", d.get(1), ::protozero::kinds::Uint64);
+            s.repeated_scalars(
+                "chunk_payload_histogram_counts",
+                d.repeated(2),
+                ::protozero::kinds::Uint64,
+            );
+            s.repeated_scalars(
+                "chunk_payload_histogram_sum",
+                d.repeated(3),
+                ::protozero::kinds::Int64,
+            );
+            s.scalar("buffer", d.get(4), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`): each method appends one field to the output immediately.
@@ -1234,8 +1364,8 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct FilterStatsDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 21>,
     }
@@ -1335,6 +1465,38 @@ pub mod trace_stats {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for FilterStatsDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for FilterStatsDecoder<'a> {
+        const DEBUG_NAME: &'static str = "FilterStatsDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("input_packets", d.get(1), ::protozero::kinds::Uint64);
+            s.scalar("input_bytes", d.get(2), ::protozero::kinds::Uint64);
+            s.scalar("output_bytes", d.get(3), ::protozero::kinds::Uint64);
+            s.scalar("errors", d.get(4), ::protozero::kinds::Uint64);
+            s.scalar("time_taken_ns", d.get(5), ::protozero::kinds::Uint64);
+            s.repeated_scalars(
+                "bytes_discarded_per_buffer",
+                d.repeated(20),
+                ::protozero::kinds::Uint64,
+            );
+            s.check_fields(d, &[1, 2, 3, 4, 5, 20]);
+            s.finish()
         }
     }
 }

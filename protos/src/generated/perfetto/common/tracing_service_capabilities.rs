@@ -80,8 +80,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceCapabilities<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceCapabilities` (from `perfetto/common/tracing_service_capabilities.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceCapabilities` (from `perfetto/common/tracing_service_capabilities.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TracingServiceCapabilitiesDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 5>,
 }
@@ -119,17 +119,14 @@ impl<'a> TracingServiceCapabilitiesDecoder<'a> {
     pub fn has_has_query_capabilities(&self) -> bool {
         self.dec.has(1)
     }
-    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`: every element in order (packed or not).
+    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::observable_events_raw`]).
     #[inline]
     pub fn observable_events(
         &self,
-    ) -> ::protozero::RepeatedScalars<
-        'a,
-        ::protozero::kinds::Enum<observable_events::Type>,
-    > {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+    ) -> ::protozero::RepeatedEnums<'a, observable_events::Type> {
+        ::protozero::RepeatedEnums::new(self.dec.repeated(2))
     }
-    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`, as raw numbers.
+    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn observable_events_raw(
         &self,
@@ -171,5 +168,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceCapabilitiesDecoder<'
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TracingServiceCapabilitiesDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TracingServiceCapabilitiesDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TracingServiceCapabilitiesDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("has_query_capabilities", d.get(1), ::protozero::kinds::Bool);
+        s.repeated_enums::<observable_events::Type>("observable_events", d.repeated(2));
+        s.scalar("has_trace_config_output_path", d.get(3), ::protozero::kinds::Bool);
+        s.scalar("has_clone_session", d.get(4), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3, 4]);
+        s.finish()
     }
 }

@@ -116,8 +116,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceState<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceState` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceState` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TracingServiceStateDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 8>,
 }
@@ -259,6 +259,37 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceStateDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for TracingServiceStateDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TracingServiceStateDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TracingServiceStateDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                tracing_service_state::ProducerDecoder<'a>,
+            >("producers", d.repeated(1));
+        s.repeated_messages::<
+                tracing_service_state::DataSourceDecoder<'a>,
+            >("data_sources", d.repeated(2));
+        s.scalar("num_sessions", d.get(3), ::protozero::kinds::Int32);
+        s.scalar("num_sessions_started", d.get(4), ::protozero::kinds::Int32);
+        s.string("tracing_service_version", d.get(5));
+        s.repeated_messages::<
+                tracing_service_state::TracingSessionDecoder<'a>,
+            >("tracing_sessions", d.repeated(6));
+        s.scalar("supports_tracing_sessions", d.get(7), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.TracingServiceState`.
 pub mod tracing_service_state {
     /// Writer of message `perfetto.protos.TracingServiceState.Producer` (from `perfetto/common/tracing_service_state.proto`): each method appends one field to the output immediately.
@@ -364,8 +395,8 @@ pub mod tracing_service_state {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.Producer` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.Producer` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ProducerDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 9>,
     }
@@ -500,6 +531,36 @@ pub mod tracing_service_state {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ProducerDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ProducerDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ProducerDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("id", d.get(1), ::protozero::kinds::Int32);
+            s.string("name", d.get(2));
+            s.scalar("uid", d.get(3), ::protozero::kinds::Int32);
+            s.string("sdk_version", d.get(4));
+            s.scalar("pid", d.get(5), ::protozero::kinds::Int32);
+            s.scalar("frozen", d.get(6), ::protozero::kinds::Bool);
+            s.scalar("machine_id", d.get(7), ::protozero::kinds::Uint32);
+            s.string("machine_name", d.get(8));
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TracingServiceState.DataSource` (from `perfetto/common/tracing_service_state.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -562,8 +623,8 @@ pub mod tracing_service_state {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.DataSource` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.DataSource` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct DataSourceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -631,6 +692,32 @@ pub mod tracing_service_state {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for DataSourceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for DataSourceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "DataSourceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.message::<
+                    super::DataSourceDescriptorDecoder<'a>,
+                >("ds_descriptor", d.get(1));
+            s.scalar("producer_id", d.get(2), ::protozero::kinds::Int32);
+            s.check_fields(d, &[1, 2]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.TracingServiceState.TracingSession` (from `perfetto/common/tracing_service_state.proto`): each method appends one field to the output immediately.
@@ -760,8 +847,8 @@ pub mod tracing_service_state {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.TracingSession` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.TracingSession` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct TracingSessionDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 12>,
     }
@@ -926,6 +1013,43 @@ pub mod tracing_service_state {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for TracingSessionDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for TracingSessionDecoder<'a> {
+        const DEBUG_NAME: &'static str = "TracingSessionDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("id", d.get(1), ::protozero::kinds::Uint64);
+            s.scalar("consumer_uid", d.get(2), ::protozero::kinds::Int32);
+            s.string("state", d.get(3));
+            s.string("unique_session_name", d.get(4));
+            s.repeated_scalars(
+                "buffer_size_kb",
+                d.repeated(5),
+                ::protozero::kinds::Uint32,
+            );
+            s.scalar("duration_ms", d.get(6), ::protozero::kinds::Uint32);
+            s.scalar("num_data_sources", d.get(7), ::protozero::kinds::Uint32);
+            s.scalar("start_realtime_ns", d.get(8), ::protozero::kinds::Int64);
+            s.scalar("bugreport_score", d.get(9), ::protozero::kinds::Int32);
+            s.string("bugreport_filename", d.get(10));
+            s.scalar("is_started", d.get(11), ::protozero::kinds::Bool);
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+            s.finish()
         }
     }
 }

@@ -63,8 +63,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventCategory<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventCategory` (from `perfetto/common/track_event_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackEventCategory` (from `perfetto/common/track_event_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackEventCategoryDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -149,6 +149,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventCategoryDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for TrackEventCategoryDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackEventCategoryDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackEventCategoryDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("name", d.get(1));
+        s.string("description", d.get(2));
+        s.repeated_strings("tags", d.repeated(3));
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.TrackEventDescriptor` (from `perfetto/common/track_event_descriptor.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -203,8 +224,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventDescriptor` (from `perfetto/common/track_event_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackEventDescriptor` (from `perfetto/common/track_event_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackEventDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -259,5 +280,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TrackEventDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackEventDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackEventDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                TrackEventCategoryDecoder<'a>,
+            >("available_categories", d.repeated(1));
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }

@@ -229,8 +229,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DataSourceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DataSourceConfig` (from `perfetto/config/data_source_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DataSourceConfig` (from `perfetto/config/data_source_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DataSourceConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 128>,
 }
@@ -338,19 +338,19 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_enable_extra_guardrails(&self) -> bool {
         self.dec.has(6)
     }
-    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::session_initiator_raw`]).
     #[inline]
     pub fn session_initiator(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<data_source_config::SessionInitiator>,
-    > {
+    ) -> ::core::option::Option<data_source_config::SessionInitiator> {
         self.dec
             .get(8)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`, as its raw number.
+    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn session_initiator_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(8).and_then(|f| f.as_i32().ok())
@@ -370,19 +370,19 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_tracing_session_id(&self) -> bool {
         self.dec.has(4)
     }
-    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::buffer_exhausted_policy_raw`]).
     #[inline]
     pub fn buffer_exhausted_policy(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<data_source_config::BufferExhaustedPolicy>,
-    > {
+    ) -> ::core::option::Option<data_source_config::BufferExhaustedPolicy> {
         self.dec
             .get(9)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`, as its raw number.
+    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn buffer_exhausted_policy_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(9).and_then(|f| f.as_i32().ok())
@@ -522,6 +522,52 @@ impl<'a> ::protozero::MessageDecoder<'a> for DataSourceConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DataSourceConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DataSourceConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DataSourceConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("name", d.get(1));
+        s.scalar("target_buffer", d.get(2), ::protozero::kinds::Uint32);
+        s.scalar("trace_duration_ms", d.get(3), ::protozero::kinds::Uint32);
+        s.scalar("tracing_session_id", d.get(4), ::protozero::kinds::Uint64);
+        s.scalar("enable_extra_guardrails", d.get(6), ::protozero::kinds::Bool);
+        s.scalar("stop_timeout_ms", d.get(7), ::protozero::kinds::Uint32);
+        s.enumeration::<
+                data_source_config::SessionInitiator,
+            >("session_initiator", d.get(8));
+        s.enumeration::<
+                data_source_config::BufferExhaustedPolicy,
+            >("buffer_exhausted_policy", d.get(9));
+        s.message::<PriorityBoostConfigDecoder<'a>>("priority_boost", d.get(10));
+        s.string("target_buffer_name", d.get(11));
+        s.message::<ProtoVmConfigDecoder<'a>>("protovm_config", d.get(12));
+        s.message::<ChromeConfigDecoder<'a>>("chrome_config", d.get(101));
+        s.message::<TrackEventConfigDecoder<'a>>("track_event_config", d.get(113));
+        s.message::<InterceptorConfigDecoder<'a>>("interceptor_config", d.get(115));
+        s.scalar(
+            "prefer_suspend_clock_for_duration",
+            d.get(122),
+            ::protozero::kinds::Bool,
+        );
+        s.string("legacy_config", d.get(1000));
+        s.message::<TestConfigDecoder<'a>>("for_testing", d.get(1001));
+        s.check_fields(
+            d,
+            &[1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 101, 113, 115, 122, 1000, 1001],
+        );
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.DataSourceConfig`.

@@ -60,8 +60,8 @@ impl<'w> ::protozero::MessageWriter<'w> for InterceptorConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InterceptorConfig` (from `perfetto/config/interceptor_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.InterceptorConfig` (from `perfetto/config/interceptor_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct InterceptorConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 101>,
 }
@@ -129,5 +129,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for InterceptorConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for InterceptorConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for InterceptorConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "InterceptorConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("name", d.get(1));
+        s.message::<ConsoleConfigDecoder<'a>>("console_config", d.get(100));
+        s.check_fields(d, &[1, 100]);
+        s.finish()
     }
 }

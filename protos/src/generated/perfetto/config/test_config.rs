@@ -94,8 +94,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TestConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TestConfig` (from `perfetto/config/test_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TestConfig` (from `perfetto/config/test_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TestConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 7>,
 }
@@ -203,6 +203,30 @@ impl<'a> ::protozero::MessageDecoder<'a> for TestConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TestConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TestConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TestConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("message_count", d.get(1), ::protozero::kinds::Uint32);
+        s.scalar("max_messages_per_second", d.get(2), ::protozero::kinds::Uint32);
+        s.scalar("seed", d.get(3), ::protozero::kinds::Uint32);
+        s.scalar("message_size", d.get(4), ::protozero::kinds::Uint32);
+        s.scalar("send_batch_on_register", d.get(5), ::protozero::kinds::Bool);
+        s.message::<test_config::DummyFieldsDecoder<'a>>("dummy_fields", d.get(6));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TestConfig`.
@@ -358,8 +382,8 @@ pub mod test_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestConfig.DummyFields` (from `perfetto/config/test_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TestConfig.DummyFields` (from `perfetto/config/test_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct DummyFieldsDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 15>,
     }
@@ -542,6 +566,42 @@ pub mod test_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for DummyFieldsDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for DummyFieldsDecoder<'a> {
+        const DEBUG_NAME: &'static str = "DummyFieldsDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("field_uint32", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("field_int32", d.get(2), ::protozero::kinds::Int32);
+            s.scalar("field_uint64", d.get(3), ::protozero::kinds::Uint64);
+            s.scalar("field_int64", d.get(4), ::protozero::kinds::Int64);
+            s.scalar("field_fixed64", d.get(5), ::protozero::kinds::Fixed64);
+            s.scalar("field_sfixed64", d.get(6), ::protozero::kinds::Sfixed64);
+            s.scalar("field_fixed32", d.get(7), ::protozero::kinds::Fixed32);
+            s.scalar("field_sfixed32", d.get(8), ::protozero::kinds::Sfixed32);
+            s.scalar("field_double", d.get(9), ::protozero::kinds::Double);
+            s.scalar("field_float", d.get(10), ::protozero::kinds::Float);
+            s.scalar("field_sint64", d.get(11), ::protozero::kinds::Sint64);
+            s.scalar("field_sint32", d.get(12), ::protozero::kinds::Sint32);
+            s.string("field_string", d.get(13));
+            s.bytes("field_bytes", d.get(14));
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+            s.finish()
         }
     }
 }

@@ -540,8 +540,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TraceConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TraceConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 49>,
 }
@@ -653,19 +653,19 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_enable_extra_guardrails(&self) -> bool {
         self.dec.has(4)
     }
-    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::lockdown_mode_raw`]).
     #[inline]
     pub fn lockdown_mode(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<trace_config::LockdownModeOperation>,
-    > {
+    ) -> ::core::option::Option<trace_config::LockdownModeOperation> {
         self.dec
             .get(5)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn lockdown_mode_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(5).and_then(|f| f.as_i32().ok())
@@ -932,17 +932,19 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_unique_session_name(&self) -> bool {
         self.dec.has(22)
     }
-    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::compression_type_raw`]).
     #[inline]
     pub fn compression_type(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::CompressionType>> {
+    ) -> ::core::option::Option<trace_config::CompressionType> {
         self.dec
             .get(24)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn compression_type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(24).and_then(|f| f.as_i32().ok())
@@ -992,17 +994,15 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_incident_report_config(&self) -> bool {
         self.dec.has(25)
     }
-    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::statsd_logging_raw`]).
     #[inline]
-    pub fn statsd_logging(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::StatsdLogging>> {
+    pub fn statsd_logging(&self) -> ::core::option::Option<trace_config::StatsdLogging> {
         self.dec
             .get(31)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn statsd_logging_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(31).and_then(|f| f.as_i32().ok())
@@ -1139,17 +1139,17 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_exclusive_prio(&self) -> bool {
         self.dec.has(41)
     }
-    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::write_flush_mode_raw`]).
     #[inline]
     pub fn write_flush_mode(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::WriteFlushMode>> {
+    ) -> ::core::option::Option<trace_config::WriteFlushMode> {
         self.dec
             .get(44)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn write_flush_mode_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(44).and_then(|f| f.as_i32().ok())
@@ -1159,17 +1159,15 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_write_flush_mode(&self) -> bool {
         self.dec.has(44)
     }
-    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fflush_post_write_raw`]).
     #[inline]
-    pub fn fflush_post_write(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<trace_config::FFlushMode>> {
+    pub fn fflush_post_write(&self) -> ::core::option::Option<trace_config::FFlushMode> {
         self.dec
             .get(45)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`, as its raw number.
+    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn fflush_post_write_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(45).and_then(|f| f.as_i32().ok())
@@ -1216,6 +1214,101 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TraceConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TraceConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TraceConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                trace_config::BufferConfigDecoder<'a>,
+            >("buffers", d.repeated(1));
+        s.repeated_messages::<
+                trace_config::DataSourceDecoder<'a>,
+            >("data_sources", d.repeated(2));
+        s.scalar("duration_ms", d.get(3), ::protozero::kinds::Uint32);
+        s.scalar("enable_extra_guardrails", d.get(4), ::protozero::kinds::Bool);
+        s.enumeration::<trace_config::LockdownModeOperation>("lockdown_mode", d.get(5));
+        s.repeated_messages::<
+                trace_config::ProducerConfigDecoder<'a>,
+            >("producers", d.repeated(6));
+        s.message::<
+                trace_config::StatsdMetadataDecoder<'a>,
+            >("statsd_metadata", d.get(7));
+        s.scalar("write_into_file", d.get(8), ::protozero::kinds::Bool);
+        s.scalar("file_write_period_ms", d.get(9), ::protozero::kinds::Uint32);
+        s.scalar("max_file_size_bytes", d.get(10), ::protozero::kinds::Uint64);
+        s.message::<
+                trace_config::GuardrailOverridesDecoder<'a>,
+            >("guardrail_overrides", d.get(11));
+        s.scalar("deferred_start", d.get(12), ::protozero::kinds::Bool);
+        s.scalar("flush_period_ms", d.get(13), ::protozero::kinds::Uint32);
+        s.scalar("flush_timeout_ms", d.get(14), ::protozero::kinds::Uint32);
+        s.scalar("notify_traceur", d.get(16), ::protozero::kinds::Bool);
+        s.message::<trace_config::TriggerConfigDecoder<'a>>("trigger_config", d.get(17));
+        s.repeated_strings("activate_triggers", d.repeated(18));
+        s.scalar("allow_user_build_tracing", d.get(19), ::protozero::kinds::Bool);
+        s.message::<
+                trace_config::BuiltinDataSourceDecoder<'a>,
+            >("builtin_data_sources", d.get(20));
+        s.message::<
+                trace_config::IncrementalStateConfigDecoder<'a>,
+            >("incremental_state_config", d.get(21));
+        s.string("unique_session_name", d.get(22));
+        s.scalar("data_source_stop_timeout_ms", d.get(23), ::protozero::kinds::Uint32);
+        s.enumeration::<trace_config::CompressionType>("compression_type", d.get(24));
+        s.message::<
+                trace_config::IncidentReportConfigDecoder<'a>,
+            >("incident_report_config", d.get(25));
+        s.scalar("trace_uuid_msb", d.get(27), ::protozero::kinds::Int64);
+        s.scalar("trace_uuid_lsb", d.get(28), ::protozero::kinds::Int64);
+        s.string("output_path", d.get(29));
+        s.scalar("bugreport_score", d.get(30), ::protozero::kinds::Int32);
+        s.enumeration::<trace_config::StatsdLogging>("statsd_logging", d.get(31));
+        s.message::<trace_config::TraceFilterDecoder<'a>>("trace_filter", d.get(33));
+        s.message::<
+                trace_config::AndroidReportConfigDecoder<'a>,
+            >("android_report_config", d.get(34));
+        s.message::<
+                trace_config::CmdTraceStartDelayDecoder<'a>,
+            >("cmd_trace_start_delay", d.get(35));
+        s.scalar(
+            "prefer_suspend_clock_for_duration",
+            d.get(36),
+            ::protozero::kinds::Bool,
+        );
+        s.string("bugreport_filename", d.get(38));
+        s.repeated_messages::<
+                trace_config::SessionSemaphoreDecoder<'a>,
+            >("session_semaphores", d.repeated(39));
+        s.message::<PriorityBoostConfigDecoder<'a>>("priority_boost", d.get(40));
+        s.scalar("exclusive_prio", d.get(41), ::protozero::kinds::Uint32);
+        s.scalar("trace_all_machines", d.get(43), ::protozero::kinds::Bool);
+        s.enumeration::<trace_config::WriteFlushMode>("write_flush_mode", d.get(44));
+        s.enumeration::<trace_config::FFlushMode>("fflush_post_write", d.get(45));
+        s.message::<
+                trace_config::CompressionConfigDecoder<'a>,
+            >("compression", d.get(47));
+        s.message::<TraceAttributesDecoder<'a>>("trace_attributes", d.get(48));
+        s.check_fields(
+            d,
+            &[
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 21,
+                22, 23, 24, 25, 27, 28, 29, 30, 31, 33, 34, 35, 36, 38, 39, 40, 41, 43,
+                44, 45, 47, 48,
+            ],
+        );
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TraceConfig`.
@@ -1724,8 +1817,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BufferConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BufferConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct BufferConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 9>,
     }
@@ -1763,17 +1856,17 @@ pub mod trace_config {
         pub fn has_size_kb(&self) -> bool {
             self.dec.has(1)
         }
-        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
+        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fill_policy_raw`]).
         #[inline]
-        pub fn fill_policy(
-            &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<buffer_config::FillPolicy>> {
+        pub fn fill_policy(&self) -> ::core::option::Option<buffer_config::FillPolicy> {
             self.dec
                 .get(4)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`, as its raw number.
+        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn fill_policy_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -1818,19 +1911,19 @@ pub mod trace_config {
         pub fn has_name(&self) -> bool {
             self.dec.has(7)
         }
-        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
+        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::experimental_mode_raw`]).
         #[inline]
         pub fn experimental_mode(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<buffer_config::ExperimentalMode>,
-        > {
+        ) -> ::core::option::Option<buffer_config::ExperimentalMode> {
             self.dec
                 .get(8)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`, as its raw number.
+        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn experimental_mode_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(8).and_then(|f| f.as_i32().ok())
@@ -1850,6 +1943,36 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for BufferConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for BufferConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "BufferConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("size_kb", d.get(1), ::protozero::kinds::Uint32);
+            s.enumeration::<buffer_config::FillPolicy>("fill_policy", d.get(4));
+            s.scalar("transfer_on_clone", d.get(5), ::protozero::kinds::Bool);
+            s.scalar("clear_before_clone", d.get(6), ::protozero::kinds::Bool);
+            s.string("name", d.get(7));
+            s.enumeration::<
+                    buffer_config::ExperimentalMode,
+                >("experimental_mode", d.get(8));
+            s.check_fields(d, &[1, 4, 5, 6, 7, 8]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TraceConfig.BufferConfig`.
@@ -2086,8 +2209,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.DataSource` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.DataSource` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct DataSourceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -2192,6 +2315,32 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for DataSourceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for DataSourceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "DataSourceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.message::<super::DataSourceConfigDecoder<'a>>("config", d.get(1));
+            s.repeated_strings("producer_name_filter", d.repeated(2));
+            s.repeated_strings("producer_name_regex_filter", d.repeated(3));
+            s.repeated_strings("machine_name_filter", d.repeated(4));
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -2328,8 +2477,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct BuiltinDataSourceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 11>,
     }
@@ -2397,17 +2546,17 @@ pub mod trace_config {
         pub fn has_disable_service_events(&self) -> bool {
             self.dec.has(4)
         }
-        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
+        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
         #[inline]
         pub fn primary_trace_clock(
             &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<super::BuiltinClock>> {
+        ) -> ::core::option::Option<super::BuiltinClock> {
             self.dec
                 .get(5)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(<super::BuiltinClock as ::protozero::ProtoEnum>::from_i32)
         }
-        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`, as its raw number.
+        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(5).and_then(|f| f.as_i32().ok())
@@ -2479,6 +2628,54 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for BuiltinDataSourceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for BuiltinDataSourceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "BuiltinDataSourceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("disable_clock_snapshotting", d.get(1), ::protozero::kinds::Bool);
+            s.scalar("disable_trace_config", d.get(2), ::protozero::kinds::Bool);
+            s.scalar("disable_system_info", d.get(3), ::protozero::kinds::Bool);
+            s.scalar("disable_service_events", d.get(4), ::protozero::kinds::Bool);
+            s.enumeration::<super::BuiltinClock>("primary_trace_clock", d.get(5));
+            s.scalar("snapshot_interval_ms", d.get(6), ::protozero::kinds::Uint32);
+            s.scalar(
+                "prefer_suspend_clock_for_snapshot",
+                d.get(7),
+                ::protozero::kinds::Bool,
+            );
+            s.scalar(
+                "disable_chunk_usage_histograms",
+                d.get(8),
+                ::protozero::kinds::Bool,
+            );
+            s.scalar(
+                "disable_extension_descriptors",
+                d.get(9),
+                ::protozero::kinds::Bool,
+            );
+            s.scalar(
+                "enable_concurrent_session_events",
+                d.get(10),
+                ::protozero::kinds::Bool,
+            );
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2542,8 +2739,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ProducerConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 4>,
     }
@@ -2618,6 +2815,31 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ProducerConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ProducerConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ProducerConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("producer_name", d.get(1));
+            s.scalar("shm_size_kb", d.get(2), ::protozero::kinds::Uint32);
+            s.scalar("page_size_kb", d.get(3), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2, 3]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2689,8 +2911,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct StatsdMetadataDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -2770,6 +2992,32 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for StatsdMetadataDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for StatsdMetadataDecoder<'a> {
+        const DEBUG_NAME: &'static str = "StatsdMetadataDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("triggering_alert_id", d.get(1), ::protozero::kinds::Int64);
+            s.scalar("triggering_config_uid", d.get(2), ::protozero::kinds::Int32);
+            s.scalar("triggering_config_id", d.get(3), ::protozero::kinds::Int64);
+            s.scalar("triggering_subscription_id", d.get(4), ::protozero::kinds::Int64);
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2825,8 +3073,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct GuardrailOverridesDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -2884,6 +3132,30 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for GuardrailOverridesDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for GuardrailOverridesDecoder<'a> {
+        const DEBUG_NAME: &'static str = "GuardrailOverridesDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("max_upload_per_day_bytes", d.get(1), ::protozero::kinds::Uint64);
+            s.scalar("max_tracing_buffer_size_kb", d.get(2), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -2973,8 +3245,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct TriggerConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -3002,19 +3274,19 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
             &self.dec
         }
-        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent or malformed.
+        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::trigger_mode_raw`]).
         #[inline]
         pub fn trigger_mode(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<trigger_config::TriggerMode>,
-        > {
+        ) -> ::core::option::Option<trigger_config::TriggerMode> {
             self.dec
                 .get(1)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`, as its raw number.
+        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn trigger_mode_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -3071,6 +3343,38 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for TriggerConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for TriggerConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "TriggerConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.enumeration::<trigger_config::TriggerMode>("trigger_mode", d.get(1));
+            s.repeated_messages::<
+                    trigger_config::TriggerDecoder<'a>,
+                >("triggers", d.repeated(2));
+            s.scalar("trigger_timeout_ms", d.get(3), ::protozero::kinds::Uint32);
+            s.scalar(
+                "use_clone_snapshot_if_available",
+                d.get(5),
+                ::protozero::kinds::Bool,
+            );
+            s.check_fields(d, &[1, 2, 3, 5]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TraceConfig.TriggerConfig`.
@@ -3236,8 +3540,8 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct TriggerDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 6>,
         }
@@ -3339,6 +3643,33 @@ pub mod trace_config {
                 self.dec.error()
             }
         }
+        impl ::core::fmt::Debug for TriggerDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for TriggerDecoder<'a> {
+            const DEBUG_NAME: &'static str = "TriggerDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.string("name", d.get(1));
+                s.string("producer_name_regex", d.get(2));
+                s.scalar("stop_delay_ms", d.get(3), ::protozero::kinds::Uint32);
+                s.scalar("max_per_24_h", d.get(4), ::protozero::kinds::Uint32);
+                s.scalar("skip_probability", d.get(5), ::protozero::kinds::Double);
+                s.check_fields(d, &[1, 2, 3, 4, 5]);
+                s.finish()
+            }
+        }
     }
     /// Writer of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -3387,8 +3718,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct IncrementalStateConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -3436,6 +3767,29 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for IncrementalStateConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for IncrementalStateConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "IncrementalStateConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("clear_period_ms", d.get(1), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -3507,8 +3861,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct CompressionConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -3588,6 +3942,30 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for CompressionConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for CompressionConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "CompressionConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.message::<compression_config::DeflateDecoder<'a>>("deflate", d.get(1));
+            s.message::<compression_config::ZstdDecoder<'a>>("zstd", d.get(2));
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
     /// Nested types of message `perfetto.protos.TraceConfig.CompressionConfig`.
     pub mod compression_config {
         /// Writer of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -3629,8 +4007,8 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct DeflateDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 1>,
         }
@@ -3670,6 +4048,28 @@ pub mod trace_config {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for DeflateDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for DeflateDecoder<'a> {
+            const DEBUG_NAME: &'static str = "DeflateDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.check_fields(d, &[]);
+                s.finish()
             }
         }
         /// Writer of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -3719,8 +4119,8 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct ZstdDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 2>,
         }
@@ -3770,6 +4170,29 @@ pub mod trace_config {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for ZstdDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for ZstdDecoder<'a> {
+            const DEBUG_NAME: &'static str = "ZstdDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.scalar("level", d.get(1), ::protozero::kinds::Int32);
+                s.check_fields(d, &[1]);
+                s.finish()
             }
         }
     }
@@ -3852,8 +4275,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct IncidentReportConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -3953,6 +4376,33 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for IncidentReportConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for IncidentReportConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "IncidentReportConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("destination_package", d.get(1));
+            s.string("destination_class", d.get(2));
+            s.scalar("privacy_level", d.get(3), ::protozero::kinds::Int32);
+            s.scalar("skip_dropbox", d.get(4), ::protozero::kinds::Bool);
+            s.scalar("skip_incidentd", d.get(5), ::protozero::kinds::Bool);
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -4050,8 +4500,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct TraceFilterDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -4159,6 +4609,37 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for TraceFilterDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for TraceFilterDecoder<'a> {
+        const DEBUG_NAME: &'static str = "TraceFilterDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.bytes("bytecode", d.get(1));
+            s.bytes("bytecode_v2", d.get(2));
+            s.message::<
+                    trace_filter::StringFilterChainDecoder<'a>,
+                >("string_filter_chain", d.get(3));
+            s.bytes("bytecode_overlay_v54", d.get(4));
+            s.message::<
+                    trace_filter::StringFilterChainDecoder<'a>,
+                >("string_filter_chain_v54", d.get(5));
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TraceConfig.TraceFilter`.
@@ -4369,8 +4850,8 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct StringFilterRuleDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 6>,
         }
@@ -4400,17 +4881,15 @@ pub mod trace_config {
             pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
                 &self.dec
             }
-            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent or malformed.
+            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
             #[inline]
-            pub fn policy(
-                &self,
-            ) -> ::core::option::Option<::protozero::EnumValue<StringFilterPolicy>> {
+            pub fn policy(&self) -> ::core::option::Option<StringFilterPolicy> {
                 self.dec
                     .get(1)
                     .and_then(|f| f.as_i32().ok())
-                    .map(::protozero::EnumValue::from_i32)
+                    .and_then(<StringFilterPolicy as ::protozero::ProtoEnum>::from_i32)
             }
-            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as its raw number.
+            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
             #[inline]
             pub fn policy_raw(&self) -> ::core::option::Option<i32> {
                 self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -4467,17 +4946,14 @@ pub mod trace_config {
             pub fn has_name(&self) -> bool {
                 self.dec.has(4)
             }
-            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`: every element in order (packed or not).
+            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::semantic_type_raw`]).
             #[inline]
             pub fn semantic_type(
                 &self,
-            ) -> ::protozero::RepeatedScalars<
-                'a,
-                ::protozero::kinds::Enum<super::super::SemanticType>,
-            > {
-                ::protozero::RepeatedScalars::new(self.dec.repeated(5))
+            ) -> ::protozero::RepeatedEnums<'a, super::super::SemanticType> {
+                ::protozero::RepeatedEnums::new(self.dec.repeated(5))
             }
-            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as raw numbers.
+            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the numbers on the wire, known to the enum or not.
             #[inline]
             pub fn semantic_type_raw(
                 &self,
@@ -4499,6 +4975,35 @@ pub mod trace_config {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for StringFilterRuleDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for StringFilterRuleDecoder<'a> {
+            const DEBUG_NAME: &'static str = "StringFilterRuleDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.enumeration::<StringFilterPolicy>("policy", d.get(1));
+                s.string("regex_pattern", d.get(2));
+                s.string("atrace_payload_starts_with", d.get(3));
+                s.string("name", d.get(4));
+                s.repeated_enums::<
+                        super::super::SemanticType,
+                    >("semantic_type", d.repeated(5));
+                s.check_fields(d, &[1, 2, 3, 4, 5]);
+                s.finish()
             }
         }
         /// Writer of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -4553,8 +5058,8 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct StringFilterChainDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 2>,
         }
@@ -4611,6 +5116,31 @@ pub mod trace_config {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for StringFilterChainDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for StringFilterChainDecoder<'a> {
+            const DEBUG_NAME: &'static str = "StringFilterChainDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.repeated_messages::<
+                        StringFilterRuleDecoder<'a>,
+                    >("rules", d.repeated(1));
+                s.check_fields(d, &[1]);
+                s.finish()
             }
         }
     }
@@ -4688,8 +5218,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct AndroidReportConfigDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -4781,6 +5311,36 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for AndroidReportConfigDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for AndroidReportConfigDecoder<'a> {
+        const DEBUG_NAME: &'static str = "AndroidReportConfigDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("reporter_service_package", d.get(1));
+            s.string("reporter_service_class", d.get(2));
+            s.scalar("skip_report", d.get(3), ::protozero::kinds::Bool);
+            s.scalar(
+                "use_pipe_in_framework_for_testing",
+                d.get(4),
+                ::protozero::kinds::Bool,
+            );
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -4836,8 +5396,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct CmdTraceStartDelayDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -4897,6 +5457,30 @@ pub mod trace_config {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for CmdTraceStartDelayDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for CmdTraceStartDelayDecoder<'a> {
+        const DEBUG_NAME: &'static str = "CmdTraceStartDelayDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("min_delay_ms", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("max_delay_ms", d.get(2), ::protozero::kinds::Uint32);
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -4952,8 +5536,8 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct SessionSemaphoreDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -5016,6 +5600,30 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for SessionSemaphoreDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for SessionSemaphoreDecoder<'a> {
+        const DEBUG_NAME: &'static str = "SessionSemaphoreDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("name", d.get(1));
+            s.scalar("max_other_session_count", d.get(2), ::protozero::kinds::Uint64);
+            s.check_fields(d, &[1, 2]);
+            s.finish()
         }
     }
 }

@@ -60,8 +60,8 @@ impl<'w> ::protozero::MessageWriter<'w> for EnableTracingRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EnableTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.EnableTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct EnableTracingRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -126,6 +126,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for EnableTracingRequestDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for EnableTracingRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for EnableTracingRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "EnableTracingRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(1));
+        s.scalar("attach_notification_only", d.get(2), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.EnableTracingResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -181,8 +201,8 @@ impl<'w> ::protozero::MessageWriter<'w> for EnableTracingResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EnableTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.EnableTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct EnableTracingResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -235,7 +255,7 @@ impl<'a> EnableTracingResponseDecoder<'a> {
     pub fn has_error(&self) -> bool {
         self.dec.has(3)
     }
-    /// Which member of oneof `state` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `state` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_state(&self) -> ::core::option::Option<enable_tracing_response::State> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -261,6 +281,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for EnableTracingResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for EnableTracingResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for EnableTracingResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "EnableTracingResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("disabled", d.get(1), ::protozero::kinds::Bool);
+        s.string("error", d.get(3));
+        s.check_fields(d, &[1, 3]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.EnableTracingResponse`.
@@ -312,8 +352,8 @@ impl<'w> ::protozero::MessageWriter<'w> for StartTracingRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.StartTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.StartTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct StartTracingRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -351,6 +391,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for StartTracingRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for StartTracingRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for StartTracingRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "StartTracingRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.StartTracingResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -392,8 +450,8 @@ impl<'w> ::protozero::MessageWriter<'w> for StartTracingResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.StartTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.StartTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct StartTracingResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -431,6 +489,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for StartTracingResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for StartTracingResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for StartTracingResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "StartTracingResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ChangeTraceConfigRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -485,8 +561,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ChangeTraceConfigRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ChangeTraceConfigRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -541,6 +617,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChangeTraceConfigRequestDecoder<'a>
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for ChangeTraceConfigRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ChangeTraceConfigRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ChangeTraceConfigRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.ChangeTraceConfigResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -580,8 +675,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ChangeTraceConfigResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ChangeTraceConfigResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -619,6 +714,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChangeTraceConfigResponseDecoder<'a
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ChangeTraceConfigResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ChangeTraceConfigResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ChangeTraceConfigResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.DisableTracingRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -660,8 +773,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DisableTracingRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DisableTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DisableTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DisableTracingRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -699,6 +812,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for DisableTracingRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DisableTracingRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DisableTracingRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DisableTracingRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.DisableTracingResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -740,8 +871,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DisableTracingResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DisableTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DisableTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DisableTracingResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -779,6 +910,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for DisableTracingResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DisableTracingResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DisableTracingResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DisableTracingResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ReadBuffersRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -820,8 +969,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ReadBuffersRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ReadBuffersRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ReadBuffersRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ReadBuffersRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -859,6 +1008,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for ReadBuffersRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ReadBuffersRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ReadBuffersRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ReadBuffersRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ReadBuffersResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -915,8 +1082,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ReadBuffersResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ReadBuffersResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -971,6 +1138,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for ReadBuffersResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ReadBuffersResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ReadBuffersResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ReadBuffersResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                read_buffers_response::SliceDecoder<'a>,
+            >("slices", d.repeated(2));
+        s.check_fields(d, &[2]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ReadBuffersResponse`.
@@ -1030,8 +1218,8 @@ pub mod read_buffers_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse.Slice` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse.Slice` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct SliceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -1091,6 +1279,30 @@ pub mod read_buffers_response {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for SliceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for SliceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "SliceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.bytes("data", d.get(1));
+            s.scalar("last_slice_for_packet", d.get(2), ::protozero::kinds::Bool);
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
 }
 /// Writer of message `perfetto.protos.FreeBuffersRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1139,8 +1351,8 @@ impl<'w> ::protozero::MessageWriter<'w> for FreeBuffersRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FreeBuffersRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.FreeBuffersRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct FreeBuffersRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1192,6 +1404,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for FreeBuffersRequestDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for FreeBuffersRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for FreeBuffersRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "FreeBuffersRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_scalars("buffer_ids", d.repeated(1), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.FreeBuffersResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1231,8 +1462,8 @@ impl<'w> ::protozero::MessageWriter<'w> for FreeBuffersResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FreeBuffersResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.FreeBuffersResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct FreeBuffersResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1270,6 +1501,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for FreeBuffersResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for FreeBuffersResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for FreeBuffersResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "FreeBuffersResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.FlushRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -1327,8 +1576,8 @@ impl<'w> ::protozero::MessageWriter<'w> for FlushRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FlushRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.FlushRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct FlushRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1388,6 +1637,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for FlushRequestDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for FlushRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for FlushRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "FlushRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("timeout_ms", d.get(1), ::protozero::kinds::Uint32);
+        s.scalar("flags", d.get(2), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.FlushResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1427,8 +1696,8 @@ impl<'w> ::protozero::MessageWriter<'w> for FlushResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FlushResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.FlushResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct FlushResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1466,6 +1735,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for FlushResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for FlushResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for FlushResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "FlushResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.DetachRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -1515,8 +1802,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DetachRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DetachRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DetachRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DetachRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1571,6 +1858,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for DetachRequestDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for DetachRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DetachRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DetachRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("key", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.DetachResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1610,8 +1916,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DetachResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DetachResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DetachResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DetachResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1649,6 +1955,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for DetachResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DetachResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DetachResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DetachResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.AttachRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -1698,8 +2022,8 @@ impl<'w> ::protozero::MessageWriter<'w> for AttachRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.AttachRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.AttachRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct AttachRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1754,6 +2078,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for AttachRequestDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for AttachRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for AttachRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "AttachRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("key", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.AttachResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1806,8 +2149,8 @@ impl<'w> ::protozero::MessageWriter<'w> for AttachResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.AttachResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.AttachResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct AttachResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1862,6 +2205,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for AttachResponseDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for AttachResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for AttachResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "AttachResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.GetTraceStatsRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1901,8 +2263,8 @@ impl<'w> ::protozero::MessageWriter<'w> for GetTraceStatsRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct GetTraceStatsRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1940,6 +2302,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetTraceStatsRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for GetTraceStatsRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for GetTraceStatsRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "GetTraceStatsRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.GetTraceStatsResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -1994,8 +2374,8 @@ impl<'w> ::protozero::MessageWriter<'w> for GetTraceStatsResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct GetTraceStatsResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -2048,6 +2428,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetTraceStatsResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for GetTraceStatsResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for GetTraceStatsResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "GetTraceStatsResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TraceStatsDecoder<'a>>("trace_stats", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ObserveEventsRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -2106,8 +2505,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ObserveEventsRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObserveEventsRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ObserveEventsRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ObserveEventsRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -2135,17 +2534,14 @@ impl<'a> ObserveEventsRequestDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
         &self.dec
     }
-    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`: every element in order (packed or not).
+    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::events_to_observe_raw`]).
     #[inline]
     pub fn events_to_observe(
         &self,
-    ) -> ::protozero::RepeatedScalars<
-        'a,
-        ::protozero::kinds::Enum<observable_events::Type>,
-    > {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+    ) -> ::protozero::RepeatedEnums<'a, observable_events::Type> {
+        ::protozero::RepeatedEnums::new(self.dec.repeated(1))
     }
-    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`, as raw numbers.
+    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn events_to_observe_raw(
         &self,
@@ -2167,6 +2563,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObserveEventsRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ObserveEventsRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ObserveEventsRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ObserveEventsRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_enums::<observable_events::Type>("events_to_observe", d.repeated(1));
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ObserveEventsResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -2221,8 +2636,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ObserveEventsResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObserveEventsResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ObserveEventsResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ObserveEventsResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -2277,6 +2692,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObserveEventsResponseDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for ObserveEventsResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ObserveEventsResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ObserveEventsResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<ObservableEventsDecoder<'a>>("events", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.QueryServiceStateRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2324,8 +2758,8 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryServiceStateRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct QueryServiceStateRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -2373,6 +2807,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryServiceStateRequestDecoder<'a>
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for QueryServiceStateRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for QueryServiceStateRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "QueryServiceStateRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("sessions_only", d.get(1), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.QueryServiceStateResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -2429,8 +2882,8 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryServiceStateResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct QueryServiceStateResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -2490,6 +2943,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryServiceStateResponseDecoder<'a
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for QueryServiceStateResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for QueryServiceStateResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "QueryServiceStateResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TracingServiceStateDecoder<'a>>("service_state", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.QueryCapabilitiesRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2529,8 +3001,8 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryCapabilitiesRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct QueryCapabilitiesRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -2568,6 +3040,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryCapabilitiesRequestDecoder<'a>
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for QueryCapabilitiesRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for QueryCapabilitiesRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "QueryCapabilitiesRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.QueryCapabilitiesResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -2624,8 +3114,8 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryCapabilitiesResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct QueryCapabilitiesResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -2685,6 +3175,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryCapabilitiesResponseDecoder<'a
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for QueryCapabilitiesResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for QueryCapabilitiesResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "QueryCapabilitiesResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TracingServiceCapabilitiesDecoder<'a>>("capabilities", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.SaveTraceForBugreportRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2724,8 +3233,8 @@ impl<'w> ::protozero::MessageWriter<'w> for SaveTraceForBugreportRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct SaveTraceForBugreportRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -2763,6 +3272,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for SaveTraceForBugreportRequestDecoder
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for SaveTraceForBugreportRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for SaveTraceForBugreportRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "SaveTraceForBugreportRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.SaveTraceForBugreportResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -2820,8 +3348,8 @@ impl<'w> ::protozero::MessageWriter<'w> for SaveTraceForBugreportResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct SaveTraceForBugreportResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -2884,6 +3412,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for SaveTraceForBugreportResponseDecode
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for SaveTraceForBugreportResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for SaveTraceForBugreportResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "SaveTraceForBugreportResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("success", d.get(1), ::protozero::kinds::Bool);
+        s.string("msg", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.CloneSessionRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
@@ -2997,8 +3546,8 @@ impl<'w> ::protozero::MessageWriter<'w> for CloneSessionRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CloneSessionRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.CloneSessionRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CloneSessionRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 10>,
 }
@@ -3131,7 +3680,7 @@ impl<'a> CloneSessionRequestDecoder<'a> {
     pub fn has_clone_trigger_delay_ms(&self) -> bool {
         self.dec.has(9)
     }
-    /// Which member of oneof `selector` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `selector` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_selector(
         &self,
     ) -> ::core::option::Option<clone_session_request::Selector<'a>> {
@@ -3165,6 +3714,37 @@ impl<'a> ::protozero::MessageDecoder<'a> for CloneSessionRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for CloneSessionRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CloneSessionRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CloneSessionRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("session_id", d.get(1), ::protozero::kinds::Uint64);
+        s.scalar("skip_trace_filter", d.get(2), ::protozero::kinds::Bool);
+        s.scalar("for_bugreport", d.get(3), ::protozero::kinds::Bool);
+        s.string("unique_session_name", d.get(4));
+        s.string("clone_trigger_name", d.get(5));
+        s.string("clone_trigger_producer_name", d.get(6));
+        s.scalar(
+            "clone_trigger_trusted_producer_uid",
+            d.get(7),
+            ::protozero::kinds::Int32,
+        );
+        s.scalar("clone_trigger_boot_time_ns", d.get(8), ::protozero::kinds::Uint64);
+        s.scalar("clone_trigger_delay_ms", d.get(9), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.CloneSessionRequest`.
@@ -3258,8 +3838,8 @@ impl<'w> ::protozero::MessageWriter<'w> for CloneSessionResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CloneSessionResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.CloneSessionResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CloneSessionResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 6>,
 }
@@ -3352,6 +3932,29 @@ impl<'a> ::protozero::MessageDecoder<'a> for CloneSessionResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for CloneSessionResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CloneSessionResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CloneSessionResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("success", d.get(1), ::protozero::kinds::Bool);
+        s.string("error", d.get(2));
+        s.scalar("uuid_msb", d.get(3), ::protozero::kinds::Int64);
+        s.scalar("uuid_lsb", d.get(4), ::protozero::kinds::Int64);
+        s.scalar("was_write_into_file", d.get(5), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3, 4, 5]);
+        s.finish()
     }
 }
 /// Method table of service `perfetto.protos.ConsumerPort` (from `perfetto/ipc/consumer_port.proto`); method ids are 1-based in declaration order.

@@ -104,8 +104,8 @@ impl<'w> ::protozero::MessageWriter<'w> for InitializeConnectionRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct InitializeConnectionRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -168,19 +168,19 @@ impl<'a> InitializeConnectionRequestDecoder<'a> {
     pub fn has_producer_name(&self) -> bool {
         self.dec.has(3)
     }
-    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed.
+    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or a number the enum does not name (see [`Self::smb_scraping_mode_raw`]).
     #[inline]
     pub fn smb_scraping_mode(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<initialize_connection_request::ProducerSMBScrapingMode>,
-    > {
+    ) -> ::core::option::Option<initialize_connection_request::ProducerSMBScrapingMode> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`, as its raw number.
+    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn smb_scraping_mode_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -240,6 +240,38 @@ impl<'a> ::protozero::MessageDecoder<'a> for InitializeConnectionRequestDecoder<
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for InitializeConnectionRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for InitializeConnectionRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "InitializeConnectionRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar(
+            "shared_memory_page_size_hint_bytes",
+            d.get(1),
+            ::protozero::kinds::Uint32,
+        );
+        s.scalar("shared_memory_size_hint_bytes", d.get(2), ::protozero::kinds::Uint32);
+        s.string("producer_name", d.get(3));
+        s.enumeration::<
+                initialize_connection_request::ProducerSMBScrapingMode,
+            >("smb_scraping_mode", d.get(4));
+        s.scalar("producer_provided_shmem", d.get(6), ::protozero::kinds::Bool);
+        s.string("shm_key_windows", d.get(7));
+        s.string("sdk_version", d.get(8));
+        s.check_fields(d, &[1, 2, 3, 4, 6, 7, 8]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.InitializeConnectionRequest`.
@@ -391,8 +423,8 @@ impl<'w> ::protozero::MessageWriter<'w> for InitializeConnectionResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct InitializeConnectionResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -462,6 +494,28 @@ impl<'a> ::protozero::MessageDecoder<'a> for InitializeConnectionResponseDecoder
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for InitializeConnectionResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for InitializeConnectionResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "InitializeConnectionResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("using_shmem_provided_by_producer", d.get(1), ::protozero::kinds::Bool);
+        s.scalar("direct_smb_patching_supported", d.get(2), ::protozero::kinds::Bool);
+        s.scalar("use_shmem_emulation", d.get(3), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.RegisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -516,8 +570,8 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterDataSourceRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct RegisterDataSourceRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -577,6 +631,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterDataSourceRequestDecoder<'a
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for RegisterDataSourceRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for RegisterDataSourceRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "RegisterDataSourceRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<DataSourceDescriptorDecoder<'a>>("data_source_descriptor", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.RegisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -624,8 +697,8 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterDataSourceResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct RegisterDataSourceResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -678,6 +751,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterDataSourceResponseDecoder<'
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for RegisterDataSourceResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for RegisterDataSourceResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "RegisterDataSourceResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("error", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.UpdateDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -734,8 +826,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UpdateDataSourceRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UpdateDataSourceRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -795,6 +887,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for UpdateDataSourceRequestDecoder<'a> 
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for UpdateDataSourceRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for UpdateDataSourceRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UpdateDataSourceRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<DataSourceDescriptorDecoder<'a>>("data_source_descriptor", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.UpdateDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -834,8 +945,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UpdateDataSourceResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UpdateDataSourceResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -873,6 +984,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for UpdateDataSourceResponseDecoder<'a>
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for UpdateDataSourceResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for UpdateDataSourceResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UpdateDataSourceResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.UnregisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -922,8 +1051,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterDataSourceRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UnregisterDataSourceRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -978,6 +1107,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterDataSourceRequestDecoder<
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for UnregisterDataSourceRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for UnregisterDataSourceRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UnregisterDataSourceRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("data_source_name", d.get(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.UnregisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1017,8 +1166,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterDataSourceResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UnregisterDataSourceResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1056,6 +1205,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterDataSourceResponseDecoder
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for UnregisterDataSourceResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for UnregisterDataSourceResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UnregisterDataSourceResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.RegisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -1113,8 +1281,8 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterTraceWriterRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct RegisterTraceWriterRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1174,6 +1342,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterTraceWriterRequestDecoder<'
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for RegisterTraceWriterRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for RegisterTraceWriterRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "RegisterTraceWriterRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("trace_writer_id", d.get(1), ::protozero::kinds::Uint32);
+        s.scalar("target_buffer", d.get(2), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.RegisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1213,8 +1401,8 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterTraceWriterResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct RegisterTraceWriterResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1252,6 +1440,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterTraceWriterResponseDecoder<
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for RegisterTraceWriterResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for RegisterTraceWriterResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "RegisterTraceWriterResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.UnregisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -1301,8 +1508,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterTraceWriterRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UnregisterTraceWriterRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1352,6 +1559,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterTraceWriterRequestDecoder
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for UnregisterTraceWriterRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for UnregisterTraceWriterRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UnregisterTraceWriterRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("trace_writer_id", d.get(1), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.UnregisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1391,8 +1618,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterTraceWriterResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UnregisterTraceWriterResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1430,6 +1657,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterTraceWriterResponseDecode
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for UnregisterTraceWriterResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for UnregisterTraceWriterResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UnregisterTraceWriterResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.CommitDataResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -1471,8 +1717,8 @@ impl<'w> ::protozero::MessageWriter<'w> for CommitDataResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CommitDataResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.CommitDataResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CommitDataResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1510,6 +1756,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for CommitDataResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for CommitDataResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CommitDataResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CommitDataResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.NotifyDataSourceStartedRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -1559,8 +1823,8 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStartedRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct NotifyDataSourceStartedRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1610,6 +1874,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStartedRequestDecod
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for NotifyDataSourceStartedRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for NotifyDataSourceStartedRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "NotifyDataSourceStartedRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("data_source_id", d.get(1), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.NotifyDataSourceStartedResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1649,8 +1933,8 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStartedResponse<'w> 
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct NotifyDataSourceStartedResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1688,6 +1972,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStartedResponseDeco
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for NotifyDataSourceStartedResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for NotifyDataSourceStartedResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "NotifyDataSourceStartedResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.NotifyDataSourceStoppedRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -1737,8 +2040,8 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStoppedRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct NotifyDataSourceStoppedRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1788,6 +2091,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStoppedRequestDecod
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for NotifyDataSourceStoppedRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for NotifyDataSourceStoppedRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "NotifyDataSourceStoppedRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("data_source_id", d.get(1), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.NotifyDataSourceStoppedResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1827,8 +2150,8 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStoppedResponse<'w> 
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct NotifyDataSourceStoppedResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1866,6 +2189,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStoppedResponseDeco
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for NotifyDataSourceStoppedResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for NotifyDataSourceStoppedResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "NotifyDataSourceStoppedResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ActivateTriggersRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -1915,8 +2257,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ActivateTriggersRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ActivateTriggersRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -1971,6 +2313,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for ActivateTriggersRequestDecoder<'a> 
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for ActivateTriggersRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ActivateTriggersRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ActivateTriggersRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_strings("trigger_names", d.repeated(1));
+        s.check_fields(d, &[1]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.ActivateTriggersResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2010,8 +2371,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ActivateTriggersResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ActivateTriggersResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -2049,6 +2410,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for ActivateTriggersResponseDecoder<'a>
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ActivateTriggersResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ActivateTriggersResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ActivateTriggersResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.GetAsyncCommandRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -2090,8 +2469,8 @@ impl<'w> ::protozero::MessageWriter<'w> for GetAsyncCommandRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct GetAsyncCommandRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -2129,6 +2508,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetAsyncCommandRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for GetAsyncCommandRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for GetAsyncCommandRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "GetAsyncCommandRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.GetAsyncCommandResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -2270,8 +2667,8 @@ impl<'w> ::protozero::MessageWriter<'w> for GetAsyncCommandResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct GetAsyncCommandResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 8>,
 }
@@ -2421,7 +2818,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     pub fn has_clear_incremental_state(&self) -> bool {
         self.dec.has(7)
     }
-    /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_cmd(
         &self,
     ) -> ::core::option::Option<get_async_command_response::Cmd<'a>> {
@@ -2490,6 +2887,40 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetAsyncCommandResponseDecoder<'a> 
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for GetAsyncCommandResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for GetAsyncCommandResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "GetAsyncCommandResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<
+                get_async_command_response::StartDataSourceDecoder<'a>,
+            >("start_data_source", d.get(1));
+        s.message::<
+                get_async_command_response::StopDataSourceDecoder<'a>,
+            >("stop_data_source", d.get(2));
+        s.message::<
+                get_async_command_response::SetupTracingDecoder<'a>,
+            >("setup_tracing", d.get(3));
+        s.message::<get_async_command_response::FlushDecoder<'a>>("flush", d.get(5));
+        s.message::<
+                get_async_command_response::SetupDataSourceDecoder<'a>,
+            >("setup_data_source", d.get(6));
+        s.message::<
+                get_async_command_response::ClearIncrementalStateDecoder<'a>,
+            >("clear_incremental_state", d.get(7));
+        s.check_fields(d, &[1, 2, 3, 5, 6, 7]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.GetAsyncCommandResponse`.
@@ -2573,8 +3004,8 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct SetupDataSourceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -2644,6 +3075,30 @@ pub mod get_async_command_response {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for SetupDataSourceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for SetupDataSourceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "SetupDataSourceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("new_instance_id", d.get(1), ::protozero::kinds::Uint64);
+            s.message::<super::DataSourceConfigDecoder<'a>>("config", d.get(2));
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2706,8 +3161,8 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct StartDataSourceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -2777,6 +3232,30 @@ pub mod get_async_command_response {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for StartDataSourceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for StartDataSourceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "StartDataSourceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("new_instance_id", d.get(1), ::protozero::kinds::Uint64);
+            s.message::<super::DataSourceConfigDecoder<'a>>("config", d.get(2));
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2824,8 +3303,8 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct StopDataSourceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -2873,6 +3352,29 @@ pub mod get_async_command_response {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for StopDataSourceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for StopDataSourceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "StopDataSourceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("instance_id", d.get(1), ::protozero::kinds::Uint64);
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -2930,8 +3432,8 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct SetupTracingDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -2994,6 +3496,30 @@ pub mod get_async_command_response {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for SetupTracingDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for SetupTracingDecoder<'a> {
+        const DEBUG_NAME: &'static str = "SetupTracingDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("shared_buffer_page_size_kb", d.get(1), ::protozero::kinds::Uint32);
+            s.string("shm_key_windows", d.get(2));
+            s.check_fields(d, &[1, 2]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.Flush` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -3059,8 +3585,8 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.Flush` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.Flush` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct FlushDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 4>,
     }
@@ -3132,6 +3658,35 @@ pub mod get_async_command_response {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for FlushDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for FlushDecoder<'a> {
+        const DEBUG_NAME: &'static str = "FlushDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_scalars(
+                "data_source_ids",
+                d.repeated(1),
+                ::protozero::kinds::Uint64,
+            );
+            s.scalar("request_id", d.get(2), ::protozero::kinds::Uint64);
+            s.scalar("flags", d.get(3), ::protozero::kinds::Uint64);
+            s.check_fields(d, &[1, 2, 3]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -3179,8 +3734,8 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ClearIncrementalStateDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -3232,6 +3787,33 @@ pub mod get_async_command_response {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ClearIncrementalStateDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ClearIncrementalStateDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ClearIncrementalStateDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_scalars(
+                "data_source_ids",
+                d.repeated(1),
+                ::protozero::kinds::Uint64,
+            );
+            s.check_fields(d, &[1]);
+            s.finish()
+        }
+    }
 }
 /// Writer of message `perfetto.protos.SyncRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -3272,8 +3854,8 @@ impl<'w> ::protozero::MessageWriter<'w> for SyncRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SyncRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.SyncRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct SyncRequestDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -3311,6 +3893,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for SyncRequestDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for SyncRequestDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for SyncRequestDecoder<'a> {
+    const DEBUG_NAME: &'static str = "SyncRequestDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.SyncResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
@@ -3352,8 +3952,8 @@ impl<'w> ::protozero::MessageWriter<'w> for SyncResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SyncResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.SyncResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct SyncResponseDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -3391,6 +3991,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for SyncResponseDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for SyncResponseDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for SyncResponseDecoder<'a> {
+    const DEBUG_NAME: &'static str = "SyncResponseDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Method table of service `perfetto.protos.ProducerPort` (from `perfetto/ipc/producer_port.proto`); method ids are 1-based in declaration order.

@@ -145,8 +145,8 @@ impl<'w> ::protozero::MessageWriter<'w> for IPCFrame<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IPCFrame` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.IPCFrame` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct IPCFrameDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -314,7 +314,7 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn has_data_for_testing(&self) -> bool {
         self.dec.has(1)
     }
-    /// Which member of oneof `msg` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `msg` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_msg(&self) -> ::core::option::Option<ipc_frame::Msg<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -383,6 +383,38 @@ impl<'a> ::protozero::MessageDecoder<'a> for IPCFrameDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for IPCFrameDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for IPCFrameDecoder<'a> {
+    const DEBUG_NAME: &'static str = "IPCFrameDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_bytes("data_for_testing", d.repeated(1));
+        s.scalar("request_id", d.get(2), ::protozero::kinds::Uint64);
+        s.message::<ipc_frame::BindServiceDecoder<'a>>("msg_bind_service", d.get(3));
+        s.message::<
+                ipc_frame::BindServiceReplyDecoder<'a>,
+            >("msg_bind_service_reply", d.get(4));
+        s.message::<ipc_frame::InvokeMethodDecoder<'a>>("msg_invoke_method", d.get(5));
+        s.message::<
+                ipc_frame::InvokeMethodReplyDecoder<'a>,
+            >("msg_invoke_method_reply", d.get(6));
+        s.message::<ipc_frame::RequestErrorDecoder<'a>>("msg_request_error", d.get(7));
+        s.message::<
+                ipc_frame::SetPeerIdentityDecoder<'a>,
+            >("set_peer_identity", d.get(8));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.IPCFrame`.
 pub mod ipc_frame {
     /// The member set in oneof `msg` of `perfetto.protos.IPCFrame`, with its value.
@@ -449,8 +481,8 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindService` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindService` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct BindServiceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -503,6 +535,29 @@ pub mod ipc_frame {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for BindServiceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for BindServiceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "BindServiceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("service_name", d.get(1));
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
@@ -575,8 +630,8 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct BindServiceReplyDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 4>,
     }
@@ -656,6 +711,33 @@ pub mod ipc_frame {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for BindServiceReplyDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for BindServiceReplyDecoder<'a> {
+        const DEBUG_NAME: &'static str = "BindServiceReplyDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("success", d.get(1), ::protozero::kinds::Bool);
+            s.scalar("service_id", d.get(2), ::protozero::kinds::Uint32);
+            s.repeated_messages::<
+                    bind_service_reply::MethodInfoDecoder<'a>,
+                >("methods", d.repeated(3));
+            s.check_fields(d, &[1, 2, 3]);
+            s.finish()
+        }
+    }
     /// Nested types of message `perfetto.protos.IPCFrame.BindServiceReply`.
     pub mod bind_service_reply {
         /// Writer of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
@@ -713,8 +795,8 @@ pub mod ipc_frame {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct MethodInfoDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 3>,
         }
@@ -779,6 +861,30 @@ pub mod ipc_frame {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for MethodInfoDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for MethodInfoDecoder<'a> {
+            const DEBUG_NAME: &'static str = "MethodInfoDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.scalar("id", d.get(1), ::protozero::kinds::Uint32);
+                s.string("name", d.get(2));
+                s.check_fields(d, &[1, 2]);
+                s.finish()
             }
         }
     }
@@ -853,8 +959,8 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct InvokeMethodDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -934,6 +1040,32 @@ pub mod ipc_frame {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for InvokeMethodDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for InvokeMethodDecoder<'a> {
+        const DEBUG_NAME: &'static str = "InvokeMethodDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("service_id", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("method_id", d.get(2), ::protozero::kinds::Uint32);
+            s.bytes("args_proto", d.get(3));
+            s.scalar("drop_reply", d.get(4), ::protozero::kinds::Bool);
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -997,8 +1129,8 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct InvokeMethodReplyDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 4>,
     }
@@ -1068,6 +1200,31 @@ pub mod ipc_frame {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for InvokeMethodReplyDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for InvokeMethodReplyDecoder<'a> {
+        const DEBUG_NAME: &'static str = "InvokeMethodReplyDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("success", d.get(1), ::protozero::kinds::Bool);
+            s.scalar("has_more", d.get(2), ::protozero::kinds::Bool);
+            s.bytes("reply_proto", d.get(3));
+            s.check_fields(d, &[1, 2, 3]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1115,8 +1272,8 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct RequestErrorDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -1169,6 +1326,29 @@ pub mod ipc_frame {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for RequestErrorDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for RequestErrorDecoder<'a> {
+        const DEBUG_NAME: &'static str = "RequestErrorDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("error", d.get(1));
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Writer of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
@@ -1242,8 +1422,8 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct SetPeerIdentityDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -1331,6 +1511,32 @@ pub mod ipc_frame {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for SetPeerIdentityDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for SetPeerIdentityDecoder<'a> {
+        const DEBUG_NAME: &'static str = "SetPeerIdentityDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
+            s.scalar("uid", d.get(2), ::protozero::kinds::Int32);
+            s.string("machine_id_hint", d.get(3));
+            s.string("machine_name", d.get(4));
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
 }

@@ -144,8 +144,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmProgram<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmProgram` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmProgram` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmProgramDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -210,6 +210,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmProgramDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for VmProgramDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmProgramDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmProgramDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("version", d.get(1), ::protozero::kinds::Uint32);
+        s.repeated_messages::<VmInstructionDecoder<'a>>("instructions", d.repeated(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.VmInstruction` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
@@ -345,8 +365,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmInstruction<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmInstruction` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmInstruction` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmInstructionDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 8>,
 }
@@ -449,17 +469,15 @@ impl<'a> VmInstructionDecoder<'a> {
     pub fn has_del(&self) -> bool {
         self.dec.has(5)
     }
-    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
+    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent, malformed or a number the enum does not name (see [`Self::abort_level_raw`]).
     #[inline]
-    pub fn abort_level(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<vm_instruction::AbortLevel>> {
+    pub fn abort_level(&self) -> ::core::option::Option<vm_instruction::AbortLevel> {
         self.dec
             .get(6)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`, as its raw number.
+    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn abort_level_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(6).and_then(|f| f.as_i32().ok())
@@ -486,7 +504,7 @@ impl<'a> VmInstructionDecoder<'a> {
     pub fn has_nested_instructions(&self) -> bool {
         self.dec.has(7)
     }
-    /// Which member of oneof `operation` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `operation` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_operation(
         &self,
     ) -> ::core::option::Option<vm_instruction::Operation<'a>> {
@@ -548,6 +566,33 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmInstructionDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for VmInstructionDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmInstructionDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmInstructionDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<VmOpSelectDecoder<'a>>("select", d.get(1));
+        s.message::<VmOpRegLoadDecoder<'a>>("reg_load", d.get(2));
+        s.message::<VmOpMergeDecoder<'a>>("merge", d.get(3));
+        s.message::<VmOpSetDecoder<'a>>("set", d.get(4));
+        s.message::<VmOpDelDecoder<'a>>("del", d.get(5));
+        s.enumeration::<vm_instruction::AbortLevel>("abort_level", d.get(6));
+        s.repeated_messages::<
+                VmInstructionDecoder<'a>,
+            >("nested_instructions", d.repeated(7));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.VmInstruction`.
@@ -733,8 +778,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpSelect<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpSelect` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmOpSelect` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmOpSelectDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -762,17 +807,15 @@ impl<'a> VmOpSelectDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
         &self.dec
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent or malformed.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
     #[inline]
-    pub fn cursor(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<VmCursorEnum>> {
+    pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<VmCursorEnum as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`, as its raw number.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -819,6 +862,29 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpSelectDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for VmOpSelectDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmOpSelectDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmOpSelectDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<VmCursorEnum>("cursor", d.get(1));
+        s.repeated_messages::<
+                vm_op_select::PathComponentDecoder<'a>,
+            >("relative_path", d.repeated(2));
+        s.scalar("create_if_not_exist", d.get(3), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.VmOpSelect`.
@@ -913,8 +979,8 @@ pub mod vm_op_select {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.VmOpSelect.PathComponent` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.VmOpSelect.PathComponent` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct PathComponentDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 8>,
     }
@@ -1002,7 +1068,7 @@ pub mod vm_op_select {
         pub fn has_store_foreach_index_into_register(&self) -> bool {
             self.dec.has(7)
         }
-        /// Which member of oneof `field` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_field(&self) -> ::core::option::Option<path_component::Field> {
             let mut found = ::core::option::Option::None;
             for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -1030,6 +1096,38 @@ pub mod vm_op_select {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for PathComponentDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for PathComponentDecoder<'a> {
+        const DEBUG_NAME: &'static str = "PathComponentDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("field_id", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("array_index", d.get(2), ::protozero::kinds::Uint32);
+            s.scalar("map_key_field_id", d.get(3), ::protozero::kinds::Uint32);
+            s.scalar("is_repeated", d.get(5), ::protozero::kinds::Bool);
+            s.scalar("register_to_match", d.get(6), ::protozero::kinds::Uint32);
+            s.scalar(
+                "store_foreach_index_into_register",
+                d.get(7),
+                ::protozero::kinds::Uint32,
+            );
+            s.check_fields(d, &[1, 2, 3, 5, 6, 7]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.VmOpSelect.PathComponent`.
@@ -1108,8 +1206,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpRegLoad<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpRegLoad` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmOpRegLoad` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmOpRegLoadDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1137,17 +1235,15 @@ impl<'a> VmOpRegLoadDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
         &self.dec
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent or malformed.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
     #[inline]
-    pub fn cursor(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<VmCursorEnum>> {
+    pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<VmCursorEnum as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`, as its raw number.
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -1177,6 +1273,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpRegLoadDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for VmOpRegLoadDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmOpRegLoadDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmOpRegLoadDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<VmCursorEnum>("cursor", d.get(1));
+        s.scalar("dst_register", d.get(2), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.VmOpMerge` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
@@ -1234,8 +1350,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpMerge<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpMerge` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmOpMerge` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmOpMergeDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1295,6 +1411,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpMergeDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for VmOpMergeDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmOpMergeDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmOpMergeDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("skip_submessages", d.get(1), ::protozero::kinds::Bool);
+        s.scalar("del_if_src_empty", d.get(2), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.VmOpSet` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1334,8 +1470,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpSet<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpSet` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmOpSet` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmOpSetDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1373,6 +1509,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpSetDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for VmOpSetDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmOpSetDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmOpSetDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.VmOpDel` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
@@ -1414,8 +1568,8 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpDel<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpDel` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.VmOpDel` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct VmOpDelDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -1453,5 +1607,23 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpDelDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for VmOpDelDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for VmOpDelDecoder<'a> {
+    const DEBUG_NAME: &'static str = "VmOpDelDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }

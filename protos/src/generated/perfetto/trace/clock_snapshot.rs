@@ -66,8 +66,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ClockSnapshot<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ClockSnapshot` (from `perfetto/trace/clock_snapshot.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ClockSnapshot` (from `perfetto/trace/clock_snapshot.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ClockSnapshotDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -112,17 +112,15 @@ impl<'a> ClockSnapshotDecoder<'a> {
     pub fn has_clocks(&self) -> bool {
         self.dec.has(1)
     }
-    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent or malformed.
+    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
     #[inline]
-    pub fn primary_trace_clock(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<BuiltinClock>> {
+    pub fn primary_trace_clock(&self) -> ::core::option::Option<BuiltinClock> {
         self.dec
             .get(2)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<BuiltinClock as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`, as its raw number.
+    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(2).and_then(|f| f.as_i32().ok())
@@ -142,6 +140,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for ClockSnapshotDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ClockSnapshotDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ClockSnapshotDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ClockSnapshotDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<clock_snapshot::ClockDecoder<'a>>("clocks", d.repeated(1));
+        s.enumeration::<BuiltinClock>("primary_trace_clock", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ClockSnapshot`.
@@ -217,8 +235,8 @@ pub mod clock_snapshot {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ClockSnapshot.Clock` (from `perfetto/trace/clock_snapshot.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.ClockSnapshot.Clock` (from `perfetto/trace/clock_snapshot.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ClockDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -296,6 +314,32 @@ pub mod clock_snapshot {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for ClockDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ClockDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ClockDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("clock_id", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("timestamp", d.get(2), ::protozero::kinds::Uint64);
+            s.scalar("is_incremental", d.get(3), ::protozero::kinds::Bool);
+            s.scalar("unit_multiplier_ns", d.get(4), ::protozero::kinds::Uint64);
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.ClockSnapshot.Clock`.

@@ -116,8 +116,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TestEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TestEvent` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TestEvent` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TestEventDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 8>,
 }
@@ -260,6 +260,33 @@ impl<'a> ::protozero::MessageDecoder<'a> for TestEventDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for TestEventDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TestEventDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TestEventDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("str", d.get(1));
+        s.scalar("seq_value", d.get(2), ::protozero::kinds::Uint32);
+        s.scalar("counter", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("is_last", d.get(4), ::protozero::kinds::Bool);
+        s.message::<test_event::TestPayloadDecoder<'a>>("payload", d.get(5));
+        s.message::<test_event::ProtoVmPatchDecoder<'a>>("protovm_patch", d.get(6));
+        s.message::<
+                test_event::ProtoVmIncrementalStateDecoder<'a>,
+            >("protovm_incremental_state", d.get(7));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.TestEvent`.
 pub mod test_event {
     /// Writer of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
@@ -369,8 +396,8 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct TestPayloadDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 8>,
     }
@@ -506,6 +533,41 @@ pub mod test_event {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for TestPayloadDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for TestPayloadDecoder<'a> {
+        const DEBUG_NAME: &'static str = "TestPayloadDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_strings("str", d.repeated(1));
+            s.repeated_messages::<TestPayloadDecoder<'a>>("nested", d.repeated(2));
+            s.scalar("remaining_nesting_depth", d.get(3), ::protozero::kinds::Uint32);
+            s.string("single_string", d.get(4));
+            s.scalar("single_int", d.get(5), ::protozero::kinds::Int32);
+            s.repeated_scalars(
+                "repeated_ints",
+                d.repeated(6),
+                ::protozero::kinds::Int32,
+            );
+            s.repeated_messages::<
+                    super::DebugAnnotationDecoder<'a>,
+                >("debug_annotations", d.repeated(7));
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -568,8 +630,8 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ProtoVmMessageDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -639,6 +701,32 @@ pub mod test_event {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ProtoVmMessageDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ProtoVmMessageDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ProtoVmMessageDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("id", d.get(1), ::protozero::kinds::Uint32);
+            s.message::<
+                    proto_vm_message::ProtoVmSubmessageDecoder<'a>,
+                >("submessage", d.get(2));
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
     /// Nested types of message `perfetto.protos.TestEvent.ProtoVmMessage`.
     pub mod proto_vm_message {
         /// Writer of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
@@ -688,8 +776,8 @@ pub mod test_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct ProtoVmSubmessageDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 2>,
         }
@@ -739,6 +827,29 @@ pub mod test_event {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for ProtoVmSubmessageDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for ProtoVmSubmessageDecoder<'a> {
+            const DEBUG_NAME: &'static str = "ProtoVmSubmessageDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.scalar("single_int", d.get(1), ::protozero::kinds::Uint32);
+                s.check_fields(d, &[1]);
+                s.finish()
             }
         }
     }
@@ -833,8 +944,8 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ProtoVmPatchDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 6>,
     }
@@ -948,6 +1059,37 @@ pub mod test_event {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for ProtoVmPatchDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ProtoVmPatchDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ProtoVmPatchDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("string_to_merge", d.get(1));
+            s.scalar("int_to_merge", d.get(2), ::protozero::kinds::Int32);
+            s.message::<ProtoVmMessageDecoder<'a>>("single_message", d.get(3));
+            s.repeated_messages::<ProtoVmMessageDecoder<'a>>("messages", d.repeated(4));
+            s.repeated_scalars(
+                "delete_message_ids",
+                d.repeated(5),
+                ::protozero::kinds::Uint32,
+            );
+            s.check_fields(d, &[1, 2, 3, 4, 5]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1031,8 +1173,8 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ProtoVmIncrementalStateDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 5>,
     }
@@ -1132,6 +1274,33 @@ pub mod test_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for ProtoVmIncrementalStateDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder
+    for ProtoVmIncrementalStateDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ProtoVmIncrementalStateDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.string("string_merged", d.get(1));
+            s.scalar("int_merged", d.get(2), ::protozero::kinds::Int32);
+            s.message::<ProtoVmMessageDecoder<'a>>("single_message", d.get(3));
+            s.repeated_messages::<ProtoVmMessageDecoder<'a>>("messages", d.repeated(4));
+            s.check_fields(d, &[1, 2, 3, 4]);
+            s.finish()
         }
     }
 }

@@ -52,8 +52,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Trace<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Trace` (from `perfetto/trace/trace.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Trace` (from `perfetto/trace/trace.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TraceDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -106,5 +106,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TraceDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TraceDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TraceDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<TracePacketDecoder<'a>>("packet", d.repeated(1));
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }

@@ -391,8 +391,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TracePacket<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracePacket` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TracePacket` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TracePacketDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 128>,
 }
@@ -855,7 +855,7 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_machine_id(&self) -> bool {
         self.dec.has(98)
     }
-    /// Which member of oneof `data` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `data` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_data(&self) -> ::core::option::Option<trace_packet::Data<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -989,7 +989,7 @@ impl<'a> TracePacketDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `optional_trusted_uid` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `optional_trusted_uid` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_optional_trusted_uid(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedUid> {
@@ -1009,7 +1009,7 @@ impl<'a> TracePacketDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `optional_trusted_packet_sequence_id` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `optional_trusted_packet_sequence_id` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_optional_trusted_packet_sequence_id(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedPacketSequenceId> {
@@ -1044,6 +1044,61 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TracePacketDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TracePacketDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("trusted_uid", d.get(3), ::protozero::kinds::Int32);
+        s.message::<ClockSnapshotDecoder<'a>>("clock_snapshot", d.get(6));
+        s.scalar("timestamp", d.get(8), ::protozero::kinds::Uint64);
+        s.scalar("trusted_packet_sequence_id", d.get(10), ::protozero::kinds::Uint32);
+        s.message::<TrackEventDecoder<'a>>("track_event", d.get(11));
+        s.message::<InternedDataDecoder<'a>>("interned_data", d.get(12));
+        s.scalar("sequence_flags", d.get(13), ::protozero::kinds::Uint32);
+        s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(33));
+        s.message::<TraceStatsDecoder<'a>>("trace_stats", d.get(35));
+        s.bytes("synchronization_marker", d.get(36));
+        s.scalar("incremental_state_cleared", d.get(41), ::protozero::kinds::Bool);
+        s.scalar("previous_packet_dropped", d.get(42), ::protozero::kinds::Uint32);
+        s.message::<ProcessDescriptorDecoder<'a>>("process_descriptor", d.get(43));
+        s.message::<ThreadDescriptorDecoder<'a>>("thread_descriptor", d.get(44));
+        s.message::<SystemInfoDecoder<'a>>("system_info", d.get(45));
+        s.message::<TriggerDecoder<'a>>("trigger", d.get(46));
+        s.bytes("compressed_packets", d.get(50));
+        s.scalar("timestamp_clock_id", d.get(58), ::protozero::kinds::Uint32);
+        s.message::<TracePacketDefaultsDecoder<'a>>("trace_packet_defaults", d.get(59));
+        s.message::<TrackDescriptorDecoder<'a>>("track_descriptor", d.get(60));
+        s.message::<TracingServiceEventDecoder<'a>>("service_event", d.get(69));
+        s.scalar("trusted_pid", d.get(79), ::protozero::kinds::Int32);
+        s.scalar("first_packet_on_sequence", d.get(87), ::protozero::kinds::Bool);
+        s.message::<TraceUuidDecoder<'a>>("trace_uuid", d.get(89));
+        s.scalar("machine_id", d.get(98), ::protozero::kinds::Uint32);
+        s.message::<TriggerDecoder<'a>>("clone_snapshot_trigger", d.get(113));
+        s.message::<TraceProvenanceDecoder<'a>>("trace_provenance", d.get(124));
+        s.message::<trace_packet::ProtoVmsDecoder<'a>>("protovms", d.get(125));
+        s.message::<TraceAttributesDecoder<'a>>("trace_attributes", d.get(126));
+        s.bytes("zstd_compressed_packets", d.get(133));
+        s.message::<TestEventDecoder<'a>>("for_testing", d.get(900));
+        s.check_fields(
+            d,
+            &[
+                3, 6, 8, 10, 11, 12, 13, 33, 35, 36, 41, 42, 43, 44, 45, 46, 50, 58, 59,
+                60, 69, 79, 87, 89, 98, 113, 124, 125, 126, 133, 900,
+            ],
+        );
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TracePacket`.
@@ -1374,8 +1429,8 @@ pub mod trace_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct ProtoVmsDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -1430,6 +1485,31 @@ pub mod trace_packet {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for ProtoVmsDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for ProtoVmsDecoder<'a> {
+        const DEBUG_NAME: &'static str = "ProtoVmsDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_messages::<
+                    proto_vms::InstanceDecoder<'a>,
+                >("instance", d.repeated(1));
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TracePacket.ProtoVms`.
@@ -1519,8 +1599,8 @@ pub mod trace_packet {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct InstanceDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 5>,
         }
@@ -1622,6 +1702,36 @@ pub mod trace_packet {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for InstanceDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for InstanceDecoder<'a> {
+            const DEBUG_NAME: &'static str = "InstanceDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.message::<super::super::VmProgramDecoder<'a>>("program", d.get(1));
+                s.message::<super::super::TracePacketDecoder<'a>>("state", d.get(2));
+                s.scalar("memory_limit_kb", d.get(3), ::protozero::kinds::Uint32);
+                s.repeated_scalars(
+                    "producer_id",
+                    d.repeated(4),
+                    ::protozero::kinds::Int32,
+                );
+                s.check_fields(d, &[1, 2, 3, 4]);
+                s.finish()
             }
         }
     }

@@ -62,8 +62,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TracePacketDefaults<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracePacketDefaults` (from `perfetto/trace/trace_packet_defaults.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TracePacketDefaults` (from `perfetto/trace/trace_packet_defaults.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TracePacketDefaultsDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 59>,
 }
@@ -131,5 +131,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDefaultsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TracePacketDefaultsDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TracePacketDefaultsDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TracePacketDefaultsDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.message::<TrackEventDefaultsDecoder<'a>>("track_event_defaults", d.get(11));
+        s.scalar("timestamp_clock_id", d.get(58), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[11, 58]);
+        s.finish()
     }
 }

@@ -55,8 +55,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceUuid<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceUuid` (from `perfetto/trace/trace_uuid.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TraceUuid` (from `perfetto/trace/trace_uuid.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TraceUuidDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -114,5 +114,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceUuidDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TraceUuidDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TraceUuidDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TraceUuidDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("msb", d.get(1), ::protozero::kinds::Int64);
+        s.scalar("lsb", d.get(2), ::protozero::kinds::Int64);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }

@@ -71,8 +71,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Trigger<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Trigger` (from `perfetto/trace/trigger.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Trigger` (from `perfetto/trace/trigger.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TriggerDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 5>,
 }
@@ -160,5 +160,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for TriggerDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TriggerDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TriggerDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TriggerDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("trigger_name", d.get(1));
+        s.string("producer_name", d.get(2));
+        s.scalar("trusted_producer_uid", d.get(3), ::protozero::kinds::Int32);
+        s.scalar("stop_delay_ms", d.get(4), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3, 4]);
+        s.finish()
     }
 }

@@ -96,8 +96,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeConfig` (from `perfetto/config/chrome/chrome_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ChromeConfig` (from `perfetto/config/chrome/chrome_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ChromeConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 7>,
 }
@@ -160,17 +160,19 @@ impl<'a> ChromeConfigDecoder<'a> {
     pub fn has_convert_to_legacy_json(&self) -> bool {
         self.dec.has(3)
     }
-    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed.
+    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::client_priority_raw`]).
     #[inline]
     pub fn client_priority(
         &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<chrome_config::ClientPriority>> {
+    ) -> ::core::option::Option<chrome_config::ClientPriority> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`, as its raw number.
+    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn client_priority_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -215,6 +217,34 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ChromeConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ChromeConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ChromeConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("trace_config", d.get(1));
+        s.scalar("privacy_filtering_enabled", d.get(2), ::protozero::kinds::Bool);
+        s.scalar("convert_to_legacy_json", d.get(3), ::protozero::kinds::Bool);
+        s.enumeration::<chrome_config::ClientPriority>("client_priority", d.get(4));
+        s.string("json_agent_label_filter", d.get(5));
+        s.scalar(
+            "event_package_name_filter_enabled",
+            d.get(6),
+            ::protozero::kinds::Bool,
+        );
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ChromeConfig`.

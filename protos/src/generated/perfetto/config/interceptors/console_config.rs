@@ -61,8 +61,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ConsoleConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ConsoleConfig` (from `perfetto/config/interceptors/console_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ConsoleConfig` (from `perfetto/config/interceptors/console_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ConsoleConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -90,17 +90,15 @@ impl<'a> ConsoleConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
         &self.dec
     }
-    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent or malformed.
+    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::output_raw`]).
     #[inline]
-    pub fn output(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<console_config::Output>> {
+    pub fn output(&self) -> ::core::option::Option<console_config::Output> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<console_config::Output as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`, as its raw number.
+    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn output_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -130,6 +128,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for ConsoleConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ConsoleConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ConsoleConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ConsoleConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<console_config::Output>("output", d.get(1));
+        s.scalar("enable_colors", d.get(2), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ConsoleConfig`.

@@ -64,8 +64,8 @@ impl<'w> ::protozero::MessageWriter<'w> for PriorityBoostConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.PriorityBoostConfig` (from `perfetto/config/priority_boost/priority_boost_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.PriorityBoostConfig` (from `perfetto/config/priority_boost/priority_boost_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct PriorityBoostConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -93,19 +93,17 @@ impl<'a> PriorityBoostConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
         &self.dec
     }
-    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent or malformed.
+    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
     #[inline]
-    pub fn policy(
-        &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<priority_boost_config::BoostPolicy>,
-    > {
+    pub fn policy(&self) -> ::core::option::Option<priority_boost_config::BoostPolicy> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`, as its raw number.
+    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn policy_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -135,6 +133,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for PriorityBoostConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for PriorityBoostConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for PriorityBoostConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "PriorityBoostConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<priority_boost_config::BoostPolicy>("policy", d.get(1));
+        s.scalar("priority", d.get(2), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.PriorityBoostConfig`.

@@ -47,8 +47,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ProtoVmConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProtoVmConfig` (from `perfetto/config/protovm/protovm_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ProtoVmConfig` (from `perfetto/config/protovm/protovm_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ProtoVmConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 2>,
 }
@@ -96,5 +96,24 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProtoVmConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ProtoVmConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ProtoVmConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ProtoVmConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("memory_limit_kb", d.get(1), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1]);
+        s.finish()
     }
 }

@@ -119,8 +119,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventConfig` (from `perfetto/config/track_event/track_event_config.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackEventConfig` (from `perfetto/config/track_event/track_event_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackEventConfigDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 11>,
 }
@@ -278,5 +278,33 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TrackEventConfigDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackEventConfigDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackEventConfigDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_strings("disabled_categories", d.repeated(1));
+        s.repeated_strings("enabled_categories", d.repeated(2));
+        s.repeated_strings("disabled_tags", d.repeated(3));
+        s.repeated_strings("enabled_tags", d.repeated(4));
+        s.scalar("disable_incremental_timestamps", d.get(5), ::protozero::kinds::Bool);
+        s.scalar("timestamp_unit_multiplier", d.get(6), ::protozero::kinds::Uint64);
+        s.scalar("filter_debug_annotations", d.get(7), ::protozero::kinds::Bool);
+        s.scalar("enable_thread_time_sampling", d.get(8), ::protozero::kinds::Bool);
+        s.scalar("filter_dynamic_event_names", d.get(9), ::protozero::kinds::Bool);
+        s.scalar("thread_time_subsampling_ns", d.get(10), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        s.finish()
     }
 }

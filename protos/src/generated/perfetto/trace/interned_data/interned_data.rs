@@ -283,8 +283,8 @@ impl<'w> ::protozero::MessageWriter<'w> for InternedData<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InternedData` (from `perfetto/trace/interned_data/interned_data.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.InternedData` (from `perfetto/trace/interned_data/interned_data.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct InternedDataDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 44>,
 }
@@ -609,5 +609,65 @@ impl<'a> ::protozero::MessageDecoder<'a> for InternedDataDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for InternedDataDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for InternedDataDecoder<'a> {
+    const DEBUG_NAME: &'static str = "InternedDataDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                EventCategoryDecoder<'a>,
+            >("event_categories", d.repeated(1));
+        s.repeated_messages::<EventNameDecoder<'a>>("event_names", d.repeated(2));
+        s.repeated_messages::<
+                DebugAnnotationNameDecoder<'a>,
+            >("debug_annotation_names", d.repeated(3));
+        s.repeated_messages::<
+                SourceLocationDecoder<'a>,
+            >("source_locations", d.repeated(4));
+        s.repeated_messages::<
+                InternedStringDecoder<'a>,
+            >("function_names", d.repeated(5));
+        s.repeated_messages::<FrameDecoder<'a>>("frames", d.repeated(6));
+        s.repeated_messages::<CallstackDecoder<'a>>("callstacks", d.repeated(7));
+        s.repeated_messages::<InternedStringDecoder<'a>>("build_ids", d.repeated(16));
+        s.repeated_messages::<
+                InternedStringDecoder<'a>,
+            >("mapping_paths", d.repeated(17));
+        s.repeated_messages::<InternedStringDecoder<'a>>("source_paths", d.repeated(18));
+        s.repeated_messages::<MappingDecoder<'a>>("mappings", d.repeated(19));
+        s.repeated_messages::<
+                LogMessageBodyDecoder<'a>,
+            >("log_message_body", d.repeated(20));
+        s.repeated_messages::<
+                InternedStringDecoder<'a>,
+            >("kernel_symbols", d.repeated(26));
+        s.repeated_messages::<
+                DebugAnnotationValueTypeNameDecoder<'a>,
+            >("debug_annotation_value_type_names", d.repeated(27));
+        s.repeated_messages::<
+                UnsymbolizedSourceLocationDecoder<'a>,
+            >("unsymbolized_source_locations", d.repeated(28));
+        s.repeated_messages::<
+                InternedStringDecoder<'a>,
+            >("debug_annotation_string_values", d.repeated(29));
+        s.repeated_messages::<
+                InternedStringDecoder<'a>,
+            >("correlation_id_str", d.repeated(43));
+        s.check_fields(
+            d,
+            &[1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 26, 27, 28, 29, 43],
+        );
+        s.finish()
     }
 }

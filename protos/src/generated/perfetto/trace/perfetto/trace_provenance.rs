@@ -54,8 +54,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceProvenance<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceProvenance` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TraceProvenance` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TraceProvenanceDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -110,6 +110,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceProvenanceDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TraceProvenanceDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TraceProvenanceDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TraceProvenanceDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.repeated_messages::<
+                trace_provenance::BufferDecoder<'a>,
+            >("buffers", d.repeated(2));
+        s.check_fields(d, &[2]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TraceProvenance`.
@@ -169,8 +190,8 @@ pub mod trace_provenance {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Sequence` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Sequence` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct SequenceDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 3>,
     }
@@ -230,6 +251,30 @@ pub mod trace_provenance {
             self.dec.error()
         }
     }
+    impl ::core::fmt::Debug for SequenceDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for SequenceDecoder<'a> {
+        const DEBUG_NAME: &'static str = "SequenceDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("id", d.get(1), ::protozero::kinds::Uint32);
+            s.scalar("producer_id", d.get(2), ::protozero::kinds::Int32);
+            s.check_fields(d, &[1, 2]);
+            s.finish()
+        }
+    }
     /// Writer of message `perfetto.protos.TraceProvenance.Buffer` (from `perfetto/trace/perfetto/trace_provenance.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -282,8 +327,8 @@ pub mod trace_provenance {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Buffer` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Buffer` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct BufferDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -338,6 +383,29 @@ pub mod trace_provenance {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for BufferDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for BufferDecoder<'a> {
+        const DEBUG_NAME: &'static str = "BufferDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_messages::<SequenceDecoder<'a>>("sequences", d.repeated(1));
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
 }

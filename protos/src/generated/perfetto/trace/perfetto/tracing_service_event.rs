@@ -145,8 +145,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TracingServiceEventDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 12>,
 }
@@ -306,7 +306,7 @@ impl<'a> TracingServiceEventDecoder<'a> {
     pub fn has_buffer_cloned(&self) -> bool {
         self.dec.has(11)
     }
-    /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_event_type(
         &self,
     ) -> ::core::option::Option<tracing_service_event::EventType<'a>> {
@@ -405,6 +405,39 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceEventDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for TracingServiceEventDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TracingServiceEventDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TracingServiceEventDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("all_data_sources_started", d.get(1), ::protozero::kinds::Bool);
+        s.scalar("tracing_started", d.get(2), ::protozero::kinds::Bool);
+        s.scalar("all_data_sources_flushed", d.get(3), ::protozero::kinds::Bool);
+        s.scalar("read_tracing_buffers_completed", d.get(4), ::protozero::kinds::Bool);
+        s.scalar("tracing_disabled", d.get(5), ::protozero::kinds::Bool);
+        s.scalar("seized_for_bugreport", d.get(6), ::protozero::kinds::Bool);
+        s.message::<
+                tracing_service_event::DataSourcesDecoder<'a>,
+            >("slow_starting_data_sources", d.get(7));
+        s.message::<
+                tracing_service_event::DataSourcesDecoder<'a>,
+            >("last_flush_slow_data_sources", d.get(8));
+        s.scalar("flush_started", d.get(9), ::protozero::kinds::Bool);
+        s.scalar("clone_started", d.get(10), ::protozero::kinds::Bool);
+        s.scalar("buffer_cloned", d.get(11), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.TracingServiceEvent`.
 pub mod tracing_service_event {
     /// The member set in oneof `event_type` of `perfetto.protos.TracingServiceEvent`, with its value.
@@ -488,8 +521,8 @@ pub mod tracing_service_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct DataSourcesDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -544,6 +577,31 @@ pub mod tracing_service_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for DataSourcesDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for DataSourcesDecoder<'a> {
+        const DEBUG_NAME: &'static str = "DataSourcesDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_messages::<
+                    data_sources::DataSourceDecoder<'a>,
+                >("data_source", d.repeated(1));
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TracingServiceEvent.DataSources`.
@@ -603,8 +661,8 @@ pub mod tracing_service_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct DataSourceDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 3>,
         }
@@ -674,6 +732,30 @@ pub mod tracing_service_event {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for DataSourceDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for DataSourceDecoder<'a> {
+            const DEBUG_NAME: &'static str = "DataSourceDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.string("producer_name", d.get(1));
+                s.string("data_source_name", d.get(2));
+                s.check_fields(d, &[1, 2]);
+                s.finish()
             }
         }
     }

@@ -55,8 +55,8 @@ impl<'w> ::protozero::MessageWriter<'w> for InternedString<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InternedString` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.InternedString` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct InternedStringDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -114,6 +114,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for InternedStringDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for InternedStringDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for InternedStringDecoder<'a> {
+    const DEBUG_NAME: &'static str = "InternedStringDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.bytes("str", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.Line` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
@@ -179,8 +199,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Line<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Line` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Line` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct LineDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -260,6 +280,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for LineDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for LineDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for LineDecoder<'a> {
+    const DEBUG_NAME: &'static str = "LineDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("function_name", d.get(1));
+        s.string("source_file_name", d.get(2));
+        s.scalar("line_number", d.get(3), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.AddressSymbols` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -320,8 +361,8 @@ impl<'w> ::protozero::MessageWriter<'w> for AddressSymbols<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.AddressSymbols` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.AddressSymbols` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct AddressSymbolsDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -384,6 +425,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for AddressSymbolsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for AddressSymbolsDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for AddressSymbolsDecoder<'a> {
+    const DEBUG_NAME: &'static str = "AddressSymbolsDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("address", d.get(1), ::protozero::kinds::Uint64);
+        s.repeated_messages::<LineDecoder<'a>>("lines", d.repeated(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.ModuleSymbols` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
@@ -454,8 +515,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ModuleSymbols<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ModuleSymbols` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ModuleSymbols` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ModuleSymbolsDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -540,6 +601,29 @@ impl<'a> ::protozero::MessageDecoder<'a> for ModuleSymbolsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ModuleSymbolsDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ModuleSymbolsDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ModuleSymbolsDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.string("path", d.get(1));
+        s.string("build_id", d.get(2));
+        s.repeated_messages::<
+                AddressSymbolsDecoder<'a>,
+            >("address_symbols", d.repeated(3));
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.Mapping` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
@@ -645,8 +729,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Mapping<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Mapping` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Mapping` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct MappingDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -768,6 +852,32 @@ impl<'a> ::protozero::MessageDecoder<'a> for MappingDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for MappingDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for MappingDecoder<'a> {
+    const DEBUG_NAME: &'static str = "MappingDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.scalar("build_id", d.get(2), ::protozero::kinds::Uint64);
+        s.scalar("start_offset", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("start", d.get(4), ::protozero::kinds::Uint64);
+        s.scalar("end", d.get(5), ::protozero::kinds::Uint64);
+        s.scalar("load_bias", d.get(6), ::protozero::kinds::Uint64);
+        s.repeated_scalars("path_string_ids", d.repeated(7), ::protozero::kinds::Uint64);
+        s.scalar("exact_offset", d.get(8), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.Frame` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -877,8 +987,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Frame<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Frame` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Frame` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct FrameDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -966,15 +1076,15 @@ impl<'a> FrameDecoder<'a> {
     pub fn has_line_number(&self) -> bool {
         self.dec.has(6)
     }
-    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent or malformed.
+    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent, malformed or a number the enum does not name (see [`Self::kind_raw`]).
     #[inline]
-    pub fn kind(&self) -> ::core::option::Option<::protozero::EnumValue<frame::Kind>> {
+    pub fn kind(&self) -> ::core::option::Option<frame::Kind> {
         self.dec
             .get(7)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<frame::Kind as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`, as its raw number.
+    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn kind_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(7).and_then(|f| f.as_i32().ok())
@@ -999,7 +1109,7 @@ impl<'a> FrameDecoder<'a> {
     pub fn has_kind_str(&self) -> bool {
         self.dec.has(8)
     }
-    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_kind_field(&self) -> ::core::option::Option<frame::KindField<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -1010,7 +1120,7 @@ impl<'a> FrameDecoder<'a> {
                     field
                         .as_i32()
                         .ok()
-                        .map(::protozero::EnumValue::from_i32)
+                        .and_then(<frame::Kind as ::protozero::ProtoEnum>::from_i32)
                         .map(frame::KindField::Kind)
                 }
                 8 => field.as_str().ok().map(frame::KindField::KindStr),
@@ -1034,6 +1144,32 @@ impl<'a> ::protozero::MessageDecoder<'a> for FrameDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for FrameDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for FrameDecoder<'a> {
+    const DEBUG_NAME: &'static str = "FrameDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.scalar("function_name_id", d.get(2), ::protozero::kinds::Uint64);
+        s.scalar("mapping_id", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("rel_pc", d.get(4), ::protozero::kinds::Uint64);
+        s.scalar("source_path_iid", d.get(5), ::protozero::kinds::Uint64);
+        s.scalar("line_number", d.get(6), ::protozero::kinds::Uint32);
+        s.enumeration::<frame::Kind>("kind", d.get(7));
+        s.string("kind_str", d.get(8));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
+    }
+}
 /// Nested types of message `perfetto.protos.Frame`.
 pub mod frame {
     /// The member set in oneof `kind_field` of `perfetto.protos.Frame`, with its value.
@@ -1041,7 +1177,7 @@ pub mod frame {
     #[allow(clippy::large_enum_variant)]
     pub enum KindField<'a> {
         /// Field `kind` = 7.
-        Kind(::protozero::EnumValue<Kind>),
+        Kind(Kind),
         /// Field `kind_str` = 8.
         KindStr(&'a str),
     }
@@ -1198,8 +1334,8 @@ impl<'w> ::protozero::MessageWriter<'w> for Callstack<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Callstack` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.Callstack` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CallstackDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1259,5 +1395,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for CallstackDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for CallstackDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CallstackDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CallstackDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.repeated_scalars("frame_ids", d.repeated(2), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }

@@ -79,8 +79,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeProcessDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeProcessDescriptor` (from `perfetto/trace/track_event/chrome_process_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ChromeProcessDescriptor` (from `perfetto/trace/track_event/chrome_process_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ChromeProcessDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 6>,
 }
@@ -173,5 +173,28 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeProcessDescriptorDecoder<'a> 
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ChromeProcessDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ChromeProcessDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ChromeProcessDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("process_type", d.get(1), ::protozero::kinds::Int32);
+        s.scalar("process_priority", d.get(2), ::protozero::kinds::Int32);
+        s.scalar("legacy_sort_index", d.get(3), ::protozero::kinds::Int32);
+        s.string("host_app_package_name", d.get(4));
+        s.scalar("crash_trace_id", d.get(5), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3, 4, 5]);
+        s.finish()
     }
 }

@@ -63,8 +63,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeThreadDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeThreadDescriptor` (from `perfetto/trace/track_event/chrome_thread_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ChromeThreadDescriptor` (from `perfetto/trace/track_event/chrome_thread_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ChromeThreadDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -132,5 +132,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeThreadDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ChromeThreadDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ChromeThreadDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ChromeThreadDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("thread_type", d.get(1), ::protozero::kinds::Int32);
+        s.scalar("legacy_sort_index", d.get(2), ::protozero::kinds::Int32);
+        s.scalar("is_sandboxed_tid", d.get(3), ::protozero::kinds::Bool);
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
     }
 }

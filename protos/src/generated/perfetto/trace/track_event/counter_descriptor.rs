@@ -110,8 +110,8 @@ impl<'w> ::protozero::MessageWriter<'w> for CounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CounterDescriptor` (from `perfetto/trace/track_event/counter_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.CounterDescriptor` (from `perfetto/trace/track_event/counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct CounterDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 8>,
 }
@@ -139,19 +139,19 @@ impl<'a> CounterDescriptorDecoder<'a> {
     pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
         &self.dec
     }
-    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed.
+    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
     #[inline]
     pub fn r#type(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<counter_descriptor::BuiltinCounterType>,
-    > {
+    ) -> ::core::option::Option<counter_descriptor::BuiltinCounterType> {
         self.dec
             .get(1)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`, as its raw number.
+    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -176,17 +176,15 @@ impl<'a> CounterDescriptorDecoder<'a> {
     pub fn has_categories(&self) -> bool {
         self.dec.has(2)
     }
-    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed.
+    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::unit_raw`]).
     #[inline]
-    pub fn unit(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<counter_descriptor::Unit>> {
+    pub fn unit(&self) -> ::core::option::Option<counter_descriptor::Unit> {
         self.dec
             .get(3)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`, as its raw number.
+    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn unit_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(3).and_then(|f| f.as_i32().ok())
@@ -256,6 +254,31 @@ impl<'a> ::protozero::MessageDecoder<'a> for CounterDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for CounterDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for CounterDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "CounterDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.enumeration::<counter_descriptor::BuiltinCounterType>("type", d.get(1));
+        s.repeated_strings("categories", d.repeated(2));
+        s.enumeration::<counter_descriptor::Unit>("unit", d.get(3));
+        s.scalar("unit_multiplier", d.get(4), ::protozero::kinds::Int64);
+        s.scalar("is_incremental", d.get(5), ::protozero::kinds::Bool);
+        s.string("unit_name", d.get(6));
+        s.string("y_axis_share_key", d.get(7));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.CounterDescriptor`.

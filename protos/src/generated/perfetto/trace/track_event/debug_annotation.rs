@@ -184,8 +184,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotation` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotation` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DebugAnnotationDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 18>,
 }
@@ -417,7 +417,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn has_array_values(&self) -> bool {
         self.dec.has(12)
     }
-    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<debug_annotation::NameField<'a>> {
@@ -436,7 +436,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `value` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_value(&self) -> ::core::option::Option<debug_annotation::Value<'a>> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -466,7 +466,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `proto_type_descriptor` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `proto_type_descriptor` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_proto_type_descriptor(
         &self,
     ) -> ::core::option::Option<debug_annotation::ProtoTypeDescriptor<'a>> {
@@ -505,6 +505,44 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DebugAnnotationDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DebugAnnotationDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DebugAnnotationDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("name_iid", d.get(1), ::protozero::kinds::Uint64);
+        s.scalar("bool_value", d.get(2), ::protozero::kinds::Bool);
+        s.scalar("uint_value", d.get(3), ::protozero::kinds::Uint64);
+        s.scalar("int_value", d.get(4), ::protozero::kinds::Int64);
+        s.scalar("double_value", d.get(5), ::protozero::kinds::Double);
+        s.string("string_value", d.get(6));
+        s.scalar("pointer_value", d.get(7), ::protozero::kinds::Uint64);
+        s.message::<debug_annotation::NestedValueDecoder<'a>>("nested_value", d.get(8));
+        s.string("legacy_json_value", d.get(9));
+        s.string("name", d.get(10));
+        s.repeated_messages::<
+                DebugAnnotationDecoder<'a>,
+            >("dict_entries", d.repeated(11));
+        s.repeated_messages::<
+                DebugAnnotationDecoder<'a>,
+            >("array_values", d.repeated(12));
+        s.scalar("proto_type_name_iid", d.get(13), ::protozero::kinds::Uint64);
+        s.bytes("proto_value", d.get(14));
+        s.string("proto_type_name", d.get(16));
+        s.scalar("string_value_iid", d.get(17), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.DebugAnnotation`.
@@ -669,8 +707,8 @@ pub mod debug_annotation {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.DebugAnnotation.NestedValue` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.DebugAnnotation.NestedValue` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct NestedValueDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 9>,
     }
@@ -698,17 +736,15 @@ pub mod debug_annotation {
         pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
             &self.dec
         }
-        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed.
+        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::nested_type_raw`]).
         #[inline]
-        pub fn nested_type(
-            &self,
-        ) -> ::core::option::Option<::protozero::EnumValue<nested_value::NestedType>> {
+        pub fn nested_type(&self) -> ::core::option::Option<nested_value::NestedType> {
             self.dec
                 .get(1)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(<nested_value::NestedType as ::protozero::ProtoEnum>::from_i32)
         }
-        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`, as its raw number.
+        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn nested_type_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(1).and_then(|f| f.as_i32().ok())
@@ -822,6 +858,36 @@ pub mod debug_annotation {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for NestedValueDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for NestedValueDecoder<'a> {
+        const DEBUG_NAME: &'static str = "NestedValueDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.enumeration::<nested_value::NestedType>("nested_type", d.get(1));
+            s.repeated_strings("dict_keys", d.repeated(2));
+            s.repeated_messages::<NestedValueDecoder<'a>>("dict_values", d.repeated(3));
+            s.repeated_messages::<NestedValueDecoder<'a>>("array_values", d.repeated(4));
+            s.scalar("int_value", d.get(5), ::protozero::kinds::Int64);
+            s.scalar("double_value", d.get(6), ::protozero::kinds::Double);
+            s.scalar("bool_value", d.get(7), ::protozero::kinds::Bool);
+            s.string("string_value", d.get(8));
+            s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.DebugAnnotation.NestedValue`.
@@ -960,8 +1026,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotationName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationName` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationName` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DebugAnnotationNameDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1026,6 +1092,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationNameDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for DebugAnnotationNameDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for DebugAnnotationNameDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DebugAnnotationNameDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("name", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1081,8 +1167,8 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotationValueTypeName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct DebugAnnotationValueTypeNameDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -1145,5 +1231,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationValueTypeNameDecoder
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for DebugAnnotationValueTypeNameDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder
+for DebugAnnotationValueTypeNameDecoder<'a> {
+    const DEBUG_NAME: &'static str = "DebugAnnotationValueTypeNameDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("name", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }

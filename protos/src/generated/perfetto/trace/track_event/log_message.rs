@@ -69,8 +69,8 @@ impl<'w> ::protozero::MessageWriter<'w> for LogMessage<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.LogMessage` (from `perfetto/trace/track_event/log_message.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.LogMessage` (from `perfetto/trace/track_event/log_message.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct LogMessageDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -118,17 +118,15 @@ impl<'a> LogMessageDecoder<'a> {
     pub fn has_body_iid(&self) -> bool {
         self.dec.has(2)
     }
-    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent or malformed.
+    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent, malformed or a number the enum does not name (see [`Self::prio_raw`]).
     #[inline]
-    pub fn prio(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<log_message::Priority>> {
+    pub fn prio(&self) -> ::core::option::Option<log_message::Priority> {
         self.dec
             .get(3)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<log_message::Priority as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`, as its raw number.
+    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn prio_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(3).and_then(|f| f.as_i32().ok())
@@ -148,6 +146,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for LogMessageDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for LogMessageDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for LogMessageDecoder<'a> {
+    const DEBUG_NAME: &'static str = "LogMessageDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("source_location_iid", d.get(1), ::protozero::kinds::Uint64);
+        s.scalar("body_iid", d.get(2), ::protozero::kinds::Uint64);
+        s.enumeration::<log_message::Priority>("prio", d.get(3));
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.LogMessage`.
@@ -310,8 +329,8 @@ impl<'w> ::protozero::MessageWriter<'w> for LogMessageBody<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.LogMessageBody` (from `perfetto/trace/track_event/log_message.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.LogMessageBody` (from `perfetto/trace/track_event/log_message.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct LogMessageBodyDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -374,5 +393,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for LogMessageBodyDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for LogMessageBodyDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for LogMessageBodyDecoder<'a> {
+    const DEBUG_NAME: &'static str = "LogMessageBodyDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("body", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }

@@ -112,8 +112,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessDescriptor` (from `perfetto/trace/track_event/process_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ProcessDescriptor` (from `perfetto/trace/track_event/process_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ProcessDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -201,19 +201,19 @@ impl<'a> ProcessDescriptorDecoder<'a> {
     pub fn has_start_timestamp_ns(&self) -> bool {
         self.dec.has(7)
     }
-    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
+    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_process_type_raw`]).
     #[inline]
     pub fn chrome_process_type(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<process_descriptor::ChromeProcessType>,
-    > {
+    ) -> ::core::option::Option<process_descriptor::ChromeProcessType> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`, as its raw number.
+    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_process_type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -258,6 +258,34 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ProcessDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ProcessDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ProcessDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
+        s.repeated_strings("cmdline", d.repeated(2));
+        s.scalar("legacy_sort_index", d.get(3), ::protozero::kinds::Int32);
+        s.enumeration::<
+                process_descriptor::ChromeProcessType,
+            >("chrome_process_type", d.get(4));
+        s.scalar("process_priority", d.get(5), ::protozero::kinds::Int32);
+        s.string("process_name", d.get(6));
+        s.scalar("start_timestamp_ns", d.get(7), ::protozero::kinds::Int64);
+        s.repeated_strings("process_labels", d.repeated(8));
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ProcessDescriptor`.

@@ -63,8 +63,8 @@ impl<'w> ::protozero::MessageWriter<'w> for UnsymbolizedSourceLocation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnsymbolizedSourceLocation` (from `perfetto/trace/track_event/source_location.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.UnsymbolizedSourceLocation` (from `perfetto/trace/track_event/source_location.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct UnsymbolizedSourceLocationDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 4>,
 }
@@ -132,6 +132,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnsymbolizedSourceLocationDecoder<'
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for UnsymbolizedSourceLocationDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for UnsymbolizedSourceLocationDecoder<'a> {
+    const DEBUG_NAME: &'static str = "UnsymbolizedSourceLocationDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.scalar("mapping_id", d.get(2), ::protozero::kinds::Uint64);
+        s.scalar("rel_pc", d.get(3), ::protozero::kinds::Uint64);
+        s.check_fields(d, &[1, 2, 3]);
+        s.finish()
     }
 }
 /// Writer of message `perfetto.protos.SourceLocation` (from `perfetto/trace/track_event/source_location.proto`): each method appends one field to the output immediately.
@@ -205,8 +226,8 @@ impl<'w> ::protozero::MessageWriter<'w> for SourceLocation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SourceLocation` (from `perfetto/trace/track_event/source_location.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.SourceLocation` (from `perfetto/trace/track_event/source_location.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct SourceLocationDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 5>,
 }
@@ -294,5 +315,27 @@ impl<'a> ::protozero::MessageDecoder<'a> for SourceLocationDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for SourceLocationDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for SourceLocationDecoder<'a> {
+    const DEBUG_NAME: &'static str = "SourceLocationDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("file_name", d.get(2));
+        s.string("function_name", d.get(3));
+        s.scalar("line_number", d.get(4), ::protozero::kinds::Uint32);
+        s.check_fields(d, &[1, 2, 3, 4]);
+        s.finish()
     }
 }

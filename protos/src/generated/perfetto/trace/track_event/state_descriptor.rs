@@ -39,8 +39,8 @@ impl<'w> ::protozero::MessageWriter<'w> for StateDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.StateDescriptor` (from `perfetto/trace/track_event/state_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.StateDescriptor` (from `perfetto/trace/track_event/state_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct StateDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 1>,
 }
@@ -78,5 +78,23 @@ impl<'a> ::protozero::MessageDecoder<'a> for StateDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for StateDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for StateDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "StateDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.check_fields(d, &[]);
+        s.finish()
     }
 }

@@ -112,8 +112,8 @@ impl<'w> ::protozero::MessageWriter<'w> for ThreadDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ThreadDescriptor` (from `perfetto/trace/track_event/thread_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.ThreadDescriptor` (from `perfetto/trace/track_event/thread_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct ThreadDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 9>,
 }
@@ -176,19 +176,19 @@ impl<'a> ThreadDescriptorDecoder<'a> {
     pub fn has_thread_name(&self) -> bool {
         self.dec.has(5)
     }
-    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
+    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_thread_type_raw`]).
     #[inline]
     pub fn chrome_thread_type(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<thread_descriptor::ChromeThreadType>,
-    > {
+    ) -> ::core::option::Option<thread_descriptor::ChromeThreadType> {
         self.dec
             .get(4)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`, as its raw number.
+    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_thread_type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(4).and_then(|f| f.as_i32().ok())
@@ -248,6 +248,38 @@ impl<'a> ::protozero::MessageDecoder<'a> for ThreadDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for ThreadDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for ThreadDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "ThreadDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
+        s.scalar("tid", d.get(2), ::protozero::kinds::Int64);
+        s.scalar("legacy_sort_index", d.get(3), ::protozero::kinds::Int32);
+        s.enumeration::<
+                thread_descriptor::ChromeThreadType,
+            >("chrome_thread_type", d.get(4));
+        s.string("thread_name", d.get(5));
+        s.scalar("reference_timestamp_us", d.get(6), ::protozero::kinds::Int64);
+        s.scalar("reference_thread_time_us", d.get(7), ::protozero::kinds::Int64);
+        s.scalar(
+            "reference_thread_instruction_count",
+            d.get(8),
+            ::protozero::kinds::Int64,
+        );
+        s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.ThreadDescriptor`.

@@ -269,8 +269,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackDescriptorDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 21>,
 }
@@ -494,19 +494,19 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_disallow_merging_with_system_tracks(&self) -> bool {
         self.dec.has(9)
     }
-    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::child_ordering_raw`]).
     #[inline]
     pub fn child_ordering(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<track_descriptor::ChildTracksOrdering>,
-    > {
+    ) -> ::core::option::Option<track_descriptor::ChildTracksOrdering> {
         self.dec
             .get(11)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <track_descriptor::ChildTracksOrdering as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`, as its raw number.
+    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn child_ordering_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(11).and_then(|f| f.as_i32().ok())
@@ -526,19 +526,19 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_sibling_order_rank(&self) -> bool {
         self.dec.has(12)
     }
-    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::sibling_merge_behavior_raw`]).
     #[inline]
     pub fn sibling_merge_behavior(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<track_descriptor::SiblingMergeBehavior>,
-    > {
+    ) -> ::core::option::Option<track_descriptor::SiblingMergeBehavior> {
         self.dec
             .get(15)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <track_descriptor::SiblingMergeBehavior as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`, as its raw number.
+    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn sibling_merge_behavior_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(15).and_then(|f| f.as_i32().ok())
@@ -573,19 +573,19 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_sibling_merge_key_int(&self) -> bool {
         self.dec.has(17)
     }
-    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::process_ordering_raw`]).
     #[inline]
     pub fn process_ordering(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<track_descriptor::ProcessOrdering>,
-    > {
+    ) -> ::core::option::Option<track_descriptor::ProcessOrdering> {
         self.dec
             .get(19)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <track_descriptor::ProcessOrdering as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`, as its raw number.
+    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn process_ordering_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(19).and_then(|f| f.as_i32().ok())
@@ -595,19 +595,19 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_process_ordering(&self) -> bool {
         self.dec.has(19)
     }
-    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::thread_ordering_raw`]).
     #[inline]
     pub fn thread_ordering(
         &self,
-    ) -> ::core::option::Option<
-        ::protozero::EnumValue<track_descriptor::ThreadOrdering>,
-    > {
+    ) -> ::core::option::Option<track_descriptor::ThreadOrdering> {
         self.dec
             .get(20)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(
+                <track_descriptor::ThreadOrdering as ::protozero::ProtoEnum>::from_i32,
+            )
     }
-    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`, as its raw number.
+    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn thread_ordering_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(20).and_then(|f| f.as_i32().ok())
@@ -617,7 +617,7 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_thread_ordering(&self) -> bool {
         self.dec.has(20)
     }
-    /// Which member of oneof `static_or_dynamic_name` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `static_or_dynamic_name` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_static_or_dynamic_name(
         &self,
     ) -> ::core::option::Option<track_descriptor::StaticOrDynamicName<'a>> {
@@ -647,7 +647,7 @@ impl<'a> TrackDescriptorDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `sibling_merge_key_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `sibling_merge_key_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_sibling_merge_key_field(
         &self,
     ) -> ::core::option::Option<track_descriptor::SiblingMergeKeyField<'a>> {
@@ -686,6 +686,57 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TrackDescriptorDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackDescriptorDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackDescriptorDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("uuid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("name", d.get(2));
+        s.message::<ProcessDescriptorDecoder<'a>>("process", d.get(3));
+        s.message::<ThreadDescriptorDecoder<'a>>("thread", d.get(4));
+        s.scalar("parent_uuid", d.get(5), ::protozero::kinds::Uint64);
+        s.message::<ChromeProcessDescriptorDecoder<'a>>("chrome_process", d.get(6));
+        s.message::<ChromeThreadDescriptorDecoder<'a>>("chrome_thread", d.get(7));
+        s.message::<CounterDescriptorDecoder<'a>>("counter", d.get(8));
+        s.scalar(
+            "disallow_merging_with_system_tracks",
+            d.get(9),
+            ::protozero::kinds::Bool,
+        );
+        s.string("static_name", d.get(10));
+        s.enumeration::<
+                track_descriptor::ChildTracksOrdering,
+            >("child_ordering", d.get(11));
+        s.scalar("sibling_order_rank", d.get(12), ::protozero::kinds::Int32);
+        s.string("atrace_name", d.get(13));
+        s.string("description", d.get(14));
+        s.enumeration::<
+                track_descriptor::SiblingMergeBehavior,
+            >("sibling_merge_behavior", d.get(15));
+        s.string("sibling_merge_key", d.get(16));
+        s.scalar("sibling_merge_key_int", d.get(17), ::protozero::kinds::Uint64);
+        s.message::<StateDescriptorDecoder<'a>>("state", d.get(18));
+        s.enumeration::<
+                track_descriptor::ProcessOrdering,
+            >("process_ordering", d.get(19));
+        s.enumeration::<track_descriptor::ThreadOrdering>("thread_ordering", d.get(20));
+        s.check_fields(
+            d,
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+        );
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TrackDescriptor`.

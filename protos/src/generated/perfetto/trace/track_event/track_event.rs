@@ -353,8 +353,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEvent` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackEvent` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackEventDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 58>,
 }
@@ -434,17 +434,15 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_name(&self) -> bool {
         self.dec.has(23)
     }
-    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
     #[inline]
-    pub fn r#type(
-        &self,
-    ) -> ::core::option::Option<::protozero::EnumValue<track_event::Type>> {
+    pub fn r#type(&self) -> ::core::option::Option<track_event::Type> {
         self.dec
             .get(9)
             .and_then(|f| f.as_i32().ok())
-            .map(::protozero::EnumValue::from_i32)
+            .and_then(<track_event::Type as ::protozero::ProtoEnum>::from_i32)
     }
-    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`, as its raw number.
+    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
         self.dec.get(9).and_then(|f| f.as_i32().ok())
@@ -807,7 +805,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_legacy_event(&self) -> bool {
         self.dec.has(6)
     }
-    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<track_event::NameField<'a>> {
@@ -826,7 +824,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `counter_value_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `counter_value_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_counter_value_field(
         &self,
     ) -> ::core::option::Option<track_event::CounterValueField> {
@@ -852,7 +850,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `correlation_id_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `correlation_id_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_correlation_id_field(
         &self,
     ) -> ::core::option::Option<track_event::CorrelationIdField<'a>> {
@@ -887,7 +885,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `callstack_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `callstack_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_callstack_field(
         &self,
     ) -> ::core::option::Option<track_event::CallstackField<'a>> {
@@ -912,7 +910,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `source_location_field` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `source_location_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_source_location_field(
         &self,
     ) -> ::core::option::Option<track_event::SourceLocationField<'a>> {
@@ -942,7 +940,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_timestamp(&self) -> ::core::option::Option<track_event::Timestamp> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -961,7 +959,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_thread_time(&self) -> ::core::option::Option<track_event::ThreadTime> {
         let mut found = ::core::option::Option::None;
         for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -983,7 +981,7 @@ impl<'a> TrackEventDecoder<'a> {
         }
         found
     }
-    /// Which member of oneof `thread_instruction_count` is set (the last one on the wire wins), with its value.
+    /// Which member of oneof `thread_instruction_count` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
     pub fn which_thread_instruction_count(
         &self,
     ) -> ::core::option::Option<track_event::ThreadInstructionCount> {
@@ -1026,6 +1024,94 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for TrackEventDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackEventDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackEventDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("timestamp_delta_us", d.get(1), ::protozero::kinds::Int64);
+        s.scalar("thread_time_delta_us", d.get(2), ::protozero::kinds::Int64);
+        s.repeated_scalars("category_iids", d.repeated(3), ::protozero::kinds::Uint64);
+        s.repeated_messages::<
+                DebugAnnotationDecoder<'a>,
+            >("debug_annotations", d.repeated(4));
+        s.message::<TaskExecutionDecoder<'a>>("task_execution", d.get(5));
+        s.message::<track_event::LegacyEventDecoder<'a>>("legacy_event", d.get(6));
+        s.scalar("thread_instruction_count_delta", d.get(8), ::protozero::kinds::Int64);
+        s.enumeration::<track_event::Type>("type", d.get(9));
+        s.scalar("name_iid", d.get(10), ::protozero::kinds::Uint64);
+        s.scalar("track_uuid", d.get(11), ::protozero::kinds::Uint64);
+        s.repeated_scalars(
+            "extra_counter_values",
+            d.repeated(12),
+            ::protozero::kinds::Int64,
+        );
+        s.scalar("timestamp_absolute_us", d.get(16), ::protozero::kinds::Int64);
+        s.scalar("thread_time_absolute_us", d.get(17), ::protozero::kinds::Int64);
+        s.scalar(
+            "thread_instruction_count_absolute",
+            d.get(20),
+            ::protozero::kinds::Int64,
+        );
+        s.message::<LogMessageDecoder<'a>>("log_message", d.get(21));
+        s.repeated_strings("categories", d.repeated(22));
+        s.string("name", d.get(23));
+        s.scalar("counter_value", d.get(30), ::protozero::kinds::Int64);
+        s.repeated_scalars(
+            "extra_counter_track_uuids",
+            d.repeated(31),
+            ::protozero::kinds::Uint64,
+        );
+        s.message::<SourceLocationDecoder<'a>>("source_location", d.get(33));
+        s.scalar("source_location_iid", d.get(34), ::protozero::kinds::Uint64);
+        s.repeated_scalars("flow_ids_old", d.repeated(36), ::protozero::kinds::Uint64);
+        s.repeated_scalars(
+            "terminating_flow_ids_old",
+            d.repeated(42),
+            ::protozero::kinds::Uint64,
+        );
+        s.scalar("double_counter_value", d.get(44), ::protozero::kinds::Double);
+        s.repeated_scalars(
+            "extra_double_counter_track_uuids",
+            d.repeated(45),
+            ::protozero::kinds::Uint64,
+        );
+        s.repeated_scalars(
+            "extra_double_counter_values",
+            d.repeated(46),
+            ::protozero::kinds::Double,
+        );
+        s.repeated_scalars("flow_ids", d.repeated(47), ::protozero::kinds::Fixed64);
+        s.repeated_scalars(
+            "terminating_flow_ids",
+            d.repeated(48),
+            ::protozero::kinds::Fixed64,
+        );
+        s.scalar("correlation_id", d.get(52), ::protozero::kinds::Uint64);
+        s.string("correlation_id_str", d.get(53));
+        s.scalar("correlation_id_str_iid", d.get(54), ::protozero::kinds::Uint64);
+        s.message::<track_event::InlineCallstackDecoder<'a>>("callstack", d.get(55));
+        s.scalar("callstack_iid", d.get(56), ::protozero::kinds::Uint64);
+        s.scalar("callstack_weight", d.get(57), ::protozero::kinds::Double);
+        s.check_fields(
+            d,
+            &[
+                1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23, 30, 31, 33,
+                34, 36, 42, 44, 45, 46, 47, 48, 52, 53, 54, 55, 56, 57,
+            ],
+        );
+        s.finish()
     }
 }
 /// Nested types of message `perfetto.protos.TrackEvent`.
@@ -1250,8 +1336,8 @@ pub mod track_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct InlineCallstackDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 2>,
     }
@@ -1306,6 +1392,31 @@ pub mod track_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for InlineCallstackDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for InlineCallstackDecoder<'a> {
+        const DEBUG_NAME: &'static str = "InlineCallstackDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.repeated_messages::<
+                    inline_callstack::FrameDecoder<'a>,
+                >("frames", d.repeated(1));
+            s.check_fields(d, &[1]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TrackEvent.InlineCallstack`.
@@ -1373,8 +1484,8 @@ pub mod track_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-        #[derive(Debug, Clone)]
+        /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        #[derive(Clone)]
         pub struct FrameDecoder<'a> {
             dec: ::protozero::TypedDecoder<'a, 4>,
         }
@@ -1454,6 +1565,31 @@ pub mod track_event {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.dec.error()
+            }
+        }
+        impl ::core::fmt::Debug for FrameDecoder<'_> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+            }
+        }
+        impl<'a> ::protozero::__private::DebugDecoder for FrameDecoder<'a> {
+            const DEBUG_NAME: &'static str = "FrameDecoder";
+            fn fmt_at_depth(
+                &self,
+                f: &mut ::core::fmt::Formatter<'_>,
+                depth: usize,
+            ) -> ::core::fmt::Result {
+                let d = &self.dec;
+                let mut s = ::protozero::__private::DebugFields::new(
+                    f,
+                    Self::DEBUG_NAME,
+                    depth,
+                );
+                s.string("function_name", d.get(1));
+                s.string("source_file", d.get(2));
+                s.scalar("line_number", d.get(3), ::protozero::kinds::Uint32);
+                s.check_fields(d, &[1, 2, 3]);
+                s.finish()
             }
         }
     }
@@ -1642,8 +1778,8 @@ pub mod track_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-    #[derive(Debug, Clone)]
+    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    #[derive(Clone)]
     pub struct LegacyEventDecoder<'a> {
         dec: ::protozero::TypedDecoder<'a, 20>,
     }
@@ -1796,19 +1932,19 @@ pub mod track_event {
         pub fn has_bind_to_enclosing(&self) -> bool {
             self.dec.has(12)
         }
-        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
+        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::flow_direction_raw`]).
         #[inline]
         pub fn flow_direction(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<legacy_event::FlowDirection>,
-        > {
+        ) -> ::core::option::Option<legacy_event::FlowDirection> {
             self.dec
                 .get(13)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`, as its raw number.
+        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn flow_direction_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(13).and_then(|f| f.as_i32().ok())
@@ -1818,19 +1954,19 @@ pub mod track_event {
         pub fn has_flow_direction(&self) -> bool {
             self.dec.has(13)
         }
-        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
+        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::instant_event_scope_raw`]).
         #[inline]
         pub fn instant_event_scope(
             &self,
-        ) -> ::core::option::Option<
-            ::protozero::EnumValue<legacy_event::InstantEventScope>,
-        > {
+        ) -> ::core::option::Option<legacy_event::InstantEventScope> {
             self.dec
                 .get(14)
                 .and_then(|f| f.as_i32().ok())
-                .map(::protozero::EnumValue::from_i32)
+                .and_then(
+                    <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32,
+                )
         }
-        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`, as its raw number.
+        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn instant_event_scope_raw(&self) -> ::core::option::Option<i32> {
             self.dec.get(14).and_then(|f| f.as_i32().ok())
@@ -1860,7 +1996,7 @@ pub mod track_event {
         pub fn has_tid_override(&self) -> bool {
             self.dec.has(19)
         }
-        /// Which member of oneof `id` is set (the last one on the wire wins), with its value.
+        /// Which member of oneof `id` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
         pub fn which_id(&self) -> ::core::option::Option<legacy_event::Id> {
             let mut found = ::core::option::Option::None;
             for field in ::protozero::Decoder::new(self.dec.buffer())
@@ -1888,6 +2024,46 @@ pub mod track_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.dec.error()
+        }
+    }
+    impl ::core::fmt::Debug for LegacyEventDecoder<'_> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+        }
+    }
+    impl<'a> ::protozero::__private::DebugDecoder for LegacyEventDecoder<'a> {
+        const DEBUG_NAME: &'static str = "LegacyEventDecoder";
+        fn fmt_at_depth(
+            &self,
+            f: &mut ::core::fmt::Formatter<'_>,
+            depth: usize,
+        ) -> ::core::fmt::Result {
+            let d = &self.dec;
+            let mut s = ::protozero::__private::DebugFields::new(
+                f,
+                Self::DEBUG_NAME,
+                depth,
+            );
+            s.scalar("name_iid", d.get(1), ::protozero::kinds::Uint64);
+            s.scalar("phase", d.get(2), ::protozero::kinds::Int32);
+            s.scalar("duration_us", d.get(3), ::protozero::kinds::Int64);
+            s.scalar("thread_duration_us", d.get(4), ::protozero::kinds::Int64);
+            s.scalar("unscoped_id", d.get(6), ::protozero::kinds::Uint64);
+            s.string("id_scope", d.get(7));
+            s.scalar("bind_id", d.get(8), ::protozero::kinds::Uint64);
+            s.scalar("use_async_tts", d.get(9), ::protozero::kinds::Bool);
+            s.scalar("local_id", d.get(10), ::protozero::kinds::Uint64);
+            s.scalar("global_id", d.get(11), ::protozero::kinds::Uint64);
+            s.scalar("bind_to_enclosing", d.get(12), ::protozero::kinds::Bool);
+            s.enumeration::<legacy_event::FlowDirection>("flow_direction", d.get(13));
+            s.enumeration::<
+                    legacy_event::InstantEventScope,
+                >("instant_event_scope", d.get(14));
+            s.scalar("thread_instruction_delta", d.get(15), ::protozero::kinds::Int64);
+            s.scalar("pid_override", d.get(18), ::protozero::kinds::Int32);
+            s.scalar("tid_override", d.get(19), ::protozero::kinds::Int32);
+            s.check_fields(d, &[1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 18, 19]);
+            s.finish()
         }
     }
     /// Nested types of message `perfetto.protos.TrackEvent.LegacyEvent`.
@@ -2136,8 +2312,8 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventDefaults<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventDefaults` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.TrackEventDefaults` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct TrackEventDefaultsDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 46>,
 }
@@ -2211,6 +2387,35 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDefaultsDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for TrackEventDefaultsDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for TrackEventDefaultsDecoder<'a> {
+    const DEBUG_NAME: &'static str = "TrackEventDefaultsDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("track_uuid", d.get(11), ::protozero::kinds::Uint64);
+        s.repeated_scalars(
+            "extra_counter_track_uuids",
+            d.repeated(31),
+            ::protozero::kinds::Uint64,
+        );
+        s.repeated_scalars(
+            "extra_double_counter_track_uuids",
+            d.repeated(45),
+            ::protozero::kinds::Uint64,
+        );
+        s.check_fields(d, &[11, 31, 45]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2266,8 +2471,8 @@ impl<'w> ::protozero::MessageWriter<'w> for EventCategory<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct EventCategoryDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -2332,6 +2537,26 @@ impl<'a> ::protozero::MessageDecoder<'a> for EventCategoryDecoder<'a> {
         self.dec.error()
     }
 }
+impl ::core::fmt::Debug for EventCategoryDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for EventCategoryDecoder<'a> {
+    const DEBUG_NAME: &'static str = "EventCategoryDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("name", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
+    }
+}
 /// Writer of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2387,8 +2612,8 @@ impl<'w> ::protozero::MessageWriter<'w> for EventName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`.
-#[derive(Debug, Clone)]
+/// Zero-copy decoder of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+#[derive(Clone)]
 pub struct EventNameDecoder<'a> {
     dec: ::protozero::TypedDecoder<'a, 3>,
 }
@@ -2451,5 +2676,25 @@ impl<'a> ::protozero::MessageDecoder<'a> for EventNameDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.dec.error()
+    }
+}
+impl ::core::fmt::Debug for EventNameDecoder<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::protozero::__private::DebugDecoder::fmt_at_depth(self, f, 0)
+    }
+}
+impl<'a> ::protozero::__private::DebugDecoder for EventNameDecoder<'a> {
+    const DEBUG_NAME: &'static str = "EventNameDecoder";
+    fn fmt_at_depth(
+        &self,
+        f: &mut ::core::fmt::Formatter<'_>,
+        depth: usize,
+    ) -> ::core::fmt::Result {
+        let d = &self.dec;
+        let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
+        s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
+        s.string("name", d.get(2));
+        s.check_fields(d, &[1, 2]);
+        s.finish()
     }
 }
