@@ -63,7 +63,7 @@ fn patched_slots(e: &Eager) -> Vec<usize> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 128 }, ..ProptestConfig::default() })]
 
     /// Without compaction, released-and-patched output is byte-for-byte the
     /// contiguous encoding.

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use protozero::{HeapBuffer, HeapWriter, WriteError};
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 128 }, ..ProptestConfig::default() })]
 
     /// The heap delegate, its first slice anywhere from 1 byte and a random cap.
     #[test]

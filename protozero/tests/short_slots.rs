@@ -29,7 +29,7 @@ fn one_slice_with(speculative: bool, f: impl FnOnce(&mut Message<'_>)) -> Vec<u8
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 128 }, ..ProptestConfig::default() })]
 
     /// Within one slice, speculation and moving give the same bytes.
     #[test]
@@ -211,7 +211,7 @@ fn chain_values(bytes: &[u8]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 512 }, ..ProptestConfig::default() })]
 
     /// Chains of nested messages whose sizes sit around the 127-byte limit,
     /// where the fast path's limit is stricter than the exact one while

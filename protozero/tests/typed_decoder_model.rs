@@ -105,7 +105,7 @@ fn check(buf: &[u8], groups: bool) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 512 }, ..ProptestConfig::default() })]
 
     #[test]
     fn typed_decoder_matches_a_plain_scan(

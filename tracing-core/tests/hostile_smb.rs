@@ -10,7 +10,7 @@ use zerotrace_core::producer::CommitDataRequest;
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 256 }, ..ProptestConfig::default() })]
 
     #[test]
     fn random_smb_contents_never_panic(

@@ -230,7 +230,7 @@ fn run(sc: &Scenario, compaction: bool) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 96 }, ..ProptestConfig::default() })]
 
     #[test]
     fn reassembled_packets_equal_heap_encoding_without_compaction(sc in scenario()) {

@@ -4,7 +4,8 @@
 //! interleave and reads happen at random points. Whatever the schedule, each
 //! sequence must give back exactly the packets whose every chunk arrived, in
 //! order, and flag a loss on the first packet after any packet that was lost
-//! (and on no other).
+//! (or that may have been: a sequence whose first chunk is not chunk 0), and
+//! on no other.
 
 use proptest::prelude::*;
 use protozero::varint::redundant_varint4;
@@ -138,7 +139,7 @@ fn drain(b: &mut TraceBuffer, got: &mut [Vec<(Vec<u8>, u32)>]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 256 }, ..ProptestConfig::default() })]
     #[test]
     fn matches_the_model(
         writers in (writer(1), writer(2), writer(3)),
@@ -203,7 +204,12 @@ proptest! {
             // A packet is expected if all its chunks arrived and it is not
             // an empty one (empty fragments are skipped).
             let mut expected = Vec::new();
-            let mut lost_since = false;
+            // A sequence that starts past chunk 0 may have lost data before.
+            let first_delivered = chunks[w]
+                .iter()
+                .enumerate()
+                .find(|(i, _)| writers[w].fate.get(*i).is_none_or(|f| f.0));
+            let mut lost_since = first_delivered.is_some_and(|(_, c)| c.id != 0);
             for (i, p) in packets.iter().enumerate() {
                 if complete[i] {
                     expected.push((p.clone(), lost_since));

@@ -13,7 +13,8 @@
 //! packets, a packet split across chunks is reassembled from the following
 //! chunks of the same sequence, and anything that cannot be read is reported
 //! as a loss on the next packet of its sequence ([`DataLoss`] bits, as
-//! Perfetto's `previous_packet_dropped`): a missing chunk id (a gap is a loss
+//! Perfetto's `previous_packet_dropped`): a sequence whose first chunk read
+//! is not its writer's first, a missing chunk id (a gap is a loss
 //! once a later chunk of the sequence is there, never a stall), a chunk
 //! overwritten before it was read, a fragment whose head was lost, a corrupt
 //! size header, a packet the writer abandoned. A sequence waits only for data
@@ -671,17 +672,22 @@ impl TraceBuffer {
         }
     }
 
-    /// Records a gap if `chunk_id` does not follow the last chunk read.
+    /// Records a gap if `chunk_id` does not follow the last chunk read. The
+    /// first chunk read of a sequence follows nothing: unless it is the
+    /// writer's first (id 0), earlier data may be missing, which is flagged
+    /// without a reason bit.
     fn note_gap(&mut self, key: SequenceKey, chunk_id: u32) {
         if let Some(seq) = self.sequences.get_mut(&key) {
-            if seq
-                .last_consumed
-                .is_some_and(|last| last.wrapping_add(1) != chunk_id)
-            {
-                seq.pending_loss |= DataLoss::PRESENT | DataLoss::READ_GAP;
-                // Report the gap once.
-                seq.last_consumed = Some(chunk_id.wrapping_sub(1));
-            }
+            let loss = match seq.last_consumed {
+                Some(last) if last.wrapping_add(1) != chunk_id => {
+                    DataLoss::PRESENT | DataLoss::READ_GAP
+                }
+                None if chunk_id != 0 => DataLoss::PRESENT,
+                _ => return,
+            };
+            seq.pending_loss |= loss;
+            // Report it once.
+            seq.last_consumed = Some(chunk_id.wrapping_sub(1));
         }
     }
 

@@ -123,7 +123,7 @@ fn a_packet_whose_next_chunk_is_missing_is_lost() {
 #[test]
 fn orphan_continuations_and_broken_chains_are_losses() {
     let mut b = ring(4096);
-    put(&mut b, SEQ, 5, &[b"tail", b"ok"], &[FIRST]);
+    put(&mut b, SEQ, 0, &[b"tail", b"ok"], &[FIRST]);
     let got = read_all(&mut b);
     assert_eq!(bytes(&got), [b"ok".to_vec()]);
     assert_eq!(got[0].1, DataLoss::PRESENT | DataLoss::ORPHAN_CONTINUATION);
@@ -149,7 +149,19 @@ fn chunk_ids_wrap_around() {
         bytes(&got),
         [b"a".to_vec(), b"hello".to_vec(), b"b".to_vec()]
     );
-    assert!(got.iter().all(|g| g.1 == 0));
+    // Only the start is flagged: the writer's earlier chunks are unknown.
+    assert_eq!(got[0].1, DataLoss::PRESENT);
+    assert!(got[1..].iter().all(|g| g.1 == 0));
+}
+
+#[test]
+fn a_sequence_starting_at_chunk_zero_is_whole() {
+    let mut b = ring(4096);
+    put(&mut b, SEQ, 0, &[b"a"], &[]);
+    assert_eq!(read_all(&mut b)[0].1, 0);
+    let mut b = ring(4096);
+    put(&mut b, SEQ, 7, &[b"a"], &[]);
+    assert_eq!(read_all(&mut b)[0].1, DataLoss::PRESENT);
 }
 
 #[test]
