@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use protozero::Decoder;
 use zerotrace_core::abi::SharedMemoryAbi;
 use zerotrace_core::producer::CommitDataRequest;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
+use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer, validate};
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 /// Fields the service appends to every producer packet.
@@ -127,6 +127,11 @@ fn genuine_chunks_reassemble_into_the_genuine_packets() {
     let mut out = Vec::new();
     while let Some(info) = buffer.read_next_packet(&mut out) {
         assert_eq!(info.loss.0, 0, "no loss in the recorded session");
+        assert_eq!(
+            validate(&out),
+            Ok(()),
+            "the genuine producer uses no reserved field"
+        );
         ours.entry(info.sequence.writer)
             .or_default()
             .push(std::mem::take(&mut out));
