@@ -11,13 +11,14 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::abi::atomic_view::atomic_u32;
+use crate::abi::atomic_view::{atomic_u16, atomic_u32};
 use crate::abi::chunk::Chunk;
-use crate::abi::chunk_header::ChunkHeader;
+use crate::abi::chunk_header::{CHUNK_HEADER_SIZE, ChunkHeader, Packets};
 use crate::abi::chunk_state::ChunkState;
 use crate::abi::error::AbiError;
 use crate::abi::page_header::PageHeaderWord;
 use crate::abi::page_layout::{MIN_PAGE_SIZE, PageLayout, validate_page_size};
+use crate::abi::shared_copy::copy_from_shared;
 use crate::abi::state_machine;
 
 /// A validated view of a shared memory buffer cut into pages.
@@ -161,6 +162,50 @@ impl SharedMemoryAbi {
         // SAFETY: the chunk is 4-byte aligned (page aligned + 8 + 4·k), at least
         // 8 bytes, inside the mapping; the caller just acquired it.
         Ok(unsafe { Chunk::new(begin, size, page, index) })
+    }
+
+    /// Copies the header and payload of chunk `index` of `page` without
+    /// taking it, whatever its state (scraping). Its writer may still be
+    /// writing it, so everything is read once with atomic loads and may be
+    /// torn: the caller treats the copy like any untrusted chunk. `None` for
+    /// a page, layout or index that is not valid now.
+    pub fn peek_chunk(
+        &self,
+        page: usize,
+        index: usize,
+        payload: &mut Vec<u8>,
+    ) -> Option<ChunkHeader> {
+        let layout = self.page_header(page).ok()?.layout().ok()?;
+        let start = self.page_start(page).ok()?;
+        let size = layout.chunk_size(self.page_size);
+        let offset = layout.chunk_offset(self.page_size, index);
+        if index >= layout.num_chunks() || offset + size > self.page_size || size < 8 {
+            return None;
+        }
+        // SAFETY: `offset + size <= page_size` keeps the chunk inside this
+        // page of the mapping (alive while `self` is, contract of `new`).
+        let begin = unsafe { start.add(offset) };
+        // SAFETY: the three header fields are 4- and 2-byte aligned (a chunk
+        // starts 4-aligned) inside the chunk, and are only ever accessed
+        // atomically (contract of `new`).
+        let (chunk_id, writer_id, packets) = unsafe {
+            (
+                atomic_u32(begin).load(Ordering::Relaxed),
+                atomic_u16(begin.add(4)).load(Ordering::Relaxed),
+                atomic_u16(begin.add(6)).load(Ordering::Acquire),
+            )
+        };
+        payload.clear();
+        payload.resize(size - CHUNK_HEADER_SIZE, 0);
+        // SAFETY: the payload lies in the mapping; within this process a
+        // chunk being written is only written by its owner through the ABI,
+        // and another process's writes only make the copy torn.
+        unsafe { copy_from_shared(begin.add(CHUNK_HEADER_SIZE), payload) };
+        Some(ChunkHeader {
+            chunk_id,
+            writer_id,
+            packets: Packets::from_raw(packets),
+        })
     }
 
     /// Free → BeingWritten, then writes `header` into the chunk (ids relaxed,
