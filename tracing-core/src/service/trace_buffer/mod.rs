@@ -355,12 +355,19 @@ impl TraceBuffer {
         let wraps = self.write_pos + len > size;
         let start = if wraps { 0 } else { self.write_pos };
         if self.policy == FillPolicy::Discard {
-            let blocked = |r: &Record| {
-                !r.consumed
-                    && ((wraps && r.offset >= self.write_pos)
-                        || (r.offset >= start && r.offset < start + len))
-            };
-            if self.records.iter().any(blocked) {
+            // What would be evicted is a run at the front of the queue: the
+            // tail of the ring past the write position (on a wrap), then the
+            // records starting in the new record's range.
+            let tail = |r: &&Record| wraps && r.offset >= self.write_pos;
+            let range = |r: &&Record| r.offset >= start && r.offset < start + len;
+            let unread_tail = self.records.iter().take_while(tail).any(|r| !r.consumed);
+            let unread_range = self
+                .records
+                .iter()
+                .skip_while(tail)
+                .take_while(range)
+                .any(|r| !r.consumed);
+            if unread_tail || unread_range {
                 return None;
             }
         }
