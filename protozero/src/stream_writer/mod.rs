@@ -34,10 +34,13 @@ use core::ptr;
 use crate::bytecopy::{copy_bytes, move_down_small};
 use crate::delegate::{Delegate, OpenSlots, SizeSlot, Slice, SlotLocation};
 use crate::error::WriteError;
-use crate::varint::{
-    MAX_VARINT_LEN, encode_varint, redundant_varint4, redundant_varint4_le, varint_len,
-};
+use crate::varint::{MAX_VARINT_LEN, encode_varint, redundant_varint4, redundant_varint4_le};
 use crate::wire::{MAX_MESSAGE_LENGTH, MAX_ONE_BYTE_MESSAGE_LENGTH, MAX_TAG_LEN, SIZE_SLOT_LEN};
+
+mod put_varint;
+mod short_slots;
+
+use put_varint::put_varint;
 
 /// Marks the depth of a proto2 group child: the low bits hold its field id (no
 /// length slot is open for a group). Such a depth never matches an open slot,
@@ -110,87 +113,6 @@ impl Default for StreamWriter {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Encodes `value` as a varint at `p` and returns the pointer past it.
-///
-/// Values below 2^28 (ids, sizes, small numbers: four bytes or fewer) go
-/// through a byte loop whose well-predicted branches let the cursor run
-/// ahead; longer ones (timestamps, uuids, negative numbers) are assembled in
-/// a register and stored as one 8-byte word plus at most two bytes, which
-/// takes a third of the instructions. The word may write up to 3 bytes past
-/// the varint; every fast path has that room.
-///
-/// # Safety
-/// `p` must be valid for writes of 9 bytes, and of `varint_len(value)`
-/// bytes (10 at most).
-#[inline(always)]
-unsafe fn put_varint(mut p: *mut u8, mut value: u64) -> *mut u8 {
-    // SAFETY: the caller guarantees room for the whole varint
-    // and for the long form's 8-byte word.
-    unsafe {
-        if value < 0x80 {
-            *p = value as u8;
-            return p.add(1);
-        }
-        if value >= 1 << 28 {
-            return put_long_varint(p, value);
-        }
-        loop {
-            *p = (value as u8) | 0x80;
-            p = p.add(1);
-            value >>= 7;
-            if value < 0x80 {
-                *p = value as u8;
-                return p.add(1);
-            }
-        }
-    }
-}
-
-/// [`put_varint`] of a value of at least 2^28 (5 to 10 bytes).
-///
-/// # Safety
-/// As [`put_varint`].
-#[cold]
-#[inline(always)]
-unsafe fn put_long_varint(p: *mut u8, value: u64) -> *mut u8 {
-    // SAFETY: the 8-byte word and the bytes after it stay
-    // within `max(9, varint_len(value))` bytes of `p`.
-    unsafe {
-        let word = spread7(value);
-        if value < 1 << 56 {
-            let n = varint_len(value);
-            // Continuation bits on the first `n - 1` bytes (`n` is 5..=8).
-            let cont = 0x0080_8080_8080_8080u64 >> (8 * (8 - n));
-            p.cast::<[u8; 8]>()
-                .write_unaligned((word | cont).to_le_bytes());
-            return p.add(n);
-        }
-        p.cast::<[u8; 8]>()
-            .write_unaligned((word | 0x8080_8080_8080_8080).to_le_bytes());
-        let top = value >> 56;
-        if top < 0x80 {
-            *p.add(8) = top as u8;
-            p.add(9)
-        } else {
-            *p.add(8) = (top as u8) | 0x80;
-            *p.add(9) = 1;
-            p.add(10)
-        }
-    }
-}
-
-/// Spreads the low 56 bits of `v` into eight 7-bit groups, one per byte of
-/// the little-endian result (continuation bits clear), in three halving steps.
-#[inline(always)]
-const fn spread7(v: u64) -> u64 {
-    // 28 | 28 bits into the two 32-bit halves.
-    let x = (v & 0x0FFF_FFFF) | ((v & 0x00FF_FFFF_F000_0000) << 4);
-    // 14 | 14 bits into each 16-bit quarter.
-    let x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x0FFF_C000_0FFF_C000) << 2);
-    // 7 | 7 bits into each byte.
-    (x & 0x007F_007F_007F_007F) | ((x & 0x3F80_3F80_3F80_3F80) << 1)
 }
 
 impl StreamWriter {
@@ -374,211 +296,6 @@ impl StreamWriter {
     #[inline(always)]
     fn set_end(&mut self, limit: usize) {
         self.end = self.slice_end.with_addr(limit);
-    }
-
-    /// Re-derives the exact fast-path limit, and the exact limits saved in
-    /// the open short slots, from scratch (slow paths): the slice end less 3
-    /// bytes of headroom per open short slot (the root's included), or 127
-    /// bytes past the outermost short slot if that comes first.
-    fn recompute_limits(&mut self) {
-        const HEADROOM: usize = SIZE_SLOT_LEN - 1;
-        let slice_end = self.slice_end as usize;
-        let cur = self.cur as usize;
-        // Short slots are only opened with their headroom free, so neither
-        // subtraction can pass the cursor; the clamp keeps `cur <= end`
-        // (which `remaining` relies on) even if that were ever broken.
-        let exact = |limit: usize, open: usize| {
-            limit
-                .min(slice_end.saturating_sub(HEADROOM * open))
-                .min(slice_end)
-                .max(cur)
-        };
-        let mut open = 0;
-        let mut limit = usize::MAX;
-        if !self.root_short.is_null() {
-            open = 1;
-            limit = (self.root_short as usize) + 1 + self.root_max;
-        }
-        let first = self.slots.first_short();
-        for slot in self.slots.iter_mut().skip(first) {
-            // The limit that held just before this slot was opened.
-            slot.aux = exact(limit, open);
-            open += 1;
-            limit = limit.min((slot.ptr as usize) + 1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
-        }
-        self.set_end(exact(limit, open));
-    }
-
-    /// Turns the outermost open short slot into a 4-byte slot: its payload
-    /// moves 3 bytes forward into the headroom kept for it.
-    #[cold]
-    #[inline(never)]
-    fn upgrade_outermost_short(&mut self) {
-        if !self.root_short.is_null() {
-            self.upgrade_root_short();
-            return;
-        }
-        if !self.headroom_left() {
-            return;
-        }
-        let i = self.slots.first_short();
-        let Some(slot) = self.slots.get(i) else {
-            return;
-        };
-        let p = slot.ptr;
-        let payload = (self.cur as usize) - (p as usize) - 1;
-        // SAFETY: the short slot and its payload `p..cur` lie in the current
-        // slice, and 3 bytes after `cur` are in it too (checked above).
-        unsafe {
-            ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
-            ptr::write_unaligned(p.cast::<[u8; SIZE_SLOT_LEN]>(), redundant_varint4(0));
-            self.cur = self.cur.add(SIZE_SLOT_LEN - 1);
-        }
-        // Slot `i` keeps its address but its payload, and everything
-        // inside it, moved 3 bytes forward.
-        self.slots.shift_from(i + 1, SIZE_SLOT_LEN - 1);
-        let payload_start = self.written() - payload;
-        if let Some(s) = self.slots.get_mut(i) {
-            *s = SizeSlot::new(SlotLocation::Memory(p), payload_start);
-        }
-        self.recompute_limits();
-    }
-
-    /// Whether 3 bytes after the cursor are free for widening a short slot.
-    /// Always true: a short slot is only opened with 3 bytes of headroom
-    /// under the fast-path limit, and `cur <= end` holds. Should that ever
-    /// break, the writer enters its error state instead of writing past the
-    /// slice.
-    #[inline]
-    fn headroom_left(&mut self) -> bool {
-        if (self.slice_end as usize) - (self.cur as usize) >= SIZE_SLOT_LEN - 1 {
-            return true;
-        }
-        debug_assert!(false, "short-slot headroom used up");
-        self.set_error(WriteError::OutOfSpace {
-            requested: SIZE_SLOT_LEN - 1,
-        });
-        false
-    }
-
-    /// Whether any short slot (the root's included) is open.
-    #[inline(always)]
-    fn any_short(&self) -> bool {
-        !self.root_short.is_null() || self.slots.top_is_short()
-    }
-
-    /// Upgrades every open short slot (before the slice is left).
-    #[inline]
-    fn upgrade_all_shorts(&mut self) {
-        while self.any_short() {
-            self.upgrade_outermost_short();
-        }
-    }
-
-    /// Upgrades short slots until `need` bytes fit under the (exact)
-    /// fast-path limit or none is left.
-    #[inline]
-    fn upgrade_for(&mut self, need: usize) {
-        if !self.any_short() {
-            return;
-        }
-        self.recompute_limits();
-        while self.remaining() < need && self.any_short() {
-            self.upgrade_outermost_short();
-        }
-    }
-
-    /// Turns the root's 1-byte prefix into 4 zero bytes, moving the record
-    /// (and every open slot inside it) 3 bytes forward into its headroom.
-    #[cold]
-    fn upgrade_root_short(&mut self) {
-        if !self.headroom_left() {
-            return;
-        }
-        let p = core::mem::replace(&mut self.root_short, core::ptr::null_mut());
-        let payload = (self.cur as usize) - (p as usize) - 1;
-        // SAFETY: the root prefix and its record `p..cur` lie in the current
-        // slice, and 3 bytes after `cur` are in it too (checked above).
-        unsafe {
-            ptr::copy(p.add(1), p.add(SIZE_SLOT_LEN), payload);
-            ptr::write_bytes(p, 0, SIZE_SLOT_LEN);
-            self.cur = self.cur.add(SIZE_SLOT_LEN - 1);
-        }
-        // Every open slot lies inside the record, which has not left the slice.
-        self.slots.shift_from(0, SIZE_SLOT_LEN - 1);
-        self.recompute_limits();
-    }
-
-    /// Starts a root record (such as a trace packet fragment) with a
-    /// speculative 1-byte length prefix, for records of at most `max` bytes
-    /// (at most 127). Returns the prefix's address, or `None` (nothing
-    /// written) when compaction is off, a prefix is already open, nested
-    /// messages are open, or fewer than 8 bytes fit.
-    ///
-    /// While [`StreamWriter::root_short`] still returns the address, the
-    /// record is whole in this slice and at most `max` bytes; finish it with
-    /// [`StreamWriter::end_root_short`]. If it grows past `max` or the slice
-    /// is left, the prefix is first widened to 4 zero bytes at the same
-    /// address, the record then starting 4 bytes after it.
-    ///
-    /// # Safety
-    /// The current slice must still be valid for writes under the
-    /// [`Delegate`] contract of the delegate this stream writes for.
-    #[inline]
-    pub unsafe fn begin_root_short(&mut self, max: usize) -> Option<*mut u8> {
-        if self.compact_below == 0
-            || !self.speculate
-            || !self.root_short.is_null()
-            || !self.slots.is_empty()
-            || self.remaining() < 2 * SIZE_SLOT_LEN
-        {
-            return None;
-        }
-        let p = self.cur;
-        // SAFETY: at least 8 bytes fit under the limit, inside the slice.
-        unsafe {
-            *p = 0;
-            self.cur = p.add(1);
-        }
-        self.root_short = p;
-        self.root_max = max.min(MAX_ONE_BYTE_MESSAGE_LENGTH);
-        // No slot is open, so this is the exact limit.
-        let headroom_end = (self.slice_end as usize) - (SIZE_SLOT_LEN - 1);
-        self.set_end(headroom_end.min((p as usize) + 1 + self.root_max));
-        Some(p)
-    }
-
-    /// The open 1-byte root prefix, if it has not been widened.
-    #[inline]
-    pub fn root_short(&self) -> Option<*mut u8> {
-        (!self.root_short.is_null()).then_some(self.root_short)
-    }
-
-    /// Writes the record size into the open 1-byte root prefix and closes it;
-    /// `None` if no prefix is open (it was widened: the caller writes a 4-byte
-    /// size at its address).
-    ///
-    /// # Safety
-    /// As for [`StreamWriter::begin_root_short`]: the prefix lies in the
-    /// current slice, which must still be valid for writes.
-    #[inline]
-    pub unsafe fn end_root_short(&mut self) -> Option<usize> {
-        let p = self.root_short;
-        if p.is_null() {
-            return None;
-        }
-        let size = (self.cur as usize) - (p as usize) - 1;
-        // SAFETY: an open root prefix lies in the current slice, and the
-        // limit kept the record at most 127 bytes.
-        unsafe { *p = size.min(MAX_ONE_BYTE_MESSAGE_LENGTH) as u8 };
-        self.root_short = core::ptr::null_mut();
-        if self.slots.top_is_short() {
-            // Only if a nested child inside the record was leaked.
-            self.recompute_limits();
-        } else {
-            self.end = self.slice_end;
-        }
-        Some(size)
     }
 
     /// Asks the delegate for a slice of at least `min_len` bytes; on failure the
@@ -783,33 +500,6 @@ impl StreamWriter {
         }
     }
 
-    /// Writes `tag` and a 1-byte short slot (see the module docs); the caller
-    /// checked that 9 bytes fit under the fast-path limit.
-    #[inline(always)]
-    fn push_short(&mut self, tag: u32) -> usize {
-        // SAFETY: at least 9 bytes fit under `end` (≤ the slice end): the tag
-        // takes at most 5, the slot 1, and 3 stay free as headroom.
-        let p = unsafe {
-            let p = put_varint(self.cur, u64::from(tag));
-            *p = 0;
-            self.cur = p.add(1);
-            p
-        };
-        let saved = self.end;
-        self.slots.push_short(p, saved as usize);
-        // Keep 3 more bytes of headroom, and at most 127 payload bytes. (An
-        // outer short slot's limit is lower than this one's, so with one open
-        // this may be up to 3 bytes stricter than needed; see the module docs.)
-        let headroom_end = saved.wrapping_sub(SIZE_SLOT_LEN - 1);
-        let cap = p.wrapping_add(1 + MAX_ONE_BYTE_MESSAGE_LENGTH);
-        self.end = if cap < headroom_end {
-            cap
-        } else {
-            headroom_end
-        };
-        self.slots.len()
-    }
-
     /// [`StreamWriter::begin_nested`] near the fast-path limit: open short
     /// slots are upgraded first; then the tag and the slot may each need a
     /// new slice.
@@ -997,43 +687,6 @@ fn fill_abandoned_patches<'s>(
     for slot in slots {
         if let SlotLocation::Patch(id) = slot.location() {
             delegate.fill_patch(id, redundant_varint4(0));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::put_varint;
-    use crate::varint::{MAX_VARINT_LEN, encode_varint};
-
-    /// Every length class, its edges, and a spread of values in between,
-    /// against the plain encoder; bytes past the varint may be scratch, but
-    /// never beyond the 9 (or 10) bytes the caller guarantees.
-    #[test]
-    fn put_varint_matches_encode_varint() {
-        let mut values = vec![0u64, 1, 127, 128, u64::MAX, u64::MAX - 1, 1 << 63];
-        for k in 1..64 {
-            values.extend([(1u64 << k) - 1, 1u64 << k, (1u64 << k) + 1]);
-        }
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..if cfg!(miri) { 300 } else { 10_000 } {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            values.push(x >> (x % 64));
-        }
-        for v in values {
-            let mut want = [0u8; MAX_VARINT_LEN];
-            let n = encode_varint(v, &mut want);
-            let mut buf = [0xEEu8; 32];
-            // SAFETY: `buf` has 32 writable bytes from offset 3.
-            let end = unsafe { put_varint(buf.as_mut_ptr().add(3), v) };
-            let written = end as usize - buf.as_ptr() as usize - 3;
-            assert_eq!(written, n, "length of {v:#x}");
-            assert_eq!(&buf[3..3 + n], &want[..n], "bytes of {v:#x}");
-            assert!(buf[..3].iter().all(|&b| b == 0xEE), "before {v:#x}");
-            let reach = 3 + n.max(9);
-            assert!(buf[reach..].iter().all(|&b| b == 0xEE), "past {v:#x}");
         }
     }
 }
