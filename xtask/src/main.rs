@@ -53,6 +53,9 @@ enum Task {
         /// Fail when no nightly Miri is installed instead of skipping.
         #[arg(long)]
         require: bool,
+        /// Every target, the slow ones included (CI runs the short list).
+        #[arg(long)]
+        full: bool,
     },
 }
 
@@ -65,7 +68,11 @@ fn workspace_root() -> PathBuf {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.task {
-        Task::Miri { cases, require } => match miri::run(&workspace_root(), cases) {
+        Task::Miri {
+            cases,
+            require,
+            full,
+        } => match miri::run(&workspace_root(), cases, full) {
             Ok(Some(true)) => ExitCode::SUCCESS,
             Ok(Some(false)) => ExitCode::FAILURE,
             Ok(None) if require => {

@@ -232,6 +232,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "memfd and mmap are not available under Miri")]
     fn memfd_is_sealed_and_shared() {
         let a = MappedShm::create(16384).unwrap();
         assert_eq!(a.as_ptr() as usize % 4096, 0);
@@ -259,6 +260,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "memfd and mmap are not available under Miri")]
     fn tmpfile_fallback_works_and_is_unsealed() {
         let t = MappedShm::create_tmpfile(8192).unwrap();
         assert_eq!(t.backing(), ShmBacking::TmpFile);
