@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
-use crate::abi::{AbiError, ChunkState, SharedMemoryAbi, copy_from_shared};
+use crate::abi::{
+    AbiError, CHUNK_HEADER_SIZE, ChunkHeader, ChunkState, SharedMemoryAbi, copy_from_shared,
+};
 use crate::producer::CommitDataRequest;
 use crate::service::trace_buffer::{ChunkMeta, CopyOutcome, SequenceKey, TraceBuffer};
 use crate::shm::SharedMemoryRegion;
@@ -68,30 +70,72 @@ pub struct CommitStats {
 /// Largest writer id a patch may name.
 const MAX_WRITER_ID: u32 = 32767;
 
-/// Applies `req` from producer `producer`: moves its chunks out of `smb` and
-/// applies its patches. `resolve` maps a target buffer id to an index into
-/// `buffers`, or `None` when this producer was not granted that buffer.
+/// Largest inline chunk (`ChunksToMove.data`, SMB emulation) accepted.
+pub const MAX_INLINE_CHUNK: usize = 65536;
+
+/// Finds the trace buffer a producer's chunk goes to, applying the grants:
+/// `None` when the producer was not granted that buffer, or the writer was
+/// registered for another one.
+pub trait BufferResolver {
+    /// The buffer for a chunk or patch of `writer` naming `target_buffer`.
+    fn for_commit(&mut self, target_buffer: u32, writer: u16) -> Option<&mut TraceBuffer>;
+    /// The buffer `writer` is registered for (scraping has no target id).
+    fn for_scrape(&mut self, writer: u16) -> Option<&mut TraceBuffer>;
+}
+
+/// A [`BufferResolver`] over a slice of buffers and two index functions.
+pub struct SliceResolver<'a, C, S> {
+    /// The buffers.
+    pub buffers: &'a mut [TraceBuffer],
+    /// Target buffer id and writer id to an index, for commits and patches.
+    pub commit: C,
+    /// Writer id to an index, for scrapes.
+    pub scrape: S,
+}
+
+impl<C, S> BufferResolver for SliceResolver<'_, C, S>
+where
+    C: Fn(u32, u16) -> Option<usize>,
+    S: Fn(u16) -> Option<usize>,
+{
+    fn for_commit(&mut self, target_buffer: u32, writer: u16) -> Option<&mut TraceBuffer> {
+        (self.commit)(target_buffer, writer).and_then(|i| self.buffers.get_mut(i))
+    }
+
+    fn for_scrape(&mut self, writer: u16) -> Option<&mut TraceBuffer> {
+        (self.scrape)(writer).and_then(|i| self.buffers.get_mut(i))
+    }
+}
+
+/// Applies `req` from producer `producer`: moves its chunks out of `smb`
+/// (or takes them inline, for SMB emulation) and applies its patches.
 pub fn commit_data(
     req: &CommitDataRequest,
     producer: u16,
-    smb: &ProducerSmb,
-    buffers: &mut [TraceBuffer],
-    resolve: impl Fn(u32) -> Option<usize>,
+    smb: Option<&ProducerSmb>,
+    buffers: &mut dyn BufferResolver,
     stats: &mut CommitStats,
 ) {
     for mv in &req.chunks_to_move {
-        let Some(target) = resolve(mv.target_buffer).and_then(|i| buffers.get_mut(i)) else {
-            stats.chunks_discarded += 1;
-            continue;
+        let ok = match (&mv.data, smb) {
+            (Some(data), _) => move_inline_chunk(data, !mv.chunk_incomplete, mv.target_buffer, producer, buffers),
+            (None, Some(smb)) => {
+                move_chunk(smb, mv.page as usize, mv.chunk as usize, mv.target_buffer, producer, buffers)
+            }
+            (None, None) => false,
         };
-        if move_chunk(smb, mv.page as usize, mv.chunk as usize, producer, target).is_err() {
+        if !ok {
             stats.chunks_discarded += 1;
         }
     }
     for group in &req.chunks_to_patch {
-        let target = resolve(group.target_buffer).and_then(|i| buffers.get_mut(i));
         let valid_writer = (1..=MAX_WRITER_ID).contains(&group.writer_id);
-        let (Some(target), true) = (target, valid_writer) else {
+        let target = if valid_writer && group.patches.len() <= 1024 {
+            buffers.for_commit(group.target_buffer, group.writer_id as u16)
+        } else {
+            None
+        };
+        let Some(target) = target else {
             stats.patches_discarded += 1;
             continue;
         };
@@ -105,16 +149,23 @@ pub fn commit_data(
     }
 }
 
-/// Moves one complete chunk into `target` and frees it.
-fn move_chunk(
-    smb: &ProducerSmb,
-    page: usize,
-    index: usize,
+/// Takes one chunk sent inline (header and payload) into its buffer.
+fn move_inline_chunk(
+    data: &[u8],
+    complete: bool,
+    target_buffer: u32,
     producer: u16,
-    target: &mut TraceBuffer,
-) -> Result<CopyOutcome, AbiError> {
-    let chunk = smb.abi.try_acquire_chunk_for_reading(page, index)?;
-    let header = chunk.header();
+    buffers: &mut dyn BufferResolver,
+) -> bool {
+    if data.len() > MAX_INLINE_CHUNK || data.len() < CHUNK_HEADER_SIZE {
+        return false;
+    }
+    let mut head = [0u8; CHUNK_HEADER_SIZE];
+    head.copy_from_slice(&data[..CHUNK_HEADER_SIZE]);
+    let header = ChunkHeader::from_bytes(head);
+    let Some(target) = buffers.for_commit(target_buffer, header.writer_id) else {
+        return false;
+    };
     let meta = ChunkMeta {
         sequence: SequenceKey {
             producer,
@@ -123,30 +174,57 @@ fn move_chunk(
         chunk_id: header.chunk_id,
         num_fragments: header.packets.count,
         flags: header.packets.flags,
-        complete: true,
+        complete,
     };
-    let src = chunk.payload_begin();
-    let outcome = target.copy_chunk_with(&meta, chunk.payload_size(), |dst| {
-        // SAFETY: the payload lies in the live mapping and this process holds
-        // the chunk (being read); only the producer's process may write it.
-        unsafe { copy_from_shared(src, dst) }
-    });
-    smb.abi.release_chunk_as_free(chunk)?;
-    Ok(outcome)
+    target.copy_chunk(&meta, &data[CHUNK_HEADER_SIZE..]) != CopyOutcome::Refused
+}
+
+/// Moves one complete chunk out of shared memory into its buffer and frees
+/// it. A chunk for a buffer the producer may not write is freed unread.
+fn move_chunk(
+    smb: &ProducerSmb,
+    page: usize,
+    index: usize,
+    target_buffer: u32,
+    producer: u16,
+    buffers: &mut dyn BufferResolver,
+) -> bool {
+    let Ok(chunk) = smb.abi.try_acquire_chunk_for_reading(page, index) else {
+        return false;
+    };
+    let header = chunk.header();
+    let stored = match buffers.for_commit(target_buffer, header.writer_id) {
+        Some(target) => {
+            let meta = ChunkMeta {
+                sequence: SequenceKey {
+                    producer,
+                    writer: header.writer_id,
+                },
+                chunk_id: header.chunk_id,
+                num_fragments: header.packets.count,
+                flags: header.packets.flags,
+                complete: true,
+            };
+            let src = chunk.payload_begin();
+            let outcome = target.copy_chunk_with(&meta, chunk.payload_size(), |dst| {
+                // SAFETY: the payload lies in the live mapping and this
+                // process holds the chunk (being read); only the producer's
+                // process may write it.
+                unsafe { copy_from_shared(src, dst) }
+            });
+            outcome != CopyOutcome::Refused
+        }
+        None => false,
+    };
+    smb.abi.release_chunk_as_free(chunk).is_ok() && stored
 }
 
 /// Copies every chunk of `smb` that a writer of `producer` still holds or
 /// has completed but not committed (a flush or stop, or the producer going
 /// away), without changing its state: complete chunks as complete, chunks
 /// being written as scraped (their last fragment may still grow).
-/// `buffer_of` gives the index into `buffers` of the buffer a writer id is
-/// registered for, if any.
-pub fn scrape(
-    smb: &ProducerSmb,
-    producer: u16,
-    buffers: &mut [TraceBuffer],
-    buffer_of: impl Fn(u16) -> Option<usize>,
-) -> usize {
+/// `buffers` names the buffer each writer id is registered for, if any.
+pub fn scrape(smb: &ProducerSmb, producer: u16, buffers: &mut dyn BufferResolver) -> usize {
     let abi = &smb.abi;
     let mut copied = 0;
     let mut payload = Vec::new();
@@ -166,7 +244,7 @@ pub fn scrape(
             let Some(header) = abi.peek_chunk(page, index, &mut payload) else {
                 continue;
             };
-            let Some(target) = buffer_of(header.writer_id).and_then(|i| buffers.get_mut(i)) else {
+            let Some(target) = buffers.for_scrape(header.writer_id) else {
                 continue;
             };
             let meta = ChunkMeta {

@@ -39,15 +39,12 @@ fn setup() -> Setup {
 fn commit_all(s: &Setup, buffer: &mut TraceBuffer, granted: u32, stats: &mut CommitStats) {
     for msg in s.rx.try_iter() {
         if let SinkMessage::Commit(req) = msg {
-            let buffers = std::slice::from_mut(buffer);
-            commit_data(
-                &req,
-                7,
-                &s.smb,
-                buffers,
-                |b| (b == granted).then_some(0),
-                stats,
-            );
+            let mut resolver = SliceResolver {
+                buffers: std::slice::from_mut(buffer),
+                commit: |b: u32, _w: u16| (b == granted).then_some(0),
+                scrape: |_w: u16| None,
+            };
+            commit_data(&req, 7, Some(&s.smb), &mut resolver, stats);
         }
     }
 }
@@ -135,8 +132,12 @@ fn hostile_moves_are_discarded_not_fatal() {
     ])
     .unwrap();
     let mut stats = CommitStats::default();
-    let buffers = std::slice::from_mut(&mut buffer);
-    commit_data(&req, 7, &s.smb, buffers, |_| Some(0), &mut stats);
+    let mut resolver = SliceResolver {
+        buffers: std::slice::from_mut(&mut buffer),
+        commit: |_b: u32, _w: u16| Some(0),
+        scrape: |_w: u16| None,
+    };
+    commit_data(&req, 7, Some(&s.smb), &mut resolver, &mut stats);
     assert_eq!(stats.chunks_discarded, 2);
 }
 
@@ -153,8 +154,12 @@ fn scraping_salvages_what_was_not_committed() {
         write(&mut w, i, 30);
     }
     let scrape_now = |buffer: &mut TraceBuffer| {
-        let buffers = std::slice::from_mut(buffer);
-        scrape(&s.smb, 7, buffers, |id| (id == writer).then_some(0))
+        let mut resolver = SliceResolver {
+            buffers: std::slice::from_mut(buffer),
+            commit: |_b: u32, _w: u16| None,
+            scrape: |id: u16| (id == writer).then_some(0),
+        };
+        scrape(&s.smb, 7, &mut resolver)
     };
     {
         // Packet 2 is half written when the service scrapes.

@@ -150,7 +150,7 @@ struct Record {
 }
 
 /// The read state of one writer sequence.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Sequence {
     /// Unread chunks in chunk-id order: (chunk id, record id).
     chunks: VecDeque<(u32, u64)>,
@@ -166,7 +166,7 @@ fn precedes(a: u32, b: u32) -> bool {
 }
 
 /// A service-side trace buffer; see the module docs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TraceBuffer {
     data: Vec<u8>,
     policy: FillPolicy,

@@ -1,0 +1,82 @@
+//! What the core asks its driver to do.
+
+use super::ids::{ConsumerId, ProducerId, RequestId, SessionId};
+
+/// The other end of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Peer {
+    /// A producer connection.
+    Producer(ProducerId),
+    /// A consumer connection.
+    Consumer(ConsumerId),
+}
+
+/// A reply to one call (one of several for a streamed call).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// The encoded response message.
+    Ok {
+        /// The response message's bytes.
+        data: Vec<u8>,
+        /// More replies follow for the same request (a stream).
+        has_more: bool,
+        /// Attach the producer's shared memory buffer (its fd) to this reply.
+        attach_smb: bool,
+    },
+    /// The call failed (the IPC layer sends a rejected reply).
+    Err(String),
+}
+
+impl Reply {
+    /// A final reply carrying `data`.
+    pub fn done(data: Vec<u8>) -> Reply {
+        Reply::Ok {
+            data,
+            has_more: false,
+            attach_smb: false,
+        }
+    }
+
+    /// One reply of a stream that goes on.
+    pub fn more(data: Vec<u8>) -> Reply {
+        Reply::Ok {
+            data,
+            has_more: true,
+            attach_smb: false,
+        }
+    }
+}
+
+/// An action for the driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send `reply` to `request` of `to`.
+    Reply {
+        /// The connection.
+        to: Peer,
+        /// The call being answered.
+        request: RequestId,
+        /// What to send.
+        reply: Reply,
+    },
+    /// Append `data` (whole `TracePacket` records) to the output file of
+    /// `session` (a `write_into_file` session).
+    WriteFile {
+        /// The session whose file it is.
+        session: SessionId,
+        /// Bytes to append.
+        data: Vec<u8>,
+    },
+    /// The session's output file is complete: flush and close it.
+    CloseFile {
+        /// The session whose file it is.
+        session: SessionId,
+    },
+    /// Close this connection.
+    Disconnect {
+        /// The connection.
+        to: Peer,
+        /// Why (for the log).
+        reason: String,
+    },
+}

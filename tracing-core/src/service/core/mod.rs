@@ -1,0 +1,253 @@
+//! The service state machine. The driver reports connections, calls and
+//! the passing of time; the core answers with [`Action`]s, taken with
+//! [`TracingService::poll_action`], and names its next deadline in
+//! [`TracingService::poll_timeout`]. All times are nanoseconds of one
+//! monotonic clock that includes suspend (BOOTTIME), supplied by the driver.
+
+mod consumer_port;
+mod lifecycle;
+mod producer_port;
+mod read;
+mod state;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use crate::service::action::{Action, Peer, Reply};
+use crate::service::commit::CommitStats;
+use crate::service::config::Limits;
+use crate::service::env::{PeerIdentity, ServiceEnv};
+use crate::service::ids::{BufferId, ConsumerId, FlushRequestId, ProducerId, RequestId, SessionId};
+use crate::service::trace_buffer::TraceBuffer;
+use crate::shm::SharedMemoryRegion;
+
+pub use read::GlobalStats;
+pub use state::{DataSourceState, SessionState, SessionSummary};
+use state::{Consumer, PendingFlush, Producer, Session, Timer};
+
+/// Settings of a service instance.
+#[derive(Debug, Clone)]
+pub struct ServiceOptions {
+    /// Limits on sessions, buffers and durations.
+    pub limits: Limits,
+    /// The service's own uid (stamped on its packets; lockdown compares).
+    pub service_uid: u32,
+    /// This machine's name, for `machine_name_filter`.
+    pub machine_name: String,
+    /// SMB page size when neither config nor producer asks (4 KiB).
+    pub default_page_size: usize,
+    /// SMB size when neither config nor producer asks (256 KiB).
+    pub default_smb_size: usize,
+    /// Largest SMB the service creates (Perfetto: 32 MiB).
+    pub max_smb_size: usize,
+    /// Largest ReadBuffers reply (IPC frame limit 128 KiB, less headroom).
+    pub max_read_reply_bytes: usize,
+    /// Whether a consumer may name an `output_path` for the service to write.
+    pub allow_output_path: bool,
+}
+
+impl Default for ServiceOptions {
+    fn default() -> ServiceOptions {
+        ServiceOptions {
+            limits: Limits::default(),
+            service_uid: 0,
+            machine_name: String::new(),
+            default_page_size: 4096,
+            default_smb_size: 256 * 1024,
+            max_smb_size: 32 * 1024 * 1024,
+            max_read_reply_bytes: 128 * 1024 - 512,
+            allow_output_path: true,
+        }
+    }
+}
+
+/// How a producer is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProducerTransport {
+    /// The transport passes file descriptors (unix sockets); otherwise the
+    /// producer uses SMB emulation (chunks inline in CommitData).
+    pub can_pass_fds: bool,
+}
+
+/// Service-wide counters (the global part of `TraceStats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServiceStats {
+    /// Producers that ever connected.
+    pub producers_seen: u64,
+    /// Data sources ever registered.
+    pub data_sources_seen: u64,
+    /// The commit path's counters.
+    pub commit: CommitStats,
+    /// Calls refused because the caller broke the protocol.
+    pub protocol_errors: u64,
+    /// Producer connections refused (lockdown, id space exhausted).
+    pub producers_refused: u64,
+}
+
+/// The tracing service core.
+pub struct TracingService {
+    opts: ServiceOptions,
+    env: Box<dyn ServiceEnv>,
+    now: u64,
+    actions: VecDeque<Action>,
+    producers: BTreeMap<ProducerId, Producer>,
+    last_producer_id: u16,
+    consumers: BTreeMap<ConsumerId, Consumer>,
+    sessions: BTreeMap<SessionId, Session>,
+    last_session_id: u64,
+    /// Trace buffers by global id, with their session.
+    buffers: BTreeMap<BufferId, (SessionId, TraceBuffer)>,
+    last_buffer_id: u16,
+    last_instance_id: u64,
+    last_flush_id: u64,
+    pending_flushes: BTreeMap<FlushRequestId, PendingFlush>,
+    timers: BTreeMap<(u64, u64), Timer>,
+    timer_seq: u64,
+    lockdown: bool,
+    stats: ServiceStats,
+}
+
+impl std::fmt::Debug for TracingService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TracingService")
+            .field("producers", &self.producers.len())
+            .field("consumers", &self.consumers.len())
+            .field("sessions", &self.sessions.len())
+            .field("buffers", &self.buffers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TracingService {
+    /// A service with no connections.
+    pub fn new(opts: ServiceOptions, env: Box<dyn ServiceEnv>) -> TracingService {
+        TracingService {
+            opts,
+            env,
+            now: 0,
+            actions: VecDeque::new(),
+            producers: BTreeMap::new(),
+            last_producer_id: 0,
+            consumers: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            last_session_id: 0,
+            buffers: BTreeMap::new(),
+            last_buffer_id: 0,
+            last_instance_id: 0,
+            last_flush_id: 0,
+            pending_flushes: BTreeMap::new(),
+            timers: BTreeMap::new(),
+            timer_seq: 0,
+            lockdown: false,
+            stats: ServiceStats::default(),
+        }
+    }
+
+    /// The next action for the driver, if any.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The earliest time at which [`handle_timeout`](Self::handle_timeout)
+    /// has work to do.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers.keys().next().map(|&(t, _)| t)
+    }
+
+    /// Runs every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: u64) {
+        self.advance(now);
+        while let Some((&key, _)) = self.timers.iter().next() {
+            if key.0 > self.now {
+                break;
+            }
+            if let Some(timer) = self.timers.remove(&key) {
+                self.fire(timer);
+            }
+        }
+    }
+
+    /// Service-wide counters.
+    pub fn stats(&self) -> &ServiceStats {
+        &self.stats
+    }
+
+    /// A producer connected with `identity` (from the transport).
+    /// `None` when it is refused (lockdown, or no producer id is free); the
+    /// driver then closes the connection.
+    pub fn producer_connected(
+        &mut self,
+        now: u64,
+        identity: PeerIdentity,
+        transport: ProducerTransport,
+    ) -> Option<ProducerId> {
+        self.advance(now);
+        if self.lockdown && identity.uid != self.opts.service_uid {
+            self.stats.producers_refused += 1;
+            return None;
+        }
+        let id = self.allocate_producer_id()?;
+        self.producers.insert(id, Producer::new(id, identity, transport));
+        self.stats.producers_seen += 1;
+        Some(id)
+    }
+
+    /// A consumer connected with `identity`; the driver names it.
+    pub fn consumer_connected(&mut self, now: u64, id: ConsumerId, identity: PeerIdentity) {
+        self.advance(now);
+        self.consumers.insert(id, Consumer::new(identity));
+    }
+
+    fn allocate_producer_id(&mut self) -> Option<ProducerId> {
+        for _ in 0..u16::MAX {
+            self.last_producer_id = self.last_producer_id.wrapping_add(1).max(1);
+            let id = ProducerId(self.last_producer_id);
+            let in_buffers = self.sessions.values().any(|s| s.producer_meta.contains_key(&id.0));
+            if !self.producers.contains_key(&id) && !in_buffers {
+                return Some(id);
+            }
+        }
+        self.stats.producers_refused += 1;
+        None
+    }
+
+    fn advance(&mut self, now: u64) {
+        self.now = self.now.max(now);
+    }
+
+    fn push(&mut self, action: Action) {
+        self.actions.push_back(action);
+    }
+
+    fn reply(&mut self, to: Peer, request: RequestId, reply: Reply) {
+        self.push(Action::Reply { to, request, reply });
+    }
+
+    fn arm(&mut self, after_ms: u64, timer: Timer) {
+        self.timer_seq += 1;
+        let at = self.now.saturating_add(after_ms.saturating_mul(1_000_000));
+        self.timers.insert((at, self.timer_seq), timer);
+    }
+
+    fn disarm(&mut self, pred: impl Fn(&Timer) -> bool) {
+        self.timers.retain(|_, t| !pred(t));
+    }
+
+    /// The SMB region of a producer, for drivers that pass its fd.
+    pub fn producer_smb(&self, id: ProducerId) -> Option<Arc<dyn SharedMemoryRegion>> {
+        self.producers.get(&id).and_then(|p| p.smb_region.clone())
+    }
+
+    /// Sessions as the state query reports them.
+    pub fn sessions(&self) -> Vec<SessionSummary> {
+        self.sessions.values().map(|s| s.summary(&self.buffers)).collect()
+    }
+
+    /// The state of each data source instance of `session`.
+    pub fn data_source_states(&self, session: SessionId) -> Vec<(String, DataSourceState)> {
+        self.sessions
+            .get(&session)
+            .map(|s| s.instances.iter().map(|i| (i.data_source.clone(), i.state)).collect())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,56 @@
+//! What the core needs from the world, as a trait the driver implements:
+//! clocks, fresh uuids, the host description and shared memory allocation.
+//! Tests and fuzzers implement it with a fake clock and heap buffers, so the
+//! core stays deterministic and never touches the machine itself.
+
+use std::sync::Arc;
+
+use crate::shm::SharedMemoryRegion;
+
+use super::ids::ProducerId;
+
+/// One clock reading of a clock snapshot (`ClockSnapshot.Clock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockReading {
+    /// `BuiltinClock` number (e.g. 6 = BOOTTIME) or a custom id.
+    pub clock_id: u32,
+    /// The clock's value in nanoseconds.
+    pub timestamp: u64,
+}
+
+/// Who is on the other end of a connection, as the transport tells it
+/// (SO_PEERCRED over unix sockets), never as the peer claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeerIdentity {
+    /// The peer's uid.
+    pub uid: u32,
+    /// The peer's pid, where the transport tells it.
+    pub pid: Option<i32>,
+    /// A producer on another machine (e.g. over TCP through a relay): its
+    /// packets carry a `machine_id`.
+    pub machine_id: Option<u32>,
+}
+
+/// The services the driver provides to the core.
+pub trait ServiceEnv {
+    /// Reads every clock the trace should be able to convert between, at
+    /// about the same instant (BOOTTIME, MONOTONIC, REALTIME, ...).
+    fn clock_snapshot(&mut self) -> Vec<ClockReading>;
+
+    /// A fresh random 128-bit trace uuid.
+    fn new_uuid(&mut self) -> u128;
+
+    /// The encoded `SystemInfo` message describing this host (may be empty).
+    fn system_info(&mut self) -> Vec<u8>;
+
+    /// Creates the shared memory buffer of `producer`: `size` bytes, viewed
+    /// as pages of `page_size`. The driver keeps whatever it needs to pass
+    /// the buffer to the producer (the memfd) and attaches it when a reply
+    /// asks for it ([`Reply::Ok`](super::Reply)'s `attach_smb`).
+    fn allocate_smb(
+        &mut self,
+        producer: ProducerId,
+        size: usize,
+        page_size: usize,
+    ) -> Result<Arc<dyn SharedMemoryRegion>, String>;
+}
