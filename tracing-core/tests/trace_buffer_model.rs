@@ -4,8 +4,8 @@
 //! interleave and reads happen at random points. Whatever the schedule, each
 //! sequence must give back exactly the packets whose every chunk arrived, in
 //! order, and flag a loss on the first packet after any packet that was lost
-//! (or that may have been: a sequence whose first chunk is not chunk 0), and
-//! on no other.
+//! and on the sequence's first packet (earlier data may be missing, as
+//! Perfetto flags it), and on no other.
 
 use proptest::prelude::*;
 use protozero::varint::redundant_varint4;
@@ -204,12 +204,8 @@ proptest! {
             // A packet is expected if all its chunks arrived and it is not
             // an empty one (empty fragments are skipped).
             let mut expected = Vec::new();
-            // A sequence that starts past chunk 0 may have lost data before.
-            let first_delivered = chunks[w]
-                .iter()
-                .enumerate()
-                .find(|(i, _)| writers[w].fate.get(*i).is_none_or(|f| f.0));
-            let mut lost_since = first_delivered.is_some_and(|(_, c)| c.id != 0);
+            // A sequence's first packet is flagged, whatever its chunk id.
+            let mut lost_since = true;
             for (i, p) in packets.iter().enumerate() {
                 if complete[i] {
                     expected.push((p.clone(), lost_since));

@@ -84,7 +84,6 @@ pub struct DataSourceSpec {
     pub machine_name_filter: Vec<String>,
 }
 
-
 impl DataSourceSpec {
     /// Whether a producer named `producer` on machine `machine` gets it.
     pub fn matches_producer(&self, producer: &str, machine: &str) -> bool {
@@ -95,8 +94,8 @@ impl DataSourceSpec {
                 .producer_name_regex_filter
                 .iter()
                 .any(|r| r.is_match(producer));
-        let by_machine =
-            self.machine_name_filter.is_empty() || self.machine_name_filter.iter().any(|m| m == machine);
+        let by_machine = self.machine_name_filter.is_empty()
+            || self.machine_name_filter.iter().any(|m| m == machine);
         by_name && by_machine
     }
 }
@@ -122,7 +121,6 @@ pub struct TriggerSpec {
     /// Delay between the trigger and the stop.
     pub stop_delay_ms: u32,
 }
-
 
 /// The interpreted TraceConfig of a session.
 #[derive(Debug, Clone)]
@@ -265,7 +263,12 @@ impl SessionConfig {
             let discard = match b.fill_policy_raw().unwrap_or(0) {
                 0 | 1 => false,
                 2 => true,
-                p => return Err(invalid(format!("buffers[{}].fill_policy {p}", buffers.len()))),
+                p => {
+                    return Err(invalid(format!(
+                        "buffers[{}].fill_policy {p}",
+                        buffers.len()
+                    )));
+                }
             };
             let size = size_kb as u64 * 1024;
             if extra_guardrails && size > limits.guardrail_buffer_bytes {
@@ -304,7 +307,9 @@ impl SessionConfig {
         let mut data_sources = Vec::new();
         for (i, ds) in d.data_sources().enumerate() {
             let config = ds.config_bytes().unwrap_or(&[]);
-            let cfg = ds.config().ok_or_else(|| invalid(format!("data_sources[{i}] has no config")))?;
+            let cfg = ds
+                .config()
+                .ok_or_else(|| invalid(format!("data_sources[{i}] has no config")))?;
             let name = cfg
                 .name()
                 .filter(|n| !n.is_empty())
@@ -314,7 +319,9 @@ impl SessionConfig {
                     .iter()
                     .position(|b| b.name.as_deref() == Some(bn))
                     .ok_or_else(|| {
-                        invalid(format!("data_sources[{i}].config.target_buffer_name {bn:?} names no buffer"))
+                        invalid(format!(
+                            "data_sources[{i}].config.target_buffer_name {bn:?} names no buffer"
+                        ))
                     })?,
                 None => cfg.target_buffer().unwrap_or(0) as usize,
             };
@@ -347,7 +354,11 @@ impl SessionConfig {
         if duration_ms as u64 > max_duration {
             return Err(ConfigError::Limit(format!(
                 "duration_ms {duration_ms} exceeds {max_duration}{}",
-                if extra_guardrails { " with enable_extra_guardrails" } else { "" }
+                if extra_guardrails {
+                    " with enable_extra_guardrails"
+                } else {
+                    ""
+                }
             )));
         }
 
@@ -422,12 +433,14 @@ impl SessionConfig {
             }
         }
         let builtin = d.builtin_data_sources();
-        let flag = |f: fn(&zerotrace_protos::protos::trace_config::BuiltinDataSourceDecoder<'_>) -> Option<bool>| {
-            builtin.as_ref().and_then(f).unwrap_or(false)
-        };
+        let flag = |f: fn(
+            &zerotrace_protos::protos::trace_config::BuiltinDataSourceDecoder<'_>,
+        ) -> Option<bool>| { builtin.as_ref().and_then(f).unwrap_or(false) };
         let trace_uuid = match (d.trace_uuid_msb(), d.trace_uuid_lsb()) {
             (None, None) => None,
-            (msb, lsb) => Some(((msb.unwrap_or(0) as u64 as u128) << 64) | lsb.unwrap_or(0) as u64 as u128),
+            (msb, lsb) => {
+                Some(((msb.unwrap_or(0) as u64 as u128) << 64) | lsb.unwrap_or(0) as u64 as u128)
+            }
         };
         Ok(SessionConfig {
             raw: raw.to_vec(),
@@ -444,7 +457,10 @@ impl SessionConfig {
             deferred_start: d.deferred_start().unwrap_or(false),
             flush_period_ms,
             flush_timeout_ms: d.flush_timeout_ms().filter(|&t| t > 0).unwrap_or(5000),
-            stop_timeout_ms: d.data_source_stop_timeout_ms().filter(|&t| t > 0).unwrap_or(5000),
+            stop_timeout_ms: d
+                .data_source_stop_timeout_ms()
+                .filter(|&t| t > 0)
+                .unwrap_or(5000),
             bugreport_score: d.bugreport_score().unwrap_or(0),
             trigger_mode,
             triggers,
@@ -454,7 +470,10 @@ impl SessionConfig {
                 .incremental_state_config()
                 .and_then(|c| c.clear_period_ms())
                 .unwrap_or(0),
-            unique_session_name: d.unique_session_name().filter(|n| !n.is_empty()).map(str::to_owned),
+            unique_session_name: d
+                .unique_session_name()
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned),
             deflate,
             disable_clock_snapshotting: flag(|b| b.disable_clock_snapshotting()),
             disable_trace_config: flag(|b| b.disable_trace_config()),
@@ -474,7 +493,12 @@ impl SessionConfig {
             trace_uuid,
             session_semaphores: d
                 .session_semaphores()
-                .map(|s| (s.name().unwrap_or("").to_owned(), s.max_other_session_count().unwrap_or(0)))
+                .map(|s| {
+                    (
+                        s.name().unwrap_or("").to_owned(),
+                        s.max_other_session_count().unwrap_or(0),
+                    )
+                })
                 .collect(),
             fflush_post_write: d.fflush_post_write_raw() == Some(2),
         })
@@ -565,10 +589,14 @@ mod tests {
             },
         );
         let mut dec = Decoder::new(&out);
-        let ids: Vec<u32> = std::iter::from_fn(|| dec.read_field().map(|f| f.unwrap().id)).collect();
+        let ids: Vec<u32> =
+            std::iter::from_fn(|| dec.read_field().map(|f| f.unwrap().id)).collect();
         assert_eq!(ids, vec![1, 100, 7777, 2, 3, 4, 6, 7, 8]);
         let d = Decoder::new(&out);
-        assert_eq!(d.find_last(100).unwrap().as_bytes().unwrap(), b"\x0a\x0csched_switch");
+        assert_eq!(
+            d.find_last(100).unwrap().as_bytes().unwrap(),
+            b"\x0a\x0csched_switch"
+        );
         assert_eq!(d.find_last(2).unwrap().as_u32().unwrap(), 9);
     }
 }

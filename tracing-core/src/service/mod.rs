@@ -24,7 +24,10 @@ pub mod service_packets;
 pub mod trace_buffer;
 
 pub use action::{Action, Peer, Reply};
-pub use calls::{CONSUMER_METHODS, CallError, CloneArgs, ConsumerCall, DataSourceDescriptor, PRODUCER_METHODS, ProducerCall};
+pub use calls::{
+    CONSUMER_METHODS, CallError, CloneArgs, ConsumerCall, DataSourceDescriptor, PRODUCER_METHODS,
+    ProducerCall,
+};
 pub use commit::{BufferResolver, CommitStats, ProducerSmb, SliceResolver, commit_data, scrape};
 pub use config::{ConfigError, Limits, SessionConfig};
 pub use core::{
@@ -32,7 +35,9 @@ pub use core::{
     SessionSummary, TracingService,
 };
 pub use env::{ClockReading, PeerIdentity, ServiceEnv};
-pub use ids::{BufferId, ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId};
+pub use ids::{
+    BufferId, ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId,
+};
 pub use packet_validator::{InvalidPacket, TrustedFields, append_trusted_fields, validate};
 pub use trace_buffer::{
     BufferStats, ChunkMeta, CopyOutcome, DataLoss, FillPolicy, PacketInfo, SequenceKey,

@@ -64,7 +64,9 @@ pub fn clock_snapshot_packet(uid: u32, primary: u32, readings: &[ClockReading]) 
             let mut c = p.begin_clock_snapshot();
             c.set_primary_trace_clock_raw(primary as i32);
             for r in readings {
-                c.add_clocks().set_clock_id(r.clock_id).set_timestamp(r.timestamp);
+                c.add_clocks()
+                    .set_clock_id(r.clock_id)
+                    .set_timestamp(r.timestamp);
             }
         }
         trusted(&mut p, uid, true);
@@ -111,7 +113,9 @@ pub fn provenance_packet(uid: u32, now: u64, buffers: &[Vec<(u32, u16)>]) -> Vec
             for seqs in buffers {
                 let mut b = prov.add_buffers();
                 for &(id, producer) in seqs {
-                    b.add_sequences().set_id(id).set_producer_id(producer as i32);
+                    b.add_sequences()
+                        .set_id(id)
+                        .set_producer_id(producer as i32);
                 }
             }
         }

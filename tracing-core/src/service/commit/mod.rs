@@ -118,10 +118,21 @@ pub fn commit_data(
 ) {
     for mv in &req.chunks_to_move {
         let ok = match (&mv.data, smb) {
-            (Some(data), _) => move_inline_chunk(data, !mv.chunk_incomplete, mv.target_buffer, producer, buffers),
-            (None, Some(smb)) => {
-                move_chunk(smb, mv.page as usize, mv.chunk as usize, mv.target_buffer, producer, buffers)
-            }
+            (Some(data), _) => move_inline_chunk(
+                data,
+                !mv.chunk_incomplete,
+                mv.target_buffer,
+                producer,
+                buffers,
+            ),
+            (None, Some(smb)) => move_chunk(
+                smb,
+                mv.page as usize,
+                mv.chunk as usize,
+                mv.target_buffer,
+                producer,
+                buffers,
+            ),
             (None, None) => false,
         };
         if !ok {

@@ -16,7 +16,13 @@ use crate::service::trace_buffer::{FillPolicy, TraceBuffer};
 
 impl TracingService {
     /// A call from consumer `id`.
-    pub fn handle_consumer_call(&mut self, now: u64, id: ConsumerId, request: RequestId, call: ConsumerCall) {
+    pub fn handle_consumer_call(
+        &mut self,
+        now: u64,
+        id: ConsumerId,
+        request: RequestId,
+        call: ConsumerCall,
+    ) {
         self.advance(now);
         let to = Peer::Consumer(id);
         let Some(c) = self.consumers.get(&id) else {
@@ -37,7 +43,9 @@ impl TracingService {
                             self.reply(to, request, Reply::done(data));
                         }
                         Some(s) => s.enable_reply = Some((id, request)),
-                        None => self.reply(to, request, Reply::Err("no session to attach to".into())),
+                        None => {
+                            self.reply(to, request, Reply::Err("no session to attach to".into()))
+                        }
                     }
                     return;
                 }
@@ -74,7 +82,12 @@ impl TracingService {
                 self.reply(to, request, Reply::done(Vec::new()));
             }
             ConsumerCall::Flush { timeout_ms, flags } => match session {
-                Some(s) if self.sessions.get(&s).is_some_and(|s| s.state == SessionState::Started) => {
+                Some(s)
+                    if self
+                        .sessions
+                        .get(&s)
+                        .is_some_and(|s| s.state == SessionState::Started) =>
+                {
                     self.flush(s, timeout_ms, flags, FlushPurpose::Consumer(id, request));
                 }
                 _ => self.reply(to, request, Reply::Err("no running tracing session".into())),
@@ -85,9 +98,15 @@ impl TracingService {
                     self.reply(to, request, Reply::done(Vec::new()));
                     self.start_session(sid);
                 }
-                _ => self.reply(to, request, Reply::Err("no deferred session to start".into())),
+                _ => self.reply(
+                    to,
+                    request,
+                    Reply::Err("no deferred session to start".into()),
+                ),
             },
-            ConsumerCall::ChangeTraceConfig { config } => self.change_trace_config(id, request, session, &config),
+            ConsumerCall::ChangeTraceConfig { config } => {
+                self.change_trace_config(id, request, session, &config)
+            }
             ConsumerCall::Detach { key } => self.detach(id, request, session, key),
             ConsumerCall::Attach { key } => self.attach(id, request, session, &key),
             ConsumerCall::GetTraceStats => match session {
@@ -143,9 +162,11 @@ impl TracingService {
                 });
                 self.reply(to, request, Reply::done(data));
             }
-            ConsumerCall::SaveTraceForBugreport => {
-                self.reply(to, request, Reply::Err("SaveTraceForBugreport is not supported; use CloneSession".into()))
-            }
+            ConsumerCall::SaveTraceForBugreport => self.reply(
+                to,
+                request,
+                Reply::Err("SaveTraceForBugreport is not supported; use CloneSession".into()),
+            ),
             ConsumerCall::CloneSession(args) => self.clone_session(id, request, session, args),
         }
     }
@@ -169,13 +190,24 @@ impl TracingService {
     }
 
     /// Creates a session from `raw` for consumer `id`.
-    fn enable_tracing(&mut self, id: ConsumerId, request: RequestId, raw: &[u8]) -> Result<(), String> {
+    fn enable_tracing(
+        &mut self,
+        id: ConsumerId,
+        request: RequestId,
+        raw: &[u8],
+    ) -> Result<(), String> {
         let config = SessionConfig::parse(raw, &self.opts.limits).map_err(|e| e.to_string())?;
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
         let limits = &self.opts.limits;
-        let live = self.sessions.values().filter(|s| s.kind == SessionKind::Normal);
+        let live = self
+            .sessions
+            .values()
+            .filter(|s| s.kind == SessionKind::Normal);
         if live.clone().count() >= limits.max_sessions {
-            return Err(format!("too many tracing sessions (max_sessions {})", limits.max_sessions));
+            return Err(format!(
+                "too many tracing sessions (max_sessions {})",
+                limits.max_sessions
+            ));
         }
         if live.clone().filter(|s| s.consumer_uid == uid).count() >= limits.max_sessions_per_uid {
             return Err(format!(
@@ -192,12 +224,13 @@ impl TracingService {
             ));
         }
         if let Some(name) = &config.unique_session_name
-            && self
-                .sessions
-                .values()
-                .any(|s| s.kind == SessionKind::Normal && s.config.unique_session_name.as_ref() == Some(name))
+            && self.sessions.values().any(|s| {
+                s.kind == SessionKind::Normal && s.config.unique_session_name.as_ref() == Some(name)
+            })
         {
-            return Err(format!("a session named {name:?} already exists (unique_session_name)"));
+            return Err(format!(
+                "a session named {name:?} already exists (unique_session_name)"
+            ));
         }
         for (name, max_other) in &config.session_semaphores {
             let holders = self
@@ -206,7 +239,9 @@ impl TracingService {
                 .filter(|s| s.config.session_semaphores.iter().any(|(n, _)| n == name))
                 .count() as u64;
             if holders > *max_other {
-                return Err(format!("session semaphore {name:?} is held by {holders} sessions"));
+                return Err(format!(
+                    "session semaphore {name:?} is held by {holders} sessions"
+                ));
             }
         }
         if config.output_path.is_some() && !self.opts.allow_output_path {
@@ -222,7 +257,11 @@ impl TracingService {
         let sid = SessionId(self.last_session_id);
         let mut buffer_ids = Vec::new();
         for spec in &config.buffers {
-            let policy = if spec.discard { FillPolicy::Discard } else { FillPolicy::RingBuffer };
+            let policy = if spec.discard {
+                FillPolicy::Discard
+            } else {
+                FillPolicy::RingBuffer
+            };
             let buffer = TraceBuffer::new(spec.size, policy).map_err(|e| e.to_string())?;
             let bid = self.allocate_buffer_id();
             self.buffers.insert(bid, (sid, buffer));
@@ -234,10 +273,14 @@ impl TracingService {
         };
         let activate = config.activate_triggers.clone();
         let no_data_sources = config.data_sources.is_empty();
-        let start_now = !config.deferred_start && config.trigger_mode != Some(TriggerMode::StartTracing);
+        let start_now =
+            !config.deferred_start && config.trigger_mode != Some(TriggerMode::StartTracing);
         let trigger_timeout = config.trigger_timeout_ms;
         let has_trigger = config.trigger_mode.is_some();
-        self.sessions.insert(sid, Session::new(sid, id, uid, config, buffer_ids, (id, request), uuid));
+        self.sessions.insert(
+            sid,
+            Session::new(sid, id, uid, config, buffer_ids, (id, request), uuid),
+        );
         if let Some(c) = self.consumers.get_mut(&id) {
             c.session = Some(sid);
         }
@@ -274,9 +317,17 @@ impl TracingService {
 
     /// Stops (if needed) and deletes a session and its buffers.
     pub(super) fn free_session(&mut self, session: SessionId) {
-        if self.sessions.get(&session).is_some_and(|s| s.state != SessionState::Stopped) {
+        if self
+            .sessions
+            .get(&session)
+            .is_some_and(|s| s.state != SessionState::Stopped)
+        {
             self.stop_session(session);
-            if self.sessions.get(&session).is_some_and(|s| s.state == SessionState::Stopping) {
+            if self
+                .sessions
+                .get(&session)
+                .is_some_and(|s| s.state == SessionState::Stopping)
+            {
                 self.finish_stop(session);
             }
         }
@@ -299,7 +350,13 @@ impl TracingService {
         }
     }
 
-    fn change_trace_config(&mut self, id: ConsumerId, request: RequestId, session: Option<SessionId>, raw: &[u8]) {
+    fn change_trace_config(
+        &mut self,
+        id: ConsumerId,
+        request: RequestId,
+        session: Option<SessionId>,
+        raw: &[u8],
+    ) {
         let to = Peer::Consumer(id);
         let Some(sid) = session else {
             self.reply(to, request, Reply::Err("no tracing session".into()));
@@ -329,15 +386,29 @@ impl TracingService {
         }
     }
 
-    fn detach(&mut self, id: ConsumerId, request: RequestId, session: Option<SessionId>, key: String) {
+    fn detach(
+        &mut self,
+        id: ConsumerId,
+        request: RequestId,
+        session: Option<SessionId>,
+        key: String,
+    ) {
         let to = Peer::Consumer(id);
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
         let Some(sid) = session else {
-            self.reply(to, request, Reply::Err("no tracing session to detach".into()));
+            self.reply(
+                to,
+                request,
+                Reply::Err("no tracing session to detach".into()),
+            );
             return;
         };
         if key.is_empty() {
-            self.reply(to, request, Reply::Err("Detach needs a non-empty key".into()));
+            self.reply(
+                to,
+                request,
+                Reply::Err("Detach needs a non-empty key".into()),
+            );
             return;
         }
         let taken = self
@@ -345,7 +416,11 @@ impl TracingService {
             .values()
             .any(|s| s.consumer_uid == uid && s.detach_key.as_deref() == Some(key.as_str()));
         if taken {
-            self.reply(to, request, Reply::Err(format!("a session is already detached with key {key:?}")));
+            self.reply(
+                to,
+                request,
+                Reply::Err(format!("a session is already detached with key {key:?}")),
+            );
             return;
         }
         if let Some(s) = self.sessions.get_mut(&sid) {
@@ -359,22 +434,40 @@ impl TracingService {
         self.reply(to, request, Reply::done(Vec::new()));
     }
 
-    fn attach(&mut self, id: ConsumerId, request: RequestId, session: Option<SessionId>, key: &str) {
+    fn attach(
+        &mut self,
+        id: ConsumerId,
+        request: RequestId,
+        session: Option<SessionId>,
+        key: &str,
+    ) {
         let to = Peer::Consumer(id);
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
         if session.is_some() {
-            self.reply(to, request, Reply::Err("this consumer already has a tracing session".into()));
+            self.reply(
+                to,
+                request,
+                Reply::Err("this consumer already has a tracing session".into()),
+            );
             return;
         }
         if key.is_empty() {
-            self.reply(to, request, Reply::Err("Attach needs a non-empty key".into()));
+            self.reply(
+                to,
+                request,
+                Reply::Err("Attach needs a non-empty key".into()),
+            );
             return;
         }
         let found = self.sessions.values_mut().find(|s| {
             s.consumer.is_none() && s.consumer_uid == uid && s.detach_key.as_deref() == Some(key)
         });
         let Some(s) = found else {
-            self.reply(to, request, Reply::Err(format!("no session detached with key {key:?}")));
+            self.reply(
+                to,
+                request,
+                Reply::Err(format!("no session detached with key {key:?}")),
+            );
             return;
         };
         s.consumer = Some(id);
@@ -389,7 +482,13 @@ impl TracingService {
         self.reply(to, request, Reply::done(data));
     }
 
-    fn clone_session(&mut self, id: ConsumerId, request: RequestId, session: Option<SessionId>, args: CloneArgs) {
+    fn clone_session(
+        &mut self,
+        id: ConsumerId,
+        request: RequestId,
+        session: Option<SessionId>,
+        args: CloneArgs,
+    ) {
         let to = Peer::Consumer(id);
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
         if session.is_some() {
@@ -397,7 +496,9 @@ impl TracingService {
             return;
         }
         let service_uid = self.opts.service_uid;
-        let readable = |s: &&Session| s.kind == SessionKind::Normal && (s.consumer_uid == uid || uid == service_uid);
+        let readable = |s: &&Session| {
+            s.kind == SessionKind::Normal && (s.consumer_uid == uid || uid == service_uid)
+        };
         let target = if let Some(name) = &args.unique_session_name {
             self.sessions
                 .values()
@@ -415,7 +516,11 @@ impl TracingService {
                 .filter(|s| readable(s))
         };
         let Some(target) = target.map(|s| s.id) else {
-            self.clone_error(id, request, "no such session, or not readable by this consumer");
+            self.clone_error(
+                id,
+                request,
+                "no such session, or not readable by this consumer",
+            );
             return;
         };
         let _ = to;
@@ -435,15 +540,32 @@ impl TracingService {
     }
 
     /// Snapshots `source`'s buffers into a new read-only session of `consumer`.
-    pub(super) fn finish_clone(&mut self, source: SessionId, consumer: ConsumerId, request: RequestId) {
+    pub(super) fn finish_clone(
+        &mut self,
+        source: SessionId,
+        consumer: ConsumerId,
+        request: RequestId,
+    ) {
         let Some(src) = self.sessions.get(&source) else {
-            self.clone_error(consumer, request, "the session ended before it could be cloned");
+            self.clone_error(
+                consumer,
+                request,
+                "the session ended before it could be cloned",
+            );
             return;
         };
-        if self.consumers.get(&consumer).is_none_or(|c| c.session.is_some()) {
+        if self
+            .consumers
+            .get(&consumer)
+            .is_none_or(|c| c.session.is_some())
+        {
             return;
         }
-        let uid = self.consumers.get(&consumer).map(|c| c.identity.uid).unwrap_or(0);
+        let uid = self
+            .consumers
+            .get(&consumer)
+            .map(|c| c.identity.uid)
+            .unwrap_or(0);
         let src_buffers = src.buffers.clone();
         let mut config = src.config.clone();
         let was_write_into_file = config.write_into_file;

@@ -9,7 +9,9 @@ use super::TracingService;
 use super::state::{DataSourceState, FlushPurpose, Instance, PendingFlush, SessionState, Timer};
 use crate::service::action::{Peer, Reply};
 use crate::service::config::{DataSourceOverrides, TriggerMode, rewrite_data_source_config};
-use crate::service::ids::{ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, SessionId};
+use crate::service::ids::{
+    ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, SessionId,
+};
 use crate::service::service_packets::{ServiceEvent, encode};
 
 /// `ObservableEvents.Type` bits.
@@ -123,7 +125,11 @@ impl TracingService {
         } else {
             DataSourceState::Started
         };
-        let (producer, config, started) = (i.producer, i.config.clone(), i.state == DataSourceState::Started);
+        let (producer, config, started) = (
+            i.producer,
+            i.config.clone(),
+            i.state == DataSourceState::Started,
+        );
         self.send_instance_command(producer, id, &config, true);
         if started {
             self.notify_instance_change(session, id);
@@ -145,7 +151,10 @@ impl TracingService {
         s.events.push((now, ServiceEvent::TracingStarted as u32));
         let c = s.config.clone();
         let ids: Vec<_> = s.instances.iter().map(|i| i.id).collect();
-        self.disarm(|t| *t == Timer::TriggerTimeout(session) && c.trigger_mode == Some(TriggerMode::StartTracing));
+        self.disarm(|t| {
+            *t == Timer::TriggerTimeout(session)
+                && c.trigger_mode == Some(TriggerMode::StartTracing)
+        });
         self.snapshot_clocks(session);
         for id in ids {
             self.start_instance(session, id);
@@ -157,7 +166,10 @@ impl TracingService {
             self.arm(c.flush_period_ms as u64, Timer::PeriodicFlush(session));
         }
         if c.clear_period_ms > 0 {
-            self.arm(c.clear_period_ms as u64, Timer::ClearIncrementalState(session));
+            self.arm(
+                c.clear_period_ms as u64,
+                Timer::ClearIncrementalState(session),
+            );
         }
         if c.write_into_file {
             self.arm(c.file_write_period_ms as u64, Timer::FileWrite(session));
@@ -177,11 +189,15 @@ impl TracingService {
         if s.state != SessionState::Started || s.all_started_notified {
             return;
         }
-        if s.instances.iter().any(|i| i.state != DataSourceState::Started) {
+        if s.instances
+            .iter()
+            .any(|i| i.state != DataSourceState::Started)
+        {
             return;
         }
         s.all_started_notified = true;
-        s.events.push((now, ServiceEvent::AllDataSourcesStarted as u32));
+        s.events
+            .push((now, ServiceEvent::AllDataSourcesStarted as u32));
         if let Some(consumer) = s.consumer {
             let data = encode(|m| {
                 ObservableEvents::from_message(m).set_all_data_sources_started(true);
@@ -256,15 +272,31 @@ impl TracingService {
         }
     }
 
-    fn session_of_instance(&self, producer: ProducerId, id: DataSourceInstanceId) -> Option<SessionId> {
+    fn session_of_instance(
+        &self,
+        producer: ProducerId,
+        id: DataSourceInstanceId,
+    ) -> Option<SessionId> {
         self.sessions
             .values()
-            .find(|s| s.instances.iter().any(|i| i.id == id && i.producer == producer))
+            .find(|s| {
+                s.instances
+                    .iter()
+                    .any(|i| i.id == id && i.producer == producer)
+            })
             .map(|s| s.id)
     }
 
-    fn instance_mut(&mut self, session: SessionId, id: DataSourceInstanceId) -> Option<&mut Instance> {
-        self.sessions.get_mut(&session)?.instances.iter_mut().find(|i| i.id == id)
+    fn instance_mut(
+        &mut self,
+        session: SessionId,
+        id: DataSourceInstanceId,
+    ) -> Option<&mut Instance> {
+        self.sessions
+            .get_mut(&session)?
+            .instances
+            .iter_mut()
+            .find(|i| i.id == id)
     }
 
     /// Removes the instances matching `pred` from every session (their
@@ -329,7 +361,9 @@ impl TracingService {
             return;
         };
         if s.state != SessionState::Stopping
-            || s.instances.iter().any(|i| i.state == DataSourceState::Stopping)
+            || s.instances
+                .iter()
+                .any(|i| i.state == DataSourceState::Stopping)
         {
             return;
         }
@@ -371,25 +405,47 @@ impl TracingService {
     }
 
     /// Asks the session's producers to flush; `timeout_ms` bounds the wait.
-    pub(super) fn flush(&mut self, session: SessionId, timeout_ms: u32, flags: u64, purpose: FlushPurpose) {
+    pub(super) fn flush(
+        &mut self,
+        session: SessionId,
+        timeout_ms: u32,
+        flags: u64,
+        purpose: FlushPurpose,
+    ) {
         let now = self.now;
         let max_pending = self.opts.limits.max_pending_flushes;
-        let pending = self.pending_flushes.values().filter(|f| f.session == session).count();
+        let pending = self
+            .pending_flushes
+            .values()
+            .filter(|f| f.session == session)
+            .count();
         let Some(s) = self.sessions.get_mut(&session) else {
             return;
         };
         if pending >= max_pending {
             if let FlushPurpose::Consumer(c, r) | FlushPurpose::Clone(c, r) = purpose {
-                self.reply(Peer::Consumer(c), r, Reply::Err("too many pending flushes".into()));
+                self.reply(
+                    Peer::Consumer(c),
+                    r,
+                    Reply::Err("too many pending flushes".into()),
+                );
             }
             return;
         }
         s.flushes_requested += 1;
         s.events.push((now, ServiceEvent::FlushStarted as u32));
-        let timeout = if timeout_ms == 0 { s.config.flush_timeout_ms } else { timeout_ms };
+        let timeout = if timeout_ms == 0 {
+            s.config.flush_timeout_ms
+        } else {
+            timeout_ms
+        };
         let mut per_producer: std::collections::BTreeMap<ProducerId, Vec<u64>> = Default::default();
         for i in &s.instances {
-            if matches!(i.state, DataSourceState::Started | DataSourceState::Starting) && !i.no_flush {
+            if matches!(
+                i.state,
+                DataSourceState::Started | DataSourceState::Starting
+            ) && !i.no_flush
+            {
                 per_producer.entry(i.producer).or_default().push(i.id.0);
             }
         }
@@ -425,7 +481,11 @@ impl TracingService {
     /// A producer committed with `flush_request_id`: it has flushed
     /// everything up to that request.
     pub(super) fn flush_acked(&mut self, producer: ProducerId, upto: u64) {
-        let ids: Vec<FlushRequestId> = self.pending_flushes.range(..=FlushRequestId(upto)).map(|(k, _)| *k).collect();
+        let ids: Vec<FlushRequestId> = self
+            .pending_flushes
+            .range(..=FlushRequestId(upto))
+            .map(|(k, _)| *k)
+            .collect();
         for id in ids {
             if let Some(f) = self.pending_flushes.get_mut(&id) {
                 f.producers.remove(&producer);
@@ -454,10 +514,12 @@ impl TracingService {
         if let Some(s) = self.sessions.get_mut(&session) {
             if success {
                 s.flushes_succeeded += 1;
-                s.events.push((now, ServiceEvent::AllDataSourcesFlushed as u32));
+                s.events
+                    .push((now, ServiceEvent::AllDataSourcesFlushed as u32));
             } else {
                 s.flushes_failed += 1;
-                s.events.push((now, ServiceEvent::LastFlushSlowDataSources as u32));
+                s.events
+                    .push((now, ServiceEvent::LastFlushSlowDataSources as u32));
             }
             if f.purpose == FlushPurpose::Stop {
                 s.final_flush_outcome = if success { 1 } else { 2 };
@@ -549,16 +611,21 @@ impl TracingService {
             };
             let Some(t) = s.config.triggers.iter().find(|t| {
                 t.name == name
-                    && t.producer_name_regex.as_ref().is_none_or(|r| r.is_match(producer_name))
+                    && t.producer_name_regex
+                        .as_ref()
+                        .is_none_or(|r| r.is_match(producer_name))
             }) else {
                 continue;
             };
             let delay = t.stop_delay_ms;
             if s.triggers_received.len() < 1024 {
-                s.triggers_received.push((name.to_owned(), producer_name.to_owned(), uid, now));
+                s.triggers_received
+                    .push((name.to_owned(), producer_name.to_owned(), uid, now));
             }
             match (mode, s.state) {
-                (TriggerMode::StartTracing, SessionState::Configured) if !s.config.deferred_start => {
+                (TriggerMode::StartTracing, SessionState::Configured)
+                    if !s.config.deferred_start =>
+                {
                     self.start_session(session)
                 }
                 (TriggerMode::StopTracing, SessionState::Started) => {
@@ -590,7 +657,11 @@ impl TracingService {
         match timer {
             Timer::FlushTimeout(id) => self.complete_flush(id, false),
             Timer::StopTimeout(session) => {
-                if self.sessions.get(&session).is_some_and(|s| s.state == SessionState::Stopping) {
+                if self
+                    .sessions
+                    .get(&session)
+                    .is_some_and(|s| s.state == SessionState::Stopping)
+                {
                     self.finish_stop(session);
                 }
             }
@@ -603,27 +674,44 @@ impl TracingService {
                 if let Some(s) = self.sessions.get(&session) {
                     let period = s.config.file_write_period_ms as u64;
                     self.write_into_file(session, false);
-                    if self.sessions.get(&session).is_some_and(|s| s.state == SessionState::Started) {
+                    if self
+                        .sessions
+                        .get(&session)
+                        .is_some_and(|s| s.state == SessionState::Started)
+                    {
                         self.arm(period, Timer::FileWrite(session));
                     }
                 }
             }
             Timer::PeriodicFlush(session) => {
-                if let Some(s) = self.sessions.get(&session).filter(|s| s.state == SessionState::Started) {
-                    let (period, timeout) = (s.config.flush_period_ms as u64, s.config.flush_timeout_ms);
+                if let Some(s) = self
+                    .sessions
+                    .get(&session)
+                    .filter(|s| s.state == SessionState::Started)
+                {
+                    let (period, timeout) =
+                        (s.config.flush_period_ms as u64, s.config.flush_timeout_ms);
                     self.flush(session, timeout, FLUSH_PERIODIC, FlushPurpose::Periodic);
                     self.arm(period, Timer::PeriodicFlush(session));
                 }
             }
             Timer::ClearIncrementalState(session) => {
-                if let Some(s) = self.sessions.get(&session).filter(|s| s.state == SessionState::Started) {
+                if let Some(s) = self
+                    .sessions
+                    .get(&session)
+                    .filter(|s| s.state == SessionState::Started)
+                {
                     let period = s.config.clear_period_ms as u64;
                     self.clear_incremental_state(session);
                     self.arm(period, Timer::ClearIncrementalState(session));
                 }
             }
             Timer::ClockSnapshot(session) => {
-                if let Some(s) = self.sessions.get(&session).filter(|s| s.state == SessionState::Started) {
+                if let Some(s) = self
+                    .sessions
+                    .get(&session)
+                    .filter(|s| s.state == SessionState::Started)
+                {
                     let period = s.config.snapshot_interval_ms as u64;
                     self.snapshot_clocks(session);
                     self.arm(period, Timer::ClockSnapshot(session));
@@ -633,8 +721,22 @@ impl TracingService {
     }
 
     /// Starts a clone flush of `session` for `consumer`.
-    pub(super) fn clone_flush(&mut self, session: SessionId, consumer: ConsumerId, request: crate::service::ids::RequestId) {
-        let timeout = self.sessions.get(&session).map(|s| s.config.flush_timeout_ms).unwrap_or(5000);
-        self.flush(session, timeout, FLUSH_CLONE, FlushPurpose::Clone(consumer, request));
+    pub(super) fn clone_flush(
+        &mut self,
+        session: SessionId,
+        consumer: ConsumerId,
+        request: crate::service::ids::RequestId,
+    ) {
+        let timeout = self
+            .sessions
+            .get(&session)
+            .map(|s| s.config.flush_timeout_ms)
+            .unwrap_or(5000);
+        self.flush(
+            session,
+            timeout,
+            FLUSH_CLONE,
+            FlushPurpose::Clone(consumer, request),
+        );
     }
 }

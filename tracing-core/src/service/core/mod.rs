@@ -22,8 +22,8 @@ use crate::service::trace_buffer::TraceBuffer;
 use crate::shm::SharedMemoryRegion;
 
 pub use read::GlobalStats;
-pub use state::{DataSourceState, SessionState, SessionSummary};
 use state::{Consumer, PendingFlush, Producer, Session, Timer};
+pub use state::{DataSourceState, SessionState, SessionSummary};
 
 /// Settings of a service instance.
 #[derive(Debug, Clone)]
@@ -187,7 +187,8 @@ impl TracingService {
             return None;
         }
         let id = self.allocate_producer_id()?;
-        self.producers.insert(id, Producer::new(id, identity, transport));
+        self.producers
+            .insert(id, Producer::new(id, identity, transport));
         self.stats.producers_seen += 1;
         Some(id)
     }
@@ -202,7 +203,10 @@ impl TracingService {
         for _ in 0..u16::MAX {
             self.last_producer_id = self.last_producer_id.wrapping_add(1).max(1);
             let id = ProducerId(self.last_producer_id);
-            let in_buffers = self.sessions.values().any(|s| s.producer_meta.contains_key(&id.0));
+            let in_buffers = self
+                .sessions
+                .values()
+                .any(|s| s.producer_meta.contains_key(&id.0));
             if !self.producers.contains_key(&id) && !in_buffers {
                 return Some(id);
             }
@@ -240,14 +244,22 @@ impl TracingService {
 
     /// Sessions as the state query reports them.
     pub fn sessions(&self) -> Vec<SessionSummary> {
-        self.sessions.values().map(|s| s.summary(&self.buffers)).collect()
+        self.sessions
+            .values()
+            .map(|s| s.summary(&self.buffers))
+            .collect()
     }
 
     /// The state of each data source instance of `session`.
     pub fn data_source_states(&self, session: SessionId) -> Vec<(String, DataSourceState)> {
         self.sessions
             .get(&session)
-            .map(|s| s.instances.iter().map(|i| (i.data_source.clone(), i.state)).collect())
+            .map(|s| {
+                s.instances
+                    .iter()
+                    .map(|i| (i.data_source.clone(), i.state))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

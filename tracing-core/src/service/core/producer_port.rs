@@ -97,7 +97,9 @@ impl TracingService {
                 p.scraping = smb_scraping_mode == SCRAPING_ENABLED;
                 let emulation = !p.transport.can_pass_fds;
                 let mut using_provided = false;
-                if let (true, Some(region), false) = (producer_provided_shmem, attached_smb, emulation) {
+                if let (true, Some(region), false) =
+                    (producer_provided_shmem, attached_smb, emulation)
+                {
                     let page = p.page_size_hint;
                     let valid = ensure_valid_shm_sizes(region.size(), page);
                     if valid.size == region.size() && valid.page_size == page {
@@ -115,11 +117,19 @@ impl TracingService {
             }
             ProducerCall::RegisterDataSource(desc) => {
                 if p.data_sources.contains_key(&desc.name) {
-                    self.reply(to, request, Reply::done(register_error("already registered")));
+                    self.reply(
+                        to,
+                        request,
+                        Reply::done(register_error("already registered")),
+                    );
                     return;
                 }
                 if p.data_sources.len() >= self.opts.limits.max_data_sources_per_producer {
-                    self.reply(to, request, Reply::done(register_error("too many data sources")));
+                    self.reply(
+                        to,
+                        request,
+                        Reply::done(register_error("too many data sources")),
+                    );
                     return;
                 }
                 let name = desc.name.clone();
@@ -155,7 +165,13 @@ impl TracingService {
                     producer: p,
                     session: None,
                 };
-                commit_data(&req, id.0, p.smb.as_ref(), &mut grants, &mut self.stats.commit);
+                commit_data(
+                    &req,
+                    id.0,
+                    p.smb.as_ref(),
+                    &mut grants,
+                    &mut self.stats.commit,
+                );
                 self.reply(to, request, Reply::done(Vec::new()));
                 if let Some(flush) = flush {
                     self.flush_acked(id, flush);
@@ -164,7 +180,11 @@ impl TracingService {
             ProducerCall::GetAsyncCommand => {
                 if p.async_request.is_some() {
                     self.stats.protocol_errors += 1;
-                    self.reply(to, request, Reply::Err("GetAsyncCommand already pending".into()));
+                    self.reply(
+                        to,
+                        request,
+                        Reply::Err("GetAsyncCommand already pending".into()),
+                    );
                     return;
                 }
                 p.async_request = Some(request);
@@ -189,7 +209,8 @@ impl TracingService {
                     && u16::try_from(target_buffer).is_ok()
                     && p.writers.len() < self.opts.limits.max_writers_per_producer;
                 if ok {
-                    p.writers.insert(writer_id as u16, BufferId(target_buffer as u16));
+                    p.writers
+                        .insert(writer_id as u16, BufferId(target_buffer as u16));
                 } else {
                     self.stats.protocol_errors += 1;
                 }
@@ -299,10 +320,18 @@ impl TracingService {
             });
             let (mut size, mut page) = from_config.unwrap_or((0, 0));
             if size == 0 {
-                size = if p.smb_size_hint > 0 { p.smb_size_hint } else { self.opts.default_smb_size };
+                size = if p.smb_size_hint > 0 {
+                    p.smb_size_hint
+                } else {
+                    self.opts.default_smb_size
+                };
             }
             if page == 0 {
-                page = if p.page_size_hint > 0 { p.page_size_hint } else { self.opts.default_page_size };
+                page = if p.page_size_hint > 0 {
+                    p.page_size_hint
+                } else {
+                    self.opts.default_page_size
+                };
             }
             let valid = ensure_valid_shm_sizes(size.min(self.opts.max_smb_size), page);
             (valid.size, valid.page_size)
@@ -341,7 +370,8 @@ impl TracingService {
         let page_kb = (p.smb_page_size / 1024) as u32;
         let data = encode(|m| {
             let mut c = GetAsyncCommandResponse::from_message(m);
-            c.begin_setup_tracing().set_shared_buffer_page_size_kb(page_kb);
+            c.begin_setup_tracing()
+                .set_shared_buffer_page_size_kb(page_kb);
         });
         self.send_command(id, data, attach);
         true

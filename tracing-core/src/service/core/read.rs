@@ -52,7 +52,11 @@ impl TracingService {
         GlobalStats {
             producers_connected: self.producers.len() as u32,
             producers_seen: self.stats.producers_seen,
-            data_sources_registered: self.producers.values().map(|p| p.data_sources.len() as u32).sum(),
+            data_sources_registered: self
+                .producers
+                .values()
+                .map(|p| p.data_sources.len() as u32)
+                .sum(),
             data_sources_seen: self.stats.data_sources_seen,
             tracing_sessions: self.sessions.len() as u32,
             total_buffers: self.buffers.len() as u32,
@@ -64,8 +68,11 @@ impl TracingService {
     /// Encodes `TraceStats` of `session` into `m`.
     pub(super) fn write_trace_stats(&self, s: &Session, m: Message<'_>) {
         let mut t = TraceStats::from_message(m);
-        let buffers: Vec<&TraceBuffer> =
-            s.buffers.iter().filter_map(|b| self.buffers.get(b).map(|(_, t)| t)).collect();
+        let buffers: Vec<&TraceBuffer> = s
+            .buffers
+            .iter()
+            .filter_map(|b| self.buffers.get(b).map(|(_, t)| t))
+            .collect();
         for b in &buffers {
             let st = b.stats();
             let mut e = t.add_buffer_stats();
@@ -128,7 +135,9 @@ impl TracingService {
         let uid = self.opts.service_uid;
         let now = self.now;
         let system_info = match self.sessions.get(&session) {
-            Some(s) if !s.preamble_written && !s.config.disable_system_info => Some(self.env.system_info()),
+            Some(s) if !s.preamble_written && !s.config.disable_system_info => {
+                Some(self.env.system_info())
+            }
             _ => None,
         };
         let Some(s) = self.sessions.get_mut(&session) else {
@@ -148,7 +157,9 @@ impl TracingService {
         for c in s.clock_snapshots.drain(..) {
             out.push(clock_snapshot_packet(uid, primary, &c));
         }
-        if s.last_sync_marker.is_none_or(|t| now.saturating_sub(t) >= SYNC_MARKER_PERIOD_NS) {
+        if s.last_sync_marker
+            .is_none_or(|t| now.saturating_sub(t) >= SYNC_MARKER_PERIOD_NS)
+        {
             out.push(sync_marker_packet(uid));
             s.last_sync_marker = Some(now);
         }
@@ -166,6 +177,7 @@ impl TracingService {
             buffer.begin_read();
             while let Some(info) = buffer.read_next_packet(&mut packet) {
                 if validate(&packet).is_err() {
+                    packet.clear();
                     s.invalid_packets += 1;
                     continue;
                 }
@@ -211,7 +223,11 @@ impl TracingService {
         out.append(&mut data);
         let stopped = s.state == SessionState::Stopped;
         if stopped && !s.config.disable_service_events {
-            out.push(service_event_packet(uid, now, ServiceEvent::ReadTracingBuffersCompleted as u32));
+            out.push(service_event_packet(
+                uid,
+                now,
+                ServiceEvent::ReadTracingBuffersCompleted as u32,
+            ));
         }
         if let Some(s) = self.sessions.get(&session) {
             out.push(trace_stats_packet(uid, |m| self.write_trace_stats(s, m)));
@@ -222,8 +238,16 @@ impl TracingService {
     /// Streams everything `session` holds to `consumer` as ReadBuffers
     /// replies, each under the IPC frame limit; a packet larger than a reply
     /// spans several, only its last slice marked as such.
-    pub(super) fn read_buffers(&mut self, session: SessionId, consumer: ConsumerId, request: RequestId) {
-        let deflate = self.sessions.get(&session).is_some_and(|s| s.config.deflate);
+    pub(super) fn read_buffers(
+        &mut self,
+        session: SessionId,
+        consumer: ConsumerId,
+        request: RequestId,
+    ) {
+        let deflate = self
+            .sessions
+            .get(&session)
+            .is_some_and(|s| s.config.deflate);
         let mut packets = self.collect_packets(session);
         if deflate {
             packets = compress(packets);
@@ -259,7 +283,11 @@ impl TracingService {
         }
         let n = replies.len();
         for (i, data) in replies.into_iter().enumerate() {
-            let r = if i + 1 == n { Reply::done(data) } else { Reply::more(data) };
+            let r = if i + 1 == n {
+                Reply::done(data)
+            } else {
+                Reply::more(data)
+            };
             self.reply(to, request, r);
         }
         if n == 0 {
@@ -275,7 +303,11 @@ impl TracingService {
         if s.file_closed {
             return;
         }
-        let (deflate, max, fflush) = (s.config.deflate, s.config.max_file_size_bytes, s.config.fflush_post_write);
+        let (deflate, max, fflush) = (
+            s.config.deflate,
+            s.config.max_file_size_bytes,
+            s.config.fflush_post_write,
+        );
         let mut packets = self.collect_packets(session);
         if deflate {
             packets = compress(packets);
@@ -306,7 +338,12 @@ impl TracingService {
         if close {
             self.push(Action::CloseFile { session });
         }
-        if reached_limit && self.sessions.get(&session).is_some_and(|s| s.state == SessionState::Started) {
+        if reached_limit
+            && self
+                .sessions
+                .get(&session)
+                .is_some_and(|s| s.state == SessionState::Started)
+        {
             self.stop_session(session);
         }
     }
@@ -346,9 +383,13 @@ fn compress(packets: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
             return;
         }
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-        let compressed = z.write_all(batch).and_then(|_| z.finish()).unwrap_or_default();
+        let compressed = z
+            .write_all(batch)
+            .and_then(|_| z.finish())
+            .unwrap_or_default();
         out.push(encode(|m| {
-            zerotrace_protos::protos::TracePacket::from_message(m).set_compressed_packets(&compressed);
+            zerotrace_protos::protos::TracePacket::from_message(m)
+                .set_compressed_packets(&compressed);
         }));
         batch.clear();
     };

@@ -197,7 +197,10 @@ pub struct SessionSummary {
 }
 
 impl Session {
-    pub fn summary(&self, buffers: &BTreeMap<BufferId, (SessionId, TraceBuffer)>) -> SessionSummary {
+    pub fn summary(
+        &self,
+        buffers: &BTreeMap<BufferId, (SessionId, TraceBuffer)>,
+    ) -> SessionSummary {
         SessionSummary {
             id: self.id,
             state: self.state,

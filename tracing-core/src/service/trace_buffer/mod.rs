@@ -680,16 +680,16 @@ impl TraceBuffer {
     }
 
     /// Records a gap if `chunk_id` does not follow the last chunk read. The
-    /// first chunk read of a sequence follows nothing: unless it is the
-    /// writer's first (id 0), earlier data may be missing, which is flagged
-    /// without a reason bit.
+    /// first chunk read of a sequence follows nothing: as Perfetto's buffer
+    /// does, its first packet is flagged (without a reason bit), so a reader
+    /// never assumes it holds the sequence from its start.
     fn note_gap(&mut self, key: SequenceKey, chunk_id: u32) {
         if let Some(seq) = self.sequences.get_mut(&key) {
             let loss = match seq.last_consumed {
                 Some(last) if last.wrapping_add(1) != chunk_id => {
                     DataLoss::PRESENT | DataLoss::READ_GAP
                 }
-                None if chunk_id != 0 => DataLoss::PRESENT,
+                None => DataLoss::PRESENT,
                 _ => return,
             };
             seq.pending_loss |= loss;

@@ -70,7 +70,8 @@ fn whole_fragments_come_out_in_order() {
         bytes(&got),
         [b"a".to_vec(), b"bb".to_vec(), b"ccc".to_vec()]
     );
-    assert!(got.iter().all(|g| g.1 == 0));
+    assert_eq!(got[0].1, DataLoss::PRESENT, "a sequence's start is flagged");
+    assert!(got[1..].iter().all(|g| g.1 == 0));
     assert_eq!(b.stats().chunks_read, 1);
     assert!(read_all(&mut b).is_empty(), "reads are destructive");
 }
@@ -155,13 +156,19 @@ fn chunk_ids_wrap_around() {
 }
 
 #[test]
-fn a_sequence_starting_at_chunk_zero_is_whole() {
-    let mut b = ring(4096);
-    put(&mut b, SEQ, 0, &[b"a"], &[]);
-    assert_eq!(read_all(&mut b)[0].1, 0);
-    let mut b = ring(4096);
-    put(&mut b, SEQ, 7, &[b"a"], &[]);
-    assert_eq!(read_all(&mut b)[0].1, DataLoss::PRESENT);
+fn every_sequence_start_is_flagged_once() {
+    // As Perfetto's buffer does, whatever the first chunk id.
+    for first in [0, 7] {
+        let mut b = ring(4096);
+        put(&mut b, SEQ, first, &[b"a"], &[]);
+        assert_eq!(read_all(&mut b)[0].1, DataLoss::PRESENT);
+        put(&mut b, SEQ, first + 1, &[b"b"], &[]);
+        assert_eq!(
+            read_all(&mut b)[0].1,
+            0,
+            "later reads continue the sequence"
+        );
+    }
 }
 
 #[test]
@@ -171,7 +178,7 @@ fn out_of_order_commits_are_put_in_order() {
     put(&mut b, SEQ, 0, &[b"a"], &[]);
     let got = read_all(&mut b);
     assert_eq!(bytes(&got), [b"a".to_vec(), b"b".to_vec()]);
-    assert!(got.iter().all(|g| g.1 == 0));
+    assert_eq!(got[1].1, 0, "no spurious loss");
     assert_eq!(b.stats().chunks_committed_out_of_order, 1);
 }
 
@@ -305,7 +312,11 @@ fn sequences_are_independent() {
     put(&mut b, a, 0, &[b"a0", b"he"], &[LAST]);
     put(&mut b, c, 0, &[b"c0"], &[]);
     let got = read_all(&mut b);
-    assert_eq!(got, vec![(a, 0, b"a0".to_vec()), (c, 0, b"c0".to_vec())]);
+    let start = DataLoss::PRESENT;
+    assert_eq!(
+        got,
+        vec![(a, start, b"a0".to_vec()), (c, start, b"c0".to_vec())]
+    );
     put(&mut b, a, 1, &[b"y"], &[FIRST]);
     assert_eq!(read_all(&mut b), vec![(a, 0, b"hey".to_vec())]);
 }
