@@ -701,6 +701,7 @@ impl Session {
             uuid,
             initial_clock: None,
             clock_snapshots: Vec::new(),
+            last_snapshot_at: None,
             events: Vec::new(),
             preamble_written: false,
             last_sync_marker: None,

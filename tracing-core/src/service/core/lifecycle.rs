@@ -24,6 +24,9 @@ const FLUSH_PERIODIC: u64 = 1 | (1 << 4);
 const FLUSH_STOP: u64 = 2 | (1 << 4);
 const FLUSH_CLONE: u64 = 3 | (1 << 4);
 
+/// A clock snapshot this recent makes the end-of-session one redundant.
+const RECENT_SNAPSHOT_NS: u64 = 1_000_000_000;
+
 impl TracingService {
     /// Creates the instances `session` wants on producer `producer` (only
     /// data source `only` if given) and sends their setup (and start, if the
@@ -106,6 +109,8 @@ impl TracingService {
                 p.allowed_buffers.insert(buffer);
             }
             self.send_instance_command(producer, id, &config, false);
+            // Like Perfetto, a new instance is announced as stopped.
+            self.notify_instance_change(session, id);
             if running {
                 self.start_instance(session, id);
             }
@@ -231,7 +236,7 @@ impl TracingService {
         };
         let state = match i.state {
             DataSourceState::Started => 2,
-            DataSourceState::Stopped => 1,
+            DataSourceState::Stopped | DataSourceState::Configured => 1,
             _ => return,
         };
         let data = encode(|m| {
@@ -380,7 +385,15 @@ impl TracingService {
         for p in producers {
             self.scrape_producer(p, Some(session));
         }
-        self.snapshot_clocks(session);
+        // An end snapshot, unless a recent one (the final flush's) covers it.
+        let recent = self
+            .sessions
+            .get(&session)
+            .and_then(|s| s.last_snapshot_at)
+            .is_some_and(|t| self.now.saturating_sub(t) < RECENT_SNAPSHOT_NS);
+        if !recent {
+            self.snapshot_clocks(session);
+        }
         let now = self.now;
         let Some(s) = self.sessions.get_mut(&session) else {
             return;
@@ -510,6 +523,7 @@ impl TracingService {
         for p in producers {
             self.scrape_producer(p, Some(session));
         }
+        self.snapshot_clocks(session);
         let now = self.now;
         if let Some(s) = self.sessions.get_mut(&session) {
             if success {
@@ -521,9 +535,8 @@ impl TracingService {
                 s.events
                     .push((now, ServiceEvent::LastFlushSlowDataSources as u32));
             }
-            if f.purpose == FlushPurpose::Stop {
-                s.final_flush_outcome = if success { 1 } else { 2 };
-            }
+            // The outcome of the last flush before the end.
+            s.final_flush_outcome = if success { 1 } else { 2 };
         }
         match f.purpose {
             FlushPurpose::Consumer(c, r) => {
@@ -585,7 +598,9 @@ impl TracingService {
             return;
         }
         let readings = self.env.clock_snapshot();
+        let now = self.now;
         if let Some(s) = self.sessions.get_mut(&session) {
+            s.last_snapshot_at = Some(now);
             if s.initial_clock.is_none() {
                 s.initial_clock = Some(readings);
             } else {

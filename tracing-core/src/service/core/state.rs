@@ -162,6 +162,7 @@ pub(super) struct Session {
     pub uuid: u128,
     pub initial_clock: Option<Vec<ClockReading>>,
     pub clock_snapshots: Vec<Vec<ClockReading>>,
+    pub last_snapshot_at: Option<u64>,
     /// (timestamp, TracingServiceEvent field) not yet written to the trace.
     pub events: Vec<(u64, u32)>,
     pub preamble_written: bool,
