@@ -66,6 +66,8 @@ pub enum Action {
         session: SessionId,
         /// Bytes to append.
         data: Vec<u8>,
+        /// Flush the file to storage after this write (`fflush_post_write`).
+        sync: bool,
     },
     /// The session's output file is complete: flush and close it.
     CloseFile {

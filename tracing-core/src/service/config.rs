@@ -240,6 +240,20 @@ impl SessionConfig {
         if d.trace_all_machines().unwrap_or(false) {
             return Err(ConfigError::Unsupported("trace_all_machines"));
         }
+        // Our timers run on the driver's one clock; a duration that must
+        // not count suspended time would need a second one.
+        if d.prefer_suspend_clock_for_duration().unwrap_or(false) {
+            return Err(ConfigError::Unsupported(
+                "prefer_suspend_clock_for_duration",
+            ));
+        }
+        if let Some(b) = d.builtin_data_sources()
+            && b.enable_concurrent_session_events().unwrap_or(false)
+        {
+            return Err(ConfigError::Unsupported(
+                "builtin_data_sources.enable_concurrent_session_events",
+            ));
+        }
         let mut deflate = d.compression_type_raw().unwrap_or(0) == 1;
         if let Some(c) = d.compression() {
             if c.has_zstd() {
@@ -277,6 +291,9 @@ impl SessionConfig {
                     buffers.len(),
                     limits.guardrail_buffer_bytes / 1024
                 )));
+            }
+            if b.clear_before_clone().unwrap_or(false) {
+                return Err(ConfigError::Unsupported("buffers.clear_before_clone"));
             }
             buffers.push(BufferSpec {
                 size: size as usize,
@@ -598,5 +615,147 @@ mod tests {
             b"\x0a\x0csched_switch"
         );
         assert_eq!(d.find_last(2).unwrap().as_u32().unwrap(), 9);
+    }
+}
+
+/// How the service treats a TraceConfig field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handling {
+    /// The service does what the field asks.
+    Implemented,
+    /// Refused with an error naming the field (when set to a non-default).
+    Refused,
+    /// Read by someone else (the `perfetto` command, Android services) or
+    /// ignored by Perfetto's own service under Linux: kept in the config and
+    /// the trace, not acted on.
+    Kept,
+}
+
+/// Every TraceConfig field and what the service does with it; a test checks
+/// that the table covers the schema, so no field is silently ignored.
+pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
+    (1, "buffers", Handling::Implemented),
+    (2, "data_sources", Handling::Implemented),
+    (3, "duration_ms", Handling::Implemented),
+    (4, "enable_extra_guardrails", Handling::Implemented),
+    (5, "lockdown_mode", Handling::Implemented),
+    (6, "producers", Handling::Implemented),
+    (7, "statsd_metadata", Handling::Kept),
+    (8, "write_into_file", Handling::Implemented),
+    (9, "file_write_period_ms", Handling::Implemented),
+    (10, "max_file_size_bytes", Handling::Implemented),
+    (11, "guardrail_overrides", Handling::Kept),
+    (12, "deferred_start", Handling::Implemented),
+    (13, "flush_period_ms", Handling::Implemented),
+    (14, "flush_timeout_ms", Handling::Implemented),
+    (16, "notify_traceur", Handling::Kept),
+    (17, "trigger_config", Handling::Implemented),
+    (18, "activate_triggers", Handling::Implemented),
+    (19, "allow_user_build_tracing", Handling::Kept),
+    (20, "builtin_data_sources", Handling::Implemented),
+    (21, "incremental_state_config", Handling::Implemented),
+    (22, "unique_session_name", Handling::Implemented),
+    (23, "data_source_stop_timeout_ms", Handling::Implemented),
+    (24, "compression_type", Handling::Implemented),
+    (25, "incident_report_config", Handling::Kept),
+    (27, "trace_uuid_msb", Handling::Implemented),
+    (28, "trace_uuid_lsb", Handling::Implemented),
+    (29, "output_path", Handling::Implemented),
+    (30, "bugreport_score", Handling::Implemented),
+    (31, "statsd_logging", Handling::Kept),
+    (33, "trace_filter", Handling::Refused),
+    (34, "android_report_config", Handling::Kept),
+    (35, "cmd_trace_start_delay", Handling::Kept),
+    (36, "prefer_suspend_clock_for_duration", Handling::Refused),
+    (38, "bugreport_filename", Handling::Kept),
+    (39, "session_semaphores", Handling::Implemented),
+    (40, "priority_boost", Handling::Refused),
+    (41, "exclusive_prio", Handling::Refused),
+    (43, "trace_all_machines", Handling::Refused),
+    (44, "write_flush_mode", Handling::Implemented),
+    (45, "fflush_post_write", Handling::Implemented),
+    (47, "compression", Handling::Implemented),
+    (48, "trace_attributes", Handling::Kept),
+];
+
+#[cfg(test)]
+mod field_table_tests {
+    use super::*;
+    use protozero::Decoder;
+
+    /// (name, number) of every field of `perfetto.protos.TraceConfig` in the
+    /// descriptor set the protos crate was generated from.
+    fn schema_fields() -> Vec<(String, u32)> {
+        let set = zerotrace_protos::FILE_DESCRIPTOR_SET;
+        let mut out = Vec::new();
+        for file in Decoder::new(set)
+            .filter_map(Result::ok)
+            .filter(|f| f.id == 1)
+        {
+            let file = file.as_bytes().unwrap();
+            for msg in Decoder::new(file)
+                .filter_map(Result::ok)
+                .filter(|f| f.id == 4)
+            {
+                let msg = msg.as_bytes().unwrap();
+                let name = Decoder::new(msg).find_last(1).and_then(|f| f.as_str().ok());
+                if name != Some("TraceConfig") {
+                    continue;
+                }
+                for field in Decoder::new(msg)
+                    .filter_map(Result::ok)
+                    .filter(|f| f.id == 2)
+                {
+                    let d = Decoder::new(field.as_bytes().unwrap());
+                    out.push((
+                        d.find_last(1).unwrap().as_str().unwrap().to_owned(),
+                        d.find_last(3).unwrap().as_u32().unwrap(),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_trace_config_field_has_a_decision() {
+        let schema = schema_fields();
+        assert!(schema.len() > 30, "the schema was found");
+        for (name, number) in &schema {
+            let entry = TRACE_CONFIG_FIELDS.iter().find(|(n, _, _)| n == number);
+            assert_eq!(
+                entry.map(|e| e.1),
+                Some(name.as_str()),
+                "field {number} {name}"
+            );
+        }
+        assert_eq!(schema.len(), TRACE_CONFIG_FIELDS.len());
+    }
+
+    #[test]
+    fn refused_fields_are_refused_by_name() {
+        let limits = Limits::default();
+        let base = |f: &dyn Fn(&mut protozero::Message<'_>)| {
+            let mut w = HeapWriter::new();
+            {
+                let mut m = w.root();
+                m.begin_nested(1).append_uint32(1, 64);
+                f(&mut m);
+            }
+            w.finish().unwrap()
+        };
+        for (number, name, handling) in TRACE_CONFIG_FIELDS {
+            if *handling != Handling::Refused {
+                continue;
+            }
+            let cfg = base(&|m| match number {
+                33 => m.append_bytes(33, &[0x0a, 0x00]),
+                40 => m.append_bytes(40, &[]),
+                _ => m.append_varint(*number, 1),
+            });
+            let err = SessionConfig::parse(&cfg, &limits).unwrap_err();
+            assert!(err.to_string().contains(name), "{name}: {err}");
+        }
+        assert!(SessionConfig::parse(&base(&|_| {}), &limits).is_ok());
     }
 }

@@ -579,11 +579,21 @@ impl TracingService {
         self.last_session_id += 1;
         let sid = SessionId(self.last_session_id);
         let mut ids = Vec::new();
-        for b in &src_buffers {
-            let Some((_, buffer)) = self.buffers.get(b) else {
+        for (i, b) in src_buffers.iter().enumerate() {
+            let transfer = config.buffers.get(i).is_some_and(|s| s.transfer_on_clone);
+            let Some((_, buffer)) = self.buffers.get_mut(b) else {
                 continue;
             };
-            let copy = buffer.clone();
+            // transfer_on_clone: the clone takes the data, the session goes
+            // on with an empty buffer of the same size and policy.
+            let copy = if transfer {
+                match TraceBuffer::new(buffer.size(), buffer.policy()) {
+                    Ok(fresh) => std::mem::replace(buffer, fresh),
+                    Err(_) => buffer.clone(),
+                }
+            } else {
+                buffer.clone()
+            };
             let bid = self.allocate_buffer_id();
             self.buffers.insert(bid, (sid, copy));
             ids.push(bid);

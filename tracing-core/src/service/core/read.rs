@@ -331,9 +331,12 @@ impl TracingService {
         if close {
             s.file_closed = true;
         }
-        let _ = fflush;
         if !data.is_empty() {
-            self.push(Action::WriteFile { session, data });
+            self.push(Action::WriteFile {
+                session,
+                data,
+                sync: fflush,
+            });
         }
         if close {
             self.push(Action::CloseFile { session });
