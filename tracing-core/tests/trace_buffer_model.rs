@@ -223,3 +223,137 @@ proptest! {
         }
     }
 }
+
+const NEEDS_PATCHING: u8 = ChunkFlags::CHUNK_NEEDS_PATCHING.bits();
+
+/// A patch owed to a chunk: payload offset and the four real bytes.
+#[derive(Debug, Clone)]
+struct OwedPatch {
+    chunk: usize,
+    offset: u32,
+    data: [u8; 4],
+}
+
+/// Blanks the size header of the last fragment of every chunk whose packet
+/// continues (when `patch` says so for that chunk), as a writer does before
+/// it knows the size, and returns the patches that restore them.
+fn blank_sizes(chunks: &mut [Chunk], patch: &[bool]) -> Vec<OwedPatch> {
+    let mut owed = Vec::new();
+    for (i, c) in chunks.iter_mut().enumerate() {
+        if c.flags & LAST == 0 || !patch.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        // Walk the fragments to the last one.
+        let mut pos = 0usize;
+        for _ in 0..c.fragments - 1 {
+            let len = (c.payload[pos] & 0x7f) as usize
+                | ((c.payload[pos + 1] & 0x7f) as usize) << 7
+                | ((c.payload[pos + 2] & 0x7f) as usize) << 14
+                | ((c.payload[pos + 3] & 0x7f) as usize) << 21;
+            pos += 4 + len;
+        }
+        let mut data = [0u8; 4];
+        data.copy_from_slice(&c.payload[pos..pos + 4]);
+        c.payload[pos..pos + 4].copy_from_slice(&redundant_varint4(0));
+        c.flags |= NEEDS_PATCHING;
+        owed.push(OwedPatch {
+            chunk: i,
+            offset: pos as u32,
+            data,
+        });
+    }
+    owed
+}
+
+/// Ring overwrites and late patches: whatever is lost, each sequence gives
+/// back its packets in order, byte for byte, and a packet is flagged exactly
+/// when something before it on its sequence was not returned (its start
+/// included).
+#[derive(Debug, Clone)]
+enum RingStep {
+    Commit(usize, usize),
+    /// Deliver the oldest owed patch of a writer.
+    Patch(usize),
+    Read,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256)
+    ))]
+
+    #[test]
+    fn ring_overwrites_and_late_patches(
+        writers in (writer(1), writer(2), writer(3)),
+        patch_mask in prop::collection::vec(prop::bool::weighted(0.6), 64),
+        schedule in prop::collection::vec(
+            prop_oneof![
+                4 => (0usize..3, 1usize..4).prop_map(|(w, n)| RingStep::Commit(w, n)),
+                2 => (0usize..3).prop_map(RingStep::Patch),
+                1 => Just(RingStep::Read),
+            ],
+            1..80,
+        ),
+        size_kb in 1usize..4,
+    ) {
+        let writers = [writers.0, writers.1, writers.2];
+        let mut chunks: Vec<Vec<Chunk>> = writers
+            .iter()
+            .map(|w| chunk_up(&w.packets, w.chunk_size, w.first_id))
+            .collect();
+        let mut owed: Vec<std::collections::VecDeque<OwedPatch>> = chunks
+            .iter_mut()
+            .map(|c| blank_sizes(c, &patch_mask).into())
+            .collect();
+        let mut b = TraceBuffer::new(size_kb * 1024, FillPolicy::RingBuffer).unwrap();
+        let mut next = [0usize; 3];
+        let mut got: Vec<Vec<(Vec<u8>, u32)>> = vec![Vec::new(); 3];
+        let deliver = |b: &mut TraceBuffer, w: usize, owed: &mut std::collections::VecDeque<OwedPatch>, next: usize, chunks: &[Chunk]| {
+            // Only patches for chunks already committed can be sent.
+            if owed.front().is_some_and(|p| p.chunk < next) {
+                let p = owed.pop_front().unwrap();
+                let seq = SequenceKey { producer: 1, writer: w as u16 + 1 };
+                b.try_patch(seq, chunks[p.chunk].id, &[(p.offset, p.data)], false);
+            }
+        };
+        for step in &schedule {
+            match *step {
+                RingStep::Read => drain(&mut b, &mut got),
+                RingStep::Patch(w) => deliver(&mut b, w, &mut owed[w], next[w], &chunks[w]),
+                RingStep::Commit(w, n) => {
+                    let end = (next[w] + n).min(chunks[w].len());
+                    for c in &chunks[w][next[w]..end] {
+                        b.copy_chunk(&meta(w, c, c.fragments, true), &c.payload);
+                    }
+                    next[w] = end;
+                }
+            }
+        }
+        for w in 0..3 {
+            for c in &chunks[w][next[w]..] {
+                b.copy_chunk(&meta(w, c, c.fragments, true), &c.payload);
+            }
+            next[w] = chunks[w].len();
+            while !owed[w].is_empty() {
+                deliver(&mut b, w, &mut owed[w], next[w], &chunks[w]);
+            }
+        }
+        drain(&mut b, &mut got);
+        let overwritten = b.stats().chunks_overwritten;
+        for w in 0..3 {
+            let packets = &writers[w].packets;
+            let mut expect_from = 0usize;
+            for (i, (g, loss)) in got[w].iter().enumerate() {
+                let at = packets[expect_from..].iter().position(|p| p == g);
+                prop_assert!(at.is_some(), "writer {} packet {} is one it wrote, after the previous", w, i);
+                let at = expect_from + at.unwrap();
+                let skipped = i == 0 || at != expect_from;
+                prop_assert_eq!(*loss != 0, skipped, "writer {} packet {} (index {}) loss {:#x}", w, i, at, loss);
+                expect_from = at + 1;
+            }
+            if overwritten == 0 {
+                prop_assert_eq!(got[w].len(), packets.len(), "nothing overwritten: writer {} loses nothing", w);
+            }
+        }
+    }
+}
