@@ -9,8 +9,6 @@
 
 mod service_support;
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 use service_support::*;
 use zerotrace_core::service::{
@@ -20,16 +18,6 @@ use zerotrace_core::shm::SharedMemoryRegion;
 use zerotrace_protos::protos::{
     GetAsyncCommandResponseDecoder, ObservableEventsDecoder, ObserveEventsResponseDecoder,
 };
-
-fn vectors() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex"))
-        .collect()
-}
 
 fn frames(name: &str) -> Vec<Value> {
     std::fs::read_to_string(vectors().join(name))

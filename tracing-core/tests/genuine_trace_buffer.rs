@@ -6,10 +6,12 @@
 //! service wrote, byte for byte, once the fields a service appends to each
 //! packet are set aside.
 
+mod service_support;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use protozero::Decoder;
+use service_support::{hex, vectors};
 use zerotrace_core::abi::SharedMemoryAbi;
 use zerotrace_core::producer::CommitDataRequest;
 use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer, validate};
@@ -17,16 +19,6 @@ use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 /// Fields the service appends to every producer packet.
 const SERVICE_APPENDED: [u32; 4] = [3, 10, 42, 79];
-
-fn vectors() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex"))
-        .collect()
-}
 
 /// Each producer packet of the genuine trace, per trusted sequence id, with
 /// the service-appended trailing fields removed.

@@ -459,3 +459,15 @@ pub fn bytes(packet: &[u8], id: u32) -> Option<Vec<u8>> {
         .and_then(|f| f.as_bytes().ok())
         .map(<[u8]>::to_vec)
 }
+
+/// The recorded genuine Perfetto sessions.
+pub fn vectors() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
+}
+
+/// Bytes from a hex string.
+pub fn hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex"))
+        .collect()
+}

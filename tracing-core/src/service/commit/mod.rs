@@ -160,6 +160,20 @@ pub fn commit_data(
     }
 }
 
+/// The buffer's view of a chunk of `producer` with `header`.
+fn chunk_meta(producer: u16, header: &ChunkHeader, complete: bool) -> ChunkMeta {
+    ChunkMeta {
+        sequence: SequenceKey {
+            producer,
+            writer: header.writer_id,
+        },
+        chunk_id: header.chunk_id,
+        num_fragments: header.packets.count,
+        flags: header.packets.flags,
+        complete,
+    }
+}
+
 /// Takes one chunk sent inline (header and payload) into its buffer.
 fn move_inline_chunk(
     data: &[u8],
@@ -177,17 +191,10 @@ fn move_inline_chunk(
     let Some(target) = buffers.for_commit(target_buffer, header.writer_id) else {
         return false;
     };
-    let meta = ChunkMeta {
-        sequence: SequenceKey {
-            producer,
-            writer: header.writer_id,
-        },
-        chunk_id: header.chunk_id,
-        num_fragments: header.packets.count,
-        flags: header.packets.flags,
-        complete,
-    };
-    target.copy_chunk(&meta, &data[CHUNK_HEADER_SIZE..]) != CopyOutcome::Refused
+    target.copy_chunk(
+        &chunk_meta(producer, &header, complete),
+        &data[CHUNK_HEADER_SIZE..],
+    ) != CopyOutcome::Refused
 }
 
 /// Moves one complete chunk out of shared memory into its buffer and frees
@@ -206,16 +213,7 @@ fn move_chunk(
     let header = chunk.header();
     let stored = match buffers.for_commit(target_buffer, header.writer_id) {
         Some(target) => {
-            let meta = ChunkMeta {
-                sequence: SequenceKey {
-                    producer,
-                    writer: header.writer_id,
-                },
-                chunk_id: header.chunk_id,
-                num_fragments: header.packets.count,
-                flags: header.packets.flags,
-                complete: true,
-            };
+            let meta = chunk_meta(producer, &header, true);
             let src = chunk.payload_begin();
             let outcome = target.copy_chunk_with(&meta, chunk.payload_size(), |dst| {
                 // SAFETY: the payload lies in the live mapping and this
@@ -258,16 +256,7 @@ pub fn scrape(smb: &ProducerSmb, producer: u16, buffers: &mut dyn BufferResolver
             let Some(target) = buffers.for_scrape(header.writer_id) else {
                 continue;
             };
-            let meta = ChunkMeta {
-                sequence: SequenceKey {
-                    producer,
-                    writer: header.writer_id,
-                },
-                chunk_id: header.chunk_id,
-                num_fragments: header.packets.count,
-                flags: header.packets.flags,
-                complete,
-            };
+            let meta = chunk_meta(producer, &header, complete);
             if target.copy_chunk(&meta, &payload) != CopyOutcome::Refused {
                 copied += 1;
             }
