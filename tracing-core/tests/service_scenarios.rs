@@ -883,3 +883,142 @@ fn protocol_violations_are_refused_not_fatal() {
     );
     assert!(h.svc.stats().commit.chunks_discarded + h.svc.stats().commit.patches_discarded >= 1);
 }
+
+/// An SMB-emulation producer (no fd passing) sends chunks inline; a chunk
+/// whose size awaits a patch is overwritten by the ring before the patch
+/// comes: the patch fails (counted), the packet is lost, and the loss is
+/// flagged on the sequence's next packet.
+#[test]
+fn inline_chunks_and_a_patch_after_its_chunk_was_overwritten() {
+    use zerotrace_core::producer::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
+    let mut h = Harness::new();
+    let p = h
+        .svc
+        .producer_connected(
+            h.now,
+            zerotrace_core::service::PeerIdentity {
+                uid: 7,
+                pid: None,
+                machine_id: Some(3),
+            },
+            zerotrace_core::service::ProducerTransport {
+                can_pass_fds: false,
+            },
+        )
+        .unwrap();
+    h.producers.insert(
+        p,
+        SimProducer {
+            id: p,
+            name: "remote".into(),
+            async_request: zerotrace_core::service::RequestId(u64::MAX),
+            arbiter: None,
+            rx: None,
+            commands: Vec::new(),
+        },
+    );
+    let init = h.pcall(
+        p,
+        ProducerCall::InitializeConnection {
+            page_size_hint: 0,
+            smb_size_hint: 0,
+            name: "remote".into(),
+            smb_scraping_mode: 0,
+            producer_provided_shmem: false,
+            sdk_version: String::new(),
+        },
+    );
+    let reply = h.producer_replies(p, init);
+    let resp =
+        zerotrace_protos::protos::InitializeConnectionResponseDecoder::new(ok_data(&reply[0]));
+    assert_eq!(resp.use_shmem_emulation(), Some(true));
+    let r = h.request();
+    h.producers.get_mut(&p).unwrap().async_request = r;
+    h.svc
+        .handle_producer_call(h.now, p, r, ProducerCall::GetAsyncCommand, None);
+    h.drain();
+    h.register(p, "ds", false, false);
+    let c = h.consumer(7);
+    h.enable(c, config(&[(8, false)], &[("ds", 0)], |_| {}));
+    let b = h.svc.sessions()[0].buffers[0].0.0 as u32;
+    let chunk = |id: u32, fragments: &[&[u8]], flags: u8| {
+        let mut v = Vec::new();
+        v.extend_from_slice(&id.to_le_bytes());
+        v.extend_from_slice(&1u16.to_le_bytes());
+        let packets = fragments.len() as u16 | (flags as u16) << 10;
+        v.extend_from_slice(&packets.to_le_bytes());
+        for f in fragments {
+            v.extend_from_slice(&protozero::varint::redundant_varint4(f.len() as u32));
+            v.extend_from_slice(f);
+        }
+        v.resize(1024, 0);
+        v
+    };
+    let packet = |ts: u8| vec![0x40, ts, 0xa2, 0x38, 0x02, 0xaa, 0xbb];
+    let send = |h: &mut Harness, chunks: Vec<Vec<u8>>, patches: Vec<ChunkToPatch>| {
+        let req = CommitDataRequest {
+            chunks_to_move: chunks
+                .into_iter()
+                .map(|data| ChunkToMove {
+                    page: 0,
+                    chunk: 0,
+                    target_buffer: b,
+                    data: Some(data),
+                    chunk_incomplete: false,
+                })
+                .collect(),
+            chunks_to_patch: patches,
+            flush_request_id: None,
+        };
+        h.pcall(p, ProducerCall::CommitData(req));
+    };
+    // Chunk 0: a packet, then the head of a packet whose size is unknown yet
+    // (written as 0, the chunk flagged as needing a patch).
+    let mut c0 = chunk(0, &[&packet(1), &[0x40, 2]], 2 | 4);
+    let blank = 4 + 8 + packet(1).len();
+    c0[blank..blank + 4].copy_from_slice(&protozero::varint::redundant_varint4(0));
+    send(&mut h, vec![c0], vec![]);
+    // Enough chunks (with whole packets) to wrap the 8 KiB ring.
+    for id in 1..12u32 {
+        let flags = if id == 1 { 1 } else { 0 };
+        let first: &[u8] = if id == 1 { &[0xa2, 0x38, 0x00] } else { &[] };
+        let p1 = packet(id as u8 + 10);
+        let frags: Vec<&[u8]> = if id == 1 { vec![first, &p1] } else { vec![&p1] };
+        send(&mut h, vec![chunk(id, &frags, flags)], vec![]);
+    }
+    // The patch for chunk 0 comes too late.
+    send(
+        &mut h,
+        vec![],
+        vec![ChunkToPatch {
+            target_buffer: b,
+            writer_id: 1,
+            chunk_id: 0,
+            patches: vec![PatchData {
+                offset: (8 + packet(1).len()) as u32,
+                data: protozero::varint::redundant_varint4(2 + 3),
+            }],
+            has_more_patches: false,
+        }],
+    );
+    h.ccall(c, ConsumerCall::DisableTracing);
+    let packets = h.read(c);
+    let stats = packets.iter().find(|p| bytes(p, 35).is_some()).unwrap();
+    let st = TracePacketDecoder::new(stats).trace_stats().unwrap();
+    let buf = st.buffer_stats().next().unwrap();
+    assert!(buf.chunks_overwritten().unwrap() > 0);
+    assert_eq!(buf.patches_failed(), Some(1));
+    let data = data_packets(&packets);
+    assert!(!data.is_empty());
+    assert_ne!(varint(data[0], 42).unwrap_or(0), 0, "the loss is flagged");
+    for d in &data {
+        let t = TracePacketDecoder::new(d);
+        assert_eq!(t.trusted_uid(), Some(7));
+        assert_eq!(t.trusted_pid(), None, "no pid over this transport");
+        assert_eq!(
+            varint(d, 98),
+            Some(3),
+            "a remote producer's packets carry its machine id"
+        );
+    }
+}
