@@ -7,6 +7,7 @@
 //! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
 
 pub mod abi;
+pub mod ipc;
 pub mod producer;
 pub mod service;
 pub mod shm;
