@@ -11,11 +11,16 @@ use zerotrace_core::ipc::{Frame, FrameDecoder, FrameMsg};
 
 fn recorded_frames() -> Vec<(Value, Vec<u8>)> {
     let mut out = Vec::new();
-    for name in ["genuine-producer-session.jsonl", "genuine-consumer-session.jsonl"] {
+    for name in [
+        "genuine-producer-session.jsonl",
+        "genuine-consumer-session.jsonl",
+    ] {
         let text = std::fs::read_to_string(vectors().join(name)).expect("vector");
         for line in text.lines() {
             let v: Value = serde_json::from_str(line).expect("json");
-            let Some(h) = v["frame_hex"].as_str() else { continue };
+            let Some(h) = v["frame_hex"].as_str() else {
+                continue;
+            };
             let bytes = hex(h);
             // Only frames recorded whole (the log keeps the first KiB).
             if bytes.len() == v["len"].as_u64().unwrap() as usize + 4 {
@@ -44,7 +49,12 @@ fn genuine_frames_decode_and_reencode_byte_for_byte() {
             (FrameMsg::Invoke { args, .. }, "invoke") => {
                 assert_eq!(*args, hex(v["args_hex"].as_str().unwrap()))
             }
-            (FrameMsg::InvokeReply { reply, has_more, .. }, "invoke_reply") => {
+            (
+                FrameMsg::InvokeReply {
+                    reply, has_more, ..
+                },
+                "invoke_reply",
+            ) => {
                 assert_eq!(*has_more, v["has_more"].as_bool().unwrap());
                 if v["reply_len"].as_u64().unwrap() as usize == reply.len() {
                     assert_eq!(*reply, hex(v["reply_hex"].as_str().unwrap()));
@@ -52,7 +62,12 @@ fn genuine_frames_decode_and_reencode_byte_for_byte() {
             }
             (m, k) => panic!("{k}: {m:?}"),
         }
-        assert_eq!(hex_of(&f.encode()), hex_of(bytes), "{} re-encodes byte for byte", v["kind"]);
+        assert_eq!(
+            hex_of(&f.encode()),
+            hex_of(bytes),
+            "{} re-encodes byte for byte",
+            v["kind"]
+        );
         reencoded += 1;
     }
     assert_eq!(reencoded, frames.len());

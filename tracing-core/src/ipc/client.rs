@@ -96,7 +96,8 @@ impl ClientConnection {
     }
 
     fn send_invoke(&mut self, id: u64, method: &str, args: Vec<u8>, drop_reply: bool) -> bool {
-        let (Some(service_id), Some(&method_id)) = (self.service_id, self.methods.get(method)) else {
+        let (Some(service_id), Some(&method_id)) = (self.service_id, self.methods.get(method))
+        else {
             return false;
         };
         self.out.push(
@@ -141,7 +142,10 @@ impl ClientConnection {
                     for (id, method, args, drop_reply) in std::mem::take(&mut self.held) {
                         if !success || !self.send_invoke(id, &method, args, drop_reply) {
                             self.pending.remove(&id);
-                            events.push(ClientEvent::UnknownMethod { request_id: id, method });
+                            events.push(ClientEvent::UnknownMethod {
+                                request_id: id,
+                                method,
+                            });
                         }
                     }
                 }

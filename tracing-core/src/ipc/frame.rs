@@ -117,13 +117,17 @@ impl Frame {
         // One slice for the whole frame: lengths are then backfilled in
         // place (never as patches across slices), so nested lengths are
         // compacted exactly as Perfetto's encoder writes them.
-        let estimate = 64 + match &self.msg {
-            FrameMsg::Invoke { args, .. } => args.len(),
-            FrameMsg::InvokeReply { reply, .. } => reply.len(),
-            FrameMsg::BindReply { methods, .. } => methods.iter().map(|m| m.name.len() + 16).sum(),
-            _ => 256,
-        };
-        let mut w = Writer::with_delegate(HeapBuffer::with_slice_sizes(estimate, estimate.max(4096)));
+        let estimate = 64
+            + match &self.msg {
+                FrameMsg::Invoke { args, .. } => args.len(),
+                FrameMsg::InvokeReply { reply, .. } => reply.len(),
+                FrameMsg::BindReply { methods, .. } => {
+                    methods.iter().map(|m| m.name.len() + 16).sum()
+                }
+                _ => 256,
+            };
+        let mut w =
+            Writer::with_delegate(HeapBuffer::with_slice_sizes(estimate, estimate.max(4096)));
         {
             let mut f = IPCFrame::from_message(w.root());
             f.set_request_id(self.request_id);
@@ -322,7 +326,6 @@ impl FrameDecoder {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

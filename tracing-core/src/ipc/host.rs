@@ -249,7 +249,10 @@ mod tests {
         assert!(h.receive(&bind.encode()).is_empty());
         let reply = h.take_transmit();
         let f = Frame::decode(&reply[0][4..]).unwrap();
-        let FrameMsg::BindReply { success, methods, .. } = f.msg else {
+        let FrameMsg::BindReply {
+            success, methods, ..
+        } = f.msg
+        else {
             panic!("{f:?}");
         };
         assert!(success);

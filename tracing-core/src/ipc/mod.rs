@@ -4,7 +4,9 @@
 pub mod client;
 pub mod frame;
 pub mod host;
+pub mod socket;
 
 pub use client::{ClientConnection, ClientEvent};
 pub use frame::{Frame, FrameDecoder, FrameError, FrameMsg, MAX_FRAME_SIZE, MethodInfo};
 pub use host::{HostConnection, HostEvent, Port};
+pub use socket::{Endpoint, Listener, PeerCred, Stream};

@@ -237,6 +237,43 @@ impl TracingService {
         self.timers.retain(|_, t| !pred(t));
     }
 
+    /// Replaces the identity of producer `id` before it initializes (a
+    /// relay's `set_peer_identity` over TCP, where the kernel tells nothing).
+    pub fn set_producer_identity(&mut self, id: ProducerId, identity: PeerIdentity) {
+        if let Some(p) = self.producers.get_mut(&id).filter(|p| !p.initialized) {
+            p.identity = identity;
+        }
+    }
+
+    /// The session consumer `id` is attached to.
+    pub fn session_of(&self, id: ConsumerId) -> Option<SessionId> {
+        self.consumers.get(&id).and_then(|c| c.session)
+    }
+
+    /// Whether `session` writes into a file, and the path it names, if any.
+    pub fn output_of(&self, session: SessionId) -> Option<(bool, Option<String>)> {
+        self.sessions
+            .get(&session)
+            .map(|s| (s.config.write_into_file, s.config.output_path.clone()))
+    }
+
+    /// Stops every session at once (the daemon is going away): file
+    /// sessions write what their buffers hold and close their files.
+    pub fn shutdown(&mut self, now: u64) {
+        self.advance(now);
+        let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for s in ids {
+            self.stop_session(s);
+            if self
+                .sessions
+                .get(&s)
+                .is_some_and(|s| s.state == SessionState::Stopping)
+            {
+                self.finish_stop(s);
+            }
+        }
+    }
+
     /// The SMB region of a producer, for drivers that pass its fd.
     pub fn producer_smb(&self, id: ProducerId) -> Option<Arc<dyn SharedMemoryRegion>> {
         self.producers.get(&id).and_then(|p| p.smb_region.clone())

@@ -1,0 +1,347 @@
+//! Socket glue: endpoint names as Perfetto spells them, listening and
+//! connecting (filesystem and abstract unix sockets, TCP over IPv4 and
+//! IPv6), file descriptors passed with SCM_RIGHTS, and peer credentials.
+//! Everything else about the protocol is in the sans-IO modules.
+
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
+use std::path::PathBuf;
+
+use rustix::net::{
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, recvmsg, sendmsg,
+};
+
+/// Most file descriptors accepted with one read; more are closed.
+pub const MAX_FDS_PER_READ: usize = 4;
+
+/// Where a socket lives, parsed as Perfetto does: a leading `@` is an
+/// abstract unix name, a trailing `:port` is TCP (`[v6]:port` for IPv6),
+/// anything else a filesystem path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A unix socket file.
+    Path(PathBuf),
+    /// An abstract unix socket name (without the `@`).
+    Abstract(String),
+    /// A TCP `host:port`.
+    Tcp(String),
+}
+
+impl Endpoint {
+    /// Parses a socket name.
+    pub fn parse(name: &str) -> Endpoint {
+        if let Some(abs) = name.strip_prefix('@') {
+            return Endpoint::Abstract(abs.to_owned());
+        }
+        if let Some((host, port)) = name.rsplit_once(':')
+            && !host.is_empty()
+            && !port.is_empty()
+            && port.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Endpoint::Tcp(name.to_owned());
+        }
+        Endpoint::Path(PathBuf::from(name))
+    }
+
+    /// Whether the transport passes file descriptors and peer credentials.
+    pub fn is_unix(&self) -> bool {
+        !matches!(self, Endpoint::Tcp(_))
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Path(p) => write!(f, "{}", p.display()),
+            Endpoint::Abstract(n) => write!(f, "@{n}"),
+            Endpoint::Tcp(a) => f.write_str(a),
+        }
+    }
+}
+
+/// The producer socket: `PERFETTO_PRODUCER_SOCK_NAME`, else Perfetto's
+/// default (the first entry of a comma-separated list).
+pub fn producer_socket_name() -> String {
+    std::env::var("PERFETTO_PRODUCER_SOCK_NAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .and_then(|s| s.split(',').next().map(str::to_owned))
+        .unwrap_or_else(|| default_name("traced-producer.sock", "perfetto-producer"))
+}
+
+/// The consumer socket: `PERFETTO_CONSUMER_SOCK_NAME`, else Perfetto's default.
+pub fn consumer_socket_name() -> String {
+    std::env::var("PERFETTO_CONSUMER_SOCK_NAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| default_name("traced-consumer.sock", "perfetto-consumer"))
+}
+
+/// `/run/perfetto/NAME` when that directory is usable, else `/tmp/TMP_NAME`.
+fn default_name(run: &str, tmp: &str) -> String {
+    let dir = std::path::Path::new("/run/perfetto");
+    let usable = std::fs::metadata(dir).is_ok_and(|m| m.is_dir() && !m.permissions().readonly());
+    if usable {
+        dir.join(run).display().to_string()
+    } else {
+        format!("/tmp/{tmp}")
+    }
+}
+
+/// A listening socket.
+#[derive(Debug)]
+pub enum Listener {
+    /// A unix socket (file or abstract).
+    Unix(UnixListener),
+    /// A TCP socket.
+    Tcp(TcpListener),
+}
+
+/// A connected socket.
+#[derive(Debug)]
+pub enum Stream {
+    /// A unix socket.
+    Unix(UnixStream),
+    /// A TCP socket.
+    Tcp(TcpStream),
+}
+
+impl AsFd for Listener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Listener::Unix(l) => l.as_fd(),
+            Listener::Tcp(l) => l.as_fd(),
+        }
+    }
+}
+
+impl AsFd for Stream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Stream::Unix(s) => s.as_fd(),
+            Stream::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
+/// Binds and listens at once (a client that connects in between must not
+/// be refused). A stale socket file is replaced; `mode` sets the file's
+/// permissions (e.g. 0o600 for an owner-only consumer socket). TCP binds
+/// only where told: pass `127.0.0.1:port` for loopback.
+pub fn listen(endpoint: &Endpoint, mode: Option<u32>) -> io::Result<Listener> {
+    let l = match endpoint {
+        Endpoint::Path(p) => {
+            if std::fs::symlink_metadata(p).is_ok() {
+                // Replace it only if nobody listens there any more.
+                if UnixStream::connect(p).is_ok() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AddrInUse,
+                        format!("{} is in use", p.display()),
+                    ));
+                }
+                std::fs::remove_file(p)?;
+            }
+            let l = UnixListener::bind(p)?;
+            if let Some(mode) = mode {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))?;
+            }
+            Listener::Unix(l)
+        }
+        Endpoint::Abstract(name) => Listener::Unix(UnixListener::bind_addr(
+            &UnixAddr::from_abstract_name(name)?,
+        )?),
+        Endpoint::Tcp(addr) => Listener::Tcp(TcpListener::bind(addr.as_str())?),
+    };
+    match &l {
+        Listener::Unix(u) => u.set_nonblocking(true)?,
+        Listener::Tcp(t) => t.set_nonblocking(true)?,
+    }
+    Ok(l)
+}
+
+impl Listener {
+    /// Accepts one connection (non-blocking), if one is waiting.
+    pub fn accept(&self) -> io::Result<Stream> {
+        let s = match self {
+            Listener::Unix(l) => Stream::Unix(l.accept()?.0),
+            Listener::Tcp(l) => {
+                let s = l.accept()?.0;
+                s.set_nodelay(true)?;
+                Stream::Tcp(s)
+            }
+        };
+        s.set_nonblocking(true)?;
+        Ok(s)
+    }
+
+    /// The TCP address actually bound (for port 0).
+    pub fn local_tcp_addr(&self) -> Option<SocketAddr> {
+        match self {
+            Listener::Tcp(l) => l.local_addr().ok(),
+            Listener::Unix(_) => None,
+        }
+    }
+}
+
+/// Connects to `endpoint` (blocking).
+pub fn connect(endpoint: &Endpoint) -> io::Result<Stream> {
+    Ok(match endpoint {
+        Endpoint::Path(p) => Stream::Unix(UnixStream::connect(p)?),
+        Endpoint::Abstract(n) => {
+            Stream::Unix(UnixStream::connect_addr(&UnixAddr::from_abstract_name(n)?)?)
+        }
+        Endpoint::Tcp(a) => {
+            let addr = a.to_socket_addrs()?.next().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve {a}"))
+            })?;
+            let s = TcpStream::connect(addr)?;
+            s.set_nodelay(true)?;
+            Stream::Tcp(s)
+        }
+    })
+}
+
+/// Peer credentials of a unix connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerCred {
+    /// The peer's uid.
+    pub uid: u32,
+    /// The peer's pid.
+    pub pid: i32,
+}
+
+impl Stream {
+    /// Sets blocking or non-blocking mode.
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tcp(s) => s.set_nonblocking(on),
+        }
+    }
+
+    /// Whether fds and credentials can pass.
+    pub fn is_unix(&self) -> bool {
+        matches!(self, Stream::Unix(_))
+    }
+
+    /// The kernel's view of the peer (unix sockets only).
+    pub fn peer_cred(&self) -> Option<PeerCred> {
+        match self {
+            Stream::Unix(s) => rustix::net::sockopt::socket_peercred(s)
+                .ok()
+                .map(|c| PeerCred {
+                    uid: c.uid.as_raw(),
+                    pid: c.pid.as_raw_nonzero().get(),
+                }),
+            Stream::Tcp(_) => None,
+        }
+    }
+
+    /// Sends `bytes`, with `fd` attached to the first byte (unix only).
+    /// Returns how many bytes went out.
+    pub fn send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
+        let iov = [IoSlice::new(bytes)];
+        let fds;
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if let (Some(fd), Stream::Unix(_)) = (fd, self) {
+            fds = [fd];
+            control.push(SendAncillaryMessage::ScmRights(&fds));
+        }
+        Ok(sendmsg(
+            self.as_fd(),
+            &iov,
+            &mut control,
+            SendFlags::NOSIGNAL,
+        )?)
+    }
+
+    /// Reads into `buf`; fds that came with the bytes are appended to `fds`
+    /// (beyond [`MAX_FDS_PER_READ`] they are closed at once). `Ok(0)` is
+    /// the end of the stream.
+    pub fn recv(&self, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
+        let mut iov = [IoSliceMut::new(buf)];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS_PER_READ))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let r = recvmsg(
+            self.as_fd(),
+            &mut iov,
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        )?;
+        for msg in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = msg {
+                for fd in received {
+                    if fds.len() < MAX_FDS_PER_READ {
+                        fds.push(fd);
+                    }
+                    // Otherwise `fd` drops here and is closed.
+                }
+            }
+        }
+        Ok(r.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_as_perfetto_parses_them() {
+        assert_eq!(
+            Endpoint::parse("@traced"),
+            Endpoint::Abstract("traced".into())
+        );
+        assert_eq!(
+            Endpoint::parse("127.0.0.1:32278"),
+            Endpoint::Tcp("127.0.0.1:32278".into())
+        );
+        assert_eq!(
+            Endpoint::parse("[::1]:32278"),
+            Endpoint::Tcp("[::1]:32278".into())
+        );
+        assert_eq!(
+            Endpoint::parse("/tmp/perfetto-producer"),
+            Endpoint::Path("/tmp/perfetto-producer".into())
+        );
+        assert_eq!(
+            Endpoint::parse("/tmp/a:b"),
+            Endpoint::Path("/tmp/a:b".into())
+        );
+    }
+
+    #[test]
+    fn fds_and_credentials_cross_a_unix_socket() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let (a, b) = (Stream::Unix(a), Stream::Unix(b));
+        let shm = crate::shm::MappedShm::create(4096).unwrap();
+        assert_eq!(a.send(b"hello", Some(shm.fd())).unwrap(), 5);
+        let mut buf = [0u8; 16];
+        let mut fds = Vec::new();
+        assert_eq!(b.recv(&mut buf, &mut fds).unwrap(), 5);
+        assert_eq!(&buf[..5], b"hello");
+        assert_eq!(fds.len(), 1);
+        let cred = b.peer_cred().unwrap();
+        assert_eq!(cred.pid, std::process::id() as i32);
+    }
+
+    #[test]
+    fn a_stale_socket_file_is_replaced_and_a_live_one_is_not() {
+        let dir = std::env::temp_dir().join(format!("zt-sock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s");
+        let ep = Endpoint::Path(path.clone());
+        let l = listen(&ep, Some(0o600)).unwrap();
+        assert!(listen(&ep, None).is_err(), "in use");
+        drop(l);
+        let _l = listen(&ep, None).expect("stale file replaced");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

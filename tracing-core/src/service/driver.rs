@@ -1,0 +1,778 @@
+//! The driver that makes the sans-IO core a daemon: one thread, one epoll
+//! loop over the listening sockets, the connections and a shutdown fd. It
+//! feeds the core what arrives, writes what the core asks (replies with the
+//! SMB fd attached where asked, trace files), arms the core's next deadline
+//! as the epoll timeout, and disconnects peers that stop reading. This is
+//! the only file of the service that touches sockets, clocks and files.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex};
+
+use rustix::event::epoll;
+use rustix::time::{ClockId, clock_gettime};
+
+use crate::ipc::host::{HostConnection, HostEvent, Port};
+use crate::ipc::socket::{Endpoint, Listener, Stream, listen};
+use crate::service::{
+    Action, ClockReading, ConsumerCall, ConsumerId, Peer, PeerIdentity, ProducerCall, ProducerId,
+    ProducerTransport, Reply, RequestId, ServiceEnv, ServiceOptions, SessionId, TracingService,
+};
+use crate::shm::{MappedShm, SharedMemoryRegion};
+
+/// How `zerotraced` is set up.
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    /// Producer sockets (Perfetto allows several).
+    pub producer_sockets: Vec<Endpoint>,
+    /// The consumer socket.
+    pub consumer_socket: Endpoint,
+    /// Permissions of the producer socket file (any user may produce).
+    pub producer_socket_mode: Option<u32>,
+    /// Permissions of the consumer socket file (owner only by default).
+    pub consumer_socket_mode: Option<u32>,
+    /// The core's settings.
+    pub options: ServiceOptions,
+    /// Bytes a connection may have queued for sending before it is dropped.
+    pub max_send_queue: usize,
+    /// A peer that accepts nothing for this long is dropped (Perfetto: 10 s).
+    pub send_timeout_ms: u64,
+    /// Log level: 0 errors, 1 warnings, 2 info, 3 debug.
+    pub log_level: u8,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> DaemonConfig {
+        DaemonConfig {
+            producer_sockets: vec![Endpoint::parse(&crate::ipc::socket::producer_socket_name())],
+            consumer_socket: Endpoint::parse(&crate::ipc::socket::consumer_socket_name()),
+            producer_socket_mode: Some(0o666),
+            consumer_socket_mode: Some(0o600),
+            options: ServiceOptions {
+                service_uid: rustix::process::getuid().as_raw(),
+                ..ServiceOptions::default()
+            },
+            max_send_queue: 32 << 20,
+            send_timeout_ms: 10_000,
+            log_level: 1,
+        }
+    }
+}
+
+/// Shared memory buffers the environment created, by producer, so the
+/// driver can pass their fds.
+type SmbTable = Arc<Mutex<HashMap<ProducerId, Arc<MappedShm>>>>;
+
+/// The machine as the core sees it.
+struct RealEnv {
+    smbs: SmbTable,
+}
+
+fn ns(id: ClockId) -> u64 {
+    let t = clock_gettime(id);
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
+
+/// BOOTTIME in nanoseconds: the core's `now`.
+pub fn boottime_ns() -> u64 {
+    ns(ClockId::Boottime)
+}
+
+impl ServiceEnv for RealEnv {
+    fn clock_snapshot(&mut self) -> Vec<ClockReading> {
+        [
+            (6, ClockId::Boottime),
+            (2, ClockId::RealtimeCoarse),
+            (4, ClockId::MonotonicCoarse),
+            (1, ClockId::Realtime),
+            (3, ClockId::Monotonic),
+            (5, ClockId::MonotonicRaw),
+        ]
+        .into_iter()
+        .map(|(clock_id, c)| ClockReading {
+            clock_id,
+            timestamp: ns(c),
+        })
+        .collect()
+    }
+
+    fn new_uuid(&mut self) -> u128 {
+        let mut b = [0u8; 16];
+        let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
+        u128::from_le_bytes(b)
+    }
+
+    fn system_info(&mut self) -> Vec<u8> {
+        let u = rustix::system::uname();
+        crate::service::service_packets::encode(|m| {
+            let mut s = zerotrace_protos::protos::SystemInfo::from_message(m);
+            {
+                let mut n = s.begin_utsname();
+                n.set_sysname(&u.sysname().to_string_lossy());
+                n.set_version(&u.version().to_string_lossy());
+                n.set_release(&u.release().to_string_lossy());
+                n.set_machine(&u.machine().to_string_lossy());
+            }
+            s.set_tracing_service_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
+            s.set_page_size(rustix::param::page_size() as u32);
+            if let Ok(n) = std::thread::available_parallelism() {
+                s.set_num_cpus(n.get() as u32);
+            }
+        })
+    }
+
+    fn allocate_smb(
+        &mut self,
+        producer: ProducerId,
+        size: usize,
+        _page_size: usize,
+    ) -> Result<Arc<dyn SharedMemoryRegion>, String> {
+        let shm = Arc::new(MappedShm::create(size).map_err(|e| e.to_string())?);
+        if let Ok(mut t) = self.smbs.lock() {
+            t.insert(producer, shm.clone());
+        }
+        Ok(shm)
+    }
+}
+
+/// A frame waiting to be sent, with the fd that goes with its first byte.
+struct Outgoing {
+    bytes: Vec<u8>,
+    sent: usize,
+    fd: Option<Arc<MappedShm>>,
+}
+
+/// One accepted connection.
+struct Conn {
+    stream: Stream,
+    host: HostConnection,
+    peer: Peer,
+    out: VecDeque<Outgoing>,
+    queued: usize,
+    /// Since when the peer has accepted nothing while data waits.
+    stalled_since: Option<u64>,
+    /// Fds received and not yet taken by a call.
+    fds: Vec<OwnedFd>,
+    identity_set: bool,
+    writable_armed: bool,
+}
+
+const TOKEN_SHUTDOWN: u64 = 0;
+const TOKEN_LISTENER_BASE: u64 = 1;
+const TOKEN_CONN_BASE: u64 = 1 << 32;
+
+/// `zerotraced`: the service core on its sockets.
+pub struct Daemon {
+    cfg: DaemonConfig,
+    epoll: OwnedFd,
+    listeners: Vec<(Listener, Port)>,
+    conns: HashMap<u64, Conn>,
+    next_conn: u64,
+    svc: TracingService,
+    smbs: SmbTable,
+    producers: HashMap<ProducerId, u64>,
+    consumers: HashMap<ConsumerId, u64>,
+    files: HashMap<SessionId, File>,
+    _shutdown: Option<OwnedFd>,
+}
+
+impl std::fmt::Debug for Daemon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Daemon")
+            .field("connections", &self.conns.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Daemon {
+    /// Binds every socket (listening at once) and builds the core.
+    /// `shutdown`, when readable, stops the loop (a signal pipe).
+    pub fn bind(cfg: DaemonConfig, shutdown: Option<OwnedFd>) -> io::Result<Daemon> {
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
+        let mut listeners = Vec::new();
+        for ep in &cfg.producer_sockets {
+            listeners.push((listen(ep, cfg.producer_socket_mode)?, Port::Producer));
+        }
+        listeners.push((
+            listen(&cfg.consumer_socket, cfg.consumer_socket_mode)?,
+            Port::Consumer,
+        ));
+        for (i, (l, _)) in listeners.iter().enumerate() {
+            epoll::add(
+                &epoll,
+                l,
+                epoll::EventData::new_u64(TOKEN_LISTENER_BASE + i as u64),
+                epoll::EventFlags::IN,
+            )?;
+        }
+        if let Some(fd) = &shutdown {
+            epoll::add(
+                &epoll,
+                fd,
+                epoll::EventData::new_u64(TOKEN_SHUTDOWN),
+                epoll::EventFlags::IN,
+            )?;
+        }
+        let smbs: SmbTable = Arc::default();
+        let svc = TracingService::new(
+            cfg.options.clone(),
+            Box::new(RealEnv { smbs: smbs.clone() }),
+        );
+        Ok(Daemon {
+            cfg,
+            epoll,
+            listeners,
+            conns: HashMap::new(),
+            next_conn: TOKEN_CONN_BASE,
+            svc,
+            smbs,
+            producers: HashMap::new(),
+            consumers: HashMap::new(),
+            files: HashMap::new(),
+            _shutdown: shutdown,
+        })
+    }
+
+    /// The TCP address a `:0` producer socket was bound to.
+    pub fn producer_tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.listeners
+            .iter()
+            .find(|(_, p)| *p == Port::Producer)
+            .and_then(|(l, _)| l.local_tcp_addr())
+    }
+
+    fn log(&self, level: u8, msg: std::fmt::Arguments<'_>) {
+        if level <= self.cfg.log_level {
+            let tag = ["E", "W", "I", "D"][level.min(3) as usize];
+            eprintln!("zerotraced {tag}: {msg}");
+        }
+    }
+
+    /// Runs until the shutdown fd becomes readable.
+    pub fn run(&mut self) -> io::Result<()> {
+        let mut events = Vec::with_capacity(64);
+        loop {
+            let now = boottime_ns();
+            let timeout = self.svc.poll_timeout().map(|t| {
+                let d = t.saturating_sub(now);
+                rustix::time::Timespec {
+                    tv_sec: (d / 1_000_000_000) as i64,
+                    tv_nsec: (d % 1_000_000_000) as _,
+                }
+            });
+            // With data stuck in a send queue, wake up to enforce the timeout.
+            let stall_tick = rustix::time::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            };
+            let timeout = match (timeout, self.conns.values().any(|c| c.queued > 0)) {
+                (Some(t), true) if t.tv_sec >= 1 => Some(stall_tick),
+                (None, true) => Some(stall_tick),
+                (t, _) => t,
+            };
+            events.clear();
+            match epoll::wait(
+                &self.epoll,
+                rustix::buffer::spare_capacity(&mut events),
+                timeout.as_ref(),
+            ) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            for ev in events.iter() {
+                let token = ev.data.u64();
+                let flags = ev.flags;
+                if token == TOKEN_SHUTDOWN {
+                    self.shutdown_now();
+                    return Ok(());
+                } else if token < TOKEN_CONN_BASE {
+                    self.accept((token - TOKEN_LISTENER_BASE) as usize);
+                } else {
+                    if flags.intersects(
+                        epoll::EventFlags::IN | epoll::EventFlags::HUP | epoll::EventFlags::ERR,
+                    ) {
+                        self.read(token);
+                    }
+                    if flags.contains(epoll::EventFlags::OUT) {
+                        self.flush_conn(token);
+                    }
+                }
+            }
+            self.svc.handle_timeout(boottime_ns());
+            self.apply_actions();
+            self.flush_all();
+        }
+    }
+
+    /// Stops every session (file sessions write what they hold) and closes.
+    fn shutdown_now(&mut self) {
+        self.log(2, format_args!("shutting down"));
+        self.svc.shutdown(boottime_ns());
+        self.apply_actions();
+        self.flush_all();
+        for f in self.files.values_mut() {
+            let _ = f.flush();
+        }
+    }
+
+    fn accept(&mut self, index: usize) {
+        loop {
+            let Some((listener, port)) = self.listeners.get(index) else {
+                return;
+            };
+            let port = *port;
+            let stream = match listener.accept() {
+                Ok(s) => s,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    self.log(1, format_args!("accept: {e}"));
+                    return;
+                }
+            };
+            let now = boottime_ns();
+            let cred = stream.peer_cred();
+            let identity = PeerIdentity {
+                uid: cred.map(|c| c.uid).unwrap_or(0),
+                pid: cred.map(|c| c.pid),
+                machine_id: None,
+            };
+            let token = self.next_conn;
+            self.next_conn += 1;
+            let peer = match port {
+                Port::Producer => {
+                    let transport = ProducerTransport {
+                        can_pass_fds: stream.is_unix(),
+                    };
+                    match self.svc.producer_connected(now, identity, transport) {
+                        Some(id) => {
+                            self.producers.insert(id, token);
+                            Peer::Producer(id)
+                        }
+                        None => {
+                            self.log(1, format_args!("producer uid {} refused", identity.uid));
+                            continue;
+                        }
+                    }
+                }
+                Port::Consumer => {
+                    let id = ConsumerId(token);
+                    self.svc.consumer_connected(now, id, identity);
+                    self.consumers.insert(id, token);
+                    Peer::Consumer(id)
+                }
+            };
+            if epoll::add(
+                &self.epoll,
+                &stream,
+                epoll::EventData::new_u64(token),
+                epoll::EventFlags::IN,
+            )
+            .is_err()
+            {
+                continue;
+            }
+            self.log(
+                3,
+                format_args!(
+                    "{peer:?} connected (uid {}, pid {:?})",
+                    identity.uid, identity.pid
+                ),
+            );
+            self.conns.insert(
+                token,
+                Conn {
+                    stream,
+                    host: HostConnection::new(port),
+                    peer,
+                    out: VecDeque::new(),
+                    queued: 0,
+                    stalled_since: None,
+                    fds: Vec::new(),
+                    identity_set: false,
+                    writable_armed: false,
+                },
+            );
+        }
+    }
+
+    fn read(&mut self, token: u64) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let Some(c) = self.conns.get_mut(&token) else {
+                return;
+            };
+            let n = match c.stream.recv(&mut buf, &mut c.fds) {
+                Ok(0) => {
+                    self.close(token, "end of stream");
+                    return;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.close(token, &format!("read: {e}"));
+                    return;
+                }
+            };
+            let events = c.host.receive(&buf[..n]);
+            for ev in events {
+                match ev {
+                    HostEvent::Call {
+                        request_id,
+                        method,
+                        args,
+                    } => self.call(token, request_id, method, &args),
+                    HostEvent::SetPeerIdentity {
+                        pid,
+                        uid,
+                        machine_id_hint,
+                    } => self.set_identity(token, pid, uid, machine_id_hint),
+                    HostEvent::Fatal(e) => {
+                        self.close(token, &e.to_string());
+                        return;
+                    }
+                }
+            }
+            self.apply_actions();
+        }
+    }
+
+    /// `set_peer_identity`: honoured once, and only where the kernel gives
+    /// no credentials (TCP, as from a relay).
+    fn set_identity(
+        &mut self,
+        token: u64,
+        pid: Option<i32>,
+        uid: Option<i32>,
+        hint: Option<String>,
+    ) {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return;
+        };
+        if c.stream.is_unix() || c.identity_set {
+            return;
+        }
+        c.identity_set = true;
+        if let Peer::Producer(id) = c.peer {
+            let machine = hint
+                .map(|h| fnv1a32(h.as_bytes()))
+                .filter(|&m| m != 0)
+                .or(Some(1));
+            let identity = PeerIdentity {
+                uid: uid.unwrap_or(0) as u32,
+                pid,
+                machine_id: machine,
+            };
+            self.svc.set_producer_identity(id, identity);
+        }
+    }
+
+    fn call(&mut self, token: u64, request_id: u64, method: &'static str, args: &[u8]) {
+        let now = boottime_ns();
+        let Some(c) = self.conns.get_mut(&token) else {
+            return;
+        };
+        let request = RequestId(request_id);
+        let fd = c.fds.pop();
+        c.fds.clear();
+        match c.peer {
+            Peer::Producer(id) => match ProducerCall::decode(method, args) {
+                Ok(call) => {
+                    let smb = match (&call, fd) {
+                        (
+                            ProducerCall::InitializeConnection {
+                                producer_provided_shmem: true,
+                                ..
+                            },
+                            Some(fd),
+                        ) => map_provided_smb(fd),
+                        _ => None,
+                    };
+                    self.svc.handle_producer_call(now, id, request, call, smb);
+                }
+                Err(e) => {
+                    c.host.reply(request_id, Err(()), false);
+                    self.log(1, format_args!("producer {id}: {e}"));
+                }
+            },
+            Peer::Consumer(id) => match ConsumerCall::decode(method, args) {
+                Ok(call) => {
+                    let enabling = matches!(
+                        call,
+                        ConsumerCall::EnableTracing {
+                            attach_notification_only: false,
+                            ..
+                        }
+                    );
+                    self.svc.handle_consumer_call(now, id, request, call);
+                    if enabling {
+                        self.open_output(id, fd);
+                    }
+                }
+                Err(e) => {
+                    c.host.reply(request_id, Err(()), false);
+                    self.log(1, format_args!("consumer {id}: {e}"));
+                }
+            },
+        }
+    }
+
+    /// The output file of a `write_into_file` session: the fd the consumer
+    /// passed, or the config's `output_path`.
+    fn open_output(&mut self, consumer: ConsumerId, fd: Option<OwnedFd>) {
+        let Some(session) = self.svc.session_of(consumer) else {
+            return;
+        };
+        let Some((write_into_file, path)) = self.svc.output_of(session) else {
+            return;
+        };
+        if !write_into_file {
+            return;
+        }
+        let file = match (fd, path) {
+            (Some(fd), _) => Some(File::from(fd)),
+            (None, Some(path)) => match std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .open(&path)
+            {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    self.log(
+                        0,
+                        format_args!("session {session}: cannot open {path}: {e}"),
+                    );
+                    None
+                }
+            },
+            (None, None) => None,
+        };
+        match file {
+            Some(f) => {
+                self.files.insert(session, f);
+            }
+            None => self.log(
+                1,
+                format_args!("session {session}: write_into_file without a file"),
+            ),
+        }
+    }
+
+    /// Carries out what the core asked.
+    fn apply_actions(&mut self) {
+        while let Some(a) = self.svc.poll_action() {
+            match a {
+                Action::Reply { to, request, reply } => {
+                    let token = match to {
+                        Peer::Producer(p) => self.producers.get(&p),
+                        Peer::Consumer(c) => self.consumers.get(&c),
+                    };
+                    let Some(&token) = token else { continue };
+                    let Some(c) = self.conns.get_mut(&token) else {
+                        continue;
+                    };
+                    let (result, has_more, attach) = match reply {
+                        Reply::Ok {
+                            data,
+                            has_more,
+                            attach_smb,
+                        } => (Ok(data), has_more, attach_smb),
+                        Reply::Err(e) => {
+                            if self.cfg.log_level >= 3 {
+                                eprintln!(
+                                    "zerotraced D: request {} of {to:?} failed: {e}",
+                                    request.0
+                                );
+                            }
+                            (Err(()), false, false)
+                        }
+                    };
+                    c.host.reply(request.0, result, has_more);
+                    let mut fd = match (attach, to) {
+                        (true, Peer::Producer(p)) => {
+                            self.smbs.lock().ok().and_then(|t| t.get(&p).cloned())
+                        }
+                        _ => None,
+                    };
+                    for bytes in c.host.take_transmit() {
+                        c.queued += bytes.len();
+                        c.out.push_back(Outgoing {
+                            bytes,
+                            sent: 0,
+                            fd: fd.take(),
+                        });
+                    }
+                }
+                Action::WriteFile {
+                    session,
+                    data,
+                    sync,
+                } => {
+                    if let Some(f) = self.files.get_mut(&session) {
+                        let r = f
+                            .write_all(&data)
+                            .and_then(|_| if sync { f.sync_data() } else { Ok(()) });
+                        if let Err(e) = r {
+                            eprintln!("zerotraced E: session {session}: write failed: {e}");
+                        }
+                    }
+                }
+                Action::CloseFile { session } => {
+                    if let Some(mut f) = self.files.remove(&session) {
+                        let _ = f.flush();
+                    }
+                }
+                Action::Disconnect { to, reason } => {
+                    let token = match to {
+                        Peer::Producer(p) => self.producers.get(&p).copied(),
+                        Peer::Consumer(c) => self.consumers.get(&c).copied(),
+                    };
+                    if let Some(t) = token {
+                        self.close(t, &reason);
+                    }
+                }
+            }
+        }
+        // Replies that were queued by the host itself (binds, rejections).
+        for c in self.conns.values_mut() {
+            for bytes in c.host.take_transmit() {
+                c.queued += bytes.len();
+                c.out.push_back(Outgoing {
+                    bytes,
+                    sent: 0,
+                    fd: None,
+                });
+            }
+        }
+    }
+
+    fn flush_all(&mut self) {
+        let tokens: Vec<u64> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.queued > 0)
+            .map(|(t, _)| *t)
+            .collect();
+        for t in tokens {
+            self.flush_conn(t);
+        }
+    }
+
+    /// Writes what a connection has queued; drops a peer that stopped
+    /// reading (queue over its limit, or nothing accepted for too long).
+    fn flush_conn(&mut self, token: u64) {
+        let now = boottime_ns();
+        let Some(c) = self.conns.get_mut(&token) else {
+            return;
+        };
+        let mut progressed = false;
+        while let Some(front) = c.out.front_mut() {
+            let fd = if front.sent == 0 {
+                front.fd.as_ref().map(|s| s.fd())
+            } else {
+                None
+            };
+            match c.stream.send(&front.bytes[front.sent..], fd) {
+                Ok(n) => {
+                    progressed |= n > 0;
+                    front.sent += n;
+                    c.queued -= n;
+                    if front.sent == front.bytes.len() {
+                        c.out.pop_front();
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let msg = format!("write: {e}");
+                    self.close(token, &msg);
+                    return;
+                }
+            }
+        }
+        if progressed || c.queued == 0 {
+            c.stalled_since = None;
+        } else if c.stalled_since.is_none() {
+            c.stalled_since = Some(now);
+        }
+        let stalled_ms = c
+            .stalled_since
+            .map(|t| now.saturating_sub(t) / 1_000_000)
+            .unwrap_or(0);
+        if c.queued > self.cfg.max_send_queue || stalled_ms > self.cfg.send_timeout_ms {
+            let msg = format!(
+                "peer stopped reading ({} bytes queued for {stalled_ms} ms)",
+                c.queued
+            );
+            self.close(token, &msg);
+            return;
+        }
+        let want_out = c.queued > 0;
+        if want_out != c.writable_armed {
+            c.writable_armed = want_out;
+            let flags = if want_out {
+                epoll::EventFlags::IN | epoll::EventFlags::OUT
+            } else {
+                epoll::EventFlags::IN
+            };
+            let _ = epoll::modify(
+                &self.epoll,
+                &c.stream,
+                epoll::EventData::new_u64(token),
+                flags,
+            );
+        }
+    }
+
+    fn close(&mut self, token: u64, reason: &str) {
+        let Some(c) = self.conns.remove(&token) else {
+            return;
+        };
+        let _ = epoll::delete(&self.epoll, &c.stream);
+        let now = boottime_ns();
+        let level = if reason == "end of stream" { 3 } else { 1 };
+        self.log(level, format_args!("{:?} disconnected: {reason}", c.peer));
+        match c.peer {
+            Peer::Producer(p) => {
+                self.producers.remove(&p);
+                self.svc.producer_disconnected(now, p);
+                if let Ok(mut t) = self.smbs.lock() {
+                    t.remove(&p);
+                }
+            }
+            Peer::Consumer(id) => {
+                self.consumers.remove(&id);
+                self.svc.consumer_disconnected(now, id);
+            }
+        }
+        self.apply_actions();
+    }
+}
+
+/// Maps an SMB a producer passed; refused (`None`) unless it is a sealed
+/// memfd of a valid size.
+fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
+    let size = rustix::fs::fstat(&fd).ok()?.st_size;
+    let size = usize::try_from(size).ok()?;
+    // SAFETY: this mapping is the service's only view of the producer's
+    // buffer; the core never claims it for an arbiter and views it with one
+    // page size.
+    let shm = unsafe { MappedShm::from_fd(fd, size, true) }.ok()?;
+    Some(Arc::new(shm))
+}
+
+/// 32-bit FNV-1a, which Perfetto uses to turn a machine hint into an id.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in bytes {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
