@@ -7,6 +7,8 @@
 //! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
 
 pub mod abi;
+#[cfg(target_os = "linux")]
+pub mod consumer;
 pub mod ipc;
 pub mod producer;
 pub mod service;

@@ -1,0 +1,628 @@
+//! The producer client: connects to a tracing service (ours or Perfetto's
+//! `traced`), registers data sources, maps the shared memory buffer the
+//! service sends with `setup_tracing`, and serves the service's commands on
+//! a reader thread. Writers made with [`ProducerClient::create_trace_writer`]
+//! write into that buffer through the [`SharedMemoryArbiter`]; its commits
+//! go out over the socket.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use protozero::HeapWriter;
+use zerotrace_protos::protos::{
+    DataSourceConfigDecoder, DataSourceDescriptor as DescriptorWriter,
+    GetAsyncCommandResponseDecoder, InitializeConnectionRequest,
+    InitializeConnectionResponseDecoder,
+};
+
+use crate::ipc::client::{ClientConnection, ClientEvent};
+use crate::ipc::socket::{Endpoint, Stream, connect};
+use crate::producer::{
+    ArbiterConfig, BufferExhaustedPolicy, CommitDataRequest, CommitSink, FlushCallback,
+    ProducerError, SharedMemoryArbiter, TraceWriter,
+};
+use crate::shm::{MappedShm, SharedMemoryRegion};
+
+/// A data source as the producer registers it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DataSourceSpec {
+    /// Its name.
+    pub name: String,
+    /// The service waits for our stop notification.
+    pub will_notify_on_stop: bool,
+    /// The service waits for our start notification.
+    pub will_notify_on_start: bool,
+    /// It re-emits incremental state when asked.
+    pub handles_incremental_state_clear: bool,
+    /// It does not want flush requests.
+    pub no_flush: bool,
+}
+
+/// One instance of a data source the service set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The service's id for it.
+    pub id: u64,
+    /// The data source's name.
+    pub name: String,
+    /// The buffer its writers write into.
+    pub target_buffer: u16,
+    /// The DataSourceConfig the service sent.
+    pub config: Vec<u8>,
+}
+
+/// What a data source is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataSourceEvent {
+    /// Set up (not yet started).
+    Setup(Instance),
+    /// Start writing.
+    Start(Instance),
+    /// Stop writing (flush your writers first).
+    Stop(Instance),
+    /// Flush your writers.
+    Flush(Instance),
+    /// Forget incremental state (interning) and emit it again.
+    ClearIncrementalState(Instance),
+}
+
+/// Callback of a data source.
+pub type DataSourceCallback = Box<dyn Fn(&DataSourceEvent) + Send + Sync>;
+
+/// Settings of a producer.
+#[derive(Debug, Clone)]
+pub struct ProducerOptions {
+    /// The producer's name.
+    pub name: String,
+    /// SMB size hint in bytes (0: the service's default).
+    pub smb_size_hint: u32,
+    /// SMB page size hint in bytes (0: the service's default).
+    pub page_size_hint: u32,
+    /// How long to keep trying to connect.
+    pub connect_timeout: Duration,
+    /// What writers do when the SMB is full.
+    pub buffer_exhausted_policy: BufferExhaustedPolicy,
+}
+
+impl Default for ProducerOptions {
+    fn default() -> ProducerOptions {
+        ProducerOptions {
+            name: std::env::args()
+                .next()
+                .unwrap_or_else(|| "zerotrace".into()),
+            smb_size_hint: 0,
+            page_size_hint: 0,
+            connect_timeout: Duration::from_secs(10),
+            buffer_exhausted_policy: BufferExhaustedPolicy::Stall,
+        }
+    }
+}
+
+/// Errors of the producer client.
+#[derive(Debug, thiserror::Error)]
+pub enum ProducerClientError {
+    /// Socket trouble.
+    #[error("producer connection: {0}")]
+    Io(#[from] io::Error),
+    /// The service refused something.
+    #[error("the service refused {0}")]
+    Refused(&'static str),
+    /// No SMB yet (no session has set up a data source of ours).
+    #[error("no shared memory buffer yet")]
+    NoSmb,
+    /// The arbiter refused.
+    #[error(transparent)]
+    Arbiter(#[from] ProducerError),
+    /// Waited too long.
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
+}
+
+struct Wire {
+    stream: Stream,
+    conn: ClientConnection,
+}
+
+impl Wire {
+    fn send(&mut self) -> io::Result<()> {
+        for frame in self.conn.take_transmit() {
+            let mut sent = 0;
+            while sent < frame.len() {
+                match self.stream.send(&frame[sent..], None) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn invoke(&mut self, method: &str, args: Vec<u8>, drop_reply: bool) -> io::Result<u64> {
+        let id = self.conn.invoke(method, args, drop_reply);
+        self.send()?;
+        Ok(id)
+    }
+}
+
+struct SourceEntry {
+    spec: DataSourceSpec,
+    callback: DataSourceCallback,
+}
+
+#[derive(Default)]
+struct State {
+    arbiter: Option<Arc<SharedMemoryArbiter>>,
+    page_size: usize,
+    instances: HashMap<u64, Instance>,
+    started: Vec<Instance>,
+    connected: bool,
+}
+
+struct Inner {
+    wire: Mutex<Wire>,
+    sources: Mutex<HashMap<String, SourceEntry>>,
+    callbacks: Mutex<HashMap<u64, FlushCallback>>,
+    state: Mutex<State>,
+    changed: Condvar,
+    async_request: u64,
+    policy: BufferExhaustedPolicy,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The arbiter's commits, sent over the socket.
+struct IpcSink(Weak<Inner>);
+
+impl CommitSink for IpcSink {
+    fn commit_data(&self, request: CommitDataRequest, on_complete: Option<FlushCallback>) {
+        let Some(inner) = self.0.upgrade() else {
+            return;
+        };
+        let mut wire = lock(&inner.wire);
+        let drop_reply = on_complete.is_none();
+        match wire.invoke("CommitData", request.encode(), drop_reply) {
+            Ok(id) => {
+                if let Some(cb) = on_complete {
+                    lock(&inner.callbacks).insert(id, cb);
+                }
+            }
+            Err(_) => {
+                // The service is gone; nobody will ack.
+                if let Some(cb) = on_complete {
+                    drop(wire);
+                    cb();
+                }
+            }
+        }
+    }
+
+    fn commit_pending(&self) {
+        if let Some(inner) = self.0.upgrade()
+            && let Some(a) = lock(&inner.state).arbiter.clone()
+        {
+            // Perfetto posts this as a task; a commit now is as good.
+            std::thread::spawn(move || a.flush_pending_commit_data_requests(None));
+        }
+    }
+
+    fn register_trace_writer(&self, writer_id: u16, target_buffer: u16) {
+        if let Some(inner) = self.0.upgrade() {
+            let args = encode(|m| {
+                let mut m = m;
+                m.append_uint32(1, writer_id as u32);
+                m.append_uint32(2, target_buffer as u32);
+            });
+            let _ = lock(&inner.wire).invoke("RegisterTraceWriter", args, true);
+        }
+    }
+
+    fn unregister_trace_writer(&self, writer_id: u16) {
+        if let Some(inner) = self.0.upgrade() {
+            let args = encode(|mut m| m.append_uint32(1, writer_id as u32));
+            let _ = lock(&inner.wire).invoke("UnregisterTraceWriter", args, true);
+        }
+    }
+}
+
+fn encode(f: impl FnOnce(protozero::Message<'_>)) -> Vec<u8> {
+    let mut w = HeapWriter::new();
+    f(w.root());
+    w.finish().unwrap_or_default()
+}
+
+/// A connected producer.
+pub struct ProducerClient {
+    inner: Arc<Inner>,
+    reader: Option<JoinHandle<()>>,
+    read_stream: Option<Stream>,
+}
+
+impl std::fmt::Debug for ProducerClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProducerClient").finish_non_exhaustive()
+    }
+}
+
+impl ProducerClient {
+    /// Connects to the service at `endpoint` (retrying with a growing
+    /// back-off while it is absent, up to the options' timeout), binds
+    /// ProducerPort, initializes and opens the command stream, pipelined as
+    /// Perfetto's clients do.
+    pub fn connect(
+        endpoint: &Endpoint,
+        opts: ProducerOptions,
+    ) -> Result<ProducerClient, ProducerClientError> {
+        let deadline = Instant::now() + opts.connect_timeout;
+        let mut backoff = Duration::from_millis(20);
+        let stream = loop {
+            match connect(endpoint) {
+                Ok(s) => break s,
+                Err(e) if Instant::now() + backoff > deadline => return Err(e.into()),
+                Err(_) => {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                }
+            }
+        };
+        stream.set_nonblocking(false)?;
+        let read_stream = match &stream {
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+        };
+        let mut conn = ClientConnection::new("ProducerPort");
+        let init = encode(|m| {
+            let mut r = InitializeConnectionRequest::from_message(m);
+            r.set_shared_memory_page_size_hint_bytes(opts.page_size_hint);
+            r.set_shared_memory_size_hint_bytes(opts.smb_size_hint);
+            r.set_producer_name(&opts.name);
+            r.set_smb_scraping_mode_raw(1);
+            r.set_sdk_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
+        });
+        let init_id = conn.invoke("InitializeConnection", init, false);
+        let async_request = conn.invoke("GetAsyncCommand", Vec::new(), false);
+        let mut wire = Wire { stream, conn };
+        wire.send()?;
+        let inner = Arc::new(Inner {
+            wire: Mutex::new(wire),
+            sources: Mutex::new(HashMap::new()),
+            callbacks: Mutex::new(HashMap::new()),
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            async_request,
+            policy: opts.buffer_exhausted_policy,
+        });
+        let reader_inner = inner.clone();
+        let rs = match &read_stream {
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+        };
+        let reader = std::thread::Builder::new()
+            .name("zerotrace-producer".into())
+            .spawn(move || read_loop(reader_inner, rs, init_id))?;
+        let client = ProducerClient {
+            inner,
+            reader: Some(reader),
+            read_stream: Some(read_stream),
+        };
+        client
+            .wait(Duration::from_secs(10), |s| s.connected)
+            .map_err(|_| ProducerClientError::Timeout("InitializeConnection"))?;
+        Ok(client)
+    }
+
+    fn wait(&self, timeout: Duration, ready: impl Fn(&State) -> bool) -> Result<(), ()> {
+        let deadline = Instant::now() + timeout;
+        let mut st = lock(&self.inner.state);
+        while !ready(&st) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(());
+            }
+            st = self
+                .inner
+                .changed
+                .wait_timeout(st, left)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+        Ok(())
+    }
+
+    /// Registers a data source; `callback` hears its setup, start, stop,
+    /// flush and clear requests (on the producer's reader thread).
+    pub fn register_data_source(
+        &self,
+        spec: DataSourceSpec,
+        callback: impl Fn(&DataSourceEvent) + Send + Sync + 'static,
+    ) -> Result<(), ProducerClientError> {
+        let desc = encode(|m| {
+            let mut d = DescriptorWriter::from_message(m);
+            d.set_name(&spec.name);
+            d.set_will_notify_on_stop(spec.will_notify_on_stop);
+            d.set_will_notify_on_start(spec.will_notify_on_start);
+            d.set_handles_incremental_state_clear(spec.handles_incremental_state_clear);
+            d.set_no_flush(spec.no_flush);
+        });
+        let args = encode(|mut m| m.append_bytes(1, &desc));
+        lock(&self.inner.sources).insert(
+            spec.name.clone(),
+            SourceEntry {
+                spec,
+                callback: Box::new(callback),
+            },
+        );
+        lock(&self.inner.wire).invoke("RegisterDataSource", args, true)?;
+        Ok(())
+    }
+
+    /// A writer into `target_buffer` (from a started instance).
+    pub fn create_trace_writer(
+        &self,
+        target_buffer: u16,
+    ) -> Result<TraceWriter, ProducerClientError> {
+        let arbiter = lock(&self.inner.state)
+            .arbiter
+            .clone()
+            .ok_or(ProducerClientError::NoSmb)?;
+        Ok(arbiter.create_trace_writer(target_buffer, self.inner.policy)?)
+    }
+
+    /// Waits until an instance of `name` has been started.
+    pub fn wait_for_start(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Instance, ProducerClientError> {
+        self.wait(timeout, |s| s.started.iter().any(|i| i.name == name))
+            .map_err(|_| ProducerClientError::Timeout("start_data_source"))?;
+        let st = lock(&self.inner.state);
+        st.started
+            .iter()
+            .rev()
+            .find(|i| i.name == name)
+            .cloned()
+            .ok_or(ProducerClientError::Timeout("start_data_source"))
+    }
+
+    /// Sends everything committed so far; `callback` runs when the service
+    /// has processed it.
+    pub fn flush(&self, callback: Option<FlushCallback>) {
+        if let Some(a) = lock(&self.inner.state).arbiter.clone() {
+            a.flush_pending_commit_data_requests(callback);
+        } else if let Some(cb) = callback {
+            cb();
+        }
+    }
+
+    /// Flushes and waits for the service's ack.
+    pub fn flush_blocking(&self, timeout: Duration) -> Result<(), ProducerClientError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.flush(Some(Box::new(move || {
+            let _ = tx.send(());
+        })));
+        rx.recv_timeout(timeout)
+            .map_err(|_| ProducerClientError::Timeout("CommitData ack"))
+    }
+
+    /// Activates triggers by name.
+    pub fn activate_triggers(&self, names: &[&str]) -> Result<(), ProducerClientError> {
+        let args = encode(|mut m| {
+            for n in names {
+                m.append_string(1, n);
+            }
+        });
+        lock(&self.inner.wire).invoke("ActivateTriggers", args, true)?;
+        Ok(())
+    }
+
+    /// Whether the connection to the service is up.
+    pub fn is_connected(&self) -> bool {
+        lock(&self.inner.state).connected
+    }
+}
+
+impl Drop for ProducerClient {
+    fn drop(&mut self) {
+        if let Some(s) = self.read_stream.take() {
+            let _ = match &s {
+                Stream::Unix(u) => u.shutdown(std::net::Shutdown::Both),
+                Stream::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
+            };
+        }
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+/// The reader thread: replies and the service's commands.
+fn read_loop(inner: Arc<Inner>, stream: Stream, init_id: u64) {
+    let mut buf = vec![0u8; 128 * 1024];
+    let mut fds: Vec<OwnedFd> = Vec::new();
+    loop {
+        let n = match stream.recv(&mut buf, &mut fds) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let events = lock(&inner.wire).conn.receive(&buf[..n]);
+        // Calls held for the bind reply go out now.
+        if lock(&inner.wire).send().is_err() {
+            break;
+        }
+        for ev in events {
+            match ev {
+                ClientEvent::Reply {
+                    request_id,
+                    data,
+                    success,
+                    ..
+                } if request_id == init_id => {
+                    let _ = InitializeConnectionResponseDecoder::new(&data);
+                    let mut st = lock(&inner.state);
+                    st.connected = success;
+                    inner.changed.notify_all();
+                }
+                ClientEvent::Reply {
+                    request_id, data, ..
+                } if request_id == inner.async_request => {
+                    command(&inner, &data, &mut fds);
+                }
+                ClientEvent::Reply {
+                    request_id,
+                    has_more: false,
+                    ..
+                } => {
+                    if let Some(cb) = lock(&inner.callbacks).remove(&request_id) {
+                        cb();
+                    }
+                }
+                ClientEvent::Fatal(_) => return finish(&inner),
+                _ => {}
+            }
+        }
+    }
+    finish(&inner);
+}
+
+fn finish(inner: &Inner) {
+    let mut st = lock(&inner.state);
+    st.connected = false;
+    inner.changed.notify_all();
+    drop(st);
+    for (_, cb) in lock(&inner.callbacks).drain() {
+        cb();
+    }
+}
+
+fn send_notification(inner: &Inner, method: &str, instance: u64) {
+    let args = encode(|mut m| m.append_uint64(1, instance));
+    let _ = lock(&inner.wire).invoke(method, args, true);
+}
+
+fn notify(inner: &Inner, name: &str, event: DataSourceEvent) {
+    if let Some(s) = lock(&inner.sources).get(name) {
+        (s.callback)(&event);
+    }
+}
+
+fn spec_of(inner: &Inner, name: &str) -> DataSourceSpec {
+    lock(&inner.sources)
+        .get(name)
+        .map(|s| s.spec.clone())
+        .unwrap_or_default()
+}
+
+/// One command on the GetAsyncCommand stream.
+fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
+    let c = GetAsyncCommandResponseDecoder::new(data);
+    if let Some(s) = c.setup_tracing() {
+        let page = s.shared_buffer_page_size_kb().unwrap_or(4) as usize * 1024;
+        let Some(fd) = fds.pop() else {
+            return;
+        };
+        fds.clear();
+        let Ok(st) = rustix::fs::fstat(&fd) else {
+            return;
+        };
+        // SAFETY: this is the producer's only mapping of the buffer; the
+        // arbiter built on it claims it.
+        let Ok(shm) = (unsafe { MappedShm::from_fd(fd, st.st_size as usize, false) }) else {
+            return;
+        };
+        let region: Arc<dyn SharedMemoryRegion> = Arc::new(shm);
+        let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
+        if let Ok(a) = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default()) {
+            let mut st = lock(&inner.state);
+            st.arbiter = Some(a);
+            st.page_size = page;
+            inner.changed.notify_all();
+        }
+    } else if let Some(s) = c.setup_data_source() {
+        let (id, config) = (
+            s.new_instance_id().unwrap_or(0),
+            s.config_bytes().unwrap_or(&[]).to_vec(),
+        );
+        let cfg = DataSourceConfigDecoder::new(&config);
+        let instance = Instance {
+            id,
+            name: cfg.name().unwrap_or("").to_owned(),
+            target_buffer: cfg.target_buffer().unwrap_or(0) as u16,
+            config: config.clone(),
+        };
+        lock(&inner.state).instances.insert(id, instance.clone());
+        let name = instance.name.clone();
+        notify(inner, &name, DataSourceEvent::Setup(instance));
+    } else if let Some(s) = c.start_data_source() {
+        let id = s.new_instance_id().unwrap_or(0);
+        let instance = lock(&inner.state).instances.get(&id).cloned();
+        let instance = instance.unwrap_or_else(|| {
+            let config = s.config_bytes().unwrap_or(&[]).to_vec();
+            let cfg = DataSourceConfigDecoder::new(&config);
+            Instance {
+                id,
+                name: cfg.name().unwrap_or("").to_owned(),
+                target_buffer: cfg.target_buffer().unwrap_or(0) as u16,
+                config: config.clone(),
+            }
+        });
+        let name = instance.name.clone();
+        notify(inner, &name, DataSourceEvent::Start(instance.clone()));
+        {
+            let mut st = lock(&inner.state);
+            st.started.push(instance);
+            inner.changed.notify_all();
+        }
+        if spec_of(inner, &name).will_notify_on_start {
+            send_notification(inner, "NotifyDataSourceStarted", id);
+        }
+    } else if let Some(s) = c.stop_data_source() {
+        let id = s.instance_id().unwrap_or(0);
+        let instance = lock(&inner.state).instances.remove(&id);
+        if let Some(instance) = instance {
+            let name = instance.name.clone();
+            notify(inner, &name, DataSourceEvent::Stop(instance));
+            lock(&inner.state).started.retain(|i| i.id != id);
+            let arbiter = lock(&inner.state).arbiter.clone();
+            if let Some(a) = arbiter {
+                a.flush_pending_commit_data_requests(None);
+            }
+            if spec_of(inner, &name).will_notify_on_stop {
+                send_notification(inner, "NotifyDataSourceStopped", id);
+            }
+        }
+    } else if let Some(f) = c.flush() {
+        let request = f.request_id().unwrap_or(0);
+        let ids: Vec<u64> = f.data_source_ids().collect();
+        for id in ids {
+            let instance = lock(&inner.state).instances.get(&id).cloned();
+            if let Some(i) = instance {
+                let name = i.name.clone();
+                notify(inner, &name, DataSourceEvent::Flush(i));
+            }
+        }
+        let arbiter = lock(&inner.state).arbiter.clone();
+        if let Some(a) = arbiter {
+            a.flush_pending_commit_data_requests(None);
+        }
+        let req = CommitDataRequest {
+            flush_request_id: Some(request),
+            ..Default::default()
+        };
+        let _ = lock(&inner.wire).invoke("CommitData", req.encode(), true);
+    } else if let Some(cl) = c.clear_incremental_state() {
+        for id in cl.data_source_ids() {
+            let instance = lock(&inner.state).instances.get(&id).cloned();
+            if let Some(i) = instance {
+                let name = i.name.clone();
+                notify(inner, &name, DataSourceEvent::ClearIncrementalState(i));
+            }
+        }
+    }
+}
