@@ -318,6 +318,21 @@ impl Daemon {
         for f in self.files.values_mut() {
             let _ = f.flush();
         }
+        self.remove_socket_files();
+    }
+
+    /// Removes the socket files this daemon created.
+    fn remove_socket_files(&self) {
+        let paths = self
+            .cfg
+            .producer_sockets
+            .iter()
+            .chain(std::iter::once(&self.cfg.consumer_socket));
+        for ep in paths {
+            if let Endpoint::Path(p) = ep {
+                let _ = std::fs::remove_file(p);
+            }
+        }
     }
 
     fn accept(&mut self, index: usize) {

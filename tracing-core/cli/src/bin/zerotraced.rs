@@ -1,0 +1,126 @@
+//! `zerotraced`: the zerotrace tracing service, a drop-in for Perfetto's
+//! `traced` on the producer and consumer sockets.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+
+use clap::Parser;
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::ipc::socket::{consumer_socket_name, producer_socket_name};
+use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+
+/// The zerotrace tracing service (Perfetto's `traced` protocol).
+#[derive(Debug, Parser)]
+#[command(name = "zerotraced", version, about)]
+struct Args {
+    /// Producer socket(s), comma-separated: a path, `@abstract` or
+    /// `host:port` [default: $PERFETTO_PRODUCER_SOCK_NAME, else Perfetto's]
+    #[arg(long)]
+    producer_socket: Option<String>,
+    /// Consumer socket [default: $PERFETTO_CONSUMER_SOCK_NAME, else Perfetto's]
+    #[arg(long)]
+    consumer_socket: Option<String>,
+    /// Permissions of the producer socket file, octal
+    #[arg(long, default_value = "666")]
+    producer_socket_mode: String,
+    /// Permissions of the consumer socket file, octal (owner only by default)
+    #[arg(long, default_value = "600")]
+    consumer_socket_mode: String,
+    /// Detach from the terminal and run in the background
+    #[arg(long)]
+    background: bool,
+    /// More log output (repeat for more)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Only errors
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn mode(s: &str) -> Result<u32, String> {
+    u32::from_str_radix(s, 8).map_err(|_| format!("invalid octal mode {s:?}"))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("zerotraced: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let producers = args.producer_socket.unwrap_or_else(|| {
+        std::env::var("PERFETTO_PRODUCER_SOCK_NAME").unwrap_or_else(|_| producer_socket_name())
+    });
+    let consumer = args.consumer_socket.unwrap_or_else(consumer_socket_name);
+    let cfg = DaemonConfig {
+        producer_sockets: producers
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(Endpoint::parse)
+            .collect(),
+        consumer_socket: Endpoint::parse(&consumer),
+        producer_socket_mode: Some(mode(&args.producer_socket_mode)?),
+        consumer_socket_mode: Some(mode(&args.consumer_socket_mode)?),
+        log_level: if args.quiet { 0 } else { 1 + args.verbose },
+        ..DaemonConfig::default()
+    };
+    if args.background {
+        return background(&cfg.consumer_socket);
+    }
+    // SIGINT / SIGTERM write to this pair; the loop stops when it is readable.
+    let (signal_tx, signal_rx) = UnixStream::pair().map_err(|e| e.to_string())?;
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let tx = signal_tx.try_clone().map_err(|e| e.to_string())?;
+        signal_hook::low_level::pipe::register(sig, tx).map_err(|e| e.to_string())?;
+    }
+    let mut daemon = Daemon::bind(cfg.clone(), Some(OwnedFd::from(signal_rx)))
+        .map_err(|e| format!("cannot listen: {e}"))?;
+    if cfg.log_level >= 2 {
+        let names: Vec<String> = cfg
+            .producer_sockets
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        eprintln!(
+            "zerotraced: producers on {}, consumers on {}",
+            names.join(","),
+            cfg.consumer_socket
+        );
+    }
+    daemon.run().map_err(|e| e.to_string())
+}
+
+/// Starts the service again as a detached process (its own process group,
+/// no terminal), waits until its consumer socket accepts connections, and
+/// prints its pid.
+fn background(consumer: &Endpoint) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--background")
+        .collect();
+    let child = Command::new(exe)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the service: {e}"))?;
+    for _ in 0..200 {
+        if zerotrace_core::ipc::socket::connect(consumer).is_ok() {
+            println!("{}", child.id());
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    Err("the service did not start listening within 5 s".into())
+}
