@@ -27,9 +27,17 @@ struct Running {
 
 impl Running {
     fn start(name: &str) -> Running {
+        Running::start_on(name, false)
+    }
+
+    fn start_on(name: &str, tcp: bool) -> Running {
         let dir = std::env::temp_dir().join(format!("zt-e2e-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let producer = Endpoint::Path(dir.join("producer"));
+        let mut producer = if tcp {
+            Endpoint::Tcp("127.0.0.1:0".into())
+        } else {
+            Endpoint::Path(dir.join("producer"))
+        };
         let consumer = Endpoint::Path(dir.join("consumer"));
         let (stop, stop_rx) = UnixStream::pair().unwrap();
         let cfg = DaemonConfig {
@@ -42,10 +50,12 @@ impl Running {
         // The core is single-threaded (not Send): build it on its thread.
         let thread = std::thread::spawn(move || {
             let mut daemon = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-            ready_tx.send(()).unwrap();
+            ready_tx.send(daemon.producer_tcp_addr()).unwrap();
             daemon.run().unwrap();
         });
-        ready.recv().unwrap();
+        if let Some(addr) = ready.recv().unwrap() {
+            producer = Endpoint::Tcp(addr.to_string());
+        }
         Running {
             stop,
             thread: Some(thread),
@@ -97,7 +107,18 @@ fn data_packets(trace: &[u8]) -> Vec<Vec<u8>> {
 
 #[test]
 fn record_over_unix_sockets() {
-    let svc = Running::start("unix");
+    record(Running::start("unix"), true);
+}
+
+/// Over TCP no fd can pass: the service answers `use_shmem_emulation` and
+/// the producer sends its chunks inline; there are no kernel credentials,
+/// so the packets carry uid 0 and no pid.
+#[test]
+fn record_over_tcp_with_smb_emulation() {
+    record(Running::start_on("tcp", true), false);
+}
+
+fn record(svc: Running, unix: bool) {
     let producer = ProducerClient::connect(
         &svc.producer,
         ProducerOptions {
@@ -144,6 +165,14 @@ fn record_over_unix_sockets() {
     );
     let trace = consumer.read_trace().unwrap();
     let data = data_packets(&trace);
+    if data.len() != 500 {
+        for f in Decoder::new(&trace) {
+            let p = f.unwrap().as_bytes().unwrap();
+            if let Some(st) = TracePacketDecoder::new(p).trace_stats() {
+                eprintln!("trace stats: {st:?}");
+            }
+        }
+    }
     assert_eq!(data.len(), 500);
     for (i, p) in data.iter().enumerate() {
         let d = TracePacketDecoder::new(p);
@@ -152,10 +181,13 @@ fn record_over_unix_sockets() {
             Decoder::new(p).find_last(900).unwrap().as_bytes().unwrap(),
             payload(i as u64)
         );
-        assert_eq!(
-            d.trusted_uid(),
-            Some(rustix::process::getuid().as_raw() as i32)
-        );
-        assert_eq!(d.trusted_pid(), Some(std::process::id() as i32));
+        if unix {
+            let uid = rustix::process::getuid().as_raw() as i32;
+            assert_eq!(d.trusted_uid(), Some(uid));
+            assert_eq!(d.trusted_pid(), Some(std::process::id() as i32));
+        } else {
+            assert_eq!(d.trusted_uid(), Some(0), "no kernel credentials over TCP");
+            assert_eq!(d.trusted_pid(), None);
+        }
     }
 }

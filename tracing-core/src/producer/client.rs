@@ -25,7 +25,7 @@ use crate::producer::{
     ArbiterConfig, BufferExhaustedPolicy, CommitDataRequest, CommitSink, FlushCallback,
     ProducerError, SharedMemoryArbiter, TraceWriter,
 };
-use crate::shm::{MappedShm, SharedMemoryRegion};
+use crate::shm::{HeapShm, MappedShm, SharedMemoryRegion};
 
 /// A data source as the producer registers it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -161,6 +161,9 @@ struct State {
     instances: HashMap<u64, Instance>,
     started: Vec<Instance>,
     connected: bool,
+    /// The service cannot share memory with us (TCP): chunks travel inline.
+    emulation: bool,
+    smb_size: usize,
 }
 
 struct Inner {
@@ -180,11 +183,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The arbiter's commits, sent over the socket.
 struct IpcSink(Weak<Inner>);
 
-impl CommitSink for IpcSink {
-    fn commit_data(&self, request: CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let Some(inner) = self.0.upgrade() else {
-            return;
-        };
+/// Largest CommitData sent with inline chunks (the IPC frame limit, less
+/// the frame's own fields).
+const MAX_INLINE_REQUEST: usize = 120 * 1024;
+
+impl IpcSink {
+    fn send(&self, inner: &Inner, request: &CommitDataRequest, on_complete: Option<FlushCallback>) {
         let mut wire = lock(&inner.wire);
         let drop_reply = on_complete.is_none();
         match wire.invoke("CommitData", request.encode(), drop_reply) {
@@ -195,12 +199,55 @@ impl CommitSink for IpcSink {
             }
             Err(_) => {
                 // The service is gone; nobody will ack.
+                drop(wire);
                 if let Some(cb) = on_complete {
-                    drop(wire);
                     cb();
                 }
             }
         }
+    }
+}
+
+impl CommitSink for IpcSink {
+    fn commit_data(&self, mut request: CommitDataRequest, on_complete: Option<FlushCallback>) {
+        let Some(inner) = self.0.upgrade() else {
+            return;
+        };
+        let arbiter = {
+            let st = lock(&inner.state);
+            st.emulation.then(|| st.arbiter.clone()).flatten()
+        };
+        let Some(a) = arbiter else {
+            self.send(&inner, &request, on_complete);
+            return;
+        };
+        // SMB emulation: chunks travel inline, so one request may exceed
+        // the frame limit; send them in requests that fit, the patches, the
+        // flush id and the callback with the last one.
+        inline_chunks(&a, &mut request);
+        let mut moves = std::mem::take(&mut request.chunks_to_move)
+            .into_iter()
+            .peekable();
+        while moves.peek().is_some() {
+            let mut part = CommitDataRequest::default();
+            let mut size = 0;
+            while let Some(mv) = moves.peek() {
+                let len = mv.data.as_ref().map_or(0, Vec::len) + 32;
+                if size > 0 && size + len > MAX_INLINE_REQUEST {
+                    break;
+                }
+                size += len;
+                part.chunks_to_move.extend(moves.next());
+            }
+            if moves.peek().is_none() {
+                part.chunks_to_patch = std::mem::take(&mut request.chunks_to_patch);
+                part.flush_request_id = request.flush_request_id.take();
+                self.send(&inner, &part, on_complete);
+                return;
+            }
+            self.send(&inner, &part, None);
+        }
+        self.send(&inner, &request, on_complete);
     }
 
     fn commit_pending(&self) {
@@ -228,6 +275,25 @@ impl CommitSink for IpcSink {
             let args = encode(|mut m| m.append_uint32(1, writer_id as u32));
             let _ = lock(&inner.wire).invoke("UnregisterTraceWriter", args, true);
         }
+    }
+}
+
+/// SMB emulation: the service cannot see our buffer, so every chunk to move
+/// travels in the request (header and payload), and is freed here.
+fn inline_chunks(arbiter: &SharedMemoryArbiter, request: &mut CommitDataRequest) {
+    let abi = arbiter.abi();
+    for mv in &mut request.chunks_to_move {
+        let Ok(chunk) = abi.try_acquire_chunk_for_reading(mv.page as usize, mv.chunk as usize)
+        else {
+            continue;
+        };
+        let header = chunk.header();
+        let mut payload = Vec::new();
+        chunk.copy_payload(&mut payload);
+        let _ = abi.release_chunk_as_free(chunk);
+        let mut data = header.to_bytes().to_vec();
+        data.extend_from_slice(&payload);
+        mv.data = Some(data);
     }
 }
 
@@ -293,7 +359,10 @@ impl ProducerClient {
             wire: Mutex::new(wire),
             sources: Mutex::new(HashMap::new()),
             callbacks: Mutex::new(HashMap::new()),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                smb_size: opts.smb_size_hint as usize,
+                ..State::default()
+            }),
             changed: Condvar::new(),
             async_request,
             policy: opts.buffer_exhausted_policy,
@@ -394,7 +463,8 @@ impl ProducerClient {
     /// Sends everything committed so far; `callback` runs when the service
     /// has processed it.
     pub fn flush(&self, callback: Option<FlushCallback>) {
-        if let Some(a) = lock(&self.inner.state).arbiter.clone() {
+        let arbiter = lock(&self.inner.state).arbiter.clone();
+        if let Some(a) = arbiter {
             a.flush_pending_commit_data_requests(callback);
         } else if let Some(cb) = callback {
             cb();
@@ -464,8 +534,9 @@ fn read_loop(inner: Arc<Inner>, stream: Stream, init_id: u64) {
                     success,
                     ..
                 } if request_id == init_id => {
-                    let _ = InitializeConnectionResponseDecoder::new(&data);
+                    let r = InitializeConnectionResponseDecoder::new(&data);
                     let mut st = lock(&inner.state);
+                    st.emulation = r.use_shmem_emulation().unwrap_or(false);
                     st.connected = success;
                     inner.changed.notify_all();
                 }
@@ -524,21 +595,39 @@ fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
     let c = GetAsyncCommandResponseDecoder::new(data);
     if let Some(s) = c.setup_tracing() {
         let page = s.shared_buffer_page_size_kb().unwrap_or(4) as usize * 1024;
-        let Some(fd) = fds.pop() else {
-            return;
+        let (emulation, smb_size) = {
+            let st = lock(&inner.state);
+            (st.emulation, st.smb_size)
         };
-        fds.clear();
-        let Ok(st) = rustix::fs::fstat(&fd) else {
-            return;
+        let region: Arc<dyn SharedMemoryRegion> = if emulation {
+            // Our own buffer; its chunks are sent inline.
+            let size = if smb_size >= page {
+                smb_size
+            } else {
+                256 * 1024
+            };
+            match HeapShm::new(size - size % page) {
+                Ok(h) => Arc::new(h),
+                Err(_) => return,
+            }
+        } else {
+            let Some(fd) = fds.pop() else {
+                return;
+            };
+            fds.clear();
+            let Ok(st) = rustix::fs::fstat(&fd) else {
+                return;
+            };
+            // SAFETY: this is the producer's only mapping of the buffer; the
+            // arbiter built on it claims it.
+            let Ok(shm) = (unsafe { MappedShm::from_fd(fd, st.st_size as usize, false) }) else {
+                return;
+            };
+            Arc::new(shm)
         };
-        // SAFETY: this is the producer's only mapping of the buffer; the
-        // arbiter built on it claims it.
-        let Ok(shm) = (unsafe { MappedShm::from_fd(fd, st.st_size as usize, false) }) else {
-            return;
-        };
-        let region: Arc<dyn SharedMemoryRegion> = Arc::new(shm);
         let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
-        if let Ok(a) = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default()) {
+        let made = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default());
+        if let Ok(a) = made {
             let mut st = lock(&inner.state);
             st.arbiter = Some(a);
             st.page_size = page;
