@@ -372,7 +372,10 @@ fn prefault_all_memory() {
 
 fn config() -> Criterion<BenchClock> {
     let clock = BenchClock::from_env();
-    eprintln!("measuring {} (BENCH_CLOCK=wall for wall time)", clock.name());
+    eprintln!(
+        "measuring {} (BENCH_CLOCK=wall for wall time)",
+        clock.name()
+    );
     Criterion::default()
         .with_measurement(clock)
         .warm_up_time(Duration::from_secs(1))
