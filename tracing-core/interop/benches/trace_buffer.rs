@@ -153,7 +153,7 @@ impl Feed {
 
 /// A buffer under test.
 enum Buffer {
-    Ours(TraceBuffer),
+    Ours(Box<TraceBuffer>),
     Genuine(GenuineTraceBuffer),
     Floor(Vec<u8>),
 }
@@ -171,7 +171,7 @@ impl Buffer {
                     Case::Discard => FillPolicy::Discard,
                     Case::Ring => FillPolicy::RingBuffer,
                 };
-                Buffer::Ours(TraceBuffer::new(size, policy).expect("buffer"))
+                Buffer::Ours(Box::new(TraceBuffer::new(size, policy).expect("buffer")))
             }
             Variant::V1 => Buffer::Genuine(
                 GenuineTraceBuffer::new(BufferVersion::V1, size, genuine_policy).expect("V1"),

@@ -407,7 +407,10 @@ mod tests {
         });
         assert!(w.chunks.len() >= 290);
         // Reassemble each sequence from its chunks, trusting the flags.
-        let mut seqs: BTreeMap<(u16, u16), (Vec<Vec<u8>>, Vec<u8>, u32)> = BTreeMap::new();
+        /// Per sequence: packets so far, the packet being reassembled, the
+        /// next chunk id.
+        type State = (Vec<Vec<u8>>, Vec<u8>, u32);
+        let mut seqs: BTreeMap<(u16, u16), State> = BTreeMap::new();
         for c in &w.chunks {
             let (out, partial, next_id) = seqs.entry((c.producer, c.writer)).or_default();
             assert_eq!(c.chunk_id, *next_id, "chunks of a writer commit in order");
