@@ -64,7 +64,13 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", dir.display());
     // Not bundled into the rlib: the final link finds it in the cache.
     println!("cargo:rustc-link-lib=static:-bundle={LIB}");
-    println!("cargo:rustc-link-lib=dylib=stdc++");
+    let target = env::var("TARGET").unwrap_or_default();
+    let cxx_stdlib = if target.contains("apple") || target.contains("freebsd") {
+        "c++"
+    } else {
+        "stdc++"
+    };
+    println!("cargo:rustc-link-lib=dylib={cxx_stdlib}");
 }
 
 /// The compiler settings, identical for every cargo profile: optimized as

@@ -168,7 +168,9 @@ struct Sequence {
 impl Sequence {
     /// The record id of unread chunk `chunk_id`. Chunks nearly always
     /// arrive in id order, so a chunk id after the newest one is answered
-    /// without a search.
+    /// without a search. (Only ids spread over more than 2^31, which no
+    /// writer produces, have no consistent order; a copy of a chunk may then
+    /// be stored as a chunk of its own, read like any other.)
     fn find(&self, chunk_id: u32) -> Option<u64> {
         let &(newest, _) = self.chunks.back()?;
         if precedes(newest, chunk_id) {
