@@ -5,6 +5,13 @@
 //! `perfetto_protos` crate, fetched by cargo but never built or committed) and
 //! a `protoc` binary (from `protoc-bin-vendored`), so tests can decode our
 //! bytes with Google's own decoder and Perfetto's own schema.
+//!
+//! [`genuine`] wraps Perfetto's own service-side classes, compiled from the
+//! amalgamated C++ source of the `perfetto-sdk-sys` crate (see `build.rs`),
+//! and [`workload`] generates the chunk streams that compare them with ours.
+
+pub mod genuine;
+pub mod workload;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -33,6 +33,7 @@
 mod stats;
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 pub use stats::{BufferStats, CHUNK_FILL_BUCKETS, WriterStats, WriterStatsMap};
 
@@ -132,11 +133,12 @@ pub enum TraceBufferError {
 }
 
 /// One chunk copied into the ring, in commit order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Record {
     offset: usize,
     len: usize,
-    sequence: SequenceKey,
+    /// Index of its sequence in `TraceBuffer::sequences`.
+    seq: u32,
     chunk_id: u32,
     num_fragments: u16,
     flags: ChunkFlags,
@@ -150,14 +152,70 @@ struct Record {
 }
 
 /// The read state of one writer sequence.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 struct Sequence {
+    key: SequenceKey,
     /// Unread chunks in chunk-id order: (chunk id, record id).
     chunks: VecDeque<(u32, u64)>,
     /// Id of the last chunk read to the end.
     last_consumed: Option<u32>,
     /// Losses to report with the next packet.
     pending_loss: u32,
+    /// The read pass in which the sequence had nothing more to read.
+    stalled_in: u64,
+}
+
+impl Sequence {
+    /// The record id of unread chunk `chunk_id`. Chunks nearly always
+    /// arrive in id order, so a chunk id after the newest one is answered
+    /// without a search. (Only ids spread over more than 2^31, which no
+    /// writer produces, have no consistent order; a copy of a chunk may then
+    /// be stored as a chunk of its own, read like any other.)
+    fn find(&self, chunk_id: u32) -> Option<u64> {
+        let &(newest, _) = self.chunks.back()?;
+        if precedes(newest, chunk_id) {
+            return None;
+        }
+        self.chunks
+            .iter()
+            .rev()
+            .find(|&&(c, _)| c == chunk_id)
+            .map(|&(_, id)| id)
+    }
+
+    /// Drops record `id` from the unread chunks (nearly always the oldest).
+    fn remove(&mut self, id: u64) {
+        if self.chunks.front().is_some_and(|&(_, r)| r == id) {
+            self.chunks.pop_front();
+        } else {
+            self.chunks.retain(|&(_, r)| r != id);
+        }
+    }
+}
+
+/// Hashes a [`SequenceKey`] (two `u16`s) with one multiply: the index is
+/// looked up once per chunk copied in, and nowhere on the read path.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.0 = (self.0 << 16) | u64::from(n);
+    }
+
+    fn finish(&self) -> u64 {
+        // Fold the high half of the product into the low bits that pick
+        // the bucket, so that keys differing only in the producer id (every
+        // producer has a writer 1) spread too.
+        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 32)
+    }
 }
 
 /// Whether chunk id `a` comes before `b` (32-bit wrap-aware).
@@ -174,14 +232,24 @@ pub struct TraceBuffer {
     /// Records in commit order; `records[i]` has id `first_id + i`.
     records: VecDeque<Record>,
     first_id: u64,
-    sequences: HashMap<SequenceKey, Sequence>,
+    /// Every sequence seen, by index (records name theirs by index).
+    sequences: Vec<Sequence>,
+    /// Index into `sequences` by key.
+    index: HashMap<SequenceKey, u32, BuildHasherDefault<KeyHasher>>,
     stats: BufferStats,
     writer_stats: WriterStatsMap,
     /// Read pass state: the next record id to look at.
     scan: u64,
-    /// Sequences with nothing more to read in this pass.
-    stalled: Vec<SequenceKey>,
+    /// Read pass number (a sequence with `stalled_in == pass` has nothing
+    /// more to read in this pass).
+    pass: u64,
+    /// Scratch list of the chunks a packet is reassembled from.
+    parts: Vec<Part>,
 }
+
+/// A continuation of a packet being reassembled: record id, fragment
+/// range, and whether the chunk ends with it.
+type Part = (u64, usize, usize, bool);
 
 impl TraceBuffer {
     /// A buffer of `size` bytes.
@@ -195,14 +263,16 @@ impl TraceBuffer {
             write_pos: 0,
             records: VecDeque::new(),
             first_id: 0,
-            sequences: HashMap::new(),
+            sequences: Vec::new(),
+            index: HashMap::default(),
             stats: BufferStats {
                 buffer_size: size as u64,
                 ..BufferStats::default()
             },
             writer_stats: WriterStatsMap::new(),
             scan: 0,
-            stalled: Vec::new(),
+            pass: 1,
+            parts: Vec::new(),
         })
     }
 
@@ -262,9 +332,10 @@ impl TraceBuffer {
             );
             num_fragments = num_fragments.saturating_sub(1);
         }
-        let seq = self.sequences.entry(meta.sequence).or_default();
+        let s = self.sequence_index(meta.sequence);
+        let seq = &self.sequences[s];
         // A copy of a chunk already stored and not fully read: a re-commit.
-        if let Some(&(_, id)) = seq.chunks.iter().find(|(c, _)| *c == meta.chunk_id) {
+        if let Some(id) = seq.find(meta.chunk_id) {
             return self.rewrite(id, meta, flags, num_fragments, len, fill);
         }
         if seq
@@ -291,7 +362,7 @@ impl TraceBuffer {
         self.records.push_back(Record {
             offset,
             len,
-            sequence: meta.sequence,
+            seq: s as u32,
             chunk_id: meta.chunk_id,
             num_fragments,
             flags,
@@ -300,7 +371,7 @@ impl TraceBuffer {
             read_pos: 0,
             consumed: false,
         });
-        let seq = self.sequences.entry(meta.sequence).or_default();
+        let seq = &mut self.sequences[s];
         let at = seq
             .chunks
             .iter()
@@ -313,6 +384,22 @@ impl TraceBuffer {
         self.stats.chunks_written += 1;
         self.stats.bytes_written += len as u64;
         CopyOutcome::Stored
+    }
+
+    /// The index of `key`'s sequence, made on first use.
+    fn sequence_index(&mut self, key: SequenceKey) -> usize {
+        let next = self.sequences.len();
+        let s = *self.index.entry(key).or_insert(next as u32) as usize;
+        if s == next {
+            self.sequences.push(Sequence {
+                key,
+                chunks: VecDeque::new(),
+                last_consumed: None,
+                pending_loss: 0,
+                stalled_in: 0,
+            });
+        }
+        s
     }
 
     /// Replaces the stored copy `id` of a chunk with a new one (a scraped
@@ -397,9 +484,9 @@ impl TraceBuffer {
             }
             self.stats.chunks_overwritten += 1;
             self.stats.bytes_overwritten += rec.len as u64;
-            if let Some(seq) = self.sequences.get_mut(&rec.sequence) {
+            if let Some(seq) = self.sequences.get_mut(rec.seq as usize) {
                 seq.pending_loss |= DataLoss::PRESENT | DataLoss::OVERWRITE;
-                seq.chunks.retain(|&(_, r)| r != id);
+                seq.remove(id);
                 // Reading resumes after the overwritten chunk, so the chunk
                 // itself is not reported a second time as a gap.
                 if seq
@@ -438,12 +525,10 @@ impl TraceBuffer {
         patches: &[(u32, [u8; 4])],
         has_more: bool,
     ) -> bool {
-        let id = self.sequences.get(&sequence).and_then(|s| {
-            s.chunks
-                .iter()
-                .find(|&&(c, _)| c == chunk_id)
-                .map(|&(_, id)| id)
-        });
+        let id = self
+            .index
+            .get(&sequence)
+            .and_then(|&s| self.sequences[s as usize].find(chunk_id));
         let Some(rec) = id.and_then(|id| self.record(id)) else {
             self.stats.patches_failed += 1;
             return false;
@@ -471,36 +556,37 @@ impl TraceBuffer {
     /// Starts a read pass: the next reads start again from the oldest data.
     pub fn begin_read(&mut self) {
         self.scan = self.first_id;
-        self.stalled.clear();
+        self.pass += 1;
     }
 
     /// Appends the next readable packet to `out` and says whose it is, or
     /// returns `None` when nothing more can be read in this pass.
     pub fn read_next_packet(&mut self, out: &mut Vec<u8>) -> Option<PacketInfo> {
         loop {
-            let key = loop {
+            let s = loop {
                 let rec = self.record(self.scan)?;
-                if rec.consumed || self.stalled.contains(&rec.sequence) {
+                let s = rec.seq as usize;
+                if rec.consumed || self.sequences[s].stalled_in == self.pass {
                     self.scan += 1;
                     continue;
                 }
-                break rec.sequence;
+                break s;
             };
-            match self.read_sequence(key, out) {
+            match self.read_sequence(s, out) {
                 Some(info) => return Some(info),
-                None => self.stalled.push(key),
+                None => self.sequences[s].stalled_in = self.pass,
             }
         }
     }
 
-    /// Reads the next packet of one sequence, or `None` if it has none
+    /// Reads the next packet of sequence `s`, or `None` if it has none
     /// readable now.
-    fn read_sequence(&mut self, key: SequenceKey, out: &mut Vec<u8>) -> Option<PacketInfo> {
+    fn read_sequence(&mut self, s: usize, out: &mut Vec<u8>) -> Option<PacketInfo> {
         loop {
-            let &(chunk_id, id) = self.sequences.get(&key)?.chunks.front()?;
-            let rec = self.record(id)?.clone();
+            let &(chunk_id, id) = self.sequences[s].chunks.front()?;
+            let rec = *self.record(id)?;
             if rec.fragments_read == 0 && rec.read_pos == 0 {
-                self.note_gap(key, chunk_id);
+                self.note_gap(s, chunk_id);
             }
             if rec.flags.contains(ChunkFlags::CHUNK_NEEDS_PATCHING) {
                 return None;
@@ -510,15 +596,15 @@ impl TraceBuffer {
                     // A scraped copy: the rest comes with the real commit.
                     return None;
                 }
-                self.consume_front(key, id);
+                self.consume_front(s, id);
                 continue;
             }
             let payload = &self.data[rec.offset..rec.offset + rec.len];
             let (start, end) = match fragment_at(payload, rec.read_pos) {
                 Ok(range) => range,
                 Err(e) => {
-                    self.corrupt(key, e);
-                    self.consume_front(key, id);
+                    self.corrupt(s, e);
+                    self.consume_front(s, id);
                     continue;
                 }
             };
@@ -530,7 +616,7 @@ impl TraceBuffer {
                     .contains(ChunkFlags::FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK)
             {
                 // Its head was in a chunk that is gone or was never read.
-                self.lose(key, DataLoss::ORPHAN_CONTINUATION);
+                self.lose(s, DataLoss::ORPHAN_CONTINUATION);
                 self.advance(id, end);
                 continue;
             }
@@ -539,17 +625,11 @@ impl TraceBuffer {
                     .flags
                     .contains(ChunkFlags::LAST_PACKET_CONTINUES_ON_NEXT_CHUNK)
             {
-                match self.reassemble(key, id, start..end, out) {
-                    Reassembly::Done => {
-                        let loss = self.take_loss(key);
-                        return Some(PacketInfo {
-                            sequence: key,
-                            loss,
-                        });
-                    }
+                match self.reassemble(s, id, start..end, out) {
+                    Reassembly::Done => return Some(self.packet_info(s)),
                     Reassembly::Wait => return None,
                     Reassembly::Lost(reason) => {
-                        self.lose(key, reason);
+                        self.lose(s, reason);
                         self.advance(id, end);
                         continue;
                     }
@@ -560,30 +640,34 @@ impl TraceBuffer {
                 continue; // an empty fragment
             }
             out.extend_from_slice(&self.data[rec.offset + start..rec.offset + end]);
-            let loss = self.take_loss(key);
-            return Some(PacketInfo {
-                sequence: key,
-                loss,
-            });
+            return Some(self.packet_info(s));
         }
     }
 
     /// Completes the packet whose first part is `head` (in record `id`) from
-    /// the following chunks of the sequence.
+    /// the following chunks of sequence `s`.
     fn reassemble(
         &mut self,
-        key: SequenceKey,
+        s: usize,
         id: u64,
         head: core::ops::Range<usize>,
         out: &mut Vec<u8>,
     ) -> Reassembly {
-        let Some(seq) = self.sequences.get(&key) else {
-            return Reassembly::Wait;
-        };
-        // (record id, fragment end, whether the chunk ends there)
-        let mut parts: Vec<(u64, usize, usize, bool)> = Vec::new();
+        let mut parts = core::mem::take(&mut self.parts);
+        parts.clear();
+        let result = self.find_parts(s, &mut parts);
+        if let Reassembly::Done = result {
+            self.join_parts(s, id, head, &parts, out);
+        }
+        self.parts = parts;
+        result
+    }
+
+    /// Collects into `parts` the continuations of the packet that ends the
+    /// first unread chunk of sequence `s`, up to the chunk that ends it.
+    fn find_parts(&self, s: usize, parts: &mut Vec<Part>) -> Reassembly {
+        let seq = &self.sequences[s];
         let mut expect = seq.chunks.front().map_or(0, |c| c.0.wrapping_add(1));
-        let mut done = false;
         for &(chunk_id, next) in seq.chunks.iter().skip(1) {
             if chunk_id != expect {
                 return Reassembly::Lost(DataLoss::REASSEMBLY_GAP);
@@ -617,34 +701,41 @@ impl TraceBuffer {
                     .contains(ChunkFlags::LAST_PACKET_CONTINUES_ON_NEXT_CHUNK);
             parts.push((next, start, end, rec.num_fragments == 1));
             if !passes_through {
-                done = true;
-                break;
+                return Reassembly::Done;
             }
             expect = expect.wrapping_add(1);
         }
-        if !done {
-            return Reassembly::Wait;
+        Reassembly::Wait
+    }
+
+    /// Appends the packet made of `head` (in record `id`) and `parts` to
+    /// `out`, and marks those fragments read.
+    fn join_parts(
+        &mut self,
+        s: usize,
+        id: u64,
+        head: core::ops::Range<usize>,
+        parts: &[Part],
+        out: &mut Vec<u8>,
+    ) {
+        if let Some(rec) = self.record(id) {
+            let base = rec.offset;
+            out.extend_from_slice(&self.data[base + head.start..base + head.end]);
         }
-        let Some(head_rec) = self.record(id) else {
-            return Reassembly::Wait;
-        };
-        let base = head_rec.offset;
-        out.extend_from_slice(&self.data[base + head.start..base + head.end]);
-        for &(next, start, end, _) in &parts {
+        for &(next, start, end, _) in parts {
             if let Some(rec) = self.record(next) {
                 let o = rec.offset;
                 out.extend_from_slice(&self.data[o + start..o + end]);
             }
         }
         self.advance(id, head.end);
-        self.consume_front(key, id);
-        for (next, _, end, whole) in parts {
+        self.consume_front(s, id);
+        for &(next, _, end, whole) in parts {
             self.advance(next, end);
             if whole {
-                self.consume_front(key, next);
+                self.consume_front(s, next);
             }
         }
-        Reassembly::Done
     }
 
     /// Marks the fragment ending at `end` of record `id` as read.
@@ -655,8 +746,9 @@ impl TraceBuffer {
         }
     }
 
-    /// Record `id` (the sequence's first unread chunk) is read to the end.
-    fn consume_front(&mut self, key: SequenceKey, id: u64) {
+    /// Record `id` (the first unread chunk of sequence `s`) is read to the
+    /// end.
+    fn consume_front(&mut self, s: usize, id: u64) {
         let mut fill = None;
         if let Some(rec) = self.record_mut(id) {
             if !rec.consumed {
@@ -669,57 +761,55 @@ impl TraceBuffer {
         };
         self.stats.chunks_read += 1;
         self.stats.bytes_read += len as u64;
+        let seq = &mut self.sequences[s];
         self.writer_stats
-            .entry((key.producer, key.writer))
+            .entry((seq.key.producer, seq.key.writer))
             .or_default()
             .add(used as u64);
-        if let Some(seq) = self.sequences.get_mut(&key) {
-            seq.chunks.retain(|&(_, r)| r != id);
-            seq.last_consumed = Some(chunk_id);
-        }
+        seq.remove(id);
+        seq.last_consumed = Some(chunk_id);
     }
 
     /// Records a gap if `chunk_id` does not follow the last chunk read. The
     /// first chunk read of a sequence follows nothing: as Perfetto's buffer
     /// does, its first packet is flagged (without a reason bit), so a reader
     /// never assumes it holds the sequence from its start.
-    fn note_gap(&mut self, key: SequenceKey, chunk_id: u32) {
-        if let Some(seq) = self.sequences.get_mut(&key) {
-            let loss = match seq.last_consumed {
-                Some(last) if last.wrapping_add(1) != chunk_id => {
-                    DataLoss::PRESENT | DataLoss::READ_GAP
-                }
-                None => DataLoss::PRESENT,
-                _ => return,
-            };
-            seq.pending_loss |= loss;
-            // Report it once.
-            seq.last_consumed = Some(chunk_id.wrapping_sub(1));
-        }
+    fn note_gap(&mut self, s: usize, chunk_id: u32) {
+        let seq = &mut self.sequences[s];
+        let loss = match seq.last_consumed {
+            Some(last) if last.wrapping_add(1) != chunk_id => {
+                DataLoss::PRESENT | DataLoss::READ_GAP
+            }
+            None => DataLoss::PRESENT,
+            _ => return,
+        };
+        seq.pending_loss |= loss;
+        // Report it once.
+        seq.last_consumed = Some(chunk_id.wrapping_sub(1));
     }
 
-    fn corrupt(&mut self, key: SequenceKey, e: FragmentError) {
+    fn corrupt(&mut self, s: usize, e: FragmentError) {
         if matches!(e, FragmentError::DroppedPacket { .. }) {
             self.stats.trace_writer_packet_loss += 1;
-            self.lose(key, DataLoss::WRITER_ABORT);
+            self.lose(s, DataLoss::WRITER_ABORT);
         } else {
             self.stats.abi_violations += 1;
-            self.lose(key, DataLoss::CHUNK_CORRUPTED);
+            self.lose(s, DataLoss::CHUNK_CORRUPTED);
         }
     }
 
-    fn lose(&mut self, key: SequenceKey, reason: u32) {
-        if let Some(seq) = self.sequences.get_mut(&key) {
-            seq.pending_loss |= DataLoss::PRESENT | reason;
-        }
+    fn lose(&mut self, s: usize, reason: u32) {
+        self.sequences[s].pending_loss |= DataLoss::PRESENT | reason;
     }
 
-    fn take_loss(&mut self, key: SequenceKey) -> DataLoss {
-        DataLoss(
-            self.sequences
-                .get_mut(&key)
-                .map_or(0, |s| core::mem::take(&mut s.pending_loss)),
-        )
+    /// The packet just read of sequence `s`, with the losses reported
+    /// since its previous one.
+    fn packet_info(&mut self, s: usize) -> PacketInfo {
+        let seq = &mut self.sequences[s];
+        PacketInfo {
+            sequence: seq.key,
+            loss: DataLoss(core::mem::take(&mut seq.pending_loss)),
+        }
     }
 }
 
