@@ -33,19 +33,25 @@ impl Running {
     fn start_on(name: &str, tcp: bool) -> Running {
         let dir = std::env::temp_dir().join(format!("zt-e2e-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut producer = if tcp {
+        let producer = if tcp {
             Endpoint::Tcp("127.0.0.1:0".into())
         } else {
             Endpoint::Path(dir.join("producer"))
         };
         let consumer = Endpoint::Path(dir.join("consumer"));
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
         let cfg = DaemonConfig {
-            producer_sockets: vec![producer.clone()],
-            consumer_socket: consumer.clone(),
+            producer_sockets: vec![producer],
+            consumer_socket: consumer,
             log_level: 1,
             ..DaemonConfig::default()
         };
+        Running::with(cfg, dir)
+    }
+
+    fn with(cfg: DaemonConfig, dir: PathBuf) -> Running {
+        let mut producer = cfg.producer_sockets[0].clone();
+        let consumer = cfg.consumer_socket.clone();
+        let (stop, stop_rx) = UnixStream::pair().unwrap();
         let (ready_tx, ready) = std::sync::mpsc::channel();
         // The core is single-threaded (not Send): build it on its thread.
         let thread = std::thread::spawn(move || {
@@ -66,12 +72,19 @@ impl Running {
     }
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
+impl Running {
+    /// Stops the daemon (its sockets go away), keeping the directory.
+    fn stop(&mut self) {
         let _ = self.stop.write_all(&[1]);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -190,4 +203,251 @@ fn record(svc: Running, unix: bool) {
             assert_eq!(d.trusted_pid(), None);
         }
     }
+}
+
+fn write(producer: &ProducerClient, target: u16, from: u64, n: u64) {
+    let mut w = producer.create_trace_writer(target).unwrap();
+    for i in from..from + n {
+        w.packet(|p| {
+            p.set_timestamp(i);
+            p.message().append_bytes(900, &payload(i));
+        });
+    }
+    w.flush(None);
+    producer.flush_blocking(Duration::from_secs(10)).unwrap();
+}
+
+fn timestamps(trace: &[u8]) -> Vec<u64> {
+    data_packets(trace)
+        .iter()
+        .map(|p| TracePacketDecoder::new(p).timestamp().unwrap())
+        .collect()
+}
+
+fn record_session(consumer: &Endpoint, ds: &str, run: impl FnOnce()) -> Vec<u8> {
+    let mut c = ConsumerClient::connect(consumer).unwrap();
+    let s = c.enable_tracing(&config(4096, ds, |_| {}), None).unwrap();
+    run();
+    c.disable_tracing().unwrap();
+    assert_eq!(
+        c.wait_for_end(s, Some(Duration::from_secs(20))).unwrap(),
+        SessionEnd::Disabled
+    );
+    c.read_trace().unwrap()
+}
+
+/// The service restarts: the producer reconnects by itself, registers its
+/// data source again, and records into the new service's sessions.
+#[test]
+fn producer_reconnects_after_a_service_restart() {
+    let mut svc = Running::start("restart");
+    let producer = ProducerClient::connect(
+        &svc.producer,
+        ProducerOptions {
+            name: "phoenix".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: "r".into(),
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    let first = record_session(&svc.consumer.clone(), "r", || {
+        let i = producer
+            .wait_for_start("r", Duration::from_secs(10))
+            .unwrap();
+        write(&producer, i.target_buffer, 0, 10);
+    });
+    assert_eq!(timestamps(&first), (0..10).collect::<Vec<_>>());
+    svc.stop();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![svc.producer.clone()],
+        consumer_socket: svc.consumer.clone(),
+        log_level: 1,
+        ..DaemonConfig::default()
+    };
+    let svc2 = Running::with(cfg, svc.dir.clone());
+    producer.wait_connected(Duration::from_secs(20)).unwrap();
+    assert!(producer.reconnects() >= 1);
+    let second = record_session(&svc2.consumer.clone(), "r", || {
+        let i = producer
+            .wait_for_start("r", Duration::from_secs(10))
+            .unwrap();
+        write(&producer, i.target_buffer, 100, 10);
+    });
+    assert_eq!(timestamps(&second), (100..110).collect::<Vec<_>>());
+}
+
+/// Several producers and consumers at once, over an abstract socket for
+/// the producers: each session gets exactly its data sources' packets.
+#[test]
+fn several_producers_and_consumers() {
+    let dir = std::env::temp_dir().join(format!("zt-e2e-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![Endpoint::Abstract(format!(
+            "zt-e2e-many-{}",
+            std::process::id()
+        ))],
+        consumer_socket: Endpoint::Path(dir.join("consumer")),
+        log_level: 1,
+        ..DaemonConfig::default()
+    };
+    let svc = Running::with(cfg, dir);
+    let producers: Vec<ProducerClient> = (0..3)
+        .map(|i| {
+            let p = ProducerClient::connect(
+                &svc.producer,
+                ProducerOptions {
+                    name: format!("p{i}"),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            p.register_data_source(
+                DataSourceSpec {
+                    name: format!("ds{}", i % 2),
+                    ..Default::default()
+                },
+                |_| {},
+            )
+            .unwrap();
+            p
+        })
+        .collect();
+    let mut c0 = ConsumerClient::connect(&svc.consumer).unwrap();
+    let mut c1 = ConsumerClient::connect(&svc.consumer).unwrap();
+    let s0 = c0
+        .enable_tracing(&config(2048, "ds0", |_| {}), None)
+        .unwrap();
+    let s1 = c1
+        .enable_tracing(&config(2048, "ds1", |_| {}), None)
+        .unwrap();
+    for (i, p) in producers.iter().enumerate() {
+        let inst = p
+            .wait_for_start(&format!("ds{}", i % 2), Duration::from_secs(10))
+            .unwrap();
+        write(p, inst.target_buffer, 1000 * i as u64, 50);
+    }
+    c0.disable_tracing().unwrap();
+    c1.disable_tracing().unwrap();
+    c0.wait_for_end(s0, Some(Duration::from_secs(20))).unwrap();
+    c1.wait_for_end(s1, Some(Duration::from_secs(20))).unwrap();
+    let mut t0 = timestamps(&c0.read_trace().unwrap());
+    let t1 = timestamps(&c1.read_trace().unwrap());
+    t0.sort();
+    let mut expected0: Vec<u64> = (0..50).chain(2000..2050).collect();
+    expected0.sort();
+    assert_eq!(t0, expected0, "producers 0 and 2 (ds0)");
+    assert_eq!(t1, (1000..1050).collect::<Vec<_>>(), "producer 1 (ds1)");
+}
+
+/// A consumer that asks for its buffers and stops reading its socket is
+/// dropped after the send timeout; another session goes on meanwhile, and
+/// a consumer that disconnects mid-read leaves the service unharmed.
+#[test]
+fn a_stalled_consumer_does_not_block_the_service() {
+    let dir = std::env::temp_dir().join(format!("zt-e2e-slow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![Endpoint::Path(dir.join("producer"))],
+        consumer_socket: Endpoint::Path(dir.join("consumer")),
+        log_level: 0,
+        send_timeout_ms: 500,
+        max_send_queue: 64 << 20,
+        ..DaemonConfig::default()
+    };
+    let svc = Running::with(cfg, dir);
+    let producer = ProducerClient::connect(
+        &svc.producer,
+        ProducerOptions {
+            name: "big".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: "slow".into(),
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: "fast".into(),
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    // The stalled consumer: a session with megabytes of data, read but never drained.
+    let mut slow = ConsumerClient::connect(&svc.consumer).unwrap();
+    let ss = slow
+        .enable_tracing(&config(16 * 1024, "slow", |_| {}), None)
+        .unwrap();
+    let inst = producer
+        .wait_for_start("slow", Duration::from_secs(10))
+        .unwrap();
+    write(&producer, inst.target_buffer, 0, 3000);
+    slow.disable_tracing().unwrap();
+    slow.wait_for_end(ss, Some(Duration::from_secs(20)))
+        .unwrap();
+    slow.channel()
+        .call("ReadBuffers", Vec::new(), false)
+        .unwrap();
+    // Meanwhile another session records and reads normally.
+    let t = record_session(&svc.consumer.clone(), "fast", || {
+        let i = producer
+            .wait_for_start("fast", Duration::from_secs(10))
+            .unwrap();
+        write(&producer, i.target_buffer, 50_000, 20);
+    });
+    assert_eq!(timestamps(&t), (50_000..50_020).collect::<Vec<_>>());
+    // The stalled consumer is dropped by the service.
+    std::thread::sleep(Duration::from_millis(3000));
+    let mut dropped = false;
+    for _ in 0..50 {
+        match slow
+            .channel()
+            .poll_reply(u64::MAX, Duration::from_millis(100))
+        {
+            Err(_) => {
+                dropped = true;
+                break;
+            }
+            Ok(_) => {}
+        }
+    }
+    assert!(dropped, "the service closed the stalled connection");
+    // A consumer that disconnects mid-read.
+    let mut quitter = ConsumerClient::connect(&svc.consumer).unwrap();
+    let qs = quitter
+        .enable_tracing(&config(4096, "fast", |_| {}), None)
+        .unwrap();
+    let i = producer
+        .wait_for_start("fast", Duration::from_secs(10))
+        .unwrap();
+    write(&producer, i.target_buffer, 7, 500);
+    quitter.disable_tracing().unwrap();
+    quitter
+        .wait_for_end(qs, Some(Duration::from_secs(20)))
+        .unwrap();
+    quitter
+        .channel()
+        .call("ReadBuffers", Vec::new(), false)
+        .unwrap();
+    drop(quitter);
+    // The service still serves.
+    let mut c = ConsumerClient::connect(&svc.consumer).unwrap();
+    assert!(!c.query_service_state().unwrap().is_empty());
 }

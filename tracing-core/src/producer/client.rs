@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -172,8 +173,17 @@ struct Inner {
     callbacks: Mutex<HashMap<u64, FlushCallback>>,
     state: Mutex<State>,
     changed: Condvar,
-    async_request: u64,
+    /// The GetAsyncCommand request of the current connection.
+    async_request: AtomicU64,
     policy: BufferExhaustedPolicy,
+    endpoint: Endpoint,
+    opts: ProducerOptions,
+    /// The client is being dropped: no more reconnects.
+    closing: AtomicBool,
+    /// A clone of the current connection's socket, to shut it down.
+    read_stream: Mutex<Option<Stream>>,
+    /// Connections made after the first.
+    reconnects: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -307,7 +317,49 @@ fn encode(f: impl FnOnce(protozero::Message<'_>)) -> Vec<u8> {
 pub struct ProducerClient {
     inner: Arc<Inner>,
     reader: Option<JoinHandle<()>>,
-    read_stream: Option<Stream>,
+}
+
+fn clone_stream(s: &Stream) -> io::Result<Stream> {
+    Ok(match s {
+        Stream::Unix(u) => Stream::Unix(u.try_clone()?),
+        Stream::Tcp(t) => Stream::Tcp(t.try_clone()?),
+    })
+}
+
+/// Connects, binds ProducerPort, and sends InitializeConnection and
+/// GetAsyncCommand without waiting (as Perfetto's clients pipeline them).
+/// Returns the write side, a read clone and the two request ids.
+fn open(endpoint: &Endpoint, opts: &ProducerOptions) -> io::Result<(Wire, Stream, u64, u64)> {
+    let stream = connect(endpoint)?;
+    stream.set_nonblocking(false)?;
+    let read = clone_stream(&stream)?;
+    let mut conn = ClientConnection::new("ProducerPort");
+    let init = encode(|m| {
+        let mut r = InitializeConnectionRequest::from_message(m);
+        r.set_shared_memory_page_size_hint_bytes(opts.page_size_hint);
+        r.set_shared_memory_size_hint_bytes(opts.smb_size_hint);
+        r.set_producer_name(&opts.name);
+        r.set_smb_scraping_mode_raw(1);
+        r.set_sdk_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
+    });
+    let init_id = conn.invoke("InitializeConnection", init, false);
+    let async_request = conn.invoke("GetAsyncCommand", Vec::new(), false);
+    let mut wire = Wire { stream, conn };
+    wire.send()?;
+    Ok((wire, read, init_id, async_request))
+}
+
+/// The RegisterDataSource arguments for `spec`.
+fn register_args(spec: &DataSourceSpec) -> Vec<u8> {
+    let desc = encode(|m| {
+        let mut d = DescriptorWriter::from_message(m);
+        d.set_name(&spec.name);
+        d.set_will_notify_on_stop(spec.will_notify_on_stop);
+        d.set_will_notify_on_start(spec.will_notify_on_start);
+        d.set_handles_incremental_state_clear(spec.handles_incremental_state_clear);
+        d.set_no_flush(spec.no_flush);
+    });
+    encode(|mut m| m.append_bytes(1, &desc))
 }
 
 impl std::fmt::Debug for ProducerClient {
@@ -327,9 +379,9 @@ impl ProducerClient {
     ) -> Result<ProducerClient, ProducerClientError> {
         let deadline = Instant::now() + opts.connect_timeout;
         let mut backoff = Duration::from_millis(20);
-        let stream = loop {
-            match connect(endpoint) {
-                Ok(s) => break s,
+        let (wire, read, init_id, async_request) = loop {
+            match open(endpoint, &opts) {
+                Ok(c) => break c,
                 Err(e) if Instant::now() + backoff > deadline => return Err(e.into()),
                 Err(_) => {
                     std::thread::sleep(backoff);
@@ -337,24 +389,6 @@ impl ProducerClient {
                 }
             }
         };
-        stream.set_nonblocking(false)?;
-        let read_stream = match &stream {
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-        };
-        let mut conn = ClientConnection::new("ProducerPort");
-        let init = encode(|m| {
-            let mut r = InitializeConnectionRequest::from_message(m);
-            r.set_shared_memory_page_size_hint_bytes(opts.page_size_hint);
-            r.set_shared_memory_size_hint_bytes(opts.smb_size_hint);
-            r.set_producer_name(&opts.name);
-            r.set_smb_scraping_mode_raw(1);
-            r.set_sdk_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
-        });
-        let init_id = conn.invoke("InitializeConnection", init, false);
-        let async_request = conn.invoke("GetAsyncCommand", Vec::new(), false);
-        let mut wire = Wire { stream, conn };
-        wire.send()?;
         let inner = Arc::new(Inner {
             wire: Mutex::new(wire),
             sources: Mutex::new(HashMap::new()),
@@ -364,26 +398,37 @@ impl ProducerClient {
                 ..State::default()
             }),
             changed: Condvar::new(),
-            async_request,
+            async_request: AtomicU64::new(async_request),
             policy: opts.buffer_exhausted_policy,
+            endpoint: endpoint.clone(),
+            opts,
+            closing: AtomicBool::new(false),
+            read_stream: Mutex::new(Some(clone_stream(&read)?)),
+            reconnects: AtomicU64::new(0),
         });
         let reader_inner = inner.clone();
-        let rs = match &read_stream {
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-        };
         let reader = std::thread::Builder::new()
             .name("zerotrace-producer".into())
-            .spawn(move || read_loop(reader_inner, rs, init_id))?;
+            .spawn(move || read_loop(reader_inner, read, init_id))?;
         let client = ProducerClient {
             inner,
             reader: Some(reader),
-            read_stream: Some(read_stream),
         };
         client
             .wait(Duration::from_secs(10), |s| s.connected)
             .map_err(|_| ProducerClientError::Timeout("InitializeConnection"))?;
         Ok(client)
+    }
+
+    /// How many times the client reconnected after losing the service.
+    pub fn reconnects(&self) -> u64 {
+        self.inner.reconnects.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the client is connected (again).
+    pub fn wait_connected(&self, timeout: Duration) -> Result<(), ProducerClientError> {
+        self.wait(timeout, |s| s.connected)
+            .map_err(|_| ProducerClientError::Timeout("a connection"))
     }
 
     fn wait(&self, timeout: Duration, ready: impl Fn(&State) -> bool) -> Result<(), ()> {
@@ -411,15 +456,7 @@ impl ProducerClient {
         spec: DataSourceSpec,
         callback: impl Fn(&DataSourceEvent) + Send + Sync + 'static,
     ) -> Result<(), ProducerClientError> {
-        let desc = encode(|m| {
-            let mut d = DescriptorWriter::from_message(m);
-            d.set_name(&spec.name);
-            d.set_will_notify_on_stop(spec.will_notify_on_stop);
-            d.set_will_notify_on_start(spec.will_notify_on_start);
-            d.set_handles_incremental_state_clear(spec.handles_incremental_state_clear);
-            d.set_no_flush(spec.no_flush);
-        });
-        let args = encode(|mut m| m.append_bytes(1, &desc));
+        let args = register_args(&spec);
         lock(&self.inner.sources).insert(
             spec.name.clone(),
             SourceEntry {
@@ -500,7 +537,8 @@ impl ProducerClient {
 
 impl Drop for ProducerClient {
     fn drop(&mut self) {
-        if let Some(s) = self.read_stream.take() {
+        self.inner.closing.store(true, Ordering::Relaxed);
+        if let Some(s) = lock(&self.inner.read_stream).take() {
             let _ = match &s {
                 Stream::Unix(u) => u.shutdown(std::net::Shutdown::Both),
                 Stream::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
@@ -512,20 +550,61 @@ impl Drop for ProducerClient {
     }
 }
 
-/// The reader thread: replies and the service's commands.
-fn read_loop(inner: Arc<Inner>, stream: Stream, init_id: u64) {
+/// The reader thread: replies and the service's commands; after the
+/// service goes away, it reconnects with a growing back-off and registers
+/// the data sources again (until the client is dropped).
+fn read_loop(inner: Arc<Inner>, mut stream: Stream, mut init_id: u64) {
+    loop {
+        serve(&inner, &stream, init_id);
+        finish(&inner);
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            if inner.closing.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_secs(2));
+            let Ok((wire, read, init, async_request)) = open(&inner.endpoint, &inner.opts) else {
+                continue;
+            };
+            let Ok(shutdown_clone) = clone_stream(&read) else {
+                continue;
+            };
+            *lock(&inner.wire) = wire;
+            *lock(&inner.read_stream) = Some(shutdown_clone);
+            inner.async_request.store(async_request, Ordering::Relaxed);
+            inner.reconnects.fetch_add(1, Ordering::Relaxed);
+            let specs: Vec<DataSourceSpec> = lock(&inner.sources)
+                .values()
+                .map(|s| s.spec.clone())
+                .collect();
+            {
+                let mut w = lock(&inner.wire);
+                for spec in &specs {
+                    let _ = w.invoke("RegisterDataSource", register_args(spec), true);
+                }
+            }
+            (stream, init_id) = (read, init);
+            break;
+        }
+    }
+}
+
+/// Serves one connection until it ends.
+fn serve(inner: &Arc<Inner>, stream: &Stream, init_id: u64) {
     let mut buf = vec![0u8; 128 * 1024];
     let mut fds: Vec<OwnedFd> = Vec::new();
     loop {
         let n = match stream.recv(&mut buf, &mut fds) {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
         let events = lock(&inner.wire).conn.receive(&buf[..n]);
         // Calls held for the bind reply go out now.
         if lock(&inner.wire).send().is_err() {
-            break;
+            return;
         }
+        let async_request = inner.async_request.load(Ordering::Relaxed);
         for ev in events {
             match ev {
                 ClientEvent::Reply {
@@ -542,8 +621,8 @@ fn read_loop(inner: Arc<Inner>, stream: Stream, init_id: u64) {
                 }
                 ClientEvent::Reply {
                     request_id, data, ..
-                } if request_id == inner.async_request => {
-                    command(&inner, &data, &mut fds);
+                } if request_id == async_request => {
+                    command(inner, &data, &mut fds);
                 }
                 ClientEvent::Reply {
                     request_id,
@@ -554,17 +633,21 @@ fn read_loop(inner: Arc<Inner>, stream: Stream, init_id: u64) {
                         cb();
                     }
                 }
-                ClientEvent::Fatal(_) => return finish(&inner),
+                ClientEvent::Fatal(_) => return,
                 _ => {}
             }
         }
     }
-    finish(&inner);
 }
 
+/// The connection is gone: its SMB, instances and pending acks with it.
 fn finish(inner: &Inner) {
     let mut st = lock(&inner.state);
     st.connected = false;
+    st.arbiter = None;
+    st.instances.clear();
+    st.started.clear();
+    st.emulation = false;
     inner.changed.notify_all();
     drop(st);
     for (_, cb) in lock(&inner.callbacks).drain() {
