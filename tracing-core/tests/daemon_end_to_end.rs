@@ -415,19 +415,11 @@ fn a_stalled_consumer_does_not_block_the_service() {
     assert_eq!(timestamps(&t), (50_000..50_020).collect::<Vec<_>>());
     // The stalled consumer is dropped by the service.
     std::thread::sleep(Duration::from_millis(3000));
-    let mut dropped = false;
-    for _ in 0..50 {
-        match slow
-            .channel()
+    let dropped = (0..50).any(|_| {
+        slow.channel()
             .poll_reply(u64::MAX, Duration::from_millis(100))
-        {
-            Err(_) => {
-                dropped = true;
-                break;
-            }
-            Ok(_) => {}
-        }
-    }
+            .is_err()
+    });
     assert!(dropped, "the service closed the stalled connection");
     // A consumer that disconnects mid-read.
     let mut quitter = ConsumerClient::connect(&svc.consumer).unwrap();
