@@ -1,0 +1,233 @@
+//! Hostile IPC peers against the daemon: oversized and malformed frames,
+//! unknown methods, fds nobody asked for, producer-provided buffers that are
+//! not sealed memfds. The offender is refused or dropped; everyone else goes
+//! on, and no fd leaks.
+#![cfg(target_os = "linux")]
+
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
+use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::shm::MappedShm;
+use zerotrace_protos::protos::{InitializeConnectionRequest, InitializeConnectionResponseDecoder};
+
+struct Svc {
+    stop: UnixStream,
+    thread: Option<JoinHandle<()>>,
+    producer: Endpoint,
+    dir: PathBuf,
+}
+
+impl Svc {
+    fn start(name: &str) -> Svc {
+        let dir = std::env::temp_dir().join(format!("zt-hostile-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let producer = Endpoint::Path(dir.join("p"));
+        let cfg = DaemonConfig {
+            producer_sockets: vec![producer.clone()],
+            consumer_socket: Endpoint::Path(dir.join("c")),
+            log_level: 0,
+            ..DaemonConfig::default()
+        };
+        let (stop, rx) = UnixStream::pair().unwrap();
+        let (tx, ready) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut d = Daemon::bind(cfg, Some(OwnedFd::from(rx))).unwrap();
+            tx.send(()).unwrap();
+            d.run().unwrap();
+        });
+        ready.recv().unwrap();
+        Svc {
+            stop,
+            thread: Some(thread),
+            producer,
+            dir,
+        }
+    }
+}
+
+impl Drop for Svc {
+    fn drop(&mut self) {
+        let _ = self.stop.write_all(&[1]);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A raw client: frames out, events in.
+struct Raw {
+    s: Stream,
+    c: ClientConnection,
+}
+
+impl Raw {
+    fn connect(ep: &Endpoint) -> Raw {
+        let s = connect(ep).unwrap();
+        s.set_nonblocking(false).unwrap();
+        let mut r = Raw {
+            s,
+            c: ClientConnection::new("ProducerPort"),
+        };
+        r.flush(None);
+        r
+    }
+
+    fn flush(&mut self, fd: Option<std::os::fd::BorrowedFd<'_>>) {
+        let mut fd = fd;
+        for f in self.c.take_transmit() {
+            self.s.send(&f, fd.take()).unwrap();
+        }
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        let _ = self.s.send(bytes, None);
+    }
+
+    /// Events until `done` says so or the connection ends (`None`).
+    fn until(&mut self, done: impl Fn(&ClientEvent) -> bool) -> Option<ClientEvent> {
+        let Stream::Unix(u) = &self.s else {
+            unreachable!()
+        };
+        u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = vec![0u8; 65536];
+        let mut fds = Vec::new();
+        loop {
+            let n = self.s.recv(&mut buf, &mut fds).ok()?;
+            if n == 0 {
+                return None;
+            }
+            let evs = self.c.receive(&buf[..n]);
+            self.flush(None);
+            if let Some(e) = evs.into_iter().find(|e| done(e)) {
+                return Some(e);
+            }
+        }
+    }
+}
+
+fn init_args(provided: bool) -> Vec<u8> {
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut r = InitializeConnectionRequest::from_message(w.root());
+        r.set_producer_name("hostile");
+        r.set_shared_memory_page_size_hint_bytes(4096);
+        r.set_producer_provided_shmem(provided);
+    }
+    w.finish().unwrap()
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+#[test]
+fn oversized_and_malformed_frames() {
+    let svc = Svc::start("frames");
+    // Bound, then a malformed frame (dropped), then a call that still works.
+    let mut a = Raw::connect(&svc.producer);
+    a.raw(&[3, 0, 0, 0, 0xff, 0xff, 0xff]);
+    let id = a.c.invoke("InitializeConnection", init_args(false), false);
+    a.flush(None);
+    let e = a.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id));
+    assert!(
+        matches!(e, Some(ClientEvent::Reply { success: true, .. })),
+        "{e:?}"
+    );
+    // An unknown method id is rejected, not a disconnect.
+    a.raw(
+        &Frame {
+            request_id: 77,
+            msg: FrameMsg::Invoke {
+                service_id: 1,
+                method_id: 999,
+                args: vec![],
+                drop_reply: false,
+            },
+        }
+        .encode(),
+    );
+    // (The client does not know request 77; read the raw reply instead.)
+    let id = a.c.invoke("Sync", vec![], false);
+    a.flush(None);
+    assert!(
+        a.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id))
+            .is_some()
+    );
+    // An oversized frame ends that connection only.
+    let mut b = Raw::connect(&svc.producer);
+    b.raw(&(200_000u32).to_le_bytes());
+    b.raw(&[0u8; 1024]);
+    assert!(b.until(|_| false).is_none(), "the offender is disconnected");
+    let id = a.c.invoke("Sync", vec![], false);
+    a.flush(None);
+    assert!(
+        a.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id))
+            .is_some(),
+        "others go on"
+    );
+}
+
+#[test]
+fn producer_provided_buffers_must_be_sealed_memfds() {
+    let svc = Svc::start("smb");
+    for (shm, accepted) in [
+        (MappedShm::create_memfd(64 * 1024).unwrap(), true),
+        (MappedShm::create_tmpfile(64 * 1024).unwrap(), false),
+    ] {
+        let mut r = Raw::connect(&svc.producer);
+        // Wait for the bind so the fd goes with the InitializeConnection frame.
+        r.until(|e| matches!(e, ClientEvent::Bound { .. }));
+        let id = r.c.invoke("InitializeConnection", init_args(true), false);
+        r.flush(Some(shm.fd()));
+        let Some(ClientEvent::Reply { data, .. }) =
+            r.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id))
+        else {
+            panic!("no reply");
+        };
+        let d = InitializeConnectionResponseDecoder::new(&data);
+        assert_eq!(
+            d.using_shmem_provided_by_producer(),
+            Some(accepted),
+            "sealed: {accepted}"
+        );
+    }
+}
+
+#[test]
+fn unexpected_fds_are_closed() {
+    let svc = Svc::start("fds");
+    let before = open_fds();
+    for _ in 0..20 {
+        let mut r = Raw::connect(&svc.producer);
+        r.until(|e| matches!(e, ClientEvent::Bound { .. }));
+        let shm = MappedShm::create(4096).unwrap();
+        // A Sync with an fd nobody asked for, several times.
+        for _ in 0..3 {
+            r.c.invoke("Sync", vec![], false);
+            r.flush(Some(shm.fd().as_fd()));
+        }
+        drop(shm);
+        let id = r.c.invoke("Sync", vec![], false);
+        r.flush(None);
+        r.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id));
+    }
+    // Connections closed by the clients; give the daemon a moment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while open_fds() > before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        open_fds() <= before,
+        "{} fds open, {} before",
+        open_fds(),
+        before
+    );
+}
