@@ -1022,3 +1022,82 @@ fn inline_chunks_and_a_patch_after_its_chunk_was_overwritten() {
         );
     }
 }
+
+/// The SMB is sized at the first data-source setup: the config's
+/// `producers` entry first, then the producer's hints, then the defaults;
+/// invalid sizes fall back to the defaults.
+#[test]
+fn the_smb_is_sized_by_config_then_hints_then_defaults() {
+    use zerotrace_core::shm::SharedMemoryRegion;
+    let cases: [(Option<(u32, u32)>, (u32, u32), (usize, u32)); 4] = [
+        (Some((512, 8)), (0, 0), (512 * 1024, 8)),
+        (None, (128 * 1024, 16 * 1024), (128 * 1024, 16)),
+        (None, (0, 0), (256 * 1024, 4)),
+        (Some((100, 3)), (0, 0), (256 * 1024, 4)),
+    ];
+    for (from_config, (size_hint, page_hint), (size, page_kb)) in cases {
+        let mut h = Harness::new();
+        let p = h
+            .svc
+            .producer_connected(
+                h.now,
+                Default::default(),
+                zerotrace_core::service::ProducerTransport { can_pass_fds: true },
+            )
+            .unwrap();
+        h.producers.insert(
+            p,
+            SimProducer {
+                id: p,
+                name: "sized".into(),
+                async_request: zerotrace_core::service::RequestId(u64::MAX),
+                arbiter: None,
+                rx: None,
+                commands: Vec::new(),
+            },
+        );
+        h.pcall(
+            p,
+            ProducerCall::InitializeConnection {
+                page_size_hint: page_hint,
+                smb_size_hint: size_hint,
+                name: "sized".into(),
+                smb_scraping_mode: 0,
+                producer_provided_shmem: false,
+                sdk_version: String::new(),
+            },
+        );
+        let r = h.request();
+        h.producers.get_mut(&p).unwrap().async_request = r;
+        h.svc
+            .handle_producer_call(h.now, p, r, ProducerCall::GetAsyncCommand, None);
+        h.drain();
+        h.register(p, "ds", false, false);
+        let c = h.consumer(0);
+        h.enable(
+            c,
+            config(&[(64, false)], &[("ds", 0)], |cfg| {
+                if let Some((kb, page)) = from_config {
+                    cfg.add_producers()
+                        .set_producer_name("sized")
+                        .set_shm_size_kb(kb)
+                        .set_page_size_kb(page);
+                }
+            }),
+        );
+        let cmds = h.take_commands(p);
+        let setup = GetAsyncCommandResponseDecoder::new(&cmds[0])
+            .setup_tracing()
+            .unwrap();
+        assert_eq!(
+            setup.shared_buffer_page_size_kb(),
+            Some(page_kb),
+            "{from_config:?} {size_hint}"
+        );
+        assert_eq!(
+            h.shared.borrow().smbs[&p].size(),
+            size,
+            "{from_config:?} {size_hint}"
+        );
+    }
+}
