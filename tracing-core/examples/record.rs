@@ -55,28 +55,36 @@ fn record(out: &str, ms: u32) -> Result<(usize, usize), Box<dyn std::error::Erro
     let (producer_ep, consumer_ep) = (cfg.producer_sockets[0].clone(), cfg.consumer_socket.clone());
     let (mut stop, stop_rx) = UnixStream::pair()?;
     let (ready_tx, ready) = std::sync::mpsc::channel();
-    let service = std::thread::spawn(move || {
-        match Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))) {
-            Ok(mut d) => {
-                let _ = ready_tx.send(Ok(()));
-                let _ = d.run();
-            }
-            Err(e) => {
-                let _ = ready_tx.send(Err(e.to_string()));
-            }
-        }
-    });
+    let service =
+        std::thread::spawn(
+            move || match Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))) {
+                Ok(mut d) => {
+                    let _ = ready_tx.send(Ok(()));
+                    let _ = d.run();
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                }
+            },
+        );
     ready.recv()??;
 
     // A producer with a track_event data source.
     let producer = Arc::new(ProducerClient::connect(
         &producer_ep,
-        ProducerOptions { name: "zerotrace-record-demo".into(), ..Default::default() },
+        ProducerOptions {
+            name: "zerotrace-record-demo".into(),
+            ..Default::default()
+        },
     )?);
     let running = Arc::new(AtomicBool::new(false));
     let flag = running.clone();
     producer.register_data_source(
-        DataSourceSpec { name: "track_event".into(), will_notify_on_stop: true, ..Default::default() },
+        DataSourceSpec {
+            name: "track_event".into(),
+            will_notify_on_stop: true,
+            ..Default::default()
+        },
         move |e| match e {
             DataSourceEvent::Start(_) => flag.store(true, Ordering::Release),
             DataSourceEvent::Stop(_) => flag.store(false, Ordering::Release),
@@ -99,35 +107,48 @@ fn record(out: &str, ms: u32) -> Result<(usize, usize), Box<dyn std::error::Erro
     // Write until the service stops the data source.
     let writer_producer = producer.clone();
     let writer = std::thread::spawn(move || -> Result<(), String> {
-        let mut w = writer_producer.create_trace_writer(instance.target_buffer).map_err(|e| e.to_string())?;
+        let mut w = writer_producer
+            .create_trace_writer(instance.target_buffer)
+            .map_err(|e| e.to_string())?;
         w.packet(|p| {
             p.set_timestamp(boottime_ns());
             p.set_sequence_flags(1);
             let mut t = p.begin_track_descriptor();
             t.set_uuid(PROCESS_TRACK);
-            t.begin_process().set_pid(std::process::id() as i32).set_process_name("zerotrace record");
+            t.begin_process()
+                .set_pid(std::process::id() as i32)
+                .set_process_name("zerotrace record");
         });
         w.packet(|p| {
             p.set_timestamp(boottime_ns());
             let mut t = p.begin_track_descriptor();
             t.set_uuid(THREAD_TRACK).set_parent_uuid(PROCESS_TRACK);
-            t.begin_thread().set_pid(std::process::id() as i32).set_tid(1).set_thread_name("worker");
+            t.begin_thread()
+                .set_pid(std::process::id() as i32)
+                .set_tid(1)
+                .set_thread_name("worker");
         });
         w.packet(|p| {
             p.set_timestamp(boottime_ns());
             let mut t = p.begin_track_descriptor();
-            t.set_uuid(COUNTER_TRACK).set_parent_uuid(PROCESS_TRACK).set_name("queue depth");
+            t.set_uuid(COUNTER_TRACK)
+                .set_parent_uuid(PROCESS_TRACK)
+                .set_name("queue depth");
             t.begin_counter();
         });
         let start = Instant::now();
         let mut i = 0u64;
         while running.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60) {
             slice(&mut w, "frame", || {});
-            slice(&mut w, "update", || std::thread::sleep(Duration::from_micros(200)));
+            slice(&mut w, "update", || {
+                std::thread::sleep(Duration::from_micros(200))
+            });
             w.packet(|p| {
                 p.set_timestamp(boottime_ns());
                 let mut e = p.begin_track_event();
-                e.set_type_raw(4).set_track_uuid(COUNTER_TRACK).set_counter_value((i % 17) as i64);
+                e.set_type_raw(4)
+                    .set_track_uuid(COUNTER_TRACK)
+                    .set_counter_value((i % 17) as i64);
             });
             i += 1;
             std::thread::sleep(Duration::from_millis(2));
@@ -156,7 +177,9 @@ fn slice(w: &mut zerotrace_core::producer::TraceWriter, name: &str, body: impl F
     w.packet(|p| {
         p.set_timestamp(boottime_ns());
         let mut e = p.begin_track_event();
-        e.set_type_raw(1).set_track_uuid(THREAD_TRACK).set_name(name);
+        e.set_type_raw(1)
+            .set_track_uuid(THREAD_TRACK)
+            .set_name(name);
     });
     body();
     w.packet(|p| {

@@ -1029,7 +1029,9 @@ fn inline_chunks_and_a_patch_after_its_chunk_was_overwritten() {
 #[test]
 fn the_smb_is_sized_by_config_then_hints_then_defaults() {
     use zerotrace_core::shm::SharedMemoryRegion;
-    let cases: [(Option<(u32, u32)>, (u32, u32), (usize, u32)); 4] = [
+    /// (config's producers entry in KiB, the producer's hints, expected SMB size and page KiB)
+    type Case = (Option<(u32, u32)>, (u32, u32), (usize, u32));
+    let cases: [Case; 4] = [
         (Some((512, 8)), (0, 0), (512 * 1024, 8)),
         (None, (128 * 1024, 16 * 1024), (128 * 1024, 16)),
         (None, (0, 0), (256 * 1024, 4)),
