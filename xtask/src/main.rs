@@ -4,6 +4,7 @@
 
 mod codegen;
 mod corpus;
+mod fuzz;
 mod miri;
 
 use std::path::PathBuf;
@@ -57,6 +58,16 @@ enum Task {
         #[arg(long)]
         full: bool,
     },
+    /// Run every cargo-fuzz target (or those named) for N seconds each,
+    /// seeded from fuzz/seeds; reports executions and findings per target.
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Only these targets (repeatable).
+        #[arg(long = "target")]
+        targets: Vec<String>,
+    },
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -68,6 +79,21 @@ fn workspace_root() -> PathBuf {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.task {
+        Task::Fuzz { seconds, targets } => match fuzz::run(&workspace_root(), seconds, &targets) {
+            Ok(outcomes) if outcomes.iter().any(|o| o.crashed) => ExitCode::FAILURE,
+            Ok(outcomes) => {
+                for o in &outcomes {
+                    println!("| {} | {} executions | {:.0} s |", o.target, o.executions, o.seconds);
+                }
+                let total: u64 = outcomes.iter().map(|o| o.executions).sum();
+                println!("fuzz: {} targets, {total} executions, no crash", outcomes.len());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Task::Miri {
             cases,
             require,
