@@ -85,8 +85,14 @@ fuzz_target!(|data: &[u8]| {
     }
     request += 1;
     svc.handle_consumer_call(now, consumer, RequestId(request), ConsumerCall::ReadBuffers);
-    while let Some(a) = svc.poll_action() {
-        check(&a);
+    loop {
+        while let Some(a) = svc.poll_action() {
+            check(&a);
+        }
+        if !svc.has_pending_read(consumer) {
+            break;
+        }
+        svc.resume_read(now, consumer);
     }
 });
 

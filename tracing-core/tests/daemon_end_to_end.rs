@@ -443,3 +443,59 @@ fn a_stalled_consumer_does_not_block_the_service() {
     let mut c = ConsumerClient::connect(&svc.consumer).unwrap();
     assert!(!c.query_service_state().unwrap().is_empty());
 }
+
+/// A read far larger than a connection's send queue streams in batches as
+/// the consumer drains its socket, instead of piling up (or getting the
+/// consumer dropped for a full queue).
+#[test]
+fn a_large_read_streams_under_the_send_queue_limit() {
+    let dir = std::env::temp_dir().join(format!("zt-e2e-large-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![Endpoint::Path(dir.join("producer"))],
+        consumer_socket: Endpoint::Path(dir.join("consumer")),
+        log_level: 1,
+        max_send_queue: 4 << 20,
+        ..DaemonConfig::default()
+    };
+    let svc = Running::with(cfg, dir);
+    let producer = ProducerClient::connect(
+        &svc.producer,
+        ProducerOptions {
+            name: "large".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: "l".into(),
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    let mut c = ConsumerClient::connect(&svc.consumer).unwrap();
+    let s = c
+        .enable_tracing(&config(32 * 1024, "l", |_| {}), None)
+        .unwrap();
+    let inst = producer
+        .wait_for_start("l", Duration::from_secs(10))
+        .unwrap();
+    let mut w = producer.create_trace_writer(inst.target_buffer).unwrap();
+    let blob = vec![0x5a; 5000];
+    for i in 0..3000u64 {
+        w.packet(|p| {
+            p.set_timestamp(i);
+            p.message().append_bytes(900, &blob);
+        });
+    }
+    w.flush(None);
+    producer.flush_blocking(Duration::from_secs(10)).unwrap();
+    c.disable_tracing().unwrap();
+    c.wait_for_end(s, Some(Duration::from_secs(20))).unwrap();
+    let trace = c.read_trace().unwrap();
+    assert!(trace.len() > 15_000_000, "{} bytes", trace.len());
+    assert_eq!(timestamps(&trace), (0..3000).collect::<Vec<_>>());
+}

@@ -80,6 +80,7 @@ fn the_recorded_session_through_our_service_core() {
         };
         if deferred_read && answered(&h) {
             read = Some(h.ccall(consumer, ConsumerCall::ReadBuffers));
+            h.finish_read(consumer);
             deferred_read = false;
         }
         h.advance_ms(((t_ms * 1e6) as u64 + 1_000 * MS).saturating_sub(h.now) / MS);
@@ -95,6 +96,7 @@ fn the_recorded_session_through_our_service_core() {
             }
             let call = ConsumerCall::decode(method, &hex(f["args_hex"].as_str().unwrap())).unwrap();
             let r = h.ccall(consumer, call);
+            h.finish_read(consumer);
             match method {
                 "ObserveEvents" => observe = Some(r),
                 "EnableTracing" => enable = Some(r),

@@ -23,7 +23,10 @@ fn has_nightly() -> bool {
 }
 
 fn ensure_cargo_fuzz() -> Result<(), String> {
-    let ok = Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if ok {
         return Ok(());
     }
@@ -32,7 +35,11 @@ fn ensure_cargo_fuzz() -> Result<(), String> {
         .args(["install", "cargo-fuzz", "--locked"])
         .status()
         .map_err(|e| e.to_string())?;
-    if st.success() { Ok(()) } else { Err("cargo install cargo-fuzz failed".into()) }
+    if st.success() {
+        Ok(())
+    } else {
+        Err("cargo install cargo-fuzz failed".into())
+    }
 }
 
 /// Every target named in fuzz/Cargo.toml.
@@ -40,7 +47,11 @@ pub fn targets(root: &Path) -> Result<Vec<String>, String> {
     let toml = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).map_err(|e| e.to_string())?;
     Ok(toml
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("name = \"").and_then(|r| r.strip_suffix('"')))
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix("name = \"")
+                .and_then(|r| r.strip_suffix('"'))
+        })
         .filter(|n| *n != "zerotrace-fuzz" && *n != "zerotrace_fuzz")
         .map(str::to_owned)
         .collect())
@@ -50,8 +61,11 @@ pub fn targets(root: &Path) -> Result<Vec<String>, String> {
 pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, String> {
     ensure_cargo_fuzz()?;
     let nightly = has_nightly();
-    let (toolchain, sanitizer): (&[&str], &str) =
-        if nightly { (&["+nightly"], "address") } else { (&[], "none") };
+    let (toolchain, sanitizer): (&[&str], &str) = if nightly {
+        (&["+nightly"], "address")
+    } else {
+        (&[], "none")
+    };
     println!(
         "fuzz: {} toolchain, sanitizer {sanitizer}",
         if nightly { "nightly" } else { "stable" }
@@ -74,7 +88,14 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         let start = Instant::now();
         let o = Command::new("cargo")
             .args(toolchain)
-            .args(["fuzz", "run", "--sanitizer", sanitizer, "--release", &target])
+            .args([
+                "fuzz",
+                "run",
+                "--sanitizer",
+                sanitizer,
+                "--release",
+                &target,
+            ])
             .arg(&corpus)
             .arg("--")
             .arg(format!("-max_total_time={seconds}"))
@@ -92,11 +113,22 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         let crashed = !o.status.success();
         if crashed {
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            eprintln!("fuzz: {target} FAILED\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            eprintln!(
+                "fuzz: {target} FAILED\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
         }
         let seconds = start.elapsed().as_secs_f64();
-        println!("fuzz: {target}: {executions} executions in {seconds:.0} s{}", if crashed { ", CRASH" } else { "" });
-        out.push(Outcome { target, executions, crashed, seconds });
+        println!(
+            "fuzz: {target}: {executions} executions in {seconds:.0} s{}",
+            if crashed { ", CRASH" } else { "" }
+        );
+        out.push(Outcome {
+            target,
+            executions,
+            crashed,
+            seconds,
+        });
     }
     Ok(out)
 }

@@ -83,10 +83,16 @@ fn main() -> ExitCode {
             Ok(outcomes) if outcomes.iter().any(|o| o.crashed) => ExitCode::FAILURE,
             Ok(outcomes) => {
                 for o in &outcomes {
-                    println!("| {} | {} executions | {:.0} s |", o.target, o.executions, o.seconds);
+                    println!(
+                        "| {} | {} executions | {:.0} s |",
+                        o.target, o.executions, o.seconds
+                    );
                 }
                 let total: u64 = outcomes.iter().map(|o| o.executions).sum();
-                println!("fuzz: {} targets, {total} executions, no crash", outcomes.len());
+                println!(
+                    "fuzz: {} targets, {total} executions, no crash",
+                    outcomes.len()
+                );
                 ExitCode::SUCCESS
             }
             Err(e) => {

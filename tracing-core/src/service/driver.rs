@@ -161,6 +161,9 @@ struct Conn {
     writable_armed: bool,
 }
 
+/// Below this many queued bytes a consumer gets the next batch of a read.
+const READ_LOW_WATER: usize = 1 << 20;
+
 const TOKEN_SHUTDOWN: u64 = 0;
 const TOKEN_LISTENER_BASE: u64 = 1;
 const TOKEN_CONN_BASE: u64 = 1 << 32;
@@ -726,6 +729,28 @@ impl Daemon {
                 c.queued
             );
             self.close(token, &msg);
+            return;
+        }
+        // A streaming ReadBuffers goes on once the consumer has drained
+        // most of what it was sent.
+        if let Peer::Consumer(consumer) = c.peer
+            && c.queued < READ_LOW_WATER
+            && self.svc.has_pending_read(consumer)
+        {
+            self.svc.resume_read(now, consumer);
+            self.apply_actions();
+            let Some(c) = self.conns.get_mut(&token) else {
+                return;
+            };
+            if c.queued > 0 && !c.writable_armed {
+                c.writable_armed = true;
+                let _ = epoll::modify(
+                    &self.epoll,
+                    &c.stream,
+                    epoll::EventData::new_u64(token),
+                    epoll::EventFlags::IN | epoll::EventFlags::OUT,
+                );
+            }
             return;
         }
         let want_out = c.queued > 0;

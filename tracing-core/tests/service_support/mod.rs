@@ -386,9 +386,19 @@ impl Harness {
         out
     }
 
+    /// Lets a streaming ReadBuffers of `c` run to its end, as a driver does
+    /// while the consumer drains its socket.
+    pub fn finish_read(&mut self, c: ConsumerId) {
+        while self.svc.has_pending_read(c) {
+            self.svc.resume_read(self.now, c);
+            self.drain();
+        }
+    }
+
     /// Reads the session of `c` over ReadBuffers and reassembles packets.
     pub fn read(&mut self, c: ConsumerId) -> Vec<Vec<u8>> {
         let r = self.ccall(c, ConsumerCall::ReadBuffers);
+        self.finish_read(c);
         let replies = self.replies(c, r);
         let mut packets = Vec::new();
         let mut partial = Vec::new();

@@ -174,6 +174,7 @@ impl TracingService {
     /// Consumer `id` is gone: its session goes too, unless detached.
     pub fn consumer_disconnected(&mut self, now: u64, id: ConsumerId) {
         self.advance(now);
+        self.pending_reads.remove(&id);
         let Some(c) = self.consumers.remove(&id) else {
             return;
         };
@@ -334,6 +335,7 @@ impl TracingService {
         let Some(s) = self.sessions.remove(&session) else {
             return;
         };
+        self.pending_reads.retain(|_, (sid, _)| *sid != session);
         for b in &s.buffers {
             self.buffers.remove(b);
             for p in self.producers.values_mut() {
@@ -714,6 +716,8 @@ impl Session {
             last_snapshot_at: None,
             events: Vec::new(),
             preamble_written: false,
+            read_buffer: 0,
+            read_begun: false,
             last_sync_marker: None,
             started_at: None,
             invalid_packets: 0,

@@ -101,6 +101,8 @@ pub struct TracingService {
     last_instance_id: u64,
     last_flush_id: u64,
     pending_flushes: BTreeMap<FlushRequestId, PendingFlush>,
+    /// ReadBuffers calls still streaming: consumer to (session, request).
+    pending_reads: BTreeMap<ConsumerId, (SessionId, RequestId)>,
     timers: BTreeMap<(u64, u64), Timer>,
     timer_seq: u64,
     lockdown: bool,
@@ -136,6 +138,7 @@ impl TracingService {
             last_instance_id: 0,
             last_flush_id: 0,
             pending_flushes: BTreeMap::new(),
+            pending_reads: BTreeMap::new(),
             timers: BTreeMap::new(),
             timer_seq: 0,
             lockdown: false,

@@ -22,6 +22,9 @@ use crate::service::trace_buffer::{CHUNK_FILL_BUCKETS, TraceBuffer};
 /// Minimum time between two sync markers in one session's output.
 const SYNC_MARKER_PERIOD_NS: u64 = 5_000_000_000;
 
+/// Bytes of packets one step of a ReadBuffers hands out.
+pub const READ_BATCH_BYTES: usize = 2 << 20;
+
 /// Bytes of packets deflated into one `compressed_packets` packet.
 const COMPRESSION_BATCH: usize = 500 * 1024;
 
@@ -128,10 +131,11 @@ impl TracingService {
         }
     }
 
-    /// Everything `session` has to give now, as whole packets: service
-    /// packets first, then each buffer's packets, then the end-of-read
-    /// packets.
-    fn collect_packets(&mut self, session: SessionId) -> Vec<Vec<u8>> {
+    /// The service packets that precede the data of a read: on the first
+    /// read the initial clock snapshot, the config, the uuid; then new clock
+    /// snapshots, the sync marker (at most every 5 s), the provenance and
+    /// system info (first read), the service events and the triggers.
+    fn service_preamble(&mut self, session: SessionId) -> Vec<Vec<u8>> {
         let uid = self.opts.service_uid;
         let now = self.now;
         let system_info = match self.sessions.get(&session) {
@@ -140,9 +144,30 @@ impl TracingService {
             }
             _ => None,
         };
+        // Sequence ids for every writer that committed so far, in (producer,
+        // writer) order, so the provenance can name them before the data.
+        let mut provenance = Vec::new();
+        if let Some(s) = self.sessions.get(&session) {
+            for bid in &s.buffers {
+                let writers: Vec<(u16, u16)> = self
+                    .buffers
+                    .get(bid)
+                    .map(|(_, b)| b.writer_stats().keys().copied().collect())
+                    .unwrap_or_default();
+                provenance.push(writers);
+            }
+        }
         let Some(s) = self.sessions.get_mut(&session) else {
             return Vec::new();
         };
+        let provenance: Vec<Vec<(u32, u16)>> = provenance
+            .into_iter()
+            .map(|ws| {
+                ws.into_iter()
+                    .map(|(p, w)| (s.sequence_id(p, w), p))
+                    .collect()
+            })
+            .collect();
         let mut out = Vec::new();
         let primary = s.config.primary_trace_clock;
         if !s.preamble_written {
@@ -163,45 +188,6 @@ impl TracingService {
             out.push(sync_marker_packet(uid));
             s.last_sync_marker = Some(now);
         }
-        // The data packets, read before the events so the provenance and
-        // stats that follow know every sequence.
-        let mut data = Vec::new();
-        let mut provenance = Vec::new();
-        let mut packet = Vec::new();
-        for bid in s.buffers.clone() {
-            let mut seqs = Vec::new();
-            let Some((_, buffer)) = self.buffers.get_mut(&bid) else {
-                provenance.push(seqs);
-                continue;
-            };
-            buffer.begin_read();
-            while let Some(info) = buffer.read_next_packet(&mut packet) {
-                if validate(&packet).is_err() {
-                    packet.clear();
-                    s.invalid_packets += 1;
-                    continue;
-                }
-                let (producer, writer) = (info.sequence.producer, info.sequence.writer);
-                let identity = s.producer_meta.get(&producer).copied().unwrap_or_default();
-                let sequence_id = s.sequence_id(producer, writer);
-                if !seqs.iter().any(|&(id, _)| id == sequence_id) {
-                    seqs.push((sequence_id, producer));
-                }
-                let mut p = std::mem::take(&mut packet);
-                append_trusted_fields(
-                    &TrustedFields {
-                        uid: identity.uid as i32,
-                        pid: identity.pid,
-                        sequence_id,
-                        previous_packet_dropped: info.loss.0,
-                        machine_id: identity.machine_id,
-                    },
-                    &mut p,
-                );
-                data.push(p);
-            }
-            provenance.push(seqs);
-        }
         if !s.preamble_written {
             out.push(provenance_packet(uid, now, &provenance));
             if let Some(info) = system_info {
@@ -220,45 +206,158 @@ impl TracingService {
         for (name, producer, puid, ts) in s.triggers_received.drain(..) {
             out.push(trigger_packet(uid, ts, &name, &producer, puid));
         }
-        out.append(&mut data);
-        let stopped = s.state == SessionState::Stopped;
-        if stopped && !s.config.disable_service_events {
+        s.read_buffer = 0;
+        s.read_begun = false;
+        out
+    }
+
+    /// Producer packets of `session`, with their trusted fields, until about
+    /// `budget` bytes are collected; the bool says whether every buffer has
+    /// been read to its end. Reading resumes where the last call stopped.
+    fn read_data(&mut self, session: SessionId, budget: usize) -> (Vec<Vec<u8>>, bool) {
+        let mut data = Vec::new();
+        let mut bytes = 0;
+        let Some(s) = self.sessions.get_mut(&session) else {
+            return (data, true);
+        };
+        let mut packet = Vec::new();
+        while let Some(&bid) = s.buffers.get(s.read_buffer) {
+            let Some((_, buffer)) = self.buffers.get_mut(&bid) else {
+                s.read_buffer += 1;
+                s.read_begun = false;
+                continue;
+            };
+            if !s.read_begun {
+                buffer.begin_read();
+                s.read_begun = true;
+            }
+            loop {
+                if bytes >= budget {
+                    return (data, false);
+                }
+                let Some(info) = buffer.read_next_packet(&mut packet) else {
+                    break;
+                };
+                if validate(&packet).is_err() {
+                    packet.clear();
+                    s.invalid_packets += 1;
+                    continue;
+                }
+                let (producer, writer) = (info.sequence.producer, info.sequence.writer);
+                let identity = s.producer_meta.get(&producer).copied().unwrap_or_default();
+                let sequence_id = s.sequence_id(producer, writer);
+                let mut p = std::mem::take(&mut packet);
+                append_trusted_fields(
+                    &TrustedFields {
+                        uid: identity.uid as i32,
+                        pid: identity.pid,
+                        sequence_id,
+                        previous_packet_dropped: info.loss.0,
+                        machine_id: identity.machine_id,
+                    },
+                    &mut p,
+                );
+                bytes += p.len();
+                data.push(p);
+            }
+            s.read_buffer += 1;
+            s.read_begun = false;
+        }
+        (data, true)
+    }
+
+    /// The packets that close a read: "read completed" once the session has
+    /// stopped, then the trace stats.
+    fn end_packets(&mut self, session: SessionId) -> Vec<Vec<u8>> {
+        let uid = self.opts.service_uid;
+        let now = self.now;
+        let mut out = Vec::new();
+        let Some(s) = self.sessions.get(&session) else {
+            return out;
+        };
+        if s.state == SessionState::Stopped && !s.config.disable_service_events {
             out.push(service_event_packet(
                 uid,
                 now,
                 ServiceEvent::ReadTracingBuffersCompleted as u32,
             ));
         }
-        if let Some(s) = self.sessions.get(&session) {
-            out.push(trace_stats_packet(uid, |m| self.write_trace_stats(s, m)));
-        }
+        out.push(trace_stats_packet(uid, |m| self.write_trace_stats(s, m)));
         out
     }
 
-    /// Streams everything `session` holds to `consumer` as ReadBuffers
-    /// replies, each under the IPC frame limit; a packet larger than a reply
-    /// spans several, only its last slice marked as such.
+    /// Everything `session` has to give now, as whole packets.
+    fn collect_packets(&mut self, session: SessionId) -> Vec<Vec<u8>> {
+        let mut out = self.service_preamble(session);
+        out.extend(self.read_data(session, usize::MAX).0);
+        out.extend(self.end_packets(session));
+        out
+    }
+
+    /// Starts streaming `session` to `consumer` as ReadBuffers replies. A
+    /// read hands out about [`READ_BATCH_BYTES`] at a time; the driver asks
+    /// for more with [`resume_read`](Self::resume_read) as the consumer
+    /// drains its socket, so a large buffer never piles up in memory.
     pub(super) fn read_buffers(
         &mut self,
         session: SessionId,
         consumer: ConsumerId,
         request: RequestId,
     ) {
+        let preamble = self.service_preamble(session);
+        self.pending_reads.insert(consumer, (session, request));
+        self.continue_read(consumer, preamble);
+    }
+
+    /// Whether a ReadBuffers of `consumer` has more to send.
+    pub fn has_pending_read(&self, consumer: ConsumerId) -> bool {
+        self.pending_reads.contains_key(&consumer)
+    }
+
+    /// Sends the next batch of a pending ReadBuffers of `consumer` (call it
+    /// when the consumer's connection has room again).
+    pub fn resume_read(&mut self, now: u64, consumer: ConsumerId) {
+        self.advance(now);
+        self.continue_read(consumer, Vec::new());
+    }
+
+    fn continue_read(&mut self, consumer: ConsumerId, mut packets: Vec<Vec<u8>>) {
+        let Some(&(session, request)) = self.pending_reads.get(&consumer) else {
+            return;
+        };
+        let (data, done) = self.read_data(session, READ_BATCH_BYTES);
+        packets.extend(data);
+        if done {
+            packets.extend(self.end_packets(session));
+            self.pending_reads.remove(&consumer);
+        }
         let deflate = self
             .sessions
             .get(&session)
             .is_some_and(|s| s.config.deflate);
-        let mut packets = self.collect_packets(session);
         if deflate {
             packets = compress(packets);
         }
+        self.send_read_replies(consumer, request, &packets, done);
+    }
+
+    /// Slices `packets` into replies under the IPC frame limit; a packet
+    /// larger than a reply spans several, only its last slice marked as
+    /// such. The last reply has `has_more` = `!done`.
+    fn send_read_replies(
+        &mut self,
+        consumer: ConsumerId,
+        request: RequestId,
+        packets: &[Vec<u8>],
+        done: bool,
+    ) {
         let max = self.opts.max_read_reply_bytes.max(1024);
         let to = Peer::Consumer(consumer);
         // Slices of the current reply: (bytes, last slice of its packet).
         let mut reply: Vec<(&[u8], bool)> = Vec::new();
         let mut size = 0;
         let mut replies = Vec::new();
-        for p in &packets {
+        for p in packets {
             let mut rest: &[u8] = p;
             loop {
                 let room = max.saturating_sub(size + 16);
@@ -281,17 +380,18 @@ impl TracingService {
         if !reply.is_empty() {
             replies.push(encode_slices(&reply));
         }
+        if replies.is_empty() && done {
+            // The stream must end with a reply that says so.
+            replies.push(Vec::new());
+        }
         let n = replies.len();
         for (i, data) in replies.into_iter().enumerate() {
-            let r = if i + 1 == n {
+            let r = if i + 1 == n && done {
                 Reply::done(data)
             } else {
                 Reply::more(data)
             };
             self.reply(to, request, r);
-        }
-        if n == 0 {
-            self.reply(to, request, Reply::done(Vec::new()));
         }
     }
 

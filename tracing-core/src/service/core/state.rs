@@ -166,6 +166,10 @@ pub(super) struct Session {
     /// (timestamp, TracingServiceEvent field) not yet written to the trace.
     pub events: Vec<(u64, u32)>,
     pub preamble_written: bool,
+    /// Where a read in progress is: buffer index, and whether its
+    /// `begin_read` was called.
+    pub read_buffer: usize,
+    pub read_begun: bool,
     pub last_sync_marker: Option<u64>,
     pub started_at: Option<u64>,
     pub invalid_packets: u64,
