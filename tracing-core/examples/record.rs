@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::os_env::boottime_ns;
 use zerotrace_core::producer::{DataSourceEvent, DataSourceSpec, ProducerClient, ProducerOptions};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig, boottime_ns};
+use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 use zerotrace_protos::protos::TraceConfig;
 
 const PROCESS_TRACK: u64 = 1;

@@ -9,18 +9,18 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rustix::event::epoll;
-use rustix::time::{ClockId, clock_gettime};
 
 use crate::ipc::host::{HostConnection, HostEvent, Port};
 use crate::ipc::socket::{Endpoint, Listener, Stream, listen};
+use crate::os_env::{OsEnv, SmbTable, boottime_ns, fnv1a32, map_provided_smb};
 use crate::service::{
-    Action, ClockReading, ConsumerCall, ConsumerId, Peer, PeerIdentity, ProducerCall, ProducerId,
-    ProducerTransport, Reply, RequestId, ServiceEnv, ServiceOptions, SessionId, TracingService,
+    Action, ConsumerCall, ConsumerId, Peer, PeerIdentity, ProducerCall, ProducerId,
+    ProducerTransport, Reply, RequestId, ServiceOptions, SessionId, TracingService,
 };
-use crate::shm::{MappedShm, SharedMemoryRegion};
+use crate::shm::MappedShm;
 
 /// How `zerotraced` is set up.
 #[derive(Debug, Clone)]
@@ -58,84 +58,6 @@ impl Default for DaemonConfig {
             send_timeout_ms: 10_000,
             log_level: 1,
         }
-    }
-}
-
-/// Shared memory buffers the environment created, by producer, so the
-/// driver can pass their fds.
-type SmbTable = Arc<Mutex<HashMap<ProducerId, Arc<MappedShm>>>>;
-
-/// The machine as the core sees it.
-struct RealEnv {
-    smbs: SmbTable,
-}
-
-fn ns(id: ClockId) -> u64 {
-    let t = clock_gettime(id);
-    (t.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(t.tv_nsec as u64)
-}
-
-/// BOOTTIME in nanoseconds: the core's `now`.
-pub fn boottime_ns() -> u64 {
-    ns(ClockId::Boottime)
-}
-
-impl ServiceEnv for RealEnv {
-    fn clock_snapshot(&mut self) -> Vec<ClockReading> {
-        [
-            (6, ClockId::Boottime),
-            (2, ClockId::RealtimeCoarse),
-            (4, ClockId::MonotonicCoarse),
-            (1, ClockId::Realtime),
-            (3, ClockId::Monotonic),
-            (5, ClockId::MonotonicRaw),
-        ]
-        .into_iter()
-        .map(|(clock_id, c)| ClockReading {
-            clock_id,
-            timestamp: ns(c),
-        })
-        .collect()
-    }
-
-    fn new_uuid(&mut self) -> u128 {
-        let mut b = [0u8; 16];
-        let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
-        u128::from_le_bytes(b)
-    }
-
-    fn system_info(&mut self) -> Vec<u8> {
-        let u = rustix::system::uname();
-        crate::service::service_packets::encode(|m| {
-            let mut s = zerotrace_protos::protos::SystemInfo::from_message(m);
-            {
-                let mut n = s.begin_utsname();
-                n.set_sysname(&u.sysname().to_string_lossy());
-                n.set_version(&u.version().to_string_lossy());
-                n.set_release(&u.release().to_string_lossy());
-                n.set_machine(&u.machine().to_string_lossy());
-            }
-            s.set_tracing_service_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
-            s.set_page_size(rustix::param::page_size() as u32);
-            if let Ok(n) = std::thread::available_parallelism() {
-                s.set_num_cpus(n.get() as u32);
-            }
-        })
-    }
-
-    fn allocate_smb(
-        &mut self,
-        producer: ProducerId,
-        size: usize,
-        _page_size: usize,
-    ) -> Result<Arc<dyn SharedMemoryRegion>, String> {
-        let shm = Arc::new(MappedShm::create(size).map_err(|e| e.to_string())?);
-        if let Ok(mut t) = self.smbs.lock() {
-            t.insert(producer, shm.clone());
-        }
-        Ok(shm)
     }
 }
 
@@ -221,10 +143,7 @@ impl Daemon {
             )?;
         }
         let smbs: SmbTable = Arc::default();
-        let svc = TracingService::new(
-            cfg.options.clone(),
-            Box::new(RealEnv { smbs: smbs.clone() }),
-        );
+        let svc = TracingService::new(cfg.options.clone(), Box::new(OsEnv::new(smbs.clone())));
         Ok(Daemon {
             cfg,
             epoll,
@@ -793,26 +712,4 @@ impl Daemon {
         }
         self.apply_actions();
     }
-}
-
-/// Maps an SMB a producer passed; refused (`None`) unless it is a sealed
-/// memfd of a valid size.
-fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
-    let size = rustix::fs::fstat(&fd).ok()?.st_size;
-    let size = usize::try_from(size).ok()?;
-    // SAFETY: this mapping is the service's only view of the producer's
-    // buffer; the core never claims it for an arbiter and views it with one
-    // page size.
-    let shm = unsafe { MappedShm::from_fd(fd, size, true) }.ok()?;
-    Some(Arc::new(shm))
-}
-
-/// 32-bit FNV-1a, which Perfetto uses to turn a machine hint into an id.
-fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
 }

@@ -30,11 +30,13 @@
 //! out of shared memory once (atomically) straight into the ring through
 //! [`TraceBuffer::copy_chunk_with`], and no byte is trusted afterwards.
 
+mod sequence;
 mod stats;
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
+use sequence::{KeyHasher, Record, Sequence, precedes};
 pub use stats::{BufferStats, CHUNK_FILL_BUCKETS, WriterStats, WriterStatsMap};
 
 use crate::abi::{ChunkFlags, FragmentError, fragment_at};
@@ -130,97 +132,6 @@ pub enum TraceBufferError {
     /// The requested size is zero.
     #[error("a trace buffer cannot be empty")]
     Empty,
-}
-
-/// One chunk copied into the ring, in commit order.
-#[derive(Debug, Clone, Copy)]
-struct Record {
-    offset: usize,
-    len: usize,
-    /// Index of its sequence in `TraceBuffer::sequences`.
-    seq: u32,
-    chunk_id: u32,
-    num_fragments: u16,
-    flags: ChunkFlags,
-    complete: bool,
-    /// Fragments already read (or skipped).
-    fragments_read: u16,
-    /// Payload offset of the next unread fragment's size header.
-    read_pos: usize,
-    /// Read to the end (or given up on): no longer in its sequence's queue.
-    consumed: bool,
-}
-
-/// The read state of one writer sequence.
-#[derive(Debug, Clone)]
-struct Sequence {
-    key: SequenceKey,
-    /// Unread chunks in chunk-id order: (chunk id, record id).
-    chunks: VecDeque<(u32, u64)>,
-    /// Id of the last chunk read to the end.
-    last_consumed: Option<u32>,
-    /// Losses to report with the next packet.
-    pending_loss: u32,
-    /// The read pass in which the sequence had nothing more to read.
-    stalled_in: u64,
-}
-
-impl Sequence {
-    /// The record id of unread chunk `chunk_id`. Chunks nearly always
-    /// arrive in id order, so a chunk id after the newest one is answered
-    /// without a search. (Only ids spread over more than 2^31, which no
-    /// writer produces, have no consistent order; a copy of a chunk may then
-    /// be stored as a chunk of its own, read like any other.)
-    fn find(&self, chunk_id: u32) -> Option<u64> {
-        let &(newest, _) = self.chunks.back()?;
-        if precedes(newest, chunk_id) {
-            return None;
-        }
-        self.chunks
-            .iter()
-            .rev()
-            .find(|&&(c, _)| c == chunk_id)
-            .map(|&(_, id)| id)
-    }
-
-    /// Drops record `id` from the unread chunks (nearly always the oldest).
-    fn remove(&mut self, id: u64) {
-        if self.chunks.front().is_some_and(|&(_, r)| r == id) {
-            self.chunks.pop_front();
-        } else {
-            self.chunks.retain(|&(_, r)| r != id);
-        }
-    }
-}
-
-/// Hashes a [`SequenceKey`] (two `u16`s) with one multiply: the index is
-/// looked up once per chunk copied in, and nowhere on the read path.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u16(&mut self, n: u16) {
-        self.0 = (self.0 << 16) | u64::from(n);
-    }
-
-    fn finish(&self) -> u64 {
-        // Fold the high half of the product into the low bits that pick
-        // the bucket, so that keys differing only in the producer id (every
-        // producer has a writer 1) spread too.
-        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h ^ (h >> 32)
-    }
-}
-
-/// Whether chunk id `a` comes before `b` (32-bit wrap-aware).
-fn precedes(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
 }
 
 /// A service-side trace buffer; see the module docs.
