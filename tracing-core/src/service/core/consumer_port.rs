@@ -127,16 +127,16 @@ impl TracingService {
                     .iter()
                     .filter(|t| (1..=30).contains(*t))
                     .fold(0u32, |m, t| m | (1 << t));
-                if let Some(c) = self.consumers.get_mut(&id) {
-                    if let Some(old) = c.observe_request.take() {
-                        self.reply(to, old, Reply::done(Vec::new()));
-                    }
-                    let c = self.consumers.get_mut(&id).expect("consumer checked above");
+                let old = self.consumers.get_mut(&id).and_then(|c| {
                     c.observe_mask = mask;
-                    c.observe_request = (mask != 0).then_some(request);
-                    if mask == 0 {
-                        self.reply(to, request, Reply::done(Vec::new()));
-                    }
+                    std::mem::replace(&mut c.observe_request, (mask != 0).then_some(request))
+                });
+                // A new subscription ends the previous stream.
+                if let Some(old) = old {
+                    self.reply(to, old, Reply::done(Vec::new()));
+                }
+                if mask == 0 {
+                    self.reply(to, request, Reply::done(Vec::new()));
                 }
                 if let Some(s) = session {
                     if let Some(sess) = self.sessions.get_mut(&s) {
@@ -491,7 +491,6 @@ impl TracingService {
         session: Option<SessionId>,
         args: CloneArgs,
     ) {
-        let to = Peer::Consumer(id);
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
         if session.is_some() {
             self.clone_error(id, request, "this consumer already has a tracing session");
@@ -525,7 +524,6 @@ impl TracingService {
             );
             return;
         };
-        let _ = to;
         match self.sessions.get(&target).map(|s| s.state) {
             Some(SessionState::Started) => self.clone_flush(target, id, request),
             _ => self.finish_clone(target, id, request),
