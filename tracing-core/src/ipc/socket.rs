@@ -318,6 +318,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "sockets and memfds are not available under Miri")]
     fn fds_and_credentials_cross_a_unix_socket() {
         let (a, b) = UnixStream::pair().unwrap();
         let (a, b) = (Stream::Unix(a), Stream::Unix(b));
@@ -333,6 +334,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "sockets are not available under Miri")]
     fn a_stale_socket_file_is_replaced_and_a_live_one_is_not() {
         let dir = std::env::temp_dir().join(format!("zt-sock-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
