@@ -184,6 +184,9 @@ struct Inner {
     read_stream: Mutex<Option<Stream>>,
     /// Connections made after the first.
     reconnects: AtomicU64,
+    /// A batch of commits waits for the committer thread.
+    commit_requested: Mutex<bool>,
+    commit_wanted: Condvar,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -261,11 +264,11 @@ impl CommitSink for IpcSink {
     }
 
     fn commit_pending(&self) {
-        if let Some(inner) = self.0.upgrade()
-            && let Some(a) = lock(&inner.state).arbiter.clone()
-        {
-            // Perfetto posts this as a task; a commit now is as good.
-            std::thread::spawn(move || a.flush_pending_commit_data_requests(None));
+        // Perfetto posts this as a task; here the committer thread does it,
+        // once for however many batches started meanwhile.
+        if let Some(inner) = self.0.upgrade() {
+            *lock(&inner.commit_requested) = true;
+            inner.commit_wanted.notify_one();
         }
     }
 
@@ -317,6 +320,7 @@ fn encode(f: impl FnOnce(protozero::Message<'_>)) -> Vec<u8> {
 pub struct ProducerClient {
     inner: Arc<Inner>,
     reader: Option<JoinHandle<()>>,
+    committer: Option<JoinHandle<()>>,
 }
 
 fn clone_stream(s: &Stream) -> io::Result<Stream> {
@@ -405,7 +409,13 @@ impl ProducerClient {
             closing: AtomicBool::new(false),
             read_stream: Mutex::new(Some(clone_stream(&read)?)),
             reconnects: AtomicU64::new(0),
+            commit_requested: Mutex::new(false),
+            commit_wanted: Condvar::new(),
         });
+        let committer_inner = inner.clone();
+        let committer = std::thread::Builder::new()
+            .name("zerotrace-commit".into())
+            .spawn(move || commit_loop(&committer_inner))?;
         let reader_inner = inner.clone();
         let reader = std::thread::Builder::new()
             .name("zerotrace-producer".into())
@@ -413,6 +423,7 @@ impl ProducerClient {
         let client = ProducerClient {
             inner,
             reader: Some(reader),
+            committer: Some(committer),
         };
         client
             .wait(Duration::from_secs(10), |s| s.connected)
@@ -546,6 +557,34 @@ impl Drop for ProducerClient {
         }
         if let Some(r) = self.reader.take() {
             let _ = r.join();
+        }
+        *lock(&self.inner.commit_requested) = true;
+        self.inner.commit_wanted.notify_one();
+        if let Some(c) = self.committer.take() {
+            let _ = c.join();
+        }
+    }
+}
+
+/// Sends the arbiter's pending batch whenever one was started.
+fn commit_loop(inner: &Inner) {
+    loop {
+        {
+            let mut requested = lock(&inner.commit_requested);
+            while !*requested {
+                requested = inner
+                    .commit_wanted
+                    .wait(requested)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            *requested = false;
+        }
+        if inner.closing.load(Ordering::Relaxed) {
+            return;
+        }
+        let arbiter = lock(&inner.state).arbiter.clone();
+        if let Some(a) = arbiter {
+            a.flush_pending_commit_data_requests(None);
         }
     }
 }
