@@ -16,6 +16,7 @@ pub mod producer;
 pub mod service;
 pub mod shm;
 pub mod sync;
+pub mod track_event;
 
 /// The code blocks of the crate README, run as doctests.
 #[cfg(doctest)]
