@@ -1,0 +1,276 @@
+//! Writes TrackEvents on one sequence (one [`TraceWriter`]): slices,
+//! instants and counters with interned names and categories, debug
+//! annotations, and the thread track descriptor, with the sequence flags
+//! Perfetto's readers expect (the first packet after a clear says
+//! INCREMENTAL_STATE_CLEARED, every packet that uses interned ids says
+//! NEEDS_INCREMENTAL_STATE).
+
+use zerotrace_protos::protos::{TracePacket, TrackEvent};
+
+use super::category::Category;
+use super::interning::{InternKind, Interner};
+use crate::producer::TraceWriter;
+
+/// `TracePacket.sequence_flags` bits.
+const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
+
+/// `TrackEvent.Type` values.
+const TYPE_SLICE_BEGIN: i32 = 1;
+const TYPE_SLICE_END: i32 = 2;
+const TYPE_INSTANT: i32 = 3;
+const TYPE_COUNTER: i32 = 4;
+
+/// A debug annotation value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DebugValue<'a> {
+    /// `int_value`.
+    Int(i64),
+    /// `uint_value`.
+    Uint(u64),
+    /// `double_value`.
+    Double(f64),
+    /// `bool_value`.
+    Bool(bool),
+    /// `string_value`.
+    Str(&'a str),
+    /// `pointer_value`.
+    Pointer(u64),
+}
+
+/// What every event names: its type, track, category and name.
+struct Head {
+    kind: i32,
+    track: u64,
+    category: Option<&'static Category>,
+    name: Option<&'static str>,
+}
+
+/// The thread this sequence writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadTrack {
+    /// Track uuid.
+    pub uuid: u64,
+    /// Process id.
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i64,
+}
+
+/// TrackEvent writing on one sequence.
+pub struct EventWriter {
+    writer: TraceWriter,
+    interner: Interner,
+    thread: ThreadTrack,
+    thread_name: Option<&'static str>,
+    /// The next packet is the first after a clear.
+    cleared: bool,
+}
+
+impl std::fmt::Debug for EventWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventWriter")
+            .field("thread", &self.thread)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventWriter {
+    /// Events of `thread` on `writer`'s sequence.
+    pub fn new(
+        writer: TraceWriter,
+        thread: ThreadTrack,
+        thread_name: Option<&'static str>,
+    ) -> EventWriter {
+        EventWriter {
+            writer,
+            interner: Interner::default(),
+            thread,
+            thread_name,
+            cleared: true,
+        }
+    }
+
+    /// Forgets the interning state; the next packet re-emits what it needs
+    /// (the service asked to clear incremental state).
+    pub fn clear_incremental_state(&mut self) {
+        self.interner.clear();
+        self.cleared = true;
+    }
+
+    /// The underlying writer (flush it before a data source stops).
+    pub fn writer(&mut self) -> &mut TraceWriter {
+        &mut self.writer
+    }
+
+    /// Emits the thread track descriptor after a clear.
+    fn start_sequence(&mut self, ts: u64) {
+        if !self.cleared {
+            return;
+        }
+        self.cleared = false;
+        let (t, name) = (self.thread, self.thread_name);
+        self.writer.packet(|p| {
+            p.set_timestamp(ts);
+            p.set_sequence_flags(SEQ_INCREMENTAL_STATE_CLEARED);
+            let mut d = p.begin_track_descriptor();
+            d.set_uuid(t.uuid);
+            let mut th = d.begin_thread();
+            th.set_pid(t.pid).set_tid(t.tid);
+            if let Some(n) = name {
+                th.set_thread_name(n);
+            }
+        });
+    }
+
+    /// One event: `fill` writes the TrackEvent fields beyond type, track,
+    /// category and name.
+    fn event(
+        &mut self,
+        ts: u64,
+        head: Head,
+        annotations: &[(&'static str, DebugValue<'_>)],
+        fill: impl FnOnce(&mut TrackEvent<'_>),
+    ) {
+        let Head {
+            kind,
+            track,
+            category,
+            name,
+        } = head;
+        self.start_sequence(ts);
+        let cat = category.map(|c| self.interner.intern(InternKind::Category, c.name));
+        let name = name.map(|n| self.interner.intern(InternKind::EventName, n));
+        let ann: Vec<(u64, DebugValue<'_>)> = annotations
+            .iter()
+            .map(|(n, v)| (self.interner.intern(InternKind::AnnotationName, n), *v))
+            .collect();
+        let fresh = self.interner.take_fresh();
+        let default_track = self.thread.uuid;
+        self.writer.packet(|p: &mut TracePacket<'_>| {
+            p.set_timestamp(ts);
+            p.set_sequence_flags(SEQ_NEEDS_INCREMENTAL_STATE);
+            {
+                let mut e = p.begin_track_event();
+                e.set_type_raw(kind);
+                if track != default_track {
+                    e.set_track_uuid(track);
+                }
+                if let Some(c) = cat {
+                    e.add_category_iids(c);
+                }
+                if let Some(n) = name {
+                    e.set_name_iid(n);
+                }
+                for (iid, v) in &ann {
+                    let mut a = e.add_debug_annotations();
+                    a.set_name_iid(*iid);
+                    match *v {
+                        DebugValue::Int(x) => a.set_int_value(x),
+                        DebugValue::Uint(x) => a.set_uint_value(x),
+                        DebugValue::Double(x) => a.set_double_value(x),
+                        DebugValue::Bool(x) => a.set_bool_value(x),
+                        DebugValue::Str(x) => a.set_string_value(x),
+                        DebugValue::Pointer(x) => a.set_pointer_value(x),
+                    };
+                }
+                fill(&mut e);
+            }
+            if !fresh.is_empty() {
+                let mut d = p.begin_interned_data();
+                for (k, iid, s) in &fresh {
+                    match k {
+                        InternKind::Category => {
+                            d.add_event_categories().set_iid(*iid).set_name(s);
+                        }
+                        InternKind::EventName => {
+                            d.add_event_names().set_iid(*iid).set_name(s);
+                        }
+                        InternKind::AnnotationName => {
+                            d.add_debug_annotation_names().set_iid(*iid).set_name(s);
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Begins a slice on the thread track.
+    pub fn slice_begin(
+        &mut self,
+        ts: u64,
+        category: &'static Category,
+        name: &'static str,
+        annotations: &[(&'static str, DebugValue<'_>)],
+    ) {
+        let track = self.thread.uuid;
+        self.event(
+            ts,
+            TYPE_SLICE_BEGIN,
+            track,
+            Some(category),
+            Some(name),
+            annotations,
+            |_| {},
+        );
+    }
+
+    /// Ends the innermost open slice on the thread track.
+    pub fn slice_end(&mut self, ts: u64, category: &'static Category) {
+        let track = self.thread.uuid;
+        let head = Head {
+            kind: TYPE_SLICE_END,
+            track,
+            category: Some(category),
+            name: None,
+        };
+        self.event(ts, head, &[], |_| {});
+    }
+
+    /// An instant on `track` (the thread track if `None`).
+    pub fn instant(
+        &mut self,
+        ts: u64,
+        category: &'static Category,
+        name: &'static str,
+        track: Option<u64>,
+        annotations: &[(&'static str, DebugValue<'_>)],
+    ) {
+        let track = track.unwrap_or(self.thread.uuid);
+        self.event(
+            ts,
+            TYPE_INSTANT,
+            track,
+            Some(category),
+            Some(name),
+            annotations,
+            |_| {},
+        );
+    }
+
+    /// An integer counter sample on counter track `track`.
+    pub fn counter(&mut self, ts: u64, track: u64, value: i64) {
+        let head = Head {
+            kind: TYPE_COUNTER,
+            track,
+            category: None,
+            name: None,
+        };
+        self.event(ts, head, &[], |e| {
+            e.set_counter_value(value);
+        });
+    }
+
+    /// A floating-point counter sample on counter track `track`.
+    pub fn counter_f64(&mut self, ts: u64, track: u64, value: f64) {
+        let head = Head {
+            kind: TYPE_COUNTER,
+            track,
+            category: None,
+            name: None,
+        };
+        self.event(ts, head, &[], |e| {
+            e.set_double_counter_value(value);
+        });
+    }
+}

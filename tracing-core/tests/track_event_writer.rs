@@ -1,0 +1,154 @@
+//! TrackEvents through the whole path (event writer → SMB → service →
+//! trace): every interned id resolves through the sequence's interned data,
+//! slices nest, annotations and counters keep their values, and a cleared
+//! incremental state is re-emitted.
+
+mod service_support;
+
+use std::collections::HashMap;
+
+use service_support::*;
+use zerotrace_core::service::ConsumerCall;
+use zerotrace_core::track_event::{Category, DebugValue, EventWriter, ThreadTrack};
+use zerotrace_protos::protos::TracePacketDecoder;
+
+static RENDER: Category = Category::new("render");
+static IO: Category = Category::new("io");
+
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Begin(String, String, Vec<(String, String)>),
+    End,
+    Instant(String, String, u64),
+    Counter(u64, i64),
+}
+
+#[test]
+fn events_resolve_through_interned_data() {
+    let mut h = Harness::new();
+    let p = h.producer("app", 1);
+    h.register(p, "track_event", false, false);
+    let c = h.consumer(1);
+    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let thread = ThreadTrack {
+        uuid: 77,
+        pid: 10,
+        tid: 11,
+    };
+    let mut ev = EventWriter::new(h.writer(p, b), thread, Some("main"));
+    ev.slice_begin(
+        100,
+        &RENDER,
+        "frame",
+        &[("n", DebugValue::Int(-3)), ("ok", DebugValue::Bool(true))],
+    );
+    ev.slice_begin(
+        110,
+        &IO,
+        "read",
+        &[
+            ("path", DebugValue::Str("/tmp/x")),
+            ("ratio", DebugValue::Double(0.5)),
+        ],
+    );
+    ev.slice_end(120, &IO);
+    ev.instant(130, &RENDER, "vsync", Some(900), &[]);
+    ev.counter(140, 555, 42);
+    ev.slice_end(150, &RENDER);
+    ev.clear_incremental_state();
+    ev.slice_begin(200, &RENDER, "frame", &[("n", DebugValue::Uint(7))]);
+    ev.slice_end(210, &RENDER);
+    ev.writer().flush(None);
+    h.pump(p);
+    h.ccall(c, ConsumerCall::DisableTracing);
+    let packets = h.read(c);
+
+    let mut names: HashMap<(u64, u64), String> = HashMap::new();
+    let mut seen = Vec::new();
+    let mut cleared = 0;
+    for raw in packets.iter().filter(|p| varint(p, 10) != Some(1)) {
+        let p = TracePacketDecoder::new(raw);
+        let flags = p.sequence_flags().unwrap_or(0);
+        if flags & 1 != 0 {
+            cleared += 1;
+            names.clear();
+            let d = p.track_descriptor().expect("the thread track comes first");
+            assert_eq!(d.uuid(), Some(77));
+            assert_eq!(d.thread().and_then(|t| t.tid()), Some(11));
+            continue;
+        }
+        assert_eq!(flags, 2, "events need incremental state");
+        if let Some(i) = p.interned_data() {
+            for e in i.event_categories() {
+                names.insert((1, e.iid().unwrap()), e.name().unwrap().to_owned());
+            }
+            for e in i.event_names() {
+                names.insert((2, e.iid().unwrap()), e.name().unwrap().to_owned());
+            }
+            for e in i.debug_annotation_names() {
+                names.insert((3, e.iid().unwrap()), e.name().unwrap().to_owned());
+            }
+        }
+        let e = p.track_event().expect("a track event");
+        let resolve = |k: u64, iid: Option<u64>| {
+            names
+                .get(&(k, iid.expect("iid")))
+                .cloned()
+                .expect("interned")
+        };
+        seen.push(match e.type_raw() {
+            Some(1) => Seen::Begin(
+                resolve(1, e.category_iids().next()),
+                resolve(2, e.name_iid()),
+                e.debug_annotations()
+                    .map(|a| {
+                        let v = if let Some(x) = a.int_value() {
+                            x.to_string()
+                        } else if let Some(x) = a.uint_value() {
+                            format!("u{x}")
+                        } else if let Some(x) = a.bool_value() {
+                            x.to_string()
+                        } else if let Some(x) = a.double_value() {
+                            x.to_string()
+                        } else {
+                            a.string_value().unwrap_or("?").to_owned()
+                        };
+                        (resolve(3, a.name_iid()), v)
+                    })
+                    .collect(),
+            ),
+            Some(2) => Seen::End,
+            Some(3) => Seen::Instant(
+                resolve(1, e.category_iids().next()),
+                resolve(2, e.name_iid()),
+                e.track_uuid().unwrap(),
+            ),
+            Some(4) => Seen::Counter(e.track_uuid().unwrap(), e.counter_value().unwrap()),
+            t => panic!("type {t:?}"),
+        });
+    }
+    let s = |x: &str| x.to_owned();
+    assert_eq!(cleared, 2, "the state was cleared once more");
+    assert_eq!(
+        seen,
+        vec![
+            Seen::Begin(
+                s("render"),
+                s("frame"),
+                vec![(s("n"), s("-3")), (s("ok"), s("true"))]
+            ),
+            Seen::Begin(
+                s("io"),
+                s("read"),
+                vec![(s("path"), s("/tmp/x")), (s("ratio"), s("0.5"))]
+            ),
+            Seen::End,
+            Seen::Instant(s("render"), s("vsync"), 900),
+            Seen::Counter(555, 42),
+            Seen::End,
+            Seen::Begin(s("render"), s("frame"), vec![(s("n"), s("u7"))]),
+            Seen::End,
+        ]
+    );
+}
