@@ -204,15 +204,13 @@ impl EventWriter {
         annotations: &[(&'static str, DebugValue<'_>)],
     ) {
         let track = self.thread.uuid;
-        self.event(
-            ts,
-            TYPE_SLICE_BEGIN,
+        let head = Head {
+            kind: TYPE_SLICE_BEGIN,
             track,
-            Some(category),
-            Some(name),
-            annotations,
-            |_| {},
-        );
+            category: Some(category),
+            name: Some(name),
+        };
+        self.event(ts, head, annotations, |_| {});
     }
 
     /// Ends the innermost open slice on the thread track.
@@ -237,15 +235,13 @@ impl EventWriter {
         annotations: &[(&'static str, DebugValue<'_>)],
     ) {
         let track = track.unwrap_or(self.thread.uuid);
-        self.event(
-            ts,
-            TYPE_INSTANT,
+        let head = Head {
+            kind: TYPE_INSTANT,
             track,
-            Some(category),
-            Some(name),
-            annotations,
-            |_| {},
-        );
+            category: Some(category),
+            name: Some(name),
+        };
+        self.event(ts, head, annotations, |_| {});
     }
 
     /// An integer counter sample on counter track `track`.
