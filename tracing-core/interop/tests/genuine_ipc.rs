@@ -83,6 +83,19 @@ fn our_config(ds: &str, buffer_kb: u32) -> Vec<u8> {
     })
 }
 
+/// `patches_succeeded` of the trace's buffer stats (the last `trace_stats`
+/// packet): a packet split across chunks has its size patched after its
+/// first chunk was committed.
+fn patches_succeeded(trace: &[u8]) -> u64 {
+    let stats = check::packets(trace)
+        .into_iter()
+        .filter_map(|p| check::bytes(&p, 35).map(<[u8]>::to_vec))
+        .last()
+        .expect("a trace_stats packet");
+    let buffer = check::bytes(&stats, 1).expect("buffer_stats");
+    check::varint(buffer, 5).unwrap_or(0)
+}
+
 fn my_uid() -> u64 {
     u64::from(rustix::process::getuid().as_raw())
 }
@@ -127,6 +140,7 @@ fn check_genuine_workload(trace: &[u8], producer_pid: u32, who: &str) {
         "{who}: sequences {:?}",
         seqs.iter().map(|s| s.0).collect::<Vec<_>>()
     );
+    assert!(patches_succeeded(trace) > 0, "{who}: no size patch applied");
     let track = track.unwrap_or_else(|| panic!("{who}: no track events"));
     let custom = custom.unwrap_or_else(|| panic!("{who}: no custom packets"));
 
@@ -202,29 +216,32 @@ fn record_genuine_producer(svc: &Service, genuine_consumer: bool) -> (Vec<u8>, u
     (trace, pid)
 }
 
-/// 1. Genuine producer → zerotraced → our consumer: every packet intact.
+/// 1. Genuine producer → zerotraced → our consumer: every packet intact;
+/// and 5. the service packets the genuine service writes for the same
+/// session (run here too, where the same checks of the data hold).
 #[test]
 fn genuine_producer_into_zerotraced_read_by_our_consumer() {
-    let svc = Service::start(Which::Zerotraced, "gp-zt-oc");
-    let (trace, pid) = record_genuine_producer(&svc, false);
-    check_genuine_workload(&trace, pid, "zerotraced");
+    let mut kinds = Vec::new();
+    for which in [Which::Genuine, Which::Zerotraced] {
+        let svc = Service::start(which, "gp-oc");
+        let (trace, pid) = record_genuine_producer(&svc, false);
+        check_genuine_workload(&trace, pid, &format!("{which:?}"));
+        kinds.push(service_kinds(&trace));
+    }
+    assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
 }
 
-/// The same workload through the genuine service, read by our consumer:
-/// the control for test 1 (the checks themselves hold for Perfetto).
-#[test]
-fn genuine_producer_into_genuine_service_read_by_our_consumer() {
-    let svc = Service::start(Which::Genuine, "gp-pf-oc");
-    let (trace, pid) = record_genuine_producer(&svc, false);
-    check_genuine_workload(&trace, pid, "genuine service");
-}
-
-/// All genuine clients, our service in the middle.
+/// All genuine clients, our service in the middle (and 5. as above).
 #[test]
 fn genuine_producer_and_consumer_through_zerotraced() {
-    let svc = Service::start(Which::Zerotraced, "gp-zt-gc");
-    let (trace, pid) = record_genuine_producer(&svc, true);
-    check_genuine_workload(&trace, pid, "zerotraced, genuine consumer");
+    let mut kinds = Vec::new();
+    for which in [Which::Genuine, Which::Zerotraced] {
+        let svc = Service::start(which, "gp-gc");
+        let (trace, pid) = record_genuine_producer(&svc, true);
+        check_genuine_workload(&trace, pid, &format!("{which:?}, genuine consumer"));
+        kinds.push(service_kinds(&trace));
+    }
+    assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
 }
 
 // ---------------------------------------------------------------------------
@@ -234,31 +251,31 @@ fn genuine_producer_and_consumer_through_zerotraced() {
 const OUR_DS: &str = "zerotrace.interop";
 const OUR_PACKETS: u64 = 300;
 
-/// The bytes of our packet `i`: a timestamp and a TestEvent whose string
-/// is mostly small, sometimes larger than a chunk, twice far larger than
-/// the SMB's chunks together can hold at once... (50 KB and 200 KB), so
-/// packets fragment across chunks and get patched.
-fn our_packet(i: u64) -> Vec<u8> {
+/// Our packet `i`: a timestamp and a TestEvent (`for_testing`) whose
+/// string is mostly small, sometimes larger than a chunk, and twice far
+/// larger (50 KB, 200 KB, more than the 64 KiB SMB holds). The TestEvent is
+/// written as a nested message, its length reserved and filled in at its
+/// end, so when it spans chunks already committed the length travels as a
+/// patch.
+fn our_packet(i: u64) -> (u64, String) {
     let len = match i {
         100 => 200_000,
         200 => 50_000,
         i if i % 37 == 3 => 6_000,
         i => 20 + (i as usize * 13) % 300,
     };
+    (1_000 + i, workload::filler(len, i))
+}
+
+/// The encoded TestEvent of packet `i` (string field 1, seq_value 2).
+fn our_test_event(i: u64) -> Vec<u8> {
     let mut te = HeapWriter::new();
     {
         let mut m = te.root();
-        m.append_string(1, &workload::filler(len, i));
+        m.append_string(1, &our_packet(i).1);
         m.append_uint32(2, i as u32);
     }
-    let te = te.finish().unwrap();
-    let mut p = HeapWriter::new();
-    {
-        let mut m = p.root();
-        m.append_uint64(field::TIMESTAMP, 1_000 + i);
-        m.append_bytes(field::FOR_TESTING, &te);
-    }
-    p.finish().unwrap()
+    te.finish().unwrap()
 }
 
 fn our_producer(svc: &Service) -> ProducerClient {
@@ -266,6 +283,10 @@ fn our_producer(svc: &Service) -> ProducerClient {
         &svc.producer_endpoint(),
         ProducerOptions {
             name: "zerotrace-interop".into(),
+            // A 64 KiB SMB: the 200 KB packet cannot sit in it whole, so
+            // its first chunks are committed (and its size field patched
+            // through CommitData) before it ends.
+            smb_size_hint: 64 * 1024,
             ..ProducerOptions::default()
         },
     )
@@ -291,15 +312,12 @@ fn write_our_workload(producer: &ProducerClient) {
         .create_trace_writer(instance.target_buffer)
         .unwrap();
     for i in 0..OUR_PACKETS {
-        let bytes = our_packet(i);
-        w.write_packet(|m| {
-            for f in check::fields(&bytes) {
-                match f.value {
-                    protozero::FieldValue::Varint(v) => m.append_uint64(f.id, v),
-                    protozero::FieldValue::Bytes(b) => m.append_bytes(f.id, b),
-                    _ => unreachable!(),
-                }
-            }
+        let (ts, text) = our_packet(i);
+        w.packet(|p| {
+            p.set_timestamp(ts);
+            let mut t = p.begin_for_testing();
+            t.set_str(&text);
+            t.set_seq_value(i as u32);
         });
     }
     w.flush(None);
@@ -307,7 +325,8 @@ fn write_our_workload(producer: &ProducerClient) {
 }
 
 /// Checks that `trace` holds exactly our workload on one sequence: every
-/// packet is the bytes we wrote followed by the trusted fields.
+/// packet is what we wrote followed by the trusted fields, every payload
+/// byte for byte, and the service applied size patches.
 fn check_our_workload(trace: &[u8], who: &str) {
     let seqs = check::data_sequences(trace);
     assert_eq!(
@@ -319,21 +338,34 @@ fn check_our_workload(trace: &[u8], who: &str) {
     let (seq, packets) = &seqs[0];
     assert!(*seq >= 2, "{who}: sequence id {seq}");
     assert_eq!(packets.len() as u64, OUR_PACKETS, "{who}: packet count");
+    assert!(patches_succeeded(trace) > 0, "{who}: no size patch applied");
     for (i, p) in packets.iter().enumerate() {
-        let mut want = our_packet(i as u64);
-        if i == 0 {
-            // Like Perfetto's TraceWriter, ours opens a sequence with
-            // `first_packet_on_sequence: true` (field 87) in its first packet.
-            want.splice(0..0, [0xb8, 0x05, 0x01]);
-        }
-        let got = check::producer_bytes(p);
+        // What the producer wrote: (like Perfetto's TraceWriter, ours opens
+        // a sequence with `first_packet_on_sequence`, field 87, in its first
+        // packet) the timestamp and the TestEvent, its bytes exactly ours.
+        let wrote = check::producer_bytes(p);
+        let ids: Vec<u32> = check::fields(&wrote).iter().map(|f| f.id).collect();
+        let want_ids: &[u32] = if i == 0 {
+            &[
+                field::FIRST_PACKET_ON_SEQUENCE,
+                field::TIMESTAMP,
+                field::FOR_TESTING,
+            ]
+        } else {
+            &[field::TIMESTAMP, field::FOR_TESTING]
+        };
+        assert_eq!(ids, want_ids, "{who}: fields of packet {i}");
+        assert_eq!(
+            check::varint(&wrote, field::TIMESTAMP),
+            Some(our_packet(i as u64).0)
+        );
+        let te = check::bytes(&wrote, field::FOR_TESTING).unwrap();
+        let want = our_test_event(i as u64);
         assert!(
-            got == want,
-            "{who}: packet {i} differs ({} vs {} bytes): {:02x?} vs {:02x?}",
-            got.len(),
-            want.len(),
-            &p[..p.len().min(64)],
-            &want[..want.len().min(64)]
+            te == want.as_slice(),
+            "{who}: the TestEvent of packet {i} differs ({} vs {} bytes)",
+            te.len(),
+            want.len()
         );
         let t = check::trusted(p);
         assert_eq!(t.uid, Some(my_uid()), "{who}: trusted_uid of packet {i}");
@@ -380,12 +412,19 @@ fn our_producer_our_consumer(svc: &Service) -> Vec<u8> {
     trace
 }
 
-/// 2. The genuine consumer records from zerotraced while our producer writes.
+/// 2. The genuine consumer records from zerotraced while our producer
+/// writes: exactly the packets written; and 5. the service packets the
+/// genuine service writes for the same session.
 #[test]
 fn genuine_consumer_records_our_producer_from_zerotraced() {
-    let svc = Service::start(Which::Zerotraced, "op-zt-gc");
-    let trace = our_producer_genuine_consumer(&svc);
-    check_our_workload(&trace, "zerotraced, genuine consumer");
+    let mut kinds = Vec::new();
+    for which in [Which::Genuine, Which::Zerotraced] {
+        let svc = Service::start(which, "op-gc");
+        let trace = our_producer_genuine_consumer(&svc);
+        check_our_workload(&trace, &format!("{which:?}, genuine consumer"));
+        kinds.push(service_kinds(&trace));
+    }
+    assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
 }
 
 /// 3. Our producer writes into the genuine service; our consumer reads.
@@ -496,7 +535,206 @@ fn perfetto_command_flow_against_zerotraced() {
             Some(UUID_LSB),
             "{who}: lsb"
         );
-        kinds.push(check::service_packet_kinds(&trace));
+        kinds.push(service_kinds(&trace));
     }
+    eprintln!("service packets: {:?}", kinds[0]);
+    assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
+}
+
+/// The kinds of the service packets (sequence 1) in order, a run of clock
+/// snapshots counted as one: the genuine service takes one more whenever
+/// its periodic snapshot timer fires (so the count follows the session's
+/// length; the recorded session ran 3 s).
+fn service_kinds(trace: &[u8]) -> Vec<String> {
+    let mut kinds = check::service_packet_kinds(trace);
+    kinds.dedup_by(|a, b| a == b && a.starts_with("clock_snapshot"));
+    kinds
+}
+
+/// A reply as the comparison with the recording sees it: method, success,
+/// has_more and the decoded fields that do not depend on timing or paths
+/// (ObservableEvents: data source name and state, all-started flag;
+/// EnableTracing: disabled, error), one entry per observable event: how
+/// the service groups events into replies follows the timing of the
+/// producer's calls (the genuine service groups them differently from run
+/// to run). A ReadBuffers stream (its reply count follows the trace's size)
+/// is one entry.
+fn summarize(method: &str, success: bool, has_more: bool, data: &[u8]) -> Vec<String> {
+    match method {
+        "ObserveEvents" => {
+            let events = check::bytes(data, 1).unwrap_or(&[]);
+            let mut parts = Vec::new();
+            for f in check::fields(events) {
+                let what = match f.id {
+                    1 => {
+                        let c = f.as_bytes().unwrap();
+                        format!(
+                            "{} state {}",
+                            String::from_utf8_lossy(check::bytes(c, 2).unwrap_or(&[])),
+                            check::varint(c, 3).unwrap_or(0)
+                        )
+                    }
+                    2 => format!("all_data_sources_started {}", f.as_varint().unwrap()),
+                    id => format!("field {id}"),
+                };
+                parts.push(format!(
+                    "ObserveEvents ok={success} more={has_more}: {what}"
+                ));
+            }
+            if parts.is_empty() {
+                parts.push(format!(
+                    "ObserveEvents ok={success} more={has_more}: no events"
+                ));
+            }
+            parts
+        }
+        "EnableTracing" => vec![format!(
+            "EnableTracing ok={success} more={has_more} disabled={:?} error={:?}",
+            check::varint(data, 1),
+            check::bytes(data, 3).map(|e| String::from_utf8_lossy(e).into_owned())
+        )],
+        "ReadBuffers" => vec![format!("ReadBuffers ok={success} (stream)")],
+        m => vec![format!(
+            "{m} ok={success} more={has_more} len={}",
+            data.len()
+        )],
+    }
+}
+
+fn push_summary(out: &mut Vec<String>, entries: Vec<String>) {
+    for s in entries {
+        if !(s.starts_with("ReadBuffers") && out.last() == Some(&s)) {
+            out.push(s);
+        }
+    }
+}
+
+/// The replies the genuine service sent the recorded SDK consumer.
+fn recorded_replies() -> Vec<String> {
+    let mut out = Vec::new();
+    for f in recorded_consumer_session() {
+        if f["kind"] != "invoke_reply" {
+            continue;
+        }
+        let data = unhex(f["reply_hex"].as_str().unwrap_or(""));
+        let method = f["method"].as_str().unwrap();
+        if method != "ReadBuffers" {
+            assert_eq!(
+                data.len() as u64,
+                f["reply_len"].as_u64().unwrap(),
+                "whole reply recorded"
+            );
+        }
+        push_summary(
+            &mut out,
+            summarize(
+                method,
+                f["success"].as_bool().unwrap_or(false),
+                f["has_more"].as_bool().unwrap_or(false),
+                &data,
+            ),
+        );
+    }
+    out
+}
+
+/// Replays the C SDK consumer's recorded flow (ObserveEvents, EnableTracing,
+/// Flush, DisableTracing, ReadBuffers, with the recorded arguments) against
+/// `svc` while the genuine producer writes its workload, in the recorded
+/// order: the producer connects after EnableTracing, the flush comes once
+/// it has written everything. Returns the reply summaries and the trace.
+fn replay_sdk_consumer_flow(svc: &Service) -> (Vec<String>, Vec<u8>, u32) {
+    let mut client = RawClient::connect(&svc.consumer, "ConsumerPort").unwrap();
+    let mut out = Vec::new();
+    let mut trace = Vec::new();
+    let mut partial = Vec::new();
+    let mut take = |out: &mut Vec<String>, r: RawReply| {
+        if r.method == "ReadBuffers" {
+            for f in check::fields(&r.data).into_iter().filter(|f| f.id == 2) {
+                let slice = f.as_bytes().unwrap();
+                partial.extend_from_slice(check::bytes(slice, 1).unwrap_or(&[]));
+                if check::varint(slice, 2) == Some(1) {
+                    let mut w = HeapWriter::new();
+                    w.root().append_bytes(1, &partial);
+                    trace.extend(w.finish().unwrap());
+                    partial.clear();
+                }
+            }
+        }
+        let done = (r.method == "ReadBuffers" && !r.has_more, r.method.clone());
+        push_summary(out, summarize(&r.method, r.success, r.has_more, &r.data));
+        done
+    };
+    let idle = Duration::from_millis(300);
+    client
+        .call("ObserveEvents", recorded_args("ObserveEvents"))
+        .unwrap();
+    client
+        .call("EnableTracing", recorded_args("EnableTracing"))
+        .unwrap();
+    while let Some(r) = client.next_reply(idle) {
+        take(&mut out, r);
+    }
+    let mut producer = SdkProcess::producer(&svc.producer, &svc.consumer);
+    let pid = producer.pid();
+    producer.expect("written", WAIT);
+    while let Some(r) = client.next_reply(idle) {
+        take(&mut out, r);
+    }
+    for (method, last) in [
+        ("Flush", "Flush"),
+        ("DisableTracing", "EnableTracing"),
+        ("ReadBuffers", "ReadBuffers"),
+    ] {
+        client.call(method, recorded_args(method)).unwrap();
+        loop {
+            let r = client
+                .next_reply(WAIT)
+                .unwrap_or_else(|| panic!("{:?}: no reply after {method}", svc.which));
+            let (end, m) = take(&mut out, r);
+            if m == last && (last != "ReadBuffers" || end) {
+                break;
+            }
+        }
+        if method == "DisableTracing" {
+            while let Some(r) = client.next_reply(idle) {
+                take(&mut out, r);
+            }
+        }
+    }
+    producer.expect("stopped", WAIT);
+    producer.wait_success(WAIT);
+    (out, trace, pid)
+}
+
+/// 4. The C SDK consumer's recorded flow against zerotraced (and, as the
+/// control, against the genuine service) while the genuine producer writes
+/// the recorded workload: the same replies, kinds, order and fields, as
+/// recorded; and 5. the same service packets on sequence 1 as the genuine
+/// service writes for it, live and as recorded.
+#[test]
+fn recorded_sdk_consumer_flow_against_zerotraced() {
+    let recorded = recorded_replies();
+    let recorded_trace = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/vectors/genuine-session.pftrace"),
+    )
+    .unwrap();
+    let recorded_kinds = service_kinds(&recorded_trace);
+    let mut kinds = Vec::new();
+    for which in [Which::Genuine, Which::Zerotraced] {
+        let svc = Service::start(which, "sdk-flow");
+        let (replies, trace, pid) = replay_sdk_consumer_flow(&svc);
+        assert_eq!(
+            replies, recorded,
+            "{which:?}: replies vs the recorded session"
+        );
+        check_genuine_workload(&trace, pid, &format!("{which:?}"));
+        kinds.push(service_kinds(&trace));
+    }
+    assert_eq!(
+        kinds[0], recorded_kinds,
+        "genuine service packets, live vs recorded"
+    );
     assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
 }
