@@ -89,8 +89,8 @@ fn our_config(ds: &str, buffer_kb: u32) -> Vec<u8> {
 fn patches_succeeded(trace: &[u8]) -> u64 {
     let stats = check::packets(trace)
         .into_iter()
-        .filter_map(|p| check::bytes(&p, 35).map(<[u8]>::to_vec))
-        .last()
+        .rev()
+        .find_map(|p| check::bytes(&p, 35).map(<[u8]>::to_vec))
         .expect("a trace_stats packet");
     let buffer = check::bytes(&stats, 1).expect("buffer_stats");
     check::varint(buffer, 5).unwrap_or(0)
@@ -216,8 +216,8 @@ fn record_genuine_producer(svc: &Service, genuine_consumer: bool) -> (Vec<u8>, u
     (trace, pid)
 }
 
-/// 1. Genuine producer → zerotraced → our consumer: every packet intact;
-/// and 5. the service packets the genuine service writes for the same
+/// (1) Genuine producer → zerotraced → our consumer: every packet intact;
+/// and (5) the service packets the genuine service writes for the same
 /// session (run here too, where the same checks of the data hold).
 #[test]
 fn genuine_producer_into_zerotraced_read_by_our_consumer() {
@@ -231,7 +231,7 @@ fn genuine_producer_into_zerotraced_read_by_our_consumer() {
     assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
 }
 
-/// All genuine clients, our service in the middle (and 5. as above).
+/// All genuine clients, our service in the middle (and (5) as above).
 #[test]
 fn genuine_producer_and_consumer_through_zerotraced() {
     let mut kinds = Vec::new();
@@ -412,8 +412,8 @@ fn our_producer_our_consumer(svc: &Service) -> Vec<u8> {
     trace
 }
 
-/// 2. The genuine consumer records from zerotraced while our producer
-/// writes: exactly the packets written; and 5. the service packets the
+/// (2) The genuine consumer records from zerotraced while our producer
+/// writes: exactly the packets written; and (5) the service packets the
 /// genuine service writes for the same session.
 #[test]
 fn genuine_consumer_records_our_producer_from_zerotraced() {
@@ -427,7 +427,7 @@ fn genuine_consumer_records_our_producer_from_zerotraced() {
     assert_eq!(kinds[1], kinds[0], "service packets: zerotraced vs genuine");
 }
 
-/// 3. Our producer writes into the genuine service; our consumer reads.
+/// (3) Our producer writes into the genuine service; our consumer reads.
 #[test]
 fn our_producer_into_genuine_service_read_by_our_consumer() {
     let svc = Service::start(Which::Genuine, "op-pf-oc");
@@ -435,7 +435,7 @@ fn our_producer_into_genuine_service_read_by_our_consumer() {
     check_our_workload(&trace, "genuine service, our consumer");
 }
 
-/// 3. Our producer writes into the genuine service; the genuine consumer reads.
+/// (3) Our producer writes into the genuine service; the genuine consumer reads.
 #[test]
 fn our_producer_into_genuine_service_read_by_genuine_consumer() {
     let svc = Service::start(Which::Genuine, "op-pf-gc");
@@ -499,7 +499,7 @@ fn perfetto_cmd_flow(svc: &Service) -> (Vec<RawReply>, Vec<u8>) {
     (replies, trace)
 }
 
-/// 4. The `perfetto` command's flow against zerotraced, compared with the
+/// (4) The `perfetto` command's flow against zerotraced, compared with the
 /// same flow against the genuine service.
 #[test]
 fn perfetto_command_flow_against_zerotraced() {
@@ -707,10 +707,10 @@ fn replay_sdk_consumer_flow(svc: &Service) -> (Vec<String>, Vec<u8>, u32) {
     (out, trace, pid)
 }
 
-/// 4. The C SDK consumer's recorded flow against zerotraced (and, as the
+/// (4) The C SDK consumer's recorded flow against zerotraced (and, as the
 /// control, against the genuine service) while the genuine producer writes
 /// the recorded workload: the same replies, kinds, order and fields, as
-/// recorded; and 5. the same service packets on sequence 1 as the genuine
+/// recorded; and (5) the same service packets on sequence 1 as the genuine
 /// service writes for it, live and as recorded.
 #[test]
 fn recorded_sdk_consumer_flow_against_zerotraced() {

@@ -208,3 +208,22 @@ pub fn expected_test_packets() -> Vec<TestPacket> {
     });
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_is_deterministic_and_has_its_big_items() {
+        assert_eq!(filler(64, 3), filler(64, 3));
+        assert_ne!(filler(64, 3), filler(64, 4));
+        let events = expected_events();
+        assert_eq!(events, expected_events());
+        let big = events.iter().find(|e| e.name == "big_event").unwrap();
+        assert!(matches!(&big.args[0].1, Arg::Str(s) if s.len() == BIG_ANNOTATION_LEN));
+        let packets = expected_test_packets();
+        assert_eq!(packets.len(), CUSTOM_PACKETS as usize + 1);
+        assert_eq!(packets.last().unwrap().str.len(), BIG_PACKET_LEN);
+        assert!(packets.last().unwrap().is_last);
+    }
+}
