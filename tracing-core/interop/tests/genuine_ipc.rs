@@ -678,6 +678,20 @@ fn replay_sdk_consumer_flow(svc: &Service) -> (Vec<String>, Vec<u8>, u32) {
     let mut producer = SdkProcess::producer(&svc.producer, &svc.consumer);
     let pid = producer.pid();
     producer.expect("written", WAIT);
+    // Both data sources were started before the producer wrote: wait for
+    // those events (however late a loaded machine delivers them), then for
+    // quiet, before the next call.
+    let started = |out: &Vec<String>| {
+        [workload::CUSTOM_DATA_SOURCE, "track_event"]
+            .iter()
+            .all(|ds| out.iter().any(|s| s.ends_with(&format!(": {ds} state 2"))))
+    };
+    while !started(&out) {
+        let r = client
+            .next_reply(WAIT)
+            .unwrap_or_else(|| panic!("{:?}: data sources never reported started", svc.which));
+        take(&mut out, r);
+    }
     while let Some(r) = client.next_reply(idle) {
         take(&mut out, r);
     }
