@@ -5,6 +5,7 @@
 mod codegen;
 mod corpus;
 mod fuzz;
+mod interop;
 mod miri;
 
 use std::path::PathBuf;
@@ -68,6 +69,13 @@ enum Task {
         #[arg(long = "target")]
         targets: Vec<String>,
     },
+    /// Build the genuine Perfetto SDK clients and run the interop tests
+    /// against genuine Perfetto (its service, trace buffers, SDK and schemas).
+    Interop {
+        /// Also run the end-to-end benchmark (zerotraced vs the genuine service).
+        #[arg(long)]
+        bench: bool,
+    },
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -117,6 +125,14 @@ fn main() -> ExitCode {
                 println!("miri: skipped, no nightly toolchain with the miri component here");
                 ExitCode::SUCCESS
             }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::Interop { bench } => match interop::run(&workspace_root(), bench) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE

@@ -9,10 +9,9 @@
 // exactly once (build.rs caches the static library across cargo profiles).
 //
 // Every shim has C linkage and a `zt_` prefix; Rust declares them in
-// tracing-core/interop/src/genuine/. Add further service-side shims (for
-// example a genuine tracing service for IPC tests) as new sections at the end
-// of this file rather than as new translation units: two copies of the
-// amalgamation must never be linked into one binary.
+// tracing-core/interop/src/genuine/. Add further service-side shims as new
+// sections at the end of this file rather than as new translation units: two
+// copies of the amalgamation must never be linked into one binary.
 //
 // No Perfetto code is copied here: the shims only call Perfetto's classes.
 
@@ -197,6 +196,61 @@ void zt_tb_stats(const zt_shim::TraceBufferHandle* handle,
   const size_t n = sizeof(fields) / sizeof(fields[0]);
   for (size_t i = 0; i < count; i++)
     out[i] = i < n ? fields[i] : 0;
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------------------
+// Section: the genuine tracing service on its IPC sockets.
+//
+// What `traced` runs, minus its command line: Perfetto's ServiceIPCHost (the
+// TracingService business logic plus the ProducerPort and ConsumerPort IPC
+// hosts) listening on a producer and a consumer socket, driven by its own
+// task runner on a dedicated thread. The host is created, started and
+// destroyed on that thread, as Perfetto requires of everything bound to a
+// task runner.
+// ---------------------------------------------------------------------------
+
+namespace zt_shim {
+
+struct GenuineService {
+  std::unique_ptr<perfetto::base::ThreadTaskRunner> runner;
+  std::unique_ptr<perfetto::ServiceIPCHost> host;
+};
+
+}  // namespace zt_shim
+
+extern "C" {
+
+// Starts the service listening on `producer_socket` (a comma-separated list
+// is allowed, as for `traced`) and `consumer_socket` (AF_UNIX paths, `@name`
+// abstract sockets or `host:port`). Returns null if a socket could not be
+// bound.
+zt_shim::GenuineService* zt_svc_start(const char* producer_socket,
+                                      const char* consumer_socket) {
+  auto* svc = new zt_shim::GenuineService();
+  svc->runner.reset(new perfetto::base::ThreadTaskRunner(
+      perfetto::base::ThreadTaskRunner::CreateAndStart("zt-genuine-svc")));
+  bool started = false;
+  svc->runner->PostTaskAndWaitForTesting([svc, producer_socket,
+                                          consumer_socket, &started] {
+    svc->host = perfetto::ServiceIPCHost::CreateInstance(svc->runner->get());
+    started = svc->host->Start(producer_socket, consumer_socket);
+    if (!started)
+      svc->host.reset();
+  });
+  if (!started) {
+    delete svc;
+    return nullptr;
+  }
+  return svc;
+}
+
+// Stops the service: destroys the host on its thread (closing every
+// connection and both listening sockets), then joins the thread.
+void zt_svc_stop(zt_shim::GenuineService* svc) {
+  svc->runner->PostTaskAndWaitForTesting([svc] { svc->host.reset(); });
+  delete svc;
 }
 
 }  // extern "C"

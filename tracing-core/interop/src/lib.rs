@@ -7,10 +7,24 @@
 //! bytes with Google's own decoder and Perfetto's own schema.
 //!
 //! [`genuine`] wraps Perfetto's own service-side classes, compiled from the
-//! amalgamated C++ source of the `perfetto-sdk-sys` crate (see `build.rs`),
-//! and [`workload`] generates the chunk streams that compare them with ours.
+//! amalgamated C++ source of the `perfetto-sdk-sys` crate (see `build.rs`):
+//! its trace buffers and its whole tracing service on IPC sockets;
+//! [`workload`] generates the chunk streams that compare the buffers with
+//! ours. For the IPC interop tests, [`services`] runs `zerotraced` or the
+//! genuine service on private sockets, [`sdk`] runs the genuine SDK clients
+//! (package `zerotrace-genuine-sdk`) as child processes, [`sdk_workload`]
+//! says what the genuine producer writes, [`trace_check`] reads traces back
+//! event by event, and [`raw_client`] sees a session's replies in order.
 
 pub mod genuine;
+pub mod raw_client;
+pub mod sdk;
+/// What `genuine-producer` writes: the very file its package compiles (this
+/// package must not link the genuine SDK, so it includes the file instead).
+#[path = "../genuine-sdk/src/workload.rs"]
+pub mod sdk_workload;
+pub mod services;
+pub mod trace_check;
 pub mod workload;
 
 use std::io::Write;

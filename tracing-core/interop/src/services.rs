@@ -1,0 +1,139 @@
+//! The two tracing services the interop tests run side by side, each on a
+//! fresh pair of unix sockets in a private directory: ours (`zerotraced`'s
+//! [`Daemon`] on a thread of the test process) and Perfetto's genuine one
+//! ([`GenuineService`], on its own task-runner thread).
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+
+use crate::genuine::GenuineService;
+
+/// Which service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// zerotrace's `zerotraced`.
+    Zerotraced,
+    /// Perfetto's genuine service.
+    Genuine,
+}
+
+enum Running {
+    Ours {
+        stop: UnixStream,
+        thread: Option<JoinHandle<()>>,
+    },
+    Genuine(Option<GenuineService>),
+}
+
+/// A running service and its socket names; dropping it stops the service
+/// and removes its directory.
+pub struct Service {
+    /// Which one it is.
+    pub which: Which,
+    /// Its producer socket (a path).
+    pub producer: String,
+    /// Its consumer socket (a path).
+    pub consumer: String,
+    /// Its private directory (tests may put files there).
+    pub dir: PathBuf,
+    running: Running,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("which", &self.which)
+            .field("producer", &self.producer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// Starts `which` on sockets in a new directory named after `name`;
+    /// both listen when this returns.
+    pub fn start(which: Which, name: &str) -> Service {
+        let tag = match which {
+            Which::Zerotraced => "zt",
+            Which::Genuine => "pf",
+        };
+        let dir =
+            std::env::temp_dir().join(format!("zt-interop-{name}-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the socket directory");
+        let producer = dir.join("producer").to_str().expect("UTF-8").to_owned();
+        let consumer = dir.join("consumer").to_str().expect("UTF-8").to_owned();
+        let running = match which {
+            Which::Zerotraced => {
+                let cfg = DaemonConfig {
+                    producer_sockets: vec![Endpoint::Path(producer.clone().into())],
+                    consumer_socket: Endpoint::Path(consumer.clone().into()),
+                    log_level: 1,
+                    ..DaemonConfig::default()
+                };
+                let (stop, stop_rx) = UnixStream::pair().expect("a socket pair");
+                let (ready_tx, ready) = std::sync::mpsc::channel();
+                // The core is single-threaded (not Send): built on its thread.
+                let thread = std::thread::spawn(move || {
+                    let mut daemon = match Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))) {
+                        Ok(d) => d,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let _ = ready_tx.send(Ok(()));
+                    daemon.run().expect("zerotraced's loop");
+                });
+                ready
+                    .recv()
+                    .expect("the daemon thread")
+                    .unwrap_or_else(|e| panic!("zerotraced: {e}"));
+                Running::Ours {
+                    stop,
+                    thread: Some(thread),
+                }
+            }
+            Which::Genuine => Running::Genuine(Some(
+                GenuineService::start(&producer, &consumer).expect("the genuine service"),
+            )),
+        };
+        Service {
+            which,
+            producer,
+            consumer,
+            dir,
+            running,
+        }
+    }
+
+    /// The producer socket as our clients name it.
+    pub fn producer_endpoint(&self) -> Endpoint {
+        Endpoint::Path(self.producer.clone().into())
+    }
+
+    /// The consumer socket as our clients name it.
+    pub fn consumer_endpoint(&self) -> Endpoint {
+        Endpoint::Path(self.consumer.clone().into())
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        match &mut self.running {
+            Running::Ours { stop, thread } => {
+                let _ = stop.write_all(&[1]);
+                if let Some(t) = thread.take() {
+                    let _ = t.join();
+                }
+            }
+            Running::Genuine(svc) => drop(svc.take()),
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
