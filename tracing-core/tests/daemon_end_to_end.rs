@@ -201,6 +201,11 @@ fn record(svc: Running, unix: bool) {
         } else {
             assert_eq!(d.trusted_uid(), Some(0), "no kernel credentials over TCP");
             assert_eq!(d.trusted_pid(), None);
+            let machine = Decoder::new(p).find_last(98).and_then(|f| f.as_u32().ok());
+            assert!(
+                machine.is_some_and(|m| m != 0),
+                "a TCP producer is marked remote"
+            );
         }
     }
 }

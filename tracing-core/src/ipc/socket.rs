@@ -230,6 +230,14 @@ impl Stream {
         matches!(self, Stream::Unix(_))
     }
 
+    /// The peer's IP address (TCP only), without the port.
+    pub fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        match self {
+            Stream::Tcp(s) => s.peer_addr().ok().map(|a| a.ip()),
+            Stream::Unix(_) => None,
+        }
+    }
+
     /// The kernel's view of the peer (unix sockets only).
     pub fn peer_cred(&self) -> Option<PeerCred> {
         match self {

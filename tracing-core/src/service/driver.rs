@@ -273,10 +273,17 @@ impl Daemon {
             };
             let now = boottime_ns();
             let cred = stream.peer_cred();
+            // Over TCP the peer is another machine as far as we can tell:
+            // its id is the hash of its address (0 is the local machine),
+            // until a relay names it with set_peer_identity.
+            let machine_id = stream
+                .peer_ip()
+                .map(|ip| fnv1a32(ip.to_string().as_bytes()))
+                .map(|m| m.max(1));
             let identity = PeerIdentity {
                 uid: cred.map(|c| c.uid).unwrap_or(0),
                 pid: cred.map(|c| c.pid),
-                machine_id: None,
+                machine_id,
             };
             let token = self.next_conn;
             self.next_conn += 1;
