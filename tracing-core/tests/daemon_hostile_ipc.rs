@@ -93,10 +93,10 @@ impl Raw {
 
     /// Events until `done` says so or the connection ends (`None`).
     fn until(&mut self, done: impl Fn(&ClientEvent) -> bool) -> Option<ClientEvent> {
-        let Stream::Unix(u) = &self.s else {
-            unreachable!()
-        };
-        u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        match &self.s {
+            Stream::Unix(u) => u.set_read_timeout(Some(Duration::from_secs(5))).unwrap(),
+            Stream::Tcp(t) => t.set_read_timeout(Some(Duration::from_secs(5))).unwrap(),
+        }
         let mut buf = vec![0u8; 65536];
         let mut fds = Vec::new();
         loop {
@@ -230,4 +230,77 @@ fn unexpected_fds_are_closed() {
         open_fds(),
         before
     );
+}
+
+/// `set_peer_identity` is honoured once and only where the kernel gives no
+/// credentials (TCP, as from a relay); on a unix socket it is ignored, so a
+/// local producer cannot claim another uid.
+#[test]
+fn peer_identity_is_honoured_only_over_tcp() {
+    use zerotrace_core::consumer::ConsumerClient;
+    use zerotrace_protos::protos::TracingServiceStateDecoder;
+    let dir = std::env::temp_dir().join(format!("zt-hostile-ident-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unix = Endpoint::Path(dir.join("p"));
+    let cfg = DaemonConfig {
+        producer_sockets: vec![unix.clone(), Endpoint::Tcp("127.0.0.1:0".into())],
+        consumer_socket: Endpoint::Path(dir.join("c")),
+        log_level: 0,
+        ..DaemonConfig::default()
+    };
+    let (stop, rx) = UnixStream::pair().unwrap();
+    let (tx, ready) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let mut d = Daemon::bind(cfg, Some(OwnedFd::from(rx))).unwrap();
+        tx.send(d.producer_tcp_addr()).unwrap();
+        d.run().unwrap();
+    });
+    let tcp = Endpoint::Tcp(ready.recv().unwrap().unwrap().to_string());
+    let claim = |ep: &Endpoint, name: &str| {
+        let mut r = Raw::connect(ep);
+        r.until(|e| matches!(e, ClientEvent::Bound { .. }));
+        let id = FrameMsg::SetPeerIdentity {
+            pid: Some(4242),
+            uid: Some(1234),
+            machine_id_hint: Some("relay-a".into()),
+            machine_name: None,
+        };
+        r.raw(
+            &Frame {
+                request_id: 100,
+                msg: id,
+            }
+            .encode(),
+        );
+        let mut w = protozero::HeapWriter::new();
+        InitializeConnectionRequest::from_message(w.root()).set_producer_name(name);
+        let req =
+            r.c.invoke("InitializeConnection", w.finish().unwrap(), false);
+        r.flush(None);
+        r.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == req));
+        r
+    };
+    let _relayed = claim(&tcp, "relayed");
+    let _local = claim(&unix, "local");
+    let mut c = ConsumerClient::connect(&Endpoint::Path(dir.join("c"))).unwrap();
+    let state = c.query_service_state().unwrap();
+    let st = TracingServiceStateDecoder::new(&state);
+    let uid_of = |name: &str| {
+        st.producers()
+            .find(|p| p.name() == Some(name))
+            .and_then(|p| p.uid())
+    };
+    assert_eq!(
+        uid_of("relayed"),
+        Some(1234),
+        "over TCP the relay's identity is taken"
+    );
+    assert_eq!(
+        uid_of("local"),
+        Some(rustix::process::getuid().as_raw() as i32),
+        "over unix the kernel's"
+    );
+    let _ = (&stop).write_all(&[1]);
+    let _ = thread.join();
+    let _ = std::fs::remove_dir_all(&dir);
 }

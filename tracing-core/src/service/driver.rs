@@ -163,8 +163,8 @@ impl Daemon {
     pub fn producer_tcp_addr(&self) -> Option<std::net::SocketAddr> {
         self.listeners
             .iter()
-            .find(|(_, p)| *p == Port::Producer)
-            .and_then(|(l, _)| l.local_tcp_addr())
+            .filter(|(_, p)| *p == Port::Producer)
+            .find_map(|(l, _)| l.local_tcp_addr())
     }
 
     fn log(&self, level: u8, msg: std::fmt::Arguments<'_>) {
