@@ -73,6 +73,14 @@ fn events_resolve_through_interned_data() {
         if flags & 1 != 0 {
             cleared += 1;
             names.clear();
+            let defaults = p
+                .trace_packet_defaults()
+                .and_then(|d| d.track_event_defaults());
+            assert_eq!(
+                defaults.and_then(|d| d.track_uuid()),
+                Some(77),
+                "events default to the thread track"
+            );
             let d = p.track_descriptor().expect("the thread track comes first");
             assert_eq!(d.uuid(), Some(77));
             assert_eq!(d.thread().and_then(|t| t.tid()), Some(11));
@@ -150,5 +158,54 @@ fn events_resolve_through_interned_data() {
             Seen::Begin(s("render"), s("frame"), vec![(s("n"), s("u7"))]),
             Seen::End,
         ]
+    );
+}
+
+/// Flows, async tracks and extra fields through the raw-field closure.
+#[test]
+fn flows_tracks_and_extra_fields() {
+    let mut h = Harness::new();
+    let p = h.producer("app", 1);
+    h.register(p, "track_event", false, false);
+    let c = h.consumer(1);
+    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let mut ev = EventWriter::new(
+        h.writer(p, b),
+        ThreadTrack {
+            uuid: 5,
+            pid: 1,
+            tid: 2,
+        },
+        None,
+    );
+    ev.slice_begin_with(10, &RENDER, "send", None, &[], &[99], &[], |_| {});
+    ev.slice_end(11, &RENDER);
+    ev.slice_begin_with(20, &IO, "async op", Some(4242), &[], &[], &[99], |e| {
+        e.add_extra_counter_values(7);
+    });
+    ev.slice_end_on(30, &IO, Some(4242));
+    ev.writer().flush(None);
+    h.pump(p);
+    h.ccall(c, ConsumerCall::DisableTracing);
+    let packets = h.read(c);
+    let events: Vec<_> = packets
+        .iter()
+        .filter_map(|raw| {
+            TracePacketDecoder::new(raw)
+                .track_event()
+                .map(|e| e.raw_bytes().to_vec())
+        })
+        .collect();
+    let d = |i: usize| zerotrace_protos::protos::TrackEventDecoder::new(&events[i]);
+    assert_eq!(d(0).flow_ids().collect::<Vec<_>>(), [99]);
+    assert_eq!(d(2).terminating_flow_ids().collect::<Vec<_>>(), [99]);
+    assert_eq!(d(2).track_uuid(), Some(4242));
+    assert_eq!(d(2).extra_counter_values().collect::<Vec<_>>(), [7]);
+    assert_eq!(d(3).track_uuid(), Some(4242));
+    assert_eq!(
+        d(1).track_uuid(),
+        None,
+        "the thread track is the sequence default"
     );
 }

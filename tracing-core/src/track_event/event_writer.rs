@@ -113,6 +113,10 @@ impl EventWriter {
         self.writer.packet(|p| {
             p.set_timestamp(ts);
             p.set_sequence_flags(SEQ_INCREMENTAL_STATE_CLEARED);
+            // Events without a track_uuid go on this thread's track.
+            p.begin_trace_packet_defaults()
+                .begin_track_event_defaults()
+                .set_track_uuid(t.uuid);
             let mut d = p.begin_track_descriptor();
             d.set_uuid(t.uuid);
             let mut th = d.begin_thread();
@@ -211,6 +215,50 @@ impl EventWriter {
             name: Some(name),
         };
         self.event(ts, head, annotations, |_| {});
+    }
+
+    /// Begins a slice on `track` (the thread track if `None`), with flows
+    /// (`flow_ids` continue or start a flow, `terminating_flow_ids` end one)
+    /// and any further TrackEvent fields written by `extra` through the
+    /// generated writer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn slice_begin_with(
+        &mut self,
+        ts: u64,
+        category: &'static Category,
+        name: &'static str,
+        track: Option<u64>,
+        annotations: &[(&'static str, DebugValue<'_>)],
+        flows: &[u64],
+        terminating_flows: &[u64],
+        extra: impl FnOnce(&mut TrackEvent<'_>),
+    ) {
+        let head = Head {
+            kind: TYPE_SLICE_BEGIN,
+            track: track.unwrap_or(self.thread.uuid),
+            category: Some(category),
+            name: Some(name),
+        };
+        self.event(ts, head, annotations, |e| {
+            for f in flows {
+                e.add_flow_ids(*f);
+            }
+            for f in terminating_flows {
+                e.add_terminating_flow_ids(*f);
+            }
+            extra(e);
+        });
+    }
+
+    /// Ends the innermost open slice on `track` (the thread track if `None`).
+    pub fn slice_end_on(&mut self, ts: u64, category: &'static Category, track: Option<u64>) {
+        let head = Head {
+            kind: TYPE_SLICE_END,
+            track: track.unwrap_or(self.thread.uuid),
+            category: Some(category),
+            name: None,
+        };
+        self.event(ts, head, &[], |_| {});
     }
 
     /// Ends the innermost open slice on the thread track.
