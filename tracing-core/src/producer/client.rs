@@ -41,6 +41,9 @@ pub struct DataSourceSpec {
     pub handles_incremental_state_clear: bool,
     /// It does not want flush requests.
     pub no_flush: bool,
+    /// Further DataSourceDescriptor fields, encoded (e.g. a
+    /// `track_event_descriptor` listing categories).
+    pub extra_descriptor: Vec<u8>,
 }
 
 /// One instance of a data source the service set up.
@@ -362,6 +365,7 @@ fn register_args(spec: &DataSourceSpec) -> Vec<u8> {
         d.set_will_notify_on_start(spec.will_notify_on_start);
         d.set_handles_incremental_state_clear(spec.handles_incremental_state_clear);
         d.set_no_flush(spec.no_flush);
+        d.message().append_raw_bytes(&spec.extra_descriptor);
     });
     encode(|mut m| m.append_bytes(1, &desc))
 }

@@ -9,10 +9,14 @@
 //! `["slow", "debug"]`. A category nothing matches is enabled, as in
 //! Perfetto's C++ SDK.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use zerotrace_protos::protos::TrackEventConfigDecoder;
 
-/// A statically declared category.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A statically declared category (declare it as a `static`). Its state is
+/// one bit per tracing session that enables it, so a disabled trace point
+/// costs one relaxed load and a branch.
+#[derive(Debug)]
 pub struct Category {
     /// Its name, e.g. `"rendering"` or `"disabled-by-default-gpu"`.
     pub name: &'static str,
@@ -20,15 +24,46 @@ pub struct Category {
     pub tags: &'static [&'static str],
     /// What it traces, shown in the Perfetto UI's category list.
     pub description: &'static str,
+    enabled: AtomicU32,
 }
 
 impl Category {
     /// A category with no tags or description.
     pub const fn new(name: &'static str) -> Category {
+        Category::with(name, &[], "")
+    }
+
+    /// A category with tags and a description.
+    pub const fn with(
+        name: &'static str,
+        tags: &'static [&'static str],
+        description: &'static str,
+    ) -> Category {
         Category {
             name,
-            tags: &[],
-            description: "",
+            tags,
+            description,
+            enabled: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether any session has it on.
+    #[inline(always)]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed) != 0
+    }
+
+    /// The sessions (instance bits) that have it on.
+    #[inline]
+    pub fn enabled_mask(&self) -> u32 {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_instance(&self, bit: u32, on: bool) {
+        if on {
+            self.enabled.fetch_or(1 << bit, Ordering::Relaxed);
+        } else {
+            self.enabled.fetch_and(!(1 << bit), Ordering::Relaxed);
         }
     }
 }
@@ -156,17 +191,9 @@ pub fn glob(pattern: &str, s: &str) -> bool {
 mod tests {
     use super::*;
 
-    const RENDERING: Category = Category::new("rendering");
-    const GPU: Category = Category {
-        name: "gpu.memory",
-        tags: &["slow"],
-        description: "",
-    };
-    const DEBUG_ONLY: Category = Category {
-        name: "internals",
-        tags: &["debug"],
-        description: "",
-    };
+    static RENDERING: Category = Category::new("rendering");
+    static GPU: Category = Category::with("gpu.memory", &["slow"], "");
+    static DEBUG_ONLY: Category = Category::with("internals", &["debug"], "");
 
     fn filter(
         enabled: &[&str],

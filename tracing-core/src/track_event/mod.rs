@@ -2,10 +2,14 @@
 //! tracks written as Perfetto `TrackEvent`s (issue #20; so far the category
 //! rules, interning and the per-sequence event writer).
 
+#[cfg(target_os = "linux")]
+pub mod backend;
 pub mod category;
 pub mod event_writer;
 pub mod interning;
 
+#[cfg(target_os = "linux")]
+pub use backend::{SliceGuard, TrackEvent};
 pub use category::{Category, CategoryFilter, glob};
 pub use event_writer::{DebugValue, EventWriter, ThreadTrack};
 pub use interning::{InternKind, Interner};

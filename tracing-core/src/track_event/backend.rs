@@ -1,0 +1,323 @@
+//! The TrackEvent data source on a [`ProducerClient`]: registers
+//! `track_event` with the categories in its descriptor, turns categories on
+//! and off as sessions start and stop (by each session's TrackEventConfig),
+//! and gives every thread its own [`EventWriter`] in thread-local storage.
+//! Writers are registered so a stop or flush reaches threads that are idle;
+//! a thread's writer is flushed and returned when the thread ends.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use protozero::Decoder;
+
+use super::category::{Category, CategoryFilter};
+use super::event_writer::{DebugValue, EventWriter, ThreadTrack};
+use crate::producer::{DataSourceEvent, DataSourceSpec, ProducerClient, ProducerClientError};
+
+/// Most sessions a category keeps a bit for.
+const MAX_INSTANCES: u32 = 8;
+
+/// One running `track_event` instance.
+#[derive(Debug, Clone, Copy)]
+struct Active {
+    id: u64,
+    bit: u32,
+    target_buffer: u16,
+}
+
+struct Backend {
+    producer: Arc<ProducerClient>,
+    categories: &'static [&'static Category],
+    active: Mutex<Vec<Active>>,
+    /// Bumped whenever instances change: threads then rebuild their writer.
+    generation: AtomicU64,
+    writers: Mutex<Vec<Weak<Mutex<EventWriter>>>>,
+}
+
+static BACKEND: OnceLock<Backend> = OnceLock::new();
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A thread's writer, flushed and dropped when the thread ends.
+struct ThreadSlot {
+    generation: u64,
+    writer: Option<Arc<Mutex<EventWriter>>>,
+}
+
+impl Drop for ThreadSlot {
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            lock(&w).writer().flush(None);
+        }
+    }
+}
+
+thread_local! {
+    static SLOT: RefCell<ThreadSlot> = const { RefCell::new(ThreadSlot { generation: u64::MAX, writer: None }) };
+}
+
+fn thread_track() -> ThreadTrack {
+    let tid = rustix::thread::gettid().as_raw_nonzero().get() as i64;
+    let pid = std::process::id() as i32;
+    // Unique per process and thread (the high bit keeps it clear of small
+    // uuids users pick for their own tracks).
+    let uuid = 1 << 63 | (pid as u32 as u64) << 32 | tid as u32 as u64;
+    ThreadTrack { uuid, pid, tid }
+}
+
+/// The TrackEvent system backend.
+#[derive(Debug, Clone, Copy)]
+pub struct TrackEvent;
+
+impl TrackEvent {
+    /// Registers the `track_event` data source with `categories` on
+    /// `producer`. Call once per process.
+    pub fn register(
+        producer: Arc<ProducerClient>,
+        categories: &'static [&'static Category],
+    ) -> Result<(), ProducerClientError> {
+        let backend = Backend {
+            producer: producer.clone(),
+            categories,
+            active: Mutex::new(Vec::new()),
+            generation: AtomicU64::new(0),
+            writers: Mutex::new(Vec::new()),
+        };
+        if BACKEND.set(backend).is_err() {
+            return Err(ProducerClientError::Refused(
+                "a second TrackEvent registration",
+            ));
+        }
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut m = w.root();
+            let mut d = m.begin_nested(6);
+            for c in categories {
+                let mut cat = d.begin_nested(1);
+                cat.append_string(1, c.name);
+                if !c.description.is_empty() {
+                    cat.append_string(2, c.description);
+                }
+                for t in c.tags {
+                    cat.append_string(3, t);
+                }
+            }
+        }
+        let spec = DataSourceSpec {
+            name: "track_event".into(),
+            will_notify_on_stop: true,
+            handles_incremental_state_clear: true,
+            no_flush: false,
+            extra_descriptor: w.finish().unwrap_or_default(),
+            ..Default::default()
+        };
+        producer.register_data_source(spec, on_event)
+    }
+
+    /// Flushes every thread's writer.
+    pub fn flush() {
+        if let Some(b) = BACKEND.get() {
+            flush_all(b);
+        }
+    }
+
+    /// Runs `f` with this thread's writer if `category` is on.
+    #[inline]
+    pub fn with_writer(category: &'static Category, f: impl FnOnce(&mut EventWriter)) {
+        if !category.is_enabled() {
+            return;
+        }
+        let Some(b) = BACKEND.get() else {
+            return;
+        };
+        SLOT.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            let generation = b.generation.load(Ordering::Acquire);
+            if slot.generation != generation {
+                if let Some(old) = slot.writer.take() {
+                    lock(&old).writer().flush(None);
+                }
+                slot.generation = generation;
+                let target = lock(&b.active).first().map(|a| a.target_buffer);
+                if let Some(target) = target
+                    && let Ok(tw) = b.producer.create_trace_writer(target)
+                {
+                    let w = Arc::new(Mutex::new(EventWriter::new(tw, thread_track(), None)));
+                    let mut all = lock(&b.writers);
+                    all.retain(|w| w.strong_count() > 0);
+                    all.push(Arc::downgrade(&w));
+                    slot.writer = Some(w);
+                }
+            }
+            if let Some(w) = &slot.writer {
+                f(&mut lock(w));
+            }
+        });
+    }
+}
+
+fn flush_all(b: &Backend) {
+    let writers: Vec<_> = lock(&b.writers).iter().filter_map(Weak::upgrade).collect();
+    for w in writers {
+        lock(&w).writer().flush(None);
+    }
+    b.producer.flush(None);
+}
+
+/// The data source's commands.
+fn on_event(e: &DataSourceEvent) {
+    let Some(b) = BACKEND.get() else {
+        return;
+    };
+    match e {
+        DataSourceEvent::Start(i) => {
+            let mut active = lock(&b.active);
+            let used: u32 = active.iter().fold(0, |m, a| m | 1 << a.bit);
+            let Some(bit) = (0..MAX_INSTANCES).find(|b| used & (1 << b) == 0) else {
+                return;
+            };
+            let filter = CategoryFilter::from_config(track_event_config(&i.config));
+            for c in b.categories {
+                c.set_instance(bit, filter.is_enabled(c));
+            }
+            active.push(Active {
+                id: i.id,
+                bit,
+                target_buffer: i.target_buffer,
+            });
+            b.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        DataSourceEvent::Stop(i) => {
+            {
+                let mut active = lock(&b.active);
+                if let Some(pos) = active.iter().position(|a| a.id == i.id) {
+                    let a = active.remove(pos);
+                    for c in b.categories {
+                        c.set_instance(a.bit, false);
+                    }
+                }
+            }
+            flush_all(b);
+            b.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        DataSourceEvent::Flush(_) => flush_all(b),
+        DataSourceEvent::ClearIncrementalState(_) => {
+            let writers: Vec<_> = lock(&b.writers).iter().filter_map(Weak::upgrade).collect();
+            for w in writers {
+                lock(&w).clear_incremental_state();
+            }
+        }
+        DataSourceEvent::Setup(_) => {}
+    }
+}
+
+/// The `track_event_config` (field 113) of a DataSourceConfig.
+fn track_event_config(config: &[u8]) -> &[u8] {
+    Decoder::new(config)
+        .find_last(113)
+        .and_then(|f| f.as_bytes().ok())
+        .unwrap_or(&[])
+}
+
+/// Ends its slice when dropped (see [`trace_event!`](crate::trace_event)).
+#[derive(Debug)]
+pub struct SliceGuard {
+    category: &'static Category,
+    active: bool,
+}
+
+impl SliceGuard {
+    /// Begins a slice now; it ends when the guard drops.
+    pub fn begin(
+        category: &'static Category,
+        name: &'static str,
+        args: &[(&'static str, DebugValue<'_>)],
+    ) -> SliceGuard {
+        let mut active = false;
+        TrackEvent::with_writer(category, |w| {
+            w.slice_begin(crate::os_env::boottime_ns(), category, name, args);
+            active = true;
+        });
+        SliceGuard { category, active }
+    }
+}
+
+impl Drop for SliceGuard {
+    fn drop(&mut self) {
+        if self.active {
+            let cat = self.category;
+            TrackEvent::with_writer(cat, |w| w.slice_end(crate::os_env::boottime_ns(), cat));
+        }
+    }
+}
+
+/// A scoped slice: `let _g = trace_event!(CATEGORY, "name", "arg" => value, ...);`
+/// ends when the guard drops. Arguments are not evaluated when the category
+/// is off.
+#[macro_export]
+macro_rules! trace_event {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(,)?) => {
+        if $cat.is_enabled() {
+            $crate::track_event::SliceGuard::begin(&$cat, $name, &[$(($k, $crate::track_event::DebugValue::from($v))),*])
+        } else {
+            $crate::track_event::SliceGuard::disabled(&$cat)
+        }
+    };
+}
+
+/// An instant event on the thread track.
+#[macro_export]
+macro_rules! trace_instant {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(,)?) => {
+        if $cat.is_enabled() {
+            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
+                w.instant($crate::os_env::boottime_ns(), &$cat, $name, None, &[$(($k, $crate::track_event::DebugValue::from($v))),*])
+            });
+        }
+    };
+}
+
+impl SliceGuard {
+    /// A guard that ends nothing (the category was off).
+    #[inline]
+    pub fn disabled(category: &'static Category) -> SliceGuard {
+        SliceGuard {
+            category,
+            active: false,
+        }
+    }
+}
+
+impl From<i64> for DebugValue<'_> {
+    fn from(v: i64) -> Self {
+        DebugValue::Int(v)
+    }
+}
+impl From<i32> for DebugValue<'_> {
+    fn from(v: i32) -> Self {
+        DebugValue::Int(v as i64)
+    }
+}
+impl From<u64> for DebugValue<'_> {
+    fn from(v: u64) -> Self {
+        DebugValue::Uint(v)
+    }
+}
+impl From<f64> for DebugValue<'_> {
+    fn from(v: f64) -> Self {
+        DebugValue::Double(v)
+    }
+}
+impl From<bool> for DebugValue<'_> {
+    fn from(v: bool) -> Self {
+        DebugValue::Bool(v)
+    }
+}
+impl<'a> From<&'a str> for DebugValue<'a> {
+    fn from(v: &'a str) -> Self {
+        DebugValue::Str(v)
+    }
+}

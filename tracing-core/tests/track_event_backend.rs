@@ -1,0 +1,187 @@
+//! The TrackEvent system backend through a real `zerotraced` loop: only the
+//! categories the session's TrackEventConfig enables are recorded, every
+//! thread gets its own sequence and thread track, scoped slices nest, and
+//! disabled trace points do not evaluate their arguments.
+#![cfg(target_os = "linux")]
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use protozero::{Decoder, HeapWriter};
+use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::producer::{ProducerClient, ProducerOptions};
+use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::track_event::{Category, TrackEvent};
+use zerotrace_core::{trace_event, trace_instant};
+use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+
+static RENDER: Category = Category::new("render");
+static IO: Category = Category::new("io");
+static SLOW: Category = Category::with("physics", &["slow"], "expensive");
+static CATEGORIES: [&Category; 3] = [&RENDER, &IO, &SLOW];
+
+static EVALUATED: AtomicUsize = AtomicUsize::new(0);
+
+fn costly() -> i64 {
+    EVALUATED.fetch_add(1, Ordering::Relaxed);
+    1
+}
+
+#[test]
+fn categories_threads_and_scoped_slices() {
+    let dir = std::env::temp_dir().join(format!("zt-te-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![Endpoint::Path(dir.join("p"))],
+        consumer_socket: Endpoint::Path(dir.join("c")),
+        log_level: 1,
+        ..DaemonConfig::default()
+    };
+    let (p_ep, c_ep) = (cfg.producer_sockets[0].clone(), cfg.consumer_socket.clone());
+    let (mut stop, rx) = UnixStream::pair().unwrap();
+    let (tx, ready) = std::sync::mpsc::channel();
+    let daemon = std::thread::spawn(move || {
+        let mut d = Daemon::bind(cfg, Some(OwnedFd::from(rx))).unwrap();
+        tx.send(()).unwrap();
+        d.run().unwrap();
+    });
+    ready.recv().unwrap();
+
+    let producer = Arc::new(
+        ProducerClient::connect(
+            &p_ep,
+            ProducerOptions {
+                name: "te".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    );
+    TrackEvent::register(producer.clone(), &CATEGORIES).unwrap();
+    assert!(!RENDER.is_enabled());
+    {
+        let _g = trace_event!(RENDER, "before the session", "x" => costly());
+    }
+    assert_eq!(
+        EVALUATED.load(Ordering::Relaxed),
+        0,
+        "arguments of a disabled trace point are not evaluated"
+    );
+
+    // Exactly "render": everything else disabled by pattern.
+    let mut w = HeapWriter::new();
+    {
+        let mut c = TraceConfig::from_message(w.root());
+        c.add_buffers().set_size_kb(4096);
+        let mut ds = c.add_data_sources();
+        let mut cfg = ds.begin_config();
+        cfg.set_name("track_event");
+        let mut te = cfg.message().begin_nested(113);
+        te.append_string(1, "*");
+        te.append_string(2, "render");
+    }
+    let mut consumer = ConsumerClient::connect(&c_ep).unwrap();
+    let session = consumer.enable_tracing(&w.finish().unwrap(), None).unwrap();
+    producer
+        .wait_for_start("track_event", Duration::from_secs(10))
+        .unwrap();
+    assert!(RENDER.is_enabled() && !IO.is_enabled() && !SLOW.is_enabled());
+
+    let work = |n: i64| {
+        for i in 0..n {
+            let _outer = trace_event!(RENDER, "frame", "i" => i);
+            {
+                let _inner = trace_event!(RENDER, "draw", "what" => "triangles");
+                trace_instant!(RENDER, "vsync");
+            }
+            let _off = trace_event!(IO, "read", "x" => costly());
+            let _slow = trace_event!(SLOW, "step");
+        }
+    };
+    let threads: Vec<_> = (0..3)
+        .map(|_| std::thread::spawn(move || work(10)))
+        .collect();
+    work(5);
+    for t in threads {
+        t.join().unwrap();
+    }
+    TrackEvent::flush();
+    producer.flush_blocking(Duration::from_secs(10)).unwrap();
+    consumer.disable_tracing().unwrap();
+    assert_eq!(
+        consumer
+            .wait_for_end(session, Some(Duration::from_secs(20)))
+            .unwrap(),
+        SessionEnd::Disabled
+    );
+    assert!(!RENDER.is_enabled(), "off again once the session stops");
+    let trace = consumer.read_trace().unwrap();
+    assert_eq!(EVALUATED.load(Ordering::Relaxed), 0);
+
+    // Per sequence: resolve names, check nesting, count frames.
+    /// Per sequence: interned names, open slices, frames seen.
+    type SeqState = (std::collections::HashMap<u64, String>, Vec<String>, i32);
+    let mut per_seq: std::collections::HashMap<u64, SeqState> = Default::default();
+    let mut threads_seen = std::collections::HashSet::new();
+    for f in Decoder::new(&trace) {
+        let raw = f.unwrap().as_bytes().unwrap();
+        let p = TracePacketDecoder::new(raw);
+        let Some(seq) = p.trusted_packet_sequence_id().filter(|&s| s != 1) else {
+            continue;
+        };
+        let (names, stack, frames) = per_seq.entry(seq as u64).or_default();
+        if let Some(d) = p.track_descriptor() {
+            threads_seen.insert(d.thread().and_then(|t| t.tid()).unwrap());
+        }
+        if let Some(i) = p.interned_data() {
+            for e in i.event_names() {
+                names.insert(e.iid().unwrap(), e.name().unwrap().to_owned());
+            }
+            for c in i.event_categories() {
+                assert_eq!(
+                    c.name(),
+                    Some("render"),
+                    "only the enabled category is written"
+                );
+            }
+        }
+        let Some(e) = p.track_event() else { continue };
+        match e.type_raw() {
+            Some(1) => {
+                let name = names[&e.name_iid().unwrap()].clone();
+                if name == "frame" {
+                    *frames += 1;
+                    assert!(stack.is_empty());
+                } else {
+                    assert_eq!(
+                        stack.last().map(String::as_str),
+                        Some("frame"),
+                        "draw nests in frame"
+                    );
+                }
+                stack.push(name);
+            }
+            Some(2) => {
+                stack.pop().expect("an end matches a begin");
+            }
+            Some(3) => assert_eq!(names[&e.name_iid().unwrap()], "vsync"),
+            t => panic!("{t:?}"),
+        }
+    }
+    let frames: i32 = per_seq.values().map(|v| v.2).sum();
+    assert_eq!(frames, 35, "3 threads x 10 + 5");
+    assert_eq!(threads_seen.len(), 4, "a thread track per thread");
+    assert!(
+        per_seq.values().all(|v| v.1.is_empty()),
+        "every slice ended"
+    );
+
+    let _ = stop.write_all(&[1]);
+    let _ = daemon.join();
+    let _ = std::fs::remove_dir_all(&dir);
+}
