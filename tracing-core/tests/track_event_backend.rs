@@ -16,8 +16,8 @@ use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{ProducerClient, ProducerOptions};
 use zerotrace_core::service::driver::{Daemon, DaemonConfig};
-use zerotrace_core::track_event::{Category, TrackEvent};
-use zerotrace_core::{trace_event, trace_instant};
+use zerotrace_core::track_event::{Category, TrackEvent, TrackSpec};
+use zerotrace_core::{trace_counter, trace_event, trace_instant};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 static RENDER: Category = Category::new("render");
@@ -26,6 +26,13 @@ static SLOW: Category = Category::with("physics", &["slow"], "expensive");
 static CATEGORIES: [&Category; 3] = [&RENDER, &IO, &SLOW];
 
 static EVALUATED: AtomicUsize = AtomicUsize::new(0);
+
+static QUEUE: TrackSpec = TrackSpec {
+    uuid: 4242,
+    name: "queue depth",
+    parent: None,
+    counter: Some((2, "")),
+};
 
 fn costly() -> i64 {
     EVALUATED.fetch_add(1, Ordering::Relaxed);
@@ -99,6 +106,7 @@ fn categories_threads_and_scoped_slices() {
                 let _inner = trace_event!(RENDER, "draw", "what" => "triangles");
                 trace_instant!(RENDER, "vsync");
             }
+            trace_counter!(RENDER, QUEUE, i);
             let _off = trace_event!(IO, "read", "x" => costly());
             let _slow = trace_event!(SLOW, "step");
         }
@@ -128,6 +136,8 @@ fn categories_threads_and_scoped_slices() {
     type SeqState = (std::collections::HashMap<u64, String>, Vec<String>, i32);
     let mut per_seq: std::collections::HashMap<u64, SeqState> = Default::default();
     let mut threads_seen = std::collections::HashSet::new();
+    let mut counter_tracks: std::collections::HashMap<u32, i32> = Default::default();
+    let mut counter_sum = 0i64;
     for f in Decoder::new(&trace) {
         let raw = f.unwrap().as_bytes().unwrap();
         let p = TracePacketDecoder::new(raw);
@@ -135,8 +145,12 @@ fn categories_threads_and_scoped_slices() {
             continue;
         };
         let (names, stack, frames) = per_seq.entry(seq as u64).or_default();
-        if let Some(d) = p.track_descriptor() {
-            threads_seen.insert(d.thread().and_then(|t| t.tid()).unwrap());
+        if let Some(tid) = p
+            .track_descriptor()
+            .and_then(|d| d.thread())
+            .and_then(|t| t.tid())
+        {
+            threads_seen.insert(tid);
         }
         if let Some(i) = p.interned_data() {
             for e in i.event_names() {
@@ -149,6 +163,11 @@ fn categories_threads_and_scoped_slices() {
                     "only the enabled category is written"
                 );
             }
+        }
+        if let Some(d) = p.track_descriptor().filter(|d| d.uuid() == Some(4242)) {
+            assert_eq!(d.name(), Some("queue depth"));
+            assert_eq!(d.counter().and_then(|c| c.unit_raw()), Some(2));
+            *counter_tracks.entry(seq).or_insert(0) += 1;
         }
         let Some(e) = p.track_event() else { continue };
         match e.type_raw() {
@@ -170,11 +189,25 @@ fn categories_threads_and_scoped_slices() {
                 stack.pop().expect("an end matches a begin");
             }
             Some(3) => assert_eq!(names[&e.name_iid().unwrap()], "vsync"),
+            Some(4) => {
+                assert_eq!(e.track_uuid(), Some(4242));
+                counter_sum += e.counter_value().unwrap();
+            }
             t => panic!("{t:?}"),
         }
     }
     let frames: i32 = per_seq.values().map(|v| v.2).sum();
     assert_eq!(frames, 35, "3 threads x 10 + 5");
+    assert_eq!(counter_sum, 3 * 45 + 10, "every counter sample arrived");
+    assert_eq!(
+        counter_tracks.len(),
+        4,
+        "each sequence describes the counter track"
+    );
+    assert!(
+        counter_tracks.values().all(|&n| n == 1),
+        "once per sequence"
+    );
     assert_eq!(threads_seen.len(), 4, "a thread track per thread");
     assert!(
         per_seq.values().all(|v| v.1.is_empty()),

@@ -268,6 +268,22 @@ macro_rules! trace_event {
     };
 }
 
+/// A counter sample on a counter track (a `static TrackSpec` with
+/// `counter: Some(..)`): `trace_counter!(CATEGORY, TRACK, value)`; an `f64`
+/// value is a double counter.
+#[macro_export]
+macro_rules! trace_counter {
+    ($cat:expr, $track:expr, $value:expr) => {
+        if $cat.is_enabled() {
+            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
+                let ts = $crate::os_env::boottime_ns();
+                w.define_track(ts, &$track);
+                $crate::track_event::CounterValue::write($value, w, ts, $track.uuid);
+            });
+        }
+    };
+}
+
 /// An instant event on the thread track.
 #[macro_export]
 macro_rules! trace_instant {
@@ -319,5 +335,23 @@ impl From<bool> for DebugValue<'_> {
 impl<'a> From<&'a str> for DebugValue<'a> {
     fn from(v: &'a str) -> Self {
         DebugValue::Str(v)
+    }
+}
+
+/// A value a counter track takes: integers and floats.
+pub trait CounterValue {
+    /// Writes the sample.
+    fn write(self, w: &mut EventWriter, ts: u64, track: u64);
+}
+
+impl CounterValue for i64 {
+    fn write(self, w: &mut EventWriter, ts: u64, track: u64) {
+        w.counter(ts, track, self);
+    }
+}
+
+impl CounterValue for f64 {
+    fn write(self, w: &mut EventWriter, ts: u64, track: u64) {
+        w.counter_f64(ts, track, self);
     }
 }

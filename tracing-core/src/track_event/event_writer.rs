@@ -46,6 +46,22 @@ struct Head {
     name: Option<&'static str>,
 }
 
+/// A track of the user's: a named track (for async slices, with a parent)
+/// or a counter track. Declare it as a `static`; its descriptor is written
+/// once per sequence before the first event on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackSpec {
+    /// Its uuid (unique in the trace).
+    pub uuid: u64,
+    /// Its name.
+    pub name: &'static str,
+    /// The parent track's uuid (e.g. a process track), if any.
+    pub parent: Option<u64>,
+    /// For a counter track: its unit (`CounterDescriptor.Unit`: 1 time in
+    /// ns, 2 count, 3 size in bytes) and unit name.
+    pub counter: Option<(i32, &'static str)>,
+}
+
 /// The thread this sequence writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadTrack {
@@ -65,6 +81,8 @@ pub struct EventWriter {
     thread_name: Option<&'static str>,
     /// The next packet is the first after a clear.
     cleared: bool,
+    /// User tracks whose descriptor this sequence has written.
+    defined: Vec<u64>,
 }
 
 impl std::fmt::Debug for EventWriter {
@@ -88,6 +106,7 @@ impl EventWriter {
             thread,
             thread_name,
             cleared: true,
+            defined: Vec::new(),
         }
     }
 
@@ -96,6 +115,34 @@ impl EventWriter {
     pub fn clear_incremental_state(&mut self) {
         self.interner.clear();
         self.cleared = true;
+        self.defined.clear();
+    }
+
+    /// Writes `track`'s descriptor unless this sequence already did (since
+    /// the last clear); events may then name `track.uuid`.
+    pub fn define_track(&mut self, ts: u64, track: &TrackSpec) {
+        self.start_sequence(ts);
+        if self.defined.contains(&track.uuid) {
+            return;
+        }
+        self.defined.push(track.uuid);
+        self.writer.packet(|p| {
+            p.set_timestamp(ts);
+            let mut d = p.begin_track_descriptor();
+            d.set_uuid(track.uuid).set_name(track.name);
+            if let Some(parent) = track.parent {
+                d.set_parent_uuid(parent);
+            }
+            if let Some((unit, unit_name)) = track.counter {
+                let mut c = d.begin_counter();
+                if unit != 0 {
+                    c.set_unit_raw(unit);
+                }
+                if !unit_name.is_empty() {
+                    c.set_unit_name(unit_name);
+                }
+            }
+        });
     }
 
     /// The underlying writer (flush it before a data source stops).

@@ -9,7 +9,7 @@ pub mod event_writer;
 pub mod interning;
 
 #[cfg(target_os = "linux")]
-pub use backend::{SliceGuard, TrackEvent};
+pub use backend::{CounterValue, SliceGuard, TrackEvent};
 pub use category::{Category, CategoryFilter, glob};
-pub use event_writer::{DebugValue, EventWriter, ThreadTrack};
+pub use event_writer::{DebugValue, EventWriter, ThreadTrack, TrackSpec};
 pub use interning::{InternKind, Interner};
