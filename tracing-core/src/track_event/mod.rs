@@ -6,10 +6,14 @@
 pub mod backend;
 pub mod category;
 pub mod event_writer;
+#[cfg(target_os = "linux")]
+pub mod in_process;
 pub mod interning;
 
 #[cfg(target_os = "linux")]
 pub use backend::{CounterValue, SliceGuard, TrackEvent};
 pub use category::{Category, CategoryFilter, glob};
 pub use event_writer::{DebugValue, EventWriter, ThreadTrack, TrackSpec};
+#[cfg(target_os = "linux")]
+pub use in_process::{InProcessConfig, InProcessError, InProcessSession};
 pub use interning::{InternKind, Interner};
