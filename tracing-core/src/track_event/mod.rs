@@ -9,6 +9,8 @@ pub mod event_writer;
 #[cfg(target_os = "linux")]
 pub mod in_process;
 pub mod interning;
+#[cfg(all(target_os = "linux", feature = "tracing"))]
+pub mod layer;
 
 #[cfg(target_os = "linux")]
 pub use backend::{CounterValue, SliceGuard, TrackEvent};
@@ -17,3 +19,5 @@ pub use event_writer::{DebugValue, EventWriter, ThreadTrack, TrackSpec};
 #[cfg(target_os = "linux")]
 pub use in_process::{InProcessConfig, InProcessError, InProcessSession};
 pub use interning::{InternKind, Interner};
+#[cfg(all(target_os = "linux", feature = "tracing"))]
+pub use layer::PerfettoLayer;
