@@ -9,24 +9,26 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use protozero::HeapWriter;
 use zerotrace_protos::protos::{
-    DataSourceConfigDecoder, DataSourceDescriptor as DescriptorWriter,
-    GetAsyncCommandResponseDecoder, InitializeConnectionRequest,
+    DataSourceDescriptor as DescriptorWriter, InitializeConnectionRequest,
     InitializeConnectionResponseDecoder,
 };
 
 use crate::ipc::client::{ClientConnection, ClientEvent};
 use crate::ipc::socket::{Endpoint, Stream, connect};
 use crate::producer::{
-    ArbiterConfig, BufferExhaustedPolicy, CommitDataRequest, CommitSink, FlushCallback,
-    ProducerError, SharedMemoryArbiter, TraceWriter,
+    BufferExhaustedPolicy, FlushCallback, ProducerError, SharedMemoryArbiter, TraceWriter,
 };
-use crate::shm::{HeapShm, MappedShm, SharedMemoryRegion};
+
+mod commands;
+mod sink;
+
+use commands::command;
 
 /// A data source as the producer registers it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -194,123 +196,6 @@ struct Inner {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The arbiter's commits, sent over the socket.
-struct IpcSink(Weak<Inner>);
-
-/// Largest CommitData sent with inline chunks (the IPC frame limit, less
-/// the frame's own fields).
-const MAX_INLINE_REQUEST: usize = 120 * 1024;
-
-impl IpcSink {
-    fn send(&self, inner: &Inner, request: &CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let mut wire = lock(&inner.wire);
-        let drop_reply = on_complete.is_none();
-        match wire.invoke("CommitData", request.encode(), drop_reply) {
-            Ok(id) => {
-                if let Some(cb) = on_complete {
-                    lock(&inner.callbacks).insert(id, cb);
-                }
-            }
-            Err(_) => {
-                // The service is gone; nobody will ack.
-                drop(wire);
-                if let Some(cb) = on_complete {
-                    cb();
-                }
-            }
-        }
-    }
-}
-
-impl CommitSink for IpcSink {
-    fn commit_data(&self, mut request: CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let Some(inner) = self.0.upgrade() else {
-            return;
-        };
-        let arbiter = {
-            let st = lock(&inner.state);
-            st.emulation.then(|| st.arbiter.clone()).flatten()
-        };
-        let Some(a) = arbiter else {
-            self.send(&inner, &request, on_complete);
-            return;
-        };
-        // SMB emulation: chunks travel inline, so one request may exceed
-        // the frame limit; send them in requests that fit, the patches, the
-        // flush id and the callback with the last one.
-        inline_chunks(&a, &mut request);
-        let mut moves = std::mem::take(&mut request.chunks_to_move)
-            .into_iter()
-            .peekable();
-        while moves.peek().is_some() {
-            let mut part = CommitDataRequest::default();
-            let mut size = 0;
-            while let Some(mv) = moves.peek() {
-                let len = mv.data.as_ref().map_or(0, Vec::len) + 32;
-                if size > 0 && size + len > MAX_INLINE_REQUEST {
-                    break;
-                }
-                size += len;
-                part.chunks_to_move.extend(moves.next());
-            }
-            if moves.peek().is_none() {
-                part.chunks_to_patch = std::mem::take(&mut request.chunks_to_patch);
-                part.flush_request_id = request.flush_request_id.take();
-                self.send(&inner, &part, on_complete);
-                return;
-            }
-            self.send(&inner, &part, None);
-        }
-        self.send(&inner, &request, on_complete);
-    }
-
-    fn commit_pending(&self) {
-        // Perfetto posts this as a task; here the committer thread does it,
-        // once for however many batches started meanwhile.
-        if let Some(inner) = self.0.upgrade() {
-            *lock(&inner.commit_requested) = true;
-            inner.commit_wanted.notify_one();
-        }
-    }
-
-    fn register_trace_writer(&self, writer_id: u16, target_buffer: u16) {
-        if let Some(inner) = self.0.upgrade() {
-            let args = encode(|m| {
-                let mut m = m;
-                m.append_uint32(1, writer_id as u32);
-                m.append_uint32(2, target_buffer as u32);
-            });
-            let _ = lock(&inner.wire).invoke("RegisterTraceWriter", args, true);
-        }
-    }
-
-    fn unregister_trace_writer(&self, writer_id: u16) {
-        if let Some(inner) = self.0.upgrade() {
-            let args = encode(|mut m| m.append_uint32(1, writer_id as u32));
-            let _ = lock(&inner.wire).invoke("UnregisterTraceWriter", args, true);
-        }
-    }
-}
-
-/// SMB emulation: the service cannot see our buffer, so every chunk to move
-/// travels in the request (header and payload), and is freed here.
-fn inline_chunks(arbiter: &SharedMemoryArbiter, request: &mut CommitDataRequest) {
-    let abi = arbiter.abi();
-    for mv in &mut request.chunks_to_move {
-        let Ok(chunk) = abi.try_acquire_chunk_for_reading(mv.page as usize, mv.chunk as usize)
-        else {
-            continue;
-        };
-        let header = chunk.header();
-        let mut payload = Vec::new();
-        chunk.copy_payload(&mut payload);
-        let _ = abi.release_chunk_as_free(chunk);
-        let mut data = header.to_bytes().to_vec();
-        data.extend_from_slice(&payload);
-        mv.data = Some(data);
-    }
 }
 
 fn encode(f: impl FnOnce(protozero::Message<'_>)) -> Vec<u8> {
@@ -695,149 +580,5 @@ fn finish(inner: &Inner) {
     drop(st);
     for (_, cb) in lock(&inner.callbacks).drain() {
         cb();
-    }
-}
-
-fn send_notification(inner: &Inner, method: &str, instance: u64) {
-    let args = encode(|mut m| m.append_uint64(1, instance));
-    let _ = lock(&inner.wire).invoke(method, args, true);
-}
-
-fn notify(inner: &Inner, name: &str, event: DataSourceEvent) {
-    if let Some(s) = lock(&inner.sources).get(name) {
-        (s.callback)(&event);
-    }
-}
-
-fn spec_of(inner: &Inner, name: &str) -> DataSourceSpec {
-    lock(&inner.sources)
-        .get(name)
-        .map(|s| s.spec.clone())
-        .unwrap_or_default()
-}
-
-/// One command on the GetAsyncCommand stream.
-fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
-    let c = GetAsyncCommandResponseDecoder::new(data);
-    if let Some(s) = c.setup_tracing() {
-        let page = s.shared_buffer_page_size_kb().unwrap_or(4) as usize * 1024;
-        let (emulation, smb_size) = {
-            let st = lock(&inner.state);
-            (st.emulation, st.smb_size)
-        };
-        let region: Arc<dyn SharedMemoryRegion> = if emulation {
-            // Our own buffer; its chunks are sent inline.
-            let size = if smb_size >= page {
-                smb_size
-            } else {
-                256 * 1024
-            };
-            match HeapShm::new(size - size % page) {
-                Ok(h) => Arc::new(h),
-                Err(_) => return,
-            }
-        } else {
-            let Some(fd) = fds.pop() else {
-                return;
-            };
-            fds.clear();
-            let Ok(st) = rustix::fs::fstat(&fd) else {
-                return;
-            };
-            // SAFETY: this is the producer's only mapping of the buffer; the
-            // arbiter built on it claims it.
-            let Ok(shm) = (unsafe { MappedShm::from_fd(fd, st.st_size as usize, false) }) else {
-                return;
-            };
-            Arc::new(shm)
-        };
-        let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
-        let made = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default());
-        if let Ok(a) = made {
-            let mut st = lock(&inner.state);
-            st.arbiter = Some(a);
-            st.page_size = page;
-            inner.changed.notify_all();
-        }
-    } else if let Some(s) = c.setup_data_source() {
-        let (id, config) = (
-            s.new_instance_id().unwrap_or(0),
-            s.config_bytes().unwrap_or(&[]).to_vec(),
-        );
-        let cfg = DataSourceConfigDecoder::new(&config);
-        let instance = Instance {
-            id,
-            name: cfg.name().unwrap_or("").to_owned(),
-            target_buffer: cfg.target_buffer().unwrap_or(0) as u16,
-            config: config.clone(),
-        };
-        lock(&inner.state).instances.insert(id, instance.clone());
-        let name = instance.name.clone();
-        notify(inner, &name, DataSourceEvent::Setup(instance));
-    } else if let Some(s) = c.start_data_source() {
-        let id = s.new_instance_id().unwrap_or(0);
-        let instance = lock(&inner.state).instances.get(&id).cloned();
-        let instance = instance.unwrap_or_else(|| {
-            let config = s.config_bytes().unwrap_or(&[]).to_vec();
-            let cfg = DataSourceConfigDecoder::new(&config);
-            Instance {
-                id,
-                name: cfg.name().unwrap_or("").to_owned(),
-                target_buffer: cfg.target_buffer().unwrap_or(0) as u16,
-                config: config.clone(),
-            }
-        });
-        let name = instance.name.clone();
-        notify(inner, &name, DataSourceEvent::Start(instance.clone()));
-        {
-            let mut st = lock(&inner.state);
-            st.started.push(instance);
-            inner.changed.notify_all();
-        }
-        if spec_of(inner, &name).will_notify_on_start {
-            send_notification(inner, "NotifyDataSourceStarted", id);
-        }
-    } else if let Some(s) = c.stop_data_source() {
-        let id = s.instance_id().unwrap_or(0);
-        let instance = lock(&inner.state).instances.remove(&id);
-        if let Some(instance) = instance {
-            let name = instance.name.clone();
-            notify(inner, &name, DataSourceEvent::Stop(instance));
-            lock(&inner.state).started.retain(|i| i.id != id);
-            let arbiter = lock(&inner.state).arbiter.clone();
-            if let Some(a) = arbiter {
-                a.flush_pending_commit_data_requests(None);
-            }
-            if spec_of(inner, &name).will_notify_on_stop {
-                send_notification(inner, "NotifyDataSourceStopped", id);
-            }
-        }
-    } else if let Some(f) = c.flush() {
-        let request = f.request_id().unwrap_or(0);
-        let ids: Vec<u64> = f.data_source_ids().collect();
-        for id in ids {
-            let instance = lock(&inner.state).instances.get(&id).cloned();
-            if let Some(i) = instance {
-                let name = i.name.clone();
-                notify(inner, &name, DataSourceEvent::Flush(i));
-            }
-        }
-        let arbiter = lock(&inner.state).arbiter.clone();
-        if let Some(a) = arbiter {
-            a.flush_pending_commit_data_requests(None);
-        }
-        let req = CommitDataRequest {
-            flush_request_id: Some(request),
-            ..Default::default()
-        };
-        let _ = lock(&inner.wire).invoke("CommitData", req.encode(), true);
-    } else if let Some(cl) = c.clear_incremental_state() {
-        for id in cl.data_source_ids() {
-            let instance = lock(&inner.state).instances.get(&id).cloned();
-            if let Some(i) = instance {
-                let name = i.name.clone();
-                notify(inner, &name, DataSourceEvent::ClearIncrementalState(i));
-            }
-        }
     }
 }
