@@ -192,12 +192,10 @@ impl EventWriter {
         self.start_sequence(ts);
         let cat = category.map(|c| self.interner.intern(InternKind::Category, c.name));
         let name = name.map(|n| self.interner.intern(InternKind::EventName, n));
-        let ann: Vec<(u64, DebugValue<'_>)> = annotations
-            .iter()
-            .map(|(n, v)| (self.interner.intern(InternKind::AnnotationName, n), *v))
-            .collect();
-        let fresh = self.interner.take_fresh();
         let default_track = self.thread.uuid;
+        // Annotation names are interned while the event is written; the
+        // entries that were new go into the same packet's interned_data.
+        let interner = &mut self.interner;
         self.writer.packet(|p: &mut TracePacket<'_>| {
             p.set_timestamp(ts);
             p.set_sequence_flags(SEQ_NEEDS_INCREMENTAL_STATE);
@@ -213,9 +211,10 @@ impl EventWriter {
                 if let Some(n) = name {
                     e.set_name_iid(n);
                 }
-                for (iid, v) in &ann {
+                for (n, v) in annotations {
+                    let iid = interner.intern(InternKind::AnnotationName, n);
                     let mut a = e.add_debug_annotations();
-                    a.set_name_iid(*iid);
+                    a.set_name_iid(iid);
                     match *v {
                         DebugValue::Int(x) => a.set_int_value(x),
                         DebugValue::Uint(x) => a.set_uint_value(x),
@@ -227,18 +226,18 @@ impl EventWriter {
                 }
                 fill(&mut e);
             }
-            if !fresh.is_empty() {
+            if interner.has_fresh() {
                 let mut d = p.begin_interned_data();
-                for (k, iid, s) in &fresh {
+                for (k, iid, s) in interner.drain_fresh() {
                     match k {
                         InternKind::Category => {
-                            d.add_event_categories().set_iid(*iid).set_name(s);
+                            d.add_event_categories().set_iid(iid).set_name(s);
                         }
                         InternKind::EventName => {
-                            d.add_event_names().set_iid(*iid).set_name(s);
+                            d.add_event_names().set_iid(iid).set_name(s);
                         }
                         InternKind::AnnotationName => {
-                            d.add_debug_annotation_names().set_iid(*iid).set_name(s);
+                            d.add_debug_annotation_names().set_iid(iid).set_name(s);
                         }
                     }
                 }

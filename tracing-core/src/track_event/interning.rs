@@ -40,9 +40,9 @@ impl Interner {
         id
     }
 
-    /// Entries the next packet must carry.
-    pub fn take_fresh(&mut self) -> Vec<(InternKind, u64, &'static str)> {
-        std::mem::take(&mut self.fresh)
+    /// Entries the next packet must carry (the buffer is kept for reuse).
+    pub fn drain_fresh(&mut self) -> std::vec::Drain<'_, (InternKind, u64, &'static str)> {
+        self.fresh.drain(..)
     }
 
     /// Whether entries wait for a packet.
