@@ -18,12 +18,7 @@ static IO: Category = Category::with("io", &[], "File and network work");
 static VERBOSE: Category = Category::with("verbose", &["debug"], "Off unless asked for");
 static CATEGORIES: [&Category; 4] = [&FRAME, &PHYSICS, &IO, &VERBOSE];
 
-static QUEUE: TrackSpec = TrackSpec {
-    uuid: 0x7a_0001,
-    name: "work queue",
-    parent: None,
-    counter: Some((2, "items")),
-};
+static QUEUE: TrackSpec = TrackSpec::counter(0x7a_0001, "work queue", None, 2, "items");
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

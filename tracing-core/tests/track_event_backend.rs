@@ -27,12 +27,7 @@ static CATEGORIES: [&Category; 3] = [&RENDER, &IO, &SLOW];
 
 static EVALUATED: AtomicUsize = AtomicUsize::new(0);
 
-static QUEUE: TrackSpec = TrackSpec {
-    uuid: 4242,
-    name: "queue depth",
-    parent: None,
-    counter: Some((2, "")),
-};
+static QUEUE: TrackSpec = TrackSpec::counter(4242, "queue depth", None, 2, "");
 
 fn costly() -> i64 {
     EVALUATED.fetch_add(1, Ordering::Relaxed);

@@ -60,6 +60,65 @@ pub struct TrackSpec {
     /// For a counter track: its unit (`CounterDescriptor.Unit`: 1 time in
     /// ns, 2 count, 3 size in bytes) and unit name.
     pub counter: Option<(i32, &'static str)>,
+    /// For a process track: the pid and the process name.
+    pub process: Option<(i32, &'static str)>,
+    /// For a thread track: the pid, the tid and the thread name.
+    pub thread: Option<(i32, i64, &'static str)>,
+}
+
+impl TrackSpec {
+    /// A named track (e.g. for async slices) under `parent`.
+    pub const fn named(uuid: u64, name: &'static str, parent: Option<u64>) -> TrackSpec {
+        TrackSpec {
+            uuid,
+            name,
+            parent,
+            counter: None,
+            process: None,
+            thread: None,
+        }
+    }
+
+    /// A counter track with a unit (`CounterDescriptor.Unit`) and unit name.
+    pub const fn counter(
+        uuid: u64,
+        name: &'static str,
+        parent: Option<u64>,
+        unit: i32,
+        unit_name: &'static str,
+    ) -> TrackSpec {
+        TrackSpec {
+            counter: Some((unit, unit_name)),
+            ..TrackSpec::named(uuid, name, parent)
+        }
+    }
+
+    /// A process track (`name` may be empty: the UI then shows the process name).
+    pub const fn process(
+        uuid: u64,
+        name: &'static str,
+        pid: i32,
+        process_name: &'static str,
+    ) -> TrackSpec {
+        TrackSpec {
+            process: Some((pid, process_name)),
+            ..TrackSpec::named(uuid, name, None)
+        }
+    }
+
+    /// A thread track of another thread than the writer's.
+    pub const fn thread(
+        uuid: u64,
+        parent: Option<u64>,
+        pid: i32,
+        tid: i64,
+        thread_name: &'static str,
+    ) -> TrackSpec {
+        TrackSpec {
+            thread: Some((pid, tid, thread_name)),
+            ..TrackSpec::named(uuid, "", parent)
+        }
+    }
 }
 
 /// The thread this sequence writes for.
@@ -129,9 +188,21 @@ impl EventWriter {
         self.writer.packet(|p| {
             p.set_timestamp(ts);
             let mut d = p.begin_track_descriptor();
-            d.set_uuid(track.uuid).set_name(track.name);
+            d.set_uuid(track.uuid);
+            if !track.name.is_empty() {
+                d.set_name(track.name);
+            }
             if let Some(parent) = track.parent {
                 d.set_parent_uuid(parent);
+            }
+            if let Some((pid, name)) = track.process {
+                d.begin_process().set_pid(pid).set_process_name(name);
+            }
+            if let Some((pid, tid, name)) = track.thread {
+                d.begin_thread()
+                    .set_pid(pid)
+                    .set_tid(tid)
+                    .set_thread_name(name);
             }
             if let Some((unit, unit_name)) = track.counter {
                 let mut c = d.begin_counter();
@@ -315,6 +386,24 @@ impl EventWriter {
             track,
             category: Some(category),
             name: None,
+        };
+        self.event(ts, head, &[], |_| {});
+    }
+
+    /// An instant on `track` (the thread track if `None`), with or without
+    /// a name.
+    pub fn instant_on(
+        &mut self,
+        ts: u64,
+        category: &'static Category,
+        name: Option<&'static str>,
+        track: Option<u64>,
+    ) {
+        let head = Head {
+            kind: TYPE_INSTANT,
+            track: track.unwrap_or(self.thread.uuid),
+            category: Some(category),
+            name,
         };
         self.event(ts, head, &[], |_| {});
     }
