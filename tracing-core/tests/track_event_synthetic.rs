@@ -44,18 +44,19 @@ static COUNTER_TRACK: TrackSpec =
     TrackSpec::counter(COUNTER, "My special counter", Some(P4), 0, "");
 
 /// A track: (name, parent, process (pid, name), thread (pid, tid, name), counter).
-type TrackMeaning = (String, Option<u64>, Option<(i32, String)>, Option<(i32, i64, String)>, bool);
+type TrackMeaning = (
+    String,
+    Option<u64>,
+    Option<(i32, String)>,
+    Option<(i32, i64, String)>,
+    bool,
+);
 
 /// What a trace says, as a reader of the document sees it.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Meaning {
-    /// uuid → (name, parent, process (pid, name), thread (pid, tid, name), counter)
+    /// uuid → what the track is
     tracks: BTreeMap<u64, TrackMeaning>,
-            Option<(i32, String)>,
-            Option<(i32, i64, String)>,
-            bool,
-        ),
-    >,
     /// track → slices (begin, end, depth, name) and instants (ts, name)
     slices: BTreeMap<u64, Vec<(u64, u64, usize, String)>>,
     instants: BTreeMap<u64, Vec<(u64, String)>>,
