@@ -25,6 +25,7 @@ fn spans_and_events_become_track_events() {
                 ok = true,
                 "parsed chunk"
             );
+            tracing::event!(tracing::Level::INFO, counter.queue = 10 * i as i64);
         }
     });
     let path = std::env::temp_dir().join(format!("zt-layer-{}.pftrace", std::process::id()));
@@ -36,6 +37,8 @@ fn spans_and_events_become_track_events() {
     let mut ann_names = std::collections::HashMap::new();
     let mut stack: Vec<String> = Vec::new();
     let mut log = Vec::new();
+    let mut counters = Vec::new();
+    let mut counter_track = None;
     for f in protozero::Decoder::new(&trace) {
         let raw = f.unwrap().as_bytes().unwrap();
         let p = TracePacketDecoder::new(raw);
@@ -46,6 +49,9 @@ fn spans_and_events_become_track_events() {
             for e in i.debug_annotation_names() {
                 ann_names.insert(e.iid().unwrap(), e.name().unwrap().to_owned());
             }
+        }
+        if let Some(d) = p.track_descriptor().filter(|d| d.has_counter()) {
+            counter_track = d.name().map(str::to_owned);
         }
         let Some(e) = p.track_event() else { continue };
         let anns: Vec<String> = e
@@ -71,6 +77,7 @@ fn spans_and_events_become_track_events() {
                 stack.pop().expect("balanced");
             }
             Some(3) => log.push(format!("I [{}] depth {}", anns.join(","), stack.len())),
+            Some(4) => counters.push(e.counter_value().unwrap()),
             t => panic!("{t:?}"),
         }
     }
@@ -79,4 +86,10 @@ fn spans_and_events_become_track_events() {
     assert_eq!(log[1], "B parse [attempt=0] depth 1");
     assert_eq!(log[2], "I [message=parsed chunk,bytes=512,ok=true] depth 2");
     assert_eq!(log.len(), 1 + 3 * 2);
+    assert_eq!(
+        counters,
+        [0, 10, 20],
+        "counter.queue fields are counter samples"
+    );
+    assert_eq!(counter_track.as_deref(), Some("queue"));
 }

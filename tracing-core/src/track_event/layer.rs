@@ -15,7 +15,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 use super::backend::TrackEvent;
 use super::category::Category;
-use super::event_writer::DebugValue;
+use super::event_writer::{DebugValue, TrackSpec};
 use crate::os_env::boottime_ns;
 
 /// A field's value, kept until the span is entered.
@@ -69,6 +69,20 @@ impl Fields {
     fn annotations(&self) -> Vec<(&'static str, DebugValue<'_>)> {
         self.0.iter().map(|(k, v)| (*k, v.as_debug())).collect()
     }
+}
+
+/// Fields named `counter.NAME` are counter samples.
+const COUNTER_PREFIX: &str = "counter.";
+
+/// A stable uuid for the counter track named `name` in this process.
+fn counter_uuid(name: &str) -> u64 {
+    // FNV-1a over the name, mixed with the pid so processes do not collide.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ std::process::id() as u64;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h | 1 << 62
 }
 
 /// Marks a span whose slice this layer began.
@@ -144,10 +158,32 @@ where
         }
         let mut fields = Fields::default();
         event.record(&mut fields);
+        // `counter.NAME = value` fields are samples of counter track NAME;
+        // the other fields annotate an instant.
+        let (counters, others): (Vec<_>, Vec<_>) = fields
+            .0
+            .into_iter()
+            .partition(|(k, _)| k.starts_with(COUNTER_PREFIX));
         let name = event.metadata().name();
-        let annotations = fields.annotations();
         TrackEvent::with_writer(cat, |w| {
-            w.instant(boottime_ns(), cat, name, None, &annotations)
+            let ts = boottime_ns();
+            for (k, v) in &counters {
+                let track_name = &k[COUNTER_PREFIX.len()..];
+                let track = TrackSpec::counter(counter_uuid(track_name), track_name, None, 0, "");
+                w.define_track(ts, &track);
+                match v {
+                    Owned::Int(x) => w.counter(ts, track.uuid, *x),
+                    Owned::Uint(x) => w.counter(ts, track.uuid, *x as i64),
+                    Owned::Double(x) => w.counter_f64(ts, track.uuid, *x),
+                    Owned::Bool(x) => w.counter(ts, track.uuid, *x as i64),
+                    Owned::Str(_) => {}
+                }
+            }
+            // An event that only carries counters is not an instant too.
+            if counters.is_empty() || others.iter().any(|(k, _)| *k != "message") {
+                let annotations: Vec<_> = others.iter().map(|(k, v)| (*k, v.as_debug())).collect();
+                w.instant(ts, cat, name, None, &annotations);
+            }
         });
     }
 }
