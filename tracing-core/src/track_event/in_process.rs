@@ -45,6 +45,9 @@ pub struct InProcessConfig {
     pub enabled_categories: Vec<String>,
     /// Stop by itself after this long (0: when [`InProcessSession::stop`] is called).
     pub duration_ms: u32,
+    /// Further data sources the session records (register them on
+    /// [`InProcessSession::producer`]); their configs carry only the name.
+    pub data_sources: Vec<String>,
 }
 
 impl Default for InProcessConfig {
@@ -53,6 +56,7 @@ impl Default for InProcessConfig {
             buffer_kb: 32 * 1024,
             enabled_categories: Vec::new(),
             duration_ms: 0,
+            data_sources: Vec::new(),
         }
     }
 }
@@ -142,6 +146,9 @@ impl InProcessSession {
                     }
                 }
             }
+            for name in &cfg.data_sources {
+                c.add_data_sources().begin_config().set_name(name);
+            }
             if cfg.duration_ms > 0 {
                 c.set_duration_ms(cfg.duration_ms);
             }
@@ -160,6 +167,11 @@ impl InProcessSession {
             stop,
             service: Some(service),
         })
+    }
+
+    /// The producer connection, to register further data sources on.
+    pub fn producer(&self) -> &Arc<ProducerClient> {
+        &self.producer
     }
 
     /// Stops recording (or waits for `duration_ms` to end it), writes the
