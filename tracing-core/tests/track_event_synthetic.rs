@@ -1,4 +1,7 @@
-//! The four scenarios of Perfetto's synthetic TrackEvent document (thread
+//! The four scenarios of Perfetto's synthetic TrackEvent document
+//! (`../shared/reference/synthetic-track-event.md`, value for value: the
+//! async track's process is pid 1234, and the flow's three slices all carry
+//! `flow_ids`) (thread
 //! slices with an instant, overlapping async slices on two tracks, a flow
 //! across two threads, a counter), produced through the TrackEvent API
 //! (`EventWriter` and `TrackSpec`, no raw-field closure), recorded through
@@ -26,7 +29,7 @@ static THREAD_1: TrackSpec = TrackSpec::thread(T1, Some(P1), 1234, 5678, "My thr
 const A1: u64 = 48_948;
 const A2: u64 = 2_390_190_934;
 static ASYNC_1: TrackSpec = TrackSpec {
-    process: Some((4321, "My process name")),
+    process: Some((1234, "My process name")),
     ..TrackSpec::named(A1, "My special track", None)
 };
 static ASYNC_2: TrackSpec = TrackSpec::named(A2, "My special track", Some(A1));
@@ -169,7 +172,7 @@ fn document() -> Meaning {
         (
             s("My special track"),
             None,
-            Some((4321, s("My process name"))),
+            Some((1234, s("My process name"))),
             None,
             false,
         ),
@@ -238,10 +241,14 @@ fn document() -> Meaning {
     m.flows.insert(
         FLOW,
         (
-            [s("Request generation"), s("Background work")]
-                .into_iter()
-                .collect(),
-            Some(s("Process background result")),
+            [
+                s("Request generation"),
+                s("Background work"),
+                s("Process background result"),
+            ]
+            .into_iter()
+            .collect(),
+            None,
         ),
     );
     m.counters.insert(
@@ -359,8 +366,8 @@ fn the_synthetic_document_through_the_api() {
         "Process background result",
         None,
         &[],
-        &[],
         &[FLOW],
+        &[],
         |_| {},
     );
     ev.slice_end(500, &CAT);
