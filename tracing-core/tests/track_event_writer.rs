@@ -209,3 +209,53 @@ fn flows_tracks_and_extra_fields() {
         "the thread track is the sequence default"
     );
 }
+
+/// Nested debug annotations: dictionaries and arrays, to any depth.
+#[test]
+fn nested_annotations() {
+    let mut h = Harness::new();
+    let p = h.producer("app", 1);
+    h.register(p, "track_event", false, false);
+    let c = h.consumer(1);
+    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let mut ev = EventWriter::new(
+        h.writer(p, b),
+        ThreadTrack {
+            uuid: 5,
+            pid: 1,
+            tid: 2,
+        },
+        None,
+    );
+    let inner = [DebugValue::Int(1), DebugValue::Str("two")];
+    let dict = [
+        ("size", DebugValue::Uint(3)),
+        ("items", DebugValue::Array(&inner)),
+    ];
+    ev.slice_begin(10, &RENDER, "nested", &[("args", DebugValue::Dict(&dict))]);
+    ev.slice_end(11, &RENDER);
+    ev.writer().flush(None);
+    h.pump(p);
+    h.ccall(c, ConsumerCall::DisableTracing);
+    let packets = h.read(c);
+    let event = packets
+        .iter()
+        .find_map(|raw| {
+            let p = TracePacketDecoder::new(raw);
+            p.track_event()
+                .filter(|e| e.type_raw() == Some(1))
+                .map(|e| e.raw_bytes().to_vec())
+        })
+        .unwrap();
+    let e = zerotrace_protos::protos::TrackEventDecoder::new(&event);
+    let args = e.debug_annotations().next().unwrap();
+    let entries: Vec<_> = args.dict_entries().collect();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0].name(), Some("size"));
+    assert_eq!(entries[0].uint_value(), Some(3));
+    assert_eq!(entries[1].name(), Some("items"));
+    let items: Vec<_> = entries[1].array_values().collect();
+    assert_eq!(items[0].int_value(), Some(1));
+    assert_eq!(items[1].string_value(), Some("two"));
+}

@@ -36,6 +36,46 @@ pub enum DebugValue<'a> {
     Str(&'a str),
     /// `pointer_value`.
     Pointer(u64),
+    /// A dictionary (`dict_entries`, each entry named).
+    Dict(&'a [(&'a str, DebugValue<'a>)]),
+    /// An array (`array_values`).
+    Array(&'a [DebugValue<'a>]),
+}
+
+/// Writes `v` into annotation `a` (nested values recursively).
+fn write_value(a: &mut zerotrace_protos::protos::DebugAnnotation<'_>, v: &DebugValue<'_>) {
+    match *v {
+        DebugValue::Int(x) => {
+            a.set_int_value(x);
+        }
+        DebugValue::Uint(x) => {
+            a.set_uint_value(x);
+        }
+        DebugValue::Double(x) => {
+            a.set_double_value(x);
+        }
+        DebugValue::Bool(x) => {
+            a.set_bool_value(x);
+        }
+        DebugValue::Str(x) => {
+            a.set_string_value(x);
+        }
+        DebugValue::Pointer(x) => {
+            a.set_pointer_value(x);
+        }
+        DebugValue::Dict(entries) => {
+            for (k, v) in entries {
+                let mut e = a.add_dict_entries();
+                e.set_name(k);
+                write_value(&mut e, v);
+            }
+        }
+        DebugValue::Array(values) => {
+            for v in values {
+                write_value(&mut a.add_array_values(), v);
+            }
+        }
+    }
 }
 
 /// What every event names: its type, track, category and name.
@@ -286,14 +326,7 @@ impl EventWriter {
                     let iid = interner.intern(InternKind::AnnotationName, n);
                     let mut a = e.add_debug_annotations();
                     a.set_name_iid(iid);
-                    match *v {
-                        DebugValue::Int(x) => a.set_int_value(x),
-                        DebugValue::Uint(x) => a.set_uint_value(x),
-                        DebugValue::Double(x) => a.set_double_value(x),
-                        DebugValue::Bool(x) => a.set_bool_value(x),
-                        DebugValue::Str(x) => a.set_string_value(x),
-                        DebugValue::Pointer(x) => a.set_pointer_value(x),
-                    };
+                    write_value(&mut a, v);
                 }
                 fill(&mut e);
             }
