@@ -113,6 +113,16 @@ fn categories_threads_and_scoped_slices() {
     for t in threads {
         t.join().unwrap();
     }
+    // A thread that stays alive and idle, its writer never flushed: the
+    // service salvages its events by scraping the SMB at stop.
+    let (wrote_tx, wrote) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let idle = std::thread::spawn(move || {
+        work(5);
+        wrote_tx.send(()).unwrap();
+        let _ = release_rx.recv();
+    });
+    wrote.recv().unwrap();
     TrackEvent::flush();
     producer.flush_blocking(Duration::from_secs(10)).unwrap();
     consumer.disable_tracing().unwrap();
@@ -192,18 +202,27 @@ fn categories_threads_and_scoped_slices() {
         }
     }
     let frames: i32 = per_seq.values().map(|v| v.2).sum();
-    assert_eq!(frames, 35, "3 threads x 10 + 5");
-    assert_eq!(counter_sum, 3 * 45 + 10, "every counter sample arrived");
+    assert_eq!(
+        frames, 40,
+        "3 threads x 10 + 5, and 5 salvaged from the idle thread"
+    );
+    assert_eq!(
+        counter_sum,
+        3 * 45 + 10 + 10,
+        "every counter sample arrived"
+    );
     assert_eq!(
         counter_tracks.len(),
-        4,
+        5,
         "each sequence describes the counter track"
     );
     assert!(
         counter_tracks.values().all(|&n| n == 1),
         "once per sequence"
     );
-    assert_eq!(threads_seen.len(), 4, "a thread track per thread");
+    assert_eq!(threads_seen.len(), 5, "a thread track per thread");
+    release.send(()).unwrap();
+    idle.join().unwrap();
     assert!(
         per_seq.values().all(|v| v.1.is_empty()),
         "every slice ended"

@@ -1,13 +1,16 @@
 //! The TrackEvent data source on a [`ProducerClient`]: registers
 //! `track_event` with the categories in its descriptor, turns categories on
 //! and off as sessions start and stop (by each session's TrackEventConfig),
-//! and gives every thread its own [`EventWriter`] in thread-local storage.
-//! Writers are registered so a stop or flush reaches threads that are idle;
-//! a thread's writer is flushed and returned when the thread ends.
+//! and gives every thread its own [`EventWriter`] in thread-local storage,
+//! with no lock on the event path. As in Perfetto's SDK, a thread's writer
+//! is flushed when the thread ends, when it next writes after its session
+//! changed, or by [`TrackEvent::flush`] on that thread; what idle threads
+//! hold in chunks they still write is salvaged by the service's scrape at
+//! flush and stop (the producer enables scraping).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use protozero::Decoder;
 
@@ -32,7 +35,8 @@ struct Backend {
     active: Mutex<Vec<Active>>,
     /// Bumped whenever instances change: threads then rebuild their writer.
     generation: AtomicU64,
-    writers: Mutex<Vec<Weak<Mutex<EventWriter>>>>,
+    /// Bumped when the service asks to clear incremental state.
+    clears: AtomicU64,
 }
 
 static BACKEND: OnceLock<Backend> = OnceLock::new();
@@ -44,19 +48,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A thread's writer, flushed and dropped when the thread ends.
 struct ThreadSlot {
     generation: u64,
-    writer: Option<Arc<Mutex<EventWriter>>>,
+    clears: u64,
+    writer: Option<EventWriter>,
 }
 
 impl Drop for ThreadSlot {
     fn drop(&mut self) {
-        if let Some(w) = self.writer.take() {
-            lock(&w).writer().flush(None);
+        if let Some(w) = self.writer.as_mut() {
+            w.writer().flush(None);
         }
     }
 }
 
 thread_local! {
-    static SLOT: RefCell<ThreadSlot> = const { RefCell::new(ThreadSlot { generation: u64::MAX, writer: None }) };
+    static SLOT: RefCell<ThreadSlot> = const {
+        RefCell::new(ThreadSlot { generation: u64::MAX, clears: 0, writer: None })
+    };
 }
 
 fn thread_track() -> ThreadTrack {
@@ -84,7 +91,7 @@ impl TrackEvent {
             categories,
             active: Mutex::new(Vec::new()),
             generation: AtomicU64::new(0),
-            writers: Mutex::new(Vec::new()),
+            clears: AtomicU64::new(0),
         };
         if BACKEND.set(backend).is_err() {
             return Err(ProducerClientError::Refused(
@@ -117,10 +124,16 @@ impl TrackEvent {
         producer.register_data_source(spec, on_event)
     }
 
-    /// Flushes every thread's writer.
+    /// Flushes this thread's writer and sends what the producer has
+    /// committed.
     pub fn flush() {
+        SLOT.with(|slot| {
+            if let Some(w) = slot.borrow_mut().writer.as_mut() {
+                w.writer().flush(None);
+            }
+        });
         if let Some(b) = BACKEND.get() {
-            flush_all(b);
+            b.producer.flush(None);
         }
     }
 
@@ -137,33 +150,38 @@ impl TrackEvent {
             let mut slot = slot.borrow_mut();
             let generation = b.generation.load(Ordering::Acquire);
             if slot.generation != generation {
-                if let Some(old) = slot.writer.take() {
-                    lock(&old).writer().flush(None);
+                if let Some(mut old) = slot.writer.take() {
+                    old.writer().flush(None);
                 }
                 slot.generation = generation;
                 let target = lock(&b.active).first().map(|a| a.target_buffer);
                 if let Some(target) = target
                     && let Ok(tw) = b.producer.create_trace_writer(target)
                 {
-                    let w = Arc::new(Mutex::new(EventWriter::new(tw, thread_track(), None)));
-                    let mut all = lock(&b.writers);
-                    all.retain(|w| w.strong_count() > 0);
-                    all.push(Arc::downgrade(&w));
-                    slot.writer = Some(w);
+                    slot.writer = Some(EventWriter::new(tw, thread_track(), None));
                 }
             }
-            if let Some(w) = &slot.writer {
-                f(&mut lock(w));
+            let clears = b.clears.load(Ordering::Acquire);
+            let ThreadSlot {
+                clears: seen,
+                writer,
+                ..
+            } = &mut *slot;
+            if let Some(w) = writer {
+                if *seen != clears {
+                    *seen = clears;
+                    w.clear_incremental_state();
+                }
+                f(w);
             }
         });
     }
 }
 
+/// Sends what the producer has committed (threads' writers flush on their
+/// own; the service scrapes what idle threads still hold).
 fn flush_all(b: &Backend) {
-    let writers: Vec<_> = lock(&b.writers).iter().filter_map(Weak::upgrade).collect();
-    for w in writers {
-        lock(&w).writer().flush(None);
-    }
+    TrackEvent::flush();
     b.producer.flush(None);
 }
 
@@ -205,10 +223,8 @@ fn on_event(e: &DataSourceEvent) {
         }
         DataSourceEvent::Flush(_) => flush_all(b),
         DataSourceEvent::ClearIncrementalState(_) => {
-            let writers: Vec<_> = lock(&b.writers).iter().filter_map(Weak::upgrade).collect();
-            for w in writers {
-                lock(&w).clear_incremental_state();
-            }
+            // Each thread clears its own state before its next event.
+            b.clears.fetch_add(1, Ordering::AcqRel);
         }
         DataSourceEvent::Setup(_) => {}
     }
