@@ -17,7 +17,7 @@ use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{ProducerClient, ProducerOptions};
 use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 use zerotrace_core::track_event::{Category, TrackEvent, TrackSpec};
-use zerotrace_core::{trace_counter, trace_event, trace_instant};
+use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 static RENDER: Category = Category::new("render");
@@ -101,6 +101,8 @@ fn categories_threads_and_scoped_slices() {
                 let _inner = trace_event!(RENDER, "draw", "what" => "triangles");
                 trace_instant!(RENDER, "vsync");
             }
+            trace_begin!(RENDER, "explicit", "k" => true);
+            trace_end!(RENDER);
             trace_counter!(RENDER, QUEUE, i);
             let _off = trace_event!(IO, "read", "x" => costly());
             let _slow = trace_event!(SLOW, "step");

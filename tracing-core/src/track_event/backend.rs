@@ -300,6 +300,31 @@ macro_rules! trace_counter {
     };
 }
 
+/// Begins a slice on the thread track, ended by [`trace_end!`](crate::trace_end)
+/// (for slices that do not fit a scope).
+#[macro_export]
+macro_rules! trace_begin {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(,)?) => {
+        if $cat.is_enabled() {
+            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
+                w.slice_begin($crate::os_env::boottime_ns(), &$cat, $name, &[$(($k, $crate::track_event::DebugValue::from($v))),*])
+            });
+        }
+    };
+}
+
+/// Ends the innermost slice begun with [`trace_begin!`](crate::trace_begin).
+#[macro_export]
+macro_rules! trace_end {
+    ($cat:expr) => {
+        if $cat.is_enabled() {
+            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
+                w.slice_end($crate::os_env::boottime_ns(), &$cat)
+            });
+        }
+    };
+}
+
 /// An instant event on the thread track.
 #[macro_export]
 macro_rules! trace_instant {
