@@ -15,6 +15,23 @@ use zerotrace_protos::protos::TracePacketDecoder;
 static RENDER: Category = Category::new("render");
 static IO: Category = Category::new("io");
 
+/// A harness with producer "app" serving `track_event` into a running
+/// session: (harness, producer, consumer, global buffer id).
+fn track_event_session() -> (
+    Harness,
+    zerotrace_core::service::ProducerId,
+    zerotrace_core::service::ConsumerId,
+    u16,
+) {
+    let mut h = Harness::new();
+    let p = h.producer("app", 1);
+    h.register(p, "track_event", false, false);
+    let c = h.consumer(1);
+    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    (h, p, c, b)
+}
+
 #[derive(Debug, PartialEq)]
 enum Seen {
     Begin(String, String, Vec<(String, String)>),
@@ -25,12 +42,7 @@ enum Seen {
 
 #[test]
 fn events_resolve_through_interned_data() {
-    let mut h = Harness::new();
-    let p = h.producer("app", 1);
-    h.register(p, "track_event", false, false);
-    let c = h.consumer(1);
-    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
-    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let (mut h, p, c, b) = track_event_session();
     let thread = ThreadTrack {
         uuid: 77,
         pid: 10,
@@ -164,12 +176,7 @@ fn events_resolve_through_interned_data() {
 /// Flows, async tracks and extra fields through the raw-field closure.
 #[test]
 fn flows_tracks_and_extra_fields() {
-    let mut h = Harness::new();
-    let p = h.producer("app", 1);
-    h.register(p, "track_event", false, false);
-    let c = h.consumer(1);
-    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
-    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let (mut h, p, c, b) = track_event_session();
     let mut ev = EventWriter::new(
         h.writer(p, b),
         ThreadTrack {
@@ -213,12 +220,7 @@ fn flows_tracks_and_extra_fields() {
 /// Nested debug annotations: dictionaries and arrays, to any depth.
 #[test]
 fn nested_annotations() {
-    let mut h = Harness::new();
-    let p = h.producer("app", 1);
-    h.register(p, "track_event", false, false);
-    let c = h.consumer(1);
-    h.enable(c, config(&[(1024, false)], &[("track_event", 0)], |_| {}));
-    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let (mut h, p, c, b) = track_event_session();
     let mut ev = EventWriter::new(
         h.writer(p, b),
         ThreadTrack {
