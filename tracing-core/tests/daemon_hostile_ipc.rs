@@ -4,22 +4,21 @@
 //! on, and no fd leaks.
 #![cfg(target_os = "linux")]
 
-use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::net::UnixStream;
+mod service_support;
+
+use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use service_support::DaemonThread;
 use zerotrace_core::ipc::socket::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::driver::DaemonConfig;
 use zerotrace_core::shm::MappedShm;
 use zerotrace_protos::protos::{InitializeConnectionRequest, InitializeConnectionResponseDecoder};
 
 struct Svc {
-    stop: UnixStream,
-    thread: Option<JoinHandle<()>>,
+    _daemon: DaemonThread,
     producer: Endpoint,
     dir: PathBuf,
 }
@@ -35,17 +34,8 @@ impl Svc {
             log_level: 0,
             ..DaemonConfig::default()
         };
-        let (stop, rx) = UnixStream::pair().unwrap();
-        let (tx, ready) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let mut d = Daemon::bind(cfg, Some(OwnedFd::from(rx))).unwrap();
-            tx.send(()).unwrap();
-            d.run().unwrap();
-        });
-        ready.recv().unwrap();
         Svc {
-            stop,
-            thread: Some(thread),
+            _daemon: DaemonThread::start(cfg),
             producer,
             dir,
         }
@@ -54,10 +44,6 @@ impl Svc {
 
 impl Drop for Svc {
     fn drop(&mut self) {
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -248,14 +234,8 @@ fn peer_identity_is_honoured_only_over_tcp() {
         log_level: 0,
         ..DaemonConfig::default()
     };
-    let (stop, rx) = UnixStream::pair().unwrap();
-    let (tx, ready) = std::sync::mpsc::channel();
-    let thread = std::thread::spawn(move || {
-        let mut d = Daemon::bind(cfg, Some(OwnedFd::from(rx))).unwrap();
-        tx.send(d.producer_tcp_addr()).unwrap();
-        d.run().unwrap();
-    });
-    let tcp = Endpoint::Tcp(ready.recv().unwrap().unwrap().to_string());
+    let daemon = DaemonThread::start(cfg);
+    let tcp = Endpoint::Tcp(daemon.tcp.unwrap().to_string());
     let claim = |ep: &Endpoint, name: &str| {
         let mut r = Raw::connect(ep);
         r.until(|e| matches!(e, ClientEvent::Bound { .. }));
@@ -300,7 +280,6 @@ fn peer_identity_is_honoured_only_over_tcp() {
         Some(rustix::process::getuid().as_raw() as i32),
         "over unix the kernel's"
     );
-    let _ = (&stop).write_all(&[1]);
-    let _ = thread.join();
+    drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
 }

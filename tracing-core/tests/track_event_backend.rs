@@ -4,18 +4,18 @@
 //! disabled trace points do not evaluate their arguments.
 #![cfg(target_os = "linux")]
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
+mod service_support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use protozero::{Decoder, HeapWriter};
+use service_support::DaemonThread;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{ProducerClient, ProducerOptions};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::driver::DaemonConfig;
 use zerotrace_core::track_event::{Category, TrackEvent, TrackSpec};
 use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
@@ -45,14 +45,7 @@ fn categories_threads_and_scoped_slices() {
         ..DaemonConfig::default()
     };
     let (p_ep, c_ep) = (cfg.producer_sockets[0].clone(), cfg.consumer_socket.clone());
-    let (mut stop, rx) = UnixStream::pair().unwrap();
-    let (tx, ready) = std::sync::mpsc::channel();
-    let daemon = std::thread::spawn(move || {
-        let mut d = Daemon::bind(cfg, Some(OwnedFd::from(rx))).unwrap();
-        tx.send(()).unwrap();
-        d.run().unwrap();
-    });
-    ready.recv().unwrap();
+    let daemon = DaemonThread::start(cfg);
 
     let producer = Arc::new(
         ProducerClient::connect(
@@ -230,7 +223,6 @@ fn categories_threads_and_scoped_slices() {
         "every slice ended"
     );
 
-    let _ = stop.write_all(&[1]);
-    let _ = daemon.join();
+    drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
 }
