@@ -370,7 +370,11 @@ impl TraceBuffer {
             }
         }
         if wraps {
-            self.evict_from(self.write_pos, size);
+            // Everything from the write position to the end goes, including
+            // an empty record sitting exactly at the end (offset == size):
+            // left at the front of the queue it would stop the eviction of
+            // the records the new one overwrites at the start.
+            self.evict_from(self.write_pos, size + 1);
             self.stats.padding_bytes_written += (size - self.write_pos) as u64;
             self.stats.write_wrap_count += 1;
             self.write_pos = 0;
