@@ -30,6 +30,19 @@ fn write_packets(w: &mut zerotrace_core::producer::TraceWriter, from: u64, n: u6
     }
 }
 
+/// The error an EnableTracing reply carries.
+fn enable_error(
+    h: &mut Harness,
+    c: zerotrace_core::service::ConsumerId,
+    r: zerotrace_core::service::RequestId,
+) -> String {
+    let replies = h.replies(c, r);
+    EnableTracingResponseDecoder::new(ok_data(&replies[0]))
+        .error()
+        .expect("an error reply")
+        .to_owned()
+}
+
 fn ok_data(reply: &Reply) -> &[u8] {
     match reply {
         Reply::Ok { data, .. } => data,
@@ -382,10 +395,7 @@ fn limits_are_error_replies_naming_the_limit() {
     );
     let c = h.consumer(4001);
     let r = h.enable(c, config(&[(8 * 1024 * 1024, false)], &[], |_| {}));
-    let e = EnableTracingResponseDecoder::new(ok_data(&h.replies(c, r)[0]))
-        .error()
-        .unwrap()
-        .to_owned();
+    let e = enable_error(&mut h, c, r);
     assert!(e.contains("max_session_buffer_bytes"), "{e}");
     let r = h.enable(
         c,
@@ -393,10 +403,7 @@ fn limits_are_error_replies_naming_the_limit() {
             cfg.set_enable_extra_guardrails(true);
         }),
     );
-    let e = EnableTracingResponseDecoder::new(ok_data(&h.replies(c, r)[0]))
-        .error()
-        .unwrap()
-        .to_owned();
+    let e = enable_error(&mut h, c, r);
     assert!(e.contains("enable_extra_guardrails"), "{e}");
     let r = h.enable(
         c,
@@ -404,17 +411,11 @@ fn limits_are_error_replies_naming_the_limit() {
             cfg.begin_compression().begin_zstd();
         }),
     );
-    let e = EnableTracingResponseDecoder::new(ok_data(&h.replies(c, r)[0]))
-        .error()
-        .unwrap()
-        .to_owned();
+    let e = enable_error(&mut h, c, r);
     assert!(e.contains("compression.zstd"), "{e}");
     let many: Vec<(u32, bool)> = (0..129).map(|_| (4, false)).collect();
     let r = h.enable(c, config(&many, &[], |_| {}));
-    let e = EnableTracingResponseDecoder::new(ok_data(&h.replies(c, r)[0]))
-        .error()
-        .unwrap()
-        .to_owned();
+    let e = enable_error(&mut h, c, r);
     assert!(e.contains("max_buffers_per_session"), "{e}");
 }
 
@@ -429,10 +430,7 @@ fn unique_session_name_collides() {
     assert!(h.replies(c1, r1).is_empty());
     let c2 = h.consumer(2);
     let r2 = h.enable(c2, config(&[(64, false)], &[], named));
-    let e = EnableTracingResponseDecoder::new(ok_data(&h.replies(c2, r2)[0]))
-        .error()
-        .unwrap()
-        .to_owned();
+    let e = enable_error(&mut h, c2, r2);
     assert!(e.contains("unique_session_name"), "{e}");
 }
 
