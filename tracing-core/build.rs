@@ -1,4 +1,4 @@
-//! Declares the `loom` cfg used by the model-checking tests (`RUSTFLAGS="--cfg loom"`).
+//! Declares the `zerotrace_loom` cfg used by the model-checking tests (`RUSTFLAGS="--cfg zerotrace_loom"`).
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(loom)");
+    println!("cargo::rustc-check-cfg=cfg(zerotrace_loom)");
 }

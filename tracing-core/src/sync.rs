@@ -2,7 +2,7 @@
 //!
 //! The chunk state transitions are written once, against [`AtomicWord`], so the
 //! code that runs on real shared memory is the code that `loom` explores
-//! (build with `RUSTFLAGS="--cfg loom"`). Real shared memory is always viewed
+//! (build with `RUSTFLAGS="--cfg zerotrace_loom"`). Real shared memory is always viewed
 //! through `std` atomics; `loom` atomics only back the model's own words.
 
 use core::sync::atomic::Ordering;
@@ -39,7 +39,7 @@ impl AtomicWord for core::sync::atomic::AtomicU32 {
     }
 }
 
-#[cfg(loom)]
+#[cfg(zerotrace_loom)]
 impl AtomicWord for loom::sync::atomic::AtomicU32 {
     #[inline]
     fn load(&self, order: Ordering) -> u32 {
@@ -61,8 +61,8 @@ impl AtomicWord for loom::sync::atomic::AtomicU32 {
 /// Hint used between failed compare-and-swap attempts.
 #[inline]
 pub fn spin_hint() {
-    #[cfg(loom)]
+    #[cfg(zerotrace_loom)]
     loom::thread::yield_now();
-    #[cfg(not(loom))]
+    #[cfg(not(zerotrace_loom))]
     core::hint::spin_loop();
 }

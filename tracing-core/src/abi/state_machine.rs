@@ -141,7 +141,7 @@ pub fn release_chunk_as_free<W: AtomicWord>(
     transition(word, page, chunk, ChunkState::BeingRead, ChunkState::Free).map(|(_, w)| w)
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(zerotrace_loom)))]
 mod tests {
     use core::sync::atomic::AtomicU32;
 
