@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use protozero::Decoder;
 
 use super::category::{Category, CategoryFilter};
-use super::event_writer::{DebugValue, EventWriter, ThreadTrack};
+use super::event_writer::{
+    DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec,
+};
 use crate::producer::{DataSourceEvent, DataSourceSpec, ProducerClient, ProducerClientError};
 
 /// Most sessions a category keeps a bit for.
@@ -75,6 +77,18 @@ fn thread_track() -> ThreadTrack {
     ThreadTrack { uuid, pid, tid }
 }
 
+/// This process's name for its track: the executable's file name.
+fn process_name() -> &'static str {
+    static NAME: OnceLock<String> = OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::args_os()
+            .next()
+            .map(std::path::PathBuf::from)
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_default()
+    })
+}
+
 /// The TrackEvent system backend.
 #[derive(Debug, Clone, Copy)]
 pub struct TrackEvent;
@@ -124,6 +138,26 @@ impl TrackEvent {
         producer.register_data_source(spec, on_event)
     }
 
+    /// This process's track: described at the start of every thread's
+    /// sequence, the parent of its thread tracks, and the parent to give
+    /// process-scoped async tracks (`TrackSpec::named(uuid, name,
+    /// Some(TrackEvent::process_track().uuid))`).
+    pub fn process_track() -> TrackSpec {
+        let pid = std::process::id() as i32;
+        // Thread tracks are 1<<63 | pid<<32 | tid; no thread has tid 0.
+        let uuid = 1 << 63 | (pid as u32 as u64) << 32;
+        TrackSpec::process(uuid, "", pid, process_name())
+    }
+
+    /// A flow id no other call in this process returns (and, mixed with the
+    /// pid, unlikely to meet another process's), for `flow` /
+    /// `terminating_flow` options.
+    pub fn new_flow_id() -> u64 {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        (std::process::id() as u64) << 40 ^ n
+    }
+
     /// Flushes this thread's writer and sends what the producer has
     /// committed.
     pub fn flush() {
@@ -158,7 +192,9 @@ impl TrackEvent {
                 if let Some(target) = target
                     && let Ok(tw) = b.producer.create_trace_writer(target)
                 {
-                    slot.writer = Some(EventWriter::new(tw, thread_track(), None));
+                    let mut w = EventWriter::new(tw, thread_track(), None);
+                    w.set_process_track(TrackEvent::process_track());
+                    slot.writer = Some(w);
                 }
             }
             let clears = b.clears.load(Ordering::Acquire);
@@ -242,110 +278,176 @@ fn track_event_config(config: &[u8]) -> &[u8] {
 #[derive(Debug)]
 pub struct SliceGuard {
     category: &'static Category,
+    /// The track the slice is on (the thread track if `None`).
+    track: Option<u64>,
     active: bool,
 }
 
 impl SliceGuard {
-    /// Begins a slice now; it ends when the guard drops.
+    /// Begins a slice now (or at the options' timestamp); it ends when the
+    /// guard drops, on the same track.
+    #[inline]
     pub fn begin(
         category: &'static Category,
         name: &'static str,
+        opts: &EventOptions<'_>,
         args: &[(&'static str, DebugValue<'_>)],
     ) -> SliceGuard {
         let mut active = false;
         TrackEvent::with_writer(category, |w| {
-            w.slice_begin(crate::os_env::boottime_ns(), category, name, args);
+            let ts = crate::os_env::boottime_ns();
+            w.emit(
+                ts,
+                EventKind::SliceBegin,
+                Some(category),
+                Some(name),
+                opts,
+                args,
+                |_| {},
+            );
             active = true;
         });
-        SliceGuard { category, active }
+        SliceGuard {
+            category,
+            track: opts.target_track(),
+            active,
+        }
     }
-}
 
-impl Drop for SliceGuard {
-    fn drop(&mut self) {
-        if self.active {
-            let cat = self.category;
-            TrackEvent::with_writer(cat, |w| w.slice_end(crate::os_env::boottime_ns(), cat));
+    /// A guard that ends nothing (the category was off).
+    #[inline]
+    pub fn disabled(category: &'static Category) -> SliceGuard {
+        SliceGuard {
+            category,
+            track: None,
+            active: false,
         }
     }
 }
 
-/// A scoped slice: `let _g = trace_event!(CATEGORY, "name", "arg" => value, ...);`
-/// ends when the guard drops. Arguments are not evaluated when the category
-/// is off.
+impl Drop for SliceGuard {
+    #[inline]
+    fn drop(&mut self) {
+        if self.active {
+            let (cat, track) = (self.category, self.track);
+            TrackEvent::with_writer(cat, |w| {
+                w.slice_end_on(crate::os_env::boottime_ns(), cat, track)
+            });
+        }
+    }
+}
+
+/// Writes one event of `kind` if `category` is on (what the macros expand
+/// to): now unless the options carry a timestamp.
+#[inline]
+pub fn emit_event(
+    category: &'static Category,
+    kind: EventKind,
+    name: Option<&'static str>,
+    opts: &EventOptions<'_>,
+    args: &[(&'static str, DebugValue<'_>)],
+) {
+    TrackEvent::with_writer(category, |w| {
+        let ts = crate::os_env::boottime_ns();
+        w.emit(ts, kind, Some(category), name, opts, args, |_| {});
+    });
+}
+
+/// A scoped slice on the thread track, ended when the returned guard drops:
+/// `let _g = trace_event!(CATEGORY, "name", "arg" => value, ...);`. Options
+/// after a `;` set the track, flows or timestamp by [`EventOptions`]' method
+/// names: `trace_event!(CAT, "load", "id" => 7; track = &ASYNC, flow = f)`.
+/// The call site is recorded as the source location. Neither arguments nor
+/// options are evaluated when the category is off.
 #[macro_export]
 macro_rules! trace_event {
-    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(,)?) => {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::SliceGuard::begin(&$cat, $name, &[$(($k, $crate::track_event::DebugValue::from($v))),*])
+            $crate::track_event::SliceGuard::begin(
+                &$cat,
+                $name,
+                &$crate::track_event::EventOptions::new()
+                    .location($crate::source_location!())
+                    $($(.$opt($oval))+)?,
+                &[$(($k, $crate::track_event::DebugValue::from($v))),*],
+            )
         } else {
             $crate::track_event::SliceGuard::disabled(&$cat)
         }
     };
 }
 
-/// A counter sample on a counter track (a `static TrackSpec` with
-/// `counter: Some(..)`): `trace_counter!(CATEGORY, TRACK, value)`; an `f64`
-/// value is a double counter.
+/// A counter sample on a counter track (a `static TrackSpec` made with
+/// [`TrackSpec::counter`]): `trace_counter!(CATEGORY, TRACK, value)`; an
+/// `f64` value is a double counter. Options as for [`trace_event!`](crate::trace_event).
 #[macro_export]
 macro_rules! trace_counter {
-    ($cat:expr, $track:expr, $value:expr) => {
+    ($cat:expr, $track:expr, $value:expr $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
             $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
-                let ts = $crate::os_env::boottime_ns();
-                w.define_track(ts, &$track);
-                $crate::track_event::CounterValue::write($value, w, ts, $track.uuid);
+                let opts = $crate::track_event::EventOptions::new()
+                    .track(&$track)
+                    $($(.$opt($oval))+)?;
+                $crate::track_event::CounterValue::write($value, w, &opts);
             });
         }
     };
 }
 
-/// Begins a slice on the thread track, ended by [`trace_end!`](crate::trace_end)
-/// (for slices that do not fit a scope).
+/// Begins a slice (on the thread track unless a `track` option says
+/// otherwise), ended by [`trace_end!`](crate::trace_end) with the same
+/// track: for slices that do not fit a scope, and async slices.
 #[macro_export]
 macro_rules! trace_begin {
-    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(,)?) => {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
-                w.slice_begin($crate::os_env::boottime_ns(), &$cat, $name, &[$(($k, $crate::track_event::DebugValue::from($v))),*])
-            });
+            $crate::track_event::emit_event(
+                &$cat,
+                $crate::track_event::EventKind::SliceBegin,
+                Some($name),
+                &$crate::track_event::EventOptions::new()
+                    .location($crate::source_location!())
+                    $($(.$opt($oval))+)?,
+                &[$(($k, $crate::track_event::DebugValue::from($v))),*],
+            );
         }
     };
 }
 
-/// Ends the innermost slice begun with [`trace_begin!`](crate::trace_begin).
+/// Ends the innermost slice begun with [`trace_begin!`](crate::trace_begin)
+/// on the thread track, or on the track an option names.
 #[macro_export]
 macro_rules! trace_end {
-    ($cat:expr) => {
+    ($cat:expr $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
-                w.slice_end($crate::os_env::boottime_ns(), &$cat)
-            });
+            $crate::track_event::emit_event(
+                &$cat,
+                $crate::track_event::EventKind::SliceEnd,
+                None,
+                &$crate::track_event::EventOptions::new() $($(.$opt($oval))+)?,
+                &[],
+            );
         }
     };
 }
 
-/// An instant event on the thread track.
+/// An instant event (on the thread track unless an option says otherwise),
+/// e.g. the end of a flow: `trace_instant!(CAT, "done"; terminating_flow = f)`.
 #[macro_export]
 macro_rules! trace_instant {
-    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(,)?) => {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::TrackEvent::with_writer(&$cat, |w| {
-                w.instant($crate::os_env::boottime_ns(), &$cat, $name, None, &[$(($k, $crate::track_event::DebugValue::from($v))),*])
-            });
+            $crate::track_event::emit_event(
+                &$cat,
+                $crate::track_event::EventKind::Instant,
+                Some($name),
+                &$crate::track_event::EventOptions::new()
+                    .location($crate::source_location!())
+                    $($(.$opt($oval))+)?,
+                &[$(($k, $crate::track_event::DebugValue::from($v))),*],
+            );
         }
     };
-}
-
-impl SliceGuard {
-    /// A guard that ends nothing (the category was off).
-    #[inline]
-    pub fn disabled(category: &'static Category) -> SliceGuard {
-        SliceGuard {
-            category,
-            active: false,
-        }
-    }
 }
 
 impl From<i64> for DebugValue<'_> {
@@ -381,18 +483,24 @@ impl<'a> From<&'a str> for DebugValue<'a> {
 
 /// A value a counter track takes: integers and floats.
 pub trait CounterValue {
-    /// Writes the sample.
-    fn write(self, w: &mut EventWriter, ts: u64, track: u64);
+    /// Writes the sample with `opts` (which name the counter track).
+    fn write(self, w: &mut EventWriter, opts: &EventOptions<'_>);
 }
 
 impl CounterValue for i64 {
-    fn write(self, w: &mut EventWriter, ts: u64, track: u64) {
-        w.counter(ts, track, self);
+    fn write(self, w: &mut EventWriter, opts: &EventOptions<'_>) {
+        let ts = crate::os_env::boottime_ns();
+        w.emit(ts, EventKind::Counter, None, None, opts, &[], |e| {
+            e.set_counter_value(self);
+        });
     }
 }
 
 impl CounterValue for f64 {
-    fn write(self, w: &mut EventWriter, ts: u64, track: u64) {
-        w.counter_f64(ts, track, self);
+    fn write(self, w: &mut EventWriter, opts: &EventOptions<'_>) {
+        let ts = crate::os_env::boottime_ns();
+        w.emit(ts, EventKind::Counter, None, None, opts, &[], |e| {
+            e.set_double_counter_value(self);
+        });
     }
 }

@@ -8,18 +8,12 @@
 use zerotrace_protos::protos::{TracePacket, TrackEvent};
 
 use super::category::Category;
-use super::interning::{InternKind, Interner};
+use super::interning::{Fresh, InternKind, Interner, SourceLocation};
 use crate::producer::TraceWriter;
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
-
-/// `TrackEvent.Type` values.
-const TYPE_SLICE_BEGIN: i32 = 1;
-const TYPE_SLICE_END: i32 = 2;
-const TYPE_INSTANT: i32 = 3;
-const TYPE_COUNTER: i32 = 4;
 
 /// A debug annotation value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -78,12 +72,117 @@ fn write_value(a: &mut zerotrace_protos::protos::DebugAnnotation<'_>, v: &DebugV
     }
 }
 
-/// What every event names: its type, track, category and name.
+/// The kind of an event (`TrackEvent.Type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// `TYPE_SLICE_BEGIN`.
+    SliceBegin = 1,
+    /// `TYPE_SLICE_END`.
+    SliceEnd = 2,
+    /// `TYPE_INSTANT`.
+    Instant = 3,
+    /// `TYPE_COUNTER`.
+    Counter = 4,
+}
+
+/// What every event names: its type, track, category, name and location.
 struct Head {
     kind: i32,
     track: u64,
     category: Option<&'static Category>,
     name: Option<&'static str>,
+    location: Option<SourceLocation>,
+}
+
+/// Where an event goes and what it links to, beyond its kind, category,
+/// name and annotations. Built with its methods (the macros' `; key = value`
+/// options call them by name): `EventOptions::new().track(&T).flow(7)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventOptions<'a> {
+    track: Option<&'a TrackSpec>,
+    track_uuid: Option<u64>,
+    timestamp: Option<u64>,
+    flow: Option<u64>,
+    flows: &'a [u64],
+    terminating_flow: Option<u64>,
+    location: Option<SourceLocation>,
+}
+
+impl<'a> EventOptions<'a> {
+    /// No options: the thread track, now, no flows.
+    #[inline]
+    pub const fn new() -> EventOptions<'a> {
+        EventOptions {
+            track: None,
+            track_uuid: None,
+            timestamp: None,
+            flow: None,
+            flows: &[],
+            terminating_flow: None,
+            location: None,
+        }
+    }
+
+    /// On `track` (its descriptor is written first if this sequence has not).
+    #[inline]
+    pub const fn track(mut self, track: &'a TrackSpec) -> Self {
+        self.track = Some(track);
+        self
+    }
+
+    /// On the track with this uuid, already described (or described elsewhere).
+    #[inline]
+    pub const fn track_uuid(mut self, uuid: u64) -> Self {
+        self.track_uuid = Some(uuid);
+        self
+    }
+
+    /// At this timestamp (`CLOCK_BOOTTIME` ns) instead of now.
+    #[inline]
+    pub const fn timestamp(mut self, ts: u64) -> Self {
+        self.timestamp = Some(ts);
+        self
+    }
+
+    /// Starts or continues flow `id` (`flow_ids`).
+    #[inline]
+    pub const fn flow(mut self, id: u64) -> Self {
+        self.flow = Some(id);
+        self
+    }
+
+    /// Starts or continues every flow in `ids`.
+    #[inline]
+    pub const fn flows(mut self, ids: &'a [u64]) -> Self {
+        self.flows = ids;
+        self
+    }
+
+    /// Ends flow `id` here (`terminating_flow_ids`).
+    #[inline]
+    pub const fn terminating_flow(mut self, id: u64) -> Self {
+        self.terminating_flow = Some(id);
+        self
+    }
+
+    /// Records where the event was emitted (interned per sequence).
+    #[inline]
+    pub const fn location(mut self, loc: SourceLocation) -> Self {
+        self.location = Some(loc);
+        self
+    }
+
+    /// The explicit timestamp, if any.
+    #[inline]
+    pub fn explicit_timestamp(&self) -> Option<u64> {
+        self.timestamp
+    }
+
+    /// The uuid of the track the event goes on, if not the thread's.
+    #[inline]
+    pub fn target_track(&self) -> Option<u64> {
+        self.track.map(|t| t.uuid).or(self.track_uuid)
+    }
 }
 
 /// A track of the user's: a named track (for async slices, with a parent)
@@ -161,6 +260,40 @@ impl TrackSpec {
     }
 }
 
+/// Writes `track`'s descriptor into packet `p`.
+fn write_descriptor(p: &mut TracePacket<'_>, track: &TrackSpec) {
+    let mut d = p.begin_track_descriptor();
+    d.set_uuid(track.uuid);
+    if !track.name.is_empty() {
+        d.set_name(track.name);
+    }
+    if let Some(parent) = track.parent {
+        d.set_parent_uuid(parent);
+    }
+    if let Some((pid, name)) = track.process {
+        let mut pr = d.begin_process();
+        pr.set_pid(pid);
+        if !name.is_empty() {
+            pr.set_process_name(name);
+        }
+    }
+    if let Some((pid, tid, name)) = track.thread {
+        d.begin_thread()
+            .set_pid(pid)
+            .set_tid(tid)
+            .set_thread_name(name);
+    }
+    if let Some((unit, unit_name)) = track.counter {
+        let mut c = d.begin_counter();
+        if unit != 0 {
+            c.set_unit_raw(unit);
+        }
+        if !unit_name.is_empty() {
+            c.set_unit_name(unit_name);
+        }
+    }
+}
+
 /// The thread this sequence writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadTrack {
@@ -178,6 +311,8 @@ pub struct EventWriter {
     interner: Interner,
     thread: ThreadTrack,
     thread_name: Option<&'static str>,
+    /// The process track the thread track hangs under, if described.
+    process: Option<TrackSpec>,
     /// The next packet is the first after a clear.
     cleared: bool,
     /// User tracks whose descriptor this sequence has written.
@@ -204,9 +339,17 @@ impl EventWriter {
             interner: Interner::default(),
             thread,
             thread_name,
+            process: None,
             cleared: true,
             defined: Vec::new(),
         }
+    }
+
+    /// Describes `process` (a [`TrackSpec::process`]) at the start of the
+    /// sequence and after every clear, and puts the thread track under it,
+    /// so async tracks parented to it group with the process's threads.
+    pub fn set_process_track(&mut self, process: TrackSpec) {
+        self.process = Some(process);
     }
 
     /// Forgets the interning state; the next packet re-emits what it needs
@@ -227,32 +370,7 @@ impl EventWriter {
         self.defined.push(track.uuid);
         self.writer.packet(|p| {
             p.set_timestamp(ts);
-            let mut d = p.begin_track_descriptor();
-            d.set_uuid(track.uuid);
-            if !track.name.is_empty() {
-                d.set_name(track.name);
-            }
-            if let Some(parent) = track.parent {
-                d.set_parent_uuid(parent);
-            }
-            if let Some((pid, name)) = track.process {
-                d.begin_process().set_pid(pid).set_process_name(name);
-            }
-            if let Some((pid, tid, name)) = track.thread {
-                d.begin_thread()
-                    .set_pid(pid)
-                    .set_tid(tid)
-                    .set_thread_name(name);
-            }
-            if let Some((unit, unit_name)) = track.counter {
-                let mut c = d.begin_counter();
-                if unit != 0 {
-                    c.set_unit_raw(unit);
-                }
-                if !unit_name.is_empty() {
-                    c.set_unit_name(unit_name);
-                }
-            }
+            write_descriptor(p, track);
         });
     }
 
@@ -268,15 +386,29 @@ impl EventWriter {
         }
         self.cleared = false;
         let (t, name) = (self.thread, self.thread_name);
+        let process = self.process;
+        if let Some(p) = &process {
+            self.defined.push(p.uuid);
+            self.writer.packet(|pk| {
+                pk.set_timestamp(ts);
+                pk.set_sequence_flags(SEQ_INCREMENTAL_STATE_CLEARED);
+                write_descriptor(pk, p);
+            });
+        }
         self.writer.packet(|p| {
             p.set_timestamp(ts);
-            p.set_sequence_flags(SEQ_INCREMENTAL_STATE_CLEARED);
+            if process.is_none() {
+                p.set_sequence_flags(SEQ_INCREMENTAL_STATE_CLEARED);
+            }
             // Events without a track_uuid go on this thread's track.
             p.begin_trace_packet_defaults()
                 .begin_track_event_defaults()
                 .set_track_uuid(t.uuid);
             let mut d = p.begin_track_descriptor();
             d.set_uuid(t.uuid);
+            if let Some(p) = &process {
+                d.set_parent_uuid(p.uuid);
+            }
             let mut th = d.begin_thread();
             th.set_pid(t.pid).set_tid(t.tid);
             if let Some(n) = name {
@@ -299,10 +431,12 @@ impl EventWriter {
             track,
             category,
             name,
+            location,
         } = head;
         self.start_sequence(ts);
         let cat = category.map(|c| self.interner.intern(InternKind::Category, c.name));
         let name = name.map(|n| self.interner.intern(InternKind::EventName, n));
+        let location = location.map(|l| self.interner.intern_location(&l));
         let default_track = self.thread.uuid;
         // Annotation names are interned while the event is written; the
         // entries that were new go into the same packet's interned_data.
@@ -322,6 +456,9 @@ impl EventWriter {
                 if let Some(n) = name {
                     e.set_name_iid(n);
                 }
+                if let Some(l) = location {
+                    e.set_source_location_iid(l);
+                }
                 for (n, v) in annotations {
                     let iid = interner.intern(InternKind::AnnotationName, n);
                     let mut a = e.add_debug_annotations();
@@ -332,20 +469,70 @@ impl EventWriter {
             }
             if interner.has_fresh() {
                 let mut d = p.begin_interned_data();
-                for (k, iid, s) in interner.drain_fresh() {
-                    match k {
-                        InternKind::Category => {
+                for f in interner.drain_fresh() {
+                    match f {
+                        Fresh::Name(InternKind::Category, iid, s) => {
                             d.add_event_categories().set_iid(iid).set_name(s);
                         }
-                        InternKind::EventName => {
+                        Fresh::Name(InternKind::EventName, iid, s) => {
                             d.add_event_names().set_iid(iid).set_name(s);
                         }
-                        InternKind::AnnotationName => {
+                        Fresh::Name(InternKind::AnnotationName, iid, s) => {
                             d.add_debug_annotation_names().set_iid(iid).set_name(s);
+                        }
+                        Fresh::Name(InternKind::SourceLocation, ..) => {}
+                        Fresh::Location(iid, l) => {
+                            d.add_source_locations()
+                                .set_iid(iid)
+                                .set_file_name(l.file)
+                                .set_function_name(l.function)
+                                .set_line_number(l.line);
                         }
                     }
                 }
             }
+        });
+    }
+
+    /// Any event, with everything [`EventOptions`] can say: its track (a
+    /// [`TrackSpec`] is described first if need be), flows and location;
+    /// `extra` writes further TrackEvent fields through the generated
+    /// writer. `ts` is used unless the options carry a timestamp.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn emit(
+        &mut self,
+        ts: u64,
+        kind: EventKind,
+        category: Option<&'static Category>,
+        name: Option<&'static str>,
+        opts: &EventOptions<'_>,
+        annotations: &[(&'static str, DebugValue<'_>)],
+        extra: impl FnOnce(&mut TrackEvent<'_>),
+    ) {
+        let ts = opts.timestamp.unwrap_or(ts);
+        if let Some(t) = opts.track {
+            self.define_track(ts, t);
+        }
+        let head = Head {
+            kind: kind as i32,
+            track: opts.target_track().unwrap_or(self.thread.uuid),
+            category,
+            name,
+            location: opts.location,
+        };
+        let (flow, flows, terminating) = (opts.flow, opts.flows, opts.terminating_flow);
+        self.event(ts, head, annotations, |e| {
+            if let Some(f) = flow {
+                e.add_flow_ids(f);
+            }
+            for f in flows {
+                e.add_flow_ids(*f);
+            }
+            if let Some(f) = terminating {
+                e.add_terminating_flow_ids(f);
+            }
+            extra(e);
         });
     }
 
@@ -359,10 +546,11 @@ impl EventWriter {
     ) {
         let track = self.thread.uuid;
         let head = Head {
-            kind: TYPE_SLICE_BEGIN,
+            kind: EventKind::SliceBegin as i32,
             track,
             category: Some(category),
             name: Some(name),
+            location: None,
         };
         self.event(ts, head, annotations, |_| {});
     }
@@ -384,10 +572,11 @@ impl EventWriter {
         extra: impl FnOnce(&mut TrackEvent<'_>),
     ) {
         let head = Head {
-            kind: TYPE_SLICE_BEGIN,
+            kind: EventKind::SliceBegin as i32,
             track: track.unwrap_or(self.thread.uuid),
             category: Some(category),
             name: Some(name),
+            location: None,
         };
         self.event(ts, head, annotations, |e| {
             for f in flows {
@@ -403,10 +592,11 @@ impl EventWriter {
     /// Ends the innermost open slice on `track` (the thread track if `None`).
     pub fn slice_end_on(&mut self, ts: u64, category: &'static Category, track: Option<u64>) {
         let head = Head {
-            kind: TYPE_SLICE_END,
+            kind: EventKind::SliceEnd as i32,
             track: track.unwrap_or(self.thread.uuid),
             category: Some(category),
             name: None,
+            location: None,
         };
         self.event(ts, head, &[], |_| {});
     }
@@ -415,10 +605,11 @@ impl EventWriter {
     pub fn slice_end(&mut self, ts: u64, category: &'static Category) {
         let track = self.thread.uuid;
         let head = Head {
-            kind: TYPE_SLICE_END,
+            kind: EventKind::SliceEnd as i32,
             track,
             category: Some(category),
             name: None,
+            location: None,
         };
         self.event(ts, head, &[], |_| {});
     }
@@ -433,10 +624,11 @@ impl EventWriter {
         track: Option<u64>,
     ) {
         let head = Head {
-            kind: TYPE_INSTANT,
+            kind: EventKind::Instant as i32,
             track: track.unwrap_or(self.thread.uuid),
             category: Some(category),
             name,
+            location: None,
         };
         self.event(ts, head, &[], |_| {});
     }
@@ -452,10 +644,11 @@ impl EventWriter {
     ) {
         let track = track.unwrap_or(self.thread.uuid);
         let head = Head {
-            kind: TYPE_INSTANT,
+            kind: EventKind::Instant as i32,
             track,
             category: Some(category),
             name: Some(name),
+            location: None,
         };
         self.event(ts, head, annotations, |_| {});
     }
@@ -463,10 +656,11 @@ impl EventWriter {
     /// An integer counter sample on counter track `track`.
     pub fn counter(&mut self, ts: u64, track: u64, value: i64) {
         let head = Head {
-            kind: TYPE_COUNTER,
+            kind: EventKind::Counter as i32,
             track,
             category: None,
             name: None,
+            location: None,
         };
         self.event(ts, head, &[], |e| {
             e.set_counter_value(value);
@@ -476,10 +670,11 @@ impl EventWriter {
     /// A floating-point counter sample on counter track `track`.
     pub fn counter_f64(&mut self, ts: u64, track: u64, value: f64) {
         let head = Head {
-            kind: TYPE_COUNTER,
+            kind: EventKind::Counter as i32,
             track,
             category: None,
             name: None,
+            location: None,
         };
         self.event(ts, head, &[], |e| {
             e.set_double_counter_value(value);

@@ -13,11 +13,11 @@ pub mod interning;
 pub mod layer;
 
 #[cfg(target_os = "linux")]
-pub use backend::{CounterValue, SliceGuard, TrackEvent};
+pub use backend::{CounterValue, SliceGuard, TrackEvent, emit_event};
 pub use category::{Category, CategoryFilter, glob};
-pub use event_writer::{DebugValue, EventWriter, ThreadTrack, TrackSpec};
+pub use event_writer::{DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec};
 #[cfg(target_os = "linux")]
 pub use in_process::{InProcessConfig, InProcessError, InProcessSession};
-pub use interning::{InternKind, Interner};
+pub use interning::{Fresh, InternKind, Interner, SourceLocation};
 #[cfg(all(target_os = "linux", feature = "tracing"))]
 pub use layer::PerfettoLayer;
