@@ -25,7 +25,7 @@ struct FreeingService {
 }
 
 impl CommitSink for FreeingService {
-    fn commit_data(&self, request: CommitDataRequest, on_complete: Option<FlushCallback>) {
+    fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         counts.1 += 1;
         for m in &request.chunks_to_move {

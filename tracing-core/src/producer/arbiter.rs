@@ -75,6 +75,11 @@ struct ArbiterState {
     page_idx: usize,
     writer_ids: WriterIdAllocator,
     pending: Option<CommitDataRequest>,
+    /// Requests already sent, emptied, for the next batches to fill (a
+    /// batch can fill while the one before is being sent).
+    spares: Vec<CommitDataRequest>,
+    /// Emptied patch lists of sent requests, for the next patch groups.
+    patch_lists: Vec<Vec<PatchData>>,
     bytes_pending_commit: usize,
     /// Chunks of the pending batch kept BeingWritten because they await patches.
     unpatched: Vec<Chunk<'static>>,
@@ -270,10 +275,14 @@ impl SharedMemoryArbiter {
                 st.stats.stalls += 1;
                 st.pending.is_some()
             };
-            if has_pending {
+            if has_pending && !self.sink.commits_in_background() {
                 // Completed chunks the service was not told about cannot be
                 // freed: send them before waiting.
                 self.flush_pending_commit_data_requests(None);
+            } else if has_pending {
+                // Or have the committer send them, and wait.
+                self.sink.commit_pending();
+                std::thread::yield_now();
             } else if interval.is_zero() {
                 std::thread::yield_now();
             } else {
@@ -316,13 +325,15 @@ impl SharedMemoryArbiter {
             let mut guard = lock(&self.state);
             let ArbiterState {
                 pending,
+                spares,
+                patch_lists,
                 bytes_pending_commit,
                 unpatched,
                 stats,
                 ..
             } = &mut *guard;
             let new_batch = pending.is_none();
-            let req = pending.get_or_insert_with(CommitDataRequest::default);
+            let req = pending.get_or_insert_with(|| spares.pop().unwrap_or_default());
             if let Some(chunk) = chunk {
                 stats.chunks_returned += 1;
                 let size = chunk.size();
@@ -368,7 +379,8 @@ impl SharedMemoryArbiter {
                             target_buffer: u32::from(target_buffer),
                             writer_id: u32::from(writer_id),
                             chunk_id: p.chunk_id,
-                            ..ChunkToPatch::default()
+                            patches: patch_lists.pop().unwrap_or_default(),
+                            has_more_patches: false,
                         });
                         req.chunks_to_patch.len() - 1
                     }
@@ -388,9 +400,9 @@ impl SharedMemoryArbiter {
             let urgent = last.is_some() || *bytes_pending_commit >= self.abi.size() / 2;
             (urgent, new_batch)
         };
-        if urgent {
+        if urgent && !self.sink.commits_in_background() {
             self.flush_pending_commit_data_requests(None);
-        } else if new_batch {
+        } else if urgent || new_batch {
             self.sink.commit_pending();
         }
     }
@@ -404,9 +416,12 @@ impl SharedMemoryArbiter {
             st.bytes_pending_commit = 0;
             // Batched chunks still awaiting patches go to the service as they
             // are (flag set); their patches follow in a later request.
-            for chunk in std::mem::take(&mut st.unpatched) {
+            let ArbiterState {
+                unpatched, stats, ..
+            } = &mut *st;
+            for chunk in unpatched.drain(..) {
                 if self.abi.release_chunk_as_complete(chunk).is_err() {
-                    st.stats.abi_errors += 1;
+                    stats.abi_errors += 1;
                 }
             }
             let req = st.pending.take();
@@ -418,7 +433,28 @@ impl SharedMemoryArbiter {
         if req.is_none() && callback.is_none() {
             return;
         }
-        self.sink.commit_data(req.unwrap_or_default(), callback);
+        let mut req = req.unwrap_or_default();
+        self.sink.commit_data(&mut req, callback);
+        let mut lists: Vec<Vec<PatchData>> = req
+            .chunks_to_patch
+            .drain(..)
+            .map(|mut g| {
+                g.patches.clear();
+                g.patches.reserve(8);
+                g.patches
+            })
+            .collect();
+        req.clear();
+        // Room for every chunk of the buffer, reserved here (on the thread
+        // that sends), so writers fill it without allocating.
+        req.chunks_to_move.reserve(self.abi.num_pages() * 4);
+        req.chunks_to_patch.reserve(16);
+        let mut st = lock(&self.state);
+        if st.spares.len() < 2 {
+            st.spares.push(req);
+        }
+        lists.truncate(64usize.saturating_sub(st.patch_lists.len()));
+        st.patch_lists.append(&mut lists);
     }
 
     /// Acknowledges service flush `id` with the next commit (sent now).

@@ -79,6 +79,14 @@ pub enum CommitDecodeError {
 }
 
 impl CommitDataRequest {
+    /// Empties the request but keeps its vectors' capacity, so a batch
+    /// reuses the storage of the one before.
+    pub fn clear(&mut self) {
+        self.chunks_to_move.clear();
+        self.chunks_to_patch.clear();
+        self.flush_request_id = None;
+    }
+
     /// Whether the request carries nothing.
     pub fn is_empty(&self) -> bool {
         self.chunks_to_move.is_empty()

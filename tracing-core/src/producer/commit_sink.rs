@@ -16,7 +16,17 @@ pub type FlushCallback = Box<dyn FnOnce() + Send>;
 /// synchronously.
 pub trait CommitSink: Send + Sync {
     /// Sends one request; `on_complete` must run once the service acked it.
-    fn commit_data(&self, request: CommitDataRequest, on_complete: Option<FlushCallback>);
+    /// The sink may take what it needs out of `request`; the arbiter then
+    /// clears it and fills it again for a later batch, so writers allocate
+    /// nothing in steady state.
+    fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>);
+
+    /// Whether `commit_pending` has another thread send the batch soon: then
+    /// an urgent batch (patches, or half the buffer waiting) only asks for it
+    /// and the writer goes on, instead of sending it on the writer's thread.
+    fn commits_in_background(&self) -> bool {
+        false
+    }
 
     /// A new batch of commits was started: the sink should arrange for
     /// `SharedMemoryArbiter::flush_pending_commit_data_requests` to run soon
@@ -70,8 +80,8 @@ impl ChannelCommitSink {
 }
 
 impl CommitSink for ChannelCommitSink {
-    fn commit_data(&self, request: CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let _ = self.tx.send(SinkMessage::Commit(request));
+    fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
+        let _ = self.tx.send(SinkMessage::Commit(std::mem::take(request)));
         if let Some(cb) = on_complete {
             cb();
         }

@@ -224,7 +224,8 @@ impl InProcessService {
 }
 
 impl CommitSink for InProcessService {
-    fn commit_data(&self, request: CommitDataRequest, on_complete: Option<FlushCallback>) {
+    fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
+        let request = std::mem::take(request);
         // The request must survive its wire encoding.
         let decoded = CommitDataRequest::decode(&request.encode()).unwrap();
         assert_eq!(decoded, request);

@@ -37,7 +37,7 @@ impl IpcSink {
 }
 
 impl CommitSink for IpcSink {
-    fn commit_data(&self, mut request: CommitDataRequest, on_complete: Option<FlushCallback>) {
+    fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
         let Some(inner) = self.0.upgrade() else {
             return;
         };
@@ -46,13 +46,13 @@ impl CommitSink for IpcSink {
             st.emulation.then(|| st.arbiter.clone()).flatten()
         };
         let Some(a) = arbiter else {
-            self.send(&inner, &request, on_complete);
+            self.send(&inner, request, on_complete);
             return;
         };
         // SMB emulation: chunks travel inline, so one request may exceed
         // the frame limit; send them in requests that fit, the patches, the
         // flush id and the callback with the last one.
-        inline_chunks(&a, &mut request);
+        inline_chunks(&a, request);
         let mut moves = std::mem::take(&mut request.chunks_to_move)
             .into_iter()
             .peekable();
@@ -75,7 +75,11 @@ impl CommitSink for IpcSink {
             }
             self.send(&inner, &part, None);
         }
-        self.send(&inner, &request, on_complete);
+        self.send(&inner, request, on_complete);
+    }
+
+    fn commits_in_background(&self) -> bool {
+        true
     }
 
     fn commit_pending(&self) {

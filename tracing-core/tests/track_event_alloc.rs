@@ -1,0 +1,73 @@
+//! After warm-up, writing events allocates nothing on the writing thread:
+//! a counting global allocator watches a thread that records slices with
+//! annotations, instants and counters across many chunks.
+#![cfg(target_os = "linux")]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use zerotrace_core::track_event::{Category, InProcessConfig, InProcessSession, TrackSpec};
+use zerotrace_core::{trace_counter, trace_event, trace_instant};
+
+/// Counts the allocations each thread makes.
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: defers every call to the system allocator unchanged; the count is
+// a const-initialised thread-local Cell, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCS.with(Cell::get)
+}
+
+static ON: Category = Category::new("on");
+static CATEGORIES: [&Category; 1] = [&ON];
+static DEPTH: TrackSpec = TrackSpec::counter(0x77, "depth", None, 2, "");
+
+fn events(n: i64) {
+    for i in 0..n {
+        let _s = trace_event!(ON, "work", "i" => i, "what" => "parse");
+        trace_instant!(ON, "tick");
+        trace_counter!(ON, DEPTH, i);
+    }
+}
+
+#[test]
+fn enabled_events_allocate_nothing_after_warm_up() {
+    let session = InProcessSession::start(&CATEGORIES, InProcessConfig::default()).unwrap();
+    // Warm-up: the thread's writer, its first chunk, the interning tables,
+    // and the arbiter's recycled requests (filled by the committer thread
+    // as batches go out).
+    events(20_000);
+    let before = allocations();
+    // About 5 MB of packets: many chunks acquired and committed.
+    events(50_000);
+    let made = allocations() - before;
+    let path = std::env::temp_dir().join(format!("zt-alloc-{}.pftrace", std::process::id()));
+    let bytes = session.stop(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(bytes > 1 << 20, "the events were recorded ({bytes} bytes)");
+    assert_eq!(made, 0, "heap allocations while tracing");
+}
