@@ -70,9 +70,23 @@ pub enum Fresh {
     Location(u64, SourceLocation),
 }
 
+/// Slots of the direct-mapped cache in front of the name table.
+const CACHE_SLOTS: usize = 64;
+
+/// A cached name: its address, its length and kind, its id (0: empty).
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheSlot {
+    ptr: usize,
+    len_kind: usize,
+    id: u64,
+}
+
 /// One sequence's interning tables.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Interner {
+    /// The hot names, looked up without hashing: a trace point's names
+    /// are the same few `&'static str`s every time.
+    cache: [CacheSlot; CACHE_SLOTS],
     ids: FxHashMap<(InternKind, usize, usize), u64>,
     locations: FxHashMap<(usize, usize, u32), u64>,
     next: [u64; 5],
@@ -80,10 +94,39 @@ pub struct Interner {
     fresh: Vec<Fresh>,
 }
 
+impl Default for Interner {
+    fn default() -> Interner {
+        Interner {
+            cache: [CacheSlot::default(); CACHE_SLOTS],
+            ids: FxHashMap::default(),
+            locations: FxHashMap::default(),
+            next: [0; 5],
+            fresh: Vec::new(),
+        }
+    }
+}
+
 impl Interner {
     /// The id of `s` (a new one is queued for `interned_data`).
     #[inline]
     pub fn intern(&mut self, kind: InternKind, s: &'static str) -> u64 {
+        let ptr = s.as_ptr() as usize;
+        let len_kind = s.len() << 3 | kind as usize;
+        // Fibonacci hashing: the top bits of a multiply spread nearby addresses.
+        let slot = ((ptr ^ len_kind << 48) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
+        let slot = slot as usize % CACHE_SLOTS;
+        let c = self.cache[slot];
+        if c.ptr == ptr && c.len_kind == len_kind && c.id != 0 {
+            return c.id;
+        }
+        let id = self.intern_slow(kind, s);
+        self.cache[slot] = CacheSlot { ptr, len_kind, id };
+        id
+    }
+
+    /// The table lookup behind the cache.
+    #[inline(never)]
+    fn intern_slow(&mut self, kind: InternKind, s: &'static str) -> u64 {
         let key = (kind, s.as_ptr() as usize, s.len());
         if let Some(&id) = self.ids.get(&key) {
             return id;
@@ -126,6 +169,7 @@ impl Interner {
 
     /// Forgets everything (incremental state cleared).
     pub fn clear(&mut self) {
+        self.cache = [CacheSlot::default(); CACHE_SLOTS];
         self.ids.clear();
         self.locations.clear();
         self.next = [0; 5];

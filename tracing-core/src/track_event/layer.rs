@@ -23,56 +23,91 @@ use super::event_writer::{DebugValue, EventKind, EventOptions, TrackSpec};
 use super::interning::SourceLocation;
 use crate::os_env::boottime_ns;
 
-/// A field's value, kept until the span is entered.
-#[derive(Debug, Clone)]
+/// A field's value, kept until the span is entered (strings live in the
+/// owner's text buffer, as a range).
+#[derive(Debug, Clone, Copy)]
 enum Owned {
     Int(i64),
     Uint(u64),
     Double(f64),
     Bool(bool),
-    Str(String),
+    Str(u32, u32),
 }
 
-impl Owned {
-    fn as_debug(&self) -> DebugValue<'_> {
-        match self {
-            Owned::Int(v) => DebugValue::Int(*v),
-            Owned::Uint(v) => DebugValue::Uint(*v),
-            Owned::Double(v) => DebugValue::Double(*v),
-            Owned::Bool(v) => DebugValue::Bool(*v),
-            Owned::Str(v) => DebugValue::Str(v),
+/// Fields of a span or event: values, and one buffer for all their text
+/// (so a span with string fields costs one allocation, reused via the pool).
+#[derive(Debug, Default)]
+struct Fields {
+    values: Vec<(&'static str, Owned)>,
+    text: String,
+}
+
+impl Fields {
+    fn push_text(&mut self, f: &Field, write: impl FnOnce(&mut String)) {
+        let start = self.text.len() as u32;
+        write(&mut self.text);
+        let end = self.text.len() as u32;
+        self.values.push((f.name(), Owned::Str(start, end)));
+    }
+
+    fn value(&self, v: Owned) -> DebugValue<'_> {
+        match v {
+            Owned::Int(v) => DebugValue::Int(v),
+            Owned::Uint(v) => DebugValue::Uint(v),
+            Owned::Double(v) => DebugValue::Double(v),
+            Owned::Bool(v) => DebugValue::Bool(v),
+            Owned::Str(a, b) => {
+                DebugValue::Str(self.text.get(a as usize..b as usize).unwrap_or(""))
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.text.clear();
+    }
+
+    /// Runs `f` with the fields as annotations, on the stack when few.
+    fn with_annotations<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
+        const ON_STACK: usize = 8;
+        if self.values.len() <= ON_STACK {
+            let mut buf = [("", DebugValue::Bool(false)); ON_STACK];
+            for (slot, (k, v)) in buf.iter_mut().zip(&self.values) {
+                *slot = (*k, self.value(*v));
+            }
+            f(&buf[..self.values.len()])
+        } else {
+            let all: Vec<_> = self
+                .values
+                .iter()
+                .map(|(k, v)| (*k, self.value(*v)))
+                .collect();
+            f(&all)
         }
     }
 }
 
-/// Fields of a span or event.
-#[derive(Debug, Default, Clone)]
-struct Fields(Vec<(&'static str, Owned)>);
-
 impl Visit for Fields {
     fn record_i64(&mut self, f: &Field, v: i64) {
-        self.0.push((f.name(), Owned::Int(v)));
+        self.values.push((f.name(), Owned::Int(v)));
     }
     fn record_u64(&mut self, f: &Field, v: u64) {
-        self.0.push((f.name(), Owned::Uint(v)));
+        self.values.push((f.name(), Owned::Uint(v)));
     }
     fn record_f64(&mut self, f: &Field, v: f64) {
-        self.0.push((f.name(), Owned::Double(v)));
+        self.values.push((f.name(), Owned::Double(v)));
     }
     fn record_bool(&mut self, f: &Field, v: bool) {
-        self.0.push((f.name(), Owned::Bool(v)));
+        self.values.push((f.name(), Owned::Bool(v)));
     }
     fn record_str(&mut self, f: &Field, v: &str) {
-        self.0.push((f.name(), Owned::Str(v.to_owned())));
+        self.push_text(f, |t| t.push_str(v));
     }
     fn record_debug(&mut self, f: &Field, v: &dyn fmt::Debug) {
-        self.0.push((f.name(), Owned::Str(format!("{v:?}"))));
-    }
-}
-
-impl Fields {
-    fn annotations(&self) -> Vec<(&'static str, DebugValue<'_>)> {
-        self.0.iter().map(|(k, v)| (*k, v.as_debug())).collect()
+        use std::fmt::Write;
+        self.push_text(f, |t| {
+            let _ = write!(t, "{v:?}");
+        });
     }
 }
 
@@ -90,25 +125,43 @@ fn counter_uuid(name: &str) -> u64 {
     h | 1 << 62
 }
 
-/// Marks a span whose slice this layer began (and on which track).
-#[derive(Debug, Clone, Copy)]
-struct Begun(Option<u64>);
-
-/// Flows a span takes part in, written with its next slice event:
-/// `outgoing` start at it, `incoming` arrive at it.
+/// What the layer keeps per span: its fields, whether its slice is open
+/// (and on which track), and the flows waiting for its next slice event
+/// (`outgoing` start at it, `incoming` arrive at it). One extension per
+/// span, recycled through a per-thread pool.
 #[derive(Debug, Default)]
-struct Flows {
-    outgoing: Vec<u64>,
-    incoming: Vec<u64>,
+struct SpanState {
+    fields: Fields,
+    /// `Some(track)` while this layer's slice is open (`None`: thread track).
+    begun: Option<Option<u64>>,
+    flows: Vec<u64>,
 }
 
-impl Flows {
-    /// Takes every pending flow id (outgoing first).
-    fn take(&mut self) -> Vec<u64> {
-        let mut all = std::mem::take(&mut self.outgoing);
-        all.append(&mut self.incoming);
-        all
-    }
+thread_local! {
+    /// Span states of closed spans, kept for new ones.
+    static POOL: std::cell::RefCell<Vec<SpanState>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most span states a thread keeps for reuse.
+const POOL_SIZE: usize = 64;
+
+fn pooled_state() -> SpanState {
+    POOL.try_with(|p| p.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+fn recycle(mut state: SpanState) {
+    state.fields.clear();
+    state.begun = None;
+    state.flows.clear();
+    let _ = POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < POOL_SIZE {
+            p.push(state);
+        }
+    });
 }
 
 /// The source location of a callsite, when its metadata has one.
@@ -153,10 +206,10 @@ impl PerfettoLayer {
         let cat = self.category;
         let meta = span.metadata();
         let mut ext = span.extensions_mut();
-        let flows = ext.get_mut::<Flows>().map(Flows::take).unwrap_or_default();
-        let owned = ext.get_mut::<Fields>().map(std::mem::take);
-        let fields = owned.as_ref().map(Fields::annotations).unwrap_or_default();
-        let mut opts = EventOptions::new().flows(&flows);
+        let Some(state) = ext.get_mut::<SpanState>() else {
+            return;
+        };
+        let mut opts = EventOptions::new().flows(&state.flows);
         if let Some(loc) = location(meta) {
             opts = opts.location(loc);
         }
@@ -164,29 +217,29 @@ impl PerfettoLayer {
             opts = opts.track_uuid(t);
         }
         let mut begun = false;
-        TrackEvent::with_writer(cat, |w| {
-            if let Some(t) = track {
-                let spec = TrackSpec::named(t, meta.name(), Some(TrackEvent::process_track().uuid));
-                w.define_track(boottime_ns(), &spec);
-            }
-            let ts = boottime_ns();
-            w.emit(
-                ts,
-                EventKind::SliceBegin,
-                Some(cat),
-                Some(meta.name()),
-                &opts,
-                &fields,
-                |_| {},
-            );
-            begun = true;
+        state.fields.with_annotations(|fields| {
+            TrackEvent::with_writer(cat, |w| {
+                let ts = boottime_ns();
+                if let Some(t) = track {
+                    let parent = Some(TrackEvent::process_track().uuid);
+                    w.define_track(ts, &TrackSpec::named(t, meta.name(), parent));
+                }
+                let name = Some(meta.name());
+                w.emit(
+                    ts,
+                    EventKind::SliceBegin,
+                    Some(cat),
+                    name,
+                    &opts,
+                    fields,
+                    |_| {},
+                );
+                begun = true;
+            });
         });
-        drop(fields);
-        if let Some(owned) = owned {
-            ext.replace(owned);
-        }
         if begun {
-            ext.replace(Begun(track));
+            state.flows.clear();
+            state.begun = Some(track);
         }
     }
 
@@ -199,11 +252,13 @@ impl PerfettoLayer {
         let mut ext = span.extensions_mut();
         // Only a slice this layer began is ended (the category may have
         // been switched on while the span was entered).
-        let Some(Begun(track)) = ext.remove::<Begun>() else {
+        let Some(state) = ext.get_mut::<SpanState>() else {
             return;
         };
-        let flows = ext.get_mut::<Flows>().map(Flows::take).unwrap_or_default();
-        let mut opts = EventOptions::new().flows(&flows);
+        let Some(track) = state.begun.take() else {
+            return;
+        };
+        let mut opts = EventOptions::new().flows(&state.flows);
         if let Some(t) = track {
             opts = opts.track_uuid(t);
         }
@@ -218,6 +273,7 @@ impl PerfettoLayer {
                 |_| {},
             );
         });
+        state.flows.clear();
     }
 }
 
@@ -229,10 +285,10 @@ where
         if !self.category.is_enabled() {
             return;
         }
-        let mut fields = Fields::default();
-        attrs.record(&mut fields);
         let Some(span) = ctx.span(id) else { return };
-        span.extensions_mut().insert(fields);
+        let mut state = pooled_state();
+        attrs.record(&mut state.fields);
+        span.extensions_mut().insert(state);
         if self.async_tracks {
             let track = TrackEvent::new_flow_id() | 1 << 62;
             self.begin(&span, Some(track));
@@ -241,9 +297,9 @@ where
 
     fn on_record(&self, id: &Id, values: &tracing::span::Record<'_>, ctx: Context<'_, S>) {
         if let Some(span) = ctx.span(id)
-            && let Some(fields) = span.extensions_mut().get_mut::<Fields>()
+            && let Some(state) = span.extensions_mut().get_mut::<SpanState>()
         {
-            values.record(fields);
+            values.record(&mut state.fields);
         }
     }
 
@@ -255,24 +311,12 @@ where
             return;
         };
         // The flow leaves the cause's slice at its next slice event (its
-        // end when it is open now) and arrives at the span's next begin.
+        // end when it is open now) and arrives at the span's next one.
         let flow = TrackEvent::new_flow_id();
-        let mut ext = cause.extensions_mut();
-        match ext.get_mut::<Flows>() {
-            Some(f) => f.outgoing.push(flow),
-            None => ext.insert(Flows {
-                outgoing: vec![flow],
-                incoming: Vec::new(),
-            }),
-        }
-        drop(ext);
-        let mut ext = span.extensions_mut();
-        match ext.get_mut::<Flows>() {
-            Some(f) => f.incoming.push(flow),
-            None => ext.insert(Flows {
-                outgoing: Vec::new(),
-                incoming: vec![flow],
-            }),
+        for s in [&cause, &span] {
+            if let Some(state) = s.extensions_mut().get_mut::<SpanState>() {
+                state.flows.push(flow);
+            }
         }
     }
 
@@ -295,11 +339,12 @@ where
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        if !self.async_tracks {
-            return;
-        }
-        if let Some(span) = ctx.span(&id) {
+        let Some(span) = ctx.span(&id) else { return };
+        if self.async_tracks {
             self.end(&span);
+        }
+        if let Some(state) = span.extensions_mut().remove::<SpanState>() {
+            recycle(state);
         }
     }
 
@@ -310,30 +355,29 @@ where
         }
         let mut fields = Fields::default();
         event.record(&mut fields);
+        let meta = event.metadata();
         // `counter.NAME = value` fields are samples of counter track NAME;
         // the other fields annotate an instant.
-        let (counters, others): (Vec<_>, Vec<_>) = fields
-            .0
-            .into_iter()
-            .partition(|(k, _)| k.starts_with(COUNTER_PREFIX));
-        let meta = event.metadata();
+        let is_counter = |k: &str| k.starts_with(COUNTER_PREFIX);
+        let counters = fields.values.iter().filter(|(k, _)| is_counter(k)).count();
         TrackEvent::with_writer(cat, |w| {
             let ts = boottime_ns();
-            for (k, v) in &counters {
+            for (k, v) in fields.values.iter().filter(|(k, _)| is_counter(k)) {
                 let track_name = &k[COUNTER_PREFIX.len()..];
                 let track = TrackSpec::counter(counter_uuid(track_name), track_name, None, 0, "");
                 w.define_track(ts, &track);
-                match v {
-                    Owned::Int(x) => w.counter(ts, track.uuid, *x),
-                    Owned::Uint(x) => w.counter(ts, track.uuid, *x as i64),
-                    Owned::Double(x) => w.counter_f64(ts, track.uuid, *x),
-                    Owned::Bool(x) => w.counter(ts, track.uuid, *x as i64),
-                    Owned::Str(_) => {}
+                match *v {
+                    Owned::Int(x) => w.counter(ts, track.uuid, x),
+                    Owned::Uint(x) => w.counter(ts, track.uuid, x as i64),
+                    Owned::Double(x) => w.counter_f64(ts, track.uuid, x),
+                    Owned::Bool(x) => w.counter(ts, track.uuid, x as i64),
+                    Owned::Str(..) => {}
                 }
             }
             // An event that only carries counters is not an instant too.
-            if counters.is_empty() || others.iter().any(|(k, _)| *k != "message") {
-                let annotations: Vec<_> = others.iter().map(|(k, v)| (*k, v.as_debug())).collect();
+            let others = fields.values.iter().filter(|(k, _)| !is_counter(k));
+            if counters == 0 || others.clone().any(|(k, _)| *k != "message") {
+                let annotations: Vec<_> = others.map(|(k, v)| (*k, fields.value(*v))).collect();
                 let mut opts = EventOptions::new();
                 if let Some(loc) = location(meta) {
                     opts = opts.location(loc);
