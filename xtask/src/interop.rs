@@ -6,7 +6,9 @@
 //! amalgamation compiled into `cpp/service_shim.cc`, the SDK clients as
 //! child processes, protoc over the upstream schemas) and of the SDK
 //! package. `--bench` also runs the end-to-end benchmark (zerotraced vs
-//! the genuine service).
+//! the genuine service) and the TrackEvent benchmark (our API and Layer vs
+//! the genuine C SDK and the other `tracing` layers), and prints the
+//! latter's ratios.
 
 use std::path::Path;
 use std::process::Command;
@@ -40,10 +42,28 @@ pub fn run(root: &Path, bench: bool) -> Result<bool, String> {
         }
     }
     if bench {
-        return cargo(
-            root,
+        let benches: &[&[&str]] = &[
             &["bench", "-p", "zerotrace-interop", "--bench", "end_to_end"],
-        );
+            &[
+                "bench",
+                "-p",
+                "zerotrace-genuine-sdk",
+                "--bench",
+                "track_event",
+            ],
+        ];
+        for step in benches {
+            if !cargo(root, step)? {
+                return Ok(false);
+            }
+        }
+        let script = root.join("tracing-core/interop/genuine-sdk/benches/track_event_ratios.py");
+        let status = Command::new("python3")
+            .arg(script)
+            .current_dir(root)
+            .status()
+            .map_err(|e| format!("running python3: {e}"))?;
+        return Ok(status.success());
     }
     Ok(true)
 }

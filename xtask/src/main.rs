@@ -72,7 +72,8 @@ enum Task {
     /// Build the genuine Perfetto SDK clients and run the interop tests
     /// against genuine Perfetto (its service, trace buffers, SDK and schemas).
     Interop {
-        /// Also run the end-to-end benchmark (zerotraced vs the genuine service).
+        /// Also run the end-to-end benchmark (zerotraced vs the genuine service)
+        /// and the TrackEvent benchmark (vs the C SDK and other layers).
         #[arg(long)]
         bench: bool,
     },
