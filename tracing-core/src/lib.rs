@@ -10,7 +10,6 @@ pub mod abi;
 #[cfg(target_os = "linux")]
 pub mod consumer;
 pub mod ipc;
-#[cfg(target_os = "linux")]
 pub mod os_env;
 pub mod producer;
 pub mod service;
