@@ -51,6 +51,11 @@ pub struct DaemonConfig {
     pub send_timeout_ms: u64,
     /// Log level: 0 errors, 1 warnings, 2 info, 3 debug.
     pub log_level: u8,
+    /// Counts TCP peers as processes of this machine (their packets get no
+    /// `machine_id`) rather than as other machines: for a service that
+    /// only its own process reaches, such as the in-process backend's on
+    /// loopback TCP outside Linux.
+    pub tcp_peers_are_local: bool,
 }
 
 impl Default for DaemonConfig {
@@ -67,6 +72,7 @@ impl Default for DaemonConfig {
             max_send_queue: 32 << 20,
             send_timeout_ms: 10_000,
             log_level: 1,
+            tcp_peers_are_local: false,
         }
     }
 }
@@ -161,9 +167,18 @@ impl Daemon {
 
     /// The TCP address a `:0` producer socket was bound to.
     pub fn producer_tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp_addr(Port::Producer)
+    }
+
+    /// The TCP address a `:0` consumer socket was bound to.
+    pub fn consumer_tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp_addr(Port::Consumer)
+    }
+
+    fn tcp_addr(&self, port: Port) -> Option<std::net::SocketAddr> {
         self.listeners
             .iter()
-            .filter(|(_, p)| *p == Port::Producer)
+            .filter(|(_, p)| *p == port)
             .find_map(|(l, _)| l.local_tcp_addr())
     }
 
@@ -287,6 +302,7 @@ impl Daemon {
             // until a relay names it with set_peer_identity.
             let machine_id = stream
                 .peer_ip()
+                .filter(|_| !self.cfg.tcp_peers_are_local)
                 .map(|ip| fnv1a32(ip.to_string().as_bytes()))
                 .map(|m| m.max(1));
             let identity = PeerIdentity {
