@@ -5,12 +5,16 @@
 //! * [`producer`]: the SharedMemoryArbiter and the TraceWriter that serialize
 //!   trace packets straight into shared memory chunks.
 //! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
+//!
+//! Linux has everything. On macOS and Windows the TrackEvent API, the
+//! in-process backend (its service on loopback TCP), the clients and the
+//! daemon build too; what needs Linux (memfd SMBs, abstract sockets, peer
+//! credentials) or unix sockets is gated, and endpoints that need it are
+//! refused with an [`ipc::Unsupported`] error.
 
 pub mod abi;
-#[cfg(target_os = "linux")]
 pub mod consumer;
 pub mod ipc;
-#[cfg(target_os = "linux")]
 pub mod os_env;
 pub mod producer;
 pub mod service;

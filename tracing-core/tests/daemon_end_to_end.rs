@@ -118,9 +118,18 @@ fn data_packets(trace: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// How the producer reaches the service in [`record`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Unix,
+    Tcp,
+    /// TCP to a service that counts TCP peers as local.
+    LocalTcp,
+}
+
 #[test]
 fn record_over_unix_sockets() {
-    record(Running::start("unix"), true);
+    record(Running::start("unix"), Transport::Unix);
 }
 
 /// Over TCP no fd can pass: the service answers `use_shmem_emulation` and
@@ -128,10 +137,26 @@ fn record_over_unix_sockets() {
 /// so the packets carry uid 0 and no pid.
 #[test]
 fn record_over_tcp_with_smb_emulation() {
-    record(Running::start_on("tcp", true), false);
+    record(Running::start_on("tcp", true), Transport::Tcp);
 }
 
-fn record(svc: Running, unix: bool) {
+/// The in-process backend's service outside Linux (loopback TCP, only its
+/// own process connects) counts TCP peers as local: no `machine_id`.
+#[test]
+fn tcp_peers_counted_as_local_carry_no_machine_id() {
+    let dir = std::env::temp_dir().join(format!("zt-e2e-local-tcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![Endpoint::Tcp("127.0.0.1:0".into())],
+        consumer_socket: Endpoint::Path(dir.join("consumer")),
+        log_level: 1,
+        tcp_peers_are_local: true,
+        ..DaemonConfig::default()
+    };
+    record(Running::with(cfg, dir), Transport::LocalTcp);
+}
+
+fn record(svc: Running, transport: Transport) {
     let producer = ProducerClient::connect(
         &svc.producer,
         ProducerOptions {
@@ -194,7 +219,7 @@ fn record(svc: Running, unix: bool) {
             Decoder::new(p).find_last(900).unwrap().as_bytes().unwrap(),
             payload(i as u64)
         );
-        if unix {
+        if transport == Transport::Unix {
             let uid = rustix::process::getuid().as_raw() as i32;
             assert_eq!(d.trusted_uid(), Some(uid));
             assert_eq!(d.trusted_pid(), Some(std::process::id() as i32));
@@ -202,10 +227,14 @@ fn record(svc: Running, unix: bool) {
             assert_eq!(d.trusted_uid(), Some(0), "no kernel credentials over TCP");
             assert_eq!(d.trusted_pid(), None);
             let machine = Decoder::new(p).find_last(98).and_then(|f| f.as_u32().ok());
-            assert!(
-                machine.is_some_and(|m| m != 0),
-                "a TCP producer is marked remote"
-            );
+            if transport == Transport::LocalTcp {
+                assert_eq!(machine, None, "a TCP producer counted as local");
+            } else {
+                assert!(
+                    machine.is_some_and(|m| m != 0),
+                    "a TCP producer is marked remote"
+                );
+            }
         }
     }
 }

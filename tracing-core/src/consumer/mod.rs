@@ -2,7 +2,6 @@
 //! (ours or Perfetto's `traced`) and reads the trace back, as Perfetto's
 //! `perfetto` command and SDK do.
 
-use std::os::fd::AsFd;
 use std::time::Duration;
 
 use protozero::HeapWriter;
@@ -52,16 +51,29 @@ impl ConsumerClient {
     }
 
     /// Starts a session with the encoded `config`; `output` is the file a
-    /// `write_into_file` session writes into (passed to the service).
+    /// `write_into_file` session writes into (passed to the service; only
+    /// unix sockets can pass it, and on Windows, which has none, asking to
+    /// is an [`std::io::ErrorKind::Unsupported`] error).
     pub fn enable_tracing(
         &mut self,
         config: &[u8],
         output: Option<&std::fs::File>,
     ) -> Result<EnableRequest, ChannelError> {
+        #[cfg(unix)]
+        let output = output.map(std::os::fd::AsFd::as_fd);
+        #[cfg(not(unix))]
+        let output = match output {
+            Some(_) => {
+                return Err(crate::ipc::socket::unsupported(
+                    "output files passed to a service",
+                    "unix",
+                )
+                .into());
+            }
+            None => None,
+        };
         let args = encode(|mut m| m.append_bytes(1, config));
-        let id = self
-            .ch
-            .call_with_fd("EnableTracing", args, false, output.map(|f| f.as_fd()))?;
+        let id = self.ch.call_with_fd("EnableTracing", args, false, output)?;
         Ok(EnableRequest(id))
     }
 

@@ -4,10 +4,10 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::client::{ClientConnection, ClientEvent};
+use super::fd::{BorrowedFd, OwnedFd};
 use super::socket::Stream;
 
 /// One reply (of possibly several) to a call.
@@ -127,10 +127,7 @@ impl Channel {
             d.saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1))
         });
-        match &self.stream {
-            Stream::Unix(s) => s.set_read_timeout(timeout)?,
-            Stream::Tcp(s) => s.set_read_timeout(timeout)?,
-        }
+        self.stream.set_read_timeout(timeout)?;
         let n = match self.stream.recv(&mut self.buf, &mut self.fds) {
             Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
             Ok(n) => n,

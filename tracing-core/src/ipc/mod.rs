@@ -3,6 +3,7 @@
 
 pub mod channel;
 pub mod client;
+pub mod fd;
 pub mod frame;
 pub mod host;
 pub mod socket;
@@ -11,4 +12,4 @@ pub use channel::{CallReply, Channel, ChannelError};
 pub use client::{ClientConnection, ClientEvent};
 pub use frame::{Frame, FrameDecoder, FrameError, FrameMsg, MAX_FRAME_SIZE, MethodInfo};
 pub use host::{HostConnection, HostEvent, Port};
-pub use socket::{Endpoint, Listener, PeerCred, Stream};
+pub use socket::{Endpoint, Listener, PeerCred, Stream, Unsupported};

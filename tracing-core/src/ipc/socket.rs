@@ -2,20 +2,63 @@
 //! connecting (filesystem and abstract unix sockets, TCP over IPv4 and
 //! IPv6), file descriptors passed with SCM_RIGHTS, and peer credentials.
 //! Everything else about the protocol is in the sans-IO modules.
+//!
+//! TCP works everywhere. Unix sockets and the fds they pass exist on unix
+//! only, abstract names and peer credentials on Linux only; elsewhere
+//! [`listen`] and [`connect`] refuse such an endpoint with an
+//! [`io::ErrorKind::Unsupported`] error that carries an [`Unsupported`].
 
-use std::io::{self, IoSlice, IoSliceMut};
-use std::mem::MaybeUninit;
+use std::io;
+#[cfg(not(unix))]
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::linux::net::SocketAddrExt;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
+use std::time::Duration;
 
+#[cfg(unix)]
+use std::io::{IoSlice, IoSliceMut};
+#[cfg(unix)]
+use std::mem::MaybeUninit;
+#[cfg(target_os = "linux")]
+use std::os::linux::net::SocketAddrExt;
+#[cfg(unix)]
+use std::os::unix::fs::PermissionsExt;
+#[cfg(target_os = "linux")]
+use std::os::unix::net::SocketAddr as UnixAddr;
+#[cfg(unix)]
+use std::os::unix::net::{UnixListener, UnixStream};
+
+#[cfg(unix)]
 use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
     SendAncillaryMessage, SendFlags, recvmsg, sendmsg,
 };
+
+use super::fd::{BorrowedFd, OwnedFd};
+
+/// What an endpoint needs that this platform does not have: the payload of
+/// the [`io::ErrorKind::Unsupported`] errors of [`listen`] and [`connect`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} are available only on {available_on}, not on {}",
+    std::env::consts::OS
+)]
+pub struct Unsupported {
+    /// The missing feature (e.g. "abstract unix sockets").
+    pub what: &'static str,
+    /// Where it exists (e.g. "Linux").
+    pub available_on: &'static str,
+}
+
+/// An [`io::ErrorKind::Unsupported`] error carrying an [`Unsupported`]
+/// (Linux has everything, so needs none).
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+pub(crate) fn unsupported(what: &'static str, available_on: &'static str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        Unsupported { what, available_on },
+    )
+}
 
 /// Most file descriptors accepted with one read; more are closed.
 pub const MAX_FDS_PER_READ: usize = 4;
@@ -72,7 +115,13 @@ pub fn producer_socket_name() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .and_then(|s| s.split(',').next().map(str::to_owned))
-        .unwrap_or_else(|| default_name("traced-producer.sock", "perfetto-producer"))
+        .unwrap_or_else(|| {
+            default_name(
+                "traced-producer.sock",
+                "perfetto-producer",
+                "127.0.0.1:32278",
+            )
+        })
 }
 
 /// The consumer socket: `PERFETTO_CONSUMER_SOCK_NAME`, else Perfetto's default.
@@ -80,11 +129,22 @@ pub fn consumer_socket_name() -> String {
     std::env::var("PERFETTO_CONSUMER_SOCK_NAME")
         .ok()
         .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| default_name("traced-consumer.sock", "perfetto-consumer"))
+        .unwrap_or_else(|| {
+            default_name(
+                "traced-consumer.sock",
+                "perfetto-consumer",
+                "127.0.0.1:32279",
+            )
+        })
 }
 
-/// `/run/perfetto/NAME` when that directory is usable, else `/tmp/TMP_NAME`.
-fn default_name(run: &str, tmp: &str) -> String {
+/// Perfetto's defaults: on Windows (no unix sockets) the TCP address `tcp`;
+/// elsewhere `/run/perfetto/RUN` when that directory is usable, else
+/// `/tmp/TMP`.
+fn default_name(run: &str, tmp: &str, tcp: &str) -> String {
+    if cfg!(windows) {
+        return tcp.to_owned();
+    }
     let dir = std::path::Path::new("/run/perfetto");
     let usable = std::fs::metadata(dir).is_ok_and(|m| m.is_dir() && !m.permissions().readonly());
     if usable {
@@ -98,6 +158,7 @@ fn default_name(run: &str, tmp: &str) -> String {
 #[derive(Debug)]
 pub enum Listener {
     /// A unix socket (file or abstract).
+    #[cfg(unix)]
     Unix(UnixListener),
     /// A TCP socket.
     Tcp(TcpListener),
@@ -107,13 +168,15 @@ pub enum Listener {
 #[derive(Debug)]
 pub enum Stream {
     /// A unix socket.
+    #[cfg(unix)]
     Unix(UnixStream),
     /// A TCP socket.
     Tcp(TcpStream),
 }
 
-impl AsFd for Listener {
-    fn as_fd(&self) -> BorrowedFd<'_> {
+#[cfg(unix)]
+impl std::os::fd::AsFd for Listener {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         match self {
             Listener::Unix(l) => l.as_fd(),
             Listener::Tcp(l) => l.as_fd(),
@@ -121,11 +184,30 @@ impl AsFd for Listener {
     }
 }
 
-impl AsFd for Stream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
+#[cfg(unix)]
+impl std::os::fd::AsFd for Stream {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         match self {
             Stream::Unix(s) => s.as_fd(),
             Stream::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
+#[cfg(windows)]
+impl std::os::windows::io::AsSocket for Listener {
+    fn as_socket(&self) -> std::os::windows::io::BorrowedSocket<'_> {
+        match self {
+            Listener::Tcp(l) => l.as_socket(),
+        }
+    }
+}
+
+#[cfg(windows)]
+impl std::os::windows::io::AsSocket for Stream {
+    fn as_socket(&self) -> std::os::windows::io::BorrowedSocket<'_> {
+        match self {
+            Stream::Tcp(s) => s.as_socket(),
         }
     }
 }
@@ -136,39 +218,59 @@ impl AsFd for Stream {
 /// only where told: pass `127.0.0.1:port` for loopback.
 pub fn listen(endpoint: &Endpoint, mode: Option<u32>) -> io::Result<Listener> {
     let l = match endpoint {
-        Endpoint::Path(p) => {
-            if std::fs::symlink_metadata(p).is_ok() {
-                // Replace it only if nobody listens there any more.
-                if UnixStream::connect(p).is_ok() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AddrInUse,
-                        format!("{} is in use", p.display()),
-                    ));
-                }
-                std::fs::remove_file(p)?;
-            }
-            let l = UnixListener::bind(p)?;
-            if let Some(mode) = mode {
-                std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))?;
-            }
-            Listener::Unix(l)
-        }
-        Endpoint::Abstract(name) => Listener::Unix(UnixListener::bind_addr(
-            &UnixAddr::from_abstract_name(name)?,
-        )?),
+        Endpoint::Path(p) => listen_path(p, mode)?,
+        Endpoint::Abstract(name) => listen_abstract(name)?,
         Endpoint::Tcp(addr) => Listener::Tcp(TcpListener::bind(addr.as_str())?),
     };
     match &l {
+        #[cfg(unix)]
         Listener::Unix(u) => u.set_nonblocking(true)?,
         Listener::Tcp(t) => t.set_nonblocking(true)?,
     }
     Ok(l)
 }
 
+#[cfg(unix)]
+fn listen_path(p: &std::path::Path, mode: Option<u32>) -> io::Result<Listener> {
+    if std::fs::symlink_metadata(p).is_ok() {
+        // Replace it only if nobody listens there any more.
+        if UnixStream::connect(p).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!("{} is in use", p.display()),
+            ));
+        }
+        std::fs::remove_file(p)?;
+    }
+    let l = UnixListener::bind(p)?;
+    if let Some(mode) = mode {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(Listener::Unix(l))
+}
+
+#[cfg(not(unix))]
+fn listen_path(_: &std::path::Path, _: Option<u32>) -> io::Result<Listener> {
+    Err(unsupported("unix sockets", "unix"))
+}
+
+#[cfg(target_os = "linux")]
+fn listen_abstract(name: &str) -> io::Result<Listener> {
+    Ok(Listener::Unix(UnixListener::bind_addr(
+        &UnixAddr::from_abstract_name(name)?,
+    )?))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn listen_abstract(_: &str) -> io::Result<Listener> {
+    Err(unsupported("abstract unix sockets (@name)", "Linux"))
+}
+
 impl Listener {
     /// Accepts one connection (non-blocking), if one is waiting.
     pub fn accept(&self) -> io::Result<Stream> {
         let s = match self {
+            #[cfg(unix)]
             Listener::Unix(l) => Stream::Unix(l.accept()?.0),
             Listener::Tcp(l) => {
                 let s = l.accept()?.0;
@@ -177,6 +279,7 @@ impl Listener {
             }
         };
         s.set_nonblocking(true)?;
+        s.no_sigpipe()?;
         Ok(s)
     }
 
@@ -184,6 +287,7 @@ impl Listener {
     pub fn local_tcp_addr(&self) -> Option<SocketAddr> {
         match self {
             Listener::Tcp(l) => l.local_addr().ok(),
+            #[cfg(unix)]
             Listener::Unix(_) => None,
         }
     }
@@ -191,11 +295,9 @@ impl Listener {
 
 /// Connects to `endpoint` (blocking).
 pub fn connect(endpoint: &Endpoint) -> io::Result<Stream> {
-    Ok(match endpoint {
-        Endpoint::Path(p) => Stream::Unix(UnixStream::connect(p)?),
-        Endpoint::Abstract(n) => {
-            Stream::Unix(UnixStream::connect_addr(&UnixAddr::from_abstract_name(n)?)?)
-        }
+    let s = match endpoint {
+        Endpoint::Path(p) => connect_path(p)?,
+        Endpoint::Abstract(n) => connect_abstract(n)?,
         Endpoint::Tcp(a) => {
             let addr = a.to_socket_addrs()?.next().ok_or_else(|| {
                 io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve {a}"))
@@ -204,7 +306,31 @@ pub fn connect(endpoint: &Endpoint) -> io::Result<Stream> {
             s.set_nodelay(true)?;
             Stream::Tcp(s)
         }
-    })
+    };
+    s.no_sigpipe()?;
+    Ok(s)
+}
+
+#[cfg(unix)]
+fn connect_path(p: &std::path::Path) -> io::Result<Stream> {
+    Ok(Stream::Unix(UnixStream::connect(p)?))
+}
+
+#[cfg(not(unix))]
+fn connect_path(_: &std::path::Path) -> io::Result<Stream> {
+    Err(unsupported("unix sockets", "unix"))
+}
+
+#[cfg(target_os = "linux")]
+fn connect_abstract(name: &str) -> io::Result<Stream> {
+    Ok(Stream::Unix(UnixStream::connect_addr(
+        &UnixAddr::from_abstract_name(name)?,
+    )?))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn connect_abstract(_: &str) -> io::Result<Stream> {
+    Err(unsupported("abstract unix sockets (@name)", "Linux"))
 }
 
 /// Peer credentials of a unix connection.
@@ -220,40 +346,87 @@ impl Stream {
     /// Sets blocking or non-blocking mode.
     pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
+            #[cfg(unix)]
             Stream::Unix(s) => s.set_nonblocking(on),
             Stream::Tcp(s) => s.set_nonblocking(on),
         }
     }
 
+    /// Sets how long a blocking read waits (`None`: forever).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            #[cfg(unix)]
+            Stream::Unix(s) => s.set_read_timeout(timeout),
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
+        }
+    }
+
+    /// Another handle to the same connection.
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            #[cfg(unix)]
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+        })
+    }
+
+    /// Shuts both directions down (a blocked reader on a clone wakes up).
+    pub fn shutdown(&self) -> io::Result<()> {
+        match self {
+            #[cfg(unix)]
+            Stream::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+            Stream::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+        }
+    }
+
+    /// Where a peer that stopped reading would raise SIGPIPE on a write and
+    /// `send` has no MSG_NOSIGNAL (Apple's systems), sets SO_NOSIGPIPE.
+    fn no_sigpipe(&self) -> io::Result<()> {
+        #[cfg(target_vendor = "apple")]
+        rustix::net::sockopt::set_socket_nosigpipe(self, true)?;
+        Ok(())
+    }
+
     /// Whether fds and credentials can pass.
     pub fn is_unix(&self) -> bool {
-        matches!(self, Stream::Unix(_))
+        match self {
+            #[cfg(unix)]
+            Stream::Unix(_) => true,
+            Stream::Tcp(_) => false,
+        }
     }
 
     /// The peer's IP address (TCP only), without the port.
     pub fn peer_ip(&self) -> Option<std::net::IpAddr> {
         match self {
             Stream::Tcp(s) => s.peer_addr().ok().map(|a| a.ip()),
+            #[cfg(unix)]
             Stream::Unix(_) => None,
         }
     }
 
-    /// The kernel's view of the peer (unix sockets only).
+    /// The kernel's view of the peer (unix sockets on Linux only: elsewhere
+    /// `None`, and the service treats the peer as it treats a TCP one).
     pub fn peer_cred(&self) -> Option<PeerCred> {
         match self {
+            #[cfg(target_os = "linux")]
             Stream::Unix(s) => rustix::net::sockopt::socket_peercred(s)
                 .ok()
                 .map(|c| PeerCred {
                     uid: c.uid.as_raw(),
                     pid: c.pid.as_raw_nonzero().get(),
                 }),
+            #[cfg(all(unix, not(target_os = "linux")))]
+            Stream::Unix(_) => None,
             Stream::Tcp(_) => None,
         }
     }
 
     /// Sends `bytes`, with `fd` attached to the first byte (unix only).
     /// Returns how many bytes went out.
+    #[cfg(unix)]
     pub fn send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
+        use std::os::fd::AsFd;
         let iov = [IoSlice::new(bytes)];
         let fds;
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
@@ -262,31 +435,36 @@ impl Stream {
             fds = [fd];
             control.push(SendAncillaryMessage::ScmRights(&fds));
         }
-        Ok(sendmsg(
-            self.as_fd(),
-            &iov,
-            &mut control,
-            SendFlags::NOSIGNAL,
-        )?)
+        Ok(sendmsg(self.as_fd(), &iov, &mut control, SEND_FLAGS)?)
+    }
+
+    /// Sends `bytes` (no fd can go with them on this platform). Returns how
+    /// many bytes went out.
+    #[cfg(not(unix))]
+    pub fn send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
+        if let Some(fd) = fd {
+            return fd.never();
+        }
+        match self {
+            Stream::Tcp(s) => (&*s).write(bytes),
+        }
     }
 
     /// Reads into `buf`; fds that came with the bytes are appended to `fds`
     /// (beyond [`MAX_FDS_PER_READ`] they are closed at once). `Ok(0)` is
     /// the end of the stream.
+    #[cfg(unix)]
     pub fn recv(&self, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
+        use std::os::fd::AsFd;
         let mut iov = [IoSliceMut::new(buf)];
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS_PER_READ))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
-        let r = recvmsg(
-            self.as_fd(),
-            &mut iov,
-            &mut control,
-            RecvFlags::CMSG_CLOEXEC,
-        )?;
+        let r = recvmsg(self.as_fd(), &mut iov, &mut control, RECV_FLAGS)?;
         for msg in control.drain() {
             if let RecvAncillaryMessage::ScmRights(received) = msg {
                 for fd in received {
                     if fds.len() < MAX_FDS_PER_READ {
+                        set_cloexec(&fd);
                         fds.push(fd);
                     }
                     // Otherwise `fd` drops here and is closed.
@@ -295,6 +473,40 @@ impl Stream {
         }
         Ok(r.bytes)
     }
+
+    /// Reads into `buf` (no fds can come with the bytes on this platform,
+    /// so `fds` stays as it is). `Ok(0)` is the end of the stream.
+    #[cfg(not(unix))]
+    pub fn recv(&self, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
+        let _ = fds;
+        match self {
+            Stream::Tcp(s) => (&*s).read(buf),
+        }
+    }
+}
+
+/// `sendmsg` flags: no SIGPIPE from a peer that went away (on Apple's
+/// systems, which lack MSG_NOSIGNAL, SO_NOSIGPIPE on the socket does that).
+#[cfg(all(unix, not(target_vendor = "apple")))]
+const SEND_FLAGS: SendFlags = SendFlags::NOSIGNAL;
+#[cfg(target_vendor = "apple")]
+const SEND_FLAGS: SendFlags = SendFlags::empty();
+
+/// `recvmsg` flags: received fds are close-on-exec at once where the
+/// kernel can do that (Linux); elsewhere [`set_cloexec`] sets it after.
+#[cfg(target_os = "linux")]
+const RECV_FLAGS: RecvFlags = RecvFlags::CMSG_CLOEXEC;
+#[cfg(all(unix, not(target_os = "linux")))]
+const RECV_FLAGS: RecvFlags = RecvFlags::empty();
+
+/// Marks a received fd close-on-exec where `recvmsg` could not (outside
+/// Linux; a fork in between may still inherit it). Best effort: a failure
+/// here must not lose the bytes read with the fd.
+#[cfg(unix)]
+fn set_cloexec(fd: &OwnedFd) {
+    #[cfg(not(target_os = "linux"))]
+    let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
+    let _ = fd;
 }
 
 #[cfg(test)]
@@ -326,6 +538,28 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_transport_is_a_typed_unsupported_error() {
+        let e = unsupported("abstract unix sockets (@name)", "Linux");
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        let inner = e.get_ref().and_then(|i| i.downcast_ref::<Unsupported>());
+        assert_eq!(
+            inner,
+            Some(&Unsupported {
+                what: "abstract unix sockets (@name)",
+                available_on: "Linux"
+            })
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "abstract unix sockets (@name) are available only on Linux, not on {}",
+                std::env::consts::OS
+            )
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
     #[cfg_attr(miri, ignore = "sockets and memfds are not available under Miri")]
     fn fds_and_credentials_cross_a_unix_socket() {
         let (a, b) = UnixStream::pair().unwrap();
@@ -342,6 +576,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     #[cfg_attr(miri, ignore = "sockets are not available under Miri")]
     fn a_stale_socket_file_is_replaced_and_a_live_one_is_not() {
         let dir = std::env::temp_dir().join(format!("zt-sock-{}", std::process::id()));

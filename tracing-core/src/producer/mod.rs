@@ -4,7 +4,6 @@
 
 pub mod arbiter;
 pub mod buffer_exhausted_policy;
-#[cfg(target_os = "linux")]
 pub mod client;
 pub mod commit_request;
 pub mod commit_sink;
@@ -16,7 +15,6 @@ pub mod writer_id_allocator;
 
 pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
 pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
-#[cfg(target_os = "linux")]
 pub use client::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
 };

@@ -17,7 +17,6 @@ pub mod calls;
 pub mod commit;
 pub mod config;
 mod core;
-#[cfg(target_os = "linux")]
 pub mod driver;
 pub mod env;
 pub mod ids;

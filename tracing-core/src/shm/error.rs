@@ -37,6 +37,7 @@ pub enum ShmError {
     MissingSeals,
 }
 
+#[cfg(unix)]
 impl ShmError {
     #[cold]
     pub(crate) fn io(op: &'static str, e: impl Into<std::io::Error>) -> ShmError {

@@ -1,16 +1,19 @@
 //! [`MappedShm`]: a file-backed shared mapping that can be passed to another
-//! process as an fd.
+//! process as an fd (unix only).
 //!
 //! Preferred backing is a memfd sealed with SHRINK|GROW|SEAL, so the peer that
 //! receives it knows the size can never change under it (a shrink would turn
-//! its accesses into SIGBUS). Where memfd is unavailable an unlinked file in
-//! the temp directory is used instead. A received fd is mapped with
-//! [`MappedShm::from_fd`], which checks its size and (optionally) its seals.
+//! its accesses into SIGBUS). Where memfd is unavailable (it fails, or the
+//! system is not Linux) an unlinked file in the temp directory is used
+//! instead. A received fd is mapped with [`MappedShm::from_fd`], which checks
+//! its size and (optionally) its seals; as only Linux has seals, a buffer
+//! that must be sealed is refused elsewhere.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+#[cfg(target_os = "linux")]
 use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::mm::{MapFlags, ProtFlags};
 
@@ -30,6 +33,7 @@ pub enum ShmBacking {
 }
 
 /// The seals a shared memory fd must carry.
+#[cfg(target_os = "linux")]
 fn required_seals() -> SealFlags {
     SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL
 }
@@ -78,16 +82,21 @@ fn map(fd: &OwnedFd, size: usize) -> Result<NonNull<u8>, ShmError> {
 }
 
 impl MappedShm {
-    /// Creates a region of `size` bytes: a sealed memfd, or a tmpfile if memfd fails.
+    /// Creates a region of `size` bytes: a sealed memfd, or a tmpfile if
+    /// memfd fails (or, outside Linux, does not exist).
     pub fn create(size: usize) -> Result<MappedShm, ShmError> {
+        #[cfg(target_os = "linux")]
         match Self::create_memfd(size) {
-            Ok(m) => Ok(m),
-            Err(ShmError::InvalidSize { size }) => Err(ShmError::InvalidSize { size }),
-            Err(_) => Self::create_tmpfile(size),
+            Ok(m) => return Ok(m),
+            Err(ShmError::InvalidSize { size }) => return Err(ShmError::InvalidSize { size }),
+            Err(_) => {}
         }
+        Self::create_tmpfile(size)
     }
 
-    /// Creates a memfd of `size` bytes sealed with SHRINK|GROW|SEAL and maps it.
+    /// Creates a memfd of `size` bytes sealed with SHRINK|GROW|SEAL and maps
+    /// it (Linux only).
+    #[cfg(target_os = "linux")]
     pub fn create_memfd(size: usize) -> Result<MappedShm, ShmError> {
         check_size(size)?;
         let fd = rustix::fs::memfd_create(
@@ -148,7 +157,8 @@ impl MappedShm {
 
     /// Maps `size` bytes of a received fd. With `require_seals`, the fd must be
     /// a memfd carrying SHRINK|GROW|SEAL (what a service demands of a
-    /// producer-provided buffer).
+    /// producer-provided buffer); outside Linux, where there are no seals,
+    /// that fails with [`ShmError::MissingSeals`].
     ///
     /// # Safety
     /// No other mapping of the same memory in this process may be claimed by
@@ -162,11 +172,8 @@ impl MappedShm {
         require_seals: bool,
     ) -> Result<MappedShm, ShmError> {
         check_size(size)?;
-        if require_seals {
-            let seals = rustix::fs::fcntl_get_seals(&fd).map_err(|_| ShmError::MissingSeals)?;
-            if !seals.contains(SealFlags::SHRINK | SealFlags::GROW) {
-                return Err(ShmError::MissingSeals);
-            }
+        if require_seals && !has_size_seals(&fd) {
+            return Err(ShmError::MissingSeals);
         }
         let st = rustix::fs::fstat(&fd).map_err(|e| ShmError::io("fstat", e))?;
         let actual = u64::try_from(st.st_size).unwrap_or(0);
@@ -196,10 +203,29 @@ impl MappedShm {
         self.backing
     }
 
-    /// Whether the fd carries the SHRINK|GROW|SEAL seals.
+    /// Whether the fd carries the SHRINK|GROW|SEAL seals (never outside Linux).
     pub fn is_sealed(&self) -> bool {
-        rustix::fs::fcntl_get_seals(&self.fd).is_ok_and(|s| s.contains(required_seals()))
+        #[cfg(target_os = "linux")]
+        let sealed =
+            rustix::fs::fcntl_get_seals(&self.fd).is_ok_and(|s| s.contains(required_seals()));
+        #[cfg(not(target_os = "linux"))]
+        let sealed = false;
+        sealed
     }
+}
+
+/// Whether `fd` is sealed against shrinking and growing (Linux only: other
+/// systems have no seals, so nothing is).
+fn has_size_seals(fd: &OwnedFd) -> bool {
+    #[cfg(target_os = "linux")]
+    let sealed = rustix::fs::fcntl_get_seals(fd)
+        .is_ok_and(|seals| seals.contains(SealFlags::SHRINK | SealFlags::GROW));
+    #[cfg(not(target_os = "linux"))]
+    let sealed = {
+        let _ = fd;
+        false
+    };
+    sealed
 }
 
 // SAFETY: `ptr..ptr+size` is a live shared mapping (page aligned by mmap)

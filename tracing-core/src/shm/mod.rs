@@ -1,16 +1,19 @@
 //! Memory for the shared memory buffer: a sealed memfd (or an unlinked tmpfile)
-//! mapped with `mmap` for producer ↔ service sharing, a page-aligned heap
-//! allocation for tests and in-process tracing, and the size policy the
+//! mapped with `mmap` for producer ↔ service sharing (unix only; memfd and
+//! seals on Linux only), a page-aligned heap allocation for tests and for
+//! producers that emulate the buffer over TCP, and the size policy the
 //! service applies to requested sizes.
 
 pub mod error;
 pub mod heap;
+#[cfg(unix)]
 pub mod mapped;
 pub mod region;
 pub mod size_policy;
 
 pub use error::ShmError;
 pub use heap::HeapShm;
+#[cfg(unix)]
 pub use mapped::{MappedShm, ShmBacking};
 pub use region::SharedMemoryRegion;
 pub use size_policy::{

@@ -69,7 +69,7 @@ thread_local! {
 }
 
 fn thread_track() -> ThreadTrack {
-    let tid = rustix::thread::gettid().as_raw_nonzero().get() as i64;
+    let tid = crate::os_env::current_thread_id();
     let pid = std::process::id() as i32;
     // Unique per process and thread (the high bit keeps it clear of small
     // uuids users pick for their own tracks).

@@ -1,15 +1,18 @@
 //! The in-process backend: one call starts an embedded tracing service (the
-//! daemon's loop on a thread of this process, on private abstract sockets),
-//! connects this process as producer and consumer, registers the
-//! TrackEvent categories and records a session; [`InProcessSession::stop`]
-//! writes the trace file. No `zerotraced` needs to run.
+//! daemon's loop on a thread of this process), connects this process as
+//! producer and consumer, registers the TrackEvent categories and records a
+//! session; [`InProcessSession::stop`] writes the trace file. No
+//! `zerotraced` needs to run.
+//!
+//! On Linux the service listens on private abstract unix sockets and the
+//! producer writes into a shared memory buffer. Elsewhere (macOS, Windows)
+//! it listens on TCP on the loopback interface, at ports the system picks,
+//! and the producer emulates the buffer: its chunks go to the service
+//! inline, as over any TCP connection.
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -21,7 +24,7 @@ use super::category::Category;
 use crate::consumer::{ConsumerClient, EnableRequest, SessionEnd};
 use crate::ipc::Endpoint;
 use crate::producer::{ProducerClient, ProducerOptions};
-use crate::service::driver::{Daemon, DaemonConfig};
+use crate::service::driver::{Daemon, DaemonConfig, ShutdownFd};
 
 /// Errors of the in-process backend.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +69,7 @@ pub struct InProcessSession {
     consumer: ConsumerClient,
     session: EnableRequest,
     producer: Arc<ProducerClient>,
-    stop: UnixStream,
+    stop: StopSender,
     service: Option<JoinHandle<()>>,
 }
 
@@ -76,8 +79,6 @@ impl std::fmt::Debug for InProcessSession {
     }
 }
 
-static STARTED: AtomicU32 = AtomicU32::new(0);
-
 impl InProcessSession {
     /// Starts the embedded service, registers `categories` and starts
     /// recording them; returns once the categories are live.
@@ -85,37 +86,46 @@ impl InProcessSession {
         categories: &'static [&'static Category],
         cfg: InProcessConfig,
     ) -> Result<InProcessSession, InProcessError> {
-        let n = STARTED.fetch_add(1, Ordering::Relaxed);
-        let base = format!("zerotrace-inproc-{}-{n}", std::process::id());
+        let (producer_socket, consumer_socket) = service_endpoints();
         let daemon_cfg = DaemonConfig {
-            producer_sockets: vec![Endpoint::Abstract(format!("{base}-p"))],
-            consumer_socket: Endpoint::Abstract(format!("{base}-c")),
+            producer_sockets: vec![producer_socket],
+            consumer_socket,
             producer_socket_mode: None,
             consumer_socket_mode: None,
             log_level: 0,
+            // Only this process connects (on loopback TCP outside Linux).
+            tcp_peers_are_local: true,
             ..DaemonConfig::default()
         };
-        let (p_ep, c_ep) = (
-            daemon_cfg.producer_sockets[0].clone(),
-            daemon_cfg.consumer_socket.clone(),
-        );
-        let (stop, stop_rx) = UnixStream::pair().map_err(fail)?;
+        let (stop, stop_rx) = stop_pair().map_err(fail)?;
         let (ready_tx, ready) = std::sync::mpsc::channel();
         let service = std::thread::Builder::new()
             .name("zerotrace-service".into())
-            .spawn(
-                move || match Daemon::bind(daemon_cfg, Some(OwnedFd::from(stop_rx))) {
+            .spawn(move || {
+                let (p_ep, c_ep) = (
+                    daemon_cfg.producer_sockets[0].clone(),
+                    daemon_cfg.consumer_socket.clone(),
+                );
+                match Daemon::bind(daemon_cfg, Some(stop_rx)) {
                     Ok(mut d) => {
-                        let _ = ready_tx.send(Ok(()));
+                        // A TCP socket's port, now that the system picked it.
+                        let bound = |ep: Endpoint, addr: Option<std::net::SocketAddr>| {
+                            addr.map_or(ep, |a| Endpoint::Tcp(a.to_string()))
+                        };
+                        let endpoints = (
+                            bound(p_ep, d.producer_tcp_addr()),
+                            bound(c_ep, d.consumer_tcp_addr()),
+                        );
+                        let _ = ready_tx.send(Ok(endpoints));
                         let _ = d.run();
                     }
                     Err(e) => {
                         let _ = ready_tx.send(Err(e.to_string()));
                     }
-                },
-            )
+                }
+            })
             .map_err(fail)?;
-        ready.recv().map_err(fail)?.map_err(fail)?;
+        let (p_ep, c_ep) = ready.recv().map_err(fail)?.map_err(fail)?;
         let name = std::env::args()
             .next()
             .unwrap_or_else(|| "zerotrace".into());
@@ -200,6 +210,61 @@ impl InProcessSession {
         let trace = self.consumer.read_trace().map_err(fail)?;
         std::fs::write(path, &trace).map_err(fail)?;
         Ok(trace.len())
+    }
+}
+
+/// The embedded service's sockets: private abstract unix sockets (no file
+/// to clean up).
+#[cfg(target_os = "linux")]
+fn service_endpoints() -> (Endpoint, Endpoint) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static STARTED: AtomicU32 = AtomicU32::new(0);
+    let n = STARTED.fetch_add(1, Ordering::Relaxed);
+    let base = format!("zerotrace-inproc-{}-{n}", std::process::id());
+    (
+        Endpoint::Abstract(format!("{base}-p")),
+        Endpoint::Abstract(format!("{base}-c")),
+    )
+}
+
+/// The embedded service's sockets: TCP on the loopback interface, at ports
+/// the system picks (there are no abstract unix sockets here).
+#[cfg(not(target_os = "linux"))]
+fn service_endpoints() -> (Endpoint, Endpoint) {
+    (
+        Endpoint::Tcp("127.0.0.1:0".into()),
+        Endpoint::Tcp("127.0.0.1:0".into()),
+    )
+}
+
+/// The end of the stop signal this side writes a byte to.
+#[cfg(unix)]
+type StopSender = std::os::unix::net::UnixStream;
+/// The end of the stop signal this side writes a byte to.
+#[cfg(not(unix))]
+type StopSender = std::net::TcpStream;
+
+/// The two ends of the embedded service's stop signal: a byte written to
+/// the first makes the second readable, which stops the service.
+#[cfg(unix)]
+fn stop_pair() -> io::Result<(StopSender, ShutdownFd)> {
+    let (tx, rx) = StopSender::pair()?;
+    Ok((tx, ShutdownFd::from(rx)))
+}
+
+/// The two ends of the embedded service's stop signal: a connected pair of
+/// loopback TCP sockets (Windows has no socket pairs, and its `poll` waits
+/// on sockets only).
+#[cfg(not(unix))]
+fn stop_pair() -> io::Result<(StopSender, ShutdownFd)> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let tx = StopSender::connect(listener.local_addr()?)?;
+    loop {
+        // Someone else may connect first; the other end is ours.
+        let (rx, peer) = listener.accept()?;
+        if peer == tx.local_addr()? {
+            return Ok((tx, ShutdownFd::from(rx)));
+        }
     }
 }
 

@@ -3,15 +3,15 @@
 //! start, stop, flush and clear, each passed to the data source's callback,
 //! with the notifications and flush acks the service waits for.
 
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use zerotrace_protos::protos::{DataSourceConfigDecoder, GetAsyncCommandResponseDecoder};
 
 use super::sink::IpcSink;
 use super::{DataSourceEvent, DataSourceSpec, Inner, Instance, encode, lock};
+use crate::ipc::fd::OwnedFd;
 use crate::producer::{ArbiterConfig, CommitDataRequest, SharedMemoryArbiter};
-use crate::shm::{HeapShm, MappedShm, SharedMemoryRegion};
+use crate::shm::{HeapShm, SharedMemoryRegion};
 
 fn send_notification(inner: &Inner, method: &str, instance: u64) {
     let args = encode(|mut m| m.append_uint64(1, instance));
@@ -29,6 +29,22 @@ fn spec_of(inner: &Inner, name: &str) -> DataSourceSpec {
         .get(name)
         .map(|s| s.spec.clone())
         .unwrap_or_default()
+}
+
+/// Maps the whole SMB the service sent.
+#[cfg(unix)]
+fn map_received(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
+    let st = rustix::fs::fstat(&fd).ok()?;
+    // SAFETY: this is the producer's only mapping of the buffer; the
+    // arbiter built on it claims it.
+    let shm = unsafe { crate::shm::MappedShm::from_fd(fd, st.st_size as usize, false) }.ok()?;
+    Some(Arc::new(shm))
+}
+
+/// Maps the SMB the service sent (unreachable: no fd can come here).
+#[cfg(not(unix))]
+fn map_received(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
+    match fd {}
 }
 
 /// One command on the GetAsyncCommand stream.
@@ -56,15 +72,10 @@ pub(super) fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
                 return;
             };
             fds.clear();
-            let Ok(st) = rustix::fs::fstat(&fd) else {
+            let Some(shm) = map_received(fd) else {
                 return;
             };
-            // SAFETY: this is the producer's only mapping of the buffer; the
-            // arbiter built on it claims it.
-            let Ok(shm) = (unsafe { MappedShm::from_fd(fd, st.st_size as usize, false) }) else {
-                return;
-            };
-            Arc::new(shm)
+            shm
         };
         let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
         let made = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default());

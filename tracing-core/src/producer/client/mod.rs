@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -20,6 +19,7 @@ use zerotrace_protos::protos::{
 };
 
 use crate::ipc::client::{ClientConnection, ClientEvent};
+use crate::ipc::fd::OwnedFd;
 use crate::ipc::socket::{Endpoint, Stream, connect};
 use crate::producer::{
     BufferExhaustedPolicy, FlushCallback, ProducerError, SharedMemoryArbiter, TraceWriter,
@@ -211,20 +211,13 @@ pub struct ProducerClient {
     committer: Option<JoinHandle<()>>,
 }
 
-fn clone_stream(s: &Stream) -> io::Result<Stream> {
-    Ok(match s {
-        Stream::Unix(u) => Stream::Unix(u.try_clone()?),
-        Stream::Tcp(t) => Stream::Tcp(t.try_clone()?),
-    })
-}
-
 /// Connects, binds ProducerPort, and sends InitializeConnection and
 /// GetAsyncCommand without waiting (as Perfetto's clients pipeline them).
 /// Returns the write side, a read clone and the two request ids.
 fn open(endpoint: &Endpoint, opts: &ProducerOptions) -> io::Result<(Wire, Stream, u64, u64)> {
     let stream = connect(endpoint)?;
     stream.set_nonblocking(false)?;
-    let read = clone_stream(&stream)?;
+    let read = stream.try_clone()?;
     let mut conn = ClientConnection::new("ProducerPort");
     let init = encode(|m| {
         let mut r = InitializeConnectionRequest::from_message(m);
@@ -296,7 +289,7 @@ impl ProducerClient {
             endpoint: endpoint.clone(),
             opts,
             closing: AtomicBool::new(false),
-            read_stream: Mutex::new(Some(clone_stream(&read)?)),
+            read_stream: Mutex::new(Some(read.try_clone()?)),
             reconnects: AtomicU64::new(0),
             commit_requested: Mutex::new(false),
             commit_wanted: Condvar::new(),
@@ -439,10 +432,7 @@ impl Drop for ProducerClient {
     fn drop(&mut self) {
         self.inner.closing.store(true, Ordering::Relaxed);
         if let Some(s) = lock(&self.inner.read_stream).take() {
-            let _ = match &s {
-                Stream::Unix(u) => u.shutdown(std::net::Shutdown::Both),
-                Stream::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
-            };
+            let _ = s.shutdown();
         }
         if let Some(r) = self.reader.take() {
             let _ = r.join();
@@ -495,7 +485,7 @@ fn read_loop(inner: Arc<Inner>, mut stream: Stream, mut init_id: u64) {
             let Ok((wire, read, init, async_request)) = open(&inner.endpoint, &inner.opts) else {
                 continue;
             };
-            let Ok(shutdown_clone) = clone_stream(&read) else {
+            let Ok(shutdown_clone) = read.try_clone() else {
                 continue;
             };
             *lock(&inner.wire) = wire;

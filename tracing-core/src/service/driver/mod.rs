@@ -1,26 +1,36 @@
-//! The driver that makes the sans-IO core a daemon: one thread, one epoll
-//! loop over the listening sockets, the connections and a shutdown fd. It
-//! feeds the core what arrives, writes what the core asks (replies with the
-//! SMB fd attached where asked, trace files), arms the core's next deadline
-//! as the epoll timeout, and disconnects peers that stop reading. This is
-//! the only file of the service that touches sockets, clocks and files.
+//! The driver that makes the sans-IO core a daemon: one thread, one event
+//! loop (epoll on Linux, `poll` elsewhere; see `poller.rs`) over the listening
+//! sockets, the connections and a shutdown fd. It feeds the core what
+//! arrives, writes what the core asks (replies with the SMB fd attached
+//! where asked, trace files), arms the core's next deadline as the wait's
+//! timeout, and disconnects peers that stop reading. This module is the
+//! only part of the service that touches sockets, clocks and files.
+//!
+//! It runs wherever its sockets do: on Windows only TCP endpoints, whose
+//! producers emulate their SMB (see [`crate::ipc::socket`]).
+
+mod poller;
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
-use rustix::event::epoll;
+use rustix::fd::AsFd;
 
+use self::poller::{Poller, Ready};
+use crate::ipc::fd::OwnedFd;
 use crate::ipc::host::{HostConnection, HostEvent, Port};
 use crate::ipc::socket::{Endpoint, Listener, Stream, listen};
-use crate::os_env::{OsEnv, SmbTable, boottime_ns, fnv1a32, map_provided_smb};
+use crate::os_env::{OsEnv, PassedSmb, SmbTable, boottime_ns, fnv1a32, map_provided_smb};
 use crate::service::{
     Action, ConsumerCall, ConsumerId, Peer, PeerIdentity, ProducerCall, ProducerId,
     ProducerTransport, Reply, RequestId, ServiceOptions, SessionId, TracingService,
 };
-use crate::shm::MappedShm;
+
+/// What stops a [`Daemon`] when it becomes readable: any fd on unix (a
+/// signal pipe, one end of a socket pair), a socket on Windows.
+pub type ShutdownFd = rustix::fd::OwnedFd;
 
 /// How `zerotraced` is set up.
 #[derive(Debug, Clone)]
@@ -41,6 +51,11 @@ pub struct DaemonConfig {
     pub send_timeout_ms: u64,
     /// Log level: 0 errors, 1 warnings, 2 info, 3 debug.
     pub log_level: u8,
+    /// Counts TCP peers as processes of this machine (their packets get no
+    /// `machine_id`) rather than as other machines: for a service that
+    /// only its own process reaches, such as the in-process backend's on
+    /// loopback TCP outside Linux.
+    pub tcp_peers_are_local: bool,
 }
 
 impl Default for DaemonConfig {
@@ -51,12 +66,13 @@ impl Default for DaemonConfig {
             producer_socket_mode: Some(0o666),
             consumer_socket_mode: Some(0o600),
             options: ServiceOptions {
-                service_uid: rustix::process::getuid().as_raw(),
+                service_uid: crate::os_env::current_uid(),
                 ..ServiceOptions::default()
             },
             max_send_queue: 32 << 20,
             send_timeout_ms: 10_000,
             log_level: 1,
+            tcp_peers_are_local: false,
         }
     }
 }
@@ -65,7 +81,7 @@ impl Default for DaemonConfig {
 struct Outgoing {
     bytes: Vec<u8>,
     sent: usize,
-    fd: Option<Arc<MappedShm>>,
+    fd: Option<Arc<PassedSmb>>,
 }
 
 /// One accepted connection.
@@ -93,7 +109,7 @@ const TOKEN_CONN_BASE: u64 = 1 << 32;
 /// `zerotraced`: the service core on its sockets.
 pub struct Daemon {
     cfg: DaemonConfig,
-    epoll: OwnedFd,
+    poller: Poller,
     listeners: Vec<(Listener, Port)>,
     conns: HashMap<u64, Conn>,
     next_conn: u64,
@@ -102,7 +118,7 @@ pub struct Daemon {
     producers: HashMap<ProducerId, u64>,
     consumers: HashMap<ConsumerId, u64>,
     files: HashMap<SessionId, File>,
-    _shutdown: Option<OwnedFd>,
+    shutdown: Option<ShutdownFd>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -116,8 +132,8 @@ impl std::fmt::Debug for Daemon {
 impl Daemon {
     /// Binds every socket (listening at once) and builds the core.
     /// `shutdown`, when readable, stops the loop (a signal pipe).
-    pub fn bind(cfg: DaemonConfig, shutdown: Option<OwnedFd>) -> io::Result<Daemon> {
-        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
+    pub fn bind(cfg: DaemonConfig, shutdown: Option<ShutdownFd>) -> io::Result<Daemon> {
+        let poller = Poller::new()?;
         let mut listeners = Vec::new();
         for ep in &cfg.producer_sockets {
             listeners.push((listen(ep, cfg.producer_socket_mode)?, Port::Producer));
@@ -127,26 +143,16 @@ impl Daemon {
             Port::Consumer,
         ));
         for (i, (l, _)) in listeners.iter().enumerate() {
-            epoll::add(
-                &epoll,
-                l,
-                epoll::EventData::new_u64(TOKEN_LISTENER_BASE + i as u64),
-                epoll::EventFlags::IN,
-            )?;
+            poller.add(l, TOKEN_LISTENER_BASE + i as u64)?;
         }
         if let Some(fd) = &shutdown {
-            epoll::add(
-                &epoll,
-                fd,
-                epoll::EventData::new_u64(TOKEN_SHUTDOWN),
-                epoll::EventFlags::IN,
-            )?;
+            poller.add(fd, TOKEN_SHUTDOWN)?;
         }
         let smbs: SmbTable = Arc::default();
         let svc = TracingService::new(cfg.options.clone(), Box::new(OsEnv::new(smbs.clone())));
         Ok(Daemon {
             cfg,
-            epoll,
+            poller,
             listeners,
             conns: HashMap::new(),
             next_conn: TOKEN_CONN_BASE,
@@ -155,15 +161,24 @@ impl Daemon {
             producers: HashMap::new(),
             consumers: HashMap::new(),
             files: HashMap::new(),
-            _shutdown: shutdown,
+            shutdown,
         })
     }
 
     /// The TCP address a `:0` producer socket was bound to.
     pub fn producer_tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp_addr(Port::Producer)
+    }
+
+    /// The TCP address a `:0` consumer socket was bound to.
+    pub fn consumer_tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp_addr(Port::Consumer)
+    }
+
+    fn tcp_addr(&self, port: Port) -> Option<std::net::SocketAddr> {
         self.listeners
             .iter()
-            .filter(|(_, p)| *p == Port::Producer)
+            .filter(|(_, p)| *p == port)
             .find_map(|(l, _)| l.local_tcp_addr())
     }
 
@@ -176,18 +191,18 @@ impl Daemon {
 
     /// Runs until the shutdown fd becomes readable.
     pub fn run(&mut self) -> io::Result<()> {
-        let mut events = Vec::with_capacity(64);
+        let mut events: Vec<Ready> = Vec::with_capacity(64);
         loop {
             let now = boottime_ns();
             let timeout = self.svc.poll_timeout().map(|t| {
                 let d = t.saturating_sub(now);
-                rustix::time::Timespec {
+                rustix::event::Timespec {
                     tv_sec: (d / 1_000_000_000) as i64,
                     tv_nsec: (d % 1_000_000_000) as _,
                 }
             });
             // With data stuck in a send queue, wake up to enforce the timeout.
-            let stall_tick = rustix::time::Timespec {
+            let stall_tick = rustix::event::Timespec {
                 tv_sec: 1,
                 tv_nsec: 0,
             };
@@ -197,30 +212,39 @@ impl Daemon {
                 (t, _) => t,
             };
             events.clear();
-            match epoll::wait(
-                &self.epoll,
-                rustix::buffer::spare_capacity(&mut events),
-                timeout.as_ref(),
-            ) {
-                Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => return Err(e.into()),
+            // What `poll` needs listed at every wait (epoll ignores it).
+            let watched = self
+                .shutdown
+                .iter()
+                .map(|fd| (fd.as_fd(), TOKEN_SHUTDOWN, false))
+                .chain(
+                    self.listeners
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (l, _))| (l.as_fd(), TOKEN_LISTENER_BASE + i as u64, false)),
+                )
+                .chain(
+                    self.conns
+                        .iter()
+                        .map(|(&token, c)| (c.stream.as_fd(), token, c.writable_armed)),
+                );
+            match self.poller.wait(watched, timeout.as_ref(), &mut events) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
-            for ev in events.iter() {
-                let token = ev.data.u64();
-                let flags = ev.flags;
+            for ev in &events {
+                let token = ev.token;
                 if token == TOKEN_SHUTDOWN {
                     self.shutdown_now();
                     return Ok(());
                 } else if token < TOKEN_CONN_BASE {
                     self.accept((token - TOKEN_LISTENER_BASE) as usize);
                 } else {
-                    if flags.intersects(
-                        epoll::EventFlags::IN | epoll::EventFlags::HUP | epoll::EventFlags::ERR,
-                    ) {
+                    if ev.read {
                         self.read(token);
                     }
-                    if flags.contains(epoll::EventFlags::OUT) {
+                    if ev.write {
                         self.flush_conn(token);
                     }
                 }
@@ -278,6 +302,7 @@ impl Daemon {
             // until a relay names it with set_peer_identity.
             let machine_id = stream
                 .peer_ip()
+                .filter(|_| !self.cfg.tcp_peers_are_local)
                 .map(|ip| fnv1a32(ip.to_string().as_bytes()))
                 .map(|m| m.max(1));
             let identity = PeerIdentity {
@@ -310,14 +335,7 @@ impl Daemon {
                     Peer::Consumer(id)
                 }
             };
-            if epoll::add(
-                &self.epoll,
-                &stream,
-                epoll::EventData::new_u64(token),
-                epoll::EventFlags::IN,
-            )
-            .is_err()
-            {
+            if self.poller.add(&stream, token).is_err() {
                 continue;
             }
             self.log(
@@ -670,29 +688,14 @@ impl Daemon {
             };
             if c.queued > 0 && !c.writable_armed {
                 c.writable_armed = true;
-                let _ = epoll::modify(
-                    &self.epoll,
-                    &c.stream,
-                    epoll::EventData::new_u64(token),
-                    epoll::EventFlags::IN | epoll::EventFlags::OUT,
-                );
+                let _ = self.poller.set_write(&c.stream, token, true);
             }
             return;
         }
         let want_out = c.queued > 0;
         if want_out != c.writable_armed {
             c.writable_armed = want_out;
-            let flags = if want_out {
-                epoll::EventFlags::IN | epoll::EventFlags::OUT
-            } else {
-                epoll::EventFlags::IN
-            };
-            let _ = epoll::modify(
-                &self.epoll,
-                &c.stream,
-                epoll::EventData::new_u64(token),
-                flags,
-            );
+            let _ = self.poller.set_write(&c.stream, token, want_out);
         }
     }
 
@@ -700,7 +703,7 @@ impl Daemon {
         let Some(c) = self.conns.remove(&token) else {
             return;
         };
-        let _ = epoll::delete(&self.epoll, &c.stream);
+        let _ = self.poller.remove(&c.stream);
         let now = boottime_ns();
         let level = if reason == "end of stream" { 3 } else { 1 };
         self.log(level, format_args!("{:?} disconnected: {reason}", c.peer));
