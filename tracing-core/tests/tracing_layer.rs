@@ -11,6 +11,7 @@ static CATEGORIES: [&Category; 1] = [&TRACING];
 
 #[test]
 fn spans_and_events_become_track_events() {
+    tracing_log::LogTracer::init().unwrap();
     let session = InProcessSession::start(&CATEGORIES, InProcessConfig::default()).unwrap();
     let subscriber = tracing_subscriber::registry().with(PerfettoLayer::new(&TRACING));
     tracing::subscriber::with_default(subscriber, || {
@@ -27,6 +28,8 @@ fn spans_and_events_become_track_events() {
             );
             tracing::event!(tracing::Level::INFO, counter.queue = 10 * i as i64);
         }
+        // A `log` record, through tracing-log's LogTracer.
+        log::warn!("disk {} almost full", 3);
     });
     let path = std::env::temp_dir().join(format!("zt-layer-{}.pftrace", std::process::id()));
     session.stop(&path).unwrap();
@@ -85,7 +88,12 @@ fn spans_and_events_become_track_events() {
     assert_eq!(log[0], "B request [id=7,path=/index] depth 0");
     assert_eq!(log[1], "B parse [attempt=0] depth 1");
     assert_eq!(log[2], "I [message=parsed chunk,bytes=512,ok=true] depth 2");
-    assert_eq!(log.len(), 1 + 3 * 2);
+    assert_eq!(log.len(), 1 + 3 * 2 + 1);
+    assert!(
+        log[7].starts_with("I [message=disk 3 almost full,log.target=tracing_layer"),
+        "{}",
+        log[7]
+    );
     assert_eq!(
         counters,
         [0, 10, 20],
