@@ -1,0 +1,6 @@
+//! `zerotrace`: record, query, dump, stats, convert and demo (see
+//! `zerotrace --help`).
+
+fn main() -> std::process::ExitCode {
+    zerotrace_cli::commands::main()
+}
