@@ -16,10 +16,11 @@ use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
 const UPSTREAM_CRATE: &str = "perfetto_protos";
 const UPSTREAM_VERSION: &str = "0.51.1";
 /// The roots: every config (TraceConfig and the data source configs it
-/// imports) and every trace packet.
+/// imports), every trace packet, and the service state `query` prints.
 const ROOTS: &[&str] = &[
     "protos/perfetto/config/trace_config.proto",
     "protos/perfetto/trace/trace.proto",
+    "protos/perfetto/common/tracing_service_state.proto",
 ];
 
 fn main() {

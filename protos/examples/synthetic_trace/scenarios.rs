@@ -6,13 +6,9 @@
 //! and by the interop tests (which decode them with upstream `protoc` and with
 //! our generated decoders), so both look at the very same trace.
 //!
-//! The uuids, pids, tids, names, timestamps and the sequence id are the guide's.
-//! Two deliberate departures, so that the four scenarios can share one file:
-//! * the async-slices scenario uses pid [`ASYNC_PID`] instead of the guide's
-//!   1234, which the sync-slices scenario already uses;
-//! * the last slice of the flow scenario ends the flow with
-//!   `terminating_flow_ids` (the guide reuses `flow_ids` there), so the flow
-//!   has a definite end and both flow fields are exercised.
+//! Every value is the guide's, as written: uuids, pids (the sync and the
+//! async scenario both use pid 1234, in separate process tracks), tids,
+//! names, timestamps, the sequence id, and the flow's three `flow_ids`.
 
 use protozero::{HeapWriter, WriteError};
 use zerotrace_protos::protos::{Trace, TrackEvent, track_event::Type};
@@ -20,8 +16,8 @@ use zerotrace_protos::protos::{Trace, TrackEvent, track_event::Type};
 /// `trusted_packet_sequence_id` of every event packet, as in the guide.
 const SEQUENCE_ID: u32 = 3_903_809;
 
-/// Pid of the async-slices process (the guide's 1234 is taken by the sync one).
-const ASYNC_PID: i32 = 4321;
+/// Pid of the async-slices process, as in the guide.
+const ASYNC_PID: i32 = 1234;
 
 /// Builds the whole trace: sync slices, async slices, a flow, a counter.
 pub fn synthetic_trace() -> Result<Vec<u8>, WriteError> {
@@ -151,7 +147,7 @@ fn write_flow(trace: &mut Trace<'_>) {
         e.set_type(Type::SliceBegin)
             .set_track_uuid(MAIN)
             .set_name("Process background result")
-            .add_terminating_flow_ids(FLOW);
+            .add_flow_ids(FLOW);
     });
     end(trace, 500, MAIN);
     thread_track(trace, BACKGROUND, None, (100, 101), "Background thread");

@@ -137,7 +137,7 @@ fn generated_decoders_read_every_scenario_back() {
     let first = descriptor(&p[7]);
     assert_eq!(first.uuid(), Some(48_948));
     assert_eq!(first.name(), Some("My special track"));
-    assert_eq!(first.process().and_then(|d| d.pid()), Some(4321));
+    assert_eq!(first.process().and_then(|d| d.pid()), Some(1234));
     let second = descriptor(&p[12]);
     assert_eq!(
         (second.uuid(), second.parent_uuid(), second.name()),
@@ -171,7 +171,7 @@ fn generated_decoders_read_every_scenario_back() {
         flow_steps,
         vec![
             (Some("Request generation"), vec![FLOW], vec![]),
-            (Some("Process background result"), vec![], vec![FLOW]),
+            (Some("Process background result"), vec![FLOW], vec![]),
             (Some("Background work"), vec![FLOW], vec![]),
         ]
     );

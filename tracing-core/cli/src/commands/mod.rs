@@ -1,8 +1,207 @@
-//! The `zerotrace` subcommands.
+//! The `zerotrace` subcommands and what they share: the command line, the
+//! error type with its exit codes, and reaching the service.
 
+mod convert;
+mod demo;
+mod dump;
+mod query;
+mod record;
+mod stats;
+mod trace_reader;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use zerotrace_core::consumer::ConsumerClient;
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::ipc::socket::consumer_socket_name;
+
+pub use record::RecordArgs;
+
+/// Exit codes (documented in `zerotrace --help`).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// A usage error: bad arguments or a config that does not parse.
+    pub const USAGE: u8 = 1;
+    /// The tracing service cannot be reached.
+    pub const NO_SERVICE: u8 = 2;
+    /// The service refused or aborted the session.
+    pub const SESSION: u8 = 3;
+    /// A file could not be read or written.
+    pub const IO: u8 = 4;
+    /// A trace file does not decode.
+    pub const BAD_TRACE: u8 = 5;
+}
+
+/// Why a command failed: one line for the user, and an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad arguments, or a config that does not parse (printed as is).
+    #[error("{0}")]
+    Usage(String),
+    /// The service is not there.
+    #[error(
+        "cannot reach the tracing service at {socket}: {reason}. Start it with \
+         `cargo run -p zerotrace-cli --bin zerotraced` (or Perfetto's traced), or name \
+         its socket with --consumer-socket / PERFETTO_CONSUMER_SOCK_NAME"
+    )]
+    NoService {
+        /// The socket tried.
+        socket: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The session failed.
+    #[error("the tracing session failed: {0}")]
+    Session(String),
+    /// A file failed.
+    #[error("{path}: {reason}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A trace does not decode.
+    #[error("{path}: not a valid trace: {reason}")]
+    BadTrace {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl CliError {
+    /// The process exit code for this error.
+    pub fn code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => exit::USAGE,
+            CliError::NoService { .. } => exit::NO_SERVICE,
+            CliError::Session(_) => exit::SESSION,
+            CliError::Io { .. } => exit::IO,
+            CliError::BadTrace { .. } => exit::BAD_TRACE,
+        }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl std::fmt::Display, e: impl std::fmt::Display) -> CliError {
+        CliError::Io {
+            path: path.to_string(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// Records, inspects and converts Perfetto traces (the `perfetto` command's
+/// conventions). Exit codes: 0 success, 1 usage or config error, 2 service
+/// unreachable, 3 session refused or failed, 4 file error, 5 invalid trace.
+#[derive(Debug, Parser)]
+#[command(name = "zerotrace", version, about, long_about = None)]
+pub struct Cli {
+    /// The consumer socket [default: $PERFETTO_CONSUMER_SOCK_NAME, else Perfetto's]
+    #[arg(long, global = true)]
+    pub consumer_socket: Option<String>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Record a trace from a running service (zerotraced or traced).
+    Record(RecordArgs),
+    /// Show the service's producers, data sources and sessions.
+    Query {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a trace's packets as text, every field by name.
+    Dump {
+        /// The trace file (`-` for stdin).
+        trace: PathBuf,
+    },
+    /// Packets per sequence and data source, buffer stats and data losses.
+    Stats {
+        /// The trace file (`-` for stdin).
+        trace: PathBuf,
+    },
+    /// Convert a trace for other tools.
+    Convert {
+        /// Chrome's JSON trace format (the only one so far).
+        #[arg(long)]
+        json: bool,
+        /// The trace file (`-` for stdin).
+        trace: PathBuf,
+        /// Output file [default: stdout]
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Record a demo trace with an embedded service: no daemon, no config.
+    Demo {
+        /// Where to write it.
+        #[arg(short, long, default_value = "demo.pftrace")]
+        output: PathBuf,
+    },
+}
 
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(e) => {
+            eprintln!("zerotrace: {e}");
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    let socket = cli.consumer_socket.unwrap_or_else(consumer_socket_name);
+    match cli.command {
+        Command::Record(args) => record::run(&socket, args),
+        Command::Query { json } => query::run(&socket, json),
+        Command::Dump { trace } => dump::run(&trace),
+        Command::Stats { trace } => stats::run(&trace),
+        Command::Convert {
+            json: _,
+            trace,
+            output,
+        } => convert::run(&trace, output.as_deref()),
+        Command::Demo { output } => demo::run(&output),
+    }
+}
+
+/// Connects to the consumer socket, or says how to start the service.
+fn connect(socket: &str) -> Result<ConsumerClient, CliError> {
+    ConsumerClient::connect(&Endpoint::parse(socket)).map_err(|e| CliError::NoService {
+        socket: socket.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// Reads a file, or stdin for `-`.
+fn read_input(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| CliError::io("stdin", e))?;
+        return Ok(buf);
+    }
+    std::fs::read(path).map_err(|e| CliError::io(path.display(), e))
+}
+
+/// Writes `bytes` to a file, or stdout for `-`.
+fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        return std::io::Write::write_all(&mut std::io::stdout(), bytes)
+            .map_err(|e| CliError::io("stdout", e));
+    }
+    std::fs::write(path, bytes).map_err(|e| CliError::io(path.display(), e))
 }

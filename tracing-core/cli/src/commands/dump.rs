@@ -1,0 +1,80 @@
+//! `zerotrace dump`: every packet as text, every field named through the
+//! upstream schema (so packets of data sources zerotrace does not model
+//! print by name too), with TrackEvents' interned names resolved per
+//! sequence in a comment line above them.
+
+use std::io::Write;
+use std::path::Path;
+
+use zerotrace_protos::protos::TracePacketDecoder;
+
+use super::trace_reader::{Sequences, packets};
+use super::{CliError, read_input};
+use crate::{schema, text_config};
+
+/// The names a TrackEvent refers to by iid, resolved.
+fn resolved(p: &TracePacketDecoder<'_>, seqs: &mut Sequences) -> Option<String> {
+    let state = seqs.update(p);
+    let e = p.track_event()?;
+    let mut parts = Vec::new();
+    if let Some(n) = e.name_iid() {
+        let name = state.names.get(&n).map_or("?", String::as_str);
+        parts.push(format!("name_iid {n} = {name:?}"));
+    }
+    let cats: Vec<String> = e
+        .category_iids()
+        .map(|c| {
+            let name = state.categories.get(&c).map_or("?", String::as_str);
+            format!("{c} = {name:?}")
+        })
+        .collect();
+    if !cats.is_empty() {
+        parts.push(format!("category_iids {}", cats.join(", ")));
+    }
+    let anns: Vec<String> = e
+        .debug_annotations()
+        .filter_map(|a| a.name_iid())
+        .map(|i| {
+            let name = state.annotation_names.get(&i).map_or("?", String::as_str);
+            format!("{i} = {name:?}")
+        })
+        .collect();
+    if !anns.is_empty() {
+        parts.push(format!("annotation name_iids {}", anns.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Runs `dump`.
+pub fn run(path: &Path) -> Result<(), CliError> {
+    let bytes = read_input(path)?;
+    let name = path.display().to_string();
+    let packets = packets(&name, &bytes)?;
+    let mut seqs = Sequences::default();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for (i, raw) in packets.iter().enumerate() {
+        let p = TracePacketDecoder::new(raw);
+        let seq = p.trusted_packet_sequence_id().unwrap_or(0);
+        let text =
+            text_config::to_text(schema::trace_packet(), raw).map_err(|e| CliError::BadTrace {
+                path: name.clone(),
+                reason: format!("packet {i}: {e}"),
+            })?;
+        let mut block = format!("packet {i} (sequence {seq}, {} bytes) {{\n", raw.len());
+        if let Some(r) = resolved(&p, &mut seqs) {
+            block.push_str(&format!("  # {r}\n"));
+        }
+        for line in text.lines() {
+            block.push_str("  ");
+            block.push_str(line);
+            block.push('\n');
+        }
+        block.push_str("}\n");
+        if out.write_all(block.as_bytes()).is_err() {
+            // The reader went away (e.g. `| head`): stop quietly.
+            return Ok(());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! `zerotrace stats`: packets per sequence and per data source, the
+//! service's buffer stats, and every data loss the trace records.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use zerotrace_protos::protos::{TracePacketDecoder, TraceStatsDecoder};
+
+use super::record::human_bytes;
+use super::trace_reader::packets;
+use super::{CliError, read_input};
+
+/// What one trace buffer's stats say.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BufferSummary {
+    /// Buffer size.
+    pub size: u64,
+    /// Bytes written into it.
+    pub bytes_written: u64,
+    /// Bytes overwritten before being read (ring buffers).
+    pub bytes_overwritten: u64,
+    /// Chunks overwritten before being read.
+    pub chunks_overwritten: u64,
+    /// Chunks refused (discard buffers when full).
+    pub chunks_discarded: u64,
+    /// Packets producers lost before they reached the service.
+    pub writer_packet_loss: u64,
+    /// Producer protocol violations.
+    pub abi_violations: u64,
+    /// Patches that arrived too late.
+    pub patches_failed: u64,
+}
+
+impl BufferSummary {
+    /// How full the buffers are (of what they hold at most).
+    pub fn fill_percent(&self) -> f64 {
+        if self.size == 0 {
+            return 0.0;
+        }
+        let held = self.bytes_written.saturating_sub(self.bytes_overwritten);
+        (held.min(self.size) as f64 / self.size as f64) * 100.0
+    }
+
+    /// Chunks and packets lost, all causes.
+    pub fn losses(&self) -> u64 {
+        self.chunks_overwritten + self.chunks_discarded + self.writer_packet_loss
+    }
+}
+
+/// The sum over the buffers of an encoded `TraceStats`.
+pub fn buffer_summary(trace_stats: &[u8]) -> BufferSummary {
+    let mut s = BufferSummary::default();
+    for b in TraceStatsDecoder::new(trace_stats).buffer_stats() {
+        s.size += b.buffer_size().unwrap_or(0);
+        s.bytes_written += b.bytes_written().unwrap_or(0);
+        s.bytes_overwritten += b.bytes_overwritten().unwrap_or(0);
+        s.chunks_overwritten += b.chunks_overwritten().unwrap_or(0);
+        s.chunks_discarded += b.chunks_discarded().unwrap_or(0);
+        s.writer_packet_loss += b.trace_writer_packet_loss().unwrap_or(0);
+        s.abi_violations += b.abi_violations().unwrap_or(0);
+        s.patches_failed += b.patches_failed().unwrap_or(0);
+    }
+    s
+}
+
+/// The name of the kind of `p`: its first field that is not one the
+/// service or the sequence machinery adds.
+pub fn packet_kind(p: &[u8]) -> String {
+    let packet = crate::schema::trace_packet();
+    for f in protozero::Decoder::new(p) {
+        let Ok(f) = f else { break };
+        let name = packet
+            .get_field(f.id)
+            .map_or_else(|| format!("field {}", f.id), |d| d.name().to_owned());
+        if !matches!(
+            name.as_str(),
+            "timestamp"
+                | "timestamp_clock_id"
+                | "trusted_uid"
+                | "trusted_pid"
+                | "trusted_packet_sequence_id"
+                | "sequence_flags"
+                | "interned_data"
+                | "trace_packet_defaults"
+                | "incremental_state_cleared"
+                | "previous_packet_dropped"
+                | "first_packet_on_sequence"
+                | "machine_id"
+        ) {
+            return name;
+        }
+    }
+    "interned data only".into()
+}
+
+/// Runs `stats`.
+pub fn run(path: &Path) -> Result<(), CliError> {
+    let bytes = read_input(path)?;
+    let name = path.display().to_string();
+    let packets = packets(&name, &bytes)?;
+    let mut per_seq: BTreeMap<u32, (u64, u64, BTreeMap<String, u64>)> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, u64> = BTreeMap::new();
+    let mut dropped = Vec::new();
+    let mut last_stats = None;
+    for (i, raw) in packets.iter().enumerate() {
+        let p = TracePacketDecoder::new(raw);
+        let seq = p.trusted_packet_sequence_id().unwrap_or(0);
+        let kind = packet_kind(raw);
+        let e = per_seq.entry(seq).or_default();
+        e.0 += 1;
+        e.1 += raw.len() as u64;
+        *e.2.entry(kind.clone()).or_default() += 1;
+        *per_kind.entry(kind).or_default() += 1;
+        // A sequence's first packet says so (first_packet_on_sequence);
+        // only a drop flag on a later packet marks a loss.
+        let first = p.first_packet_on_sequence() == Some(true);
+        if !first && p.previous_packet_dropped().is_some_and(|v| v != 0) {
+            dropped.push((i, seq));
+        }
+        if let Some(s) = p.trace_stats_bytes() {
+            last_stats = Some(s);
+        }
+    }
+    println!(
+        "{name}: {} packets, {}",
+        packets.len(),
+        human_bytes(bytes.len() as u64)
+    );
+    println!();
+    println!("{:<10} {:>9} {:>10}  kinds", "sequence", "packets", "bytes");
+    for (seq, (n, b, kinds)) in &per_seq {
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "{seq:<10} {n:>9} {:>10}  {}",
+            human_bytes(*b),
+            kinds.join(", ")
+        );
+    }
+    println!();
+    println!("{:<32} {:>9}", "packet kind (data source)", "packets");
+    for (k, n) in &per_kind {
+        println!("{k:<32} {n:>9}");
+    }
+    println!();
+    match last_stats {
+        Some(s) => {
+            let b = buffer_summary(s);
+            println!(
+                "buffers: {} of {} written, {} overwritten; chunks overwritten {}, discarded {}; \
+                 packets lost in producers {}; ABI violations {}; late patches {}",
+                human_bytes(b.bytes_written),
+                human_bytes(b.size),
+                human_bytes(b.bytes_overwritten),
+                b.chunks_overwritten,
+                b.chunks_discarded,
+                b.writer_packet_loss,
+                b.abi_violations,
+                b.patches_failed
+            );
+        }
+        None => println!("buffers: the trace holds no trace_stats packet"),
+    }
+    if dropped.is_empty() {
+        println!("data losses: none marked (no packet says previous_packet_dropped)");
+    } else {
+        println!(
+            "data losses: {} packets follow a loss on their sequence:",
+            dropped.len()
+        );
+        for (i, seq) in dropped.iter().take(20) {
+            println!("  packet {i} (sequence {seq})");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,488 @@
+//! The `zerotrace` binary, run as a subprocess: every command, and every
+//! error path with its exit code and one clear line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use prost::Message;
+use prost_reflect::DynamicMessage;
+use zerotrace_protos::protos::TracePacketDecoder;
+
+fn zerotrace() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A private directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zt-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A `zerotraced` on sockets in `dir`, killed on drop.
+struct Daemon {
+    child: Child,
+    consumer: PathBuf,
+}
+
+impl Daemon {
+    fn start(dir: &Path) -> Daemon {
+        let (p, c) = (dir.join("p"), dir.join("c"));
+        let child = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+            .arg("--producer-socket")
+            .arg(&p)
+            .arg("--consumer-socket")
+            .arg(&c)
+            .arg("--quiet")
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while !c.exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "zerotraced did not start"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Daemon { child, consumer: c }
+    }
+
+    fn socket(&self) -> &str {
+        self.consumer.to_str().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `trace_config` packet of a trace, encoded.
+fn trace_config_of(trace: &[u8]) -> Vec<u8> {
+    for f in protozero::Decoder::new(trace) {
+        let p = TracePacketDecoder::new(f.unwrap().as_bytes().unwrap());
+        if let Some(c) = p.trace_config_bytes() {
+            return c.to_vec();
+        }
+    }
+    panic!("no trace_config packet");
+}
+
+/// Where `cargo metadata` unpacked the upstream schema crate.
+fn upstream_root() -> PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .output()
+        .unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pkg = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "perfetto_protos")
+        .unwrap();
+    Path::new(pkg["manifest_path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `protoc --encode=perfetto.protos.TraceConfig` of `text`, upstream schema.
+fn protoc_encode(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = Command::new(protoc_bin_vendored::protoc_bin_path().unwrap())
+        .current_dir(upstream_root())
+        .args([
+            "-I.",
+            "--encode=perfetto.protos.TraceConfig",
+            "protos/perfetto/config/trace_config.proto",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "protoc --encode failed");
+    out.stdout
+}
+
+const UNSERVED_CONFIG: &str = r#"
+# Data sources no producer serves here: they must pass through unchanged.
+buffers { size_kb: 2048 fill_policy: RING_BUFFER }
+buffers: { size_kb: 512, fill_policy: DISCARD }
+data_sources {
+  config {
+    name: "linux.ftrace"
+    target_buffer: 0
+    ftrace_config {
+      ftrace_events: ["sched/sched_switch", "sched/sched_wakeup", "power/cpu_frequency"]
+      atrace_categories: "gfx"
+      buffer_size_kb: 0x800
+      drain_period_ms: 250
+    }
+  }
+}
+data_sources {
+  config {
+    name: "linux.process_stats"
+    target_buffer: 1
+    process_stats_config {
+      scan_all_processes_on_start: true
+      proc_stats_poll_ms: 1000
+      quirks: [DISABLE_ON_DEMAND]
+    }
+  }
+}
+duration_ms: 400
+flush_period_ms: 30000
+incremental_state_config { clear_period_ms: 5000 }
+"#;
+
+#[test]
+fn record_with_a_text_config_keeps_unserved_data_source_configs_unchanged() {
+    let d = dir("record-txt");
+    let daemon = Daemon::start(&d);
+    let cfg = d.join("system.pbtxt");
+    std::fs::write(&cfg, UNSERVED_CONFIG).unwrap();
+    let out = d.join("trace.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--txt",
+            "-c",
+        ])
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty(), "nothing on stdout: {}", stdout(&o));
+    let trace = std::fs::read(&out).unwrap();
+    let ours = trace_config_of(&trace);
+    let want = protoc_encode(UNSERVED_CONFIG);
+    // Field for field (as messages) and byte for byte.
+    let desc = zerotrace_cli::schema::trace_config();
+    let a = DynamicMessage::decode(desc.clone(), ours.as_slice()).unwrap();
+    let b = DynamicMessage::decode(desc, want.as_slice()).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(ours, want);
+    assert_eq!(a.encode_to_vec(), want);
+}
+
+#[test]
+fn record_light_config_and_query() {
+    let d = dir("record-light");
+    let daemon = Daemon::start(&d);
+    let out = d.join("light.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "300ms",
+            "-b",
+            "2mb",
+        ])
+        .args(["--ds", "my.source", "render*"])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cfg = trace_config_of(&std::fs::read(&out).unwrap());
+    let text =
+        zerotrace_cli::text_config::to_text(zerotrace_cli::schema::trace_config(), &cfg).unwrap();
+    for want in [
+        "size_kb: 2048",
+        "fill_policy: RING_BUFFER",
+        "duration_ms: 300",
+        "name: \"track_event\"",
+        "enabled_categories: [\"render*\"]",
+        "name: \"my.source\"",
+    ] {
+        assert!(text.contains(want), "{want} in\n{text}");
+    }
+    let q = zerotrace()
+        .args(["--consumer-socket", daemon.socket(), "query"])
+        .output()
+        .unwrap();
+    assert!(q.status.success(), "{}", stderr(&q));
+    assert!(stdout(&q).contains("PRODUCERS"), "{}", stdout(&q));
+    let q = zerotrace()
+        .args(["--consumer-socket", daemon.socket(), "query", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&q.stdout).unwrap();
+    assert_eq!(v["supportsTracingSessions"], true, "{v}");
+}
+
+#[test]
+fn ctrl_c_stops_the_session_and_still_writes_the_file() {
+    let d = dir("record-sigint");
+    let daemon = Daemon::start(&d);
+    let out = d.join("interrupted.pftrace");
+    let child = zerotrace()
+        .args(["--consumer-socket", daemon.socket(), "record", "-t", "60s"])
+        .arg("-o")
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let start = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    let trace = std::fs::read(&out).unwrap();
+    assert!(!trace_config_of(&trace).is_empty());
+}
+
+#[test]
+fn demo_then_dump_stats_and_convert() {
+    let d = dir("demo");
+    let out = d.join("demo.pftrace");
+    let o = zerotrace()
+        .arg("demo")
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(said.contains("slices") && said.contains("flows"), "{said}");
+
+    let o = zerotrace().arg("stats").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("track_event") && s.contains("buffers:"), "{s}");
+    assert!(s.contains("data losses: none"), "{s}");
+
+    let o = zerotrace().arg("dump").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("track_event {"), "named fields");
+    assert!(s.contains("name_iid 1 = \""), "interned names resolved");
+    assert!(
+        s.contains("# name_iid") && s.contains("\"frame\""),
+        "resolved frame"
+    );
+
+    let o = zerotrace()
+        .args(["convert", "--json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+    assert_eq!(count("B"), count("E"));
+    assert!(count("B") > 100 && count("C") > 10, "{}", events.len());
+    assert_eq!(count("s"), count("f"), "every flow starts and ends");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["name"] == "frame" && e["args"]["worker"].is_number())
+    );
+}
+
+#[test]
+fn dump_names_the_fields_of_the_genuine_trace() {
+    let genuine = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/vectors/genuine-session.pftrace");
+    let o = zerotrace().arg("dump").arg(&genuine).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    for want in [
+        "trace_config {",
+        "clock_snapshot {",
+        "track_event {",
+        "trusted_packet_sequence_id:",
+    ] {
+        assert!(s.contains(want), "{want}");
+    }
+}
+
+#[test]
+fn errors_say_what_to_do_with_their_exit_codes() {
+    let d = dir("errors");
+    // No service: exit 2, names the socket and zerotraced.
+    let missing = d.join("no-such-socket");
+    let o = zerotrace()
+        .arg("--consumer-socket")
+        .arg(&missing)
+        .args(["record", "-t", "1s", "-o"])
+        .arg(d.join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains(missing.to_str().unwrap()) && e.contains("zerotraced"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+
+    // A bad text config: exit 1, FILE:LINE:COL, the line and a caret.
+    let cfg = d.join("bad.pbtxt");
+    std::fs::write(
+        &cfg,
+        "buffers { size_kb: 64 }\ndata_sources { config { nmae: \"x\" } }\n",
+    )
+    .unwrap();
+    let o = zerotrace()
+        .args(["record", "--txt", "-c"])
+        .arg(&cfg)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    let first = format!("zerotrace: {}:2:25 error: ", cfg.display());
+    assert!(e.starts_with(&first), "{e}");
+    assert!(
+        e.contains("data_sources { config { nmae: \"x\" } }\n"),
+        "{e}"
+    );
+    assert!(
+        e.trim_end().ends_with(&format!("{}^", " ".repeat(24))),
+        "{e}"
+    );
+
+    // Unwritable output: exit 4 once the session is recorded.
+    let daemon = Daemon::start(&d);
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "100ms",
+            "-o",
+        ])
+        .arg(d.join("no/such/dir/t.pftrace"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no/such/dir"), "{}", stderr(&o));
+
+    // --no-clobber with an existing file: exit 4, nothing recorded.
+    let existing = d.join("existing.pftrace");
+    std::fs::write(&existing, b"keep").unwrap();
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--no-clobber",
+            "-o",
+        ])
+        .arg(&existing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(std::fs::read(&existing).unwrap(), b"keep");
+
+    // A file that is not a trace: exit 5.
+    let junk = d.join("junk");
+    std::fs::write(&junk, [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]).unwrap();
+    let o = zerotrace().arg("stats").arg(&junk).output().unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+
+    // A missing trace file: exit 4.
+    let o = zerotrace()
+        .arg("dump")
+        .arg(d.join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4));
+}
+
+#[test]
+fn detach_attach_and_background() {
+    let d = dir("detach");
+    let daemon = Daemon::start(&d);
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "600ms",
+            "--detach",
+            "k",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--attach k"), "{}", stderr(&o));
+    let out = d.join("attached.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--attach",
+            "k",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!trace_config_of(&std::fs::read(&out).unwrap()).is_empty());
+
+    // --background: prints the recorder's pid and returns at once.
+    let bg = d.join("background.pftrace");
+    let start = Instant::now();
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "2s",
+            "--background",
+            "-o",
+        ])
+        .arg(&bg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!bg.exists(), "returned before the recording ended");
+    let pid: u32 = stdout(&o).trim().parse().expect("a pid");
+    assert!(pid > 0);
+    while !bg.exists() || std::fs::read(&bg).unwrap().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the background recorder wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
