@@ -486,3 +486,75 @@ fn detach_attach_and_background() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// `protoc --encode=perfetto.protos.Trace` of `text`, upstream schema.
+fn protoc_encode_trace(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = Command::new(protoc_bin_vendored::protoc_bin_path().unwrap())
+        .current_dir(upstream_root())
+        .args([
+            "-I.",
+            "--encode=perfetto.protos.Trace",
+            "protos/perfetto/trace/trace.proto",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "protoc --encode failed");
+    out.stdout
+}
+
+#[test]
+fn dump_and_stats_name_packets_of_data_sources_we_do_not_model() {
+    let d = dir("unmodeled");
+    let trace = protoc_encode_trace(
+        r#"
+        packet {
+          trusted_packet_sequence_id: 7
+          ftrace_events {
+            cpu: 2
+            event { timestamp: 1000 pid: 42 sched_switch { prev_comm: "worker" prev_pid: 42 next_comm: "idle" next_pid: 0 } }
+          }
+        }
+        packet {
+          trusted_packet_sequence_id: 8
+          timestamp: 2000
+          process_tree { processes { pid: 42 ppid: 1 cmdline: "worker" } }
+        }
+        packet {
+          trusted_packet_sequence_id: 8
+          timestamp: 3000
+          process_stats { processes { pid: 42 vm_rss_kb: 1024 } }
+        }
+        "#,
+    );
+    let path = d.join("unmodeled.pftrace");
+    std::fs::write(&path, &trace).unwrap();
+    let o = zerotrace().arg("dump").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    for want in [
+        "ftrace_events {",
+        "sched_switch {",
+        "prev_comm: \"worker\"",
+        "process_tree {",
+        "cmdline: [\"worker\"]",
+        "process_stats {",
+        "vm_rss_kb: 1024",
+    ] {
+        assert!(s.contains(want), "{want} in\n{s}");
+    }
+    let o = zerotrace().arg("stats").arg(&path).output().unwrap();
+    let s = stdout(&o);
+    for want in ["ftrace_events", "process_tree", "process_stats"] {
+        assert!(s.contains(want), "{want} in\n{s}");
+    }
+}
