@@ -558,3 +558,69 @@ fn dump_and_stats_name_packets_of_data_sources_we_do_not_model() {
         assert!(s.contains(want), "{want} in\n{s}");
     }
 }
+
+#[test]
+fn progress_line_on_a_terminal_only() {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let d = dir("progress");
+    let daemon = Daemon::start(&d);
+    // A pseudo-terminal for the recorder's stderr.
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Ends with EIO once every slave side is closed.
+        while let Ok(n) = rustix::io::read(&master, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let out = d.join("tty.pftrace");
+    let mut child = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "1500ms",
+            "-o",
+        ])
+        .arg(&out)
+        .stderr(slave)
+        .spawn()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let shown = reader.join().unwrap();
+    assert!(
+        shown.contains("received") && shown.contains("% full"),
+        "{shown:?}"
+    );
+    assert!(shown.contains(" lost"), "{shown:?}");
+    // On a pipe: no progress line, only the summary.
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "600ms",
+            "-o",
+        ])
+        .arg(d.join("pipe.pftrace"))
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(!e.contains("% full"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
