@@ -69,19 +69,27 @@ impl Fields {
 
     /// Runs `f` with the fields as annotations, on the stack when few.
     fn with_annotations<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
+        self.with_annotations_where(|_| true, f)
+    }
+
+    /// [`Self::with_annotations`] for the fields whose name passes `keep`.
+    fn with_annotations_where<R>(
+        &self,
+        keep: impl Fn(&str) -> bool,
+        f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
+    ) -> R {
         const ON_STACK: usize = 8;
-        if self.values.len() <= ON_STACK {
+        let kept = self.values.iter().filter(|(k, _)| keep(k));
+        if kept.clone().count() <= ON_STACK {
             let mut buf = [("", DebugValue::Bool(false)); ON_STACK];
-            for (slot, (k, v)) in buf.iter_mut().zip(&self.values) {
-                *slot = (*k, self.value(*v));
+            let mut n = 0;
+            for (k, v) in kept {
+                buf[n] = (*k, self.value(*v));
+                n += 1;
             }
-            f(&buf[..self.values.len()])
+            f(&buf[..n])
         } else {
-            let all: Vec<_> = self
-                .values
-                .iter()
-                .map(|(k, v)| (*k, self.value(*v)))
-                .collect();
+            let all: Vec<_> = kept.map(|(k, v)| (*k, self.value(*v))).collect();
             f(&all)
         }
     }
@@ -353,8 +361,11 @@ where
         if !cat.is_enabled() {
             return;
         }
-        let mut fields = Fields::default();
-        event.record(&mut fields);
+        // A pooled state's buffers, so an event allocates nothing in
+        // steady state either.
+        let mut state = pooled_state();
+        let fields = &mut state.fields;
+        event.record(fields);
         let meta = event.metadata();
         // `counter.NAME = value` fields are samples of counter track NAME;
         // the other fields annotate an instant.
@@ -377,22 +388,27 @@ where
             // An event that only carries counters is not an instant too.
             let others = fields.values.iter().filter(|(k, _)| !is_counter(k));
             if counters == 0 || others.clone().any(|(k, _)| *k != "message") {
-                let annotations: Vec<_> = others.map(|(k, v)| (*k, fields.value(*v))).collect();
                 let mut opts = EventOptions::new();
                 if let Some(loc) = location(meta) {
                     opts = opts.location(loc);
                 }
                 let name = Some(meta.name());
-                w.emit(
-                    ts,
-                    EventKind::Instant,
-                    Some(cat),
-                    name,
-                    &opts,
-                    &annotations,
-                    |_| {},
+                fields.with_annotations_where(
+                    |k| !is_counter(k),
+                    |annotations| {
+                        w.emit(
+                            ts,
+                            EventKind::Instant,
+                            Some(cat),
+                            name,
+                            &opts,
+                            annotations,
+                            |_| {},
+                        );
+                    },
                 );
             }
         });
+        recycle(state);
     }
 }
