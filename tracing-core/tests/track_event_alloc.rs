@@ -1,6 +1,7 @@
 //! After warm-up, writing events allocates nothing on the writing thread:
 //! a counting global allocator watches a thread that records slices with
-//! annotations, instants and counters across many chunks.
+//! annotations, instants and counters across many chunks, and `tracing`
+//! events through the Layer.
 #![cfg(target_os = "linux")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -65,9 +66,27 @@ fn enabled_events_allocate_nothing_after_warm_up() {
     // About 5 MB of packets: many chunks acquired and committed.
     events(50_000);
     let made = allocations() - before;
+    // The same for `tracing` events through the Layer.
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber =
+        tracing_subscriber::registry().with(zerotrace_core::track_event::PerfettoLayer::new(&ON));
+    let made_by_layer = tracing::subscriber::with_default(subscriber, || {
+        // One call site for warm-up and measurement (a new call site is a
+        // new source location, interned once).
+        let emit = |range: std::ops::Range<u64>| {
+            for i in range {
+                tracing::info!(n = i, what = "steady", "event");
+            }
+        };
+        emit(0..1000);
+        let before = allocations();
+        emit(0..20_000);
+        allocations() - before
+    });
     let path = std::env::temp_dir().join(format!("zt-alloc-{}.pftrace", std::process::id()));
     let bytes = session.stop(&path).unwrap();
     let _ = std::fs::remove_file(&path);
     assert!(bytes > 1 << 20, "the events were recorded ({bytes} bytes)");
     assert_eq!(made, 0, "heap allocations while tracing");
+    assert_eq!(made_by_layer, 0, "heap allocations per tracing event");
 }
