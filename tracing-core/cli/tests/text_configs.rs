@@ -524,3 +524,134 @@ fn errors_in_a_corpus_file_name_it_and_point_at_the_line() {
         .is_err()
     );
 }
+
+/// Single constructs, at the edges of the grammar, accepted or refused by
+/// us as by `protoc`, and encoded alike.
+#[test]
+fn edge_cases_agree_with_protoc() {
+    let root = upstream_root();
+    let dummy = |fields: &str| {
+        format!("data_sources {{ config {{ for_testing {{ dummy_fields {{ {fields} }} }} }} }}")
+    };
+    let good = [
+        dummy("field_int32: -0x80000000 field_sint64: -0777 field_sfixed32: - 1"),
+        dummy("field_uint64: 0xffffffffffffffff field_fixed64: 0 field_fixed32: 037777777777"),
+        dummy("field_double: -inf field_float: 1E3 field_int64: -9223372036854775808"),
+        dummy("field_double: 10 field_float: 2.f"),
+        dummy(r#"field_bytes: "\377\x00\u00ff" field_string: 'a' "b" 'c'"#),
+        "buffers { fill_policy: 0 } buffers { fill_policy: 0x2 }".into(),
+        "buffers: [] duration_ms: 0".into(),
+        "enable_extra_guardrails: t deferred_start: False notify_traceur: 1".into(),
+        "buffers {} ; buffers <> , duration_ms: 1".into(),
+        "# only a comment".into(),
+        "".into(),
+    ];
+    for text in &good {
+        let ours = text_config::parse("edge", text).unwrap_or_else(|e| panic!("{e}"));
+        let theirs = protoc_encode(&root, "protos/perfetto/config/trace_config.proto", text)
+            .unwrap_or_else(|e| panic!("protoc refuses {text}: {e}"));
+        assert_eq!(ours, theirs, "{text}");
+    }
+    let bad = [
+        dummy("field_int32: 0x80000000"),
+        dummy("field_uint32: -1"),
+        dummy("field_double: 0x10"),
+        dummy("field_double: 010"),
+        dummy("field_string: abc"),
+        dummy(r#"field_string: "unterminated"#),
+        dummy(r#"field_string: "bad \q escape""#),
+        "buffers { fill_policy: 3 }".into(),
+        "buffers { fill_policy: RING }".into(),
+        "duration_ms: 09".into(),
+        "duration_ms: 1.0".into(),
+        "duration_ms: [1]".into(),
+        "duration_ms: 1 duration_ms: 2".into(),
+        "enable_extra_guardrails: 2".into(),
+        "buffers { size_kb: 1 ".into(),
+        "buffers { size_kb: 1 } }".into(),
+        "buffers: [{}, ]".into(),
+        "duration_ms: 1;;".into(),
+        "no_such_field: 1".into(),
+    ];
+    for text in &bad {
+        assert!(
+            text_config::parse("edge", text).is_err(),
+            "we accept {text}"
+        );
+        assert!(
+            protoc_encode(&root, "protos/perfetto/config/trace_config.proto", text).is_err(),
+            "protoc accepts {text}"
+        );
+    }
+}
+
+/// Small deterministic pseudo-random numbers (xorshift64).
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Corpus configs with a few random edits (characters deleted, or tokens
+/// and stray punctuation inserted) must be accepted or refused by us as by
+/// `protoc` over upstream v51, and when accepted, encoded to the same
+/// bytes. `ZEROTRACE_TEXT_CONFIG_MUTATIONS` sets how many (200 by default;
+/// 4000 agreed when this was written).
+#[test]
+fn mutated_corpus_agrees_with_protoc() {
+    let rounds: usize = std::env::var("ZEROTRACE_TEXT_CONFIG_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let root = upstream_root();
+    let files = configs(&corpus_dir());
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).expect("read"))
+        .collect();
+    let inserts = [
+        "-", "0", "0x", "09", "07", "8", "-1", "2", "1e5", ".5", "inf", "x", "f", "DISCARD", ".",
+        ",", ";", ":", "{", "}", "[", "]", "<", ">", "\"", "'", "\\", "#", "\n", " ",
+    ];
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..rounds {
+        let mut text = texts[round % texts.len()].clone();
+        for _ in 0..1 + rng.below(2) {
+            let mut at = rng.below(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            if rng.below(3) == 0 {
+                let mut end = (at + 1 + rng.below(3)).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                text.replace_range(at..end, "");
+            } else {
+                text.insert_str(at, inserts[rng.below(inserts.len())]);
+            }
+        }
+        let ours = text_config::parse("mutated", &text);
+        let theirs = protoc_encode(&root, "protos/perfetto/config/trace_config.proto", &text);
+        match (&ours, &theirs) {
+            (Ok(a), Ok(b)) if a == b => accepted += 1,
+            (Err(_), Err(_)) => refused += 1,
+            _ => panic!(
+                "round {round}, from {}: we and protoc disagree on\n{text}\n\
+                 ours: {ours:?}\nprotoc: {theirs:?}",
+                files[round % files.len()].display()
+            ),
+        }
+    }
+    // Both outcomes are exercised.
+    assert!(
+        accepted * 10 >= rounds && refused * 10 >= rounds,
+        "{accepted} accepted, {refused} refused"
+    );
+}
