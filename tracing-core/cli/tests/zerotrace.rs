@@ -1,9 +1,12 @@
 //! The `zerotrace` binary, run as a subprocess: every command, and every
 //! error path with its exit code and one clear line.
 
+mod upstream;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use upstream::upstream_root;
 
 use prost::Message;
 use prost_reflect::DynamicMessage;
@@ -80,49 +83,11 @@ fn trace_config_of(trace: &[u8]) -> Vec<u8> {
     panic!("no trace_config packet");
 }
 
-/// Where `cargo metadata` unpacked the upstream schema crate.
-fn upstream_root() -> PathBuf {
-    let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-        .output()
-        .unwrap();
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let pkg = meta["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "perfetto_protos")
-        .unwrap();
-    Path::new(pkg["manifest_path"].as_str().unwrap())
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// `protoc --encode=perfetto.protos.TraceConfig` of `text`, upstream schema.
 fn protoc_encode(text: &str) -> Vec<u8> {
-    use std::io::Write;
-    let mut child = Command::new(protoc_bin_vendored::protoc_bin_path().unwrap())
-        .current_dir(upstream_root())
-        .args([
-            "-I.",
-            "--encode=perfetto.protos.TraceConfig",
-            "protos/perfetto/config/trace_config.proto",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "protoc --encode failed");
-    out.stdout
+    let proto = "protos/perfetto/config/trace_config.proto";
+    upstream::protoc_encode(&upstream_root(), proto, "perfetto.protos.TraceConfig", text)
+        .expect("protoc --encode")
 }
 
 const UNSERVED_CONFIG: &str = r#"
@@ -489,27 +454,9 @@ fn detach_attach_and_background() {
 
 /// `protoc --encode=perfetto.protos.Trace` of `text`, upstream schema.
 fn protoc_encode_trace(text: &str) -> Vec<u8> {
-    use std::io::Write;
-    let mut child = Command::new(protoc_bin_vendored::protoc_bin_path().unwrap())
-        .current_dir(upstream_root())
-        .args([
-            "-I.",
-            "--encode=perfetto.protos.Trace",
-            "protos/perfetto/trace/trace.proto",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "protoc --encode failed");
-    out.stdout
+    let proto = "protos/perfetto/trace/trace.proto";
+    upstream::protoc_encode(&upstream_root(), proto, "perfetto.protos.Trace", text)
+        .expect("protoc --encode")
 }
 
 #[test]
