@@ -571,3 +571,87 @@ fn progress_line_on_a_terminal_only() {
     assert!(!e.contains("% full"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
 }
+
+#[test]
+fn a_closed_pipe_ends_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    let genuine = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/vectors/genuine-session.pftrace");
+    for cmd in ["dump", "stats"] {
+        let mut child = zerotrace()
+            .arg(cmd)
+            .arg(&genuine)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader goes away after one line.
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{cmd}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn record_config_from_stdin_and_into_a_file_by_size() {
+    use std::io::Write;
+    let d = dir("stdin");
+    let daemon = Daemon::start(&d);
+    let mut child = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--txt",
+            "-c",
+            "-",
+            "-o",
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"buffers { size_kb: 256 } duration_ms: 200")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cfg = trace_config_of(&o.stdout);
+    let text =
+        zerotrace_cli::text_config::to_text(zerotrace_cli::schema::trace_config(), &cfg).unwrap();
+    assert!(text.contains("duration_ms: 200"), "{text}");
+    // -s: the service writes into the file while recording.
+    let out = d.join("sized.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "300ms",
+            "-s",
+            "1mb",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the service wrote"), "{}", stderr(&o));
+    let cfg = trace_config_of(&std::fs::read(&out).unwrap());
+    let text =
+        zerotrace_cli::text_config::to_text(zerotrace_cli::schema::trace_config(), &cfg).unwrap();
+    assert!(
+        text.contains("write_into_file: true") && text.contains("max_file_size_bytes: 1048576"),
+        "{text}"
+    );
+}

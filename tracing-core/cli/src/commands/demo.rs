@@ -13,9 +13,9 @@ use zerotrace_core::track_event::{
 use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
 use zerotrace_protos::protos::TracePacketDecoder;
 
-use super::CliError;
 use super::record::human_bytes;
 use super::trace_reader::packets;
+use super::{CliError, print_out};
 
 static FRAME: Category = Category::with("frame", &[], "The demo's frames");
 static WORK: Category = Category::with("work", &[], "Work items and uploads");
@@ -46,6 +46,7 @@ fn worker(id: i64, handler: std::sync::mpsc::Sender<u64>) {
 
 /// Runs `demo`.
 pub fn run(out: &Path) -> Result<(), CliError> {
+    let mut o = String::new();
     let session = InProcessSession::start(&CATEGORIES, InProcessConfig::default())
         .map_err(|e| CliError::Session(e.to_string()))?;
     let uploads = TrackSpec::named(0xde_0002, "uploads", Some(TrackEvent::process_track().uuid));
@@ -94,15 +95,22 @@ pub fn run(out: &Path) -> Result<(), CliError> {
             flows += e.terminating_flow_ids().count();
         }
     }
-    println!("wrote {} to {}", human_bytes(bytes as u64), out.display());
-    println!(
+    outln!(
+        o,
+        "wrote {} to {}",
+        human_bytes(bytes as u64),
+        out.display()
+    );
+    outln!(
+        o,
         "  {} packets: {slices} slices on {threads} thread tracks and the \"uploads\" async \
          track, {flows} flows between threads, {samples} samples of the \"queue depth\" counter",
         all.len()
     );
-    println!(
+    outln!(
+        o,
         "  open it at https://ui.perfetto.dev, or: zerotrace stats {}",
         out.display()
     );
-    Ok(())
+    print_out(o.as_bytes())
 }

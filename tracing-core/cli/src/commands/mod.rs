@@ -1,6 +1,18 @@
 //! The `zerotrace` subcommands and what they share: the command line, the
 //! error type with its exit codes, and reaching the service.
 
+/// `println!` into a `String` (commands print once, through [`print_out`],
+/// so a closed pipe ends them quietly instead of panicking).
+macro_rules! outln {
+    ($o:expr) => {
+        $o.push('\n')
+    };
+    ($o:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($o, $($t)*);
+    }};
+}
+
 mod convert;
 mod demo;
 mod dump;
@@ -197,11 +209,21 @@ fn read_input(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|e| CliError::io(path.display(), e))
 }
 
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn print_out(bytes: &[u8]) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    match std::io::Write::write_all(&mut out, bytes).and_then(|()| std::io::Write::flush(&mut out))
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::io("stdout", e)),
+    }
+}
+
 /// Writes `bytes` to a file, or stdout for `-`.
 fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
     if path.as_os_str() == "-" {
-        return std::io::Write::write_all(&mut std::io::stdout(), bytes)
-            .map_err(|e| CliError::io("stdout", e));
+        return print_out(bytes);
     }
     std::fs::write(path, bytes).map_err(|e| CliError::io(path.display(), e))
 }

@@ -3,7 +3,7 @@
 
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 
-use super::{CliError, connect};
+use super::{CliError, connect, print_out};
 use crate::schema;
 
 /// A field of `m` by name.
@@ -47,6 +47,7 @@ fn messages(m: &DynamicMessage, name: &str) -> Vec<DynamicMessage> {
 
 /// Runs `query`.
 pub fn run(socket: &str, json: bool) -> Result<(), CliError> {
+    let mut o = String::new();
     let mut consumer = connect(socket)?;
     let bytes = consumer
         .query_service_state()
@@ -59,19 +60,21 @@ pub fn run(socket: &str, json: bool) -> Result<(), CliError> {
     if json {
         let s = serde_json::to_string_pretty(&state)
             .map_err(|e| CliError::Session(format!("JSON: {e}")))?;
-        println!("{s}");
-        return Ok(());
+        outln!(o, "{s}");
+        return print_out(o.as_bytes());
     }
-    println!(
+    outln!(
+        o,
         "service: {}  sessions: {} ({} started)",
         text(&state, "tracing_service_version"),
         text(&state, "num_sessions"),
         text(&state, "num_sessions_started")
     );
-    println!();
-    println!("PRODUCERS\n{:<6} {:<8} {:<8} NAME", "ID", "PID", "UID");
+    outln!(o);
+    outln!(o, "PRODUCERS\n{:<6} {:<8} {:<8} NAME", "ID", "PID", "UID");
     for p in messages(&state, "producers") {
-        println!(
+        outln!(
+            o,
             "{:<6} {:<8} {:<8} {}",
             text(&p, "id"),
             text(&p, "pid"),
@@ -79,22 +82,29 @@ pub fn run(socket: &str, json: bool) -> Result<(), CliError> {
             text(&p, "name")
         );
     }
-    println!();
-    println!("DATA SOURCES\n{:<9} NAME", "PRODUCER");
+    outln!(o);
+    outln!(o, "DATA SOURCES\n{:<9} NAME", "PRODUCER");
     for d in messages(&state, "data_sources") {
         let name = match field(&d, "ds_descriptor") {
             Some(Value::Message(desc)) => text(&desc, "name"),
             _ => String::new(),
         };
-        println!("{:<9} {}", text(&d, "producer_id"), name);
+        outln!(o, "{:<9} {}", text(&d, "producer_id"), name);
     }
-    println!();
-    println!(
+    outln!(o);
+    outln!(
+        o,
         "SESSIONS\n{:<6} {:<10} {:<8} {:>10} {:>12} {:>5}  NAME",
-        "ID", "STATE", "UID", "BUFFERS KB", "DURATION MS", "DS"
+        "ID",
+        "STATE",
+        "UID",
+        "BUFFERS KB",
+        "DURATION MS",
+        "DS"
     );
     for s in messages(&state, "tracing_sessions") {
-        println!(
+        outln!(
+            o,
             "{:<6} {:<10} {:<8} {:>10} {:>12} {:>5}  {}",
             text(&s, "id"),
             text(&s, "state"),
@@ -105,5 +115,5 @@ pub fn run(socket: &str, json: bool) -> Result<(), CliError> {
             text(&s, "unique_session_name")
         );
     }
-    Ok(())
+    print_out(o.as_bytes())
 }

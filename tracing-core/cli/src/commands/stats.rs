@@ -8,7 +8,7 @@ use zerotrace_protos::protos::{TracePacketDecoder, TraceStatsDecoder};
 
 use super::record::human_bytes;
 use super::trace_reader::packets;
-use super::{CliError, read_input};
+use super::{CliError, print_out, read_input};
 
 /// What one trace buffer's stats say.
 #[derive(Debug, Default, Clone, Copy)]
@@ -95,6 +95,7 @@ pub fn packet_kind(p: &[u8]) -> String {
 
 /// Runs `stats`.
 pub fn run(path: &Path) -> Result<(), CliError> {
+    let mut o = String::new();
     let bytes = read_input(path)?;
     let name = path.display().to_string();
     let packets = packets(&name, &bytes)?;
@@ -121,31 +122,40 @@ pub fn run(path: &Path) -> Result<(), CliError> {
             last_stats = Some(s);
         }
     }
-    println!(
+    outln!(
+        o,
         "{name}: {} packets, {}",
         packets.len(),
         human_bytes(bytes.len() as u64)
     );
-    println!();
-    println!("{:<10} {:>9} {:>10}  kinds", "sequence", "packets", "bytes");
+    outln!(o);
+    outln!(
+        o,
+        "{:<10} {:>9} {:>10}  kinds",
+        "sequence",
+        "packets",
+        "bytes"
+    );
     for (seq, (n, b, kinds)) in &per_seq {
         let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        println!(
+        outln!(
+            o,
             "{seq:<10} {n:>9} {:>10}  {}",
             human_bytes(*b),
             kinds.join(", ")
         );
     }
-    println!();
-    println!("{:<32} {:>9}", "packet kind (data source)", "packets");
+    outln!(o);
+    outln!(o, "{:<32} {:>9}", "packet kind (data source)", "packets");
     for (k, n) in &per_kind {
-        println!("{k:<32} {n:>9}");
+        outln!(o, "{k:<32} {n:>9}");
     }
-    println!();
+    outln!(o);
     match last_stats {
         Some(s) => {
             let b = buffer_summary(s);
-            println!(
+            outln!(
+                o,
                 "buffers: {} of {} written, {} overwritten; chunks overwritten {}, discarded {}; \
                  packets lost in producers {}; ABI violations {}; late patches {}",
                 human_bytes(b.bytes_written),
@@ -158,18 +168,22 @@ pub fn run(path: &Path) -> Result<(), CliError> {
                 b.patches_failed
             );
         }
-        None => println!("buffers: the trace holds no trace_stats packet"),
+        None => outln!(o, "buffers: the trace holds no trace_stats packet"),
     }
     if dropped.is_empty() {
-        println!("data losses: none marked (no packet says previous_packet_dropped)");
+        outln!(
+            o,
+            "data losses: none marked (no packet says previous_packet_dropped)"
+        );
     } else {
-        println!(
+        outln!(
+            o,
             "data losses: {} packets follow a loss on their sequence:",
             dropped.len()
         );
         for (i, seq) in dropped.iter().take(20) {
-            println!("  packet {i} (sequence {seq})");
+            outln!(o, "  packet {i} (sequence {seq})");
         }
     }
-    Ok(())
+    print_out(o.as_bytes())
 }
