@@ -99,7 +99,7 @@ fn check_equivalence(heap_bytes: &[u8]) {
     )
     .expect("arbiter");
     let mut w = arbiter
-        .create_trace_writer(0, BufferExhaustedPolicy::Stall)
+        .create_trace_writer(0, BufferExhaustedPolicy::StallThenAbort)
         .expect("writer");
     w.write_packet(|p| slice_begin(p, TS));
     w.write_packet(|p| slice_begin(p, TS));
@@ -135,7 +135,7 @@ fn bench(c: &mut Criterion) {
     let (arbiter, reader) = smb();
     {
         let mut w = arbiter
-            .create_trace_writer(0, BufferExhaustedPolicy::Stall)
+            .create_trace_writer(0, BufferExhaustedPolicy::StallThenAbort)
             .expect("writer");
         g.bench_function("smb_1_thread", |b| {
             b.iter(|| w.write_packet(|p| slice_begin(p, black_box(TS))))
@@ -151,7 +151,7 @@ fn bench(c: &mut Criterion) {
                     let barrier = barrier.clone();
                     thread::spawn(move || {
                         let mut w = arbiter
-                            .create_trace_writer(0, BufferExhaustedPolicy::Stall)
+                            .create_trace_writer(0, BufferExhaustedPolicy::StallThenAbort)
                             .expect("writer");
                         barrier.wait();
                         let t = Instant::now();

@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     let instance = producer.wait_for_start("example.memory", Duration::from_secs(10))?;
-    let mut w = producer.create_trace_writer(instance.target_buffer)?;
+    let mut w = producer.create_trace_writer_for(&instance)?;
     // The track, once; then samples.
     w.packet(|p| {
         p.set_timestamp(boottime_ns());

@@ -74,7 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let arbiter =
         SharedMemoryArbiter::new(region, 4096, service.clone(), ArbiterConfig::default())?;
-    let mut writer = arbiter.create_trace_writer(1, BufferExhaustedPolicy::Stall)?;
+    let mut writer = arbiter.create_trace_writer(1, BufferExhaustedPolicy::StallThenAbort)?;
     for i in 0..packets {
         writer.write_packet(|p| slice_begin(p, 1_718_000_123_456_789 + i));
     }

@@ -152,7 +152,7 @@ fn run(sc: &Scenario, compaction: bool) -> Result<(), TestCaseError> {
     let mut writers: Vec<_> = (0..sc.writers)
         .map(|i| {
             let mut w = arbiter
-                .create_trace_writer(i as u16 + 1, BufferExhaustedPolicy::Stall)
+                .create_trace_writer(i as u16 + 1, BufferExhaustedPolicy::StallThenAbort)
                 .unwrap();
             w.set_compaction(compaction);
             w

@@ -187,7 +187,7 @@ fn eight_writers_drop_policy_every_packet_delivered_or_accounted() {
 
 #[test]
 fn eight_writers_stall_policy_delivers_everything() {
-    let (delivered, drops) = run(BufferExhaustedPolicy::Stall);
+    let (delivered, drops) = run(BufferExhaustedPolicy::StallThenAbort);
     assert_eq!(drops, 0);
     assert_eq!(delivered, THREADS * PACKETS);
 }

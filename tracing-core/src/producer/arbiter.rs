@@ -262,9 +262,13 @@ impl SharedMemoryArbiter {
             }
             let give_up = match policy {
                 BufferExhaustedPolicy::Drop => true,
-                BufferExhaustedPolicy::StallThenDrop => stalls >= self.config.stall.max_stalls,
-                BufferExhaustedPolicy::Stall => false,
+                BufferExhaustedPolicy::StallThenDrop | BufferExhaustedPolicy::StallThenAbort => {
+                    stalls >= self.config.stall.max_stalls
+                }
             };
+            if give_up && policy == BufferExhaustedPolicy::StallThenAbort {
+                self.abort_stalled(stalls);
+            }
             if give_up {
                 lock(&self.state).stats.acquire_failures += 1;
                 return None;
@@ -290,6 +294,21 @@ impl SharedMemoryArbiter {
             }
             interval = self.config.stall.next_interval(interval);
         }
+    }
+
+    /// STALL_THEN_ABORT gave up: the service has not freed a chunk for the
+    /// whole stall limit. Like Perfetto's client library, end the process,
+    /// saying why (the data source's config chose this over dropping).
+    #[cold]
+    fn abort_stalled(&self, stalls: u32) -> ! {
+        eprintln!(
+            "zerotrace: the shared memory buffer ({} bytes) stayed full for {stalls} attempts; \
+             the tracing service is not freeing chunks. The data source's \
+             buffer_exhausted_policy is STALL_THEN_ABORT, so the process aborts \
+             (STALL_THEN_DROP or DROP would drop packets instead).",
+            self.abi.size()
+        );
+        std::process::abort()
     }
 
     /// Marks `chunk` Complete, queues it for the service together with the

@@ -18,7 +18,9 @@ use super::category::{Category, CategoryFilter};
 use super::event_writer::{
     DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec,
 };
-use crate::producer::{DataSourceEvent, DataSourceSpec, ProducerClient, ProducerClientError};
+use crate::producer::{
+    BufferExhaustedPolicy, DataSourceEvent, DataSourceSpec, ProducerClient, ProducerClientError,
+};
 
 /// Most sessions a category keeps a bit for.
 const MAX_INSTANCES: u32 = 8;
@@ -29,6 +31,8 @@ struct Active {
     id: u64,
     bit: u32,
     target_buffer: u16,
+    /// The config's `buffer_exhausted_policy` (else the producer's default).
+    policy: BufferExhaustedPolicy,
 }
 
 struct Backend {
@@ -188,9 +192,9 @@ impl TrackEvent {
                     old.writer().flush(None);
                 }
                 slot.generation = generation;
-                let target = lock(&b.active).first().map(|a| a.target_buffer);
-                if let Some(target) = target
-                    && let Ok(tw) = b.producer.create_trace_writer(target)
+                let target = lock(&b.active).first().map(|a| (a.target_buffer, a.policy));
+                if let Some((target, policy)) = target
+                    && let Ok(tw) = b.producer.create_trace_writer_with_policy(target, policy)
                 {
                     let mut w = EventWriter::new(tw, thread_track(), None);
                     w.set_process_track(TrackEvent::process_track());
@@ -241,6 +245,7 @@ fn on_event(e: &DataSourceEvent) {
                 id: i.id,
                 bit,
                 target_buffer: i.target_buffer,
+                policy: b.producer.policy_for(&i.config),
             });
             b.generation.fetch_add(1, Ordering::AcqRel);
         }

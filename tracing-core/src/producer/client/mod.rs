@@ -90,7 +90,10 @@ pub struct ProducerOptions {
     pub page_size_hint: u32,
     /// How long to keep trying to connect.
     pub connect_timeout: Duration,
-    /// What writers do when the SMB is full.
+    /// What writers do when the SMB is full, unless a data source's config
+    /// names a policy. The default, STALL_THEN_DROP, neither hangs a
+    /// writer forever nor aborts the process; a service that stays behind
+    /// costs packets, each loss flagged in the trace.
     pub buffer_exhausted_policy: BufferExhaustedPolicy,
 }
 
@@ -103,7 +106,7 @@ impl Default for ProducerOptions {
             smb_size_hint: 0,
             page_size_hint: 0,
             connect_timeout: Duration::from_secs(10),
-            buffer_exhausted_policy: BufferExhaustedPolicy::Stall,
+            buffer_exhausted_policy: BufferExhaustedPolicy::StallThenDrop,
         }
     }
 }
@@ -371,6 +374,35 @@ impl ProducerClient {
             .clone()
             .ok_or(ProducerClientError::NoSmb)?;
         Ok(arbiter.create_trace_writer(target_buffer, self.inner.policy)?)
+    }
+
+    /// A writer for data source `instance`: its target buffer, and the
+    /// `buffer_exhausted_policy` its config names (else the producer's
+    /// default from [`ProducerOptions`]).
+    pub fn create_trace_writer_for(
+        &self,
+        instance: &Instance,
+    ) -> Result<TraceWriter, ProducerClientError> {
+        let policy = self.policy_for(&instance.config);
+        self.create_trace_writer_with_policy(instance.target_buffer, policy)
+    }
+
+    /// The policy an encoded DataSourceConfig asks for, else the default.
+    pub fn policy_for(&self, data_source_config: &[u8]) -> BufferExhaustedPolicy {
+        BufferExhaustedPolicy::from_data_source_config(data_source_config, self.inner.policy)
+    }
+
+    /// A writer into `target_buffer` with `policy`.
+    pub fn create_trace_writer_with_policy(
+        &self,
+        target_buffer: u16,
+        policy: BufferExhaustedPolicy,
+    ) -> Result<TraceWriter, ProducerClientError> {
+        let arbiter = lock(&self.inner.state)
+            .arbiter
+            .clone()
+            .ok_or(ProducerClientError::NoSmb)?;
+        Ok(arbiter.create_trace_writer(target_buffer, policy)?)
     }
 
     /// Waits until an instance of `name` has been started.

@@ -79,11 +79,11 @@ fn committed_packets_come_back_whole_and_in_order() {
     let mut buffer = TraceBuffer::new(1 << 20, FillPolicy::RingBuffer).unwrap();
     let mut a = s
         .arbiter
-        .create_trace_writer(1, BufferExhaustedPolicy::Stall)
+        .create_trace_writer(1, BufferExhaustedPolicy::StallThenAbort)
         .unwrap();
     let mut b = s
         .arbiter
-        .create_trace_writer(1, BufferExhaustedPolicy::Stall)
+        .create_trace_writer(1, BufferExhaustedPolicy::StallThenAbort)
         .unwrap();
     for i in 0..30 {
         // Some packets span chunks (their lengths become patches).
@@ -110,7 +110,7 @@ fn chunks_for_a_buffer_not_granted_are_discarded() {
     let mut buffer = TraceBuffer::new(1 << 20, FillPolicy::RingBuffer).unwrap();
     let mut w = s
         .arbiter
-        .create_trace_writer(2, BufferExhaustedPolicy::Stall)
+        .create_trace_writer(2, BufferExhaustedPolicy::StallThenAbort)
         .unwrap();
     write(&mut w, 1, 10);
     w.flush(None);
@@ -147,7 +147,7 @@ fn scraping_salvages_what_was_not_committed() {
     let mut buffer = TraceBuffer::new(1 << 20, FillPolicy::RingBuffer).unwrap();
     let mut w = s
         .arbiter
-        .create_trace_writer(1, BufferExhaustedPolicy::Stall)
+        .create_trace_writer(1, BufferExhaustedPolicy::StallThenAbort)
         .unwrap();
     let writer = w.writer_id();
     for i in 0..2 {

@@ -1,0 +1,195 @@
+//! The buffer-exhausted policies, as DataSourceConfig numbers them: DROP
+//! loses packets at once and flags the next one; STALL_THEN_DROP waits out
+//! its stall limit and then drops; STALL_THEN_ABORT waits and then ends the
+//! process with a message naming the cause. A packet larger than the whole
+//! SMB goes through intact when a service keeps freeing chunks, and is lost
+//! cleanly (flagged, nothing corrupted) when none does.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::InProcessService;
+use zerotrace_core::producer::{
+    ArbiterConfig, BufferExhaustedPolicy, ChannelCommitSink, SharedMemoryArbiter, StallConfig,
+    TraceWriter,
+};
+use zerotrace_core::shm::HeapShm;
+
+const SMB: usize = 16 * 1024;
+const PAGE: usize = 4096;
+
+fn quick_stalls() -> ArbiterConfig {
+    ArbiterConfig {
+        stall: StallConfig {
+            max_stalls: 5,
+            max_interval: Duration::from_millis(1),
+        },
+        ..ArbiterConfig::default()
+    }
+}
+
+/// An arbiter whose service never frees a chunk.
+fn starved(policy: BufferExhaustedPolicy) -> (Arc<SharedMemoryArbiter>, TraceWriter) {
+    let region = Arc::new(HeapShm::new(SMB).unwrap());
+    let (sink, rx) = ChannelCommitSink::new();
+    // Nobody reads the commits; keep the receiver so sends succeed.
+    std::mem::forget(rx);
+    let arbiter = SharedMemoryArbiter::new(region, PAGE, Arc::new(sink), quick_stalls()).unwrap();
+    let writer = arbiter.create_trace_writer(1, policy).unwrap();
+    (arbiter, writer)
+}
+
+fn write(w: &mut TraceWriter, n: u64, size: usize) {
+    let body = vec![0xabu8; size];
+    for i in 0..n {
+        w.write_packet(|m| {
+            m.append_uint64(8, i);
+            m.append_bytes(1000, &body);
+        });
+    }
+}
+
+#[test]
+fn config_numbers_choose_the_policy() {
+    let cfg = |v: u64| {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut m = w.root();
+            m.append_string(1, "ds");
+            m.append_uint64(9, v);
+        }
+        w.finish().unwrap()
+    };
+    let d = BufferExhaustedPolicy::StallThenDrop;
+    assert_eq!(
+        BufferExhaustedPolicy::from_data_source_config(&cfg(1), d),
+        BufferExhaustedPolicy::Drop
+    );
+    assert_eq!(
+        BufferExhaustedPolicy::from_data_source_config(&cfg(2), d),
+        BufferExhaustedPolicy::StallThenAbort
+    );
+    assert_eq!(
+        BufferExhaustedPolicy::from_data_source_config(&cfg(3), BufferExhaustedPolicy::Drop),
+        BufferExhaustedPolicy::StallThenDrop
+    );
+    // UNSPECIFIED, unknown numbers and no field: the default.
+    for v in [0, 77] {
+        assert_eq!(
+            BufferExhaustedPolicy::from_data_source_config(&cfg(v), d),
+            d
+        );
+    }
+    assert_eq!(BufferExhaustedPolicy::from_data_source_config(&[], d), d);
+}
+
+#[test]
+fn drop_gives_up_at_once() {
+    let (arbiter, mut w) = starved(BufferExhaustedPolicy::Drop);
+    write(&mut w, 200, 200);
+    let s = arbiter.stats();
+    assert!(s.acquire_failures > 0, "{s:?}");
+    assert_eq!(s.stalls, 0, "DROP never waits: {s:?}");
+}
+
+#[test]
+fn stall_then_drop_waits_its_limit_then_drops() {
+    let (arbiter, mut w) = starved(BufferExhaustedPolicy::StallThenDrop);
+    write(&mut w, 200, 200);
+    let s = arbiter.stats();
+    assert!(s.acquire_failures > 0, "gave up: {s:?}");
+    // It stalled up to the limit once, then (in drop mode) gives up at once
+    // until a chunk frees.
+    assert_eq!(s.stalls, 5, "{s:?}");
+}
+
+/// The process half of the abort test (run in a child process).
+#[test]
+fn stall_then_abort_child() {
+    if std::env::var_os("ZT_ABORT_CHILD").is_none() {
+        return;
+    }
+    let (_arbiter, mut w) = starved(BufferExhaustedPolicy::StallThenAbort);
+    write(&mut w, 200, 200);
+    unreachable!("STALL_THEN_ABORT returned");
+}
+
+#[test]
+fn stall_then_abort_ends_the_process_with_a_reason() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "stall_then_abort_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZT_ABORT_CHILD", "1")
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(6), "SIGABRT: {:?}", out.status);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("STALL_THEN_ABORT") && err.contains("stayed full"),
+        "{err}"
+    );
+}
+
+/// A service that frees every committed chunk at once.
+fn served(policy: BufferExhaustedPolicy) -> (Arc<InProcessService>, TraceWriter) {
+    let region = Arc::new(HeapShm::new(SMB).unwrap());
+    let service = InProcessService::new(region.clone(), PAGE, 0);
+    let arbiter = SharedMemoryArbiter::new(region, PAGE, service.clone(), quick_stalls()).unwrap();
+    let writer = arbiter.create_trace_writer(1, policy).unwrap();
+    (service, writer)
+}
+
+#[test]
+fn a_packet_larger_than_the_smb_goes_through_when_chunks_are_freed() {
+    for policy in [
+        BufferExhaustedPolicy::StallThenAbort,
+        BufferExhaustedPolicy::StallThenDrop,
+    ] {
+        let (service, mut w) = served(policy);
+        let big: Vec<u8> = (0..SMB * 3).map(|i| i as u8).collect();
+        w.write_packet(|m| {
+            m.append_uint64(8, 1);
+            m.append_bytes(1000, &big);
+        });
+        write(&mut w, 3, 10);
+        w.flush(None);
+        let (writers, errors) = service.reader.lock().unwrap().reassemble();
+        assert!(errors.is_empty(), "{errors:?}");
+        let packets = &writers[&1].packets;
+        assert_eq!(packets.len(), 4, "{policy:?}");
+        assert!(
+            packets[0].len() > big.len(),
+            "{policy:?}: the big packet whole"
+        );
+        assert!(
+            packets[0].windows(64).any(|w| w == &big[SMB..SMB + 64]),
+            "{policy:?}: its payload intact"
+        );
+    }
+}
+
+#[test]
+fn a_packet_larger_than_the_smb_is_lost_cleanly_when_nothing_is_freed() {
+    for policy in [
+        BufferExhaustedPolicy::Drop,
+        BufferExhaustedPolicy::StallThenDrop,
+    ] {
+        let (arbiter, mut w) = starved(policy);
+        let big = vec![7u8; SMB * 2];
+        w.write_packet(|m| {
+            m.append_uint64(8, 1);
+            m.append_bytes(1000, &big);
+        });
+        // The writer is in drop mode; later packets are dropped too, and
+        // nothing panics or writes out of bounds.
+        write(&mut w, 10, 10);
+        assert!(arbiter.stats().acquire_failures > 0, "{policy:?}");
+    }
+}
