@@ -478,6 +478,47 @@ fn detach_and_attach_need_the_exact_key() {
         matches!(h.replies(c2, r).as_slice(), [Reply::Err(_)]),
         "attached sessions cannot be taken over"
     );
+    // A second consumer of the same uid racing for the same key loses too.
+    let c3 = h.consumer(2000);
+    let r = h.ccall(c3, ConsumerCall::Attach { key: "k1".into() });
+    assert!(
+        matches!(h.replies(c3, r).as_slice(), [Reply::Err(_)]),
+        "the session went to the first attach"
+    );
+}
+
+/// After FreeBuffers a consumer's ReadBuffers is refused ("no tracing
+/// session") and FreeBuffers and DisableTracing are harmless no-ops:
+/// nothing is read, nothing breaks.
+#[test]
+fn calls_after_free_buffers_read_nothing() {
+    let mut h = Harness::new();
+    let (_, c, _) = simple_session(&mut h, |_| {});
+    let r = h.ccall(c, ConsumerCall::DisableTracing);
+    h.replies(c, r);
+    let r = h.ccall(c, ConsumerCall::FreeBuffers);
+    assert!(matches!(h.replies(c, r).as_slice(), [Reply::Ok { .. }]));
+    for call in [
+        ConsumerCall::ReadBuffers,
+        ConsumerCall::FreeBuffers,
+        ConsumerCall::DisableTracing,
+    ] {
+        let r = h.ccall(c, call);
+        let replies = h.replies(c, r);
+        let ok = match replies.as_slice() {
+            [Reply::Err(e)] => e.contains("no tracing session"),
+            [
+                Reply::Ok {
+                    data,
+                    has_more: false,
+                    ..
+                },
+            ] => data.is_empty(),
+            _ => false,
+        };
+        assert!(ok, "after FreeBuffers: {replies:?}");
+    }
+    assert!(h.svc.sessions().is_empty(), "the session is gone");
 }
 
 #[test]
