@@ -1,5 +1,5 @@
-//! Support shared by the fuzz targets: a deterministic service environment
-//! (fake clock, heap SMBs the input can rewrite) and a byte-stream cursor.
+//! Support shared by the targets: a deterministic service environment (fake
+//! clock, heap SMBs the input can rewrite) and a byte-stream cursor.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -24,7 +24,10 @@ pub struct FakeEnv(pub Rc<RefCell<World>>);
 impl ServiceEnv for FakeEnv {
     fn clock_snapshot(&mut self) -> Vec<ClockReading> {
         let now = self.0.borrow().now;
-        vec![ClockReading { clock_id: 6, timestamp: now }]
+        vec![ClockReading {
+            clock_id: 6,
+            timestamp: now,
+        }]
     }
 
     fn new_uuid(&mut self) -> u128 {

@@ -1,0 +1,14 @@
+//! Inputs on which a fuzz target once failed, each a named test through the
+//! target's logic (the corpus test replays them too, with every other
+//! committed input). The inputs are `fuzz/regressions/<target>/<name>`.
+
+/// An empty chunk stored exactly at the end of the ring stayed at the front
+/// of the eviction queue after a wrap and stopped the eviction of the chunks
+/// the next one overwrote: a later read returned another writer's bytes.
+/// (The same case built by hand: `tracing-core/tests/fuzz_regressions.rs`.)
+#[test]
+fn trace_buffer_empty_record_at_the_ring_end() {
+    zerotrace_fuzz_logic::trace_buffer(include_bytes!(
+        "../../regressions/trace_buffer/empty-record-at-ring-end"
+    ));
+}
