@@ -1,10 +1,13 @@
 //! Support shared by the targets: a deterministic service environment (fake
-//! clock, heap SMBs the input can rewrite) and a byte-stream cursor.
+//! clock, heap SMBs the input can rewrite), a byte-stream cursor, and
+//! scratch files for the targets whose code under test reads paths.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use zerotrace_core::service::{ClockReading, ProducerId, ServiceEnv};
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
@@ -90,4 +93,72 @@ pub fn scribble(region: &HeapShm, offset: usize, bytes: &[u8]) {
         // and this thread is the only writer.
         unsafe { region.as_ptr().add(at).write_volatile(b) };
     }
+}
+
+/// A fresh directory of its own under the system's temporary directory,
+/// removed (with what it holds) when dropped. Targets whose code under test
+/// only reads files (the codegen front end, the `zerotrace` trace readers)
+/// write each input into one.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Creates the directory; `what` becomes part of its name.
+    pub fn new(what: &str) -> std::io::Result<ScratchDir> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("zerotrace-fuzz-{what}-{}-{n}", std::process::id()));
+        // A leftover of a killed run with the same pid and number.
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `f` with the process's standard output sent to `/dev/null` (for
+/// code under test that prints whole reports, such as `zerotrace dump`:
+/// printing them would only slow the fuzzer down and flood test logs).
+/// Standard output is restored afterwards, even if `f` panics. Calls are
+/// serialised; if stdout cannot be redirected, `f` runs with it as it is.
+pub fn with_stdout_silenced<R>(f: impl FnOnce() -> R) -> R {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _serial = LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+
+    /// Puts the saved stdout back when dropped.
+    struct Restore(Option<std::os::fd::OwnedFd>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = std::io::stdout().flush();
+            if let Some(saved) = self.0.take() {
+                let _ = rustix::stdio::dup2_stdout(&saved);
+            }
+        }
+    }
+
+    let _ = std::io::stdout().flush();
+    let saved = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .ok()
+        .and_then(|null| {
+            let saved = rustix::io::dup(std::io::stdout()).ok()?;
+            rustix::stdio::dup2_stdout(&null).ok()?;
+            Some(saved)
+        });
+    let _restore = Restore(saved);
+    f()
 }

@@ -137,6 +137,10 @@ corpus_tests!(
     producer_port,
     consumer_port,
     trace_config,
+    text_config,
+    codegen_frontend,
+    derive_decoders,
+    trace_file,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,
