@@ -12,3 +12,13 @@ fn trace_buffer_empty_record_at_the_ring_end() {
         "../../regressions/trace_buffer/empty-record-at-ring-end"
     ));
 }
+
+/// The target's own invariant was wrong, not the parser: an error on a
+/// last line that ends in a lone '\r' (no '\n' after it) quotes the line
+/// with that '\r', as `str::lines` splits it (only "\r\n" is a line ending).
+#[test]
+fn text_config_lone_cr_at_the_end() {
+    zerotrace_fuzz_logic::text_config(include_bytes!(
+        "../../regressions/text_config/lone-cr-at-the-end"
+    ));
+}
