@@ -48,18 +48,21 @@ fn check_error(text: &str, e: &TextConfigError) {
         e.line,
         lines.len()
     );
-    let line = lines[e.line - 1];
-    // Without its line ending: "\n" or "\r\n" (a last line keeps a lone '\r').
-    let line = match line.strip_suffix('\r') {
-        Some(stripped) if e.line < lines.len() => stripped,
-        _ => line,
-    };
-    let chars = line.chars().count();
+    let raw = lines[e.line - 1];
+    // The column may point at any character of the line, its '\r' and '\n'
+    // included (a string cut by the end of its line is reported there).
+    let chars = raw.chars().count();
     assert!(
         e.column >= 1 && e.column <= chars + 1,
         "column {} of a {chars}-character line: {e}",
         e.column
     );
+    // The excerpt is the line without its ending: "\n" or "\r\n" (a last
+    // line keeps a lone '\r').
+    let line = match raw.strip_suffix('\r') {
+        Some(stripped) if e.line < lines.len() => stripped,
+        _ => raw,
+    };
     assert_eq!(e.source_line, line, "the excerpt is the line: {e}");
     assert_eq!(
         e.caret.chars().count(),

@@ -22,3 +22,13 @@ fn text_config_lone_cr_at_the_end() {
         "../../regressions/text_config/lone-cr-at-the-end"
     ));
 }
+
+/// Again the invariant, not the parser: a string cut by the end of its line
+/// is reported at the '\n', so on a "\r\n" line the column points past the
+/// excerpt (which drops the "\r\n") at the line ending itself.
+#[test]
+fn text_config_string_cut_at_crlf() {
+    zerotrace_fuzz_logic::text_config(include_bytes!(
+        "../../regressions/text_config/string-cut-at-crlf"
+    ));
+}
