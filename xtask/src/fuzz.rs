@@ -104,9 +104,10 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         if !only.is_empty() && !only.contains(&target) {
             continue;
         }
-        // The committed seeds and regression inputs, copied into a scratch
-        // corpus the run may grow.
-        let corpus = target_dir.join("fuzz-corpus").join(&target);
+        // The committed seeds and regression inputs, copied into the corpus
+        // the run grows: cargo-fuzz's own (uncommitted) fuzz/corpus/<target>,
+        // which the logic crate's corpus test replays too.
+        let corpus = fuzz_dir.join("corpus").join(&target);
         std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
         for dir in ["seeds", "regressions"] {
             if let Ok(entries) = std::fs::read_dir(fuzz_dir.join(dir).join(&target)) {
@@ -183,6 +184,9 @@ mod tests {
         ] {
             assert!(t.iter().any(|n| n == new), "{new} in {t:?}");
         }
-        assert!(!t.iter().any(|n| n.contains('-')), "no package names: {t:?}");
+        assert!(
+            !t.iter().any(|n| n.contains('-')),
+            "no package names: {t:?}"
+        );
     }
 }
