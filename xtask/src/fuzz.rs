@@ -1,17 +1,25 @@
 //! `cargo xtask fuzz`: builds the cargo-fuzz targets and runs each for a
-//! while, seeded from its committed corpus, reporting executions and
-//! findings per target. Uses nightly with the address sanitizer where a
-//! nightly toolchain exists, else stable without a sanitizer.
+//! while, seeded from its committed corpus (`fuzz/seeds/<target>/` and the
+//! regression inputs in `fuzz/regressions/<target>/`), reporting executions
+//! and findings per target. Uses nightly with the address sanitizer where a
+//! nightly toolchain exists, else stable without a sanitizer. The targets'
+//! logic is the `zerotrace-fuzz-logic` crate (`fuzz/logic/`); its
+//! `tests/corpus.rs` replays the same inputs, and any crash files a run
+//! leaves in `fuzz/artifacts/<target>/`, under a plain `cargo test`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 /// Result of one target's run.
 pub struct Outcome {
+    /// The target's name.
     pub target: String,
+    /// Inputs libFuzzer ran (its final stats).
     pub executions: u64,
+    /// Whether the run failed (a crash, leak, timeout or out-of-memory).
     pub crashed: bool,
+    /// Wall time, the build included.
     pub seconds: f64,
 }
 
@@ -42,17 +50,19 @@ fn ensure_cargo_fuzz() -> Result<(), String> {
     }
 }
 
-/// Every target named in fuzz/Cargo.toml.
+/// Every target: the `[[bin]]`s of fuzz/Cargo.toml, in order.
 pub fn targets(root: &Path) -> Result<Vec<String>, String> {
     let toml = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).map_err(|e| e.to_string())?;
     Ok(toml
-        .lines()
-        .filter_map(|l| {
-            l.trim()
-                .strip_prefix("name = \"")
-                .and_then(|r| r.strip_suffix('"'))
+        .split("[[bin]]")
+        .skip(1)
+        .filter_map(|section| {
+            section.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("name = \"")
+                    .and_then(|r| r.strip_suffix('"'))
+            })
         })
-        .filter(|n| *n != "zerotrace-fuzz" && *n != "zerotrace_fuzz")
         .map(str::to_owned)
         .collect())
 }
@@ -71,18 +81,39 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         if nightly { "nightly" } else { "stable" }
     );
     let fuzz_dir = root.join("fuzz");
+    // The fuzz package is its own workspace with its own (uncommitted) lock
+    // file: start it from the main workspace's, so the fuzzed code builds
+    // with the dependency versions the workspace is tested with.
+    let lock = fuzz_dir.join("Cargo.lock");
+    if !lock.exists() {
+        std::fs::copy(root.join("Cargo.lock"), &lock).map_err(|e| e.to_string())?;
+    }
+    // Beside the workspace's own builds (the sanitizer flags rebuild
+    // everything): under $CARGO_TARGET_DIR when that is set.
+    let target_dir =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let all = targets(root)?;
+    if let Some(unknown) = only.iter().find(|t| !all.contains(t)) {
+        return Err(format!(
+            "no fuzz target {unknown} (targets: {})",
+            all.join(", ")
+        ));
+    }
     let mut out = Vec::new();
-    for target in targets(root)? {
+    for target in all {
         if !only.is_empty() && !only.contains(&target) {
             continue;
         }
-        // The committed seeds, copied into a scratch corpus the run may grow.
-        let seeds = fuzz_dir.join("seeds").join(&target);
-        let corpus = root.join("target/fuzz-corpus").join(&target);
+        // The committed seeds and regression inputs, copied into the corpus
+        // the run grows: cargo-fuzz's own (uncommitted) fuzz/corpus/<target>,
+        // which the logic crate's corpus test replays too.
+        let corpus = fuzz_dir.join("corpus").join(&target);
         std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
-        if let Ok(entries) = std::fs::read_dir(&seeds) {
-            for e in entries.flatten() {
-                let _ = std::fs::copy(e.path(), corpus.join(e.file_name()));
+        for dir in ["seeds", "regressions"] {
+            if let Ok(entries) = std::fs::read_dir(fuzz_dir.join(dir).join(&target)) {
+                for e in entries.flatten() {
+                    let _ = std::fs::copy(e.path(), corpus.join(e.file_name()));
+                }
             }
         }
         let start = Instant::now();
@@ -101,7 +132,7 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
             .arg(format!("-max_total_time={seconds}"))
             .arg("-print_final_stats=1")
             .current_dir(&fuzz_dir)
-            .env("CARGO_TARGET_DIR", root.join("target/fuzz-build"))
+            .env("CARGO_TARGET_DIR", target_dir.join("fuzz-build"))
             .output()
             .map_err(|e| e.to_string())?;
         let log = String::from_utf8_lossy(&o.stderr);
@@ -114,7 +145,10 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         if crashed {
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
             eprintln!(
-                "fuzz: {target} FAILED\n{}",
+                "fuzz: {target} FAILED\n{}\nfuzz: the input is in fuzz/artifacts/{target}/ \
+                 (`cargo test -p zerotrace-fuzz-logic --test corpus {target}` replays it); \
+                 minimise it (`cargo fuzz tmin {target} FILE` in fuzz/) and commit it under \
+                 fuzz/regressions/{target}/",
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             );
         }
@@ -131,4 +165,28 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_targets_are_the_bins_of_the_fuzz_package() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let t = targets(&root).expect("fuzz/Cargo.toml");
+        assert_eq!(t.first().map(String::as_str), Some("decoder"));
+        for new in [
+            "text_config",
+            "codegen_frontend",
+            "derive_decoders",
+            "trace_file",
+        ] {
+            assert!(t.iter().any(|n| n == new), "{new} in {t:?}");
+        }
+        assert!(
+            !t.iter().any(|n| n.contains('-')),
+            "no package names: {t:?}"
+        );
+    }
 }

@@ -1,0 +1,65 @@
+//! The logic of every zerotrace fuzz target, in one place: the cargo-fuzz
+//! binaries in `fuzz/fuzz_targets/` are one-line calls into this crate, and
+//! `tests/corpus.rs` runs every committed seed, regression input and local
+//! corpus or crash file through the same functions under a plain
+//! `cargo test`. No libFuzzer here: the crate builds on stable as a member
+//! of the workspace.
+//!
+//! Each target is `pub fn <target>(data: &[u8])`: it feeds `data` to the
+//! code under test and asserts an invariant beyond "no crash" (see each
+//! module's documentation and `fuzz/README.md`); a failed assertion or any
+//! other panic is a finding. [`TARGETS`] lists them by name.
+
+mod chunk_fragments;
+mod codegen_frontend;
+mod commit_data_request;
+mod consumer_port;
+mod decoder;
+pub mod derive_decoders;
+mod ipc_frames;
+mod producer_port;
+pub mod support;
+mod text_config;
+mod trace_buffer;
+mod trace_config;
+mod trace_file;
+mod trace_packet;
+mod typed_decoder;
+
+pub use chunk_fragments::chunk_fragments;
+pub use codegen_frontend::codegen_frontend;
+pub use commit_data_request::commit_data_request;
+pub use consumer_port::consumer_port;
+pub use decoder::decoder;
+pub use derive_decoders::derive_decoders;
+pub use ipc_frames::ipc_frames;
+pub use producer_port::producer_port;
+pub use support::{Cursor, FakeEnv, ScratchDir, World, scribble, with_stdout_silenced};
+pub use text_config::text_config;
+pub use trace_buffer::trace_buffer;
+pub use trace_config::trace_config;
+pub use trace_file::trace_file;
+pub use trace_packet::trace_packet;
+pub use typed_decoder::typed_decoder;
+
+/// A target: its name (the cargo-fuzz binary's and the corpus
+/// directories') and its logic.
+pub type Target = (&'static str, fn(&[u8]));
+
+/// Every target, by name.
+pub const TARGETS: &[Target] = &[
+    ("decoder", decoder),
+    ("typed_decoder", typed_decoder),
+    ("trace_packet", trace_packet),
+    ("commit_data_request", commit_data_request),
+    ("chunk_fragments", chunk_fragments),
+    ("trace_buffer", trace_buffer),
+    ("ipc_frames", ipc_frames),
+    ("producer_port", producer_port),
+    ("consumer_port", consumer_port),
+    ("trace_config", trace_config),
+    ("text_config", text_config),
+    ("codegen_frontend", codegen_frontend),
+    ("derive_decoders", derive_decoders),
+    ("trace_file", trace_file),
+];
