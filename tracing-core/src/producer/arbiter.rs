@@ -86,6 +86,36 @@ struct ArbiterState {
     stats: ArbiterStats,
 }
 
+/// Requests kept ready for batches: one being sent, one filling, and one
+/// more for a flush a writer thread makes itself meanwhile.
+const SPARE_REQUESTS: usize = 3;
+/// Patch lists kept ready (one per chunk with patches in a batch).
+const SPARE_PATCH_LISTS: usize = 64;
+/// Most entries reserved up front in a request's lists.
+const MAX_RESERVED_CHUNKS: usize = 4096;
+
+impl ArbiterState {
+    /// A state whose batch storage is allocated up front for an SMB of
+    /// `chunks` chunks, so writers allocate nothing even while commits lag.
+    fn preallocated(chunks: usize) -> ArbiterState {
+        let chunks = chunks.clamp(1, MAX_RESERVED_CHUNKS);
+        let request = || {
+            let mut r = CommitDataRequest::default();
+            r.chunks_to_move.reserve(chunks);
+            r.chunks_to_patch.reserve(chunks.min(SPARE_PATCH_LISTS));
+            r
+        };
+        ArbiterState {
+            spares: (0..SPARE_REQUESTS).map(|_| request()).collect(),
+            patch_lists: (0..SPARE_PATCH_LISTS)
+                .map(|_| Vec::with_capacity(8))
+                .collect(),
+            unpatched: Vec::with_capacity(chunks),
+            ..ArbiterState::default()
+        }
+    }
+}
+
 /// Applies `patch` in place if its chunk is still in the batch (`unpatched`);
 /// when no more patches for it follow, clears its NeedsPatching flag and
 /// completes it.
@@ -163,11 +193,12 @@ impl SharedMemoryArbiter {
         // claim above makes this the only arbiter over the memory, so no
         // other page size is imposed on it from this process.
         let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), region.size(), page_size) }?;
+        let state = ArbiterState::preallocated(abi.num_pages() * config.page_layout.num_chunks());
         Ok(Arc::new(SharedMemoryArbiter {
             abi,
             sink,
             config,
-            state: Mutex::new(ArbiterState::default()),
+            state: Mutex::new(state),
             commit_order: Mutex::new(()),
             region,
         }))
@@ -466,13 +497,11 @@ impl SharedMemoryArbiter {
         req.clear();
         // Room for every chunk of the buffer, reserved here (on the thread
         // that sends), so writers fill it without allocating.
-        req.chunks_to_move.reserve(self.abi.num_pages() * 4);
-        req.chunks_to_patch.reserve(16);
         let mut st = lock(&self.state);
-        if st.spares.len() < 2 {
+        if st.spares.len() < SPARE_REQUESTS {
             st.spares.push(req);
         }
-        lists.truncate(64usize.saturating_sub(st.patch_lists.len()));
+        lists.truncate(SPARE_PATCH_LISTS.saturating_sub(st.patch_lists.len()));
         st.patch_lists.append(&mut lists);
     }
 
