@@ -315,9 +315,14 @@ impl SharedMemoryArbiter {
                 // freed: send them before waiting.
                 self.flush_pending_commit_data_requests(None);
             } else if has_pending {
-                // Or have the committer send them, and wait.
+                // Or have the committer send them, and wait as long as the
+                // back-off says (the stall limit counts these waits too).
                 self.sink.commit_pending();
-                std::thread::yield_now();
+                if interval.is_zero() {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(interval);
+                }
             } else if interval.is_zero() {
                 std::thread::yield_now();
             } else {
