@@ -193,3 +193,45 @@ fn a_packet_larger_than_the_smb_is_lost_cleanly_when_nothing_is_freed() {
         assert!(arbiter.stats().acquire_failures > 0, "{policy:?}");
     }
 }
+
+/// A sink whose committer thread never gets round to sending.
+struct SlowCommitter;
+
+impl zerotrace_core::producer::CommitSink for SlowCommitter {
+    fn commit_data(
+        &self,
+        _request: &mut zerotrace_core::producer::CommitDataRequest,
+        _on_complete: Option<zerotrace_core::producer::FlushCallback>,
+    ) {
+    }
+    fn commits_in_background(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_stall_with_a_committer_thread_waits_out_its_back_off() {
+    // With a committer thread the writer does not send itself; it must
+    // still wait between attempts, or STALL_THEN_DROP gives up at once.
+    let region = Arc::new(HeapShm::new(SMB).unwrap());
+    let config = ArbiterConfig {
+        stall: StallConfig {
+            max_stalls: 6,
+            max_interval: Duration::from_millis(100),
+        },
+        ..ArbiterConfig::default()
+    };
+    let arbiter = SharedMemoryArbiter::new(region, PAGE, Arc::new(SlowCommitter), config).unwrap();
+    let mut w = arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::StallThenDrop)
+        .unwrap();
+    let start = std::time::Instant::now();
+    write(&mut w, 200, 200);
+    // The back-off's sleeps: 8 µs, 72 µs, 584 µs, 4.68 ms and 37.4 ms.
+    assert!(
+        start.elapsed() >= Duration::from_millis(42),
+        "gave up after {:?}",
+        start.elapsed()
+    );
+    assert!(arbiter.stats().acquire_failures > 0);
+}
