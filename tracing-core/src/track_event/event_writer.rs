@@ -558,15 +558,16 @@ impl EventWriter {
         name: &'static str,
         annotations: &[(&'static str, DebugValue<'_>)],
     ) {
-        let track = self.thread.uuid;
-        let head = Head {
-            kind: EventKind::SliceBegin as i32,
-            track,
-            category: Some(category),
-            name: Some(name),
-            location: None,
-        };
-        self.event(ts, head, annotations, |_| {});
+        let opts = EventOptions::new();
+        self.emit(
+            ts,
+            EventKind::SliceBegin,
+            Some(category),
+            Some(name),
+            &opts,
+            annotations,
+            |_| {},
+        );
     }
 
     /// Begins a slice on `track` (the thread track if `None`), with flows
@@ -585,47 +586,40 @@ impl EventWriter {
         terminating_flows: &[u64],
         extra: impl FnOnce(&mut TrackEvent<'_>),
     ) {
-        let head = Head {
-            kind: EventKind::SliceBegin as i32,
-            track: track.unwrap_or(self.thread.uuid),
-            category: Some(category),
-            name: Some(name),
-            location: None,
-        };
-        self.event(ts, head, annotations, |e| {
-            for f in flows {
-                e.add_flow_ids(*f);
-            }
-            for f in terminating_flows {
-                e.add_terminating_flow_ids(*f);
-            }
-            extra(e);
-        });
+        let opts = on_track(EventOptions::new().flows(flows), track);
+        self.emit(
+            ts,
+            EventKind::SliceBegin,
+            Some(category),
+            Some(name),
+            &opts,
+            annotations,
+            |e| {
+                for f in terminating_flows {
+                    e.add_terminating_flow_ids(*f);
+                }
+                extra(e);
+            },
+        );
     }
 
     /// Ends the innermost open slice on `track` (the thread track if `None`).
     pub fn slice_end_on(&mut self, ts: u64, category: &'static Category, track: Option<u64>) {
-        let head = Head {
-            kind: EventKind::SliceEnd as i32,
-            track: track.unwrap_or(self.thread.uuid),
-            category: Some(category),
-            name: None,
-            location: None,
-        };
-        self.event(ts, head, &[], |_| {});
+        let opts = on_track(EventOptions::new(), track);
+        self.emit(
+            ts,
+            EventKind::SliceEnd,
+            Some(category),
+            None,
+            &opts,
+            &[],
+            |_| {},
+        );
     }
 
     /// Ends the innermost open slice on the thread track.
     pub fn slice_end(&mut self, ts: u64, category: &'static Category) {
-        let track = self.thread.uuid;
-        let head = Head {
-            kind: EventKind::SliceEnd as i32,
-            track,
-            category: Some(category),
-            name: None,
-            location: None,
-        };
-        self.event(ts, head, &[], |_| {});
+        self.slice_end_on(ts, category, None);
     }
 
     /// An instant on `track` (the thread track if `None`), with or without
@@ -637,14 +631,16 @@ impl EventWriter {
         name: Option<&'static str>,
         track: Option<u64>,
     ) {
-        let head = Head {
-            kind: EventKind::Instant as i32,
-            track: track.unwrap_or(self.thread.uuid),
-            category: Some(category),
+        let opts = on_track(EventOptions::new(), track);
+        self.emit(
+            ts,
+            EventKind::Instant,
+            Some(category),
             name,
-            location: None,
-        };
-        self.event(ts, head, &[], |_| {});
+            &opts,
+            &[],
+            |_| {},
+        );
     }
 
     /// An instant on `track` (the thread track if `None`).
@@ -656,42 +652,39 @@ impl EventWriter {
         track: Option<u64>,
         annotations: &[(&'static str, DebugValue<'_>)],
     ) {
-        let track = track.unwrap_or(self.thread.uuid);
-        let head = Head {
-            kind: EventKind::Instant as i32,
-            track,
-            category: Some(category),
-            name: Some(name),
-            location: None,
-        };
-        self.event(ts, head, annotations, |_| {});
+        let opts = on_track(EventOptions::new(), track);
+        self.emit(
+            ts,
+            EventKind::Instant,
+            Some(category),
+            Some(name),
+            &opts,
+            annotations,
+            |_| {},
+        );
     }
 
     /// An integer counter sample on counter track `track`.
     pub fn counter(&mut self, ts: u64, track: u64, value: i64) {
-        let head = Head {
-            kind: EventKind::Counter as i32,
-            track,
-            category: None,
-            name: None,
-            location: None,
-        };
-        self.event(ts, head, &[], |e| {
+        let opts = EventOptions::new().track_uuid(track);
+        self.emit(ts, EventKind::Counter, None, None, &opts, &[], |e| {
             e.set_counter_value(value);
         });
     }
 
     /// A floating-point counter sample on counter track `track`.
     pub fn counter_f64(&mut self, ts: u64, track: u64, value: f64) {
-        let head = Head {
-            kind: EventKind::Counter as i32,
-            track,
-            category: None,
-            name: None,
-            location: None,
-        };
-        self.event(ts, head, &[], |e| {
+        let opts = EventOptions::new().track_uuid(track);
+        self.emit(ts, EventKind::Counter, None, None, &opts, &[], |e| {
             e.set_double_counter_value(value);
         });
+    }
+}
+
+/// `opts` on the track with uuid `track`, if one is given.
+fn on_track(opts: EventOptions<'_>, track: Option<u64>) -> EventOptions<'_> {
+    match track {
+        Some(t) => opts.track_uuid(t),
+        None => opts,
     }
 }
