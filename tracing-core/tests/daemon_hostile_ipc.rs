@@ -56,11 +56,15 @@ struct Raw {
 
 impl Raw {
     fn connect(ep: &Endpoint) -> Raw {
+        Raw::connect_to(ep, "ProducerPort")
+    }
+
+    fn connect_to(ep: &Endpoint, service: &str) -> Raw {
         let s = connect(ep).unwrap();
         s.set_nonblocking(false).unwrap();
         let mut r = Raw {
             s,
-            c: ClientConnection::new("ProducerPort"),
+            c: ClientConnection::new(service),
         };
         r.flush(None);
         r
@@ -281,5 +285,163 @@ fn peer_identity_is_honoured_only_over_tcp() {
         "over unix the kernel's"
     );
     drop(daemon);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A frame that arrives one byte per write is still one call; a frame cut
+/// short by a disconnect is forgotten with its connection; a flood of empty
+/// frames neither stops the peer nor anyone else.
+#[test]
+fn byte_at_a_time_truncated_and_tiny_frames() {
+    let svc = Svc::start("bytes");
+    let mut slow = Raw::connect(&svc.producer);
+    slow.until(|e| matches!(e, ClientEvent::Bound { .. }));
+    let id = slow
+        .c
+        .invoke("InitializeConnection", init_args(false), false);
+    for frame in slow.c.take_transmit() {
+        for b in frame {
+            slow.raw(&[b]);
+            std::thread::sleep(Duration::from_micros(300));
+        }
+    }
+    let e = slow.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id));
+    assert!(
+        matches!(e, Some(ClientEvent::Reply { success: true, .. })),
+        "{e:?}"
+    );
+
+    // Half a frame, then gone.
+    let mut cut = Raw::connect(&svc.producer);
+    cut.until(|e| matches!(e, ClientEvent::Bound { .. }));
+    cut.c
+        .invoke("InitializeConnection", init_args(false), false);
+    let frame = cut.c.take_transmit().concat();
+    cut.raw(&frame[..frame.len() / 2]);
+    drop(cut);
+
+    // Ten thousand zero-length frames (each an IPCFrame that decodes to
+    // nothing useful): dropped and counted, the connection goes on.
+    slow.raw(&[0u8; 4 * 10_000]);
+    let id = slow.c.invoke("Sync", vec![], false);
+    slow.flush(None);
+    assert!(
+        slow.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id))
+            .is_some(),
+        "the flooding peer is still served"
+    );
+    let mut other = Raw::connect(&svc.producer);
+    other.until(|e| matches!(e, ClientEvent::Bound { .. }));
+    let id = other
+        .c
+        .invoke("InitializeConnection", init_args(false), false);
+    other.flush(None);
+    assert!(
+        other
+            .until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id))
+            .is_some(),
+        "others are served"
+    );
+}
+
+/// Sixteen fds on one message, again and again: the service keeps at most
+/// what one read may carry, closes those it did not ask for, and the
+/// kernel drops the rest; nothing leaks.
+#[test]
+fn too_many_fds_are_closed() {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
+    use std::io::IoSlice;
+    use std::mem::MaybeUninit;
+    let svc = Svc::start("manyfds");
+    let shms: Vec<MappedShm> = (0..16).map(|_| MappedShm::create(4096).unwrap()).collect();
+    let before = open_fds();
+    for _ in 0..10 {
+        let mut r = Raw::connect(&svc.producer);
+        r.until(|e| matches!(e, ClientEvent::Bound { .. }));
+        for _ in 0..3 {
+            r.c.invoke("Sync", vec![], false);
+            let bytes = r.c.take_transmit().concat();
+            let fds: Vec<_> = shms.iter().map(MappedShm::fd).collect();
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(16))];
+            let mut control = SendAncillaryBuffer::new(&mut space);
+            assert!(control.push(SendAncillaryMessage::ScmRights(&fds)));
+            sendmsg(
+                r.s.as_fd(),
+                &[IoSlice::new(&bytes)],
+                &mut control,
+                SendFlags::empty(),
+            )
+            .unwrap();
+        }
+        let id = r.c.invoke("Sync", vec![], false);
+        r.flush(None);
+        assert!(
+            r.until(|e| matches!(e, ClientEvent::Reply { request_id, .. } if *request_id == id))
+                .is_some()
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while open_fds() > before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(open_fds() <= before, "{} fds, {before} before", open_fds());
+}
+
+/// A consumer that sends requests and never reads the replies is dropped
+/// once its send queue passes the limit (with a logged reason); the loop
+/// never blocks on it and other consumers are served throughout.
+#[test]
+fn a_consumer_that_stops_reading_is_dropped_and_others_go_on() {
+    use zerotrace_core::consumer::ConsumerClient;
+    let dir = std::env::temp_dir().join(format!("zt-hostile-reader-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let consumer = Endpoint::Path(dir.join("c"));
+    let _daemon = DaemonThread::start(DaemonConfig {
+        producer_sockets: vec![Endpoint::Path(dir.join("p"))],
+        consumer_socket: consumer.clone(),
+        log_level: 0,
+        max_send_queue: 1 << 20,
+        send_timeout_ms: 2_000,
+        ..DaemonConfig::default()
+    });
+    let mut hog = Raw::connect_to(&consumer, "ConsumerPort");
+    hog.until(|e| matches!(e, ClientEvent::Bound { .. }));
+    hog.s.set_nonblocking(true).unwrap();
+    let mut good = ConsumerClient::connect(&consumer).unwrap();
+    let mut sent = 0usize;
+    let mut served = 0;
+    let started = Instant::now();
+    // Write requests (each answered with a service-state reply) until the
+    // service hangs up on us; ask the other consumer between batches.
+    let mut pending = Vec::new();
+    let dropped = loop {
+        if pending.is_empty() {
+            for _ in 0..200 {
+                hog.c.invoke("QueryServiceState", vec![], false);
+            }
+            pending = hog.c.take_transmit().concat();
+        }
+        // Whole frames only: a cut frame would be a different offence.
+        match hog.s.send(&pending, None) {
+            Ok(n) => {
+                sent += n;
+                pending.drain(..n);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            Err(_) => break true, // the service hung up
+        }
+        good.query_service_state()
+            .expect("the other consumer is served");
+        served += 1;
+        if started.elapsed() > Duration::from_secs(30) {
+            break false;
+        }
+    };
+    assert!(dropped, "never disconnected after {sent} bytes of requests");
+    assert!(served > 0);
+    good.query_service_state()
+        .expect("still served after the hog left");
     let _ = std::fs::remove_dir_all(&dir);
 }

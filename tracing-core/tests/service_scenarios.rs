@@ -1070,11 +1070,15 @@ fn the_smb_is_sized_by_config_then_hints_then_defaults() {
     use zerotrace_core::shm::SharedMemoryRegion;
     /// (config's producers entry in KiB, the producer's hints, expected SMB size and page KiB)
     type Case = (Option<(u32, u32)>, (u32, u32), (usize, u32));
-    let cases: [Case; 4] = [
+    let cases: [Case; 7] = [
         (Some((512, 8)), (0, 0), (512 * 1024, 8)),
         (None, (128 * 1024, 16 * 1024), (128 * 1024, 16)),
         (None, (0, 0), (256 * 1024, 4)),
         (Some((100, 3)), (0, 0), (256 * 1024, 4)),
+        // Absurd requests get the defaults, never a huge allocation.
+        (None, (u32::MAX, u32::MAX), (256 * 1024, 4)),
+        (None, (1 << 30, 4096), (256 * 1024, 4)),
+        (Some((u32::MAX, u32::MAX)), (0, 0), (256 * 1024, 4)),
     ];
     for (from_config, (size_hint, page_hint), (size, page_kb)) in cases {
         let mut h = Harness::new();
