@@ -1075,9 +1075,10 @@ fn the_smb_is_sized_by_config_then_hints_then_defaults() {
         (None, (128 * 1024, 16 * 1024), (128 * 1024, 16)),
         (None, (0, 0), (256 * 1024, 4)),
         (Some((100, 3)), (0, 0), (256 * 1024, 4)),
-        // Absurd requests get the defaults, never a huge allocation.
+        // Absurd requests: an invalid page gets the defaults, a huge size
+        // hint the 32 MiB cap (as Perfetto clamps it), never more.
         (None, (u32::MAX, u32::MAX), (256 * 1024, 4)),
-        (None, (1 << 30, 4096), (256 * 1024, 4)),
+        (None, (1 << 30, 4096), (32 * 1024 * 1024, 4)),
         (Some((u32::MAX, u32::MAX)), (0, 0), (256 * 1024, 4)),
     ];
     for (from_config, (size_hint, page_hint), (size, page_kb)) in cases {
