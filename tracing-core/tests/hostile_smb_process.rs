@@ -57,7 +57,7 @@ fn payload(i: u64) -> Vec<u8> {
     } else {
         40 + (i as usize * 13) % 200
     };
-    (0..n).map(|k| (k as u64 * 7 ^ i) as u8).collect()
+    (0..n).map(|k| ((k as u64 * 7) ^ i) as u8).collect()
 }
 
 /// Rewrites words of the SMB at random until told to stop: mostly page
