@@ -18,6 +18,7 @@ mod decoder;
 pub mod derive_decoders;
 mod ipc_frames;
 mod producer_port;
+mod smb_abi;
 pub mod support;
 mod text_config;
 mod trace_buffer;
@@ -34,6 +35,7 @@ pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
 pub use ipc_frames::ipc_frames;
 pub use producer_port::producer_port;
+pub use smb_abi::smb_abi;
 pub use support::{Cursor, FakeEnv, ScratchDir, World, scribble, with_stdout_silenced};
 pub use text_config::text_config;
 pub use trace_buffer::trace_buffer;
@@ -53,6 +55,7 @@ pub const TARGETS: &[Target] = &[
     ("trace_packet", trace_packet),
     ("commit_data_request", commit_data_request),
     ("chunk_fragments", chunk_fragments),
+    ("smb_abi", smb_abi),
     ("trace_buffer", trace_buffer),
     ("ipc_frames", ipc_frames),
     ("producer_port", producer_port),

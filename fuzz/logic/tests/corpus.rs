@@ -132,6 +132,7 @@ corpus_tests!(
     trace_packet,
     commit_data_request,
     chunk_fragments,
+    smb_abi,
     trace_buffer,
     ipc_frames,
     producer_port,
