@@ -208,11 +208,13 @@ impl core::fmt::Debug for OpenSlots {
 
 impl OpenSlots {
     /// Number of open nested messages.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether no nested message is open.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -387,6 +389,7 @@ impl OpenSlots {
     }
 
     /// The initialized inline entries.
+    #[inline]
     fn inline_ref(&self) -> &[SizeSlot] {
         let n = self.len.min(INLINE_SLOTS);
         // SAFETY: the first `n` inline entries are initialized, and

@@ -2,7 +2,9 @@
 //! whose chunks an in-process "service" frees as soon as they are committed,
 //! then prints what went through.
 //!
-//! Run: `cargo run --release -p zerotrace-core --example smb_packets -- 100000`.
+//! Run: `cargo run --release -p zerotrace-core --example smb_packets -- 100000`
+//! (add `heap` after the count for the baseline: the same packets into a
+//! reused heap buffer).
 //! With `valgrind --tool=callgrind` at two packet counts, the difference of
 //! the instruction totals divided by the difference of the counts is the cost
 //! of one packet (the README's instruction figures come from that).
@@ -64,6 +66,18 @@ fn slice_begin(p: &mut Message<'_>, ts: u64) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let packets: u64 = std::env::args().nth(1).map_or(Ok(100_000), |a| a.parse())?;
+    if std::env::args().nth(2).as_deref() == Some("heap") {
+        // The baseline: the same packets into one reused heap buffer.
+        let mut heap = protozero::HeapWriter::new();
+        let mut bytes = 0;
+        for i in 0..packets {
+            heap.clear();
+            slice_begin(&mut heap.root(), 1_718_000_123_456_789 + i);
+            bytes += std::hint::black_box(&heap).written();
+        }
+        println!("{packets} packets, {bytes} bytes into a reused heap buffer");
+        return Ok(());
+    }
     let region: Arc<dyn SharedMemoryRegion> = Arc::new(HeapShm::new(256 * 1024)?);
     // SAFETY: the service keeps `region` alive for as long as the view.
     let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), region.size(), 4096) }?;

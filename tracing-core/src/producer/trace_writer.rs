@@ -82,6 +82,13 @@ pub struct WriterCore {
     drop_count: u64,
     abandoned_packets: u64,
     first_packet_on_sequence: bool,
+    /// The next packet may take the fast path: a chunk with its count
+    /// already inflated for it, and none of the unusual states (drop mode,
+    /// max packets, a retry, the first packet, patches pending, a packet
+    /// left open) that the slow path handles.
+    fast_next: bool,
+    /// The open packet started on the fast path.
+    fast_open: bool,
     patch_list: PatchList,
     /// Private scratch memory written to while dropping; handed out from one
     /// raw pointer (see `protozero::OwnedSlice`), any number of times.
@@ -130,6 +137,8 @@ impl TraceWriter {
                 drop_count: 0,
                 abandoned_packets: 0,
                 first_packet_on_sequence: true,
+                fast_next: false,
+                fast_open: false,
                 patch_list: PatchList::new(),
                 garbage: OwnedSlice::new(GARBAGE_CHUNK_SIZE, 0),
             },
@@ -165,12 +174,42 @@ impl TraceWriter {
     /// fragment header).
     pub fn set_compaction(&mut self, on: bool) {
         self.stream.set_compaction(on);
+        self.core.fast_next = false;
     }
 
     /// Starts a packet. It is finished (fragment size written, packet count
     /// updated) when the returned handle is dropped.
+    ///
+    /// The common case is one check: the previous packet ended normally in a
+    /// chunk with room, and it already counted this packet (the inflated
+    /// count). Everything else — a new chunk, drop mode, patches to send,
+    /// the first packet, a leaked handle — is the out-of-line slow path.
+    #[inline]
     pub fn new_trace_packet(&mut self) -> TracePacketHandle<'_> {
+        if self.core.fast_next && self.stream.remaining() >= MIN_BYTES_FOR_NEW_PACKET {
+            // SAFETY: the current slice was handed out by `core`, this
+            // stream's delegate, and is still owned by it.
+            if let Some(p) = unsafe { self.stream.begin_root_short(MAX_COMPACT_ROOT) } {
+                let TraceWriter { stream, core } = self;
+                core.fast_next = false;
+                core.fast_open = true;
+                core.fragmenting_packet = true;
+                // The count already includes this packet.
+                core.packet_count_inflated = false;
+                core.fragment_header = p;
+                core.fragment_start = p.wrapping_add(PACKET_HEADER_SIZE);
+                return TracePacketHandle::new(stream, core);
+            }
+        }
+        self.new_trace_packet_slow()
+    }
+
+    /// [`TraceWriter::new_trace_packet`] for every case but the common one.
+    #[cold]
+    #[inline(never)]
+    fn new_trace_packet_slow(&mut self) -> TracePacketHandle<'_> {
         let TraceWriter { stream, core } = self;
+        core.fast_open = false;
         if core.fragmenting_packet {
             // The previous packet's handle was leaked (`mem::forget`), so it
             // was never finished: finish (or abandon) it now.
@@ -234,6 +273,8 @@ impl TraceWriter {
         }
         let first = core.first_packet_on_sequence;
         core.first_packet_on_sequence = false;
+        // Set last: finishing a leaked packet above may have allowed it.
+        core.fast_next = false;
         let mut handle = TracePacketHandle::new(stream, core);
         if mark_loss || first {
             let mut packet = TracePacket::from_message(handle.root());
@@ -289,6 +330,7 @@ impl TraceWriter {
         if core.cur_chunk.is_some() {
             core.return_completed_chunk(stream.cursor());
         }
+        core.fast_next = false;
         core.arbiter.flush_pending_commit_data_requests(callback);
         stream.reset();
     }
@@ -337,7 +379,42 @@ impl WriterCore {
     }
 
     /// Ends the packet started by `new_trace_packet` (called by the handle).
+    /// A packet that started on the fast path and stayed whole in its chunk
+    /// under 127 bytes gets its 1-byte size and inflates the count for the
+    /// next one here; anything else goes through the slow path.
+    #[inline]
     pub(crate) fn finish_trace_packet(&mut self, stream: &mut StreamWriter) {
+        if self.fast_open
+            && stream.error().is_none()
+            && stream.open_slot_count() == 0
+            && stream.root_short() == Some(self.fragment_header)
+        {
+            self.fast_open = false;
+            self.fragmenting_packet = false;
+            self.fragment_header = core::ptr::null_mut();
+            // SAFETY: the prefix lies in the current slice, which `self`
+            // (this stream's delegate) handed out and still owns.
+            unsafe { stream.end_root_short() };
+            if stream.remaining() >= 1
+                && let Some(chunk) = self.cur_chunk.as_mut()
+            {
+                // Nothing else changed during the packet: a chunk change
+                // would have widened the 1-byte prefix.
+                self.packet_count_inflated = true;
+                self.fast_next = chunk.increment_packet_count() < MAX_PACKETS_PER_CHUNK;
+                return;
+            }
+            self.after_packet(stream);
+            return;
+        }
+        self.finish_trace_packet_slow(stream);
+    }
+
+    /// [`WriterCore::finish_trace_packet`] for every case but the common one.
+    #[cold]
+    #[inline(never)]
+    fn finish_trace_packet_slow(&mut self, stream: &mut StreamWriter) {
+        self.fast_open = false;
         if stream.error().is_some() || stream.open_slot_count() != 0 {
             // An encoder error, or a child message leaked with `mem::forget`
             // (its length will never be written): the packet is malformed.
@@ -346,6 +423,13 @@ impl WriterCore {
         }
         self.finalize_fragment_if_required(stream);
         self.fragmenting_packet = false;
+        self.after_packet(stream);
+    }
+
+    /// After a packet's size is written: return a full chunk or inflate the
+    /// count for the next packet, send patches that are ready, and decide
+    /// whether the next packet may take the fast path.
+    fn after_packet(&mut self, stream: &mut StreamWriter) {
         if self.cur_chunk.is_some() && !self.packet_count_inflated {
             if stream.remaining() < 1 {
                 self.return_completed_chunk(stream.cursor());
@@ -359,6 +443,17 @@ impl WriterCore {
         if self.patch_list.front_is_ready() {
             self.send_patches();
         }
+        self.fast_next = self.cur_chunk.is_some()
+            && self.packet_count_inflated
+            && !self.reached_max_packets
+            && !self.retry_new_chunk_after_packet
+            && !self.drop_packets
+            && !self.first_packet_on_sequence
+            && !self.fragmenting_packet
+            && self.patch_list.is_empty()
+            && stream.error().is_none()
+            && stream.open_slot_count() == 0
+            && stream.root_short().is_none();
     }
 
     /// Finishes a packet whose handle was leaked, at the start of the next.
