@@ -9,7 +9,9 @@
 //! A reader thread plays the service: for every committed chunk it acquires it
 //! for reading and frees it. Writers use the stall policy, so nothing is dropped.
 //! Before timing, a packet written through the SMB is read back and compared
-//! with the heap encoding byte for byte.
+//! with the heap encoding byte for byte. A second group, `chunk_handoff`,
+//! writes one 4 KiB packet per chunk, heap vs SMB: the difference is the
+//! cost of a chunk hand-off to another core.
 //!
 //! Run: `cargo bench -p zerotrace-core --bench smb -- --warm-up-time 1 --measurement-time 3`.
 
@@ -53,6 +55,10 @@ fn slice_begin(p: &mut Message<'_>, ts: u64) {
 }
 
 const TS: u64 = 1_718_000_123_456_789;
+/// Payload of the one-packet-per-chunk variant: with its tag, length and
+/// fragment header it leaves fewer than the 12 bytes a new packet needs in
+/// a 4 KiB page's chunk.
+const HANDOFF_PAYLOAD: usize = 4070;
 
 /// An SMB with a reader thread that frees every committed chunk.
 fn smb() -> (Arc<SharedMemoryArbiter>, thread::JoinHandle<u64>) {
@@ -168,6 +174,30 @@ fn bench(c: &mut Criterion) {
                 .unwrap_or(Duration::ZERO)
         })
     });
+    g.finish();
+
+    // One packet per chunk: a bytes field that leaves too little room for
+    // another packet, so every packet is also one chunk hand-off to the
+    // reader thread. Against the same packet into a heap buffer, the
+    // difference is what a hand-off costs across cores.
+    let big = vec![0x5au8; HANDOFF_PAYLOAD];
+    let mut g = c.benchmark_group("chunk_handoff");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("heap_4k_packet", |b| {
+        b.iter(|| {
+            heap.clear();
+            heap.root().append_bytes(900, black_box(&big));
+            black_box(&heap);
+        })
+    });
+    {
+        let mut w = arbiter
+            .create_trace_writer(0, BufferExhaustedPolicy::StallThenAbort)
+            .expect("writer");
+        g.bench_function("smb_4k_packet", |b| {
+            b.iter(|| w.write_packet(|p| p.append_bytes(900, black_box(&big))))
+        });
+    }
     g.finish();
     let stats = arbiter.stats();
     eprintln!(
