@@ -1,6 +1,6 @@
 //! The soak runner (`cargo xtask soak` runs it): `soak [--which
 //! ours|genuine|both] [--producers 16] [--threads 4] [--seconds 60]
-//! [--rate 1000] [--buffer-kb 32768] [--smb-kb 512] [--table-step 5]`
+//! [--rate 2000] [--buffer-kb 32768] [--smb-kb 512] [--table-step 5]`
 //! runs `zerotrace_interop::soak` on each service in turn and prints the
 //! service's resident set over time, the packet counts and the checks.
 //! Exits with failure when a check failed or a process did not exit cleanly.

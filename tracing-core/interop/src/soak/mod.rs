@@ -70,7 +70,7 @@ impl SoakOptions {
             producers: 16,
             threads: 4,
             seconds: 60.0,
-            rate: 1_000,
+            rate: 2_000,
             buffer_kb: 32 * 1024,
             smb_kb: 512,
             read_every: Duration::from_secs(1),
