@@ -336,7 +336,7 @@ fn run_in(
                 reads += 1;
                 sampler
                     .progress()
-                    .set_packets_read(checker.counts().packets);
+                    .set_packets(checker.counts().test_packets, checker.counts().lost);
                 next_read += opts.read_every;
                 if writing_started.elapsed().as_secs_f64() > opts.seconds + WAIT.as_secs_f64() {
                     return Err(process_error(
@@ -366,7 +366,7 @@ fn run_in(
     reads += 3;
     sampler
         .progress()
-        .set_packets_read(checker.counts().packets);
+        .set_packets(checker.counts().test_packets, checker.counts().lost);
     let peak = Memory::of(service_pid)?;
     sampler.sample_now();
     consumer.free_buffers()?;

@@ -97,7 +97,7 @@ impl SoakReport {
     /// writing sample, and every sample of the other phases).
     pub fn table(&self, step: usize) -> String {
         let mut out = String::from(
-            "| t (s) | phase | VmRSS (MiB) | RssAnon | RssShmem | RssFile | packets read |\n|---:|---|---:|---:|---:|---:|---:|\n",
+            "| t (s) | phase | VmRSS (MiB) | RssAnon | RssShmem | RssFile | packets read | lost |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
         );
         let mut writing = 0usize;
         for s in &self.samples {
@@ -109,14 +109,15 @@ impl SoakReport {
             }
             let m = &s.memory;
             out.push_str(&format!(
-                "| {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} |\n",
+                "| {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |\n",
                 s.t,
                 s.phase.name(),
                 m.rss_kb as f64 / MIB,
                 m.anon_kb as f64 / MIB,
                 m.shmem_kb as f64 / MIB,
                 m.file_kb as f64 / MIB,
-                s.packets_read
+                s.packets_read,
+                s.packets_lost
             ));
         }
         out

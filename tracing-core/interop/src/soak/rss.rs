@@ -97,6 +97,8 @@ pub struct Sample {
     pub memory: Memory,
     /// Packets the consumer had read by then.
     pub packets_read: u64,
+    /// Packets it had found lost (flagged gaps) by then.
+    pub packets_lost: u64,
 }
 
 /// What the runner shares with the sampler.
@@ -104,6 +106,7 @@ pub struct Sample {
 pub struct Progress {
     phase: AtomicU8,
     packets_read: AtomicU64,
+    packets_lost: AtomicU64,
 }
 
 impl Progress {
@@ -112,9 +115,10 @@ impl Progress {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 
-    /// Records the packets read so far.
-    pub fn set_packets_read(&self, n: u64) {
-        self.packets_read.store(n, Ordering::Relaxed);
+    /// Records the packets read and found lost so far.
+    pub fn set_packets(&self, read: u64, lost: u64) {
+        self.packets_read.store(read, Ordering::Relaxed);
+        self.packets_lost.store(lost, Ordering::Relaxed);
     }
 }
 
@@ -147,6 +151,7 @@ impl Sampler {
                             phase: Phase::from_u8(progress.phase.load(Ordering::Relaxed)),
                             memory,
                             packets_read: progress.packets_read.load(Ordering::Relaxed),
+                            packets_lost: progress.packets_lost.load(Ordering::Relaxed),
                         };
                         samples
                             .lock()
@@ -188,6 +193,7 @@ impl Sampler {
                 phase: Phase::from_u8(self.progress.phase.load(Ordering::Relaxed)),
                 memory,
                 packets_read: self.progress.packets_read.load(Ordering::Relaxed),
+                packets_lost: self.progress.packets_lost.load(Ordering::Relaxed),
             };
             self.samples
                 .lock()
