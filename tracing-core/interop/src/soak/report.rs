@@ -93,6 +93,19 @@ impl SoakReport {
             .unwrap_or(0)
     }
 
+    /// The largest anonymous resident memory (buffers, heap) while writing
+    /// minus the configured buffer, in KiB: the service's own overhead,
+    /// without the producers' SMBs (shared memory) and its program's pages.
+    pub fn anon_overhead_kb(&self) -> i64 {
+        let anon = self
+            .writing()
+            .iter()
+            .map(|s| s.memory.anon_kb)
+            .max()
+            .unwrap_or(0);
+        anon as i64 - i64::from(self.options.buffer_kb)
+    }
+
     /// The resident set over time as a markdown table (every `step`-th
     /// writing sample, and every sample of the other phases).
     pub fn table(&self, step: usize) -> String {
@@ -195,10 +208,11 @@ impl SoakReport {
 pub fn compare(ours: &SoakReport, genuine: &SoakReport) -> String {
     let row = |r: &SoakReport| {
         format!(
-            "| {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {} |\n",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {} |\n",
             r.service(),
             r.peak_hwm_kb as f64 / MIB,
             r.overhead_kb() as f64 / MIB,
+            r.anon_overhead_kb() as f64 / MIB,
             r.max_rss_writing_kb() as f64 / MIB,
             r.growth_kb()
                 .map_or("n/a".into(), |g| format!("{:+.1}", g as f64 / MIB)),
@@ -208,7 +222,7 @@ pub fn compare(ours: &SoakReport, genuine: &SoakReport) -> String {
         )
     };
     let mut s = String::from(
-        "| service | peak VmHWM (MiB) | overhead over buffer (MiB) | max VmRSS writing (MiB) | growth (MiB) | packets read | lost (flagged) | problems |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| service | peak VmHWM (MiB) | overhead over buffer (MiB) | max RssAnon − buffer (MiB) | max VmRSS writing (MiB) | growth (MiB) | packets read | lost (flagged) | problems |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     s += &row(ours);
     s += &row(genuine);
