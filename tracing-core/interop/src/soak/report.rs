@@ -110,7 +110,7 @@ impl SoakReport {
     /// writing sample, and every sample of the other phases).
     pub fn table(&self, step: usize) -> String {
         let mut out = String::from(
-            "| t (s) | phase | VmRSS (MiB) | RssAnon | RssShmem | RssFile | packets read | lost |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
+            "| t (s) | phase | VmRSS (MiB) | RssAnon | RssShmem | RssFile | VmHWM | packets read | lost |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         let mut writing = 0usize;
         for s in &self.samples {
@@ -122,13 +122,14 @@ impl SoakReport {
             }
             let m = &s.memory;
             out.push_str(&format!(
-                "| {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |\n",
+                "| {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |\n",
                 s.t,
                 s.phase.name(),
                 m.rss_kb as f64 / MIB,
                 m.anon_kb as f64 / MIB,
                 m.shmem_kb as f64 / MIB,
                 m.file_kb as f64 / MIB,
+                m.hwm_kb as f64 / MIB,
                 s.packets_read,
                 s.packets_lost
             ));
