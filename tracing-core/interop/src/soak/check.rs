@@ -214,13 +214,82 @@ impl Checker {
                 Some(_) => {}
             }
         }
-        for tag in self.writer_sequence.keys() {
-            if !written.contains_key(tag) {
-                let text = format!("packets of writer {tag:#x}, which no producer reported");
-                self.problems.push(text);
-                self.problem_count += 1;
-            }
+        let strays: Vec<u64> = self
+            .writer_sequence
+            .keys()
+            .filter(|tag| !written.contains_key(tag))
+            .copied()
+            .collect();
+        for tag in strays {
+            self.problem(format!(
+                "packets of writer {tag:#x}, which no producer reported"
+            ));
         }
         self.counts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protozero::HeapWriter;
+
+    use super::*;
+
+    fn packet(seq_id: u64, tag: u64, seq: u32, dropped: bool, last: bool) -> Vec<u8> {
+        let mut text = String::new();
+        payload::fill(&mut text, tag, seq);
+        let mut te = HeapWriter::new();
+        {
+            let mut m = te.root();
+            m.append_string(test_event::STR, &text);
+            m.append_uint32(test_event::SEQ_VALUE, seq);
+            m.append_uint64(test_event::COUNTER, tag);
+            if last {
+                m.append_bool(test_event::IS_LAST, true);
+            }
+        }
+        let te = te.finish().expect("a TestEvent");
+        let mut w = HeapWriter::new();
+        {
+            let mut m = w.root();
+            m.append_bytes(FOR_TESTING, &te);
+            m.append_uint64(SEQUENCE_ID, seq_id);
+            if dropped {
+                m.append_bool(PREVIOUS_PACKET_DROPPED, true);
+            }
+        }
+        w.finish().expect("a packet")
+    }
+
+    #[test]
+    fn flagged_gaps_count_as_losses() {
+        let tag = payload::writer_tag(1, 2);
+        let mut c = Checker::new();
+        c.packet(&packet(5, tag, 0, true, false));
+        c.packet(&packet(5, tag, 1, false, false));
+        c.packet(&packet(5, tag, 4, true, false));
+        c.packet(&packet(5, tag, 5, false, true));
+        let counts = c.finish(&HashMap::from([(tag, 6)]));
+        assert_eq!(c.problems().1, 0, "{:?}", c.problems().0);
+        assert_eq!((counts.test_packets, counts.lost, counts.gaps), (4, 2, 1));
+        assert_eq!(counts.flagged_without_gap, 1);
+    }
+
+    #[test]
+    fn silent_loss_damage_disorder_and_tail_loss_are_problems() {
+        let tag = payload::writer_tag(0, 0);
+        let mut c = Checker::new();
+        c.packet(&packet(2, tag, 0, true, false));
+        c.packet(&packet(2, tag, 2, false, false));
+        assert_eq!(c.problems().1, 1, "a gap without a flag");
+        c.packet(&packet(2, tag, 1, false, false));
+        assert_eq!(c.problems().1, 2, "out of order");
+        let mut damaged = packet(2, tag, 3, false, false);
+        let n = damaged.len();
+        damaged[n / 2] ^= 1;
+        c.packet(&damaged);
+        assert_eq!(c.problems().1, 3, "a damaged payload");
+        c.finish(&HashMap::from([(tag, 10)]));
+        assert_eq!(c.problems().1, 4, "the tail lost: {:?}", c.problems().0);
     }
 }

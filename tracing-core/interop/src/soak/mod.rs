@@ -315,6 +315,12 @@ fn run_in(
                 match words.as_slice() {
                     ["started"] | ["ready"] => {}
                     ["flushed"] => flushed += 1,
+                    ["eof"] => {
+                        return Err(process_error(
+                            format!("soak_producer {id}"),
+                            "exited before it flushed",
+                        ));
+                    }
                     ["written", t, n, d] => {
                         let parse = |s: &str| s.parse::<u64>().ok();
                         let (Some(t), Some(n), Some(d)) = (parse(t), parse(n), parse(d)) else {
