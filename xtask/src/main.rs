@@ -7,6 +7,7 @@ mod corpus;
 mod fuzz;
 mod interop;
 mod miri;
+mod soak;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,6 +78,33 @@ enum Task {
         #[arg(long)]
         bench: bool,
     },
+    /// The soak (issue #22): producer processes (default 16 × 4 threads ×
+    /// 60 s) write into a ring-buffer session of zerotraced and then of the
+    /// genuine Perfetto service while a consumer reads every second; prints
+    /// each service's resident set over time, the packets and the losses.
+    Soak {
+        /// `ours`, `genuine` or `both` (default).
+        #[arg(long)]
+        which: Option<String>,
+        /// Producer processes (default 16).
+        #[arg(long)]
+        producers: Option<u32>,
+        /// Writer threads per producer (default 4).
+        #[arg(long)]
+        threads: Option<u32>,
+        /// Seconds of writing (default 60).
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Packets a second per thread, 0 for unpaced (default 2000).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// The ring buffer in KiB (default 32768).
+        #[arg(long)]
+        buffer_kb: Option<u32>,
+        /// Writing samples (one a second) per table row (default 5).
+        #[arg(long)]
+        table_step: Option<u32>,
+    },
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -139,6 +167,33 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Task::Soak {
+            which,
+            producers,
+            threads,
+            seconds,
+            rate,
+            buffer_kb,
+            table_step,
+        } => {
+            let opts = soak::Options {
+                which,
+                producers,
+                threads,
+                seconds,
+                rate,
+                buffer_kb,
+                table_step,
+            };
+            match soak::run(&workspace_root(), &opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Task::Codegen { check, protoc } => match codegen::run(&workspace_root(), check, protoc) {
             Ok(code) => code,
             Err(e) => {

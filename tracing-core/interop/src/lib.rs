@@ -24,6 +24,7 @@ pub mod sdk;
 #[path = "../genuine-sdk/src/workload.rs"]
 pub mod sdk_workload;
 pub mod services;
+pub mod soak;
 pub mod trace_check;
 pub mod workload;
 

@@ -99,8 +99,10 @@ struct Conn {
     writable_armed: bool,
 }
 
-/// Below this many queued bytes a consumer gets the next batch of a read.
-const READ_LOW_WATER: usize = 1 << 20;
+/// Below this many queued bytes a consumer gets the next batch of a read
+/// (with the core's `READ_BATCH_BYTES`,
+/// this bounds what a read holds in the send queue).
+const READ_LOW_WATER: usize = 64 << 10;
 
 const TOKEN_SHUTDOWN: u64 = 0;
 const TOKEN_LISTENER_BASE: u64 = 1;

@@ -27,6 +27,9 @@ pub(super) struct Record {
     pub(super) consumed: bool,
 }
 
+/// Room for unread chunks a sequence always keeps (see [`Sequence::remove`]).
+const MIN_RETAINED_CHUNKS: usize = 64;
+
 /// The read state of one writer sequence.
 #[derive(Debug, Clone)]
 pub(super) struct Sequence {
@@ -60,11 +63,21 @@ impl Sequence {
     }
 
     /// Drops record `id` from the unread chunks (nearly always the oldest).
+    ///
+    /// The queue gives back most of its room once it is a quarter full: a
+    /// sequence that once had many unread chunks (a writer that outpaced
+    /// the others while the consumer was not reading) would otherwise keep
+    /// that room for the buffer's life, for every sequence (the soak saw
+    /// 1.5 MiB of such room across 64 writers of a 32 MiB buffer).
     pub(super) fn remove(&mut self, id: u64) {
         if self.chunks.front().is_some_and(|&(_, r)| r == id) {
             self.chunks.pop_front();
         } else {
             self.chunks.retain(|&(_, r)| r != id);
+        }
+        let (len, cap) = (self.chunks.len(), self.chunks.capacity());
+        if cap > MIN_RETAINED_CHUNKS && len < cap / 4 {
+            self.chunks.shrink_to((len * 2).max(MIN_RETAINED_CHUNKS));
         }
     }
 }
