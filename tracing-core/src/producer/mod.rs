@@ -17,7 +17,8 @@ pub mod writer_id_allocator;
 pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
 pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
 pub use client::{
-    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
+    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
+    ProducerOptions, StartupTracingOptions,
 };
 pub use commit_request::{
     ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
