@@ -30,7 +30,7 @@ use crate::producer::commit_request::{ChunkToMove, ChunkToPatch, CommitDataReque
 use crate::producer::commit_sink::{CommitSink, FlushCallback};
 use crate::producer::error::ProducerError;
 use crate::producer::patch_list::{Patch, PatchList};
-use crate::producer::startup::{Route, StartupRegistry, discard_chunk, split_held};
+use crate::producer::startup::{Release, Route, StartupRegistry, discard_chunk, split_held};
 use crate::producer::trace_writer::TraceWriter;
 use crate::producer::writer_id_allocator::WriterIdAllocator;
 use crate::shm::SharedMemoryRegion;
@@ -311,8 +311,14 @@ impl SharedMemoryArbiter {
     pub(crate) fn release_writer_id(&self, id: u16) {
         let registered = {
             let mut st = lock(&self.state);
+            let registered = match st.startup.remove_writer(id) {
+                Release::NotStartup => true,
+                Release::Now { registered } => registered,
+                // Its held chunks still need the id (see `Release`).
+                Release::Deferred => return,
+            };
             st.writer_ids.release(id);
-            st.startup.remove_writer(id).unwrap_or(true)
+            registered
         };
         if let (true, Some(sink)) = (registered, self.sink.get()) {
             sink.unregister_trace_writer(id);

@@ -80,6 +80,25 @@ struct StartupWriter {
     reservation: u16,
     /// Whether `RegisterTraceWriter` went to the service.
     registered: bool,
+    /// The writer was dropped while its reservation was unbound: its id
+    /// stays taken until the reservation settles, so that its held chunks
+    /// reach the service under a registered id no other writer reuses.
+    dropped: bool,
+}
+
+/// What to do with the id of a dropped writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Not a startup writer: release it (and unregister it).
+    NotStartup,
+    /// Release it now; unregister it if it was registered.
+    Now {
+        /// `RegisterTraceWriter` went to the service.
+        registered: bool,
+    },
+    /// Keep it until the reservation settles
+    /// ([`StartupRegistry::take_dropped_settled`]).
+    Deferred,
 }
 
 /// Reservations and startup writers of one arbiter.
@@ -159,6 +178,7 @@ impl StartupRegistry {
             StartupWriter {
                 reservation,
                 registered: false,
+                dropped: false,
             },
         );
         Ok(bound)
@@ -171,10 +191,26 @@ impl StartupRegistry {
         }
     }
 
-    /// Forgets `writer` (dropped). `None`: not a startup writer; else
-    /// whether it had been registered with the service.
-    pub(crate) fn remove_writer(&mut self, writer: u16) -> Option<bool> {
-        let w = self.writers.remove(&writer)?;
+    /// `writer` was dropped: forgotten now, or (reservation still unbound)
+    /// once the reservation settles.
+    pub(crate) fn remove_writer(&mut self, writer: u16) -> Release {
+        let Some(w) = self.writers.get_mut(&writer) else {
+            return Release::NotStartup;
+        };
+        if self.reservations.get(&w.reservation).map(|r| r.state) == Some(ReservationState::Unbound)
+        {
+            w.dropped = true;
+            return Release::Deferred;
+        }
+        let registered = w.registered;
+        self.forget(writer);
+        Release::Now { registered }
+    }
+
+    fn forget(&mut self, writer: u16) {
+        let Some(w) = self.writers.remove(&writer) else {
+            return;
+        };
         if let Some(r) = self.reservations.get_mut(&w.reservation) {
             r.writers = r.writers.saturating_sub(1);
             // A settled reservation without writers has nothing left to do.
@@ -182,7 +218,27 @@ impl StartupRegistry {
                 self.reservations.remove(&w.reservation);
             }
         }
-        Some(w.registered)
+    }
+
+    /// Forgets the dropped writers whose reservation settled: aborted, or
+    /// bound and registered (their held chunks went out). Returns their ids
+    /// (to release) and whether each was registered (to unregister).
+    pub(crate) fn take_dropped_settled(&mut self) -> Vec<(u16, bool)> {
+        let done: Vec<(u16, bool)> = self
+            .writers
+            .iter()
+            .filter(|(_, w)| w.dropped)
+            .filter(|(_, w)| match self.state(w.reservation) {
+                Some(ReservationState::Bound(_)) => w.registered,
+                Some(ReservationState::Unbound) => false,
+                Some(ReservationState::Aborted) | None => true,
+            })
+            .map(|(&id, w)| (id, w.registered))
+            .collect();
+        for &(id, _) in &done {
+            self.forget(id);
+        }
+        done
     }
 
     /// Where the chunks and patches of `writer` go; `None` for a writer
@@ -364,10 +420,31 @@ mod tests {
         assert_eq!(r.add_writer(9, b), Err(ProducerError::ReservationAborted));
         assert_eq!(r.add_writer(9, 999), Err(ProducerError::UnknownReservation));
         assert_eq!(r.abort(a), Err(ProducerError::ReservationAlreadyBound));
-        assert_eq!(r.remove_writer(7), Some(true));
-        assert_eq!(r.remove_writer(8), Some(false));
-        assert_eq!(r.remove_writer(8), None);
+        assert_eq!(r.remove_writer(7), Release::Now { registered: true });
+        assert_eq!(r.remove_writer(8), Release::Now { registered: false });
+        assert_eq!(r.remove_writer(8), Release::NotStartup);
         // Settled reservations without writers are forgotten.
+        assert_eq!(r.state(a), None);
+        assert_eq!(r.state(b), None);
+    }
+
+    #[test]
+    fn writers_dropped_while_unbound_keep_their_ids_until_settled() {
+        let mut r = StartupRegistry::default();
+        let a = r.new_reservation().unwrap();
+        let b = r.new_reservation().unwrap();
+        r.add_writer(1, a).unwrap();
+        r.add_writer(2, b).unwrap();
+        assert_eq!(r.remove_writer(1), Release::Deferred);
+        assert_eq!(r.remove_writer(2), Release::Deferred);
+        assert!(r.take_dropped_settled().is_empty());
+        // Bound, but not registered yet (no sink): still kept.
+        assert_eq!(r.bind(a, 3), Ok(vec![1]));
+        assert!(r.take_dropped_settled().is_empty());
+        r.set_registered(1);
+        assert_eq!(r.take_dropped_settled(), vec![(1, true)]);
+        r.abort(b).unwrap();
+        assert_eq!(r.take_dropped_settled(), vec![(2, false)]);
         assert_eq!(r.state(a), None);
         assert_eq!(r.state(b), None);
     }

@@ -96,7 +96,29 @@ impl SharedMemoryArbiter {
             Some(Box::new(move || callbacks.into_iter().for_each(|cb| cb())))
         };
         self.flush_pending_commit_data_requests(callback);
+        self.release_settled_writers();
         Ok(())
+    }
+
+    /// Releases the ids of startup writers dropped before their reservation
+    /// settled, now that it has (unregistering those that were registered,
+    /// after their chunks went out).
+    fn release_settled_writers(&self) {
+        let done = {
+            let mut st = lock(&self.state);
+            let done = st.startup.take_dropped_settled();
+            for &(id, _) in &done {
+                st.writer_ids.release(id);
+            }
+            done
+        };
+        if let Some(sink) = self.sink.get() {
+            for (id, registered) in done {
+                if registered {
+                    sink.unregister_trace_writer(id);
+                }
+            }
+        }
     }
 
     /// Binds `reservation` to the service buffer `target_buffer` (the
@@ -142,6 +164,7 @@ impl SharedMemoryArbiter {
             }
         }
         self.flush_pending_commit_data_requests(None);
+        self.release_settled_writers();
         Ok(())
     }
 
@@ -172,6 +195,10 @@ impl SharedMemoryArbiter {
             }
         }
         st.stats.startup_chunks_discarded += freed as u64;
+        // Writers dropped meanwhile were never registered: just free the ids.
+        for (id, _) in st.startup.take_dropped_settled() {
+            st.writer_ids.release(id);
+        }
         Ok(freed)
     }
 }
@@ -292,6 +319,42 @@ mod tests {
             rx.try_iter().last(),
             Some(SinkMessage::UnregisterTraceWriter { writer_id: 1 })
         );
+    }
+
+    #[test]
+    fn a_writer_dropped_before_the_bind_is_registered_for_its_chunks() {
+        let a = unbound(16);
+        let rx = bind(&a);
+        let r = a.create_startup_reservation().unwrap();
+        let mut w = a.create_startup_trace_writer(r).unwrap();
+        let id = w.writer_id();
+        write(&mut w, 0, 5);
+        drop(w);
+        // Its id stays taken while its chunks wait.
+        let other = a.create_startup_trace_writer(r).unwrap();
+        assert_ne!(other.writer_id(), id);
+        assert_eq!(rx.try_iter().count(), 0, "nothing sent while unbound");
+        a.bind_startup_target_buffer(r, 9).unwrap();
+        let msgs: Vec<SinkMessage> = rx.try_iter().collect();
+        let at = |m: &SinkMessage| msgs.iter().position(|x| x == m);
+        let registered = at(&SinkMessage::RegisterTraceWriter {
+            writer_id: id,
+            target_buffer: 9,
+        })
+        .expect("registered");
+        let commit = msgs
+            .iter()
+            .position(|m| matches!(m, SinkMessage::Commit(c) if !c.chunks_to_move.is_empty()))
+            .expect("committed");
+        let unregistered =
+            at(&SinkMessage::UnregisterTraceWriter { writer_id: id }).expect("unregistered");
+        assert!(registered < commit && commit < unregistered, "{msgs:?}");
+        drop(other);
+        // A bound reservation cannot be aborted any more.
+        assert!(matches!(
+            a.abort_startup_reservation(r),
+            Err(ProducerError::ReservationAlreadyBound | ProducerError::UnknownReservation)
+        ));
     }
 
     #[test]
