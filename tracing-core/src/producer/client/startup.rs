@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 use super::sink::IpcSink;
 use super::{Inner, Instance, ProducerClient, ProducerClientError, lock};
 use crate::ipc::fd::OwnedFd;
+use crate::producer::SharedMemoryArbiter;
 use crate::producer::TraceWriter;
-use crate::producer::{ArbiterConfig, SharedMemoryArbiter};
-use crate::shm::{DEFAULT_PAGE_SIZE, DEFAULT_SHM_SIZE, SharedMemoryRegion};
+use crate::shm::{DEFAULT_PAGE_SIZE, DEFAULT_SHM_SIZE};
 
 /// Startup tracing settings ([`super::ProducerOptions::startup_tracing`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,9 +104,9 @@ type OwnSmb = crate::shm::MappedShm;
 pub(super) struct ClientStartup {
     /// The arbiter over our own buffer (unbound until the service adopts it).
     arbiter: Option<Arc<SharedMemoryArbiter>>,
+    /// Our buffer (to offer its fd) and its page size.
     #[cfg(unix)]
-    smb: Option<Arc<OwnSmb>>,
-    page_size: usize,
+    smb: Option<(Arc<OwnSmb>, usize)>,
     timeout: Duration,
     /// The service answered our offer (adopted or refused).
     answered: bool,
@@ -124,13 +124,12 @@ impl ClientStartup {
     #[cfg(unix)]
     pub(super) fn new(opts: &StartupTracingOptions) -> Result<ClientStartup, ProducerClientError> {
         let smb = Arc::new(OwnSmb::create(opts.smb_size)?);
-        let region: Arc<dyn SharedMemoryRegion> = smb.clone();
-        let arbiter =
-            SharedMemoryArbiter::new_unbound(region, opts.page_size, ArbiterConfig::default())?;
+        let region: Arc<dyn crate::shm::SharedMemoryRegion> = smb.clone();
+        let config = crate::producer::ArbiterConfig::default();
+        let arbiter = SharedMemoryArbiter::new_unbound(region, opts.page_size, config)?;
         Ok(ClientStartup {
             arbiter: Some(arbiter),
-            smb: Some(smb),
-            page_size: opts.page_size,
+            smb: Some((smb, opts.page_size)),
             timeout: opts.timeout,
             ..ClientStartup::default()
         })
@@ -153,9 +152,10 @@ impl ClientStartup {
         }
         #[cfg(unix)]
         {
-            let smb = self.smb.as_ref()?;
+            let (smb, page_size) = self.smb.as_ref()?;
             let fd = smb.fd().try_clone_to_owned().ok()?;
-            Some((fd, smb.size() as u32, self.page_size as u32))
+            let size = crate::shm::SharedMemoryRegion::size(&**smb);
+            Some((fd, size as u32, *page_size as u32))
         }
         #[cfg(not(unix))]
         None
