@@ -83,9 +83,10 @@ pub(super) fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
             };
             shm
         };
-        let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
-        let made = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default());
+        let sink = IpcSink::new(inner);
+        let made = SharedMemoryArbiter::new(region, page, sink.clone(), ArbiterConfig::default());
         if let Ok(a) = made {
+            sink.set_arbiter(&a);
             let mut st = lock(&inner.state);
             st.arbiter = Some(a);
             st.page_size = page;

@@ -243,6 +243,9 @@ struct Inner {
     read_stream: Mutex<Option<Stream>>,
     /// Connections made after the first.
     reconnects: AtomicU64,
+    /// Which connection is current (bumped on each new one): sinks of
+    /// older ones are stale (see `sink`).
+    connection: AtomicU64,
     /// A batch of commits waits for the committer thread.
     commit_requested: Mutex<bool>,
     commit_wanted: Condvar,
@@ -274,6 +277,7 @@ impl Inner {
             closing: AtomicBool::new(false),
             read_stream: Mutex::new(None),
             reconnects: AtomicU64::new(0),
+            connection: AtomicU64::new(0),
             commit_requested: Mutex::new(false),
             commit_wanted: Condvar::new(),
             startup: Mutex::new(startup),
@@ -656,6 +660,7 @@ fn reconnect(inner: &Inner) -> Option<(Stream, u64)> {
         let sources = lock(&inner.sources);
         let mut w = lock(&inner.wire);
         *w = wire;
+        inner.connection.fetch_add(1, Ordering::AcqRel);
         for s in sources.values() {
             let _ = w.invoke("RegisterDataSource", register_args(&s.spec), true);
         }

@@ -188,7 +188,8 @@ pub(super) fn on_initialized(inner: &Arc<Inner>, adopted: bool, why_not: &str) {
     };
     let Some(arbiter) = arbiter else { return };
     if adopted {
-        let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
+        let sink = IpcSink::new(inner);
+        sink.set_arbiter(&arbiter);
         if arbiter.bind_to_sink(sink).is_ok() {
             let mut st = lock(&inner.state);
             st.arbiter = Some(arbiter.clone());
