@@ -18,6 +18,31 @@
 //! that cannot pass fds), every reservation is aborted, the reason is
 //! logged, and the service's own buffer is used as without startup tracing.
 //!
+//! ```no_run
+//! use zerotrace_core::ipc::Endpoint;
+//! use zerotrace_core::producer::{
+//!     DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
+//! };
+//!
+//! let producer = ProducerClient::start(
+//!     &Endpoint::Path("/tmp/perfetto-producer".into()),
+//!     ProducerOptions {
+//!         startup_tracing: Some(StartupTracingOptions::default()),
+//!         ..ProducerOptions::default()
+//!     },
+//! )?;
+//! producer.register_data_source(
+//!     DataSourceSpec { name: "my.startup".into(), ..Default::default() },
+//!     |_| {},
+//! )?;
+//! // Connected or not: held until a session starts "my.startup".
+//! let mut writer = producer.create_startup_trace_writer("my.startup")?;
+//! writer.packet(|p| {
+//!     p.set_timestamp(zerotrace_core::os_env::boottime_ns());
+//! });
+//! # Ok::<(), zerotrace_core::producer::ProducerClientError>(())
+//! ```
+//!
 //! [`ProducerClient::create_startup_trace_writer`]: super::ProducerClient::create_startup_trace_writer
 
 use std::collections::HashMap;
