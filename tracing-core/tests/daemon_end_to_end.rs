@@ -318,6 +318,76 @@ fn producer_reconnects_after_a_service_restart() {
     assert_eq!(timestamps(&second), (100..110).collect::<Vec<_>>());
 }
 
+/// A writer made on the first service's SMB outlives a service restart:
+/// what it writes afterwards is lost (its chunks belong to a buffer the new
+/// service never saw) but corrupts nothing and never blocks it, and its id,
+/// reused by the new connection's first writer, is not unregistered there.
+#[test]
+fn a_writer_from_before_a_restart_neither_leaks_nor_blocks() {
+    let mut svc = Running::start("stale");
+    let producer = ProducerClient::connect(
+        &svc.producer,
+        ProducerOptions {
+            name: "survivor".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: "s".into(),
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    let mut old = None;
+    record_session(&svc.consumer.clone(), "s", || {
+        let i = producer
+            .wait_for_start("s", Duration::from_secs(10))
+            .unwrap();
+        old = Some(producer.create_trace_writer(i.target_buffer).unwrap());
+    });
+    let mut old = old.unwrap();
+    svc.stop();
+    let cfg = DaemonConfig {
+        producer_sockets: vec![svc.producer.clone()],
+        consumer_socket: svc.consumer.clone(),
+        log_level: 1,
+        ..DaemonConfig::default()
+    };
+    let svc2 = Running::with(cfg, svc.dir.clone());
+    producer.wait_connected(Duration::from_secs(20)).unwrap();
+    let trace = record_session(&svc2.consumer.clone(), "s", || {
+        let i = producer
+            .wait_for_start("s", Duration::from_secs(10))
+            .unwrap();
+        let mut new = producer.create_trace_writer(i.target_buffer).unwrap();
+        assert_eq!(new.writer_id(), old.writer_id(), "the id is reused");
+        let started = std::time::Instant::now();
+        // Twice the old SMB (256 KiB): its chunks must be recycled.
+        for k in 0..256u64 {
+            old.packet(|p| {
+                p.set_timestamp(900_000 + k);
+                p.message().append_bytes(900, &[k as u8; 2048]);
+            });
+        }
+        old.flush(None);
+        drop(old);
+        assert!(started.elapsed() < Duration::from_secs(5), "never blocked");
+        for k in 200..210u64 {
+            new.packet(|p| {
+                p.set_timestamp(k);
+                p.message().append_bytes(900, &payload(k));
+            });
+        }
+        new.flush(None);
+        producer.flush_blocking(Duration::from_secs(10)).unwrap();
+    });
+    assert_eq!(timestamps(&trace), (200..210).collect::<Vec<_>>());
+}
+
 /// Several producers and consumers at once, over an abstract socket for
 /// the producers: each session gets exactly its data sources' packets.
 #[test]

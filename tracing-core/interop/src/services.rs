@@ -58,12 +58,7 @@ impl Service {
     /// Starts `which` on sockets in a new directory named after `name`;
     /// both listen when this returns.
     pub fn start(which: Which, name: &str) -> Service {
-        let tag = match which {
-            Which::Zerotraced => "zt",
-            Which::Genuine => "pf",
-        };
-        let dir =
-            std::env::temp_dir().join(format!("zt-interop-{name}-{tag}-{}", std::process::id()));
+        let dir = Service::dir_for(which, name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create the socket directory");
         let producer = dir.join("producer").to_str().expect("UTF-8").to_owned();
@@ -110,6 +105,23 @@ impl Service {
             dir,
             running,
         }
+    }
+
+    /// The private directory [`Service::start`] uses for `which` and
+    /// `name` (known before the service runs, so that a producer can aim
+    /// at a service that is not there yet).
+    pub fn dir_for(which: Which, name: &str) -> PathBuf {
+        let tag = match which {
+            Which::Zerotraced => "zt",
+            Which::Genuine => "pf",
+        };
+        std::env::temp_dir().join(format!("zt-interop-{name}-{tag}-{}", std::process::id()))
+    }
+
+    /// The producer socket [`Service::start`] will listen on for `which`
+    /// and `name`, as our clients name it.
+    pub fn producer_endpoint_for(which: Which, name: &str) -> Endpoint {
+        Endpoint::Path(Service::dir_for(which, name).join("producer"))
     }
 
     /// The producer socket as our clients name it.

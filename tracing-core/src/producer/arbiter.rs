@@ -11,8 +11,17 @@
 //! Complete at once and listed in a pending request; the request goes to the
 //! [`CommitSink`] on a flush, immediately when a patch was queued or half of
 //! the buffer is waiting, or while a writer stalls.
+//!
+//! For startup tracing an arbiter can also start *unbound*
+//! ([`SharedMemoryArbiter::new_unbound`]): over a buffer the producer made
+//! itself, with no sink yet. Its startup writers write for reservations
+//! (see [`crate::producer::startup`]); nothing is committed until
+//! [`SharedMemoryArbiter::bind_to_sink`], and a reservation's commits wait
+//! for [`SharedMemoryArbiter::bind_startup_target_buffer`] (or are freed by
+//! [`SharedMemoryArbiter::abort_startup_reservation`]). Writers of an arbiter
+//! that was ever unbound never stall: they drop.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use crate::abi::{Chunk, ChunkFlags, ChunkHeader, PageLayout, SharedMemoryAbi};
@@ -21,6 +30,7 @@ use crate::producer::commit_request::{ChunkToMove, ChunkToPatch, CommitDataReque
 use crate::producer::commit_sink::{CommitSink, FlushCallback};
 use crate::producer::error::ProducerError;
 use crate::producer::patch_list::{Patch, PatchList};
+use crate::producer::startup::{Release, Route, StartupRegistry, discard_chunk, split_held};
 use crate::producer::trace_writer::TraceWriter;
 use crate::producer::writer_id_allocator::WriterIdAllocator;
 use crate::shm::SharedMemoryRegion;
@@ -68,6 +78,8 @@ pub struct ArbiterStats {
     pub patches_applied_directly: u64,
     /// Patches queued for the service.
     pub patches_sent: u64,
+    /// Chunks of aborted startup reservations freed without being committed.
+    pub startup_chunks_discarded: u64,
 }
 
 #[derive(Debug, Default)]
@@ -84,6 +96,8 @@ struct ArbiterState {
     /// Chunks of the pending batch kept BeingWritten because they await patches.
     unpatched: Vec<Chunk<'static>>,
     stats: ArbiterStats,
+    /// Startup reservations and their writers.
+    startup: StartupRegistry,
 }
 
 /// Requests kept ready for batches: one being sent, one filling, and one
@@ -147,10 +161,19 @@ fn try_direct_patch(
     true
 }
 
+/// Appends the entries of `more` to `req`.
+fn append_request(req: &mut CommitDataRequest, mut more: CommitDataRequest) {
+    req.chunks_to_move.append(&mut more.chunks_to_move);
+    req.chunks_to_patch.append(&mut more.chunks_to_patch);
+}
+
 /// Chunk allocator and commit batcher for one shared memory buffer.
 pub struct SharedMemoryArbiter {
     abi: SharedMemoryAbi,
-    sink: Arc<dyn CommitSink>,
+    /// Where commits go; unset while an arbiter made unbound waits for it.
+    sink: OnceLock<Arc<dyn CommitSink>>,
+    /// Made unbound: its writers never stall.
+    ever_unbound: bool,
     config: ArbiterConfig,
     state: Mutex<ArbiterState>,
     /// Held while a request is taken and handed to the sink, so requests reach
@@ -169,6 +192,8 @@ impl core::fmt::Debug for SharedMemoryArbiter {
     }
 }
 
+mod startup_api;
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -181,6 +206,31 @@ impl SharedMemoryArbiter {
         sink: Arc<dyn CommitSink>,
         config: ArbiterConfig,
     ) -> Result<Arc<SharedMemoryArbiter>, ProducerError> {
+        let sink_cell = OnceLock::new();
+        let _ = sink_cell.set(sink);
+        Self::build(region, page_size, sink_cell, config)
+    }
+
+    /// An *unbound* arbiter over a buffer the producer made itself, for
+    /// startup tracing: it hands out chunks to startup writers
+    /// ([`Self::create_startup_trace_writer`]) but commits nothing until
+    /// [`Self::bind_to_sink`]. Its writers always drop when the buffer is
+    /// full (stalling could wait for a service that is not there).
+    pub fn new_unbound(
+        region: Arc<dyn SharedMemoryRegion>,
+        page_size: usize,
+        config: ArbiterConfig,
+    ) -> Result<Arc<SharedMemoryArbiter>, ProducerError> {
+        Self::build(region, page_size, OnceLock::new(), config)
+    }
+
+    fn build(
+        region: Arc<dyn SharedMemoryRegion>,
+        page_size: usize,
+        sink: OnceLock<Arc<dyn CommitSink>>,
+        config: ArbiterConfig,
+    ) -> Result<Arc<SharedMemoryArbiter>, ProducerError> {
+        let ever_unbound = sink.get().is_none();
         if config.page_layout == PageLayout::NotPartitioned {
             return Err(ProducerError::InvalidLayout);
         }
@@ -197,6 +247,7 @@ impl SharedMemoryArbiter {
         Ok(Arc::new(SharedMemoryArbiter {
             abi,
             sink,
+            ever_unbound,
             config,
             state: Mutex::new(state),
             commit_order: Mutex::new(()),
@@ -224,18 +275,30 @@ impl SharedMemoryArbiter {
         lock(&self.state).stats
     }
 
+    /// Whether the arbiter has a sink (it was made bound, or bound since).
+    pub fn is_bound(&self) -> bool {
+        self.sink.get().is_some()
+    }
+
+    /// Whether the arbiter was made unbound (then its writers never stall).
+    pub fn was_ever_unbound(&self) -> bool {
+        self.ever_unbound
+    }
+
     /// Creates a writer with a fresh id that writes into `target_buffer` and
-    /// registers it with the sink.
+    /// registers it with the sink. An unbound arbiter has no sink to
+    /// register with: it refuses ([`ProducerError::NotBound`]).
     pub fn create_trace_writer(
         self: &Arc<Self>,
         target_buffer: u16,
         policy: BufferExhaustedPolicy,
     ) -> Result<TraceWriter, ProducerError> {
+        let sink = self.sink.get().ok_or(ProducerError::NotBound)?;
         let id = lock(&self.state)
             .writer_ids
             .allocate()
             .ok_or(ProducerError::WriterIdsExhausted)?;
-        self.sink.register_trace_writer(id, target_buffer);
+        sink.register_trace_writer(id, target_buffer);
         Ok(TraceWriter::new(
             Arc::clone(self),
             id,
@@ -246,12 +309,30 @@ impl SharedMemoryArbiter {
 
     /// Gives a writer id back (the writer was dropped).
     pub(crate) fn release_writer_id(&self, id: u16) {
-        lock(&self.state).writer_ids.release(id);
-        self.sink.unregister_trace_writer(id);
+        let registered = {
+            let mut st = lock(&self.state);
+            let registered = match st.startup.remove_writer(id) {
+                Release::NotStartup => true,
+                Release::Now { registered } => registered,
+                // Its held chunks still need the id (see `Release`).
+                Release::Deferred => return,
+            };
+            st.writer_ids.release(id);
+            registered
+        };
+        if let (true, Some(sink)) = (registered, self.sink.get()) {
+            sink.unregister_trace_writer(id);
+        }
     }
 
     fn try_acquire_any(&self, header: &ChunkHeader) -> Option<Chunk<'static>> {
         let mut st = lock(&self.state);
+        if !st.startup.has_no_writers()
+            && st.startup.route(header.writer_id) == Some(Route::Discard)
+        {
+            // A writer of an aborted reservation: its data goes nowhere.
+            return None;
+        }
         let n = self.abi.num_pages();
         let start = st.page_idx;
         for i in 0..n {
@@ -285,6 +366,11 @@ impl SharedMemoryArbiter {
         header: &ChunkHeader,
         policy: BufferExhaustedPolicy,
     ) -> Option<Chunk<'static>> {
+        let policy = if self.ever_unbound {
+            BufferExhaustedPolicy::Drop
+        } else {
+            policy
+        };
         let mut stalls: u32 = 0;
         let mut interval = Duration::ZERO;
         loop {
@@ -310,14 +396,19 @@ impl SharedMemoryArbiter {
                 st.stats.stalls += 1;
                 st.pending.is_some()
             };
-            if has_pending && !self.sink.commits_in_background() {
+            let Some(sink) = self.sink.get() else {
+                // Unreachable: only an arbiter made unbound lacks a sink,
+                // and its writers drop instead of stalling.
+                return None;
+            };
+            if has_pending && !sink.commits_in_background() {
                 // Completed chunks the service was not told about cannot be
                 // freed: send them before waiting.
                 self.flush_pending_commit_data_requests(None);
             } else if has_pending {
                 // Or have the committer send them, and wait as long as the
                 // back-off says (the stall limit counts these waits too).
-                self.sink.commit_pending();
+                sink.commit_pending();
                 if interval.is_zero() {
                     std::thread::yield_now();
                 } else {
@@ -385,8 +476,32 @@ impl SharedMemoryArbiter {
                 bytes_pending_commit,
                 unpatched,
                 stats,
+                startup,
                 ..
             } = &mut *guard;
+            let target = if startup.has_no_writers() {
+                u32::from(target_buffer)
+            } else {
+                match startup.route(writer_id) {
+                    None => u32::from(target_buffer),
+                    Some(Route::Commit(t)) => t,
+                    Some(Route::Discard) => {
+                        // An aborted reservation: free the chunk, forget
+                        // the patches.
+                        if let Some(chunk) = chunk {
+                            stats.chunks_returned += 1;
+                            let (page, index) = (chunk.page_index(), chunk.chunk_index());
+                            if discard_chunk(&self.abi, page, index, Some(chunk)) {
+                                stats.startup_chunks_discarded += 1;
+                            } else {
+                                stats.abi_errors += 1;
+                            }
+                        }
+                        while patch_list.pop_ready().is_some() {}
+                        return;
+                    }
+                }
+            };
             let new_batch = pending.is_none();
             let req = pending.get_or_insert_with(|| spares.pop().unwrap_or_default());
             if let Some(chunk) = chunk {
@@ -411,7 +526,7 @@ impl SharedMemoryArbiter {
                         req.chunks_to_move.push(ChunkToMove {
                             page: page as u32,
                             chunk: index,
-                            target_buffer: u32::from(target_buffer),
+                            target_buffer: target,
                             ..ChunkToMove::default()
                         });
                     }
@@ -431,7 +546,7 @@ impl SharedMemoryArbiter {
                     Some(i) if req.chunks_to_patch[i].chunk_id == p.chunk_id => i,
                     _ => {
                         req.chunks_to_patch.push(ChunkToPatch {
-                            target_buffer: u32::from(target_buffer),
+                            target_buffer: target,
                             writer_id: u32::from(writer_id),
                             chunk_id: p.chunk_id,
                             patches: patch_lists.pop().unwrap_or_default(),
@@ -455,16 +570,28 @@ impl SharedMemoryArbiter {
             let urgent = last.is_some() || *bytes_pending_commit >= self.abi.size() / 2;
             (urgent, new_batch)
         };
-        if urgent && !self.sink.commits_in_background() {
+        let Some(sink) = self.sink.get() else {
+            // Unbound: everything waits for `bind_to_sink`.
+            return;
+        };
+        if urgent && !sink.commits_in_background() {
             self.flush_pending_commit_data_requests(None);
         } else if urgent || new_batch {
-            self.sink.commit_pending();
+            sink.commit_pending();
         }
     }
 
     /// Sends the pending request (or an empty one when only a callback is
-    /// given, so that the callback fires once the service acks).
+    /// given, so that the callback fires once the service acks). Commits of
+    /// unbound startup reservations stay behind; an unbound arbiter sends
+    /// nothing and keeps the callback until it is bound.
     pub fn flush_pending_commit_data_requests(&self, callback: Option<FlushCallback>) {
+        let Some(sink) = self.sink.get() else {
+            if let Some(cb) = callback {
+                lock(&self.state).startup.held_callbacks.push(cb);
+            }
+            return;
+        };
         let _order = lock(&self.commit_order);
         let req = {
             let mut st = lock(&self.state);
@@ -479,7 +606,16 @@ impl SharedMemoryArbiter {
                     stats.abi_errors += 1;
                 }
             }
-            let req = st.pending.take();
+            let mut req = st.pending.take();
+            if let Some(r) = req.as_mut()
+                && st.startup.has_unbound()
+            {
+                let held = split_held(r);
+                append_request(&mut st.startup.held, held);
+                if r.is_empty() {
+                    req = None;
+                }
+            }
             if req.is_some() || callback.is_some() {
                 st.stats.commits_sent += 1;
             }
@@ -489,7 +625,7 @@ impl SharedMemoryArbiter {
             return;
         }
         let mut req = req.unwrap_or_default();
-        self.sink.commit_data(&mut req, callback);
+        sink.commit_data(&mut req, callback);
         let mut lists: Vec<Vec<PatchData>> = req
             .chunks_to_patch
             .drain(..)

@@ -17,4 +17,23 @@ pub enum ProducerError {
     /// All 32767 writer ids are in use.
     #[error("no free writer id (32767 writers alive)")]
     WriterIdsExhausted,
+    /// The arbiter already has a commit sink (it was bound before).
+    #[error("the arbiter is already bound to a commit sink")]
+    AlreadyBound,
+    /// The arbiter has no commit sink yet, so a writer with a real target
+    /// buffer could not be registered (use a startup writer instead).
+    #[error("the arbiter is not bound to a commit sink yet")]
+    NotBound,
+    /// All 65535 startup reservation ids are in use.
+    #[error("no free startup reservation id")]
+    ReservationsExhausted,
+    /// No such startup reservation (never made, or forgotten once settled).
+    #[error("unknown startup reservation")]
+    UnknownReservation,
+    /// The startup reservation was aborted (no session claimed it in time).
+    #[error("the startup reservation was aborted")]
+    ReservationAborted,
+    /// The startup reservation is already bound to a buffer.
+    #[error("the startup reservation is already bound")]
+    ReservationAlreadyBound,
 }

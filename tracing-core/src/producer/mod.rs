@@ -9,6 +9,7 @@ pub mod commit_request;
 pub mod commit_sink;
 pub mod error;
 pub mod patch_list;
+pub mod startup;
 pub mod trace_packet;
 pub mod trace_writer;
 pub mod writer_id_allocator;
@@ -16,7 +17,8 @@ pub mod writer_id_allocator;
 pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
 pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
 pub use client::{
-    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
+    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
+    ProducerOptions, StartupTracingOptions,
 };
 pub use commit_request::{
     ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
@@ -24,6 +26,7 @@ pub use commit_request::{
 pub use commit_sink::{ChannelCommitSink, CommitSink, FlushCallback, SinkMessage};
 pub use error::ProducerError;
 pub use patch_list::{Patch, PatchList};
+pub use startup::{ReservationState, is_placeholder, placeholder_buffer};
 pub use trace_packet::TracePacketHandle;
 pub use trace_writer::TraceWriter;
 pub use writer_id_allocator::{MAX_WRITER_ID, WriterIdAllocator};

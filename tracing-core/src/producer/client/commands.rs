@@ -51,6 +51,12 @@ fn map_received(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
 pub(super) fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
     let c = GetAsyncCommandResponseDecoder::new(data);
     if let Some(s) = c.setup_tracing() {
+        if lock(&inner.state).using_provided_smb {
+            // The service adopted our startup buffer: it is the SMB already
+            // (no fd comes with this command).
+            fds.clear();
+            return;
+        }
         let page = s.shared_buffer_page_size_kb().unwrap_or(4) as usize * 1024;
         let (emulation, smb_size) = {
             let st = lock(&inner.state);
@@ -77,9 +83,10 @@ pub(super) fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
             };
             shm
         };
-        let sink = Arc::new(IpcSink(Arc::downgrade(inner)));
-        let made = SharedMemoryArbiter::new(region, page, sink, ArbiterConfig::default());
+        let sink = IpcSink::new(inner);
+        let made = SharedMemoryArbiter::new(region, page, sink.clone(), ArbiterConfig::default());
         if let Ok(a) = made {
+            sink.set_arbiter(&a);
             let mut st = lock(&inner.state);
             st.arbiter = Some(a);
             st.page_size = page;
@@ -114,6 +121,8 @@ pub(super) fn command(inner: &Arc<Inner>, data: &[u8], fds: &mut Vec<OwnedFd>) {
             }
         });
         let name = instance.name.clone();
+        // Startup writers of this data source write into its buffer now.
+        super::startup::on_start(inner, &instance);
         notify(inner, &name, DataSourceEvent::Start(instance.clone()));
         {
             let mut st = lock(&inner.state);

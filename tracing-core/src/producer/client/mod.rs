@@ -4,6 +4,11 @@
 //! a reader thread. Writers made with [`ProducerClient::create_trace_writer`]
 //! write into that buffer through the [`SharedMemoryArbiter`]; its commits
 //! go out over the socket.
+//!
+//! With [`ProducerOptions::startup_tracing`] the producer makes its own
+//! buffer up front and can write before it is connected
+//! ([`ProducerClient::start`], [`ProducerClient::create_startup_trace_writer`]);
+//! see [`startup`] for the protocol.
 
 use std::collections::HashMap;
 use std::io;
@@ -24,11 +29,14 @@ use crate::ipc::socket::{Endpoint, Stream, connect};
 use crate::producer::{
     BufferExhaustedPolicy, FlushCallback, ProducerError, SharedMemoryArbiter, TraceWriter,
 };
+use crate::shm::ShmError;
 
 mod commands;
 mod sink;
+pub mod startup;
 
 use commands::command;
+pub use startup::StartupTracingOptions;
 
 /// A data source as the producer registers it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,6 +103,10 @@ pub struct ProducerOptions {
     /// writer forever nor aborts the process; a service that stays behind
     /// costs packets, each loss flagged in the trace.
     pub buffer_exhausted_policy: BufferExhaustedPolicy,
+    /// Make a buffer of our own at once, so that startup writers can write
+    /// before the service is reached (startup tracing); `None`: the
+    /// service's buffer only.
+    pub startup_tracing: Option<StartupTracingOptions>,
 }
 
 impl Default for ProducerOptions {
@@ -107,6 +119,7 @@ impl Default for ProducerOptions {
             page_size_hint: 0,
             connect_timeout: Duration::from_secs(10),
             buffer_exhausted_policy: BufferExhaustedPolicy::StallThenDrop,
+            startup_tracing: None,
         }
     }
 }
@@ -129,19 +142,55 @@ pub enum ProducerClientError {
     /// Waited too long.
     #[error("timed out waiting for {0}")]
     Timeout(&'static str),
+    /// The startup buffer could not be created.
+    #[error("startup tracing buffer: {0}")]
+    Shm(#[from] ShmError),
+    /// Not available here (or not enabled in the options).
+    #[error("{0} is not available")]
+    Unsupported(&'static str),
 }
 
 struct Wire {
-    stream: Stream,
+    /// `None` before the first connection (frames are then discarded:
+    /// what matters is sent again on connecting).
+    stream: Option<Stream>,
     conn: ClientConnection,
+    /// An fd to attach to the next frame sent (the startup buffer, sent
+    /// with InitializeConnection).
+    attach: Option<OwnedFd>,
 }
 
 impl Wire {
+    /// A wire with no connection yet.
+    fn disconnected() -> Wire {
+        Wire {
+            stream: None,
+            conn: ClientConnection::new("ProducerPort"),
+            attach: None,
+        }
+    }
+
     fn send(&mut self) -> io::Result<()> {
-        for frame in self.conn.take_transmit() {
+        let frames = self.conn.take_transmit();
+        let Some(stream) = self.stream.as_ref() else {
+            return Ok(());
+        };
+        for frame in frames {
+            let fd = if frame.is_empty() {
+                None
+            } else {
+                self.attach.take()
+            };
             let mut sent = 0;
             while sent < frame.len() {
-                match self.stream.send(&frame[sent..], None) {
+                #[cfg(unix)]
+                let with = fd
+                    .as_ref()
+                    .filter(|_| sent == 0)
+                    .map(std::os::fd::AsFd::as_fd);
+                #[cfg(not(unix))]
+                let with = fd.as_ref().and(None);
+                match stream.send(&frame[sent..], with) {
                     Ok(n) => sent += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
@@ -170,6 +219,8 @@ struct State {
     instances: HashMap<u64, Instance>,
     started: Vec<Instance>,
     connected: bool,
+    /// The service adopted our startup buffer: `arbiter` is ours.
+    using_provided_smb: bool,
     /// The service cannot share memory with us (TCP): chunks travel inline.
     emulation: bool,
     smb_size: usize,
@@ -192,9 +243,46 @@ struct Inner {
     read_stream: Mutex<Option<Stream>>,
     /// Connections made after the first.
     reconnects: AtomicU64,
+    /// Which connection is current (bumped on each new one): sinks of
+    /// older ones are stale (see `sink`).
+    connection: AtomicU64,
     /// A batch of commits waits for the committer thread.
     commit_requested: Mutex<bool>,
     commit_wanted: Condvar,
+    /// Startup tracing: our own buffer and the open reservations.
+    startup: Mutex<startup::ClientStartup>,
+}
+
+impl Inner {
+    fn new(
+        endpoint: &Endpoint,
+        opts: ProducerOptions,
+        wire: Wire,
+        startup: startup::ClientStartup,
+        async_request: u64,
+    ) -> Arc<Inner> {
+        Arc::new(Inner {
+            wire: Mutex::new(wire),
+            sources: Mutex::new(HashMap::new()),
+            callbacks: Mutex::new(HashMap::new()),
+            state: Mutex::new(State {
+                smb_size: opts.smb_size_hint as usize,
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            async_request: AtomicU64::new(async_request),
+            policy: opts.buffer_exhausted_policy,
+            endpoint: endpoint.clone(),
+            opts,
+            closing: AtomicBool::new(false),
+            read_stream: Mutex::new(None),
+            reconnects: AtomicU64::new(0),
+            connection: AtomicU64::new(0),
+            commit_requested: Mutex::new(false),
+            commit_wanted: Condvar::new(),
+            startup: Mutex::new(startup),
+        })
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -214,26 +302,49 @@ pub struct ProducerClient {
     committer: Option<JoinHandle<()>>,
 }
 
+/// Our startup buffer offered with InitializeConnection: its fd, size and
+/// page size.
+type Offer = (OwnedFd, u32, u32);
+
 /// Connects, binds ProducerPort, and sends InitializeConnection and
-/// GetAsyncCommand without waiting (as Perfetto's clients pipeline them).
+/// GetAsyncCommand without waiting (as Perfetto's clients pipeline them);
+/// with an `offer`, InitializeConnection carries our startup buffer.
 /// Returns the write side, a read clone and the two request ids.
-fn open(endpoint: &Endpoint, opts: &ProducerOptions) -> io::Result<(Wire, Stream, u64, u64)> {
+fn open(
+    endpoint: &Endpoint,
+    opts: &ProducerOptions,
+    offer: Option<Offer>,
+) -> io::Result<(Wire, Stream, u64, u64)> {
     let stream = connect(endpoint)?;
     stream.set_nonblocking(false)?;
     let read = stream.try_clone()?;
     let mut conn = ClientConnection::new("ProducerPort");
+    let (page_hint, size_hint) = match &offer {
+        Some((_, size, page)) => (*page, *size),
+        None => (opts.page_size_hint, opts.smb_size_hint),
+    };
     let init = encode(|m| {
         let mut r = InitializeConnectionRequest::from_message(m);
-        r.set_shared_memory_page_size_hint_bytes(opts.page_size_hint);
-        r.set_shared_memory_size_hint_bytes(opts.smb_size_hint);
+        r.set_shared_memory_page_size_hint_bytes(page_hint);
+        r.set_shared_memory_size_hint_bytes(size_hint);
         r.set_producer_name(&opts.name);
         r.set_smb_scraping_mode_raw(1);
+        if offer.is_some() {
+            r.set_producer_provided_shmem(true);
+        }
         r.set_sdk_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
     });
     let init_id = conn.invoke("InitializeConnection", init, false);
     let async_request = conn.invoke("GetAsyncCommand", Vec::new(), false);
-    let mut wire = Wire { stream, conn };
+    let mut wire = Wire {
+        stream: Some(stream),
+        conn,
+        attach: None,
+    };
+    // Only the bind request goes now; InitializeConnection waits for the
+    // bind reply, and the fd goes with it.
     wire.send()?;
+    wire.attach = offer.map(|(fd, _, _)| fd);
     Ok((wire, read, init_id, async_request))
 }
 
@@ -266,10 +377,12 @@ impl ProducerClient {
         endpoint: &Endpoint,
         opts: ProducerOptions,
     ) -> Result<ProducerClient, ProducerClientError> {
+        let startup = Self::make_startup(&opts)?;
         let deadline = Instant::now() + opts.connect_timeout;
         let mut backoff = Duration::from_millis(20);
+        let offer_of = |s: &startup::ClientStartup| s.offer();
         let (wire, read, init_id, async_request) = loop {
-            match open(endpoint, &opts) {
+            match open(endpoint, &opts, offer_of(&startup)) {
                 Ok(c) => break c,
                 Err(e) if Instant::now() + backoff > deadline => return Err(e.into()),
                 Err(_) => {
@@ -278,25 +391,43 @@ impl ProducerClient {
                 }
             }
         };
-        let inner = Arc::new(Inner {
-            wire: Mutex::new(wire),
-            sources: Mutex::new(HashMap::new()),
-            callbacks: Mutex::new(HashMap::new()),
-            state: Mutex::new(State {
-                smb_size: opts.smb_size_hint as usize,
-                ..State::default()
-            }),
-            changed: Condvar::new(),
-            async_request: AtomicU64::new(async_request),
-            policy: opts.buffer_exhausted_policy,
-            endpoint: endpoint.clone(),
-            opts,
-            closing: AtomicBool::new(false),
-            read_stream: Mutex::new(Some(read.try_clone()?)),
-            reconnects: AtomicU64::new(0),
-            commit_requested: Mutex::new(false),
-            commit_wanted: Condvar::new(),
-        });
+        let read_stream = read.try_clone()?;
+        let inner = Inner::new(endpoint, opts, wire, startup, async_request);
+        *lock(&inner.read_stream) = Some(read_stream);
+        let client = Self::spawn(inner, Some((read, init_id)))?;
+        client
+            .wait(Duration::from_secs(10), |s| s.connected)
+            .map_err(|_| ProducerClientError::Timeout("InitializeConnection"))?;
+        Ok(client)
+    }
+
+    /// Returns at once and connects in the background: the client keeps
+    /// trying (with a growing back-off, until it is dropped), registers its
+    /// data sources once connected, and reconnects after losing the
+    /// service. With [`ProducerOptions::startup_tracing`], startup writers
+    /// ([`Self::create_startup_trace_writer`]) write meanwhile.
+    pub fn start(
+        endpoint: &Endpoint,
+        opts: ProducerOptions,
+    ) -> Result<ProducerClient, ProducerClientError> {
+        let startup = Self::make_startup(&opts)?;
+        let inner = Inner::new(endpoint, opts, Wire::disconnected(), startup, 0);
+        Self::spawn(inner, None)
+    }
+
+    fn make_startup(opts: &ProducerOptions) -> Result<startup::ClientStartup, ProducerClientError> {
+        match &opts.startup_tracing {
+            Some(o) => startup::ClientStartup::new(o),
+            None => Ok(startup::ClientStartup::default()),
+        }
+    }
+
+    /// Starts the committer and reader threads (the reader serves
+    /// `connected`, else connects first).
+    fn spawn(
+        inner: Arc<Inner>,
+        connected: Option<(Stream, u64)>,
+    ) -> Result<ProducerClient, ProducerClientError> {
         let committer_inner = inner.clone();
         let committer = std::thread::Builder::new()
             .name("zerotrace-commit".into())
@@ -304,16 +435,12 @@ impl ProducerClient {
         let reader_inner = inner.clone();
         let reader = std::thread::Builder::new()
             .name("zerotrace-producer".into())
-            .spawn(move || read_loop(reader_inner, read, init_id))?;
-        let client = ProducerClient {
+            .spawn(move || read_loop(reader_inner, connected))?;
+        Ok(ProducerClient {
             inner,
             reader: Some(reader),
             committer: Some(committer),
-        };
-        client
-            .wait(Duration::from_secs(10), |s| s.connected)
-            .map_err(|_| ProducerClientError::Timeout("InitializeConnection"))?;
-        Ok(client)
+        })
     }
 
     /// How many times the client reconnected after losing the service.
@@ -353,7 +480,10 @@ impl ProducerClient {
         callback: impl Fn(&DataSourceEvent) + Send + Sync + 'static,
     ) -> Result<(), ProducerClientError> {
         let args = register_args(&spec);
-        lock(&self.inner.sources).insert(
+        // Held across the call, so that a connection made meanwhile
+        // registers it exactly once (it registers every source it finds).
+        let mut sources = lock(&self.inner.sources);
+        sources.insert(
             spec.name.clone(),
             SourceEntry {
                 spec,
@@ -361,6 +491,7 @@ impl ProducerClient {
             },
         );
         lock(&self.inner.wire).invoke("RegisterDataSource", args, true)?;
+        drop(sources);
         Ok(())
     }
 
@@ -477,16 +608,31 @@ impl Drop for ProducerClient {
     }
 }
 
-/// Sends the arbiter's pending batch whenever one was started.
+/// Sends the arbiter's pending batch whenever one was started, and aborts
+/// the startup reservations whose time is up.
 fn commit_loop(inner: &Inner) {
     loop {
         {
             let mut requested = lock(&inner.commit_requested);
             while !*requested {
-                requested = inner
-                    .commit_wanted
-                    .wait(requested)
-                    .unwrap_or_else(|e| e.into_inner());
+                if inner.closing.load(Ordering::Relaxed) {
+                    return;
+                }
+                let next = startup::abort_expired(inner);
+                requested = match next {
+                    Some(deadline) => {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        inner
+                            .commit_wanted
+                            .wait_timeout(requested, left)
+                            .map(|(g, _)| g)
+                            .unwrap_or_else(|e| e.into_inner().0)
+                    }
+                    None => inner
+                        .commit_wanted
+                        .wait(requested)
+                        .unwrap_or_else(|e| e.into_inner()),
+                };
             }
             *requested = false;
         }
@@ -500,42 +646,61 @@ fn commit_loop(inner: &Inner) {
     }
 }
 
-/// The reader thread: replies and the service's commands; after the
-/// service goes away, it reconnects with a growing back-off and registers
-/// the data sources again (until the client is dropped).
-fn read_loop(inner: Arc<Inner>, mut stream: Stream, mut init_id: u64) {
+/// Opens a new connection and makes it the client's: registers every data
+/// source on it. `None` if the service cannot be reached (or the client is
+/// closing).
+fn reconnect(inner: &Inner) -> Option<(Stream, u64)> {
+    let offer = startup::offer(inner);
+    let (wire, read, init, async_request) = open(&inner.endpoint, &inner.opts, offer).ok()?;
+    let shutdown_clone = read.try_clone().ok()?;
+    inner.async_request.store(async_request, Ordering::Relaxed);
+    {
+        // Under the sources lock: a source registered meanwhile goes out
+        // exactly once (here, or by its own call on this wire).
+        let sources = lock(&inner.sources);
+        let mut w = lock(&inner.wire);
+        *w = wire;
+        inner.connection.fetch_add(1, Ordering::AcqRel);
+        for s in sources.values() {
+            let _ = w.invoke("RegisterDataSource", register_args(&s.spec), true);
+        }
+    }
+    *lock(&inner.read_stream) = Some(shutdown_clone);
+    if inner.closing.load(Ordering::Relaxed) {
+        // Dropped meanwhile: the drop may have missed this stream.
+        let _ = read.shutdown();
+        return None;
+    }
+    Some((read, init))
+}
+
+/// The reader thread: replies and the service's commands; when there is no
+/// connection (yet, or any more) it connects with a growing back-off and
+/// registers the data sources again (until the client is dropped).
+fn read_loop(inner: Arc<Inner>, mut connection: Option<(Stream, u64)>) {
+    let mut was_connected = connection.is_some();
     loop {
-        serve(&inner, &stream, init_id);
-        finish(&inner);
         let mut backoff = Duration::from_millis(50);
+        if let Some((stream, init_id)) = connection.take() {
+            serve(&inner, &stream, init_id);
+            finish(&inner);
+            // Give a restarting service a moment before the first retry.
+            std::thread::sleep(backoff);
+        }
         loop {
             if inner.closing.load(Ordering::Relaxed) {
                 return;
             }
+            if let Some(c) = reconnect(&inner) {
+                if was_connected {
+                    inner.reconnects.fetch_add(1, Ordering::Relaxed);
+                }
+                was_connected = true;
+                connection = Some(c);
+                break;
+            }
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_secs(2));
-            let Ok((wire, read, init, async_request)) = open(&inner.endpoint, &inner.opts) else {
-                continue;
-            };
-            let Ok(shutdown_clone) = read.try_clone() else {
-                continue;
-            };
-            *lock(&inner.wire) = wire;
-            *lock(&inner.read_stream) = Some(shutdown_clone);
-            inner.async_request.store(async_request, Ordering::Relaxed);
-            inner.reconnects.fetch_add(1, Ordering::Relaxed);
-            let specs: Vec<DataSourceSpec> = lock(&inner.sources)
-                .values()
-                .map(|s| s.spec.clone())
-                .collect();
-            {
-                let mut w = lock(&inner.wire);
-                for spec in &specs {
-                    let _ = w.invoke("RegisterDataSource", register_args(spec), true);
-                }
-            }
-            (stream, init_id) = (read, init);
-            break;
         }
     }
 }
@@ -564,8 +729,18 @@ fn serve(inner: &Arc<Inner>, stream: &Stream, init_id: u64) {
                     ..
                 } if request_id == init_id => {
                     let r = InitializeConnectionResponseDecoder::new(&data);
+                    let emulation = r.use_shmem_emulation().unwrap_or(false);
+                    let adopted = r.using_shmem_provided_by_producer().unwrap_or(false);
+                    lock(&inner.state).emulation = emulation;
+                    let why_not = if !success {
+                        "InitializeConnection failed"
+                    } else if emulation {
+                        "the transport cannot share memory"
+                    } else {
+                        "it refused its size, page size or seals"
+                    };
+                    startup::on_initialized(inner, success && adopted && !emulation, why_not);
                     let mut st = lock(&inner.state);
-                    st.emulation = r.use_shmem_emulation().unwrap_or(false);
                     st.connected = success;
                     inner.changed.notify_all();
                 }
@@ -595,6 +770,7 @@ fn finish(inner: &Inner) {
     let mut st = lock(&inner.state);
     st.connected = false;
     st.arbiter = None;
+    st.using_provided_smb = false;
     st.instances.clear();
     st.started.clear();
     st.emulation = false;

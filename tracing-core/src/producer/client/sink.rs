@@ -2,14 +2,70 @@
 //! CommitData (with chunks inline under SMB emulation, split under the
 //! frame limit) and writer (un)registrations, and the committer thread's
 //! trigger.
+//!
+//! A sink belongs to the connection its arbiter's SMB came with. After a
+//! reconnect, writers of the old arbiter may live on (held by threads or
+//! by the application); their commits name chunks of the old SMB, which the
+//! new service does not know, and their writer ids may have been reused by
+//! the new arbiter. Such a *stale* sink sends nothing: it frees the chunks
+//! of a commit locally (the data is lost, the writers go on without
+//! stalling) and drops (un)registrations.
 
-use std::sync::Weak;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, Weak};
 
 use super::{Inner, encode, lock};
 use crate::producer::{CommitDataRequest, CommitSink, FlushCallback, SharedMemoryArbiter};
 
 /// The arbiter's commits, sent over the socket.
-pub(super) struct IpcSink(pub(super) Weak<Inner>);
+pub(super) struct IpcSink {
+    inner: Weak<Inner>,
+    /// The connection (`Inner::connection`) it belongs to.
+    connection: u64,
+    /// Its arbiter, once made (to free the chunks of stale commits).
+    arbiter: OnceLock<Weak<SharedMemoryArbiter>>,
+}
+
+impl IpcSink {
+    /// A sink for the current connection of `inner`.
+    pub(super) fn new(inner: &Arc<Inner>) -> Arc<IpcSink> {
+        Arc::new(IpcSink {
+            inner: Arc::downgrade(inner),
+            connection: inner.connection.load(Ordering::Acquire),
+            arbiter: OnceLock::new(),
+        })
+    }
+
+    /// Tells the sink its arbiter.
+    pub(super) fn set_arbiter(&self, arbiter: &Arc<SharedMemoryArbiter>) {
+        let _ = self.arbiter.set(Arc::downgrade(arbiter));
+    }
+
+    /// The client, if this sink's connection is still the current one.
+    fn current(&self) -> Option<Arc<Inner>> {
+        self.inner
+            .upgrade()
+            .filter(|i| i.connection.load(Ordering::Acquire) == self.connection)
+    }
+
+    /// A stale commit: frees its chunks here, as the service would have.
+    fn discard(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
+        if let Some(a) = self.arbiter.get().and_then(Weak::upgrade) {
+            let abi = a.abi();
+            for mv in &request.chunks_to_move {
+                if let Ok(c) =
+                    abi.try_acquire_chunk_for_reading(mv.page as usize, mv.chunk as usize)
+                {
+                    let _ = abi.release_chunk_as_free(c);
+                }
+            }
+        }
+        request.clear();
+        if let Some(cb) = on_complete {
+            cb();
+        }
+    }
+}
 
 /// Largest CommitData sent with inline chunks (the IPC frame limit, less
 /// the frame's own fields).
@@ -38,7 +94,8 @@ impl IpcSink {
 
 impl CommitSink for IpcSink {
     fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let Some(inner) = self.0.upgrade() else {
+        let Some(inner) = self.current() else {
+            self.discard(request, on_complete);
             return;
         };
         let arbiter = {
@@ -79,20 +136,22 @@ impl CommitSink for IpcSink {
     }
 
     fn commits_in_background(&self) -> bool {
-        true
+        // The committer thread flushes the current arbiter only: a stale
+        // one flushes on its writers' threads (into `discard`).
+        self.current().is_some()
     }
 
     fn commit_pending(&self) {
         // Perfetto posts this as a task; here the committer thread does it,
         // once for however many batches started meanwhile.
-        if let Some(inner) = self.0.upgrade() {
+        if let Some(inner) = self.current() {
             *lock(&inner.commit_requested) = true;
             inner.commit_wanted.notify_one();
         }
     }
 
     fn register_trace_writer(&self, writer_id: u16, target_buffer: u16) {
-        if let Some(inner) = self.0.upgrade() {
+        if let Some(inner) = self.current() {
             let args = encode(|m| {
                 let mut m = m;
                 m.append_uint32(1, writer_id as u32);
@@ -103,7 +162,7 @@ impl CommitSink for IpcSink {
     }
 
     fn unregister_trace_writer(&self, writer_id: u16) {
-        if let Some(inner) = self.0.upgrade() {
+        if let Some(inner) = self.current() {
             let args = encode(|mut m| m.append_uint32(1, writer_id as u32));
             let _ = lock(&inner.wire).invoke("UnregisterTraceWriter", args, true);
         }

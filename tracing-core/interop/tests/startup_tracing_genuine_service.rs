@@ -1,0 +1,225 @@
+//! Startup tracing against Perfetto's genuine service: our producer writes
+//! for a second before the service exists, into a sealed memfd SMB of its
+//! own; on connecting it offers that buffer with InitializeConnection, the
+//! genuine service adopts it (`using_shmem_provided_by_producer`), and when
+//! a session starts the data source the held chunks are committed with the
+//! session's buffer id in place of the reservation's. Every packet, written
+//! before and after, must be in the trace, intact and in order. A buffer the
+//! service cannot adopt (64 KiB pages) is refused: the startup data is
+//! dropped and the producer records through the service's own buffer. (The
+//! same against `zerotraced`, plus the timeout path, is
+//! `tracing-core/tests/startup_tracing.rs`.)
+#![cfg(target_os = "linux")]
+
+use std::time::{Duration, Instant};
+
+use protozero::{Decoder, HeapWriter};
+use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+use zerotrace_core::os_env::boottime_ns;
+use zerotrace_core::producer::{
+    DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions, TraceWriter,
+};
+use zerotrace_interop::services::{Service, Which};
+use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+
+const WAIT: Duration = Duration::from_secs(30);
+const PAYLOAD_FIELD: u32 = 900;
+const SEQ_FIELD: u32 = 901;
+const DS: &str = "zerotrace.startup";
+
+fn config() -> Vec<u8> {
+    let mut w = HeapWriter::new();
+    {
+        let mut c = TraceConfig::from_message(w.root());
+        c.add_buffers().set_size_kb(4096).set_fill_policy_raw(2);
+        c.add_data_sources().begin_config().set_name(DS);
+    }
+    w.finish().unwrap()
+}
+
+/// Mostly small packets; every 25th spans several chunks (size patches).
+fn payload(i: u64) -> Vec<u8> {
+    let n = if i % 25 == 7 {
+        9_000
+    } else {
+        30 + (i as usize * 13) % 200
+    };
+    (0..n).map(|k| (k as u64 ^ i) as u8).collect()
+}
+
+fn write(w: &mut TraceWriter, i: u64) {
+    w.packet(|p| {
+        p.set_timestamp(boottime_ns());
+        p.message().append_uint64(SEQ_FIELD, i);
+        p.message().append_bytes(PAYLOAD_FIELD, &payload(i));
+    });
+}
+
+/// Our packets as (sequence number, timestamp), each payload checked.
+fn data_packets(trace: &[u8]) -> Vec<(u64, u64)> {
+    Decoder::new(trace)
+        .map(|f| f.unwrap().as_bytes().unwrap().to_vec())
+        .filter_map(|p| {
+            let seq = Decoder::new(&p).find_last(SEQ_FIELD)?.as_u64().ok()?;
+            let data = Decoder::new(&p).find_last(PAYLOAD_FIELD)?;
+            assert_eq!(data.as_bytes().unwrap(), payload(seq), "packet {seq}");
+            Some((seq, TracePacketDecoder::new(&p).timestamp().unwrap()))
+        })
+        .collect()
+}
+
+fn written_before_the_service_starts(which: Which, name: &str) {
+    let producer = std::sync::Arc::new(
+        ProducerClient::start(
+            &Service::producer_endpoint_for(which, name),
+            ProducerOptions {
+                name: "zerotrace-startup".into(),
+                startup_tracing: Some(StartupTracingOptions::default()),
+                ..ProducerOptions::default()
+            },
+        )
+        .unwrap(),
+    );
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: DS.into(),
+                will_notify_on_stop: true,
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    let (started_tx, started) = std::sync::mpsc::channel::<()>();
+    let (early_tx, early) = std::sync::mpsc::channel::<u64>();
+    let writer = {
+        let producer = producer.clone();
+        std::thread::spawn(move || {
+            let mut w = producer.create_startup_trace_writer(DS).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(1);
+            let mut i = 0;
+            while Instant::now() < deadline {
+                write(&mut w, i);
+                i += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            early_tx.send(i).unwrap();
+            started.recv().unwrap();
+            for k in i..i + 100 {
+                write(&mut w, k);
+            }
+            w.flush(None);
+            i + 100
+        })
+    };
+    let before_service = early.recv().unwrap();
+    assert!(before_service > 5, "{before_service}");
+    assert!(!producer.is_connected());
+    let session_start = boottime_ns();
+    let svc = Service::start(which, name);
+    producer.wait_connected(WAIT).unwrap();
+    assert!(producer.uses_own_smb(), "{which:?} adopted our buffer");
+
+    let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).unwrap();
+    let session = consumer.enable_tracing(&config(), None).unwrap();
+    producer.wait_for_start(DS, WAIT).unwrap();
+    started_tx.send(()).unwrap();
+    let total = writer.join().unwrap();
+    producer.flush_blocking(WAIT).unwrap();
+    assert!(consumer.flush(5000).unwrap(), "flush acknowledged");
+    consumer.disable_tracing().unwrap();
+    assert_eq!(
+        consumer.wait_for_end(session, Some(WAIT)).unwrap(),
+        SessionEnd::Disabled
+    );
+    let trace = consumer.read_trace().unwrap();
+    let packets = data_packets(&trace);
+    let seqs: Vec<u64> = packets.iter().map(|&(s, _)| s).collect();
+    assert_eq!(seqs, (0..total).collect::<Vec<_>>(), "{which:?}");
+    for &(seq, ts) in &packets[..before_service as usize] {
+        assert!(
+            ts < session_start,
+            "packet {seq} at {ts} >= {session_start}"
+        );
+    }
+    assert_eq!(producer.startup_reservations_aborted(), 0);
+}
+
+#[test]
+fn startup_tracing_through_the_genuine_service() {
+    written_before_the_service_starts(Which::Genuine, "startup");
+}
+
+#[test]
+fn startup_tracing_through_zerotraced() {
+    written_before_the_service_starts(Which::Zerotraced, "startup");
+}
+
+/// The service refuses a buffer of 64 KiB pages (it grants at most 32 KiB):
+/// the startup data is dropped, and the session records through the SMB the
+/// service makes.
+fn refused_buffer_falls_back(which: Which, name: &str) {
+    let producer = ProducerClient::start(
+        &Service::producer_endpoint_for(which, name),
+        ProducerOptions {
+            name: "zerotrace-startup-refused".into(),
+            startup_tracing: Some(StartupTracingOptions {
+                page_size: 64 * 1024,
+                ..StartupTracingOptions::default()
+            }),
+            ..ProducerOptions::default()
+        },
+    )
+    .unwrap();
+    producer
+        .register_data_source(
+            DataSourceSpec {
+                name: DS.into(),
+                ..Default::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    let mut early = producer.create_startup_trace_writer(DS).unwrap();
+    for i in 0..30 {
+        write(&mut early, i);
+    }
+    let svc = Service::start(which, name);
+    producer.wait_connected(WAIT).unwrap();
+    assert!(!producer.uses_own_smb(), "{which:?} refused our buffer");
+    assert_eq!(producer.startup_reservations_aborted(), 1);
+    let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).unwrap();
+    let session = consumer.enable_tracing(&config(), None).unwrap();
+    producer.wait_for_start(DS, WAIT).unwrap();
+    for i in 30..40 {
+        write(&mut early, i);
+    }
+    early.flush(None);
+    let mut w = producer.create_startup_trace_writer(DS).unwrap();
+    for i in 100..150 {
+        write(&mut w, i);
+    }
+    w.flush(None);
+    producer.flush_blocking(WAIT).unwrap();
+    assert!(consumer.flush(5000).unwrap(), "flush acknowledged");
+    consumer.disable_tracing().unwrap();
+    assert_eq!(
+        consumer.wait_for_end(session, Some(WAIT)).unwrap(),
+        SessionEnd::Disabled
+    );
+    let seqs: Vec<u64> = data_packets(&consumer.read_trace().unwrap())
+        .iter()
+        .map(|&(s, _)| s)
+        .collect();
+    assert_eq!(seqs, (100..150).collect::<Vec<_>>(), "{which:?}");
+}
+
+#[test]
+fn refused_startup_buffer_with_the_genuine_service() {
+    refused_buffer_falls_back(Which::Genuine, "startup-refused");
+}
+
+#[test]
+fn refused_startup_buffer_with_zerotraced() {
+    refused_buffer_falls_back(Which::Zerotraced, "startup-refused");
+}
