@@ -159,7 +159,7 @@ impl StreamWriter {
     ///
     /// # Safety
     /// The current slice must still be valid for writes under the
-    /// [`Delegate`] contract of the delegate this stream writes for.
+    /// [`Delegate`](crate::Delegate) contract of the delegate this stream writes for.
     #[inline]
     pub unsafe fn begin_root_short(&mut self, max: usize) -> Option<*mut u8> {
         if self.compact_below == 0

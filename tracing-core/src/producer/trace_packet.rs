@@ -1,5 +1,5 @@
-//! [`TracePacketHandle`]: the packet being written by a [`TraceWriter`]
-//! (crate::producer::TraceWriter); dropping it finishes the packet.
+//! [`TracePacketHandle`]: the packet being written by a
+//! [`TraceWriter`](crate::producer::TraceWriter); dropping it finishes the packet.
 //!
 //! The handle lends out the packet's root `protozero::Message` through
 //! [`TracePacketHandle::root`], so a generated writer can wrap it

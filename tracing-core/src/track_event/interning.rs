@@ -20,7 +20,7 @@ pub enum InternKind {
 }
 
 /// Where in the source an event was emitted (`SourceLocation` in
-/// `interned_data`): build one with [`SourceLocation::here`] or from a
+/// `interned_data`): build one with [`source_location!`](crate::source_location) or from a
 /// `tracing` callsite's metadata. Rust has no function-name macro, so
 /// `function` is whatever the caller names (the macros give the module path).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

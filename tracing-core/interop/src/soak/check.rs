@@ -1,6 +1,6 @@
 //! Checks the packets a soak reads as they arrive, keeping only a few words
 //! per sequence (a soak reads gigabytes): every packet decodes, every
-//! TestEvent payload is byte for byte what [`payload`](super::payload) says
+//! TestEvent payload is byte for byte what [`payload`] says
 //! its writer wrote, each writer's packets come on one trusted sequence in
 //! strictly increasing order, and every gap in a sequence falls just before
 //! a packet flagged `previous_packet_dropped` (no silent loss). At the end,
@@ -74,7 +74,7 @@ impl Checker {
         self.counts
     }
 
-    /// The problems found (the first [`MAX_PROBLEMS`] word for word) and
+    /// The problems found (the first `MAX_PROBLEMS` word for word) and
     /// how many there were in all.
     pub fn problems(&self) -> (&[String], u64) {
         (&self.problems, self.problem_count)
