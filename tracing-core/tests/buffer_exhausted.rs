@@ -6,6 +6,7 @@
 //! cleanly (flagged, nothing corrupted) when none does.
 
 mod common;
+mod service_support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -234,4 +235,83 @@ fn a_stall_with_a_committer_thread_waits_out_its_back_off() {
         start.elapsed()
     );
     assert!(arbiter.stats().acquire_failures > 0);
+}
+
+/// End to end through the service core: a DROP writer runs out of shared
+/// memory in the middle of a packet larger than the SMB (the service has
+/// not freed anything yet). The packet is lost whole, the loss reaches the
+/// trace twice — the next packet's `previous_packet_dropped` and the
+/// buffer's `trace_writer_packet_loss` in TraceStats — and the writer
+/// carries on once chunks are free again.
+#[test]
+fn a_dropped_packet_shows_in_the_trace_and_its_stats() {
+    use service_support::{Harness, bytes, config};
+    use zerotrace_core::service::{ConsumerCall, Reply};
+    use zerotrace_protos::protos::{
+        GetAsyncCommandResponseDecoder, GetTraceStatsResponseDecoder, TracePacketDecoder,
+    };
+    let mut h = Harness::new();
+    let p = h.producer("app", 2000);
+    h.register(p, "ds", false, false);
+    let c = h.consumer(2000);
+    h.enable(c, config(&[(4096, false)], &[("ds", 0)], |_| {}));
+    let target = h
+        .take_commands(p)
+        .iter()
+        .filter_map(|c| GetAsyncCommandResponseDecoder::new(c).setup_data_source())
+        .find_map(|s| s.config().and_then(|c| c.target_buffer()))
+        .expect("the data source was set up");
+    let mut w = h.writer(p, target as u16);
+    let smb = zerotrace_core::shm::SharedMemoryRegion::size(&*h.shared.borrow().smbs[&p]);
+    let small = |w: &mut TraceWriter, ts: u64| {
+        w.write_packet(|m| {
+            m.append_uint64(8, ts);
+            m.append_bytes(900, b"small");
+        })
+    };
+    small(&mut w, 1);
+    // Nothing is committed (so nothing freed) while this is written.
+    w.write_packet(|m| {
+        m.append_uint64(8, 2);
+        m.append_bytes(900, &vec![0xab; smb + 4096]);
+    });
+    assert!(w.drop_count() >= 1, "the writer ran out of chunks");
+    h.pump(p);
+    for ts in 3..6 {
+        small(&mut w, ts);
+    }
+    w.flush(None);
+    h.pump(p);
+
+    let packets = h.read(c);
+    let data: Vec<(u64, bool)> = packets
+        .iter()
+        .filter(|b| bytes(b, 900).is_some())
+        .map(|b| {
+            let d = TracePacketDecoder::new(b);
+            (
+                d.timestamp().unwrap(),
+                d.previous_packet_dropped().unwrap_or(0) != 0,
+            )
+        })
+        .collect();
+    assert_eq!(
+        data,
+        [(1, true), (3, true), (4, false), (5, false)],
+        "the big packet lost whole, the next one flagged (the first packet \
+         of a sequence is flagged too: nothing is known before it)"
+    );
+    let r = h.ccall(c, ConsumerCall::GetTraceStats);
+    let replies = h.replies(c, r);
+    let Some(Reply::Ok { data, .. }) = replies.first() else {
+        panic!("GetTraceStats failed: {replies:?}");
+    };
+    let stats = GetTraceStatsResponseDecoder::new(data)
+        .trace_stats()
+        .expect("trace stats");
+    let loss: u64 = stats
+        .buffer_stats()
+        .map(|b| b.trace_writer_packet_loss().unwrap_or(0))
+        .sum();
+    assert_eq!(loss, 1, "the abandoned packet is counted in TraceStats");
 }
