@@ -97,3 +97,57 @@ fn records_and_shuts_down_cleanly_on_sigterm() {
     assert_eq!(data, 100);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--version` names the program and version; `--background` returns once
+/// the detached service listens and prints its pid; the consumer socket is
+/// owner-only by default; SIGTERM ends the detached service and removes
+/// its sockets.
+#[test]
+fn version_background_and_socket_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.trim(),
+        format!("zerotraced {}", env!("CARGO_PKG_VERSION")),
+        "{text}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("ztd-bg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (p, c) = (dir.join("p"), dir.join("c"));
+    let out = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+        .arg("--background")
+        .arg("--producer-socket")
+        .arg(&p)
+        .arg("--consumer-socket")
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // The foreground process has exited; the service listens on.
+    let mut consumer = ConsumerClient::connect(&Endpoint::Path(c.clone())).unwrap();
+    consumer.query_service_state().unwrap();
+    let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&c), 0o600, "the consumer socket is owner-only");
+    assert_eq!(mode(&p), 0o666);
+    drop(consumer);
+
+    let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while (c.exists() || p.exists()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!c.exists() && !p.exists(), "SIGTERM removes the sockets");
+    let _ = std::fs::remove_dir_all(&dir);
+}
