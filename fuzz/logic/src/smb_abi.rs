@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use zerotrace_core::abi::{ChunkHeader, FragmentIter, PageLayout, SharedMemoryAbi};
+use zerotrace_core::abi::{ChunkHeader, ChunkState, FragmentIter, PageLayout, SharedMemoryAbi};
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 use crate::support::{Cursor, scribble};
@@ -70,7 +70,7 @@ pub fn smb_abi(data: &[u8]) {
                     // chunk of a page frees the page).
                     assert!(
                         abi.is_page_free(page)
-                            || format!("{:?}", abi.chunk_state(page, index)) == "Ok(Free)",
+                            || abi.chunk_state(page, index) == Ok(ChunkState::Free),
                         "a freed chunk is free"
                     );
                 }
