@@ -222,6 +222,7 @@ impl OpenSlots {
     /// Pushes a 4-byte slot that lies in slice memory at `ptr`.
     #[inline(always)]
     pub(crate) fn push_memory(&mut self, ptr: *mut u8, payload_start: usize) {
+        debug_assert!(!self.top_is_short(), "4-byte slot pushed over a short one");
         self.push_in_place(ptr, payload_start, SlotKind::Memory);
     }
 
@@ -262,6 +263,10 @@ impl OpenSlots {
     /// Pushes any slot.
     #[inline]
     pub(crate) fn push(&mut self, slot: SizeSlot) {
+        debug_assert!(
+            slot.is_short() || !self.top_is_short(),
+            "4-byte slot pushed over a short one"
+        );
         if self.len < INLINE_SLOTS {
             self.inline[self.len] = MaybeUninit::new(slot);
         } else {
@@ -297,6 +302,16 @@ impl OpenSlots {
         // SAFETY: `i < len <= INLINE_SLOTS`: the entry is initialized.
         let e = unsafe { &*self.inline.get_unchecked(i).as_ptr() };
         (e.kind == SlotKind::Short).then_some((e.ptr, e.aux))
+    }
+
+    /// Whether every open short slot lies above every 4-byte one (the
+    /// invariant the stream writer keeps; checked by debug assertions).
+    pub(crate) fn shorts_innermost(&self) -> bool {
+        let mut seen_short = false;
+        self.iter().all(|s| {
+            seen_short |= s.is_short();
+            s.is_short() || !seen_short
+        })
     }
 
     /// Whether the innermost slot is short (short slots are always the

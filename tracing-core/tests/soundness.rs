@@ -245,3 +245,55 @@ fn a_region_serves_one_arbiter() {
     let second = SharedMemoryArbiter::new(region, 2 * PAGE, sink, ArbiterConfig::default());
     assert_eq!(second.err(), Some(ProducerError::RegionInUse));
 }
+
+/// Children leaked with `mem::forget` (in one chunk and across chunks),
+/// compaction switched on and off between packets, packets spanning chunks
+/// (patches): the open short slots of a leaked child never outlive their
+/// chunk, nothing is written into a chunk the writer returned, and every
+/// packet without a leak arrives whole and in order.
+#[test]
+fn leaks_and_compaction_toggles_between_packets() {
+    let rounds = if cfg!(miri) { 2 } else { 48 };
+    for seed in 0..rounds {
+        let (service, arbiter) = in_process(8);
+        let mut w = arbiter
+            .create_trace_writer(0, BufferExhaustedPolicy::Drop)
+            .unwrap();
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ seed;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut whole = Vec::new();
+        for marker in 1..14u32 {
+            let r = next();
+            let leak = r % 3 == 0;
+            let len = [10usize, 90, 200, 3000, 5000][(r >> 8) as usize % 5];
+            w.write_packet(|p| {
+                p.append_uint32(1, marker);
+                let mut child = p.begin_nested(2);
+                child.append_bytes(3, &vec![marker as u8; len]);
+                if leak {
+                    std::mem::forget(child);
+                }
+            });
+            if !leak {
+                whole.push(marker);
+            }
+            match (r >> 16) % 3 {
+                0 => w.set_compaction(false),
+                1 => w.set_compaction(true),
+                _ => {}
+            }
+        }
+        w.flush(None);
+        drop(w);
+        let (writers, errors) = service.reader.lock().unwrap().reassemble();
+        assert_eq!(errors, Vec::<String>::new(), "seed {seed}");
+        let got = markers(&writers[&1].packets);
+        let got_whole: Vec<u32> = got.into_iter().filter(|m| whole.contains(m)).collect();
+        assert_eq!(got_whole, whole, "seed {seed}");
+    }
+}

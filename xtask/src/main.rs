@@ -8,6 +8,7 @@ mod fuzz;
 mod interop;
 mod miri;
 mod soak;
+mod tsan;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,6 +79,9 @@ enum Task {
         #[arg(long)]
         bench: bool,
     },
+    /// Run the tests where this process's threads share memory with the
+    /// embedded service under ThreadSanitizer (nightly, `rust-src`).
+    Tsan,
     /// The soak (issue #22): producer processes (default 16 × 4 threads ×
     /// 60 s) write into a ring-buffer session of zerotraced and then of the
     /// genuine Perfetto service while a consumer reads every second; prints
@@ -130,6 +134,20 @@ fn main() -> ExitCode {
                     "fuzz: {} targets, {total} executions, no crash",
                     outcomes.len()
                 );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::Tsan => match tsan::run(&workspace_root()) {
+            Ok(Some(())) => {
+                println!("tsan: clean");
+                ExitCode::SUCCESS
+            }
+            Ok(None) => {
+                println!("tsan: skipped, no nightly toolchain with rust-src here");
                 ExitCode::SUCCESS
             }
             Err(e) => {

@@ -27,6 +27,7 @@ const TARGETS: &[(&str, Option<&str>, bool)] = &[
     ("protozero", Some("no_alloc"), true),
     ("protozero", Some("short_slots"), false),
     ("protozero", Some("groups"), true),
+    ("protozero", Some("leaks_and_toggles"), true),
     ("zerotrace-core", None, true),
     ("zerotrace-core", Some("soundness"), true),
     ("zerotrace-core", Some("trace_writer"), true),

@@ -100,7 +100,9 @@ pub fn smb_abi(data: &[u8]) {
                 let _ = abi.release_chunk_as_complete(chunk);
             }
             4 => {
-                if let Some(h) = abi.peek_chunk(page, index, &mut payload) {
+                // SAFETY: single-threaded: nothing writes the buffer
+                // during the copy.
+                if let Some(h) = unsafe { abi.peek_chunk(page, index, &mut payload) } {
                     assert!(payload.len() + 16 <= page_size);
                     check_fragments(&payload, h.packets.count);
                 }

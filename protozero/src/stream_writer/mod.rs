@@ -281,7 +281,7 @@ impl StreamWriter {
     /// Makes `slice` current (no short slot may be open) and returns how far
     /// the old one was filled.
     fn install_slice(&mut self, slice: Slice) -> *mut u8 {
-        debug_assert!(!self.any_short());
+        debug_assert!(!self.any_short() && self.slots.shorts_innermost());
         let used_end = self.cur;
         self.origin = (slice.begin as usize).wrapping_sub(self.written());
         self.slice_begin = slice.begin;
@@ -485,6 +485,13 @@ impl StreamWriter {
         if self.remaining() >= MAX_TAG_LEN + SIZE_SLOT_LEN {
             if self.use_shorts {
                 return self.push_short(tag);
+            }
+            // A short slot can still be open with compaction now off (a
+            // child leaked before the switch). A 4-byte slot must not go on
+            // top of it (open short slots are the innermost ones): the slow
+            // path widens it first.
+            if self.any_short() {
+                return self.begin_nested_slow(delegate, tag);
             }
             // SAFETY: room for the tag and the slot (checked above).
             let p = unsafe {

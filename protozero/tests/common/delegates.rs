@@ -183,17 +183,22 @@ impl EagerRelease {
         self.graveyard.push(cur);
     }
 
-    /// Checks that no released memory was written after its release, applies
-    /// every patch to copies of the released slices plus the current one (used
-    /// up to `cursor`), and returns the stitched output. Panics if a patch was
-    /// never filled.
-    pub fn finish(&self, cursor: *mut u8) -> Vec<u8> {
+    /// Panics if any released slice was written after its release.
+    pub fn check_graveyard(&self) {
         for (i, g) in self.graveyard.iter().enumerate() {
             assert!(
                 bytes_of(g, g.len()).iter().all(|&b| b == POISON),
                 "slice {i} was written after it was released"
             );
         }
+    }
+
+    /// Checks that no released memory was written after its release, applies
+    /// every patch to copies of the released slices plus the current one (used
+    /// up to `cursor`), and returns the stitched output. Panics if a patch was
+    /// never filled.
+    pub fn finish(&self, cursor: *mut u8) -> Vec<u8> {
+        self.check_graveyard();
         let mut parts = self.released.clone();
         if let Some(cur) = &self.current {
             parts.push(bytes_of(cur, offset_in(cur, cursor)));

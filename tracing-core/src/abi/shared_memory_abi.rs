@@ -169,7 +169,28 @@ impl SharedMemoryAbi {
     /// writing it, so everything is read once with atomic loads and may be
     /// torn: the caller treats the copy like any untrusted chunk. `None` for
     /// a page, layout or index that is not valid now.
-    pub fn peek_chunk(
+    ///
+    /// It is `unsafe` because it reads a chunk it does not own: a
+    /// [`TraceWriter`](crate::producer::TraceWriter) of this process writes
+    /// its chunk with plain stores, and an atomic load racing with a plain
+    /// store to the same location is a data race.
+    ///
+    /// ```compile_fail
+    /// # fn f(abi: &zerotrace_core::abi::SharedMemoryAbi) {
+    /// let mut payload = Vec::new();
+    /// abi.peek_chunk(0, 0, &mut payload); // error: call to unsafe function
+    /// # }
+    /// ```
+    ///
+    /// # Safety
+    /// No thread of this process may write the chunk's memory through this
+    /// view's mapping (the `base` given to [`SharedMemoryAbi::new`]) during
+    /// the call, other than with atomic stores. Writes by another process,
+    /// or through another mapping of the same memory object (the embedded
+    /// service maps a producer's memfd at an address of its own, even when
+    /// that producer is in this process), are what the atomic loads
+    /// tolerate: they only make the copy torn.
+    pub unsafe fn peek_chunk(
         &self,
         page: usize,
         index: usize,
@@ -197,9 +218,9 @@ impl SharedMemoryAbi {
         };
         payload.clear();
         payload.resize(size - CHUNK_HEADER_SIZE, 0);
-        // SAFETY: the payload lies in the mapping; within this process a
-        // chunk being written is only written by its owner through the ABI,
-        // and another process's writes only make the copy torn.
+        // SAFETY: the payload lies in the mapping; no thread of this process
+        // writes it through this mapping during the call (caller contract),
+        // and other writers' stores only make the copy torn.
         unsafe { copy_from_shared(begin.add(CHUNK_HEADER_SIZE), payload) };
         Some(ChunkHeader {
             chunk_id,

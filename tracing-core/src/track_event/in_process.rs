@@ -9,6 +9,17 @@
 //! it listens on TCP on the loopback interface, at ports the system picks,
 //! and the producer emulates the buffer: its chunks go to the service
 //! inline, as over any TCP connection.
+//!
+//! Why the shared buffer stays defined with both sides in one process: the
+//! producer's writer threads write its chunks with plain stores through the
+//! producer's mapping of the memfd, and the embedded service (flushing,
+//! stopping, scraping chunks still being written) reads them only through a
+//! mapping of its own, with atomic loads that copy every byte once. The two
+//! mappings are distinct allocations to the compiler, so the service's reads
+//! are to it what another process's are: torn values at worst, which the
+//! service parses as untrusted. The service never reads through the
+//! producer's own mapping (`ProducerSmb::new` and
+//! `SharedMemoryAbi::peek_chunk` state the rule).
 
 use std::io::{self, Write};
 use std::path::Path;

@@ -34,11 +34,17 @@ impl ProducerSmb {
     /// No other code of this process may access the region's page and chunk
     /// headers other than atomically, nor view it with another page size,
     /// while this value lives; and no thread of this process may write a
-    /// chunk while [`scrape`] copies it (the producer's own process is
-    /// outside these rules: its writes are what the atomic copies tolerate).
-    /// A mapping of a producer's memfd satisfies this; so does a heap region
-    /// shared with an in-process arbiter of the same page size whose writers
-    /// are idle during a scrape.
+    /// chunk through this mapping while [`scrape`] copies it (the producer's
+    /// own process is outside these rules: its writes are what the atomic
+    /// copies tolerate).
+    ///
+    /// A mapping of a producer's memfd made for the service satisfies this,
+    /// also when the producer lives in this process (the in-process
+    /// backend): the producer writes through its own mapping of the memfd,
+    /// a distinct allocation to the compiler, exactly as another process's
+    /// mapping is; only the service's atomic loads touch this one. A heap
+    /// region shared with an in-process arbiter satisfies it only while that
+    /// arbiter's writers are idle during a scrape.
     pub unsafe fn new(
         region: Arc<dyn SharedMemoryRegion>,
         page_size: usize,
@@ -250,7 +256,9 @@ pub fn scrape(smb: &ProducerSmb, producer: u16, buffers: &mut dyn BufferResolver
                 ChunkState::BeingWritten => false,
                 _ => continue,
             };
-            let Some(header) = abi.peek_chunk(page, index, &mut payload) else {
+            // SAFETY: `ProducerSmb::new`'s contract: no thread of this
+            // process writes a chunk through this mapping during a scrape.
+            let Some(header) = (unsafe { abi.peek_chunk(page, index, &mut payload) }) else {
                 continue;
             };
             let Some(target) = buffers.for_scrape(header.writer_id) else {
