@@ -1,5 +1,6 @@
 //! The `tracing` Layer with one async track per span instance, and
-//! `follows_from` as a flow; callsites become source locations.
+//! `follows_from` as a flow; callsites become source locations, and a field
+//! recorded after a slice began annotates its end.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -25,8 +26,10 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
         for _ in 0..3 {
             let _e = first.enter();
         }
-        let follower = tracing::info_span!("follower");
+        let follower = tracing::info_span!("follower", done = tracing::field::Empty);
         follower.follows_from(&first);
+        // Recorded after its slice began: on its end.
+        follower.record("done", true);
         drop(first);
         std::thread::scope(|s| {
             s.spawn(|| drop(second));
@@ -43,7 +46,8 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
     let mut names = HashMap::new();
     let mut files = HashMap::new();
     let mut parents = HashMap::new();
-    // (type, name, track, flows, location file, terminating flows)
+    // (type, name, track, flows, location file, terminating flows,
+    // annotations)
     let mut events = Vec::new();
     for f in protozero::Decoder::new(&trace) {
         let p = TracePacketDecoder::new(f.unwrap().as_bytes().unwrap());
@@ -66,6 +70,7 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
                 e.flow_ids().collect::<Vec<_>>(),
                 e.source_location_iid().map(|i| files[&i].clone()),
                 e.terminating_flow_ids().collect::<Vec<_>>(),
+                e.debug_annotations().count(),
             ));
         }
     }
@@ -118,4 +123,9 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
         "the follower's end terminates it: {events:?}"
     );
     assert!(out < follower_end, "the flow runs from cause to follower");
+    assert_eq!(events[follower_end].6, 1, "the field recorded later");
+    assert!(
+        ends.iter().filter(|e| e.6 > 0).count() == 1,
+        "no other end is annotated"
+    );
 }

@@ -3,12 +3,12 @@
 //! the trace, decoded with the generated decoders and rebuilt into slices
 //! per track, must show every point a user relies on: balanced slices,
 //! their counts and nesting, span fields of five types (one recorded after
-//! creation), events as instants inside their span, thread tracks named
-//! after their threads and the process track after the process,
-//! `follows_from` as a flow marked at both ends (cause before follower), a
-//! span entered on two threads as one slice on each thread's track,
-//! `counter.*` fields as counter tracks (a text one as an annotation), a
-//! plain message and a `log` record.
+//! creation, one while its slice is open), events as instants inside their
+//! span, thread tracks named after their threads and the process track
+//! after the process, `follows_from` as a flow marked at both ends (cause
+//! before follower), a span entered on two threads as one slice on each
+//! thread's track, `counter.*` fields as counter tracks (a text one as an
+//! annotation), a plain message and a `log` record.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -217,11 +217,14 @@ fn workload(dispatch: &Dispatch) {
         ok = true,
         path = "/index",
         status = tracing::field::Empty,
+        sent = tracing::field::Empty,
     );
     request.record("status", 200u64);
     {
         let _r = request.enter();
         tracing::info!(bytes = 512u64, "parsed chunk");
+        // Recorded while its slice is open.
+        request.record("sent", 1024u64);
         {
             let parse = tracing::debug_span!("parse", attempt = 1i64);
             let _p = parse.enter();
@@ -398,8 +401,14 @@ fn a_workload_decodes_to_what_the_user_traced() {
     }
     check(
         "a field recorded after creation",
-        ann(a, "status") == Some(&Val::Uint(200)),
+        ann(a, "status") == Some(&Val::Uint(200)) && ann(a, "sent").is_none(),
         format!("{a:?}"),
+    );
+    let e = slices[request].end.as_ref().map(|e| e.anns.clone());
+    check(
+        "a field recorded after creation",
+        e == Some(vec![("sent".into(), Val::Uint(1024))]),
+        format!("recorded while open: on the end, {e:?}"),
     );
     let a = &slices[parse].begin.anns;
     check(

@@ -1,12 +1,7 @@
-//! A `tracing-subscriber` Layer (feature `tracing`): spans become slices on
-//! the thread track (from enter to exit), or with
-//! [`PerfettoLayer::with_async_tracks`] one slice per span instance on a
-//! track of its own (from creation to close); their fields are debug
-//! annotations and their callsite the source location. Events become
-//! instants with their fields (the message included), `counter.NAME`
-//! fields samples of counter track NAME, and `follows_from` a flow.
-//! Everything goes under one category, so a session turns the layer on or
-//! off like any other category.
+//! A `tracing-subscriber` Layer (feature `tracing`): `tracing` spans and
+//! events recorded as Perfetto TrackEvents, so a program instrumented with
+//! `tracing` shows in Perfetto's UI without other changes. What becomes
+//! what is documented on [`PerfettoLayer`].
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,17 +65,30 @@ impl Fields {
 
     /// Runs `f` with the fields as annotations, on the stack when few.
     fn with_annotations<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
-        self.with_annotations_where(|_, _| true, f)
+        self.with_annotations_where(0, |_, _| true, f)
     }
 
-    /// [`Self::with_annotations`] for the fields that pass `keep`.
+    /// [`Self::with_annotations`] for the fields recorded from the
+    /// `from`th on.
+    fn with_annotations_from<R>(
+        &self,
+        from: usize,
+        f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
+    ) -> R {
+        self.with_annotations_where(from, |_, _| true, f)
+    }
+
+    /// [`Self::with_annotations`] for the fields from the `from`th on that
+    /// pass `keep`.
     fn with_annotations_where<R>(
         &self,
+        from: usize,
         keep: impl Fn(&str, &Owned) -> bool,
         f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
     ) -> R {
         const ON_STACK: usize = 8;
-        let kept = self.values.iter().filter(|(k, v)| keep(k, v));
+        let values = self.values.get(from..).unwrap_or(&[]);
+        let kept = values.iter().filter(|(k, v)| keep(k, v));
         if kept.clone().count() <= ON_STACK {
             let mut buf = [("", DebugValue::Bool(false)); ON_STACK];
             let mut n = 0;
@@ -144,6 +152,9 @@ struct OpenSlice {
     track: u64,
     /// When it began.
     begin: u64,
+    /// How many fields the span had then (the end carries those recorded
+    /// since).
+    fields: usize,
 }
 
 /// What the layer keeps per span: its fields, its slices open now (one per
@@ -215,7 +226,40 @@ fn location(meta: &'static tracing::Metadata<'static>) -> Option<SourceLocation>
     ))
 }
 
-/// The Layer.
+/// The Layer: what a `tracing` program does, as TrackEvents.
+///
+/// - **Spans** become slices named after the span, on the track of the
+///   thread that enters them, from enter to exit: a span entered on two
+///   threads gives one slice on each thread's track, and each entry one
+///   slice. With [`PerfettoLayer::with_async_tracks`], instead, each span
+///   instance gets a track of its own holding one slice from its creation
+///   to its close. A span's fields are the debug annotations of its
+///   slices' begins; one that `Span::record` sets while a slice is open
+///   annotates that slice's end (Perfetto adds it to the slice), and the
+///   begins of later slices. Its callsite is the source location.
+/// - **Thread tracks** are named after their thread (its Rust name, else the
+///   kernel's), and hang under the process track, named after the process.
+/// - **Events** become instants on the thread track, inside the slice of
+///   the span they happen in, with their fields (the message included) as
+///   debug annotations; `log` records arrive the same way through
+///   `tracing-log`'s `LogTracer`.
+/// - **`counter.NAME` fields** with an integer, float or bool value are
+///   samples of the counter track NAME (a bool counts 0 or 1); an event
+///   that carries only such fields (and perhaps a message) makes no
+///   instant. A `counter.NAME` field with any other value (text, `Debug`)
+///   is not a sample: it stays a debug annotation, named `counter.NAME`, of
+///   the event's instant.
+/// - **`follows_from`** is a flow from the cause's slice to the span's,
+///   both ends marked while both spans are open: it starts at an instant
+///   inside the cause's slice (the one open now, else the last that ended),
+///   and ends (`terminating_flow_ids`) at the span's next slice event: the
+///   end of its open slice, else its next begin. A cause that has had no
+///   slice yet carries the flow on its first one, and the two ends are then
+///   joined in the order they happen. After a span closes, `tracing` may
+///   reuse its id, so a closed cause gets no mark.
+///
+/// Everything goes under one category, so a session turns the layer on or
+/// off like any other category.
 #[derive(Debug, Clone, Copy)]
 pub struct PerfettoLayer {
     category: &'static Category,
@@ -262,6 +306,7 @@ impl PerfettoLayer {
             opts = opts.track_uuid(t);
         }
         let mut opened = None;
+        let recorded = state.fields.values.len();
         state.fields.with_annotations(|fields| {
             TrackEvent::with_writer(cat, |w| {
                 let ts = boottime_ns();
@@ -284,11 +329,13 @@ impl PerfettoLayer {
                         thread: 0,
                         track: t,
                         begin: ts,
+                        fields: recorded,
                     },
                     None => OpenSlice {
                         thread: thread_key(),
                         track: w.thread_track().uuid,
                         begin: ts,
+                        fields: recorded,
                     },
                 });
             });
@@ -325,10 +372,22 @@ impl PerfettoLayer {
             .flows(&state.flows)
             .terminating_flows(&state.ends);
         let mut ended = None;
-        TrackEvent::with_writer(cat, |w| {
-            let ts = boottime_ns();
-            w.emit(ts, EventKind::SliceEnd, Some(cat), None, &opts, &[], |_| {});
-            ended = Some(ts);
+        // Fields recorded while the slice was open annotate its end (the
+        // importer adds an end's annotations to its slice).
+        state.fields.with_annotations_from(slice.fields, |fields| {
+            TrackEvent::with_writer(cat, |w| {
+                let ts = boottime_ns();
+                w.emit(
+                    ts,
+                    EventKind::SliceEnd,
+                    Some(cat),
+                    None,
+                    &opts,
+                    fields,
+                    |_| {},
+                );
+                ended = Some(ts);
+            });
         });
         if let Some(ts) = ended {
             state.flows.clear();
@@ -516,6 +575,7 @@ where
                 }
                 let name = Some(meta.name());
                 fields.with_annotations_where(
+                    0,
                     |k, v| !is_counter(k, v),
                     |annotations| {
                         w.emit(
