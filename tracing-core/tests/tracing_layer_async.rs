@@ -1,5 +1,6 @@
 //! The `tracing` Layer with one async track per span instance, and
-//! `follows_from` as a flow; callsites become source locations.
+//! `follows_from` as a flow; callsites become source locations, and a field
+//! recorded after a slice began annotates its end.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -25,8 +26,10 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
         for _ in 0..3 {
             let _e = first.enter();
         }
-        let follower = tracing::info_span!("follower");
+        let follower = tracing::info_span!("follower", done = tracing::field::Empty);
         follower.follows_from(&first);
+        // Recorded after its slice began: on its end.
+        follower.record("done", true);
         drop(first);
         std::thread::scope(|s| {
             s.spawn(|| drop(second));
@@ -43,7 +46,8 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
     let mut names = HashMap::new();
     let mut files = HashMap::new();
     let mut parents = HashMap::new();
-    // (type, name, track, flows, location file)
+    // (type, name, track, flows, location file, terminating flows,
+    // annotations)
     let mut events = Vec::new();
     for f in protozero::Decoder::new(&trace) {
         let p = TracePacketDecoder::new(f.unwrap().as_bytes().unwrap());
@@ -65,6 +69,8 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
                 e.track_uuid().unwrap(),
                 e.flow_ids().collect::<Vec<_>>(),
                 e.source_location_iid().map(|i| files[&i].clone()),
+                e.terminating_flow_ids().collect::<Vec<_>>(),
+                e.debug_annotations().count(),
             ));
         }
     }
@@ -85,21 +91,41 @@ fn span_instances_get_tracks_and_follows_from_is_a_flow() {
         let file = b.4.as_deref().unwrap();
         assert!(file.ends_with("tracing_layer_async.rs"), "{file}");
     }
-    // The flow: out of the first task's slice (at its end, the first slice
-    // event after follows_from) into the follower's (at its end too: its
-    // slice began when the span was created).
+    // The flow: out of the first task's slice (an instant inside it, on
+    // its track, when follows_from is called) into the follower's (its
+    // end terminates it: its slice began when the span was created).
     let first_track = begins[0].2;
-    let first_end = ends.iter().position(|e| e.2 == first_track).unwrap();
+    let first_begin = events.iter().position(|e| e.0 == 1 && e.2 == first_track);
+    let first_end = events.iter().position(|e| e.0 == 2 && e.2 == first_track);
     let follower_track = begins
         .iter()
         .find(|b| b.1.as_deref() == Some("follower"))
         .unwrap()
         .2;
-    let follower_end = ends.iter().position(|e| e.2 == follower_track).unwrap();
-    assert_eq!(ends[first_end].3.len(), 1, "{events:?}");
-    assert_eq!(ends[first_end].3, ends[follower_end].3);
+    let follower_end = events
+        .iter()
+        .position(|e| e.0 == 2 && e.2 == follower_track)
+        .unwrap();
+    let out: Vec<usize> = (0..events.len())
+        .filter(|&i| !events[i].3.is_empty())
+        .collect();
+    assert_eq!(out.len(), 1, "one event starts a flow: {events:?}");
+    let out = out[0];
+    assert_eq!(events[out].0, 3, "an instant");
+    assert_eq!(events[out].2, first_track, "on the cause's track");
     assert!(
-        first_end < follower_end,
-        "the flow runs from cause to follower"
+        first_begin < Some(out) && Some(out) < first_end,
+        "inside the cause's slice: {events:?}"
+    );
+    assert_eq!(events[out].3.len(), 1);
+    assert_eq!(
+        events[follower_end].5, events[out].3,
+        "the follower's end terminates it: {events:?}"
+    );
+    assert!(out < follower_end, "the flow runs from cause to follower");
+    assert_eq!(events[follower_end].6, 1, "the field recorded later");
+    assert!(
+        ends.iter().filter(|e| e.6 > 0).count() == 1,
+        "no other end is annotated"
     );
 }

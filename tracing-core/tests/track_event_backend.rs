@@ -1,7 +1,8 @@
 //! The TrackEvent system backend through a real `zerotraced` loop: only the
 //! categories the session's TrackEventConfig enables are recorded, every
-//! thread gets its own sequence and thread track, scoped slices nest, and
-//! disabled trace points do not evaluate their arguments.
+//! thread gets its own sequence and thread track (named after the thread),
+//! scoped slices nest, and disabled trace points do not evaluate their
+//! arguments.
 #![cfg(target_os = "linux")]
 
 mod service_support;
@@ -102,7 +103,12 @@ fn categories_threads_and_scoped_slices() {
         }
     };
     let threads: Vec<_> = (0..3)
-        .map(|_| std::thread::spawn(move || work(10)))
+        .map(|i| {
+            std::thread::Builder::new()
+                .name(format!("te-worker-{i}"))
+                .spawn(move || work(10))
+                .unwrap()
+        })
         .collect();
     work(5);
     for t in threads {
@@ -114,10 +120,12 @@ fn categories_threads_and_scoped_slices() {
     let (release, release_rx) = std::sync::mpsc::channel::<()>();
     let idle = std::thread::spawn(move || {
         work(5);
-        wrote_tx.send(()).unwrap();
+        // Unnamed in Rust: its track takes the kernel's name for it.
+        let comm = std::fs::read_to_string("/proc/thread-self/comm").unwrap();
+        wrote_tx.send(comm.trim_end().to_owned()).unwrap();
         let _ = release_rx.recv();
     });
-    wrote.recv().unwrap();
+    let idle_comm = wrote.recv().unwrap();
     TrackEvent::flush();
     producer.flush_blocking(Duration::from_secs(10)).unwrap();
     consumer.disable_tracing().unwrap();
@@ -135,7 +143,7 @@ fn categories_threads_and_scoped_slices() {
     /// Per sequence: interned names, open slices, frames seen.
     type SeqState = (std::collections::HashMap<u64, String>, Vec<String>, i32);
     let mut per_seq: std::collections::HashMap<u64, SeqState> = Default::default();
-    let mut threads_seen = std::collections::HashSet::new();
+    let mut threads_seen = std::collections::HashMap::new();
     let mut counter_tracks: std::collections::HashMap<u32, i32> = Default::default();
     let mut counter_sum = 0i64;
     for f in Decoder::new(&trace) {
@@ -145,12 +153,8 @@ fn categories_threads_and_scoped_slices() {
             continue;
         };
         let (names, stack, frames) = per_seq.entry(seq as u64).or_default();
-        if let Some(tid) = p
-            .track_descriptor()
-            .and_then(|d| d.thread())
-            .and_then(|t| t.tid())
-        {
-            threads_seen.insert(tid);
+        if let Some(t) = p.track_descriptor().and_then(|d| d.thread()) {
+            threads_seen.insert(t.tid().unwrap(), t.thread_name().map(str::to_owned));
         }
         if let Some(i) = p.interned_data() {
             for e in i.event_names() {
@@ -216,6 +220,19 @@ fn categories_threads_and_scoped_slices() {
         "once per sequence"
     );
     assert_eq!(threads_seen.len(), 5, "a thread track per thread");
+    // Every thread track is named: by the Rust name, else the kernel's.
+    let mut names: Vec<String> = threads_seen.into_values().map(Option::unwrap).collect();
+    names.sort();
+    let me = std::thread::current().name().unwrap().to_owned();
+    let mut want = vec![
+        "te-worker-0".to_owned(),
+        "te-worker-1".into(),
+        "te-worker-2".into(),
+        me,
+        idle_comm,
+    ];
+    want.sort();
+    assert_eq!(names, want, "thread names");
     release.send(()).unwrap();
     idle.join().unwrap();
     assert!(

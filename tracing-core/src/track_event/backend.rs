@@ -56,6 +56,8 @@ struct ThreadSlot {
     generation: u64,
     clears: u64,
     writer: Option<EventWriter>,
+    /// The thread's name, looked up once (`None` until then).
+    name: Option<Option<Box<str>>>,
 }
 
 impl Drop for ThreadSlot {
@@ -68,7 +70,7 @@ impl Drop for ThreadSlot {
 
 thread_local! {
     static SLOT: RefCell<ThreadSlot> = const {
-        RefCell::new(ThreadSlot { generation: u64::MAX, clears: 0, writer: None })
+        RefCell::new(ThreadSlot { generation: u64::MAX, clears: 0, writer: None, name: None })
     };
 }
 
@@ -81,16 +83,11 @@ fn thread_track() -> ThreadTrack {
     ThreadTrack { uuid, pid, tid }
 }
 
-/// This process's name for its track: the executable's file name.
+/// This process's name for its track, as Perfetto's SDK names it (see
+/// [`names`](super::names)), looked up once.
 fn process_name() -> &'static str {
     static NAME: OnceLock<String> = OnceLock::new();
-    NAME.get_or_init(|| {
-        std::env::args_os()
-            .next()
-            .map(std::path::PathBuf::from)
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_default()
-    })
+    NAME.get_or_init(|| super::names::current_process_name().unwrap_or_default())
 }
 
 /// The TrackEvent system backend.
@@ -186,6 +183,7 @@ impl TrackEvent {
         };
         SLOT.with(|slot| {
             let mut slot = slot.borrow_mut();
+            let slot = &mut *slot;
             let generation = b.generation.load(Ordering::Acquire);
             if slot.generation != generation {
                 if let Some(mut old) = slot.writer.take() {
@@ -196,7 +194,16 @@ impl TrackEvent {
                 if let Some((target, policy)) = target
                     && let Ok(tw) = b.producer.create_trace_writer_with_policy(target, policy)
                 {
-                    let mut w = EventWriter::new(tw, thread_track(), None);
+                    let thread = thread_track();
+                    // The thread's name is looked up once per thread, when
+                    // it first gets a writer.
+                    let name = slot
+                        .name
+                        .get_or_insert_with(|| {
+                            super::names::current_thread_name(thread.tid).map(Box::from)
+                        })
+                        .as_deref();
+                    let mut w = EventWriter::new(tw, thread, name);
                     w.set_process_track(TrackEvent::process_track());
                     slot.writer = Some(w);
                 }
@@ -206,7 +213,7 @@ impl TrackEvent {
                 clears: seen,
                 writer,
                 ..
-            } = &mut *slot;
+            } = slot;
             if let Some(w) = writer {
                 if *seen != clears {
                     *seen = clears;

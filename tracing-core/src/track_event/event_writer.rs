@@ -116,6 +116,7 @@ pub struct EventOptions<'a> {
     flow: Option<u64>,
     flows: &'a [u64],
     terminating_flow: Option<u64>,
+    terminating_flows: &'a [u64],
     location: Option<SourceLocation>,
 }
 
@@ -130,6 +131,7 @@ impl<'a> EventOptions<'a> {
             flow: None,
             flows: &[],
             terminating_flow: None,
+            terminating_flows: &[],
             location: None,
         }
     }
@@ -173,6 +175,13 @@ impl<'a> EventOptions<'a> {
     #[inline]
     pub const fn terminating_flow(mut self, id: u64) -> Self {
         self.terminating_flow = Some(id);
+        self
+    }
+
+    /// Ends every flow in `ids` here (`terminating_flow_ids`).
+    #[inline]
+    pub const fn terminating_flows(mut self, ids: &'a [u64]) -> Self {
+        self.terminating_flows = ids;
         self
     }
 
@@ -321,7 +330,8 @@ pub struct EventWriter {
     writer: TraceWriter,
     interner: Interner,
     thread: ThreadTrack,
-    thread_name: Option<&'static str>,
+    /// The thread track's `thread_name`, if any.
+    thread_name: Option<Box<str>>,
     /// The process track the thread track hangs under, if described.
     process: Option<TrackSpec>,
     /// The next packet is the first after a clear.
@@ -339,17 +349,14 @@ impl std::fmt::Debug for EventWriter {
 }
 
 impl EventWriter {
-    /// Events of `thread` on `writer`'s sequence.
-    pub fn new(
-        writer: TraceWriter,
-        thread: ThreadTrack,
-        thread_name: Option<&'static str>,
-    ) -> EventWriter {
+    /// Events of `thread` on `writer`'s sequence; its track descriptor
+    /// carries `thread_name` (what the UI shows for the thread) if given.
+    pub fn new(writer: TraceWriter, thread: ThreadTrack, thread_name: Option<&str>) -> EventWriter {
         EventWriter {
             writer,
             interner: Interner::default(),
             thread,
-            thread_name,
+            thread_name: thread_name.map(Box::from),
             process: None,
             cleared: true,
             defined: Vec::new(),
@@ -385,6 +392,12 @@ impl EventWriter {
         });
     }
 
+    /// The thread this sequence writes for (its track is where events
+    /// without a track go).
+    pub fn thread_track(&self) -> ThreadTrack {
+        self.thread
+    }
+
     /// The underlying writer (flush it before a data source stops).
     pub fn writer(&mut self) -> &mut TraceWriter {
         &mut self.writer
@@ -396,7 +409,7 @@ impl EventWriter {
             return;
         }
         self.cleared = false;
-        let (t, name) = (self.thread, self.thread_name);
+        let (t, name) = (self.thread, self.thread_name.as_deref());
         let process = self.process;
         if let Some(p) = &process {
             self.defined.push(p.uuid);
@@ -535,7 +548,8 @@ impl EventWriter {
             name,
             location: opts.location,
         };
-        let (flow, flows, terminating) = (opts.flow, opts.flows, opts.terminating_flow);
+        let (flow, flows) = (opts.flow, opts.flows);
+        let (terminating, terminatings) = (opts.terminating_flow, opts.terminating_flows);
         self.event(ts, head, annotations, |e| {
             if let Some(f) = flow {
                 e.add_flow_ids(f);
@@ -545,6 +559,9 @@ impl EventWriter {
             }
             if let Some(f) = terminating {
                 e.add_terminating_flow_ids(f);
+            }
+            for f in terminatings {
+                e.add_terminating_flow_ids(*f);
             }
             extra(e);
         });

@@ -1,14 +1,10 @@
-//! A `tracing-subscriber` Layer (feature `tracing`): spans become slices on
-//! the thread track (from enter to exit), or with
-//! [`PerfettoLayer::with_async_tracks`] one slice per span instance on a
-//! track of its own (from creation to close); their fields are debug
-//! annotations and their callsite the source location. Events become
-//! instants with their fields (the message included), `counter.NAME`
-//! fields samples of counter track NAME, and `follows_from` a flow.
-//! Everything goes under one category, so a session turns the layer on or
-//! off like any other category.
+//! A `tracing-subscriber` Layer (feature `tracing`): `tracing` spans and
+//! events recorded as Perfetto TrackEvents, so a program instrumented with
+//! `tracing` shows in Perfetto's UI without other changes. What becomes
+//! what is documented on [`PerfettoLayer`].
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
@@ -69,17 +65,30 @@ impl Fields {
 
     /// Runs `f` with the fields as annotations, on the stack when few.
     fn with_annotations<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
-        self.with_annotations_where(|_| true, f)
+        self.with_annotations_where(0, |_, _| true, f)
     }
 
-    /// [`Self::with_annotations`] for the fields whose name passes `keep`.
+    /// [`Self::with_annotations`] for the fields recorded from the
+    /// `from`th on.
+    fn with_annotations_from<R>(
+        &self,
+        from: usize,
+        f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
+    ) -> R {
+        self.with_annotations_where(from, |_, _| true, f)
+    }
+
+    /// [`Self::with_annotations`] for the fields from the `from`th on that
+    /// pass `keep`.
     fn with_annotations_where<R>(
         &self,
-        keep: impl Fn(&str) -> bool,
+        from: usize,
+        keep: impl Fn(&str, &Owned) -> bool,
         f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
     ) -> R {
         const ON_STACK: usize = 8;
-        let kept = self.values.iter().filter(|(k, _)| keep(k));
+        let values = self.values.get(from..).unwrap_or(&[]);
+        let kept = values.iter().filter(|(k, v)| keep(k, v));
         if kept.clone().count() <= ON_STACK {
             let mut buf = [("", DebugValue::Bool(false)); ON_STACK];
             let mut n = 0;
@@ -133,21 +142,55 @@ fn counter_uuid(name: &str) -> u64 {
     h | 1 << 62
 }
 
-/// What the layer keeps per span: its fields, whether its slice is open
-/// (and on which track), and the flows waiting for its next slice event
-/// (`outgoing` start at it, `incoming` arrive at it). One extension per
-/// span, recycled through a per-thread pool.
+/// One slice of a span that is open now.
+#[derive(Debug, Clone, Copy)]
+struct OpenSlice {
+    /// The thread that began it ([`thread_key`]), which alone ends it; 0
+    /// for a slice on the span's own async track, which its close ends.
+    thread: u64,
+    /// The track it is on.
+    track: u64,
+    /// When it began.
+    begin: u64,
+    /// How many fields the span had then (the end carries those recorded
+    /// since).
+    fields: usize,
+}
+
+/// What the layer keeps per span: its fields, its slices open now (one per
+/// thread that entered it, and per nested entry), the last one that ended,
+/// and the flows waiting for its next slice event (`flows` start or
+/// continue there, `ends` end there). One extension per span, recycled
+/// through a per-thread pool.
 #[derive(Debug, Default)]
 struct SpanState {
     fields: Fields,
-    /// `Some(track)` while this layer's slice is open (`None`: thread track).
-    begun: Option<Option<u64>>,
+    open: Vec<OpenSlice>,
+    /// The last slice that ended: its track, begin and end.
+    last: Option<(u64, u64, u64)>,
     flows: Vec<u64>,
+    ends: Vec<u64>,
 }
 
 thread_local! {
     /// Span states of closed spans, kept for new ones.
     static POOL: std::cell::RefCell<Vec<SpanState>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread's [`thread_key`] (0 until it takes one).
+    static THREAD_KEY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number for the calling thread, never 0 and never another thread's:
+/// which slices of a span this thread began (and so ends).
+fn thread_key() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    THREAD_KEY
+        .try_with(|k| {
+            if k.get() == 0 {
+                k.set(NEXT.fetch_add(1, Ordering::Relaxed));
+            }
+            k.get()
+        })
+        .unwrap_or(u64::MAX)
 }
 
 /// Most span states a thread keeps for reuse.
@@ -162,8 +205,10 @@ fn pooled_state() -> SpanState {
 
 fn recycle(mut state: SpanState) {
     state.fields.clear();
-    state.begun = None;
+    state.open.clear();
+    state.last = None;
     state.flows.clear();
+    state.ends.clear();
     let _ = POOL.try_with(|p| {
         let mut p = p.borrow_mut();
         if p.len() < POOL_SIZE {
@@ -181,7 +226,40 @@ fn location(meta: &'static tracing::Metadata<'static>) -> Option<SourceLocation>
     ))
 }
 
-/// The Layer.
+/// The Layer: what a `tracing` program does, as TrackEvents.
+///
+/// - **Spans** become slices named after the span, on the track of the
+///   thread that enters them, from enter to exit: a span entered on two
+///   threads gives one slice on each thread's track, and each entry one
+///   slice. With [`PerfettoLayer::with_async_tracks`], instead, each span
+///   instance gets a track of its own holding one slice from its creation
+///   to its close. A span's fields are the debug annotations of its
+///   slices' begins; one that `Span::record` sets while a slice is open
+///   annotates that slice's end (Perfetto adds it to the slice), and the
+///   begins of later slices. Its callsite is the source location.
+/// - **Thread tracks** are named after their thread (its Rust name, else the
+///   kernel's), and hang under the process track, named after the process.
+/// - **Events** become instants on the thread track, inside the slice of
+///   the span they happen in, with their fields (the message included) as
+///   debug annotations; `log` records arrive the same way through
+///   `tracing-log`'s `LogTracer`.
+/// - **`counter.NAME` fields** with an integer, float or bool value are
+///   samples of the counter track NAME (a bool counts 0 or 1); an event
+///   that carries only such fields (and perhaps a message) makes no
+///   instant. A `counter.NAME` field with any other value (text, `Debug`)
+///   is not a sample: it stays a debug annotation, named `counter.NAME`, of
+///   the event's instant.
+/// - **`follows_from`** is a flow from the cause's slice to the span's,
+///   both ends marked while both spans are open: it starts at an instant
+///   inside the cause's slice (the one open now, else the last that ended),
+///   and ends (`terminating_flow_ids`) at the span's next slice event: the
+///   end of its open slice, else its next begin. A cause that has had no
+///   slice yet carries the flow on its first one, and the two ends are then
+///   joined in the order they happen. After a span closes, `tracing` may
+///   reuse its id, so a closed cause gets no mark.
+///
+/// Everything goes under one category, so a session turns the layer on or
+/// off like any other category.
 #[derive(Debug, Clone, Copy)]
 pub struct PerfettoLayer {
     category: &'static Category,
@@ -206,7 +284,8 @@ impl PerfettoLayer {
         self
     }
 
-    /// Begins `span`'s slice on `track` (the thread track if `None`).
+    /// Begins a slice of `span`: on its own track `track` (created here),
+    /// else on the calling thread's track.
     fn begin<S>(&self, span: &tracing_subscriber::registry::SpanRef<'_, S>, track: Option<u64>)
     where
         S: Subscriber + for<'a> LookupSpan<'a>,
@@ -217,14 +296,17 @@ impl PerfettoLayer {
         let Some(state) = ext.get_mut::<SpanState>() else {
             return;
         };
-        let mut opts = EventOptions::new().flows(&state.flows);
+        let mut opts = EventOptions::new()
+            .flows(&state.flows)
+            .terminating_flows(&state.ends);
         if let Some(loc) = location(meta) {
             opts = opts.location(loc);
         }
         if let Some(t) = track {
             opts = opts.track_uuid(t);
         }
-        let mut begun = false;
+        let mut opened = None;
+        let recorded = state.fields.values.len();
         state.fields.with_annotations(|fields| {
             TrackEvent::with_writer(cat, |w| {
                 let ts = boottime_ns();
@@ -242,46 +324,132 @@ impl PerfettoLayer {
                     fields,
                     |_| {},
                 );
-                begun = true;
+                opened = Some(match track {
+                    Some(t) => OpenSlice {
+                        thread: 0,
+                        track: t,
+                        begin: ts,
+                        fields: recorded,
+                    },
+                    None => OpenSlice {
+                        thread: thread_key(),
+                        track: w.thread_track().uuid,
+                        begin: ts,
+                        fields: recorded,
+                    },
+                });
             });
         });
-        if begun {
+        if let Some(o) = opened {
             state.flows.clear();
-            state.begun = Some(track);
+            state.ends.clear();
+            state.open.push(o);
         }
     }
 
-    /// Ends `span`'s slice if this layer began it.
-    fn end<S>(&self, span: &tracing_subscriber::registry::SpanRef<'_, S>)
+    /// Ends the slice of `span` this thread began last (`on_thread`), or
+    /// its slice on its own track.
+    fn end<S>(&self, span: &tracing_subscriber::registry::SpanRef<'_, S>, on_thread: bool)
     where
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
         let cat = self.category;
         let mut ext = span.extensions_mut();
         // Only a slice this layer began is ended (the category may have
-        // been switched on while the span was entered).
+        // been switched on while the span was entered), and only by the
+        // thread that began it (a span entered on two threads has a slice
+        // on each).
         let Some(state) = ext.get_mut::<SpanState>() else {
             return;
         };
-        let Some(track) = state.begun.take() else {
+        let key = if on_thread { thread_key() } else { 0 };
+        let Some(pos) = state.open.iter().rposition(|o| o.thread == key) else {
             return;
         };
-        let mut opts = EventOptions::new().flows(&state.flows);
-        if let Some(t) = track {
-            opts = opts.track_uuid(t);
+        let slice = state.open.remove(pos);
+        let opts = EventOptions::new()
+            .track_uuid(slice.track)
+            .flows(&state.flows)
+            .terminating_flows(&state.ends);
+        let mut ended = None;
+        // Fields recorded while the slice was open annotate its end (the
+        // importer adds an end's annotations to its slice).
+        state.fields.with_annotations_from(slice.fields, |fields| {
+            TrackEvent::with_writer(cat, |w| {
+                let ts = boottime_ns();
+                w.emit(
+                    ts,
+                    EventKind::SliceEnd,
+                    Some(cat),
+                    None,
+                    &opts,
+                    fields,
+                    |_| {},
+                );
+                ended = Some(ts);
+            });
+        });
+        if let Some(ts) = ended {
+            state.flows.clear();
+            state.ends.clear();
+            state.last = Some((slice.track, slice.begin, ts));
         }
+    }
+
+    /// Marks the start of flow `flow` in `cause`'s slice: by an instant
+    /// named `name` now inside a slice of it that is open (the one this
+    /// thread began, else any), else inside the last one that ended (at a
+    /// time it was open). Returns false, and leaves the flow to its next
+    /// slice event, when it has no slice to mark.
+    fn mark_cause<S>(
+        &self,
+        cause: &tracing_subscriber::registry::SpanRef<'_, S>,
+        flow: u64,
+        name: &'static str,
+    ) -> bool
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let cat = self.category;
+        let mut ext = cause.extensions_mut();
+        let Some(state) = ext.get_mut::<SpanState>() else {
+            return false;
+        };
+        let key = thread_key();
+        let open = state.open.iter().rev();
+        let target = open
+            .clone()
+            .find(|o| o.thread == key)
+            .or_else(|| state.open.last())
+            .map(|o| (o.track, None))
+            .or_else(|| {
+                // Strictly inside the ended slice, so the instant nests in it.
+                let (track, begin, end) = state.last?;
+                (end.saturating_sub(begin) >= 2).then(|| (track, Some(begin + (end - begin) / 2)))
+            });
+        let Some((track, at)) = target else {
+            state.flows.push(flow);
+            return false;
+        };
+        let mut marked = false;
         TrackEvent::with_writer(cat, |w| {
+            let ts = at.unwrap_or_else(boottime_ns);
+            let opts = EventOptions::new().track_uuid(track).flow(flow);
             w.emit(
-                boottime_ns(),
-                EventKind::SliceEnd,
+                ts,
+                EventKind::Instant,
                 Some(cat),
-                None,
+                Some(name),
                 &opts,
                 &[],
                 |_| {},
             );
+            marked = true;
         });
-        state.flows.clear();
+        if !marked {
+            state.flows.push(flow);
+        }
+        marked
     }
 }
 
@@ -312,17 +480,24 @@ where
     }
 
     fn on_follows_from(&self, id: &Id, follows: &Id, ctx: Context<'_, S>) {
-        if !self.category.is_enabled() {
+        if !self.category.is_enabled() || id == follows {
             return;
         }
         let (Some(span), Some(cause)) = (ctx.span(id), ctx.span(follows)) else {
             return;
         };
-        // The flow leaves the cause's slice at its next slice event (its
-        // end when it is open now) and arrives at the span's next one.
+        // Both ends carry the flow while both spans are open. It leaves
+        // the cause's slice now (an instant inside it) and ends at the
+        // span's next slice event: its end if a slice of it is open, else
+        // its next begin. A cause with no slice yet leaves it to the
+        // cause's next slice event; then neither end terminates it, so it
+        // joins the two in the order they happen.
         let flow = TrackEvent::new_flow_id();
-        for s in [&cause, &span] {
-            if let Some(state) = s.extensions_mut().get_mut::<SpanState>() {
+        let marked = self.mark_cause(&cause, flow, span.metadata().name());
+        if let Some(state) = span.extensions_mut().get_mut::<SpanState>() {
+            if marked {
+                state.ends.push(flow);
+            } else {
                 state.flows.push(flow);
             }
         }
@@ -342,14 +517,14 @@ where
             return;
         }
         if let Some(span) = ctx.span(id) {
-            self.end(&span);
+            self.end(&span, true);
         }
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else { return };
         if self.async_tracks {
-            self.end(&span);
+            self.end(&span, false);
         }
         if let Some(state) = span.extensions_mut().remove::<SpanState>() {
             recycle(state);
@@ -367,13 +542,19 @@ where
         let fields = &mut state.fields;
         event.record(fields);
         let meta = event.metadata();
-        // `counter.NAME = value` fields are samples of counter track NAME;
-        // the other fields annotate an instant.
-        let is_counter = |k: &str| k.starts_with(COUNTER_PREFIX);
-        let counters = fields.values.iter().filter(|(k, _)| is_counter(k)).count();
+        // `counter.NAME = value` fields with a numeric (or bool) value are
+        // samples of counter track NAME; the other fields, a `counter.`
+        // field with a text value included, annotate an instant.
+        let is_counter =
+            |k: &str, v: &Owned| k.starts_with(COUNTER_PREFIX) && !matches!(v, Owned::Str(..));
+        let counters = fields
+            .values
+            .iter()
+            .filter(|(k, v)| is_counter(k, v))
+            .count();
         TrackEvent::with_writer(cat, |w| {
             let ts = boottime_ns();
-            for (k, v) in fields.values.iter().filter(|(k, _)| is_counter(k)) {
+            for (k, v) in fields.values.iter().filter(|(k, v)| is_counter(k, v)) {
                 let track_name = &k[COUNTER_PREFIX.len()..];
                 let track = TrackSpec::counter(counter_uuid(track_name), track_name, None, 0, "");
                 w.define_track(ts, &track);
@@ -386,7 +567,7 @@ where
                 }
             }
             // An event that only carries counters is not an instant too.
-            let others = fields.values.iter().filter(|(k, _)| !is_counter(k));
+            let others = fields.values.iter().filter(|(k, v)| !is_counter(k, v));
             if counters == 0 || others.clone().any(|(k, _)| *k != "message") {
                 let mut opts = EventOptions::new();
                 if let Some(loc) = location(meta) {
@@ -394,7 +575,8 @@ where
                 }
                 let name = Some(meta.name());
                 fields.with_annotations_where(
-                    |k| !is_counter(k),
+                    0,
+                    |k, v| !is_counter(k, v),
                     |annotations| {
                         w.emit(
                             ts,

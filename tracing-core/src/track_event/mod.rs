@@ -10,6 +10,7 @@ pub mod in_process;
 pub mod interning;
 #[cfg(feature = "tracing")]
 pub mod layer;
+mod names;
 
 pub use backend::{CounterValue, SliceGuard, TrackEvent, emit_event};
 pub use category::{Category, CategoryFilter, glob};
