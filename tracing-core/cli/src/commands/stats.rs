@@ -117,6 +117,10 @@ fn data_source_of_kind(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// One sequence's packets: how many, the data source they name (if
+/// any), and how many of each kind.
+type SequenceTally = (u64, Option<&'static str>, BTreeMap<String, u64>);
+
 /// Packets per data source, as lines. A trace does not say which data
 /// source wrote a sequence, so each sequence is attributed to the data
 /// source whose packets it carries (a `track_event` or
@@ -126,8 +130,7 @@ fn data_source_of_kind(kind: &str) -> Option<&'static str> {
 /// whose packets name no data source are counted as "other", with their
 /// kinds.
 pub fn per_data_source<P: AsRef<[u8]>>(packets: &[P], configured: &[String]) -> Vec<String> {
-    let mut seqs: BTreeMap<u32, (u64, Option<&'static str>, BTreeMap<String, u64>)> =
-        BTreeMap::new();
+    let mut seqs: BTreeMap<u32, SequenceTally> = BTreeMap::new();
     for raw in packets {
         let raw = raw.as_ref();
         let seq = TracePacketDecoder::new(raw)
