@@ -792,12 +792,28 @@ fn deferred_start_and_triggers() {
 #[test]
 fn write_into_file_drains_periodically_and_respects_the_size_limit() {
     let mut h = Harness::new();
-    let (p, c, _) = simple_session(&mut h, |cfg| {
+    let p = h.producer("app", 2000);
+    h.register(p, "ds", true, false);
+    let c = h.consumer(2000);
+    let cfg = config(&[(256, false)], &[("ds", 0)], |cfg| {
         cfg.set_write_into_file(true);
         cfg.set_file_write_period_ms(1000);
         cfg.set_max_file_size_bytes(40_000);
         cfg.set_write_flush_mode_raw(2);
     });
+    // The file: a descriptor passed with the call.
+    let r = h.request();
+    h.svc.handle_consumer_call_with_fd(
+        h.now,
+        c,
+        r,
+        ConsumerCall::EnableTracing {
+            config: cfg,
+            attach_notification_only: false,
+        },
+        true,
+    );
+    h.drain();
     let b = h.svc.sessions()[0].buffers[0].0.0;
     let r = h.ccall(c, ConsumerCall::ReadBuffers);
     assert!(

@@ -568,8 +568,11 @@ fn progress_line_on_a_terminal_only() {
         .output()
         .unwrap();
     let e = stderr(&o);
-    assert!(!e.contains("% full"), "{e}");
-    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(!e.contains("% full") && !e.contains('\r'), "{e}");
+    // The summary: what nothing serves, the file, packets per data source.
+    let said: Vec<&str> = e.lines().filter(|l| l.starts_with("zerotrace: ")).collect();
+    assert_eq!(said.len(), 3, "{e}");
+    assert!(said[1].starts_with("zerotrace: wrote "), "{e}");
 }
 
 #[test]
@@ -654,4 +657,348 @@ fn record_config_from_stdin_and_into_a_file_by_size() {
         text.contains("write_into_file: true") && text.contains("max_file_size_bytes: 1048576"),
         "{text}"
     );
+}
+
+#[test]
+fn options_that_would_be_dropped_are_errors() {
+    let d = dir("dropped-options");
+    let cfg = d.join("c.pbtxt");
+    std::fs::write(&cfg, "buffers { size_kb: 64 } duration_ms: 100").unwrap();
+    // No service: each of these must fail as a usage error (exit 1) before
+    // the service is asked for anything (exit 2).
+    let missing = d.join("no-such-socket");
+    let run = |args: &[&str]| {
+        let o = zerotrace()
+            .arg("--consumer-socket")
+            .arg(&missing)
+            .arg("record")
+            .args(args)
+            .output()
+            .unwrap();
+        (o.status.code(), stderr(&o))
+    };
+    let c = cfg.to_str().unwrap();
+    let out = d.join("t.pftrace");
+    let out = out.to_str().unwrap();
+    for (args, says) in [
+        (vec!["-c", c, "--txt", "-t", "5s", "-o", out], "-t/--time"),
+        (
+            vec!["-c", c, "--txt", "-b", "1mb", "-o", out],
+            "-b/--buffer",
+        ),
+        (vec!["-c", c, "--txt", "-s", "1mb", "-o", out], "-s/--size"),
+        (vec!["-c", c, "--txt", "--ds", "x", "-o", out], "--ds"),
+        (vec!["-c", c, "--txt", "cat*", "-o", out], "categories"),
+        (vec!["--txt", "-t", "1s", "-o", out], "no -c"),
+        (
+            vec!["-t", "1s", "--detach", "k", "-o", out],
+            "nothing would write",
+        ),
+        (
+            vec!["--attach", "k", "-t", "1s"],
+            "--attach takes no config",
+        ),
+    ] {
+        let (code, e) = run(&args);
+        assert_eq!(code, Some(1), "{args:?}: {e}");
+        assert!(e.contains(says), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "one line: {e}");
+    }
+    assert!(!Path::new(out).exists());
+}
+
+#[test]
+fn attach_waits_for_a_session_the_service_writes_and_says_where() {
+    let d = dir("attach-file");
+    let daemon = Daemon::start(&d);
+    let out = d.join("by-service.pftrace");
+    let o = zerotrace()
+        .env("XDG_RUNTIME_DIR", &d)
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "700ms",
+            "-s",
+            "1mb",
+            "--detach",
+            "filekey",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = zerotrace()
+        .env("XDG_RUNTIME_DIR", &d)
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--attach",
+            "filekey",
+        ])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let canonical = std::fs::canonicalize(&out).unwrap();
+    assert!(
+        e.contains(&format!(
+            "the service writes it into {}",
+            canonical.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("the service wrote"), "waited for the end: {e}");
+    assert!(!trace_config_of(&std::fs::read(&out).unwrap()).is_empty());
+
+    // A session read back at its end, attached without -o: refused, and
+    // left detached for a later attach with -o.
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "700ms",
+            "--detach",
+            "ringkey",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--attach",
+            "ringkey",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stays detached"), "{}", stderr(&o));
+    let ring = d.join("ring.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--attach",
+            "ringkey",
+            "-o",
+        ])
+        .arg(&ring)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!trace_config_of(&std::fs::read(&ring).unwrap()).is_empty());
+}
+
+#[test]
+fn an_output_path_that_exists_is_refused_and_kept() {
+    let d = dir("output-path");
+    let daemon = Daemon::start(&d);
+    let existing = d.join("existing.pftrace");
+    std::fs::write(&existing, b"keep").unwrap();
+    let cfg = d.join("c.pbtxt");
+    std::fs::write(
+        &cfg,
+        format!(
+            "buffers {{ size_kb: 64 }} duration_ms: 200 write_into_file: true output_path: {:?}",
+            existing.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--txt",
+            "-c",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&existing).unwrap(), b"keep");
+    // A new path: the service creates it, and record says so.
+    let fresh = d.join("fresh.pftrace");
+    std::fs::write(
+        &cfg,
+        format!(
+            "buffers {{ size_kb: 64 }} duration_ms: 200 write_into_file: true output_path: {:?}",
+            fresh.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--txt",
+            "-c",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("bytes to {}", fresh.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!trace_config_of(&std::fs::read(&fresh).unwrap()).is_empty());
+}
+
+#[test]
+fn record_names_unserved_data_sources_and_counts_packets_per_data_source() {
+    let d = dir("record-report");
+    let daemon = Daemon::start(&d);
+    let out = d.join("t.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "-t",
+            "300ms",
+            "--ds",
+            "linux.ftrace",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("no connected producer serves track_event, linux.ftrace"),
+        "{e}"
+    );
+    assert!(e.contains("packets per data source"), "{e}");
+    let line = |name: &str| {
+        e.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line in {e}"))
+            .to_owned()
+    };
+    let count = |l: String| -> u64 {
+        l.split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .expect("a count")
+    };
+    assert_eq!(count(line("linux.ftrace")), 0);
+    assert_eq!(count(line("track_event")), 0);
+    let service = count(line("(the tracing service)"));
+    let trace = std::fs::read(&out).unwrap();
+    let all = protozero::Decoder::new(&trace).count() as u64;
+    assert_eq!(service, all, "every packet is the service's here");
+}
+
+/// A trace whose TrackEvents (with dict and array annotations) sit in a
+/// `compressed_packets` packet, as the service writes with deflate.
+fn compressed_trace() -> Vec<u8> {
+    use std::io::Write;
+    use zerotrace_protos::protos::TracePacket;
+    let packet = |f: &dyn Fn(&mut TracePacket<'_>)| {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut p = TracePacket::from_message(w.root());
+            p.set_trusted_packet_sequence_id(2);
+            f(&mut p);
+        }
+        w.finish().unwrap()
+    };
+    let record = |out: &mut Vec<u8>, p: &[u8]| {
+        let mut w = protozero::HeapWriter::new();
+        w.root().append_bytes(1, p);
+        out.extend(w.finish().unwrap());
+    };
+    let descriptor = packet(&|p| {
+        let mut d = p.begin_track_descriptor();
+        d.set_uuid(7);
+        d.begin_thread()
+            .set_pid(10)
+            .set_tid(11)
+            .set_thread_name("main");
+    });
+    let begin = packet(&|p| {
+        p.set_timestamp(1_000);
+        let mut e = p.begin_track_event();
+        e.set_type_raw(1).set_track_uuid(7).set_name("work");
+        {
+            let mut d = e.add_debug_annotations();
+            d.set_name("d");
+            d.add_dict_entries().set_name("a").set_int_value(1);
+            let mut b = d.add_dict_entries();
+            b.set_name("b");
+            b.add_array_values().set_string_value("x");
+            b.add_array_values().set_bool_value(true);
+        }
+        let mut a = e.add_debug_annotations();
+        a.set_name("arr");
+        a.add_array_values().set_int_value(1);
+        a.add_array_values().set_int_value(2);
+    });
+    let end = packet(&|p| {
+        p.set_timestamp(2_000);
+        p.begin_track_event().set_type_raw(2).set_track_uuid(7);
+    });
+    let mut inner = Vec::new();
+    record(&mut inner, &begin);
+    record(&mut inner, &end);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&inner).unwrap();
+    let zlib = z.finish().unwrap();
+    let compressed = packet(&|p| {
+        p.set_compressed_packets(&zlib);
+    });
+    let mut trace = Vec::new();
+    record(&mut trace, &descriptor);
+    record(&mut trace, &compressed);
+    trace
+}
+
+#[test]
+fn dump_stats_and_convert_inflate_compressed_packets() {
+    let d = dir("compressed");
+    let path = d.join("compressed.pftrace");
+    std::fs::write(&path, compressed_trace()).unwrap();
+
+    let o = zerotrace().arg("dump").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("name: \"work\""), "{s}");
+    assert!(!s.contains("compressed_packets"), "{s}");
+
+    let o = zerotrace().arg("stats").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains(": 3 packets"), "{s}");
+    assert!(s.contains("track_event 2"), "{s}");
+
+    // No --json: JSON is the only format.
+    let o = zerotrace().arg("convert").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let begin = events
+        .iter()
+        .find(|e| e["ph"] == "B")
+        .unwrap_or_else(|| panic!("a slice in {v}"));
+    assert_eq!(begin["name"], "work");
+    assert_eq!(begin["tid"], 11);
+    assert_eq!(
+        begin["args"]["d"],
+        serde_json::json!({"a": 1, "b": ["x", true]})
+    );
+    assert_eq!(begin["args"]["arr"], serde_json::json!([1, 2]));
+    assert_eq!(events.iter().filter(|e| e["ph"] == "E").count(), 1);
 }

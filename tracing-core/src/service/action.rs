@@ -59,8 +59,21 @@ pub enum Action {
         /// What to send.
         reply: Reply,
     },
+    /// Create the output file of `session` at `path` (its config's
+    /// `output_path`), refusing to replace an existing file, as Perfetto's
+    /// service does (`O_CREAT | O_EXCL`). The driver answers with
+    /// [`TracingService::output_file_created`](super::TracingService::output_file_created);
+    /// the session begins only then.
+    CreateFile {
+        /// The session whose file it is.
+        session: SessionId,
+        /// Where to create it.
+        path: String,
+    },
     /// Append `data` (whole `TracePacket` records) to the output file of
-    /// `session` (a `write_into_file` session).
+    /// `session` (a `write_into_file` session). On a write error the driver
+    /// closes the file (keeping what was written) and reports it with
+    /// [`TracingService::output_file_closed`](super::TracingService::output_file_closed).
     WriteFile {
         /// The session whose file it is.
         session: SessionId,
@@ -69,7 +82,9 @@ pub enum Action {
         /// Flush the file to storage after this write (`fflush_post_write`).
         sync: bool,
     },
-    /// The session's output file is complete: flush and close it.
+    /// The session's output file is complete: flush and close it, then
+    /// report with [`TracingService::output_file_closed`](super::TracingService::output_file_closed)
+    /// (the EnableTracing reply waits for it, to carry a last write error).
     CloseFile {
         /// The session whose file it is.
         session: SessionId,

@@ -1,14 +1,18 @@
-//! `zerotrace convert --json`: Chrome's JSON trace format (slices as B/E,
+//! `zerotrace convert`: Chrome's JSON trace format (slices as B/E,
 //! instants, counters, flows as s/f pairs, process and thread names as
-//! metadata events) for tools that read it.
+//! metadata events, debug annotations as args, dicts and arrays included)
+//! for tools that read it.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use zerotrace_protos::protos::DebugAnnotationDecoder;
 use zerotrace_protos::protos::TracePacketDecoder;
+use zerotrace_protos::protos::debug_annotation::NestedValueDecoder;
+use zerotrace_protos::protos::debug_annotation::nested_value::NestedType;
 
-use super::trace_reader::{Sequences, packets};
+use super::trace_reader::{Interned, Sequences, packets};
 use super::{CliError, read_input, write_output};
 
 /// Where a track's events go in Chrome's model.
@@ -21,6 +25,89 @@ struct Track {
     parent: Option<u64>,
 }
 
+/// How deep dicts and arrays of annotations are followed (a hostile trace
+/// may nest without end); deeper values become `null`.
+const MAX_ANNOTATION_DEPTH: usize = 64;
+
+/// An annotation's name: inline, or interned on its sequence.
+fn annotation_name(a: &DebugAnnotationDecoder<'_>, state: &Interned) -> String {
+    a.name_iid()
+        .and_then(|i| state.annotation_names.get(&i).cloned())
+        .or_else(|| a.name().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// A debug annotation's value as JSON: scalars as themselves, pointers as
+/// hex strings, `dict_entries` as an object, `array_values` as an array,
+/// the legacy `nested_value` likewise, and `legacy_json_value` parsed.
+fn annotation_value(a: &DebugAnnotationDecoder<'_>, state: &Interned, depth: usize) -> Value {
+    if depth >= MAX_ANNOTATION_DEPTH {
+        return Value::Null;
+    }
+    if let Some(v) = a
+        .string_value()
+        .map(|s| json!(s))
+        .or(a.int_value().map(|v| json!(v)))
+        .or(a.uint_value().map(|v| json!(v)))
+        .or(a.double_value().map(|v| json!(v)))
+        .or(a.bool_value().map(|v| json!(v)))
+        .or(a.pointer_value().map(|v| json!(format!("0x{v:x}"))))
+    {
+        return v;
+    }
+    if a.has_dict_entries() {
+        let mut m = serde_json::Map::new();
+        for e in a.dict_entries() {
+            m.insert(
+                annotation_name(&e, state),
+                annotation_value(&e, state, depth + 1),
+            );
+        }
+        return Value::Object(m);
+    }
+    if a.has_array_values() {
+        return Value::Array(
+            a.array_values()
+                .map(|e| annotation_value(&e, state, depth + 1))
+                .collect(),
+        );
+    }
+    if let Some(n) = a.nested_value() {
+        return nested_value(&n, depth + 1);
+    }
+    if let Some(j) = a.legacy_json_value() {
+        return serde_json::from_str(j).unwrap_or_else(|_| json!(j));
+    }
+    Value::Null
+}
+
+/// The legacy `DebugAnnotation.NestedValue` as JSON.
+fn nested_value(n: &NestedValueDecoder<'_>, depth: usize) -> Value {
+    if depth >= MAX_ANNOTATION_DEPTH {
+        return Value::Null;
+    }
+    match n.nested_type() {
+        Some(NestedType::Dict) => Value::Object(
+            n.dict_keys()
+                .zip(n.dict_values())
+                .map(|(k, v)| (k.to_owned(), nested_value(&v, depth + 1)))
+                .collect(),
+        ),
+        Some(NestedType::Array) => Value::Array(
+            n.array_values()
+                .map(|v| nested_value(&v, depth + 1))
+                .collect(),
+        ),
+        _ => n
+            .string_value()
+            .map(|s| json!(s))
+            .or(n.int_value().map(|v| json!(v)))
+            .or(n.double_value().map(|v| json!(v)))
+            .or(n.bool_value().map(|v| json!(v)))
+            .unwrap_or(Value::Null),
+    }
+}
+
 /// Converts the packets of a trace.
 fn convert(name: &str, trace: &[u8]) -> Result<Value, CliError> {
     let mut tracks: HashMap<u64, Track> = HashMap::new();
@@ -30,7 +117,7 @@ fn convert(name: &str, trace: &[u8]) -> Result<Value, CliError> {
     let mut flows: HashMap<u64, Vec<(f64, i64, i64, bool)>> = HashMap::new();
     let mut next_async_tid = 1_000_000i64;
     for raw in packets(name, trace)? {
-        let p = TracePacketDecoder::new(raw);
+        let p = TracePacketDecoder::new(&raw);
         let seq = p.trusted_packet_sequence_id().unwrap_or(0);
         let state = seqs.update(&p).clone();
         if let Some(d) = p.trace_packet_defaults()
@@ -107,21 +194,8 @@ fn convert(name: &str, trace: &[u8]) -> Result<Value, CliError> {
             .collect();
         let mut args = serde_json::Map::new();
         for a in e.debug_annotations() {
-            let key = a
-                .name_iid()
-                .and_then(|i| state.annotation_names.get(&i).cloned())
-                .or_else(|| a.name().map(str::to_owned))
-                .unwrap_or_default();
-            let v = a
-                .string_value()
-                .map(|s| json!(s))
-                .or(a.int_value().map(|v| json!(v)))
-                .or(a.uint_value().map(|v| json!(v)))
-                .or(a.double_value().map(|v| json!(v)))
-                .or(a.bool_value().map(|v| json!(v)))
-                .or(a.pointer_value().map(|v| json!(format!("0x{v:x}"))))
-                .unwrap_or(Value::Null);
-            args.insert(key, v);
+            let key = annotation_name(&a, &state);
+            args.insert(key, annotation_value(&a, &state, 0));
         }
         let (pid, tid) = (track.pid, track.tid);
         let base = |ph: &str| json!({"ph": ph, "name": name, "cat": cat.join(","), "ts": ts, "pid": pid, "tid": tid});
@@ -176,7 +250,7 @@ fn convert(name: &str, trace: &[u8]) -> Result<Value, CliError> {
     Ok(json!({"traceEvents": events, "displayTimeUnit": "ns"}))
 }
 
-/// Runs `convert --json`.
+/// Runs `convert` (`--json`, the only format, is optional).
 pub fn run(path: &Path, out: Option<&Path>) -> Result<(), CliError> {
     let bytes = read_input(path)?;
     let json = convert(&path.display().to_string(), &bytes)?;

@@ -54,6 +54,7 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for (i, raw) in packets.iter().enumerate() {
+        let raw: &[u8] = raw;
         let p = TracePacketDecoder::new(raw);
         let seq = p.trusted_packet_sequence_id().unwrap_or(0);
         let text =

@@ -142,9 +142,9 @@ pub enum Command {
         /// The trace file (`-` for stdin).
         trace: PathBuf,
     },
-    /// Convert a trace for other tools.
+    /// Convert a trace for other tools (Chrome's JSON trace format).
     Convert {
-        /// Chrome's JSON trace format (the only one so far).
+        /// Chrome's JSON trace format: the only one so far, so optional.
         #[arg(long)]
         json: bool,
         /// The trace file (`-` for stdin).

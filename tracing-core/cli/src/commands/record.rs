@@ -1,6 +1,7 @@
 //! `zerotrace record`: a session from a config file (binary or text) or
 //! from light options, as Perfetto's `perfetto` command takes them.
 
+use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use clap::Args;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 use protozero::HeapWriter;
 use zerotrace_core::consumer::{ConsumerClient, EnableRequest, SessionEnd};
-use zerotrace_protos::protos::TraceConfig;
+use zerotrace_protos::protos::{TraceConfig, TraceConfigDecoder, TracingServiceStateDecoder};
 
 use super::{CliError, connect, read_input, write_output};
 use crate::{schema, text_config};
@@ -28,12 +29,12 @@ pub struct RecordArgs {
     /// Where to write the trace (`-` for stdout).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
-    /// Light config: how long to record (e.g. 10s, 500ms, 2m).
-    #[arg(short, long, default_value = "10s")]
-    pub time: String,
-    /// Light config: the buffer size (e.g. 32mb, 512kb).
-    #[arg(short, long, default_value = "32mb")]
-    pub buffer: String,
+    /// Light config: how long to record (e.g. 10s, 500ms, 2m) [default: 10s]
+    #[arg(short, long)]
+    pub time: Option<String>,
+    /// Light config: the buffer size (e.g. 32mb, 512kb) [default: 32mb]
+    #[arg(short, long)]
+    pub buffer: Option<String>,
     /// Light config: write into the file while recording, up to this size.
     #[arg(short, long)]
     pub size: Option<String>,
@@ -95,8 +96,8 @@ fn parse_size(s: &str) -> Result<u64, CliError> {
 
 /// The config of the light options.
 fn light_config(args: &RecordArgs) -> Result<Vec<u8>, CliError> {
-    let duration = parse_duration(&args.time)?;
-    let buffer_kb = (parse_size(&args.buffer)? / 1024).max(4);
+    let duration = parse_duration(args.time.as_deref().unwrap_or("10s"))?;
+    let buffer_kb = (parse_size(args.buffer.as_deref().unwrap_or("32mb"))? / 1024).max(4);
     let max_file = args.size.as_deref().map(parse_size).transpose()?;
     let mut w = HeapWriter::new();
     {
@@ -156,24 +157,162 @@ fn config_bytes(args: &RecordArgs) -> Result<Vec<u8>, CliError> {
     text_config::parse(&name, &text).map_err(|e| CliError::Usage(e.to_string()))
 }
 
+/// A top-level field of an encoded TraceConfig, by name.
+fn config_field(config: &[u8], name: &str) -> Option<Value> {
+    let m = DynamicMessage::decode(schema::trace_config(), config).ok()?;
+    let f = m.descriptor().get_field_by_name(name)?;
+    m.has_field(&f).then(|| m.get_field(&f).into_owned())
+}
+
 /// Whether the config asks the service to write the file itself.
 fn writes_into_file(config: &[u8]) -> bool {
-    DynamicMessage::decode(schema::trace_config(), config)
-        .ok()
-        .and_then(|m| {
-            let f = m.descriptor().get_field_by_name("write_into_file")?;
-            Some(matches!(m.get_field(&f).as_ref(), Value::Bool(true)))
-        })
-        .unwrap_or(false)
+    matches!(
+        config_field(config, "write_into_file"),
+        Some(Value::Bool(true))
+    )
+}
+
+/// The config's `output_path` (the file the service creates), if any.
+fn output_path(config: &[u8]) -> Option<String> {
+    match config_field(config, "output_path") {
+        Some(Value::String(p)) if !p.is_empty() => Some(p),
+        _ => None,
+    }
+}
+
+/// Options that would be parsed and then dropped are refused, before
+/// anything else happens.
+fn check_options(args: &RecordArgs) -> Result<(), CliError> {
+    let light: Vec<&str> = [
+        (args.time.is_some(), "-t/--time"),
+        (args.buffer.is_some(), "-b/--buffer"),
+        (args.size.is_some(), "-s/--size"),
+        (!args.data_sources.is_empty(), "--ds"),
+        (!args.categories.is_empty(), "categories"),
+    ]
+    .into_iter()
+    .filter_map(|(given, name)| given.then_some(name))
+    .collect();
+    if args.attach.is_some() {
+        if args.detach.is_some() {
+            return Err(CliError::Usage(
+                "--attach and --detach cannot be combined".into(),
+            ));
+        }
+        if args.config.is_some() || args.txt || !light.is_empty() {
+            return Err(CliError::Usage(
+                "--attach takes no config (-c, --txt, -t, -b, -s, --ds, categories): the \
+                 detached session has its own"
+                    .into(),
+            ));
+        }
+    }
+    if args.config.is_some() && !light.is_empty() {
+        return Err(CliError::Usage(format!(
+            "-c/--config is the whole TraceConfig: {} would be ignored; put it in the config \
+             or drop -c",
+            light.join(", ")
+        )));
+    }
+    if args.txt && args.config.is_none() {
+        return Err(CliError::Usage(
+            "--txt says the -c config file is text, but no -c was given".into(),
+        ));
+    }
+    if args.detach.is_some() && args.background {
+        return Err(CliError::Usage(
+            "--detach and --background cannot be combined".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the trace of a session ends up.
+#[derive(Debug, Clone)]
+enum Output {
+    /// Read back over IPC when the session ends, into this file (`-`:
+    /// stdout).
+    Read(PathBuf),
+    /// The service writes it while recording (`write_into_file`), into
+    /// this file, when known (an `--attach` may not know it).
+    ByService(Option<PathBuf>),
+}
+
+/// Where `--detach` notes the file a `write_into_file` session writes
+/// into, so that `--attach` can say it (the service knows only the fd):
+/// `$XDG_RUNTIME_DIR/zerotrace/detached/KEY`, else under `~/.cache`. The
+/// key is hex-encoded into the name.
+fn detach_note(key: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let name: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    Some(base.join("zerotrace").join("detached").join(name))
+}
+
+/// Notes where a detached session writes (best effort: the note only
+/// serves the message of a later `--attach`).
+fn write_detach_note(key: &str, file: &Path) {
+    let Some(note) = detach_note(key) else { return };
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
+    if let Some(dir) = note.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(&note, file.as_os_str().as_encoded_bytes());
+}
+
+/// The file a `--detach` noted for `key` (and forgets the note).
+fn take_detach_note(key: &str) -> Option<PathBuf> {
+    let note = detach_note(key)?;
+    let bytes = std::fs::read(&note).ok()?;
+    let _ = std::fs::remove_file(&note);
+    String::from_utf8(bytes).ok().map(PathBuf::from)
 }
 
 /// Runs `record`.
 pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
+    check_options(&args)?;
     if args.background {
         return background(&args);
     }
+    if let Some(key) = &args.attach {
+        return attach(socket, key, args.out.as_deref());
+    }
+    // The config is checked before the service is asked for anything.
+    let config = config_bytes(&args)?;
+    let into_file = writes_into_file(&config);
+    let service_path = output_path(&config).filter(|_| into_file);
     let out = args.out.clone();
-    if args.detach.is_none() && out.is_none() {
+    if let Some(path) = &service_path {
+        // As Perfetto's command: the config names the file, and the
+        // service never replaces one.
+        if out.is_some() {
+            return Err(CliError::Usage(format!(
+                "the config's output_path ({path}) names the trace file: drop -o"
+            )));
+        }
+        if Path::new(path).exists() {
+            return Err(CliError::io(
+                path,
+                "exists, and the service does not overwrite files (output_path)",
+            ));
+        }
+    } else if args.detach.is_some() {
+        if out.is_some() && !into_file {
+            return Err(CliError::Usage(
+                "--detach with -o: nothing would write that file, as the session is read back \
+                 when it ends; give -o to `record --attach KEY` instead, or make the service \
+                 write the file while recording (-s SIZE, or write_into_file in the config)"
+                    .into(),
+            ));
+        }
+        if out.is_none() && into_file {
+            return Err(CliError::Usage(
+                "the config writes into a file (write_into_file): -o FILE names it".into(),
+            ));
+        }
+    } else if out.is_none() {
         return Err(CliError::Usage(
             "record needs an output file: -o FILE (or - for stdout)".into(),
         ));
@@ -188,32 +327,22 @@ pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
             "exists (and --no-clobber was given)",
         ));
     }
-    // The config is checked before the service is asked for anything.
-    let config = match args.attach {
-        Some(_) => Vec::new(),
-        None => config_bytes(&args)?,
-    };
     let mut consumer = connect(socket)?;
-    if let Some(key) = &args.attach {
-        let _config = consumer
-            .attach(key)
-            .map_err(|e| CliError::Session(format!("attach {key:?}: {e}")))?;
-        let req = consumer
-            .enable_attach_notification()
-            .map_err(|e| CliError::Session(e.to_string()))?;
-        return finish(&mut consumer, req, out.as_deref(), false);
-    }
-    let into_file = writes_into_file(&config);
-    let file = match (&out, into_file) {
-        (Some(path), true) if path.as_os_str() != "-" => {
-            Some(std::fs::File::create(path).map_err(|e| CliError::io(path.display(), e))?)
-        }
-        (_, true) => {
+    report_unserved(&mut consumer, &config);
+    let (file, output) = match (&out, into_file, &service_path) {
+        (_, true, Some(path)) => (None, Output::ByService(Some(PathBuf::from(path)))),
+        (Some(path), true, None) if path.as_os_str() != "-" => (
+            Some(std::fs::File::create(path).map_err(|e| CliError::io(path.display(), e))?),
+            Output::ByService(Some(path.clone())),
+        ),
+        (_, true, None) => {
             return Err(CliError::Usage(
                 "write_into_file needs a file, not stdout: -o FILE".into(),
             ));
         }
-        _ => None,
+        (Some(path), false, _) => (None, Output::Read(path.clone())),
+        // Detached, read back by a later --attach.
+        (None, false, _) => (None, Output::Read(PathBuf::from("-"))),
     };
     let req = consumer
         .enable_tracing(&config, file.as_ref())
@@ -222,20 +351,112 @@ pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
         consumer
             .detach(key)
             .map_err(|e| CliError::Session(format!("detach {key:?}: {e}")))?;
-        eprintln!(
-            "zerotrace: session detached as {key:?}; get it with: zerotrace record --attach {key} -o FILE"
-        );
+        match &output {
+            Output::ByService(Some(path)) => {
+                if file.is_some() {
+                    write_detach_note(key, path);
+                }
+                eprintln!(
+                    "zerotrace: session detached as {key:?}; the service writes it into {}; wait \
+                     for its end with: zerotrace record --attach {key}",
+                    path.display()
+                );
+            }
+            _ => eprintln!(
+                "zerotrace: session detached as {key:?}; get it with: zerotrace record --attach \
+                 {key} -o FILE"
+            ),
+        }
         return Ok(());
     }
-    finish(&mut consumer, req, out.as_deref(), into_file)
+    finish(&mut consumer, req, &output, &config)
+}
+
+/// `--attach KEY`: waits for the detached session, then writes it to `-o`
+/// (or, for a session the service writes into a file, says where).
+fn attach(socket: &str, key: &str, out: Option<&Path>) -> Result<(), CliError> {
+    let mut consumer = connect(socket)?;
+    let config = consumer
+        .attach(key)
+        .map_err(|e| CliError::Session(format!("attach {key:?}: {e}")))?;
+    let output = if writes_into_file(&config) {
+        let path = output_path(&config)
+            .map(PathBuf::from)
+            .or_else(|| take_detach_note(key));
+        if let Some(o) = out {
+            eprintln!(
+                "zerotrace: warning: -o {} is not used: the service writes this session into \
+                 its own file",
+                o.display()
+            );
+        }
+        match &path {
+            Some(p) => eprintln!(
+                "zerotrace: attached to {key:?}; the service writes it into {}",
+                p.display()
+            ),
+            None => eprintln!(
+                "zerotrace: attached to {key:?}; the service writes it into the file named \
+                 when it was detached"
+            ),
+        }
+        Output::ByService(path)
+    } else {
+        let Some(out) = out else {
+            // Leaving now would end the session: detach it again first.
+            let again = consumer.detach(key);
+            let kept = if again.is_ok() {
+                "it stays detached"
+            } else {
+                "it could not be detached again"
+            };
+            return Err(CliError::Usage(format!(
+                "session {key:?} is read back when it ends: give -o FILE ({kept})"
+            )));
+        };
+        Output::Read(out.to_owned())
+    };
+    let req = consumer
+        .enable_attach_notification()
+        .map_err(|e| CliError::Session(e.to_string()))?;
+    finish(&mut consumer, req, &output, &config)
+}
+
+/// Says which data sources of `config` no connected producer serves (a
+/// config asking for `linux.ftrace` with no `traced_probes` records
+/// nothing of it). Quiet if the service cannot be asked.
+fn report_unserved(consumer: &mut ConsumerClient, config: &[u8]) {
+    let Ok(state) = consumer.query_service_state() else {
+        return;
+    };
+    let served: BTreeSet<String> = TracingServiceStateDecoder::new(&state)
+        .data_sources()
+        .filter_map(|d| d.ds_descriptor().and_then(|d| d.name().map(str::to_owned)))
+        .collect();
+    let mut unserved: Vec<String> = Vec::new();
+    for ds in TraceConfigDecoder::new(config).data_sources() {
+        if let Some(name) = ds.config().and_then(|c| c.name())
+            && !served.contains(name)
+            && !unserved.iter().any(|u| u == name)
+        {
+            unserved.push(name.to_owned());
+        }
+    }
+    if !unserved.is_empty() {
+        eprintln!(
+            "zerotrace: warning: no connected producer serves {}: the trace holds nothing of \
+             it unless a producer of it connects while recording",
+            unserved.join(", ")
+        );
+    }
 }
 
 /// Waits for the session to end (Ctrl-C ends it early), then writes it.
 fn finish(
     consumer: &mut ConsumerClient,
     req: EnableRequest,
-    out: Option<&Path>,
-    into_file: bool,
+    output: &Output,
+    config: &[u8],
 ) -> Result<(), CliError> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -273,20 +494,26 @@ fn finish(
     if let SessionEnd::Error(e) = end {
         return Err(CliError::Session(e));
     }
-    if into_file {
-        if let Some(out) = out {
-            let len = std::fs::metadata(out).map_or(0, |m| m.len());
-            eprintln!(
-                "zerotrace: the service wrote {len} bytes to {}",
-                out.display()
-            );
+    let out = match output {
+        Output::ByService(None) => {
+            eprintln!("zerotrace: the session ended; the service wrote it into its file");
+            return Ok(());
         }
-        return Ok(());
-    }
+        Output::ByService(Some(path)) => {
+            let trace = std::fs::read(path).unwrap_or_default();
+            eprintln!(
+                "zerotrace: the service wrote {} bytes to {}",
+                trace.len(),
+                path.display()
+            );
+            report_per_data_source(&trace, config);
+            return Ok(());
+        }
+        Output::Read(out) => out,
+    };
     let trace = consumer
         .read_trace()
         .map_err(|e| CliError::Session(format!("reading the trace: {e}")))?;
-    let Some(out) = out else { return Ok(()) };
     write_output(out, &trace)?;
     if out.as_os_str() != "-" {
         eprintln!(
@@ -295,7 +522,29 @@ fn finish(
             out.display()
         );
     }
+    report_per_data_source(&trace, config);
     Ok(())
+}
+
+/// Says how many packets each data source wrote, counted in the trace:
+/// see [`super::stats::per_data_source`] for how sequences are attributed.
+fn report_per_data_source(trace: &[u8], config: &[u8]) {
+    let Ok(packets) = super::trace_reader::packets("the trace", trace) else {
+        return;
+    };
+    let configured: Vec<String> = TraceConfigDecoder::new(config)
+        .data_sources()
+        .filter_map(|d| d.config().and_then(|c| c.name().map(str::to_owned)))
+        .collect();
+    let mut o = String::from(
+        "zerotrace: packets per data source (sequences attributed by the packets they carry):\n",
+    );
+    for line in super::stats::per_data_source(&packets, &configured) {
+        o.push_str("  ");
+        o.push_str(&line);
+        o.push('\n');
+    }
+    eprint!("{o}");
 }
 
 /// One progress line on the terminal: elapsed time, bytes in the buffers,

@@ -93,6 +93,106 @@ pub fn packet_kind(p: &[u8]) -> String {
     "interned data only".into()
 }
 
+/// The data source that writes packets of `kind` (a `TracePacket` field),
+/// for the data sources whose packets say so.
+fn data_source_of_kind(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "track_event" | "track_descriptor" => "track_event",
+        "ftrace_events" | "ftrace_stats" => "linux.ftrace",
+        "process_tree" | "process_stats" => "linux.process_stats",
+        "sys_stats" => "linux.sys_stats",
+        "perf_sample" => "linux.perf",
+        "system_info" => "linux.system_info",
+        "inode_file_map" => "linux.inode_file_map",
+        "android_log" => "android.log",
+        "power_rails" | "battery" => "android.power",
+        "packages_list" => "android.packages_list",
+        "heap_graph" => "android.java_hprof",
+        "profile_packet" | "streaming_profile_packet" => "android.heapprofd",
+        "gpu_counter_event" => "gpu.counters",
+        "gpu_render_stage_event" => "gpu.renderstages",
+        "frame_timeline_event" => "android.surfaceflinger.frametimeline",
+        "chrome_metadata" => "org.chromium.trace_metadata",
+        _ => return None,
+    })
+}
+
+/// One sequence's packets: how many, the data source they name (if
+/// any), and how many of each kind.
+type SequenceTally = (u64, Option<&'static str>, BTreeMap<String, u64>);
+
+/// Packets per data source, as lines. A trace does not say which data
+/// source wrote a sequence, so each sequence is attributed to the data
+/// source whose packets it carries (a `track_event` or
+/// `track_descriptor` packet: `track_event`; `ftrace_events`:
+/// `linux.ftrace`, ...; sequence 1 is the tracing service's own). The
+/// data sources of `configured` are listed even with no packets; sequences
+/// whose packets name no data source are counted as "other", with their
+/// kinds.
+pub fn per_data_source<P: AsRef<[u8]>>(packets: &[P], configured: &[String]) -> Vec<String> {
+    let mut seqs: BTreeMap<u32, SequenceTally> = BTreeMap::new();
+    for raw in packets {
+        let raw = raw.as_ref();
+        let seq = TracePacketDecoder::new(raw)
+            .trusted_packet_sequence_id()
+            .unwrap_or(0);
+        let kind = packet_kind(raw);
+        let e = seqs.entry(seq).or_default();
+        e.0 += 1;
+        if e.1.is_none() {
+            e.1 = data_source_of_kind(&kind);
+        }
+        *e.2.entry(kind).or_default() += 1;
+    }
+    let mut per_ds: BTreeMap<String, (u64, usize)> =
+        configured.iter().map(|n| (n.clone(), (0, 0))).collect();
+    let (mut service, mut other) = (0u64, 0u64);
+    let mut other_kinds = BTreeMap::<String, u64>::new();
+    for (seq, (n, ds, kinds)) in seqs {
+        if seq == 1 {
+            service += n;
+            continue;
+        }
+        match ds {
+            Some(ds) => {
+                let e = per_ds.entry(ds.to_owned()).or_default();
+                e.0 += n;
+                e.1 += 1;
+            }
+            None => {
+                other += n;
+                for (k, c) in kinds {
+                    *other_kinds.entry(k).or_default() += c;
+                }
+            }
+        }
+    }
+    let mut lines: Vec<String> = per_ds
+        .into_iter()
+        .map(|(ds, (n, seqs))| match seqs {
+            0 => format!("{ds:<32} {n:>9} packets"),
+            1 => format!("{ds:<32} {n:>9} packets (1 sequence)"),
+            _ => format!("{ds:<32} {n:>9} packets ({seqs} sequences)"),
+        })
+        .collect();
+    lines.push(format!(
+        "{:<32} {service:>9} packets",
+        "(the tracing service)"
+    ));
+    if other > 0 {
+        let kinds: Vec<String> = other_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        lines.push(format!(
+            "{:<32} {other:>9} packets (kinds: {})",
+            "(other sequences)",
+            kinds.join(", ")
+        ));
+    }
+    lines
+}
+
 /// Runs `stats`.
 pub fn run(path: &Path) -> Result<(), CliError> {
     let mut o = String::new();
@@ -104,6 +204,7 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let mut dropped = Vec::new();
     let mut last_stats = None;
     for (i, raw) in packets.iter().enumerate() {
+        let raw: &[u8] = raw;
         let p = TracePacketDecoder::new(raw);
         let seq = p.trusted_packet_sequence_id().unwrap_or(0);
         let kind = packet_kind(raw);

@@ -15,13 +15,28 @@ use crate::service::service_packets::encode;
 use crate::service::trace_buffer::{FillPolicy, TraceBuffer};
 
 impl TracingService {
-    /// A call from consumer `id`.
+    /// A call from consumer `id` that came with no file descriptor.
     pub fn handle_consumer_call(
         &mut self,
         now: u64,
         id: ConsumerId,
         request: RequestId,
         call: ConsumerCall,
+    ) {
+        self.handle_consumer_call_with_fd(now, id, request, call, false);
+    }
+
+    /// A call from consumer `id`; `fd_passed` says whether a file
+    /// descriptor came with it (EnableTracing's output file: a
+    /// `write_into_file` session needs either it or an `output_path`, not
+    /// both). The driver keeps the descriptor; the core only decides.
+    pub fn handle_consumer_call_with_fd(
+        &mut self,
+        now: u64,
+        id: ConsumerId,
+        request: RequestId,
+        call: ConsumerCall,
+        fd_passed: bool,
     ) {
         self.advance(now);
         let to = Peer::Consumer(id);
@@ -37,8 +52,13 @@ impl TracingService {
                 if attach_notification_only {
                     match session.and_then(|s| self.sessions.get_mut(&s)) {
                         Some(s) if s.state == SessionState::Stopped => {
+                            let error = s.end_error.clone();
                             let data = encode(|m| {
-                                EnableTracingResponse::from_message(m).set_disabled(true);
+                                let mut r = EnableTracingResponse::from_message(m);
+                                r.set_disabled(true);
+                                if let Some(e) = &error {
+                                    r.set_error(e);
+                                }
                             });
                             self.reply(to, request, Reply::done(data));
                         }
@@ -53,7 +73,7 @@ impl TracingService {
                     self.enable_error(id, request, "this consumer already has a tracing session");
                     return;
                 }
-                if let Err(msg) = self.enable_tracing(id, request, &config) {
+                if let Err(msg) = self.enable_tracing(id, request, &config, fd_passed) {
                     self.enable_error(id, request, &msg);
                 }
             }
@@ -93,7 +113,11 @@ impl TracingService {
                 _ => self.reply(to, request, Reply::Err("no running tracing session".into())),
             },
             ConsumerCall::StartTracing => match session.and_then(|s| self.sessions.get(&s)) {
-                Some(s) if s.state == SessionState::Configured && s.config.deferred_start => {
+                Some(s)
+                    if s.state == SessionState::Configured
+                        && s.config.deferred_start
+                        && !s.file_pending =>
+                {
                     let sid = s.id;
                     self.reply(to, request, Reply::done(Vec::new()));
                     self.start_session(sid);
@@ -183,7 +207,7 @@ impl TracingService {
         }
     }
 
-    fn enable_error(&mut self, id: ConsumerId, request: RequestId, msg: &str) {
+    pub(super) fn enable_error(&mut self, id: ConsumerId, request: RequestId, msg: &str) {
         let data = encode(|m| {
             EnableTracingResponse::from_message(m).set_error(msg);
         });
@@ -196,6 +220,7 @@ impl TracingService {
         id: ConsumerId,
         request: RequestId,
         raw: &[u8],
+        fd_passed: bool,
     ) -> Result<(), String> {
         let config = SessionConfig::parse(raw, &self.opts.limits).map_err(|e| e.to_string())?;
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
@@ -248,6 +273,9 @@ impl TracingService {
         if config.output_path.is_some() && !self.opts.allow_output_path {
             return Err("output_path is not allowed by this service".into());
         }
+        if config.write_into_file && fd_passed == config.output_path.is_some() {
+            return Err(super::file_output::NEEDS_ONE_FILE.into());
+        }
         if self.buffers.len() + config.buffers.len() > u16::MAX as usize - 1 {
             return Err("no free buffer ids".into());
         }
@@ -272,12 +300,10 @@ impl TracingService {
             Some(u) => u,
             None => self.env.new_uuid(),
         };
-        let activate = config.activate_triggers.clone();
-        let no_data_sources = config.data_sources.is_empty();
-        let start_now =
-            !config.deferred_start && config.trigger_mode != Some(TriggerMode::StartTracing);
-        let trigger_timeout = config.trigger_timeout_ms;
-        let has_trigger = config.trigger_mode.is_some();
+        let create_file = config
+            .output_path
+            .clone()
+            .filter(|_| config.write_into_file);
         self.sessions.insert(
             sid,
             Session::new(sid, id, uid, config, buffer_ids, (id, request), uuid),
@@ -286,6 +312,28 @@ impl TracingService {
             c.session = Some(sid);
         }
         self.snapshot_clocks(sid);
+        match create_file {
+            // The session begins once the driver has created the file.
+            Some(path) => self.request_output_file(sid, path),
+            None => self.begin_session(sid),
+        }
+        Ok(())
+    }
+
+    /// Sets up a new session's data sources, activates its triggers and
+    /// starts it (unless it waits for StartTracing or a start trigger).
+    pub(super) fn begin_session(&mut self, sid: SessionId) {
+        let Some(s) = self.sessions.get(&sid) else {
+            return;
+        };
+        let uid = s.consumer_uid;
+        let config = &s.config;
+        let activate = config.activate_triggers.clone();
+        let no_data_sources = config.data_sources.is_empty();
+        let start_now =
+            !config.deferred_start && config.trigger_mode != Some(TriggerMode::StartTracing);
+        let trigger_timeout = config.trigger_timeout_ms;
+        let has_trigger = config.trigger_mode.is_some();
         let producers: Vec<_> = self.producers.keys().copied().collect();
         for p in producers {
             self.setup_data_sources_on(sid, p, None);
@@ -303,7 +351,6 @@ impl TracingService {
             // A trigger-only session (`perfetto --trigger`) ends at once.
             self.stop_session(sid);
         }
-        Ok(())
     }
 
     fn allocate_buffer_id(&mut self) -> BufferId {
@@ -725,6 +772,9 @@ impl Session {
             final_flush_outcome: 0,
             bytes_written_into_file: 0,
             file_closed: false,
+            file_pending: false,
+            file_close_pending: false,
+            end_error: None,
             triggers_received: Vec::new(),
             all_started_notified: false,
         }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use zerotrace_protos::protos::{EnableTracingResponse, GetAsyncCommandResponse, ObservableEvents};
+use zerotrace_protos::protos::{GetAsyncCommandResponse, ObservableEvents};
 
 use super::TracingService;
 use super::state::{DataSourceState, FlushPurpose, Instance, PendingFlush, SessionState, Timer};
@@ -403,18 +403,13 @@ impl TracingService {
             i.state = DataSourceState::Stopped;
         }
         s.events.push((now, ServiceEvent::TracingDisabled as u32));
-        let reply = s.enable_reply.take();
         let write_into_file = s.config.write_into_file;
         self.disarm(|t| t.session() == Some(session));
         if write_into_file {
             self.write_into_file(session, true);
         }
-        if let Some((consumer, request)) = reply {
-            let data = encode(|m| {
-                EnableTracingResponse::from_message(m).set_disabled(true);
-            });
-            self.reply(Peer::Consumer(consumer), request, Reply::done(data));
-        }
+        // With a file, once the driver has closed it.
+        self.send_end_reply(session);
     }
 
     /// Asks the session's producers to flush; `timeout_ms` bounds the wait.

@@ -5,6 +5,7 @@
 //! monotonic clock that includes suspend (BOOTTIME), supplied by the driver.
 
 mod consumer_port;
+mod file_output;
 mod lifecycle;
 mod producer_port;
 mod read;

@@ -437,6 +437,7 @@ impl TracingService {
         let close = last || reached_limit;
         if close {
             s.file_closed = true;
+            s.file_close_pending = true;
         }
         if !data.is_empty() {
             self.push(Action::WriteFile {

@@ -180,6 +180,15 @@ pub(super) struct Session {
     pub final_flush_outcome: i32,
     pub bytes_written_into_file: u64,
     pub file_closed: bool,
+    /// The output file is being created (`output_path`): the session
+    /// waits for the driver's [`output_file_created`](super::TracingService::output_file_created).
+    pub file_pending: bool,
+    /// `CloseFile` was sent and the driver has not said the file is
+    /// closed: the EnableTracing reply waits, so that it can carry an
+    /// error of the last write.
+    pub file_close_pending: bool,
+    /// Why the session ended early (a write error), for the consumer.
+    pub end_error: Option<String>,
     pub triggers_received: Vec<(String, String, u32, u64)>,
     pub all_started_notified: bool,
 }

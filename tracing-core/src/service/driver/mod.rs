@@ -473,9 +473,11 @@ impl Daemon {
                             ..
                         }
                     );
-                    self.svc.handle_consumer_call(now, id, request, call);
-                    if enabling {
-                        self.open_output(id, fd);
+                    let passed = enabling && fd.is_some();
+                    self.svc
+                        .handle_consumer_call_with_fd(now, id, request, call, passed);
+                    if passed {
+                        self.keep_passed_output(id, fd);
                     }
                 }
                 Err(e) => {
@@ -486,45 +488,59 @@ impl Daemon {
         }
     }
 
-    /// The output file of a `write_into_file` session: the fd the consumer
-    /// passed, or the config's `output_path`.
-    fn open_output(&mut self, consumer: ConsumerId, fd: Option<OwnedFd>) {
-        let Some(session) = self.svc.session_of(consumer) else {
+    /// The fd a consumer passed with EnableTracing: the output file of its
+    /// new `write_into_file` session, if the core accepted it (else it is
+    /// closed here).
+    fn keep_passed_output(&mut self, consumer: ConsumerId, fd: Option<OwnedFd>) {
+        let (Some(fd), Some(session)) = (fd, self.svc.session_of(consumer)) else {
             return;
         };
-        let Some((write_into_file, path)) = self.svc.output_of(session) else {
-            return;
-        };
-        if !write_into_file {
-            return;
+        if self
+            .svc
+            .output_of(session)
+            .is_some_and(|(into_file, path)| into_file && path.is_none())
+        {
+            self.files.insert(session, File::from(fd));
         }
-        let file = match (fd, path) {
-            (Some(fd), _) => Some(File::from(fd)),
-            (None, Some(path)) => match std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .open(&path)
-            {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    self.log(
-                        0,
-                        format_args!("session {session}: cannot open {path}: {e}"),
-                    );
-                    None
-                }
-            },
-            (None, None) => None,
-        };
-        match file {
-            Some(f) => {
+    }
+
+    /// Creates the `output_path` of a session; an existing file is never
+    /// replaced (Perfetto's service creates it with `O_EXCL` too).
+    fn create_output(&mut self, session: SessionId, path: &str) {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o644);
+        let result = match opts.open(path) {
+            Ok(f) => {
                 self.files.insert(session, f);
+                Ok(())
             }
-            None => self.log(
-                1,
-                format_args!("session {session}: write_into_file without a file"),
-            ),
+            Err(e) => {
+                self.log(
+                    1,
+                    format_args!("session {session}: cannot create {path}: {e}"),
+                );
+                Err(e.to_string())
+            }
+        };
+        self.svc.output_file_created(boottime_ns(), session, result);
+    }
+
+    /// Appends to a session's file; a failed write closes the file (what
+    /// it holds stays) and the core stops the session.
+    fn write_output(&mut self, session: SessionId, data: &[u8], sync: bool) {
+        let Some(f) = self.files.get_mut(&session) else {
+            return;
+        };
+        let r = f
+            .write_all(data)
+            .and_then(|_| if sync { f.sync_data() } else { Ok(()) });
+        if let Err(e) = r {
+            eprintln!("zerotraced E: session {session}: write failed: {e}");
+            self.files.remove(&session);
+            self.svc
+                .output_file_closed(boottime_ns(), session, Some(e.to_string()));
         }
     }
 
@@ -573,24 +589,19 @@ impl Daemon {
                         });
                     }
                 }
+                Action::CreateFile { session, path } => self.create_output(session, &path),
                 Action::WriteFile {
                     session,
                     data,
                     sync,
-                } => {
-                    if let Some(f) = self.files.get_mut(&session) {
-                        let r = f
-                            .write_all(&data)
-                            .and_then(|_| if sync { f.sync_data() } else { Ok(()) });
-                        if let Err(e) = r {
-                            eprintln!("zerotraced E: session {session}: write failed: {e}");
-                        }
-                    }
-                }
+                } => self.write_output(session, &data, sync),
                 Action::CloseFile { session } => {
-                    if let Some(mut f) = self.files.remove(&session) {
-                        let _ = f.flush();
-                    }
+                    let error = self
+                        .files
+                        .remove(&session)
+                        .and_then(|mut f| f.flush().err())
+                        .map(|e| e.to_string());
+                    self.svc.output_file_closed(boottime_ns(), session, error);
                 }
                 Action::Disconnect { to, reason } => {
                     let token = match to {

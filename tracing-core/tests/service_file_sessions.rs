@@ -1,0 +1,405 @@
+//! Sessions that write into a file, through the sans-IO core: the core
+//! decides which file a `write_into_file` session names (exactly one: a
+//! passed descriptor or an `output_path`, as Perfetto's service rules),
+//! waits for the driver to create an `output_path` without replacing an
+//! existing file, and ends the session with the reason when the driver
+//! reports that the file failed.
+
+mod service_support;
+
+use service_support::*;
+use zerotrace_core::service::{
+    Action, ConsumerCall, ConsumerId, ProducerId, Reply, RequestId, SessionState,
+};
+use zerotrace_protos::protos::{
+    EnableTracingResponseDecoder, GetAsyncCommandResponseDecoder, TraceConfig,
+};
+
+/// EnableTracing from `c`, with or without a passed file descriptor.
+fn enable_with(h: &mut Harness, c: ConsumerId, config: Vec<u8>, fd_passed: bool) -> RequestId {
+    let r = h.request();
+    h.svc.handle_consumer_call_with_fd(
+        h.now,
+        c,
+        r,
+        ConsumerCall::EnableTracing {
+            config,
+            attach_notification_only: false,
+        },
+        fd_passed,
+    );
+    h.drain();
+    r
+}
+
+/// A producer serving `ds` (stopping at once), and a consumer.
+fn setup(h: &mut Harness) -> (ProducerId, ConsumerId) {
+    let p = h.producer("app", 2000);
+    h.register(p, "ds", false, false);
+    (p, h.consumer(2000))
+}
+
+fn file_config(extra: impl FnOnce(&mut TraceConfig<'_>)) -> Vec<u8> {
+    config(&[(256, false)], &[("ds", 0)], |c| {
+        c.set_write_into_file(true);
+        extra(c);
+    })
+}
+
+/// The EnableTracing reply: (disabled, error).
+fn end_of(h: &mut Harness, c: ConsumerId, r: RequestId) -> Option<(bool, Option<String>)> {
+    let replies = h.replies(c, r);
+    assert!(replies.len() <= 1, "one reply: {replies:?}");
+    replies.first().map(|reply| match reply {
+        Reply::Ok { data, .. } => {
+            let d = EnableTracingResponseDecoder::new(data);
+            (d.disabled().unwrap_or(false), d.error().map(str::to_owned))
+        }
+        Reply::Err(e) => panic!("rejected: {e}"),
+    })
+}
+
+fn command_kinds(cmds: &[Vec<u8>]) -> Vec<&'static str> {
+    cmds.iter()
+        .map(|c| {
+            let d = GetAsyncCommandResponseDecoder::new(c);
+            if d.has_setup_tracing() {
+                "setup_tracing"
+            } else if d.has_setup_data_source() {
+                "setup_data_source"
+            } else if d.has_start_data_source() {
+                "start_data_source"
+            } else if d.has_stop_data_source() {
+                "stop_data_source"
+            } else if d.has_flush() {
+                "flush"
+            } else {
+                "other"
+            }
+        })
+        .collect()
+}
+
+fn take_file_actions(h: &mut Harness) -> Vec<Action> {
+    let mut out = Vec::new();
+    h.log.retain(|a| match a {
+        Action::CreateFile { .. } | Action::WriteFile { .. } | Action::CloseFile { .. } => {
+            out.push(a.clone());
+            false
+        }
+        _ => true,
+    });
+    out
+}
+
+#[test]
+fn write_into_file_naming_no_file_is_refused() {
+    let mut h = Harness::new();
+    let (p, c) = setup(&mut h);
+    let r = enable_with(&mut h, c, file_config(|_| {}), false);
+    let (_, error) = end_of(&mut h, c, r).expect("answered at once");
+    let error = error.expect("refused");
+    assert!(error.contains("exactly one output file"), "{error}");
+    assert!(h.svc.sessions().is_empty());
+    assert!(h.take_commands(p).is_empty(), "no data source was set up");
+}
+
+#[test]
+fn write_into_file_naming_two_files_is_refused() {
+    let mut h = Harness::new();
+    let (p, c) = setup(&mut h);
+    let cfg = file_config(|c| {
+        c.set_output_path("/traces/t.pftrace");
+    });
+    let r = enable_with(&mut h, c, cfg, true);
+    let error = end_of(&mut h, c, r).and_then(|e| e.1).expect("refused");
+    assert!(error.contains("not both"), "{error}");
+    assert!(h.svc.sessions().is_empty());
+    assert!(take_file_actions(&mut h).is_empty(), "no file is created");
+    assert!(h.take_commands(p).is_empty());
+}
+
+#[test]
+fn an_output_path_that_exists_is_not_replaced_and_the_session_is_refused() {
+    let mut h = Harness::new();
+    let (p, c) = setup(&mut h);
+    let cfg = file_config(|c| {
+        c.set_output_path("/traces/t.pftrace");
+    });
+    let r = enable_with(&mut h, c, cfg, false);
+    let session = h.svc.sessions()[0].id;
+    assert_eq!(
+        take_file_actions(&mut h),
+        [Action::CreateFile {
+            session,
+            path: "/traces/t.pftrace".into()
+        }]
+    );
+    assert!(
+        h.take_commands(p).is_empty(),
+        "nothing starts before the file exists"
+    );
+    assert!(end_of(&mut h, c, r).is_none());
+    h.svc
+        .output_file_created(h.now, session, Err("File exists (os error 17)".into()));
+    h.drain();
+    let error = end_of(&mut h, c, r).and_then(|e| e.1).expect("refused");
+    assert!(
+        error.contains("cannot create the trace file /traces/t.pftrace")
+            && error.contains("File exists"),
+        "{error}"
+    );
+    assert!(h.svc.sessions().is_empty(), "the session is gone");
+    assert!(h.svc.session_of(c).is_none());
+    assert!(h.take_commands(p).is_empty(), "no producer saw it");
+    // The consumer may try again with a new path.
+    let cfg = file_config(|c| {
+        c.set_output_path("/traces/t2.pftrace");
+    });
+    enable_with(&mut h, c, cfg, false);
+    assert_eq!(h.svc.sessions().len(), 1);
+}
+
+#[test]
+fn a_created_output_path_begins_the_session() {
+    let mut h = Harness::new();
+    let (p, c) = setup(&mut h);
+    let cfg = file_config(|c| {
+        c.set_output_path("/traces/t.pftrace");
+        c.set_deferred_start(true);
+    });
+    enable_with(&mut h, c, cfg, false);
+    let session = h.svc.sessions()[0].id;
+    let start = h.ccall(c, ConsumerCall::StartTracing);
+    assert!(
+        matches!(h.replies(c, start).as_slice(), [Reply::Err(_)]),
+        "no start before the file exists"
+    );
+    h.svc.output_file_created(h.now, session, Ok(()));
+    h.drain();
+    assert_eq!(
+        command_kinds(&h.take_commands(p)),
+        ["setup_tracing", "setup_data_source"]
+    );
+    let start = h.ccall(c, ConsumerCall::StartTracing);
+    assert!(matches!(h.replies(c, start).as_slice(), [Reply::Ok { .. }]));
+    assert_eq!(command_kinds(&h.take_commands(p)), ["start_data_source"]);
+    assert_eq!(h.svc.sessions()[0].state, SessionState::Started);
+}
+
+#[test]
+fn a_write_error_disables_the_session_and_tells_the_consumer() {
+    let mut h = Harness::new();
+    let (p, c) = setup(&mut h);
+    let cfg = file_config(|c| {
+        c.set_file_write_period_ms(1000);
+    });
+    let r = enable_with(&mut h, c, cfg, true);
+    let session = h.svc.sessions()[0].id;
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    h.take_commands(p);
+    let mut w = h.writer(p, b);
+    w.packet(|p| {
+        p.set_timestamp(1);
+    });
+    w.flush(None);
+    h.pump(p);
+    h.advance_ms(1000);
+    let writes = take_file_actions(&mut h);
+    assert!(
+        matches!(writes.as_slice(), [Action::WriteFile { .. }]),
+        "{writes:?}"
+    );
+    h.svc.output_file_closed(
+        h.now,
+        session,
+        Some("No space left on device (os error 28)".into()),
+    );
+    h.drain();
+    assert_eq!(
+        command_kinds(&h.take_commands(p)),
+        ["stop_data_source"],
+        "the session is disabled"
+    );
+    assert_eq!(h.svc.sessions()[0].state, SessionState::Stopped);
+    let (disabled, error) = end_of(&mut h, c, r).expect("the session ended");
+    assert!(disabled);
+    let error = error.expect("with the reason");
+    assert!(
+        error.contains("writing the trace file failed") && error.contains("No space left"),
+        "{error}"
+    );
+    // Nothing more is written into (or truncates) the failed file.
+    w.packet(|p| {
+        p.set_timestamp(2);
+    });
+    w.flush(None);
+    h.pump(p);
+    h.advance_ms(5000);
+    assert!(take_file_actions(&mut h).is_empty());
+    // A consumer that attaches later learns it too.
+    let again = h.ccall(
+        c,
+        ConsumerCall::EnableTracing {
+            config: Vec::new(),
+            attach_notification_only: true,
+        },
+    );
+    let (_, error) = end_of(&mut h, c, again).expect("answered");
+    assert!(error.is_some_and(|e| e.contains("No space left")));
+}
+
+#[test]
+fn the_end_reply_waits_for_the_file_to_close_and_carries_a_last_write_error() {
+    for last_write_fails in [false, true] {
+        let mut h = Harness::new();
+        let (_, c) = setup(&mut h);
+        let r = enable_with(&mut h, c, file_config(|_| {}), true);
+        let session = h.svc.sessions()[0].id;
+        h.ccall(c, ConsumerCall::DisableTracing);
+        let actions = take_file_actions(&mut h);
+        assert!(
+            matches!(
+                actions.as_slice(),
+                [Action::WriteFile { .. }, Action::CloseFile { .. }]
+            ),
+            "{actions:?}"
+        );
+        assert_eq!(h.svc.sessions()[0].state, SessionState::Stopped);
+        assert!(
+            end_of(&mut h, c, r).is_none(),
+            "no reply before the file is closed"
+        );
+        let error = last_write_fails.then(|| "Broken pipe (os error 32)".to_owned());
+        h.svc.output_file_closed(h.now, session, error);
+        h.drain();
+        let (disabled, error) = end_of(&mut h, c, r).expect("the session ended");
+        assert!(disabled);
+        assert_eq!(
+            error.is_some_and(|e| e.contains("Broken pipe")),
+            last_write_fails
+        );
+    }
+}
+
+/// The same rules through `zerotraced`'s driver, with real files.
+#[cfg(target_os = "linux")]
+mod driver {
+    use std::fs::File;
+    use std::io::Read;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::service_support::DaemonThread;
+    use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+    use zerotrace_core::ipc::Endpoint;
+    use zerotrace_core::service::driver::DaemonConfig;
+    use zerotrace_protos::protos::TraceConfig;
+
+    fn start(name: &str) -> (DaemonThread, Endpoint, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("zt-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let consumer = Endpoint::Path(dir.join("consumer"));
+        let daemon = DaemonThread::start(DaemonConfig {
+            producer_sockets: vec![Endpoint::Path(dir.join("producer"))],
+            consumer_socket: consumer.clone(),
+            log_level: 0,
+            ..DaemonConfig::default()
+        });
+        (daemon, consumer, dir)
+    }
+
+    fn file_config(extra: impl FnOnce(&mut TraceConfig<'_>)) -> Vec<u8> {
+        super::service_support::config(&[(256, false)], &[("ds", 0)], |c| {
+            c.set_write_into_file(true);
+            extra(c);
+        })
+    }
+
+    fn end(c: &mut ConsumerClient, file: Option<&File>, config: &[u8]) -> SessionEnd {
+        let req = c.enable_tracing(config, file).unwrap();
+        c.wait_for_end(req, Some(Duration::from_secs(30))).unwrap()
+    }
+
+    #[test]
+    fn a_full_disk_ends_the_session_and_the_consumer_hears_why() {
+        let (_daemon, ep, _) = start("full");
+        let mut c = ConsumerClient::connect(&ep).unwrap();
+        let full = File::options().write(true).open("/dev/full").unwrap();
+        let cfg = file_config(|c| {
+            c.set_duration_ms(200);
+        });
+        match end(&mut c, Some(&full), &cfg) {
+            SessionEnd::Error(e) => assert!(
+                e.contains("writing the trace file failed") && e.contains("No space left"),
+                "{e}"
+            ),
+            SessionEnd::Disabled => panic!("the failed write went unreported"),
+        }
+    }
+
+    #[test]
+    fn a_pipe_whose_reader_left_keeps_what_was_written_and_ends_the_session() {
+        let (_daemon, ep, _) = start("pipe");
+        let mut c = ConsumerClient::connect(&ep).unwrap();
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let writer = File::from(std::os::fd::OwnedFd::from(writer));
+        let cfg = file_config(|c| {
+            c.set_file_write_period_ms(100);
+        });
+        let req = c.enable_tracing(&cfg, Some(&writer)).unwrap();
+        drop(writer);
+        // The first periodic write: whole packets.
+        let mut first = vec![0u8; 1 << 16];
+        let n = reader.read(&mut first).unwrap();
+        first.truncate(n);
+        assert!(n > 0);
+        let records: Vec<_> = protozero::Decoder::new(&first).collect();
+        assert!(
+            records.iter().all(|r| r.as_ref().is_ok_and(|f| f.id == 1)),
+            "whole Trace.packet records"
+        );
+        drop(reader);
+        c.disable_tracing().unwrap();
+        match c.wait_for_end(req, Some(Duration::from_secs(30))).unwrap() {
+            SessionEnd::Error(e) => assert!(e.contains("Broken pipe"), "{e}"),
+            SessionEnd::Disabled => panic!("the failed write went unreported"),
+        }
+    }
+
+    #[test]
+    fn an_existing_output_path_is_neither_replaced_nor_truncated() {
+        let (_daemon, ep, dir) = start("exists");
+        let mut c = ConsumerClient::connect(&ep).unwrap();
+        let path = dir.join("existing.pftrace");
+        std::fs::write(&path, b"keep").unwrap();
+        let cfg = file_config(|c| {
+            c.set_duration_ms(100);
+            c.set_output_path(path.to_str().unwrap());
+        });
+        match end(&mut c, None, &cfg) {
+            SessionEnd::Error(e) => assert!(e.contains("cannot create the trace file"), "{e}"),
+            SessionEnd::Disabled => panic!("an existing file was accepted"),
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
+        // A new path is created and written.
+        let fresh = dir.join("fresh.pftrace");
+        let cfg = file_config(|c| {
+            c.set_duration_ms(100);
+            c.set_output_path(fresh.to_str().unwrap());
+        });
+        let mut c = ConsumerClient::connect(&ep).unwrap();
+        assert_eq!(end(&mut c, None, &cfg), SessionEnd::Disabled);
+        assert!(std::fs::metadata(&fresh).unwrap().len() > 0);
+        // Neither a passed file nor an output_path: refused.
+        let mut c = ConsumerClient::connect(&ep).unwrap();
+        let cfg = file_config(|c| {
+            c.set_duration_ms(100);
+        });
+        match end(&mut c, None, &cfg) {
+            SessionEnd::Error(e) => assert!(e.contains("exactly one output file"), "{e}"),
+            SessionEnd::Disabled => panic!("a session writing into nothing was accepted"),
+        }
+    }
+}
