@@ -1,5 +1,5 @@
 //! Known answer from a recorded genuine Perfetto session
-//! (`../shared/vectors`): the frames the genuine producer and consumer sent
+//! (`tests/vectors`): the frames the genuine producer and consumer sent
 //! are fed to our service core in their recorded order (the SMB pages the
 //! genuine producer committed are placed in the SMB our core handed out, as
 //! the genuine service was about to read them). The trace we produce must

@@ -1,4 +1,4 @@
-//! Known answer from a recorded genuine Perfetto session (`../shared/vectors`):
+//! Known answer from a recorded genuine Perfetto session (`tests/vectors`):
 //! the 75 chunks the genuine C SDK producer committed (whole SMB pages as the
 //! genuine service was about to read them) and its patches, fed to our
 //! service path in commit order (SMB view → chunk copied out → TraceBuffer →
@@ -60,7 +60,7 @@ fn genuine_packets() -> BTreeMap<u64, Vec<Vec<u8>>> {
 #[test]
 fn genuine_chunks_reassemble_into_the_genuine_packets() {
     let session = std::fs::read_to_string(vectors().join("genuine-producer-session.jsonl"))
-        .expect("producer session vector (../shared/vectors)");
+        .expect("producer session vector (tests/vectors)");
     let mut buffer = TraceBuffer::new(4 << 20, FillPolicy::RingBuffer).unwrap();
     let page_mem = HeapShm::new(4096).unwrap();
     // SAFETY: `page_mem` outlives the view; this test is its only user.

@@ -1,5 +1,5 @@
 //! The four scenarios of Perfetto's synthetic TrackEvent document
-//! (`../shared/reference/synthetic-track-event.md`, value for value: the
+//! (perfetto.dev/docs/reference/synthetic-track-event, value for value: the
 //! async track's process is pid 1234, and the flow's three slices all carry
 //! `flow_ids`) (thread
 //! slices with an instant, overlapping async slices on two tracks, a flow

@@ -1,5 +1,5 @@
 //! The four synthetic TrackEvent scenarios of Perfetto's "writing TrackEvent
-//! protos synthetically" guide (`shared/reference/synthetic-track-event.md`),
+//! protos synthetically" guide (perfetto.dev/docs/reference/synthetic-track-event),
 //! written into one `Trace` through the generated writers only.
 //!
 //! Shared by the `synthetic_trace` example (which saves the bytes to a file)

@@ -279,8 +279,8 @@ fn demo_then_dump_stats_and_convert() {
 
 #[test]
 fn dump_names_the_fields_of_the_genuine_trace() {
-    let genuine = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/vectors/genuine-session.pftrace");
+    let genuine =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/genuine-session.pftrace");
     let o = zerotrace().arg("dump").arg(&genuine).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
@@ -578,8 +578,8 @@ fn progress_line_on_a_terminal_only() {
 #[test]
 fn a_closed_pipe_ends_output_quietly() {
     use std::io::{BufRead, BufReader};
-    let genuine = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/vectors/genuine-session.pftrace");
+    let genuine =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/genuine-session.pftrace");
     for cmd in ["dump", "stats"] {
         let mut child = zerotrace()
             .arg(cmd)

@@ -24,10 +24,10 @@ use zerotrace_protos::protos::TraceConfig;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The recorded genuine consumer session (`shared/vectors`).
+/// The recorded genuine consumer session (`tracing-core/tests/vectors`).
 fn recorded_consumer_session() -> Vec<serde_json::Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/vectors/genuine-consumer-session.jsonl");
+        .join("../tests/vectors/genuine-consumer-session.jsonl");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     text.lines()
@@ -760,7 +760,7 @@ fn recorded_sdk_consumer_flow_against_zerotraced() {
     let recorded = recorded_replies();
     let recorded_trace = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/vectors/genuine-session.pftrace"),
+            .join("../tests/vectors/genuine-session.pftrace"),
     )
     .unwrap();
     let recorded_kinds = service_kinds(&recorded_trace);

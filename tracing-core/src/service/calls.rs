@@ -295,6 +295,26 @@ pub struct CloneArgs {
     pub skip_trace_filter: bool,
     /// A bugreport clone.
     pub for_bugreport: bool,
+    /// The CLONE_SNAPSHOT trigger this clone answers (its
+    /// `clone_trigger_*` fields, when `clone_trigger_name` is set): the
+    /// clone's trace says which trigger cut it.
+    pub clone_trigger: Option<CloneTrigger>,
+}
+
+/// The trigger behind a clone, as the consumer relays it from the
+/// `clone_trigger_hit` event it observed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CloneTrigger {
+    /// The trigger's name.
+    pub name: String,
+    /// The name of the producer that activated it.
+    pub producer_name: String,
+    /// That producer's uid.
+    pub producer_uid: i32,
+    /// When the service received the trigger (boot time, ns).
+    pub boot_time_ns: u64,
+    /// The trigger's `stop_delay_ms`.
+    pub delay_ms: u64,
 }
 
 /// A ConsumerPort call.
@@ -432,6 +452,16 @@ impl ConsumerCall {
                     unique_session_name: d.unique_session_name().map(str::to_owned),
                     skip_trace_filter: d.skip_trace_filter().unwrap_or(false),
                     for_bugreport: d.for_bugreport().unwrap_or(false),
+                    clone_trigger: d
+                        .clone_trigger_name()
+                        .filter(|n| !n.is_empty())
+                        .map(|name| CloneTrigger {
+                            name: name.to_owned(),
+                            producer_name: d.clone_trigger_producer_name().unwrap_or("").to_owned(),
+                            producer_uid: d.clone_trigger_trusted_producer_uid().unwrap_or(0),
+                            boot_time_ns: d.clone_trigger_boot_time_ns().unwrap_or(0),
+                            delay_ms: d.clone_trigger_delay_ms().unwrap_or(0),
+                        }),
                 })
             }
         })

@@ -26,8 +26,8 @@ pub mod trace_buffer;
 
 pub use action::{Action, Peer, Reply};
 pub use calls::{
-    CONSUMER_METHODS, CallError, CloneArgs, ConsumerCall, DataSourceDescriptor, PRODUCER_METHODS,
-    ProducerCall,
+    CONSUMER_METHODS, CallError, CloneArgs, CloneTrigger, ConsumerCall, DataSourceDescriptor,
+    PRODUCER_METHODS, ProducerCall,
 };
 pub use commit::{BufferResolver, CommitStats, ProducerSmb, SliceResolver, commit_data, scrape};
 pub use config::{ConfigError, Limits, SessionConfig};

@@ -155,6 +155,21 @@ pub fn trigger_packet(uid: u32, ts: u64, name: &str, producer: &str, producer_ui
     })
 }
 
+/// The `clone_snapshot_trigger` packet of a clone made for a CLONE_SNAPSHOT
+/// trigger: which trigger cut the trace, at its time.
+pub fn clone_snapshot_trigger_packet(uid: u32, trigger: &crate::service::CloneTrigger) -> Vec<u8> {
+    encode(|m| {
+        let mut p = TracePacket::from_message(m);
+        p.set_timestamp(trigger.boot_time_ns);
+        trusted(&mut p, uid, true);
+        let mut t = p.begin_clone_snapshot_trigger();
+        t.set_trigger_name(&trigger.name);
+        t.set_producer_name(&trigger.producer_name);
+        t.set_trusted_producer_uid(trigger.producer_uid);
+        t.set_stop_delay_ms(trigger.delay_ms);
+    })
+}
+
 /// The `trace_stats` packet.
 pub fn trace_stats_packet(uid: u32, stats: impl FnOnce(Message<'_>)) -> Vec<u8> {
     encode(|m| {

@@ -62,6 +62,13 @@ pub struct InProcessConfig {
     /// Further data sources the session records (register them on
     /// [`InProcessSession::producer`]); their configs carry only the name.
     pub data_sources: Vec<String>,
+    /// Every this many milliseconds the service asks the writers to clear
+    /// their incremental state, so each thread writes its track
+    /// descriptors and interned names again and a ring buffer that
+    /// overwrote the first ones still resolves every event after the next
+    /// clear (the config's `incremental_state_config.clear_period_ms`;
+    /// 0: never).
+    pub incremental_state_clear_period_ms: u32,
 }
 
 impl Default for InProcessConfig {
@@ -71,6 +78,7 @@ impl Default for InProcessConfig {
             enabled_categories: Vec::new(),
             duration_ms: 0,
             data_sources: Vec::new(),
+            incremental_state_clear_period_ms: 0,
         }
     }
 }
@@ -172,6 +180,10 @@ impl InProcessSession {
             }
             if cfg.duration_ms > 0 {
                 c.set_duration_ms(cfg.duration_ms);
+            }
+            if cfg.incremental_state_clear_period_ms > 0 {
+                c.begin_incremental_state_config()
+                    .set_clear_period_ms(cfg.incremental_state_clear_period_ms);
             }
         }
         let mut consumer = ConsumerClient::connect(&c_ep).map_err(fail)?;

@@ -470,9 +470,10 @@ pub fn bytes(packet: &[u8], id: u32) -> Option<Vec<u8>> {
         .map(<[u8]>::to_vec)
 }
 
-/// The recorded genuine Perfetto sessions.
+/// The recorded genuine Perfetto sessions (`tracing-core/tests/vectors`,
+/// described by the README there).
 pub fn vectors() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors")
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
 }
 
 /// Bytes from a hex string.

@@ -1,7 +1,7 @@
 //! What `genuine-producer` writes, shared with the interop tests that check
 //! it (they include this file by path: their package must not link the
 //! genuine SDK). The shape follows the recorded genuine session in
-//! `shared/vectors` (same category and data source names, so recorded
+//! `tracing-core/tests/vectors` (same category and data source names, so recorded
 //! configs select it): slices with every kind of debug annotation, nested
 //! slices, a named track, a counter track, a flow, instants, one event with
 //! a ~100 KB debug annotation, and on a custom data source numbered test

@@ -259,14 +259,30 @@ impl TracingService {
             ));
         }
         for (name, max_other) in &config.session_semaphores {
-            let holders = self
+            // As Perfetto counts them: every session not yet ended (clones
+            // and stopped sessions hold nothing), against the smallest
+            // limit of the new session and every holder.
+            let mut holders = 0u64;
+            let mut limit = *max_other;
+            for s in self
                 .sessions
                 .values()
-                .filter(|s| s.config.session_semaphores.iter().any(|(n, _)| n == name))
-                .count() as u64;
-            if holders > *max_other {
+                .filter(|s| s.kind == SessionKind::Normal && s.state != SessionState::Stopped)
+            {
+                for (_, m) in s
+                    .config
+                    .session_semaphores
+                    .iter()
+                    .filter(|(n, _)| n == name)
+                {
+                    holders += 1;
+                    limit = limit.min(*m);
+                }
+            }
+            if holders > limit {
                 return Err(format!(
-                    "session semaphore {name:?} is held by {holders} sessions"
+                    "session semaphore {name:?} is held by {holders} other sessions, more than \
+                     the {limit} its holders allow (max_other_session_count)"
                 ));
             }
         }
@@ -553,11 +569,30 @@ impl TracingService {
                 .filter(readable)
                 .find(|s| s.config.unique_session_name.as_ref() == Some(name))
         } else if args.session_id == Some(u64::MAX) {
-            self.sessions
+            // As Perfetto: the started session with the highest positive
+            // score (the oldest of equals), whoever owns it; one this
+            // consumer may not read is refused, not passed over.
+            let best = self
+                .sessions
                 .values()
-                .filter(readable)
-                .filter(|s| s.config.bugreport_score > 0)
-                .max_by_key(|s| s.config.bugreport_score)
+                .filter(|s| {
+                    s.kind == SessionKind::Normal
+                        && s.state == SessionState::Started
+                        && s.config.bugreport_score > 0
+                })
+                .fold(None::<&Session>, |best, s| match best {
+                    Some(b) if b.config.bugreport_score >= s.config.bugreport_score => Some(b),
+                    _ => Some(s),
+                });
+            if best.is_none() {
+                self.clone_error(
+                    id,
+                    request,
+                    "no tracing session is eligible for a bugreport",
+                );
+                return;
+            }
+            best.filter(readable)
         } else {
             args.session_id
                 .and_then(|sid| self.sessions.get(&SessionId(sid)))
@@ -571,6 +606,9 @@ impl TracingService {
             );
             return;
         };
+        if let Some(c) = self.consumers.get_mut(&id) {
+            c.clone_trigger = args.clone_trigger;
+        }
         match self.sessions.get(&target).map(|s| s.state) {
             Some(SessionState::Started) => self.clone_flush(target, id, request),
             _ => self.finish_clone(target, id, request),
@@ -613,6 +651,10 @@ impl TracingService {
             .get(&consumer)
             .map(|c| c.identity.uid)
             .unwrap_or(0);
+        let clone_trigger = self
+            .consumers
+            .get_mut(&consumer)
+            .and_then(|c| c.clone_trigger.take());
         let src_buffers = src.buffers.clone();
         let mut config = src.config.clone();
         let was_write_into_file = config.write_into_file;
@@ -622,6 +664,14 @@ impl TracingService {
         let seq = (src.seq_ids.clone(), src.next_seq_id);
         let clocks = (src.initial_clock.clone(), src.clock_snapshots.clone());
         let events = src.events.clone();
+        // The triggers received so far go with the snapshot, as Perfetto
+        // does: a CLONE_SNAPSHOT session snapshotted again and again then
+        // carries each trigger in one clone only.
+        let triggers = self
+            .sessions
+            .get_mut(&source)
+            .map(|s| std::mem::take(&mut s.triggers_received))
+            .unwrap_or_default();
         let uuid = self.env.new_uuid();
         self.last_session_id += 1;
         let sid = SessionId(self.last_session_id);
@@ -653,6 +703,8 @@ impl TracingService {
         (s.seq_ids, s.next_seq_id) = seq;
         (s.initial_clock, s.clock_snapshots) = clocks;
         s.events = events;
+        s.triggers_received = triggers;
+        s.clone_trigger = clone_trigger;
         self.sessions.insert(sid, s);
         if let Some(c) = self.consumers.get_mut(&consumer) {
             c.session = Some(sid);
@@ -777,6 +829,8 @@ impl Session {
             end_error: None,
             triggers_received: Vec::new(),
             all_started_notified: false,
+            clone_trigger: None,
+            clone_hits_due: Vec::new(),
         }
     }
 }

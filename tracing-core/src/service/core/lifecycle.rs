@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use zerotrace_protos::protos::{GetAsyncCommandResponse, ObservableEvents};
 
 use super::TracingService;
-use super::state::{DataSourceState, FlushPurpose, Instance, PendingFlush, SessionState, Timer};
+use super::state::{
+    DataSourceState, FlushPurpose, Instance, PendingFlush, SessionKind, SessionState, Timer,
+};
 use crate::service::action::{Peer, Reply};
 use crate::service::config::{DataSourceOverrides, TriggerMode, rewrite_data_source_config};
 use crate::service::ids::{
@@ -40,6 +42,11 @@ impl TracingService {
         let Some(p) = self.producers.get(&producer) else {
             return;
         };
+        // In lockdown, as with Perfetto, only the service's own uid gets
+        // data sources set up, producers that connected before included.
+        if self.lockdown && p.identity.uid != self.opts.service_uid {
+            return;
+        }
         let Some(s) = self.sessions.get(&session) else {
             return;
         };
@@ -616,6 +623,11 @@ impl TracingService {
             let Some(s) = self.sessions.get_mut(&session) else {
                 continue;
             };
+            // A clone carries its source's config, triggers included, but
+            // only live sessions react to them.
+            if s.kind == SessionKind::Clone {
+                continue;
+            }
             let Some(mode) = s.config.trigger_mode else {
                 continue;
             };
@@ -643,18 +655,28 @@ impl TracingService {
                     self.arm(delay as u64, Timer::TriggerStop(session));
                 }
                 (TriggerMode::CloneSnapshot, _) => {
-                    if let Some(consumer) = s.consumer {
-                        let data = encode(|m| {
-                            let mut e = ObservableEvents::from_message(m);
-                            let mut h = e.begin_clone_trigger_hit();
-                            h.set_tracing_session_id(session.0 as i64);
-                            h.set_trigger_name(name);
-                            h.set_producer_name(producer_name);
-                            h.set_producer_uid(uid);
-                            h.set_boot_time_ns(now);
-                            h.set_trigger_delay_ms(delay as u64);
-                        });
-                        self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                    let data = encode(|m| {
+                        let mut e = ObservableEvents::from_message(m);
+                        let mut h = e.begin_clone_trigger_hit();
+                        h.set_tracing_session_id(session.0 as i64);
+                        h.set_trigger_name(name);
+                        h.set_producer_name(producer_name);
+                        h.set_producer_uid(uid);
+                        h.set_boot_time_ns(now);
+                        h.set_trigger_delay_ms(delay as u64);
+                    });
+                    // As Perfetto: the consumer hears of the trigger once
+                    // its `stop_delay_ms` has passed (the trigger's own time
+                    // stays in the event), so the clone it asks for holds
+                    // what came after the trigger too.
+                    if delay == 0 {
+                        if let Some(consumer) = s.consumer {
+                            self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                        }
+                    } else {
+                        let due = now.saturating_add(u64::from(delay) * 1_000_000);
+                        s.clone_hits_due.push((due, data));
+                        self.arm(delay as u64, Timer::CloneTriggerHit(session));
                     }
                 }
                 _ => {}
@@ -714,6 +736,20 @@ impl TracingService {
                     let period = s.config.clear_period_ms as u64;
                     self.clear_incremental_state(session);
                     self.arm(period, Timer::ClearIncrementalState(session));
+                }
+            }
+            Timer::CloneTriggerHit(session) => {
+                let now = self.now;
+                let Some(s) = self.sessions.get_mut(&session) else {
+                    return;
+                };
+                let (due, later) = s.clone_hits_due.drain(..).partition(|(at, _)| *at <= now);
+                s.clone_hits_due = later;
+                // To whoever consumes the session now (none while detached).
+                if let Some(consumer) = s.consumer {
+                    for (_, data) in due {
+                        self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                    }
                 }
             }
             Timer::ClockSnapshot(session) => {

@@ -13,9 +13,9 @@ use crate::service::action::{Action, Peer, Reply};
 use crate::service::ids::{ConsumerId, RequestId, SessionId};
 use crate::service::packet_validator::{TrustedFields, append_trusted_fields, validate};
 use crate::service::service_packets::{
-    ServiceEvent, clock_snapshot_packet, encode, provenance_packet, service_event_packet,
-    sync_marker_packet, system_info_packet, trace_config_packet, trace_stats_packet,
-    trace_uuid_packet, trigger_packet,
+    ServiceEvent, clock_snapshot_packet, clone_snapshot_trigger_packet, encode, provenance_packet,
+    service_event_packet, sync_marker_packet, system_info_packet, trace_config_packet,
+    trace_stats_packet, trace_uuid_packet, trigger_packet,
 };
 use crate::service::trace_buffer::{CHUNK_FILL_BUCKETS, TraceBuffer};
 
@@ -183,6 +183,9 @@ impl TracingService {
             }
             if !s.config.disable_trace_config {
                 out.push(trace_config_packet(uid, &s.config.raw));
+                if let Some(t) = &s.clone_trigger {
+                    out.push(clone_snapshot_trigger_packet(uid, t));
+                }
             }
             out.push(trace_uuid_packet(uid, s.uuid));
         }

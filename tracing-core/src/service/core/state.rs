@@ -77,6 +77,8 @@ pub(super) struct Consumer {
     /// `ObservableEvents.Type` bits asked for, and the stream's request.
     pub observe_mask: u32,
     pub observe_request: Option<RequestId>,
+    /// The CLONE_SNAPSHOT trigger its clone in flight answers.
+    pub clone_trigger: Option<crate::service::CloneTrigger>,
 }
 
 impl Consumer {
@@ -86,6 +88,7 @@ impl Consumer {
             session: None,
             observe_mask: 0,
             observe_request: None,
+            clone_trigger: None,
         }
     }
 }
@@ -191,6 +194,12 @@ pub(super) struct Session {
     pub end_error: Option<String>,
     pub triggers_received: Vec<(String, String, u32, u64)>,
     pub all_started_notified: bool,
+    /// A clone's CLONE_SNAPSHOT trigger (from the CloneSession call), for
+    /// the first read.
+    pub clone_trigger: Option<crate::service::CloneTrigger>,
+    /// `clone_trigger_hit` events waiting for their trigger's
+    /// `stop_delay_ms`: (due time, encoded ObservableEvents).
+    pub clone_hits_due: Vec<(u64, Vec<u8>)>,
 }
 
 /// A session as [`TracingService::sessions`](super::TracingService::sessions) lists it.
@@ -273,6 +282,8 @@ pub(super) enum Timer {
     TriggerTimeout(SessionId),
     TriggerStop(SessionId),
     ClockSnapshot(SessionId),
+    /// A CLONE_SNAPSHOT trigger's delay ran out: tell the consumer.
+    CloneTriggerHit(SessionId),
 }
 
 impl Timer {
@@ -286,7 +297,8 @@ impl Timer {
             | Timer::ClearIncrementalState(s)
             | Timer::TriggerTimeout(s)
             | Timer::TriggerStop(s)
-            | Timer::ClockSnapshot(s) => Some(s),
+            | Timer::ClockSnapshot(s)
+            | Timer::CloneTriggerHit(s) => Some(s),
         }
     }
 }
