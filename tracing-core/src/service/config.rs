@@ -85,18 +85,28 @@ pub struct DataSourceSpec {
 }
 
 impl DataSourceSpec {
-    /// Whether a producer named `producer` on machine `machine` gets it.
-    pub fn matches_producer(&self, producer: &str, machine: &str) -> bool {
-        let by_name = self.producer_name_filter.is_empty()
-            && self.producer_name_regex_filter.is_empty()
+    /// Whether a producer named `producer` passes the name filters.
+    pub fn matches_producer(&self, producer: &str) -> bool {
+        self.producer_name_filter.is_empty() && self.producer_name_regex_filter.is_empty()
             || self.producer_name_filter.iter().any(|f| f == producer)
             || self
                 .producer_name_regex_filter
                 .iter()
-                .any(|r| r.is_match(producer));
-        let by_machine = self.machine_name_filter.is_empty()
-            || self.machine_name_filter.iter().any(|m| m == machine);
-        by_name && by_machine
+                .any(|r| r.is_match(producer))
+    }
+
+    /// Whether a producer of the machine named `machine` (`local`: this
+    /// one) gets it, by Perfetto's rules since v54: a `machine_name_filter`
+    /// matches the machine's name, and "host" always matches this machine;
+    /// without a filter only local producers get it, unless the session
+    /// sets `trace_all_machines`.
+    pub fn matches_machine(&self, machine: &str, local: bool, trace_all_machines: bool) -> bool {
+        if self.machine_name_filter.is_empty() {
+            return local || trace_all_machines;
+        }
+        self.machine_name_filter
+            .iter()
+            .any(|m| m == machine || local && m == "host")
     }
 }
 
@@ -131,6 +141,9 @@ pub struct SessionConfig {
     pub buffers: Vec<BufferSpec>,
     /// `data_sources`.
     pub data_sources: Vec<DataSourceSpec>,
+    /// `trace_all_machines`: data sources without a `machine_name_filter`
+    /// go to producers of every machine, not only this one's.
+    pub trace_all_machines: bool,
     /// `duration_ms` (0 = until stopped).
     pub duration_ms: u32,
     /// `enable_extra_guardrails`.
@@ -236,9 +249,6 @@ impl SessionConfig {
         }
         if d.exclusive_prio().unwrap_or(0) != 0 {
             return Err(ConfigError::Unsupported("exclusive_prio"));
-        }
-        if d.trace_all_machines().unwrap_or(false) {
-            return Err(ConfigError::Unsupported("trace_all_machines"));
         }
         // Our timers run on the driver's one clock; a duration that must
         // not count suspended time would need a second one.
@@ -463,6 +473,7 @@ impl SessionConfig {
             raw: raw.to_vec(),
             buffers,
             data_sources,
+            trace_all_machines: d.trace_all_machines().unwrap_or(false),
             duration_ms,
             extra_guardrails,
             lockdown,
@@ -671,7 +682,7 @@ pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (39, "session_semaphores", Handling::Implemented),
     (40, "priority_boost", Handling::Refused),
     (41, "exclusive_prio", Handling::Refused),
-    (43, "trace_all_machines", Handling::Refused),
+    (43, "trace_all_machines", Handling::Implemented),
     (44, "write_flush_mode", Handling::Implemented),
     (45, "fflush_post_write", Handling::Implemented),
     (47, "compression", Handling::Implemented),
