@@ -109,6 +109,9 @@ pub struct TracingService {
     timer_seq: u64,
     lockdown: bool,
     stats: ServiceStats,
+    /// When each `unique_session_name` last began a session with
+    /// `enable_extra_guardrails` (BOOTTIME ns).
+    guardrail_names: BTreeMap<String, u64>,
 }
 
 impl std::fmt::Debug for TracingService {
@@ -145,6 +148,7 @@ impl TracingService {
             timer_seq: 0,
             lockdown: false,
             stats: ServiceStats::default(),
+            guardrail_names: BTreeMap::new(),
         }
     }
 
