@@ -288,12 +288,48 @@ pub fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
     match fd {}
 }
 
-/// 32-bit FNV-1a, which Perfetto uses to turn a machine hint into an id.
-pub fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
+/// The machine id Perfetto derives from a relay's `machine_id_hint` (or,
+/// without one, from the peer's address without its port): the low 32 bits
+/// of the 64-bit FNV-1a hash, with 1 standing in for 0 (0 is the local
+/// machine).
+pub fn machine_id_from_hint(hint: &[u8]) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in hint {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    h
+    match h as u32 {
+        0 => 1,
+        id => id,
+    }
+}
+
+/// This machine's name, as Perfetto's service names it: `$PERFETTO_MACHINE_NAME`
+/// when set, else the kernel's name (`uname -s`: "Linux"; "Windows" there).
+/// Producers of this machine carry it, and `machine_name_filter` matches it.
+pub fn local_machine_name() -> String {
+    if let Some(name) = std::env::var_os("PERFETTO_MACHINE_NAME") {
+        return name.to_string_lossy().into_owned();
+    }
+    #[cfg(unix)]
+    let name = rustix::system::uname()
+        .sysname()
+        .to_string_lossy()
+        .into_owned();
+    #[cfg(not(unix))]
+    let name = String::from("Windows");
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_ids_are_perfettos() {
+        // FNV-1a 64 of "" is the offset basis; its low half.
+        assert_eq!(machine_id_from_hint(b""), 0x8422_2325);
+        // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c.
+        assert_eq!(machine_id_from_hint(b"a"), 0x8601_ec8c);
+    }
 }

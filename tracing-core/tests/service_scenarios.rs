@@ -994,7 +994,13 @@ fn inline_chunks_and_a_patch_after_its_chunk_was_overwritten() {
     h.drain();
     h.register(p, "ds", false, false);
     let c = h.consumer(7);
-    h.enable(c, config(&[(8, false)], &[("ds", 0)], |_| {}));
+    // A producer of another machine gets data sources only when asked.
+    h.enable(
+        c,
+        config(&[(8, false)], &[("ds", 0)], |c| {
+            c.set_trace_all_machines(true);
+        }),
+    );
     let b = h.svc.sessions()[0].buffers[0].0.0 as u32;
     let chunk = |id: u32, fragments: &[&[u8]], flags: u8| {
         let mut v = Vec::new();

@@ -53,6 +53,8 @@ pub enum HostEvent {
         uid: Option<i32>,
         /// Machine id hint.
         machine_id_hint: Option<String>,
+        /// The machine's name (what `machine_name_filter` matches).
+        machine_name: Option<String>,
     },
     /// The connection must be closed.
     Fatal(FrameError),
@@ -159,11 +161,12 @@ impl HostConnection {
                 pid,
                 uid,
                 machine_id_hint,
-                ..
+                machine_name,
             } => events.push(HostEvent::SetPeerIdentity {
                 pid,
                 uid,
                 machine_id_hint,
+                machine_name,
             }),
             FrameMsg::BindReply { .. }
             | FrameMsg::InvokeReply { .. }

@@ -22,10 +22,15 @@ pub struct Limits {
     pub max_session_buffer_bytes: u64,
     /// Buffer bytes of all sessions together.
     pub max_total_buffer_bytes: u64,
-    /// Largest buffer and longest duration with `enable_extra_guardrails`.
+    /// Most buffer bytes of a session with `enable_extra_guardrails` (the
+    /// config's `guardrail_overrides.max_tracing_buffer_size_kb` may raise
+    /// it, never lower it).
     pub guardrail_buffer_bytes: u64,
     /// Longest duration with `enable_extra_guardrails`.
     pub guardrail_duration_ms: u64,
+    /// With `enable_extra_guardrails`, a session may not reuse the
+    /// `unique_session_name` (empty included) of one begun this recently.
+    pub guardrail_session_name_interval_ms: u64,
     /// Pending flushes per session.
     pub max_pending_flushes: usize,
     /// Data sources per producer.
@@ -45,6 +50,7 @@ impl Default for Limits {
             max_total_buffer_bytes: 4 << 30,
             guardrail_buffer_bytes: 128 << 20,
             guardrail_duration_ms: 24 * 3600 * 1000,
+            guardrail_session_name_interval_ms: 5 * 60 * 1000,
             max_pending_flushes: 1000,
             max_data_sources_per_producer: 1024,
             max_writers_per_producer: 32767,
@@ -85,18 +91,28 @@ pub struct DataSourceSpec {
 }
 
 impl DataSourceSpec {
-    /// Whether a producer named `producer` on machine `machine` gets it.
-    pub fn matches_producer(&self, producer: &str, machine: &str) -> bool {
-        let by_name = self.producer_name_filter.is_empty()
-            && self.producer_name_regex_filter.is_empty()
+    /// Whether a producer named `producer` passes the name filters.
+    pub fn matches_producer(&self, producer: &str) -> bool {
+        self.producer_name_filter.is_empty() && self.producer_name_regex_filter.is_empty()
             || self.producer_name_filter.iter().any(|f| f == producer)
             || self
                 .producer_name_regex_filter
                 .iter()
-                .any(|r| r.is_match(producer));
-        let by_machine = self.machine_name_filter.is_empty()
-            || self.machine_name_filter.iter().any(|m| m == machine);
-        by_name && by_machine
+                .any(|r| r.is_match(producer))
+    }
+
+    /// Whether a producer of the machine named `machine` (`local`: this
+    /// one) gets it, by Perfetto's rules since v54: a `machine_name_filter`
+    /// matches the machine's name, and "host" always matches this machine;
+    /// without a filter only local producers get it, unless the session
+    /// sets `trace_all_machines`.
+    pub fn matches_machine(&self, machine: &str, local: bool, trace_all_machines: bool) -> bool {
+        if self.machine_name_filter.is_empty() {
+            return local || trace_all_machines;
+        }
+        self.machine_name_filter
+            .iter()
+            .any(|m| m == machine || local && m == "host")
     }
 }
 
@@ -131,6 +147,9 @@ pub struct SessionConfig {
     pub buffers: Vec<BufferSpec>,
     /// `data_sources`.
     pub data_sources: Vec<DataSourceSpec>,
+    /// `trace_all_machines`: data sources without a `machine_name_filter`
+    /// go to producers of every machine, not only this one's.
+    pub trace_all_machines: bool,
     /// `duration_ms` (0 = until stopped).
     pub duration_ms: u32,
     /// `enable_extra_guardrails`.
@@ -237,9 +256,6 @@ impl SessionConfig {
         if d.exclusive_prio().unwrap_or(0) != 0 {
             return Err(ConfigError::Unsupported("exclusive_prio"));
         }
-        if d.trace_all_machines().unwrap_or(false) {
-            return Err(ConfigError::Unsupported("trace_all_machines"));
-        }
         // Our timers run on the driver's one clock; a duration that must
         // not count suspended time would need a second one.
         if d.prefer_suspend_clock_for_duration().unwrap_or(false) {
@@ -285,11 +301,10 @@ impl SessionConfig {
                 }
             };
             let size = size_kb as u64 * 1024;
-            if extra_guardrails && size > limits.guardrail_buffer_bytes {
-                return Err(ConfigError::Limit(format!(
-                    "buffers[{}].size_kb {size_kb} exceeds {} KiB with enable_extra_guardrails",
-                    buffers.len(),
-                    limits.guardrail_buffer_bytes / 1024
+            if extra_guardrails && size_kb % 4 != 0 {
+                return Err(invalid(format!(
+                    "buffers[{}].size_kb {size_kb} is not a multiple of 4 (enable_extra_guardrails)",
+                    buffers.len()
                 )));
             }
             if b.clear_before_clone().unwrap_or(false) {
@@ -314,6 +329,26 @@ impl SessionConfig {
             )));
         }
         let total: u64 = buffers.iter().map(|b| b.size as u64).sum();
+        if extra_guardrails {
+            let raised = d
+                .guardrail_overrides()
+                .and_then(|g| g.max_tracing_buffer_size_kb())
+                .unwrap_or(0) as u64
+                * 1024;
+            let max = limits.guardrail_buffer_bytes.max(raised);
+            if total > max {
+                return Err(ConfigError::Limit(format!(
+                    "buffers total {} KiB, at most {} KiB with enable_extra_guardrails",
+                    total / 1024,
+                    max / 1024
+                )));
+            }
+            if d.deferred_start().unwrap_or(false) {
+                return Err(invalid(
+                    "deferred_start is not allowed with enable_extra_guardrails",
+                ));
+            }
+        }
         if total > limits.max_session_buffer_bytes {
             return Err(ConfigError::Limit(format!(
                 "buffers total {total} bytes, at most {} per session (max_session_buffer_bytes)",
@@ -463,6 +498,7 @@ impl SessionConfig {
             raw: raw.to_vec(),
             buffers,
             data_sources,
+            trace_all_machines: d.trace_all_machines().unwrap_or(false),
             duration_ms,
             extra_guardrails,
             lockdown,
@@ -644,7 +680,7 @@ pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (8, "write_into_file", Handling::Implemented),
     (9, "file_write_period_ms", Handling::Implemented),
     (10, "max_file_size_bytes", Handling::Implemented),
-    (11, "guardrail_overrides", Handling::Kept),
+    (11, "guardrail_overrides", Handling::Implemented),
     (12, "deferred_start", Handling::Implemented),
     (13, "flush_period_ms", Handling::Implemented),
     (14, "flush_timeout_ms", Handling::Implemented),
@@ -671,7 +707,7 @@ pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (39, "session_semaphores", Handling::Implemented),
     (40, "priority_boost", Handling::Refused),
     (41, "exclusive_prio", Handling::Refused),
-    (43, "trace_all_machines", Handling::Refused),
+    (43, "trace_all_machines", Handling::Implemented),
     (44, "write_flush_mode", Handling::Implemented),
     (45, "fflush_post_write", Handling::Implemented),
     (47, "compression", Handling::Implemented),

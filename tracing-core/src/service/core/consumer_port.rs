@@ -224,6 +224,26 @@ impl TracingService {
     ) -> Result<(), String> {
         let config = SessionConfig::parse(raw, &self.opts.limits).map_err(|e| e.to_string())?;
         let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
+        if config.extra_guardrails {
+            // As Perfetto: one guardrailed session per name (empty included)
+            // every few minutes, on BOOTTIME.
+            let (now, interval) = (
+                self.now,
+                self.opts.limits.guardrail_session_name_interval_ms * 1_000_000,
+            );
+            self.guardrail_names
+                .retain(|_, began| now.saturating_sub(*began) <= interval);
+            let name = config.unique_session_name.clone().unwrap_or_default();
+            if let Some(began) = self.guardrail_names.get(&name) {
+                return Err(format!(
+                    "a session named {name:?} began {} s ago, less than {} s \
+                     (enable_extra_guardrails)",
+                    now.saturating_sub(*began) / 1_000_000_000,
+                    interval / 1_000_000_000
+                ));
+            }
+            self.guardrail_names.insert(name, now);
+        }
         let limits = &self.opts.limits;
         let live = self
             .sessions

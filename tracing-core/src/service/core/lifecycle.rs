@@ -58,7 +58,10 @@ impl TracingService {
             let Some(desc) = p.data_sources.get(&spec.name) else {
                 continue;
             };
-            if !spec.matches_producer(&p.name, &self.opts.machine_name) {
+            let local = p.identity.machine_id.is_none();
+            if !spec.matches_machine(&p.machine_name, local, s.config.trace_all_machines)
+                || !spec.matches_producer(&p.name)
+            {
                 continue;
             }
             let exists = s

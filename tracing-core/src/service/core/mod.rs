@@ -33,7 +33,9 @@ pub struct ServiceOptions {
     pub limits: Limits,
     /// The service's own uid (stamped on its packets; lockdown compares).
     pub service_uid: u32,
-    /// This machine's name, for `machine_name_filter`.
+    /// This machine's name (`$PERFETTO_MACHINE_NAME`, else `uname -s`; the
+    /// driver finds it): the name of every local producer, for
+    /// `machine_name_filter`, which also matches local producers by "host".
     pub machine_name: String,
     /// SMB page size when neither config nor producer asks (4 KiB).
     pub default_page_size: usize,
@@ -108,6 +110,9 @@ pub struct TracingService {
     timer_seq: u64,
     lockdown: bool,
     stats: ServiceStats,
+    /// When each `unique_session_name` last began a session with
+    /// `enable_extra_guardrails` (BOOTTIME ns).
+    guardrail_names: BTreeMap<String, u64>,
 }
 
 impl std::fmt::Debug for TracingService {
@@ -144,6 +149,7 @@ impl TracingService {
             timer_seq: 0,
             lockdown: false,
             stats: ServiceStats::default(),
+            guardrail_names: BTreeMap::new(),
         }
     }
 
@@ -191,8 +197,15 @@ impl TracingService {
             return None;
         }
         let id = self.allocate_producer_id()?;
-        self.producers
-            .insert(id, Producer::new(id, identity, transport));
+        let identity = PeerIdentity {
+            machine_id: identity.machine_id.filter(|&m| m != 0),
+            ..identity
+        };
+        let mut p = Producer::new(id, identity, transport);
+        if identity.machine_id.is_none() {
+            p.machine_name = self.opts.machine_name.clone();
+        }
+        self.producers.insert(id, p);
         self.stats.producers_seen += 1;
         Some(id)
     }
@@ -242,10 +255,26 @@ impl TracingService {
     }
 
     /// Replaces the identity of producer `id` before it initializes (a
-    /// relay's `set_peer_identity` over TCP, where the kernel tells nothing).
-    pub fn set_producer_identity(&mut self, id: ProducerId, identity: PeerIdentity) {
+    /// relay's `set_peer_identity` over TCP, where the kernel tells nothing):
+    /// with a `machine_id` (not 0) it is a producer of the machine named
+    /// `machine_name`, whose data sources a session enables only with
+    /// `trace_all_machines` or a `machine_name_filter` naming it.
+    pub fn set_producer_identity(
+        &mut self,
+        id: ProducerId,
+        identity: PeerIdentity,
+        machine_name: String,
+    ) {
+        let local = self.opts.machine_name.clone();
         if let Some(p) = self.producers.get_mut(&id).filter(|p| !p.initialized) {
-            p.identity = identity;
+            p.identity = PeerIdentity {
+                machine_id: identity.machine_id.filter(|&m| m != 0),
+                ..identity
+            };
+            p.machine_name = match p.identity.machine_id {
+                Some(_) => machine_name,
+                None => local,
+            };
         }
     }
 

@@ -23,6 +23,8 @@ pub(super) struct Producer {
     pub transport: ProducerTransport,
     pub initialized: bool,
     pub name: String,
+    /// The name of its machine (this machine's for a local producer).
+    pub machine_name: String,
     pub sdk_version: String,
     pub page_size_hint: usize,
     pub smb_size_hint: usize,
@@ -52,6 +54,7 @@ impl Producer {
             transport,
             initialized: false,
             name: String::new(),
+            machine_name: String::new(),
             sdk_version: String::new(),
             page_size_hint: 0,
             smb_size_hint: 0,

@@ -22,7 +22,10 @@ use self::poller::{Poller, Ready};
 use crate::ipc::fd::OwnedFd;
 use crate::ipc::host::{HostConnection, HostEvent, Port};
 use crate::ipc::socket::{Endpoint, Listener, Stream, listen};
-use crate::os_env::{OsEnv, PassedSmb, SmbTable, boottime_ns, fnv1a32, map_provided_smb};
+use crate::os_env::{
+    OsEnv, PassedSmb, SmbTable, boottime_ns, local_machine_name, machine_id_from_hint,
+    map_provided_smb,
+};
 use crate::service::{
     Action, ConsumerCall, ConsumerId, Peer, PeerIdentity, ProducerCall, ProducerId,
     ProducerTransport, Reply, RequestId, ServiceOptions, SessionId, TracingService,
@@ -51,10 +54,12 @@ pub struct DaemonConfig {
     pub send_timeout_ms: u64,
     /// Log level: 0 errors, 1 warnings, 2 info, 3 debug.
     pub log_level: u8,
-    /// Counts TCP peers as processes of this machine (their packets get no
-    /// `machine_id`) rather than as other machines: for a service that
-    /// only its own process reaches, such as the in-process backend's on
-    /// loopback TCP outside Linux.
+    /// Ignores `set_peer_identity` from TCP peers, so every peer stays a
+    /// process of this machine (its packets get no `machine_id`): for a
+    /// service that only its own process reaches, such as the in-process
+    /// backend's on loopback TCP outside Linux. Without it, as in
+    /// Perfetto, a TCP peer is local until it names its machine with
+    /// `set_peer_identity` (a relay does).
     pub tcp_peers_are_local: bool,
 }
 
@@ -67,6 +72,7 @@ impl Default for DaemonConfig {
             consumer_socket_mode: Some(0o600),
             options: ServiceOptions {
                 service_uid: crate::os_env::current_uid(),
+                machine_name: local_machine_name(),
                 ..ServiceOptions::default()
             },
             max_send_queue: 32 << 20,
@@ -299,18 +305,12 @@ impl Daemon {
             };
             let now = boottime_ns();
             let cred = stream.peer_cred();
-            // Over TCP the peer is another machine as far as we can tell:
-            // its id is the hash of its address (0 is the local machine),
-            // until a relay names it with set_peer_identity.
-            let machine_id = stream
-                .peer_ip()
-                .filter(|_| !self.cfg.tcp_peers_are_local)
-                .map(|ip| fnv1a32(ip.to_string().as_bytes()))
-                .map(|m| m.max(1));
+            // Every peer is of this machine (as in Perfetto, a TCP peer too)
+            // until a relay names its machine with set_peer_identity.
             let identity = PeerIdentity {
                 uid: cred.map(|c| c.uid).unwrap_or(0),
                 pid: cred.map(|c| c.pid),
-                machine_id,
+                machine_id: None,
             };
             let token = self.next_conn;
             self.next_conn += 1;
@@ -395,7 +395,8 @@ impl Daemon {
                         pid,
                         uid,
                         machine_id_hint,
-                    } => self.set_identity(token, pid, uid, machine_id_hint),
+                        machine_name,
+                    } => self.set_identity(token, pid, uid, machine_id_hint, machine_name),
                     HostEvent::Fatal(e) => {
                         self.close(token, &e.to_string());
                         return;
@@ -407,32 +408,40 @@ impl Daemon {
     }
 
     /// `set_peer_identity`: honoured once, and only where the kernel gives
-    /// no credentials (TCP, as from a relay).
+    /// no credentials (TCP, as from a relay). The producer becomes one of
+    /// another machine, whose id Perfetto derives from the hint (else from
+    /// the peer's address) and whose name the relay gives.
     fn set_identity(
         &mut self,
         token: u64,
         pid: Option<i32>,
         uid: Option<i32>,
         hint: Option<String>,
+        machine_name: Option<String>,
     ) {
         let Some(c) = self.conns.get_mut(&token) else {
             return;
         };
-        if c.stream.is_unix() || c.identity_set {
+        if c.stream.is_unix() || c.identity_set || self.cfg.tcp_peers_are_local {
             return;
         }
         c.identity_set = true;
         if let Peer::Producer(id) = c.peer {
-            let machine = hint
-                .map(|h| fnv1a32(h.as_bytes()))
-                .filter(|&m| m != 0)
-                .or(Some(1));
+            let hint = match hint.filter(|h| !h.is_empty()) {
+                Some(h) => h,
+                None => match c.stream.peer_ip() {
+                    Some(std::net::IpAddr::V6(ip)) => format!("[{ip}]"),
+                    Some(ip) => ip.to_string(),
+                    None => String::new(),
+                },
+            };
             let identity = PeerIdentity {
                 uid: uid.unwrap_or(0) as u32,
                 pid,
-                machine_id: machine,
+                machine_id: Some(machine_id_from_hint(hint.as_bytes())),
             };
-            self.svc.set_producer_identity(id, identity);
+            self.svc
+                .set_producer_identity(id, identity, machine_name.unwrap_or_default());
         }
     }
 
