@@ -69,21 +69,57 @@ pub fn consumer_port(data: &[u8]) {
                 if let Ok(call) = ConsumerCall::decode(method, c.piece()) {
                     request += 1;
                     issued.push((consumer, RequestId(request)));
-                    svc.handle_consumer_call(now, consumer, RequestId(request), call);
+                    // Every other call comes with a file descriptor.
+                    let fd_passed = request % 2 == 0;
+                    svc.handle_consumer_call_with_fd(
+                        now,
+                        consumer,
+                        RequestId(request),
+                        call,
+                        fd_passed,
+                    );
                 }
             }
         }
-        while let Some(a) = svc.poll_action() {
-            if let Action::Reply {
-                to: Peer::Consumer(cid),
-                request,
-                ..
-            } = a
-            {
-                assert!(
-                    issued.contains(&(cid, request)),
-                    "reply to a request {cid:?} never made"
-                );
+        // The driver's side of output files: creations that fail or not,
+        // writes that sometimes fail, closes acknowledged.
+        loop {
+            let mut files = Vec::new();
+            while let Some(a) = svc.poll_action() {
+                match a {
+                    Action::Reply {
+                        to: Peer::Consumer(cid),
+                        request,
+                        ..
+                    } => assert!(
+                        issued.contains(&(cid, request)),
+                        "reply to a request {cid:?} never made"
+                    ),
+                    Action::CreateFile { .. }
+                    | Action::WriteFile { .. }
+                    | Action::CloseFile { .. } => files.push(a),
+                    _ => {}
+                }
+            }
+            if files.is_empty() {
+                break;
+            }
+            for a in files {
+                match a {
+                    Action::CreateFile { session, .. } => {
+                        let result = if request % 3 == 0 {
+                            Err("exists".to_owned())
+                        } else {
+                            Ok(())
+                        };
+                        svc.output_file_created(now, session, result);
+                    }
+                    Action::WriteFile { session, .. } if request % 5 == 0 => {
+                        svc.output_file_closed(now, session, Some("full".into()));
+                    }
+                    Action::CloseFile { session } => svc.output_file_closed(now, session, None),
+                    _ => {}
+                }
             }
         }
     }

@@ -288,3 +288,60 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     }
     print_out(o.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zerotrace_protos::protos::TracePacket;
+
+    fn packet(seq: u32, f: impl FnOnce(&mut TracePacket<'_>)) -> Vec<u8> {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut p = TracePacket::from_message(w.root());
+            p.set_trusted_packet_sequence_id(seq);
+            f(&mut p);
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn sequences_count_for_the_data_source_their_packets_name() {
+        let mut packets = vec![
+            packet(1, |p| {
+                p.begin_clock_snapshot();
+            }),
+            packet(2, |p| {
+                p.begin_track_descriptor().set_uuid(1);
+            }),
+            packet(3, |p| {
+                p.message().append_bytes(900, b"x");
+            }),
+        ];
+        for seq in [2, 4] {
+            for _ in 0..3 {
+                packets.push(packet(seq, |p| {
+                    p.begin_track_event().set_type_raw(3);
+                }));
+            }
+        }
+        let lines = per_data_source(&packets, &["my.source".into(), "track_event".into()]);
+        let find = |name: &str| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("{name} in {lines:?}"))
+                .clone()
+        };
+        assert!(find("my.source").contains(" 0 packets"), "{lines:?}");
+        assert!(
+            find("track_event").contains(" 7 packets (2 sequences)"),
+            "{lines:?}"
+        );
+        assert!(find("(the tracing service)").contains(" 1 packets"));
+        let other = find("(other sequences)");
+        assert!(
+            other.contains(" 1 packets (kinds: for_testing 1)"),
+            "{other}"
+        );
+    }
+}
