@@ -21,7 +21,7 @@ mod producer_port;
 mod smb_abi;
 pub mod support;
 mod text_config;
-mod trace_buffer;
+pub mod trace_buffer;
 mod trace_config;
 mod trace_file;
 mod trace_packet;

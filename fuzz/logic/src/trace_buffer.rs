@@ -8,8 +8,29 @@ use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
 
 /// The `trace_buffer` target.
 pub fn trace_buffer(data: &[u8]) {
+    run(data);
+}
+
+/// Runs the program `data` (the target's input) and returns the length of
+/// every packet its reads returned, in order; the seed tests use it to
+/// check that each committed seed reaches the buffer's read path.
+///
+/// The input: a mode byte (bit 0: discard instead of ring buffer; the rest:
+/// the size, 256 + 64 × (mode >> 1) bytes), then operations. An operation
+/// byte names the sequence (bit 0: producer 0 or 1; bits 1–2: writer) and
+/// what to do (`op >> 3`): 0–3 read everything readable; 4–7 a patch of 6
+/// bytes (`p0`: chunk id × 2 + "more patches pending"; `p1`, `p2`: the
+/// offset, little-endian; `p3..=p5`: the patch's first three bytes, its
+/// fourth is `p0`);
+/// 8–31 a chunk: id, fragment count, flags (bits 0–2; bit 3 "incomplete"),
+/// length, then that many payload bytes. Every payload and patch byte
+/// below 0x80 gets its low 3 bits replaced by the sequence's tag
+/// (producer × 4 + writer), so the reads can tell whose bytes a packet
+/// holds.
+pub fn run(data: &[u8]) -> Vec<usize> {
+    let mut lengths = Vec::new();
     let Some((&mode, mut rest)) = data.split_first() else {
-        return;
+        return lengths;
     };
     let policy = if mode & 1 == 0 {
         FillPolicy::RingBuffer
@@ -37,13 +58,14 @@ pub fn trace_buffer(data: &[u8]) {
                         "a packet of {:?} holds another sequence's bytes: {out:02x?}",
                         info.sequence
                     );
+                    lengths.push(out.len());
                     out.clear();
                 }
             }
             // A patch.
             4..=7 => {
                 let Some((p, tail)) = rest.split_first_chunk::<6>() else {
-                    return;
+                    return lengths;
                 };
                 rest = tail;
                 let offset = u32::from(u16::from_le_bytes([p[1], p[2]]));
@@ -55,12 +77,12 @@ pub fn trace_buffer(data: &[u8]) {
             // bytes are tagged with the writer.
             _ => {
                 let Some((h, tail)) = rest.split_first_chunk::<4>() else {
-                    return;
+                    return lengths;
                 };
                 rest = tail;
                 let len = usize::from(h[3]);
                 let Some((body, tail)) = rest.split_at_checked(len.min(rest.len())) else {
-                    return;
+                    return lengths;
                 };
                 rest = tail;
                 let tag = (seq.producer << 2 | seq.writer) as u8;
@@ -78,6 +100,7 @@ pub fn trace_buffer(data: &[u8]) {
     }
     let s = buffer.stats();
     assert!(s.bytes_read <= s.bytes_written);
+    lengths
 }
 
 /// A byte as a sequence may write it: high bit set (size-header
