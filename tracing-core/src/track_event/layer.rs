@@ -290,12 +290,14 @@ fn location(meta: &'static tracing::Metadata<'static>) -> Option<SourceLocation>
 ///   the event's instant.
 /// - **`follows_from`** is a flow from the cause's slice to the span's,
 ///   both ends marked while both spans are open: it starts at an instant
-///   inside the cause's slice (the one open now, else the last that ended),
-///   and ends (`terminating_flow_ids`) at the span's next slice event: the
-///   end of its open slice, else its next begin. A cause that has had no
-///   slice yet carries the flow on its first one, and the two ends are then
-///   joined in the order they happen. After a span closes, `tracing` may
-///   reuse its id, so a closed cause gets no mark.
+///   named after the span, inside the cause's slice (the one open on this
+///   thread, else on another thread, else the last that ended, at a time
+///   within it), and ends (`terminating_flow_ids`) at the span's next slice
+///   event: the end of its open slice, else its next begin. A cause that
+///   has had no slice yet carries the flow (`flow_ids`) on its first one,
+///   and the two ends are then joined in the order they happen. After a
+///   span closes, `tracing` may reuse its id, so a closed cause gets no
+///   mark.
 ///
 /// Everything goes under one category, so a session turns the layer on or
 /// off like any other category.
