@@ -244,6 +244,35 @@ fn workload(dispatch: &Dispatch) {
     }
     drop(request);
 
+    // follows_from a span whose slice is open on another thread.
+    let remote = tracing::info_span!("remote");
+    let (entered, done) = (Barrier::new(2), Barrier::new(2));
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("zt-cause".into())
+            .spawn_scoped(s, || {
+                tracing::dispatcher::with_default(dispatch, || {
+                    let _e = remote.enter();
+                    entered.wait();
+                    done.wait();
+                })
+            })
+            .unwrap();
+        entered.wait();
+        let local = tracing::info_span!("local");
+        local.follows_from(&remote);
+        local.in_scope(|| {});
+        done.wait();
+    });
+
+    // follows_from a span that has had no slice yet: both ends carry the
+    // flow when they happen.
+    let later = tracing::info_span!("later");
+    let early = tracing::info_span!("early");
+    early.follows_from(&later);
+    early.in_scope(|| {});
+    later.in_scope(|| {});
+
     // One span entered on two threads at once.
     let shared = tracing::info_span!("shared", n = 2u64);
     let barrier = Barrier::new(2);
@@ -308,6 +337,10 @@ fn a_workload_decodes_to_what_the_user_traced() {
         ("batch", 1),
         ("item", 1),
         ("shared", 2),
+        ("remote", 1),
+        ("local", 1),
+        ("early", 1),
+        ("later", 1),
     ] {
         let n = named(name).len();
         check(
@@ -507,7 +540,11 @@ fn a_workload_decodes_to_what_the_user_traced() {
     let within = |i: usize, ev: &Ev| {
         ev.track == slices[i].track && slices[i].begin.ts <= ev.ts && ev.ts <= end_ts(i)
     };
-    for (cause, follower) in [("produce", "consume"), ("batch", "item")] {
+    for (cause, follower) in [
+        ("produce", "consume"),
+        ("batch", "item"),
+        ("remote", "local"),
+    ] {
         let point = format!("follows_from as a flow ({cause} -> {follower})");
         let (c, f) = (one(cause), one(follower));
         let fs = &slices[f];
@@ -543,6 +580,30 @@ fn a_workload_decodes_to_what_the_user_traced() {
             "it runs from the cause to the follower".into(),
         );
     }
+    let t = thread_of(one("remote"));
+    check(
+        "follows_from as a flow (remote -> local)",
+        t.as_deref() == Some("zt-cause")
+            && thread_of(one("local")).as_deref() == Some("zt-request"),
+        format!("the cause on its own thread's track: {t:?}"),
+    );
+    // A cause with no slice yet: the flow on both begins, terminated by
+    // neither (joined in the order they happen).
+    let (early, later) = (&slices[one("early")].begin, &slices[one("later")].begin);
+    check(
+        "follows_from as a flow (later -> early)",
+        early.flows.len() == 1
+            && early.flows == later.flows
+            && early.terminating.is_empty()
+            && later.terminating.is_empty()
+            && trace
+                .events
+                .iter()
+                .filter(|e| e.flows == early.flows)
+                .count()
+                == 2,
+        format!("{early:?} / {later:?}"),
+    );
     assert!(
         failed.is_empty(),
         "{} failed:\n{}\n\nslices: {slices:#?}\ninstants: {instants:#?}",

@@ -116,7 +116,6 @@ pub struct EventOptions<'a> {
     flow: Option<u64>,
     flows: &'a [u64],
     terminating_flow: Option<u64>,
-    terminating_flows: &'a [u64],
     location: Option<SourceLocation>,
 }
 
@@ -131,7 +130,6 @@ impl<'a> EventOptions<'a> {
             flow: None,
             flows: &[],
             terminating_flow: None,
-            terminating_flows: &[],
             location: None,
         }
     }
@@ -175,13 +173,6 @@ impl<'a> EventOptions<'a> {
     #[inline]
     pub const fn terminating_flow(mut self, id: u64) -> Self {
         self.terminating_flow = Some(id);
-        self
-    }
-
-    /// Ends every flow in `ids` here (`terminating_flow_ids`).
-    #[inline]
-    pub const fn terminating_flows(mut self, ids: &'a [u64]) -> Self {
-        self.terminating_flows = ids;
         self
     }
 
@@ -548,8 +539,7 @@ impl EventWriter {
             name,
             location: opts.location,
         };
-        let (flow, flows) = (opts.flow, opts.flows);
-        let (terminating, terminatings) = (opts.terminating_flow, opts.terminating_flows);
+        let (flow, flows, terminating) = (opts.flow, opts.flows, opts.terminating_flow);
         self.event(ts, head, annotations, |e| {
             if let Some(f) = flow {
                 e.add_flow_ids(f);
@@ -559,9 +549,6 @@ impl EventWriter {
             }
             if let Some(f) = terminating {
                 e.add_terminating_flow_ids(f);
-            }
-            for f in terminatings {
-                e.add_terminating_flow_ids(*f);
             }
             extra(e);
         });

@@ -13,6 +13,8 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+use zerotrace_protos::protos::TrackEvent as TrackEventMsg;
+
 use super::backend::TrackEvent;
 use super::category::Category;
 use super::event_writer::{DebugValue, EventKind, EventOptions, TrackSpec};
@@ -89,7 +91,12 @@ impl Fields {
         const ON_STACK: usize = 8;
         let values = self.values.get(from..).unwrap_or(&[]);
         let kept = values.iter().filter(|(k, v)| keep(k, v));
-        if kept.clone().count() <= ON_STACK {
+        let count = kept.clone().count();
+        if count == 0 {
+            // Most slice ends: nothing to annotate, no buffer to fill.
+            return f(&[]);
+        }
+        if count <= ON_STACK {
             let mut buf = [("", DebugValue::Bool(false)); ON_STACK];
             let mut n = 0;
             for (k, v) in kept {
@@ -157,24 +164,57 @@ struct OpenSlice {
     fields: usize,
 }
 
+/// A flow waiting for a span's next slice event.
+#[derive(Debug, Clone, Copy)]
+struct Flow {
+    id: u64,
+    /// It ends there (`terminating_flow_ids`), else it starts or continues
+    /// there (`flow_ids`).
+    ends: bool,
+}
+
+/// Writes `flows` into a slice event.
+#[inline]
+fn write_flows(e: &mut TrackEventMsg<'_>, flows: &[Flow]) {
+    if flows.is_empty() {
+        return;
+    }
+    write_flows_slow(e, flows);
+}
+
+/// [`write_flows`] when there are some (rare).
+#[inline(never)]
+fn write_flows_slow(e: &mut TrackEventMsg<'_>, flows: &[Flow]) {
+    for f in flows {
+        if f.ends {
+            e.add_terminating_flow_ids(f.id);
+        } else {
+            e.add_flow_ids(f.id);
+        }
+    }
+}
+
 /// What the layer keeps per span: its fields, its slices open now (one per
 /// thread that entered it, and per nested entry), the last one that ended,
-/// and the flows waiting for its next slice event (`flows` start or
-/// continue there, `ends` end there). One extension per span, recycled
-/// through a per-thread pool.
+/// and the flows waiting for its next slice event. One extension per span,
+/// recycled through a per-thread pool. Kept small: it moves in and out of
+/// the span's extensions and the pool.
 #[derive(Debug, Default)]
 struct SpanState {
     fields: Fields,
     open: Vec<OpenSlice>,
-    /// The last slice that ended: its track, begin and end.
-    last: Option<(u64, u64, u64)>,
-    flows: Vec<u64>,
-    ends: Vec<u64>,
+    /// The last slice that ended: its track (0: none yet), begin and end.
+    last: (u64, u64, u64),
+    flows: Vec<Flow>,
 }
 
 thread_local! {
     /// Span states of closed spans, kept for new ones.
     static POOL: std::cell::RefCell<Vec<SpanState>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Fields of the event being recorded.
+    static SCRATCH: std::cell::RefCell<Fields> = const {
+        std::cell::RefCell::new(Fields { values: Vec::new(), text: String::new() })
+    };
     /// This thread's [`thread_key`] (0 until it takes one).
     static THREAD_KEY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
@@ -206,9 +246,8 @@ fn pooled_state() -> SpanState {
 fn recycle(mut state: SpanState) {
     state.fields.clear();
     state.open.clear();
-    state.last = None;
+    state.last = (0, 0, 0);
     state.flows.clear();
-    state.ends.clear();
     let _ = POOL.try_with(|p| {
         let mut p = p.borrow_mut();
         if p.len() < POOL_SIZE {
@@ -251,12 +290,14 @@ fn location(meta: &'static tracing::Metadata<'static>) -> Option<SourceLocation>
 ///   the event's instant.
 /// - **`follows_from`** is a flow from the cause's slice to the span's,
 ///   both ends marked while both spans are open: it starts at an instant
-///   inside the cause's slice (the one open now, else the last that ended),
-///   and ends (`terminating_flow_ids`) at the span's next slice event: the
-///   end of its open slice, else its next begin. A cause that has had no
-///   slice yet carries the flow on its first one, and the two ends are then
-///   joined in the order they happen. After a span closes, `tracing` may
-///   reuse its id, so a closed cause gets no mark.
+///   named after the span, inside the cause's slice (the one open on this
+///   thread, else on another thread, else the last that ended, at a time
+///   within it), and ends (`terminating_flow_ids`) at the span's next slice
+///   event: the end of its open slice, else its next begin. A cause that
+///   has had no slice yet carries the flow (`flow_ids`) on its first one,
+///   and the two ends are then joined in the order they happen. After a
+///   span closes, `tracing` may reuse its id, so a closed cause gets no
+///   mark.
 ///
 /// Everything goes under one category, so a session turns the layer on or
 /// off like any other category.
@@ -296,9 +337,7 @@ impl PerfettoLayer {
         let Some(state) = ext.get_mut::<SpanState>() else {
             return;
         };
-        let mut opts = EventOptions::new()
-            .flows(&state.flows)
-            .terminating_flows(&state.ends);
+        let mut opts = EventOptions::new();
         if let Some(loc) = location(meta) {
             opts = opts.location(loc);
         }
@@ -307,6 +346,7 @@ impl PerfettoLayer {
         }
         let mut opened = None;
         let recorded = state.fields.values.len();
+        let flows = &state.flows;
         state.fields.with_annotations(|fields| {
             TrackEvent::with_writer(cat, |w| {
                 let ts = boottime_ns();
@@ -322,7 +362,7 @@ impl PerfettoLayer {
                     name,
                     &opts,
                     fields,
-                    |_| {},
+                    |e| write_flows(e, flows),
                 );
                 opened = Some(match track {
                     Some(t) => OpenSlice {
@@ -342,7 +382,6 @@ impl PerfettoLayer {
         });
         if let Some(o) = opened {
             state.flows.clear();
-            state.ends.clear();
             state.open.push(o);
         }
     }
@@ -366,11 +405,17 @@ impl PerfettoLayer {
         let Some(pos) = state.open.iter().rposition(|o| o.thread == key) else {
             return;
         };
-        let slice = state.open.remove(pos);
-        let opts = EventOptions::new()
-            .track_uuid(slice.track)
-            .flows(&state.flows)
-            .terminating_flows(&state.ends);
+        // Usually the last one (no memmove then).
+        let slice = if pos + 1 == state.open.len() {
+            state.open.pop()
+        } else {
+            Some(state.open.remove(pos))
+        };
+        let Some(slice) = slice else {
+            return;
+        };
+        let opts = EventOptions::new().track_uuid(slice.track);
+        let flows = &state.flows;
         let mut ended = None;
         // Fields recorded while the slice was open annotate its end (the
         // importer adds an end's annotations to its slice).
@@ -384,15 +429,14 @@ impl PerfettoLayer {
                     None,
                     &opts,
                     fields,
-                    |_| {},
+                    |e| write_flows(e, flows),
                 );
                 ended = Some(ts);
             });
         });
         if let Some(ts) = ended {
             state.flows.clear();
-            state.ends.clear();
-            state.last = Some((slice.track, slice.begin, ts));
+            state.last = (slice.track, slice.begin, ts);
         }
     }
 
@@ -424,11 +468,15 @@ impl PerfettoLayer {
             .map(|o| (o.track, None))
             .or_else(|| {
                 // Strictly inside the ended slice, so the instant nests in it.
-                let (track, begin, end) = state.last?;
-                (end.saturating_sub(begin) >= 2).then(|| (track, Some(begin + (end - begin) / 2)))
+                let (track, begin, end) = state.last;
+                (track != 0 && end.saturating_sub(begin) >= 2)
+                    .then(|| (track, Some(begin + (end - begin) / 2)))
             });
         let Some((track, at)) = target else {
-            state.flows.push(flow);
+            state.flows.push(Flow {
+                id: flow,
+                ends: false,
+            });
             return false;
         };
         let mut marked = false;
@@ -447,7 +495,10 @@ impl PerfettoLayer {
             marked = true;
         });
         if !marked {
-            state.flows.push(flow);
+            state.flows.push(Flow {
+                id: flow,
+                ends: false,
+            });
         }
         marked
     }
@@ -495,11 +546,10 @@ where
         let flow = TrackEvent::new_flow_id();
         let marked = self.mark_cause(&cause, flow, span.metadata().name());
         if let Some(state) = span.extensions_mut().get_mut::<SpanState>() {
-            if marked {
-                state.ends.push(flow);
-            } else {
-                state.flows.push(flow);
-            }
+            state.flows.push(Flow {
+                id: flow,
+                ends: marked,
+            });
         }
     }
 
@@ -536,10 +586,27 @@ where
         if !cat.is_enabled() {
             return;
         }
-        // A pooled state's buffers, so an event allocates nothing in
-        // steady state either.
-        let mut state = pooled_state();
-        let fields = &mut state.fields;
+        // This thread's scratch fields, so an event allocates nothing in
+        // steady state either (fresh ones if an event is recorded while
+        // another is: a field's `Debug` may log).
+        let recorded = SCRATCH.try_with(|s| {
+            let Ok(mut fields) = s.try_borrow_mut() else {
+                return false;
+            };
+            self.event(event, &mut fields);
+            fields.clear();
+            true
+        });
+        if recorded != Ok(true) {
+            self.event(event, &mut Fields::default());
+        }
+    }
+}
+
+impl PerfettoLayer {
+    /// Writes `event`, its fields recorded into `fields` (empty).
+    fn event(&self, event: &Event<'_>, fields: &mut Fields) {
+        let cat = self.category;
         event.record(fields);
         let meta = event.metadata();
         // `counter.NAME = value` fields with a numeric (or bool) value are
@@ -591,6 +658,5 @@ where
                 );
             }
         });
-        recycle(state);
     }
 }

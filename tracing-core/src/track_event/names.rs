@@ -12,19 +12,20 @@
 //! kernel's, but a name longer than a track name needs is cut, never
 //! trusted to be short.
 
-use std::io::Read;
-
 /// The most bytes of `/proc/self/cmdline` read for the process name (its
 /// first element; the rest are arguments).
+#[cfg(target_os = "linux")]
 const CMDLINE_LIMIT: u64 = 4096;
 
 /// The most bytes of a `comm` file read: the kernel keeps 16 (15 and the
 /// NUL), newer kernels up to 64 for some threads.
+#[cfg(target_os = "linux")]
 const COMM_LIMIT: u64 = 64;
 
 /// Reads at most `limit` bytes of `path`.
 #[cfg(target_os = "linux")]
 fn read_bounded(path: &str, limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
     let mut out = Vec::new();
     std::fs::File::open(path)
         .ok()?
@@ -36,6 +37,7 @@ fn read_bounded(path: &str, limit: u64) -> Option<Vec<u8>> {
 
 /// A `comm` file's content as a name: up to the first newline or NUL,
 /// trimmed, `None` when empty.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn parse_comm(raw: &[u8]) -> Option<String> {
     let end = raw
         .iter()
@@ -48,6 +50,7 @@ pub(crate) fn parse_comm(raw: &[u8]) -> Option<String> {
 
 /// The first element of a `cmdline` file (NUL-separated arguments), `None`
 /// when empty.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn parse_cmdline(raw: &[u8]) -> Option<String> {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
     let name = String::from_utf8_lossy(&raw[..end]);
@@ -69,7 +72,7 @@ pub(crate) fn current_thread_name(tid: i64) -> Option<String> {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (tid, COMM_LIMIT);
+        let _ = tid;
         None
     }
 }
@@ -87,7 +90,6 @@ pub(crate) fn current_process_name() -> Option<String> {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = CMDLINE_LIMIT;
         std::env::args_os()
             .next()
             .map(|a| a.to_string_lossy().into_owned())
