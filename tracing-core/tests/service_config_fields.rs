@@ -8,9 +8,18 @@
 
 mod service_support;
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+
 use service_support::*;
 use zerotrace_core::service::config::{Limits, SessionConfig};
-use zerotrace_core::service::{ConsumerCall, Reply};
+use zerotrace_core::service::{
+    ClockReading, ConsumerCall, ConsumerId, ProducerCall, ProducerId, Reply, ServiceEnv,
+    ServiceOptions, SessionState, TracingService,
+};
+use zerotrace_core::shm::SharedMemoryRegion;
 use zerotrace_protos::protos::{EnableTracingResponseDecoder, TraceConfig};
 
 /// The error of an EnableTracing reply, if it failed.
@@ -168,4 +177,196 @@ fn guardrails_space_sessions_of_one_name() {
     h.ccall(c, ConsumerCall::FreeBuffers);
     h.advance_ms(5 * 60 * 1000 + 1);
     assert_eq!(start(&mut h, 7, "a"), None, "5 minutes later");
+}
+
+/// What the sleepy world lets a test set and see.
+#[derive(Default)]
+struct World {
+    /// Nanoseconds the machine has slept: BOOTTIME counts them, MONOTONIC
+    /// does not.
+    asleep: Cell<u64>,
+    /// Clock snapshots taken.
+    snapshots: Cell<u32>,
+    /// Random numbers to hand out, in order (then 0.5).
+    randoms: RefCell<VecDeque<f64>>,
+}
+
+/// The fake environment of `service_support`, with MONOTONIC beside its
+/// BOOTTIME and an injectable random source.
+struct SleepyEnv(FakeEnv, Rc<World>);
+
+impl ServiceEnv for SleepyEnv {
+    fn clock_snapshot(&mut self) -> Vec<ClockReading> {
+        self.1.snapshots.set(self.1.snapshots.get() + 1);
+        self.0.clock_snapshot()
+    }
+    fn monotonic_ns(&mut self) -> Option<u64> {
+        Some(self.0.0.borrow().now - self.1.asleep.get())
+    }
+    fn random_unit(&mut self) -> f64 {
+        self.1.randoms.borrow_mut().pop_front().unwrap_or(0.5)
+    }
+    fn new_uuid(&mut self) -> u128 {
+        self.0.new_uuid()
+    }
+    fn system_info(&mut self) -> Vec<u8> {
+        self.0.system_info()
+    }
+    fn allocate_smb(
+        &mut self,
+        producer: ProducerId,
+        size: usize,
+        page_size: usize,
+    ) -> Result<Arc<dyn SharedMemoryRegion>, String> {
+        self.0.allocate_smb(producer, size, page_size)
+    }
+}
+
+fn sleepy() -> (Harness, Rc<World>) {
+    let mut h = Harness::new();
+    let world = Rc::new(World::default());
+    h.shared.borrow_mut().now = h.now;
+    h.svc = TracingService::new(
+        ServiceOptions {
+            service_uid: 1000,
+            machine_name: "testbox".into(),
+            ..ServiceOptions::default()
+        },
+        Box::new(SleepyEnv(FakeEnv(h.shared.clone()), world.clone())),
+    );
+    (h, world)
+}
+
+/// The machine sleeps `ms`: BOOTTIME jumps, MONOTONIC does not; timers due
+/// on BOOTTIME run as the driver would on waking.
+fn suspend(h: &mut Harness, world: &World, ms: u64) {
+    world.asleep.set(world.asleep.get() + ms * MS);
+    h.now += ms * MS;
+    h.shared.borrow_mut().now = h.now;
+    h.svc.handle_timeout(h.now);
+    h.drain();
+}
+
+fn state_of(h: &Harness, c: ConsumerId) -> SessionState {
+    let s = h.svc.session_of(c).expect("a session");
+    h.svc
+        .sessions()
+        .into_iter()
+        .find(|x| x.id == s)
+        .expect("listed")
+        .state
+}
+
+/// `duration_ms` counts time awake (MONOTONIC) unless the config prefers
+/// the suspend clock (BOOTTIME).
+#[test]
+fn duration_runs_on_monotonic_unless_suspend_clock_is_preferred() {
+    let (mut h, world) = sleepy();
+    let awake = h.consumer(1);
+    h.enable(
+        awake,
+        config(&[(64, false)], &[], |c| {
+            c.set_duration_ms(10_000);
+        }),
+    );
+    let boot = h.consumer(2);
+    h.enable(
+        boot,
+        config(&[(64, false)], &[], |c| {
+            c.set_duration_ms(10_000);
+            c.set_prefer_suspend_clock_for_duration(true);
+        }),
+    );
+    h.advance_ms(2_000);
+    suspend(&mut h, &world, 20_000);
+    assert_eq!(state_of(&h, awake), SessionState::Started, "slept through");
+    assert_eq!(state_of(&h, boot), SessionState::Stopped, "sleep counts");
+    h.advance_ms(7_900);
+    assert_eq!(state_of(&h, awake), SessionState::Started, "9.9 s awake");
+    h.advance_ms(200);
+    assert_eq!(state_of(&h, awake), SessionState::Stopped, "10 s awake");
+}
+
+fn triggered(mode: i32, flag: bool) -> Vec<u8> {
+    config(&[(64, false)], &[], |c| {
+        c.set_prefer_suspend_clock_for_duration(flag);
+        let mut t = c.begin_trigger_config();
+        t.set_trigger_mode_raw(mode);
+        t.set_trigger_timeout_ms(600_000);
+        t.add_triggers().set_name("go").set_stop_delay_ms(5_000);
+    })
+}
+
+/// A STOP_TRACING trigger's stop delay runs on MONOTONIC, flag or not (as
+/// Perfetto's: a plain delayed task); a START_TRACING trigger's stop delay
+/// becomes the session's duration, and follows the flag.
+#[test]
+fn trigger_stop_delays_and_their_clocks() {
+    let (mut h, world) = sleepy();
+    let p = h.producer("p", 0);
+    let stop = h.consumer(1);
+    h.enable(stop, triggered(2, true));
+    let start_awake = h.consumer(2);
+    h.enable(start_awake, triggered(1, false));
+    let start_boot = h.consumer(3);
+    h.enable(start_boot, triggered(1, true));
+    assert_eq!(state_of(&h, start_awake), SessionState::Configured);
+    h.pcall(
+        p,
+        ProducerCall::ActivateTriggers {
+            names: vec!["go".into()],
+        },
+    );
+    assert_eq!(state_of(&h, start_awake), SessionState::Started);
+    suspend(&mut h, &world, 60_000);
+    assert_eq!(state_of(&h, stop), SessionState::Started);
+    assert_eq!(state_of(&h, start_awake), SessionState::Started);
+    assert_eq!(state_of(&h, start_boot), SessionState::Stopped);
+    h.advance_ms(5_000);
+    assert_eq!(state_of(&h, stop), SessionState::Stopped);
+    assert_eq!(state_of(&h, start_awake), SessionState::Stopped);
+}
+
+/// The trigger timeout of a STOP_TRACING session is its duration in
+/// Perfetto, so it follows the flag too; a START_TRACING one's does not.
+#[test]
+fn trigger_timeouts_and_their_clocks() {
+    let (mut h, world) = sleepy();
+    let stop_boot = h.consumer(1);
+    h.enable(stop_boot, triggered(2, true));
+    let stop_awake = h.consumer(2);
+    h.enable(stop_awake, triggered(2, false));
+    let start_boot = h.consumer(3);
+    h.enable(start_boot, triggered(1, true));
+    suspend(&mut h, &world, 700_000);
+    assert_eq!(state_of(&h, stop_boot), SessionState::Stopped);
+    assert_eq!(state_of(&h, stop_awake), SessionState::Started);
+    assert_eq!(state_of(&h, start_boot), SessionState::Configured);
+    h.advance_ms(600_000);
+    assert_eq!(state_of(&h, stop_awake), SessionState::Stopped);
+    assert_eq!(state_of(&h, start_boot), SessionState::Stopped);
+}
+
+/// The periodic clock snapshot's timer runs on MONOTONIC unless
+/// `builtin_data_sources.prefer_suspend_clock_for_snapshot`.
+#[test]
+fn snapshot_timer_follows_prefer_suspend_clock_for_snapshot() {
+    for (flag, at_wake) in [(false, 0), (true, 1)] {
+        let (mut h, world) = sleepy();
+        let c = h.consumer(1);
+        h.enable(
+            c,
+            config(&[(64, false)], &[], |c| {
+                c.begin_builtin_data_sources()
+                    .set_snapshot_interval_ms(1_000)
+                    .set_prefer_suspend_clock_for_snapshot(flag);
+            }),
+        );
+        h.advance_ms(500);
+        let before = world.snapshots.get();
+        suspend(&mut h, &world, 5_000);
+        assert_eq!(world.snapshots.get() - before, at_wake, "flag {flag}");
+        h.advance_ms(1_000);
+        assert!(world.snapshots.get() - before > at_wake, "flag {flag}");
+    }
 }

@@ -136,6 +136,11 @@ pub struct TriggerSpec {
     pub producer_name_regex: Option<regex::Regex>,
     /// Delay between the trigger and the stop.
     pub stop_delay_ms: u32,
+    /// `max_per_24_h` (0 = no limit): hits of this trigger's name, across
+    /// sessions, after which it is ignored for 24 hours.
+    pub max_per_24_h: u32,
+    /// `skip_probability`: the chance that a hit is ignored.
+    pub skip_probability: f64,
 }
 
 /// The interpreted TraceConfig of a session.
@@ -154,6 +159,12 @@ pub struct SessionConfig {
     pub duration_ms: u32,
     /// `enable_extra_guardrails`.
     pub extra_guardrails: bool,
+    /// `prefer_suspend_clock_for_duration`: `duration_ms` counts suspended
+    /// time (BOOTTIME), not only time awake (MONOTONIC, the default).
+    pub prefer_suspend_clock_for_duration: bool,
+    /// `builtin_data_sources.prefer_suspend_clock_for_snapshot`: the
+    /// periodic clock snapshot's timer counts suspended time.
+    pub prefer_suspend_clock_for_snapshot: bool,
     /// `lockdown_mode` = LOCKDOWN_SET / LOCKDOWN_CLEAR.
     pub lockdown: Option<bool>,
     /// `producers`: (name, shm bytes, page bytes).
@@ -256,13 +267,6 @@ impl SessionConfig {
         if d.exclusive_prio().unwrap_or(0) != 0 {
             return Err(ConfigError::Unsupported("exclusive_prio"));
         }
-        // Our timers run on the driver's one clock; a duration that must
-        // not count suspended time would need a second one.
-        if d.prefer_suspend_clock_for_duration().unwrap_or(false) {
-            return Err(ConfigError::Unsupported(
-                "prefer_suspend_clock_for_duration",
-            ));
-        }
         if let Some(b) = d.builtin_data_sources()
             && b.enable_concurrent_session_events().unwrap_or(false)
         {
@@ -306,6 +310,16 @@ impl SessionConfig {
                     "buffers[{}].size_kb {size_kb} is not a multiple of 4 (enable_extra_guardrails)",
                     buffers.len()
                 )));
+            }
+            match b.experimental_mode_raw().unwrap_or(0) {
+                0 => {}
+                1 => return Err(ConfigError::Unsupported("buffers.experimental_mode")),
+                m => {
+                    return Err(invalid(format!(
+                        "buffers[{}].experimental_mode {m}",
+                        buffers.len()
+                    )));
+                }
             }
             if b.clear_before_clone().unwrap_or(false) {
                 return Err(ConfigError::Unsupported("buffers.clear_before_clone"));
@@ -470,11 +484,29 @@ impl SessionConfig {
                     Some(r) => Some(anchored(r, "trigger_config.triggers.producer_name_regex")?),
                     None => None,
                 };
+                let skip_probability = t.skip_probability().unwrap_or(0.0);
+                if !(0.0..=1.0).contains(&skip_probability) {
+                    return Err(invalid(format!(
+                        "trigger_config.triggers.skip_probability {skip_probability} is not in [0, 1]"
+                    )));
+                }
                 triggers.push(TriggerSpec {
                     name: name.to_owned(),
                     producer_name_regex,
                     stop_delay_ms: t.stop_delay_ms().unwrap_or(0),
+                    max_per_24_h: t.max_per_24_h().unwrap_or(0),
+                    skip_probability,
                 });
+            }
+            // A config for services older than CLONE_SNAPSHOT: STOP_TRACING
+            // there, CLONE_SNAPSHOT here (as Perfetto's).
+            if tc.use_clone_snapshot_if_available().unwrap_or(false) {
+                if trigger_mode != Some(TriggerMode::StopTracing) {
+                    return Err(invalid(
+                        "trigger_config.use_clone_snapshot_if_available needs trigger_mode STOP_TRACING",
+                    ));
+                }
+                trigger_mode = Some(TriggerMode::CloneSnapshot);
             }
             trigger_timeout_ms = tc.trigger_timeout_ms().unwrap_or(0);
             if trigger_mode.is_some() && trigger_timeout_ms == 0 {
@@ -501,6 +533,10 @@ impl SessionConfig {
             trace_all_machines: d.trace_all_machines().unwrap_or(false),
             duration_ms,
             extra_guardrails,
+            prefer_suspend_clock_for_duration: d
+                .prefer_suspend_clock_for_duration()
+                .unwrap_or(false),
+            prefer_suspend_clock_for_snapshot: flag(|b| b.prefer_suspend_clock_for_snapshot()),
             lockdown,
             producers,
             write_into_file,
@@ -702,7 +738,11 @@ pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (33, "trace_filter", Handling::Refused),
     (34, "android_report_config", Handling::Kept),
     (35, "cmd_trace_start_delay", Handling::Kept),
-    (36, "prefer_suspend_clock_for_duration", Handling::Refused),
+    (
+        36,
+        "prefer_suspend_clock_for_duration",
+        Handling::Implemented,
+    ),
     (38, "bugreport_filename", Handling::Kept),
     (39, "session_semaphores", Handling::Implemented),
     (40, "priority_boost", Handling::Refused),

@@ -544,8 +544,11 @@ impl TracingService {
             );
             return;
         };
+        // As Perfetto: a bugreport clone (asked, or by the highest score)
+        // tells the producers so in the flush's CloneTarget.
+        let for_bugreport = args.for_bugreport || args.session_id == Some(u64::MAX);
         match self.sessions.get(&target).map(|s| s.state) {
-            Some(SessionState::Started) => self.clone_flush(target, id, request),
+            Some(SessionState::Started) => self.clone_flush(target, id, request, for_bugreport),
             _ => self.finish_clone(target, id, request),
         }
     }

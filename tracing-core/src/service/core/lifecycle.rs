@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use zerotrace_protos::protos::{EnableTracingResponse, GetAsyncCommandResponse, ObservableEvents};
 
 use super::TracingService;
-use super::state::{DataSourceState, FlushPurpose, Instance, PendingFlush, SessionState, Timer};
+use super::state::{
+    DataSourceState, FlushPurpose, Instance, PendingFlush, SessionKind, SessionState, Timer,
+};
 use crate::service::action::{Peer, Reply};
 use crate::service::config::{DataSourceOverrides, TriggerMode, rewrite_data_source_config};
 use crate::service::ids::{
@@ -23,6 +25,16 @@ pub(super) const OBSERVE_CLONE_TRIGGER: u32 = 1 << 4;
 const FLUSH_PERIODIC: u64 = 1 | (1 << 4);
 const FLUSH_STOP: u64 = 2 | (1 << 4);
 const FLUSH_CLONE: u64 = 3 | (1 << 4);
+/// FlushFlags clone target: bugreport.
+const FLUSH_CLONE_FOR_BUGREPORT: u64 = 1 << 8;
+
+/// The window of `max_per_24_h`.
+const TRIGGER_WINDOW_NS: u64 = 24 * 3600 * 1_000_000_000;
+
+/// Trigger hits remembered for `max_per_24_h` (a producer flooding
+/// triggers cannot grow the history without bound; beyond this many hits a
+/// day, newer ones are not counted).
+const MAX_TRIGGER_HISTORY: usize = 64 * 1024;
 
 /// A clock snapshot this recent makes the end-of-session one redundant.
 const RECENT_SNAPSHOT_NS: u64 = 1_000_000_000;
@@ -619,11 +631,25 @@ impl TracingService {
     /// A trigger, from a producer (or a consumer's `activate_triggers`).
     pub(super) fn activate_trigger(&mut self, name: &str, producer_name: &str, uid: u32) {
         let now = self.now;
+        // `max_per_24_h` counts this trigger's hits of the last 24 hours,
+        // across sessions (as Perfetto: a hit is a trigger that reached at
+        // least one session, counted once).
+        self.trigger_history
+            .retain(|(at, _)| now.saturating_sub(*at) <= TRIGGER_WINDOW_NS);
+        let hits = self
+            .trigger_history
+            .iter()
+            .filter(|(_, n)| n == name)
+            .count() as u64;
+        let mut hit = false;
         let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
         for session in ids {
-            let Some(s) = self.sessions.get_mut(&session) else {
+            let Some(s) = self.sessions.get(&session) else {
                 continue;
             };
+            if s.kind == SessionKind::Clone {
+                continue;
+            }
             let Some(mode) = s.config.trigger_mode else {
                 continue;
             };
@@ -635,7 +661,19 @@ impl TracingService {
             }) else {
                 continue;
             };
-            let delay = t.stop_delay_ms;
+            let (delay, skip_probability, max_per_24_h) =
+                (t.stop_delay_ms, t.skip_probability, t.max_per_24_h);
+            // A random number in [0, 1) under skip_probability drops it.
+            if skip_probability > 0.0 && self.env.random_unit() < skip_probability {
+                continue;
+            }
+            if max_per_24_h > 0 && hits >= max_per_24_h as u64 {
+                continue;
+            }
+            hit = true;
+            let Some(s) = self.sessions.get_mut(&session) else {
+                continue;
+            };
             if s.triggers_received.len() < 1024 {
                 s.triggers_received
                     .push((name.to_owned(), producer_name.to_owned(), uid, now));
@@ -644,6 +682,9 @@ impl TracingService {
                 (TriggerMode::StartTracing, SessionState::Configured)
                     if !s.config.deferred_start =>
                 {
+                    // As Perfetto: the trigger's stop delay becomes the
+                    // session's duration (so it follows that clock).
+                    s.config.duration_ms = delay;
                     self.start_session(session)
                 }
                 (TriggerMode::StopTracing, SessionState::Started) => {
@@ -667,6 +708,9 @@ impl TracingService {
                 }
                 _ => {}
             }
+        }
+        if hit && self.trigger_history.len() < MAX_TRIGGER_HISTORY {
+            self.trigger_history.push_back((now, name.to_owned()));
         }
     }
 
@@ -744,7 +788,13 @@ impl TracingService {
         session: SessionId,
         consumer: ConsumerId,
         request: crate::service::ids::RequestId,
+        for_bugreport: bool,
     ) {
+        let flags = if for_bugreport {
+            FLUSH_CLONE | FLUSH_CLONE_FOR_BUGREPORT
+        } else {
+            FLUSH_CLONE
+        };
         let timeout = self
             .sessions
             .get(&session)
@@ -753,7 +803,7 @@ impl TracingService {
         self.flush(
             session,
             timeout,
-            FLUSH_CLONE,
+            flags,
             FlushPurpose::Clone(consumer, request),
         );
     }
