@@ -370,3 +370,206 @@ fn snapshot_timer_follows_prefer_suspend_clock_for_snapshot() {
         assert!(world.snapshots.get() - before > at_wake, "flag {flag}");
     }
 }
+
+fn stop_on(triggers: &[(&str, u32, f64)]) -> Vec<u8> {
+    config(&[(64, false)], &[], |c| {
+        let mut t = c.begin_trigger_config();
+        t.set_trigger_mode_raw(2);
+        t.set_trigger_timeout_ms(3 * 24 * 3600 * 1000);
+        for &(name, max, skip) in triggers {
+            let mut tr = t.add_triggers();
+            tr.set_name(name).set_max_per_24_h(max);
+            if skip > 0.0 {
+                tr.set_skip_probability(skip);
+            }
+        }
+    })
+}
+
+fn fire(h: &mut Harness, p: ProducerId, name: &str) {
+    h.pcall(
+        p,
+        ProducerCall::ActivateTriggers {
+            names: vec![name.into()],
+        },
+    );
+    h.advance_ms(1);
+}
+
+/// `max_per_24_h` counts hits of a trigger's name across sessions over a
+/// sliding day; a hit reaching several sessions counts once.
+#[test]
+fn max_per_24_h_counts_across_sessions() {
+    let (mut h, _world) = sleepy();
+    let p = h.producer("p", 0);
+    let a = h.consumer(1);
+    h.enable(a, stop_on(&[("go", 1, 0.0)]));
+    let b = h.consumer(2);
+    h.enable(b, stop_on(&[("go", 1, 0.0)]));
+    fire(&mut h, p, "go");
+    assert_eq!(state_of(&h, a), SessionState::Stopped);
+    assert_eq!(state_of(&h, b), SessionState::Stopped, "one hit for both");
+    let limited = h.consumer(3);
+    h.enable(limited, stop_on(&[("go", 1, 0.0)]));
+    let other = h.consumer(4);
+    h.enable(other, stop_on(&[("other", 1, 0.0)]));
+    fire(&mut h, p, "go");
+    assert_eq!(
+        state_of(&h, limited),
+        SessionState::Started,
+        "a second hit in the day"
+    );
+    fire(&mut h, p, "other");
+    assert_eq!(
+        state_of(&h, other),
+        SessionState::Stopped,
+        "counted by name"
+    );
+    let unlimited = h.consumer(5);
+    h.enable(unlimited, stop_on(&[("go", 0, 0.0)]));
+    let two = h.consumer(6);
+    h.enable(two, stop_on(&[("go", 2, 0.0)]));
+    fire(&mut h, p, "go");
+    assert_eq!(
+        state_of(&h, unlimited),
+        SessionState::Stopped,
+        "0: no limit"
+    );
+    assert_eq!(
+        state_of(&h, two),
+        SessionState::Stopped,
+        "the second hit of the day"
+    );
+    assert_eq!(state_of(&h, limited), SessionState::Started);
+    let third = h.consumer(7);
+    h.enable(third, stop_on(&[("go", 2, 0.0)]));
+    fire(&mut h, p, "go");
+    assert_eq!(
+        state_of(&h, third),
+        SessionState::Started,
+        "two hits today already"
+    );
+    h.advance_ms(24 * 3600 * 1000);
+    fire(&mut h, p, "go");
+    assert_eq!(state_of(&h, limited), SessionState::Stopped, "a day later");
+    assert_eq!(state_of(&h, third), SessionState::Stopped);
+}
+
+/// `skip_probability`: a hit is dropped when the environment's random
+/// number in [0, 1) is under it; 0 draws no number.
+#[test]
+fn skip_probability_uses_the_random_source() {
+    let (mut h, world) = sleepy();
+    let p = h.producer("p", 0);
+    let never = h.consumer(1);
+    h.enable(never, stop_on(&[("never", 0, 0.0)]));
+    world.randoms.borrow_mut().extend([0.3, 0.7]);
+    fire(&mut h, p, "never");
+    assert_eq!(state_of(&h, never), SessionState::Stopped);
+    assert_eq!(world.randoms.borrow().len(), 2, "no number drawn");
+    let c = h.consumer(2);
+    h.enable(c, stop_on(&[("go", 0, 0.5)]));
+    fire(&mut h, p, "go");
+    assert_eq!(state_of(&h, c), SessionState::Started, "0.3 < 0.5: skipped");
+    fire(&mut h, p, "go");
+    assert_eq!(state_of(&h, c), SessionState::Stopped, "0.7: taken");
+    let bad = h.consumer(3);
+    let r = h.enable(bad, stop_on(&[("go", 0, 1.5)]));
+    let err = enable_error(&mut h, bad, r).expect("refused");
+    assert!(err.contains("skip_probability"), "{err}");
+}
+
+/// `use_clone_snapshot_if_available` on a STOP_TRACING config makes it a
+/// CLONE_SNAPSHOT session: a trigger tells the consumer and the session
+/// goes on. With another mode it is refused.
+#[test]
+fn use_clone_snapshot_if_available() {
+    let (mut h, _world) = sleepy();
+    let p = h.producer("p", 0);
+    let cfg = |mode: i32| {
+        config(&[(64, false)], &[], |c| {
+            let mut t = c.begin_trigger_config();
+            t.set_trigger_mode_raw(mode);
+            t.set_use_clone_snapshot_if_available(true);
+            t.set_trigger_timeout_ms(60_000);
+            t.add_triggers().set_name("snap");
+        })
+    };
+    let c = h.consumer(1);
+    h.enable(c, cfg(2));
+    let observe = h.ccall(c, ConsumerCall::ObserveEvents { types: vec![4] });
+    fire(&mut h, p, "snap");
+    assert_eq!(state_of(&h, c), SessionState::Started, "not stopped");
+    let hits = h.replies(c, observe);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let bad = h.consumer(2);
+    let r = h.enable(bad, cfg(1));
+    let err = enable_error(&mut h, bad, r).expect("refused");
+    assert!(err.contains("use_clone_snapshot_if_available"), "{err}");
+}
+
+/// `buffers.experimental_mode` (TRACE_BUFFER_V2, whose DISCARD differs) is
+/// refused by name.
+#[test]
+fn experimental_buffer_mode_is_refused_by_name() {
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut c = TraceConfig::from_message(w.root());
+        c.add_buffers().set_size_kb(64).set_experimental_mode_raw(1);
+    }
+    let err = SessionConfig::parse(&w.finish().unwrap(), &Limits::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("buffers.experimental_mode"),
+        "{err}"
+    );
+}
+
+/// A bugreport clone (asked, or by the highest bugreport score) tells the
+/// producers in the flush's CloneTarget; a plain clone does not.
+#[test]
+fn bugreport_clones_flush_with_the_bugreport_target() {
+    let mut h = Harness::new();
+    let p = h.producer("p", 1);
+    h.register(p, "ds", false, false);
+    let owner = h.consumer(1);
+    h.enable(
+        owner,
+        config(&[(64, false)], &[("ds", 0)], |c| {
+            c.set_bugreport_score(5);
+        }),
+    );
+    let sid = h.svc.session_of(owner).unwrap().0;
+    let flush_flags = |h: &mut Harness| {
+        h.take_commands(p)
+            .iter()
+            .find_map(|c| {
+                zerotrace_protos::protos::GetAsyncCommandResponseDecoder::new(c)
+                    .flush()
+                    .and_then(|f| f.flags())
+            })
+            .expect("a flush")
+    };
+    h.take_commands(p);
+    for (session_id, for_bugreport, bugreport) in [
+        (Some(sid), false, false),
+        (Some(sid), true, true),
+        (Some(u64::MAX), false, true),
+    ] {
+        let c = h.consumer(1);
+        h.ccall(
+            c,
+            ConsumerCall::CloneSession(zerotrace_core::service::CloneArgs {
+                session_id,
+                for_bugreport,
+                ..Default::default()
+            }),
+        );
+        let flags = flush_flags(&mut h);
+        assert_eq!(flags & 0xff, 3 | 1 << 4, "a clone flush by the service");
+        assert_eq!(
+            flags >> 8 & 0xf,
+            bugreport as u64,
+            "{session_id:?} {for_bugreport}"
+        );
+    }
+}
