@@ -9,7 +9,9 @@
 mod service_support;
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use protozero::Decoder;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -571,5 +573,166 @@ fn bugreport_clones_flush_with_the_bugreport_target() {
             bugreport as u64,
             "{session_id:?} {for_bugreport}"
         );
+    }
+}
+
+/// One field of a message in the schema: name, number, type (11 for a
+/// message) and the message's full type name.
+struct SchemaField {
+    name: String,
+    number: u32,
+    kind: u64,
+    type_name: String,
+}
+
+/// Every message of the descriptor set the protos crate was generated from,
+/// by full name (".perfetto.protos.TraceConfig.BufferConfig").
+fn schema() -> HashMap<String, Vec<SchemaField>> {
+    fn messages(prefix: &str, msg: &[u8], out: &mut HashMap<String, Vec<SchemaField>>) {
+        let d = Decoder::new(msg);
+        let name = d.find_last(1).and_then(|f| f.as_str().ok()).unwrap_or("");
+        let full = format!("{prefix}.{name}");
+        let mut fields = Vec::new();
+        for f in Decoder::new(msg).filter_map(Result::ok) {
+            match f.id {
+                2 => {
+                    let fd = Decoder::new(f.as_bytes().unwrap());
+                    let text = |id| {
+                        fd.find_last(id)
+                            .and_then(|f| f.as_str().ok())
+                            .unwrap_or("")
+                            .to_owned()
+                    };
+                    fields.push(SchemaField {
+                        name: text(1),
+                        number: fd.find_last(3).unwrap().as_u32().unwrap(),
+                        kind: fd.find_last(5).unwrap().as_u64().unwrap(),
+                        type_name: text(6),
+                    });
+                }
+                3 => messages(&full, f.as_bytes().unwrap(), out),
+                _ => {}
+            }
+        }
+        out.insert(full, fields);
+    }
+    let mut out = HashMap::new();
+    for file in Decoder::new(zerotrace_protos::FILE_DESCRIPTOR_SET)
+        .filter_map(Result::ok)
+        .filter(|f| f.id == 1)
+    {
+        let file = file.as_bytes().unwrap();
+        let package = Decoder::new(file)
+            .find_last(2)
+            .and_then(|f| f.as_str().ok())
+            .unwrap_or("");
+        for msg in Decoder::new(file)
+            .filter_map(Result::ok)
+            .filter(|f| f.id == 4)
+        {
+            messages(&format!(".{package}"), msg.as_bytes().unwrap(), &mut out);
+        }
+    }
+    out
+}
+
+/// From TraceConfig down to DataSourceConfig, every field of every message
+/// the service looks into is implemented, refused by name or kept (the
+/// service's one table, `config::CONFIG_FIELDS`); DataSourceConfig's fields
+/// that the table does not name are typed sub-configs, passed through.
+#[test]
+fn every_config_field_at_every_depth_has_a_decision() {
+    use zerotrace_core::service::config::{CONFIG_FIELDS, FieldDecisions, Handling};
+    let schema = schema();
+    let table: HashMap<&str, FieldDecisions> = CONFIG_FIELDS.iter().copied().collect();
+    let mut missing = Vec::new();
+    let mut seen = HashSet::new();
+    let mut todo = vec![".perfetto.protos.TraceConfig".to_owned()];
+    while let Some(full) = todo.pop() {
+        if !seen.insert(full.clone()) {
+            continue;
+        }
+        let short = full.trim_start_matches(".perfetto.protos.");
+        let fields = schema
+            .get(&full)
+            .unwrap_or_else(|| panic!("{full} not in the schema"));
+        let Some(decided) = table.get(short) else {
+            missing.push(format!("message {short}: no table"));
+            continue;
+        };
+        for entry in decided.iter() {
+            assert!(
+                fields
+                    .iter()
+                    .any(|f| f.number == entry.0 && f.name == entry.1),
+                "{short}: the table's {} = {} is not in the schema",
+                entry.1,
+                entry.0
+            );
+        }
+        for f in fields {
+            match decided.iter().find(|e| e.0 == f.number) {
+                Some((_, _, Handling::Implemented)) if f.kind == 11 => {
+                    todo.push(f.type_name.clone());
+                }
+                Some(_) => {}
+                None if short == "DataSourceConfig" && f.kind == 11 => {}
+                None => missing.push(format!("{short}.{} = {}", f.name, f.number)),
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "fields without a decision: {missing:#?}"
+    );
+    for (name, _) in CONFIG_FIELDS {
+        assert!(
+            seen.contains(&format!(".perfetto.protos.{name}")),
+            "{name} is not reached"
+        );
+    }
+    // The walk reached the typed sub-configs and let them pass (this
+    // schema has a few; the CLI's test walks Perfetto's full one).
+    let ds = &schema[".perfetto.protos.DataSourceConfig"];
+    assert!(ds.iter().any(|f| f.name == "track_event_config"));
+}
+
+/// The refused fields of every table are refused by name.
+#[test]
+fn refused_nested_fields_are_refused_by_name() {
+    let cases: [(&str, Vec<u8>); 4] = [
+        (
+            "buffers.experimental_mode",
+            config(&[], &[], |c| {
+                c.add_buffers().set_size_kb(64).set_experimental_mode_raw(1);
+            }),
+        ),
+        (
+            "buffers.clear_before_clone",
+            config(&[], &[], |c| {
+                c.add_buffers().set_size_kb(64).set_clear_before_clone(true);
+            }),
+        ),
+        (
+            "enable_concurrent_session_events",
+            config(&[(64, false)], &[], |c| {
+                c.begin_builtin_data_sources()
+                    .set_enable_concurrent_session_events(true);
+            }),
+        ),
+        (
+            "data_sources.config.protovm_config",
+            config(&[(64, false)], &[], |c| {
+                c.add_data_sources()
+                    .begin_config()
+                    .set_name("ds")
+                    .begin_protovm_config()
+                    .set_memory_limit_kb(64);
+            }),
+        ),
+    ];
+    for (name, raw) in cases {
+        let err = SessionConfig::parse(&raw, &Limits::default()).unwrap_err();
+        assert!(err.to_string().contains(name), "{name}: {err}");
     }
 }

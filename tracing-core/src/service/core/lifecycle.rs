@@ -104,6 +104,7 @@ impl TracingService {
                     enable_extra_guardrails: s.config.extra_guardrails,
                     stop_timeout_ms: s.config.stop_timeout_ms,
                     session_initiator: 0,
+                    prefer_suspend_clock_for_duration: s.config.prefer_suspend_clock_for_duration,
                 },
             );
             s.producer_meta.insert(producer.0, identity);
