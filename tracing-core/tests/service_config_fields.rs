@@ -736,3 +736,108 @@ fn refused_nested_fields_are_refused_by_name() {
         assert!(err.to_string().contains(name), "{name}: {err}");
     }
 }
+
+/// The producers' DataSourceConfig says `prefer_suspend_clock_for_duration`
+/// when the session does (and only then, as Perfetto's service).
+#[test]
+fn data_source_config_carries_the_suspend_clock_preference() {
+    let mut h = Harness::new();
+    let p = h.producer("p", 1);
+    h.register(p, "ds", false, false);
+    for (uid, flag) in [(1, true), (2, false)] {
+        h.take_commands(p);
+        let c = h.consumer(uid);
+        h.enable(
+            c,
+            config(&[(64, false)], &[("ds", 0)], |c| {
+                c.set_duration_ms(1_000);
+                if flag {
+                    c.set_prefer_suspend_clock_for_duration(true);
+                }
+            }),
+        );
+        let setup = h
+            .take_commands(p)
+            .into_iter()
+            .find_map(|c| {
+                zerotrace_protos::protos::GetAsyncCommandResponseDecoder::new(&c)
+                    .setup_data_source()
+                    .and_then(|s| s.config_bytes().map(<[u8]>::to_vec))
+            })
+            .expect("a setup");
+        let field = Decoder::new(&setup)
+            .find_last(122)
+            .and_then(|f| f.as_u64().ok());
+        assert_eq!(field, flag.then_some(1), "flag {flag}");
+    }
+}
+
+/// Trigger configs are checked as Perfetto's service checks them.
+#[test]
+fn trigger_configs_are_checked_as_perfettos() {
+    let trig = |extra: &dyn Fn(&mut TraceConfig<'_>), mode: i32, names: &[&str]| {
+        let raw = config(&[(64, false)], &[], |c| {
+            extra(c);
+            let mut t = c.begin_trigger_config();
+            t.set_trigger_mode_raw(mode);
+            t.set_trigger_timeout_ms(10_000);
+            for n in names {
+                t.add_triggers().set_name(n);
+            }
+        });
+        SessionConfig::parse(&raw, &Limits::default()).map_err(|e| e.to_string())
+    };
+    assert!(trig(&|_| {}, 2, &["a", "b"]).is_ok());
+    let err = trig(&|_| {}, 2, &["a", "a"]).unwrap_err();
+    assert!(err.contains("duplicate"), "{err}");
+    let err = trig(
+        &|c| {
+            c.set_duration_ms(5);
+        },
+        1,
+        &["a"],
+    )
+    .unwrap_err();
+    assert!(err.contains("duration_ms"), "{err}");
+    for mode in [2, 4] {
+        let err = trig(
+            &|c| {
+                c.set_write_into_file(true);
+            },
+            mode,
+            &["a"],
+        )
+        .unwrap_err();
+        assert!(err.contains("write_into_file"), "{err}");
+    }
+    assert!(
+        trig(
+            &|c| {
+                c.set_write_into_file(true);
+            },
+            1,
+            &["a"]
+        )
+        .is_ok()
+    );
+    let long = config(&[(64, false)], &[], |c| {
+        let mut t = c.begin_trigger_config();
+        t.set_trigger_mode_raw(2);
+        t.set_trigger_timeout_ms(8 * 24 * 3600 * 1000);
+    });
+    assert!(SessionConfig::parse(&long, &Limits::default()).is_err());
+}
+
+/// `bugreport_filename` takes only [a-zA-Z0-9-_.], as Perfetto's service.
+#[test]
+fn bugreport_filename_is_checked() {
+    let named = |name: &str| {
+        let raw = config(&[(64, false)], &[], |c| {
+            c.set_bugreport_filename(name);
+        });
+        SessionConfig::parse(&raw, &Limits::default()).map_err(|e| e.to_string())
+    };
+    assert!(named("my-trace_1.pftrace").is_ok());
+    let err = named("../etc/passwd").unwrap_err();
+    assert!(err.contains("bugreport_filename"), "{err}");
+}
