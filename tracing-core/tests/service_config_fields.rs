@@ -841,3 +841,36 @@ fn bugreport_filename_is_checked() {
     let err = named("../etc/passwd").unwrap_err();
     assert!(err.contains("bugreport_filename"), "{err}");
 }
+
+/// A CLONE_SNAPSHOT trigger's hit reaches the consumer after the trigger's
+/// stop delay, counted awake (MONOTONIC), as Perfetto's delayed task.
+#[test]
+fn clone_trigger_hits_wait_for_their_delay_awake() {
+    let (mut h, world) = sleepy();
+    let p = h.producer("p", 0);
+    let c = h.consumer(1);
+    h.enable(
+        c,
+        config(&[(64, false)], &[], |c| {
+            let mut t = c.begin_trigger_config();
+            t.set_trigger_mode_raw(4);
+            t.set_trigger_timeout_ms(600_000);
+            t.add_triggers().set_name("snap").set_stop_delay_ms(2_000);
+        }),
+    );
+    let observe = h.ccall(c, ConsumerCall::ObserveEvents { types: vec![4] });
+    h.pcall(
+        p,
+        ProducerCall::ActivateTriggers {
+            names: vec!["snap".into()],
+        },
+    );
+    h.advance_ms(1_000);
+    assert!(h.replies(c, observe).is_empty(), "not yet");
+    suspend(&mut h, &world, 10_000);
+    assert!(h.replies(c, observe).is_empty(), "asleep");
+    h.advance_ms(1_000);
+    let hits = h.replies(c, observe);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(state_of(&h, c), SessionState::Started);
+}

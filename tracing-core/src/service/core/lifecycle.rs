@@ -36,6 +36,9 @@ const TRIGGER_WINDOW_NS: u64 = 24 * 3600 * 1_000_000_000;
 /// day, newer ones are not counted).
 const MAX_TRIGGER_HISTORY: usize = 64 * 1024;
 
+/// CLONE_SNAPSHOT trigger hits waiting for their delay, at most.
+const MAX_PENDING_CLONE_TRIGGER_HITS: usize = 1024;
+
 /// A clock snapshot this recent makes the end-of-session one redundant.
 const RECENT_SNAPSHOT_NS: u64 = 1_000_000_000;
 
@@ -693,18 +696,27 @@ impl TracingService {
                     self.arm(delay as u64, Timer::TriggerStop(session));
                 }
                 (TriggerMode::CloneSnapshot, _) => {
-                    if let Some(consumer) = s.consumer {
-                        let data = encode(|m| {
-                            let mut e = ObservableEvents::from_message(m);
-                            let mut h = e.begin_clone_trigger_hit();
-                            h.set_tracing_session_id(session.0 as i64);
-                            h.set_trigger_name(name);
-                            h.set_producer_name(producer_name);
-                            h.set_producer_uid(uid);
-                            h.set_boot_time_ns(now);
-                            h.set_trigger_delay_ms(delay as u64);
-                        });
-                        self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                    let data = encode(|m| {
+                        let mut e = ObservableEvents::from_message(m);
+                        let mut h = e.begin_clone_trigger_hit();
+                        h.set_tracing_session_id(session.0 as i64);
+                        h.set_trigger_name(name);
+                        h.set_producer_name(producer_name);
+                        h.set_producer_uid(uid);
+                        h.set_boot_time_ns(now);
+                        h.set_trigger_delay_ms(delay as u64);
+                    });
+                    if delay == 0 {
+                        if let Some(consumer) = s.consumer {
+                            self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                        }
+                    } else if self.clone_trigger_hits.len() < MAX_PENDING_CLONE_TRIGGER_HITS {
+                        // As Perfetto: the consumer hears of it after the
+                        // trigger's delay (time awake), whoever it is then.
+                        self.last_clone_trigger_hit += 1;
+                        let id = self.last_clone_trigger_hit;
+                        self.clone_trigger_hits.insert(id, data);
+                        self.arm(delay as u64, Timer::CloneTriggerHit(session, id));
                     }
                 }
                 _ => {}
@@ -729,6 +741,13 @@ impl TracingService {
                 }
             }
             Timer::Duration(session) | Timer::TriggerStop(session) => self.flush_and_stop(session),
+            Timer::CloneTriggerHit(session, id) => {
+                let data = self.clone_trigger_hits.remove(&id);
+                let consumer = self.sessions.get(&session).and_then(|s| s.consumer);
+                if let (Some(data), Some(consumer)) = (data, consumer) {
+                    self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                }
+            }
             Timer::TriggerTimeout(session) => {
                 // No start trigger came (or no stop trigger: the session ends).
                 self.stop_session(session);

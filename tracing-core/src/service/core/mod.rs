@@ -121,6 +121,10 @@ pub struct TracingService {
     /// Trigger hits (BOOTTIME ns, name) of the last 24 hours, oldest first,
     /// for `max_per_24_h`.
     trigger_history: VecDeque<(u64, String)>,
+    /// CLONE_SNAPSHOT trigger hits waiting for their delay: the encoded
+    /// `ObservableEvents`, by the id their timer carries.
+    clone_trigger_hits: BTreeMap<u64, Vec<u8>>,
+    last_clone_trigger_hit: u64,
 }
 
 impl std::fmt::Debug for TracingService {
@@ -159,6 +163,8 @@ impl TracingService {
             stats: ServiceStats::default(),
             guardrail_names: BTreeMap::new(),
             trigger_history: VecDeque::new(),
+            clone_trigger_hits: BTreeMap::new(),
+            last_clone_trigger_hit: 0,
         }
     }
 
@@ -304,7 +310,14 @@ impl TracingService {
     }
 
     fn disarm(&mut self, pred: impl Fn(&Timer) -> bool) {
-        self.timers.retain(|_, (t, _)| !pred(t));
+        let hits = &mut self.clone_trigger_hits;
+        self.timers.retain(|_, (t, _)| {
+            let keep = !pred(t);
+            if let (false, Timer::CloneTriggerHit(_, id)) = (keep, t) {
+                hits.remove(id);
+            }
+            keep
+        });
     }
 
     /// Replaces the identity of producer `id` before it initializes (a

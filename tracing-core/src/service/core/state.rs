@@ -266,6 +266,9 @@ pub(super) enum Timer {
     ClearIncrementalState(SessionId),
     TriggerTimeout(SessionId),
     TriggerStop(SessionId),
+    /// A CLONE_SNAPSHOT trigger's hit, told to the consumer after the
+    /// trigger's stop delay (the event waits in `clone_trigger_hits`).
+    CloneTriggerHit(SessionId, u64),
     ClockSnapshot(SessionId),
 }
 
@@ -280,6 +283,7 @@ impl Timer {
             | Timer::ClearIncrementalState(s)
             | Timer::TriggerTimeout(s)
             | Timer::TriggerStop(s)
+            | Timer::CloneTriggerHit(s, _)
             | Timer::ClockSnapshot(s) => Some(s),
         }
     }
