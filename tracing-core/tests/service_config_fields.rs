@@ -874,3 +874,28 @@ fn clone_trigger_hits_wait_for_their_delay_awake() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(state_of(&h, c), SessionState::Started);
 }
+
+/// Only the first STOP_TRACING trigger sets the stop (a later one with a
+/// shorter delay does not hasten it), as Perfetto's service.
+#[test]
+fn the_first_stop_trigger_sets_the_stop() {
+    let (mut h, _world) = sleepy();
+    let p = h.producer("p", 0);
+    let c = h.consumer(1);
+    h.enable(
+        c,
+        config(&[(64, false)], &[], |c| {
+            let mut t = c.begin_trigger_config();
+            t.set_trigger_mode_raw(2);
+            t.set_trigger_timeout_ms(600_000);
+            t.add_triggers().set_name("slow").set_stop_delay_ms(10_000);
+            t.add_triggers().set_name("fast").set_stop_delay_ms(1_000);
+        }),
+    );
+    fire(&mut h, p, "slow");
+    fire(&mut h, p, "fast");
+    h.advance_ms(5_000);
+    assert_eq!(state_of(&h, c), SessionState::Started);
+    h.advance_ms(5_000);
+    assert_eq!(state_of(&h, c), SessionState::Stopped);
+}

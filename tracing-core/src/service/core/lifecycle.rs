@@ -678,6 +678,7 @@ impl TracingService {
             let Some(s) = self.sessions.get_mut(&session) else {
                 continue;
             };
+            let first = s.triggers_received.is_empty();
             if s.triggers_received.len() < 1024 {
                 s.triggers_received
                     .push((name.to_owned(), producer_name.to_owned(), uid, now));
@@ -691,7 +692,9 @@ impl TracingService {
                     s.config.duration_ms = delay;
                     self.start_session(session)
                 }
-                (TriggerMode::StopTracing, SessionState::Started) => {
+                // As Perfetto: the first stop trigger sets the stop; later
+                // ones change nothing.
+                (TriggerMode::StopTracing, SessionState::Started) if first => {
                     self.disarm(|t| *t == Timer::TriggerTimeout(session));
                     self.arm(delay as u64, Timer::TriggerStop(session));
                 }
