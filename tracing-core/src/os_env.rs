@@ -157,6 +157,15 @@ impl ServiceEnv for OsEnv {
             .collect()
     }
 
+    fn monotonic_ns(&mut self) -> Option<u64> {
+        // Elsewhere the BOOTTIME stand-in is the monotonic clock already.
+        #[cfg(target_os = "linux")]
+        let mono = Some(ns(rustix::time::ClockId::Monotonic));
+        #[cfg(not(target_os = "linux"))]
+        let mono = None;
+        mono
+    }
+
     fn new_uuid(&mut self) -> u128 {
         random_u128()
     }

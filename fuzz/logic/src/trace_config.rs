@@ -18,6 +18,7 @@ pub fn trace_config(data: &[u8]) {
             enable_extra_guardrails: false,
             stop_timeout_ms: 5000,
             session_initiator: 0,
+            prefer_suspend_clock_for_duration: false,
         },
     );
     // The kept fields: the input's fields up to its first error, minus the

@@ -291,9 +291,11 @@ pub struct CloneArgs {
     pub session_id: Option<u64>,
     /// Or the session with this `unique_session_name`.
     pub unique_session_name: Option<String>,
-    /// Clone without applying the trace filter.
+    /// Clone without applying the trace filter. Nothing to skip here: this
+    /// service refuses `trace_filter`, so a clone is never filtered.
     pub skip_trace_filter: bool,
-    /// A bugreport clone.
+    /// A bugreport clone: the clone's flush carries the bugreport clone
+    /// target in its `FlushFlags`, as Perfetto's.
     pub for_bugreport: bool,
     /// The CLONE_SNAPSHOT trigger this clone answers (its
     /// `clone_trigger_*` fields, when `clone_trigger_name` is set): the

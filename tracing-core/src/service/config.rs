@@ -136,6 +136,11 @@ pub struct TriggerSpec {
     pub producer_name_regex: Option<regex::Regex>,
     /// Delay between the trigger and the stop.
     pub stop_delay_ms: u32,
+    /// `max_per_24_h` (0 = no limit): hits of this trigger's name, across
+    /// sessions, after which it is ignored for 24 hours.
+    pub max_per_24_h: u32,
+    /// `skip_probability`: the chance that a hit is ignored.
+    pub skip_probability: f64,
 }
 
 /// The interpreted TraceConfig of a session.
@@ -154,6 +159,12 @@ pub struct SessionConfig {
     pub duration_ms: u32,
     /// `enable_extra_guardrails`.
     pub extra_guardrails: bool,
+    /// `prefer_suspend_clock_for_duration`: `duration_ms` counts suspended
+    /// time (BOOTTIME), not only time awake (MONOTONIC, the default).
+    pub prefer_suspend_clock_for_duration: bool,
+    /// `builtin_data_sources.prefer_suspend_clock_for_snapshot`: the
+    /// periodic clock snapshot's timer counts suspended time.
+    pub prefer_suspend_clock_for_snapshot: bool,
     /// `lockdown_mode` = LOCKDOWN_SET / LOCKDOWN_CLEAR.
     pub lockdown: Option<bool>,
     /// `producers`: (name, shm bytes, page bytes).
@@ -256,13 +267,6 @@ impl SessionConfig {
         if d.exclusive_prio().unwrap_or(0) != 0 {
             return Err(ConfigError::Unsupported("exclusive_prio"));
         }
-        // Our timers run on the driver's one clock; a duration that must
-        // not count suspended time would need a second one.
-        if d.prefer_suspend_clock_for_duration().unwrap_or(false) {
-            return Err(ConfigError::Unsupported(
-                "prefer_suspend_clock_for_duration",
-            ));
-        }
         if let Some(b) = d.builtin_data_sources()
             && b.enable_concurrent_session_events().unwrap_or(false)
         {
@@ -306,6 +310,16 @@ impl SessionConfig {
                     "buffers[{}].size_kb {size_kb} is not a multiple of 4 (enable_extra_guardrails)",
                     buffers.len()
                 )));
+            }
+            match b.experimental_mode_raw().unwrap_or(0) {
+                0 => {}
+                1 => return Err(ConfigError::Unsupported("buffers.experimental_mode")),
+                m => {
+                    return Err(invalid(format!(
+                        "buffers[{}].experimental_mode {m}",
+                        buffers.len()
+                    )));
+                }
             }
             if b.clear_before_clone().unwrap_or(false) {
                 return Err(ConfigError::Unsupported("buffers.clear_before_clone"));
@@ -382,6 +396,12 @@ impl SessionConfig {
                     "data_sources[{i}] ({name}) targets buffer {buffer_index}, the config has {}",
                     buffers.len()
                 )));
+            }
+            // Perfetto's service runs a ProtoVM over the buffer for it.
+            if cfg.has_protovm_config() {
+                return Err(ConfigError::Unsupported(
+                    "data_sources.config.protovm_config",
+                ));
             }
             let mut regexes = Vec::new();
             for r in ds.producer_name_regex_filter() {
@@ -470,19 +490,76 @@ impl SessionConfig {
                     Some(r) => Some(anchored(r, "trigger_config.triggers.producer_name_regex")?),
                     None => None,
                 };
+                let skip_probability = t.skip_probability().unwrap_or(0.0);
+                if !(0.0..=1.0).contains(&skip_probability) {
+                    return Err(invalid(format!(
+                        "trigger_config.triggers.skip_probability {skip_probability} is not in [0, 1]"
+                    )));
+                }
                 triggers.push(TriggerSpec {
                     name: name.to_owned(),
                     producer_name_regex,
                     stop_delay_ms: t.stop_delay_ms().unwrap_or(0),
+                    max_per_24_h: t.max_per_24_h().unwrap_or(0),
+                    skip_probability,
                 });
+            }
+            // A config for services older than CLONE_SNAPSHOT: STOP_TRACING
+            // there, CLONE_SNAPSHOT here (as Perfetto's).
+            if tc.use_clone_snapshot_if_available().unwrap_or(false) {
+                if trigger_mode != Some(TriggerMode::StopTracing) {
+                    return Err(invalid(
+                        "trigger_config.use_clone_snapshot_if_available needs trigger_mode STOP_TRACING",
+                    ));
+                }
+                trigger_mode = Some(TriggerMode::CloneSnapshot);
             }
             trigger_timeout_ms = tc.trigger_timeout_ms().unwrap_or(0);
             if trigger_mode.is_some() && trigger_timeout_ms == 0 {
                 return Err(invalid("trigger_config needs trigger_timeout_ms"));
             }
+            // As Perfetto's: the timeout within the longest duration, no
+            // duration of its own, one trigger per name, and no
+            // STOP_TRACING or CLONE_SNAPSHOT session into a file.
+            if trigger_mode.is_some() {
+                if trigger_timeout_ms as u64 > max_duration {
+                    return Err(ConfigError::Limit(format!(
+                        "trigger_config.trigger_timeout_ms {trigger_timeout_ms} exceeds {max_duration}"
+                    )));
+                }
+                if duration_ms != 0 {
+                    return Err(invalid(
+                        "duration_ms must not be set with a trigger_config (trigger_timeout_ms bounds it)",
+                    ));
+                }
+                if write_into_file && trigger_mode != Some(TriggerMode::StartTracing) {
+                    return Err(invalid(
+                        "trigger_mode STOP_TRACING or CLONE_SNAPSHOT cannot write_into_file",
+                    ));
+                }
+            }
+            for (i, t) in triggers.iter().enumerate() {
+                if triggers[..i].iter().any(|u| u.name == t.name) {
+                    return Err(invalid(format!(
+                        "trigger_config.triggers: duplicate trigger name {:?}",
+                        t.name
+                    )));
+                }
+            }
             if trigger_mode.is_none() && !triggers.is_empty() {
                 return Err(invalid("trigger_config.triggers without a trigger_mode"));
             }
+        }
+        // Perfetto's service takes only [a-zA-Z0-9-_.] (the name becomes a
+        // file name on Android; here it is only checked and kept).
+        if let Some(name) = d.bugreport_filename()
+            && !name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(&c))
+        {
+            return Err(invalid(format!(
+                "bugreport_filename {name:?} may use only [a-zA-Z0-9-_.]"
+            )));
         }
         let builtin = d.builtin_data_sources();
         let flag = |f: fn(
@@ -501,6 +578,10 @@ impl SessionConfig {
             trace_all_machines: d.trace_all_machines().unwrap_or(false),
             duration_ms,
             extra_guardrails,
+            prefer_suspend_clock_for_duration: d
+                .prefer_suspend_clock_for_duration()
+                .unwrap_or(false),
+            prefer_suspend_clock_for_snapshot: flag(|b| b.prefer_suspend_clock_for_snapshot()),
             lockdown,
             producers,
             write_into_file,
@@ -578,6 +659,10 @@ pub struct DataSourceOverrides {
     pub stop_timeout_ms: u32,
     /// `session_initiator` (8).
     pub session_initiator: i32,
+    /// `prefer_suspend_clock_for_duration` (122): set (to true) only when
+    /// the session prefers the suspend clock, as Perfetto's service does
+    /// (an SDK hashing a startup config expects no new field otherwise).
+    pub prefer_suspend_clock_for_duration: bool,
 }
 
 /// Field numbers of DataSourceConfig that the service sets.
@@ -595,7 +680,9 @@ pub fn rewrite_data_source_config(consumer: &[u8], o: &DataSourceOverrides) -> V
             let Some(Ok(field)) = dec.read_field() else {
                 break;
             };
-            if SERVICE_SET_FIELDS.contains(&field.id) {
+            if SERVICE_SET_FIELDS.contains(&field.id)
+                || field.id == 122 && o.prefer_suspend_clock_for_duration
+            {
                 continue;
             }
             if let FieldValue::Group(_) = field.value {
@@ -609,6 +696,9 @@ pub fn rewrite_data_source_config(consumer: &[u8], o: &DataSourceOverrides) -> V
         m.append_bool(6, o.enable_extra_guardrails);
         m.append_uint32(7, o.stop_timeout_ms);
         m.append_enum(8, o.session_initiator);
+        if o.prefer_suspend_clock_for_duration {
+            m.append_bool(122, true);
+        }
     }
     w.finish().unwrap_or_default()
 }
@@ -639,6 +729,7 @@ mod tests {
                 enable_extra_guardrails: false,
                 stop_timeout_ms: 5000,
                 session_initiator: 0,
+                prefer_suspend_clock_for_duration: false,
             },
         );
         let mut dec = Decoder::new(&out);
@@ -654,18 +745,24 @@ mod tests {
     }
 }
 
-/// How the service treats a TraceConfig field.
+/// How the service treats a config field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handling {
-    /// The service does what the field asks.
+    /// The service does what the field asks (for DataSourceConfig: reads
+    /// it, or sets it for the producer).
     Implemented,
-    /// Refused with an error naming the field (when set to a non-default).
+    /// Refused with an error naming the field (when set to a non-default);
+    /// a refused message is refused with all its fields.
     Refused,
-    /// Read by someone else (the `perfetto` command, Android services) or
-    /// ignored by Perfetto's own service under Linux: kept in the config and
-    /// the trace, not acted on.
+    /// Read by someone else (the `perfetto` command, Android services, the
+    /// producer for DataSourceConfig) or ignored by Perfetto's own service
+    /// under Linux: kept in the config and the trace, not acted on; a kept
+    /// message is kept with all its fields.
     Kept,
 }
+
+/// The decisions on the fields of one message: (number, name, handling).
+pub type FieldDecisions = &'static [(u32, &'static str, Handling)];
 
 /// Every TraceConfig field and what the service does with it; a test checks
 /// that the table covers the schema, so no field is silently ignored.
@@ -702,8 +799,12 @@ pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (33, "trace_filter", Handling::Refused),
     (34, "android_report_config", Handling::Kept),
     (35, "cmd_trace_start_delay", Handling::Kept),
-    (36, "prefer_suspend_clock_for_duration", Handling::Refused),
-    (38, "bugreport_filename", Handling::Kept),
+    (
+        36,
+        "prefer_suspend_clock_for_duration",
+        Handling::Implemented,
+    ),
+    (38, "bugreport_filename", Handling::Implemented),
     (39, "session_semaphores", Handling::Implemented),
     (40, "priority_boost", Handling::Refused),
     (41, "exclusive_prio", Handling::Refused),
@@ -712,6 +813,134 @@ pub const TRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (45, "fflush_post_write", Handling::Implemented),
     (47, "compression", Handling::Implemented),
     (48, "trace_attributes", Handling::Kept),
+];
+
+/// The fields of DataSourceConfig the service reads or sets; every other
+/// field is a typed sub-config (or the producer's own setting) that goes to
+/// the producer untouched. A test checks that every field missing here is
+/// of a message type, so a new scalar cannot slip by.
+pub const DATA_SOURCE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
+    (1, "name", Handling::Implemented),
+    (2, "target_buffer", Handling::Implemented),
+    (3, "trace_duration_ms", Handling::Implemented),
+    (4, "tracing_session_id", Handling::Implemented),
+    (6, "enable_extra_guardrails", Handling::Implemented),
+    (7, "stop_timeout_ms", Handling::Implemented),
+    (8, "session_initiator", Handling::Implemented),
+    (9, "buffer_exhausted_policy", Handling::Kept),
+    (10, "priority_boost", Handling::Kept),
+    (11, "target_buffer_name", Handling::Implemented),
+    (12, "protovm_config", Handling::Refused),
+    (
+        122,
+        "prefer_suspend_clock_for_duration",
+        Handling::Implemented,
+    ),
+    (1000, "legacy_config", Handling::Kept),
+];
+
+/// Every config message the service looks into, below `perfetto.protos`,
+/// with the decision on each of its fields: TraceConfig, the messages of its
+/// implemented fields at every depth, and DataSourceConfig (whose typed
+/// sub-configs pass through). Checked against the schema by a test.
+pub const CONFIG_FIELDS: &[(&str, FieldDecisions)] = &[
+    ("TraceConfig", TRACE_CONFIG_FIELDS),
+    (
+        "TraceConfig.BufferConfig",
+        &[
+            (1, "size_kb", Handling::Implemented),
+            (4, "fill_policy", Handling::Implemented),
+            (5, "transfer_on_clone", Handling::Implemented),
+            (6, "clear_before_clone", Handling::Refused),
+            (7, "name", Handling::Implemented),
+            (8, "experimental_mode", Handling::Refused),
+        ],
+    ),
+    (
+        "TraceConfig.DataSource",
+        &[
+            (1, "config", Handling::Implemented),
+            (2, "producer_name_filter", Handling::Implemented),
+            (3, "producer_name_regex_filter", Handling::Implemented),
+            (4, "machine_name_filter", Handling::Implemented),
+        ],
+    ),
+    ("DataSourceConfig", DATA_SOURCE_CONFIG_FIELDS),
+    (
+        "TraceConfig.BuiltinDataSource",
+        &[
+            (1, "disable_clock_snapshotting", Handling::Implemented),
+            (2, "disable_trace_config", Handling::Implemented),
+            (3, "disable_system_info", Handling::Implemented),
+            (4, "disable_service_events", Handling::Implemented),
+            (5, "primary_trace_clock", Handling::Implemented),
+            (6, "snapshot_interval_ms", Handling::Implemented),
+            (
+                7,
+                "prefer_suspend_clock_for_snapshot",
+                Handling::Implemented,
+            ),
+            (8, "disable_chunk_usage_histograms", Handling::Implemented),
+            // Perfetto's service emits the extension descriptors it was
+            // built with unless disabled; this one has none to emit.
+            (9, "disable_extension_descriptors", Handling::Implemented),
+            (10, "enable_concurrent_session_events", Handling::Refused),
+        ],
+    ),
+    (
+        "TraceConfig.ProducerConfig",
+        &[
+            (1, "producer_name", Handling::Implemented),
+            (2, "shm_size_kb", Handling::Implemented),
+            (3, "page_size_kb", Handling::Implemented),
+        ],
+    ),
+    (
+        "TraceConfig.GuardrailOverrides",
+        &[
+            // The `perfetto` command's upload quota.
+            (1, "max_upload_per_day_bytes", Handling::Kept),
+            (2, "max_tracing_buffer_size_kb", Handling::Implemented),
+        ],
+    ),
+    (
+        "TraceConfig.TriggerConfig",
+        &[
+            (1, "trigger_mode", Handling::Implemented),
+            (2, "triggers", Handling::Implemented),
+            (3, "trigger_timeout_ms", Handling::Implemented),
+            (5, "use_clone_snapshot_if_available", Handling::Implemented),
+        ],
+    ),
+    (
+        "TraceConfig.TriggerConfig.Trigger",
+        &[
+            (1, "name", Handling::Implemented),
+            (2, "producer_name_regex", Handling::Implemented),
+            (3, "stop_delay_ms", Handling::Implemented),
+            (4, "max_per_24_h", Handling::Implemented),
+            (5, "skip_probability", Handling::Implemented),
+        ],
+    ),
+    (
+        "TraceConfig.IncrementalStateConfig",
+        &[(1, "clear_period_ms", Handling::Implemented)],
+    ),
+    (
+        "TraceConfig.SessionSemaphore",
+        &[
+            (1, "name", Handling::Implemented),
+            (2, "max_other_session_count", Handling::Implemented),
+        ],
+    ),
+    (
+        "TraceConfig.CompressionConfig",
+        &[
+            (1, "deflate", Handling::Implemented),
+            (2, "zstd", Handling::Refused),
+        ],
+    ),
+    ("TraceConfig.CompressionConfig.Deflate", &[]),
 ];
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! What the core needs from the world, as a trait the driver implements:
-//! clocks, fresh uuids, the host description and shared memory allocation.
+//! clocks (the snapshot's, and MONOTONIC beside the driver's BOOTTIME),
+//! fresh uuids and random numbers, the host description and shared memory
+//! allocation.
 //! Tests and fuzzers implement it with a fake clock and heap buffers, so the
 //! core stays deterministic and never touches the machine itself.
 
@@ -37,8 +39,24 @@ pub trait ServiceEnv {
     /// about the same instant (BOOTTIME, MONOTONIC, REALTIME, ...).
     fn clock_snapshot(&mut self) -> Vec<ClockReading>;
 
+    /// CLOCK_MONOTONIC in nanoseconds: like BOOTTIME (the `now` the driver
+    /// passes) but stopped while the machine is suspended. Most deadlines
+    /// run on it, as Perfetto's do. `None` (the default) for a machine that
+    /// does not tell the two apart: every deadline then runs on BOOTTIME.
+    fn monotonic_ns(&mut self) -> Option<u64> {
+        None
+    }
+
     /// A fresh random 128-bit trace uuid.
     fn new_uuid(&mut self) -> u128;
+
+    /// A random number in [0, 1), for `skip_probability` of triggers. The
+    /// default draws it from [`new_uuid`](Self::new_uuid); tests inject
+    /// their own.
+    fn random_unit(&mut self) -> f64 {
+        // 53 random bits, the precision of an f64 in [0, 1).
+        (self.new_uuid() >> 75) as f64 / (1u64 << 53) as f64
+    }
 
     /// The encoded `SystemInfo` message describing this host (may be empty).
     fn system_info(&mut self) -> Vec<u8>;

@@ -629,8 +629,11 @@ impl TracingService {
         if let Some(c) = self.consumers.get_mut(&id) {
             c.clone_trigger = args.clone_trigger;
         }
+        // As Perfetto: a bugreport clone (asked, or by the highest score)
+        // tells the producers so in the flush's CloneTarget.
+        let for_bugreport = args.for_bugreport || args.session_id == Some(u64::MAX);
         match self.sessions.get(&target).map(|s| s.state) {
-            Some(SessionState::Started) => self.clone_flush(target, id, request),
+            Some(SessionState::Started) => self.clone_flush(target, id, request, for_bugreport),
             _ => self.finish_clone(target, id, request),
         }
     }
@@ -850,7 +853,6 @@ impl Session {
             triggers_received: Vec::new(),
             all_started_notified: false,
             clone_trigger: None,
-            clone_hits_due: Vec::new(),
         }
     }
 }

@@ -25,6 +25,19 @@ pub(super) const OBSERVE_CLONE_TRIGGER: u32 = 1 << 4;
 const FLUSH_PERIODIC: u64 = 1 | (1 << 4);
 const FLUSH_STOP: u64 = 2 | (1 << 4);
 const FLUSH_CLONE: u64 = 3 | (1 << 4);
+/// FlushFlags clone target: bugreport.
+const FLUSH_CLONE_FOR_BUGREPORT: u64 = 1 << 8;
+
+/// The window of `max_per_24_h`.
+const TRIGGER_WINDOW_NS: u64 = 24 * 3600 * 1_000_000_000;
+
+/// Trigger hits remembered for `max_per_24_h` (a producer flooding
+/// triggers cannot grow the history without bound; beyond this many hits a
+/// day, newer ones are not counted).
+const MAX_TRIGGER_HISTORY: usize = 64 * 1024;
+
+/// CLONE_SNAPSHOT trigger hits waiting for their delay, at most.
+const MAX_PENDING_CLONE_TRIGGER_HITS: usize = 1024;
 
 /// A clock snapshot this recent makes the end-of-session one redundant.
 const RECENT_SNAPSHOT_NS: u64 = 1_000_000_000;
@@ -99,6 +112,7 @@ impl TracingService {
                     enable_extra_guardrails: s.config.extra_guardrails,
                     stop_timeout_ms: s.config.stop_timeout_ms,
                     session_initiator: 0,
+                    prefer_suspend_clock_for_duration: s.config.prefer_suspend_clock_for_duration,
                 },
             );
             s.producer_meta.insert(producer.0, identity);
@@ -621,9 +635,20 @@ impl TracingService {
     /// A trigger, from a producer (or a consumer's `activate_triggers`).
     pub(super) fn activate_trigger(&mut self, name: &str, producer_name: &str, uid: u32) {
         let now = self.now;
+        // `max_per_24_h` counts this trigger's hits of the last 24 hours,
+        // across sessions (as Perfetto: a hit is a trigger that reached at
+        // least one session, counted once).
+        self.trigger_history
+            .retain(|(at, _)| now.saturating_sub(*at) <= TRIGGER_WINDOW_NS);
+        let hits = self
+            .trigger_history
+            .iter()
+            .filter(|(_, n)| n == name)
+            .count() as u64;
+        let mut hit = false;
         let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
         for session in ids {
-            let Some(s) = self.sessions.get_mut(&session) else {
+            let Some(s) = self.sessions.get(&session) else {
                 continue;
             };
             // A clone carries its source's config, triggers included, but
@@ -642,7 +667,20 @@ impl TracingService {
             }) else {
                 continue;
             };
-            let delay = t.stop_delay_ms;
+            let (delay, skip_probability, max_per_24_h) =
+                (t.stop_delay_ms, t.skip_probability, t.max_per_24_h);
+            // A random number in [0, 1) under skip_probability drops it.
+            if skip_probability > 0.0 && self.env.random_unit() < skip_probability {
+                continue;
+            }
+            if max_per_24_h > 0 && hits >= max_per_24_h as u64 {
+                continue;
+            }
+            hit = true;
+            let Some(s) = self.sessions.get_mut(&session) else {
+                continue;
+            };
+            let first = s.triggers_received.is_empty();
             if s.triggers_received.len() < 1024 {
                 s.triggers_received
                     .push((name.to_owned(), producer_name.to_owned(), uid, now));
@@ -651,9 +689,14 @@ impl TracingService {
                 (TriggerMode::StartTracing, SessionState::Configured)
                     if !s.config.deferred_start =>
                 {
+                    // As Perfetto: the trigger's stop delay becomes the
+                    // session's duration (so it follows that clock).
+                    s.config.duration_ms = delay;
                     self.start_session(session)
                 }
-                (TriggerMode::StopTracing, SessionState::Started) => {
+                // As Perfetto: the first stop trigger sets the stop; later
+                // ones change nothing.
+                (TriggerMode::StopTracing, SessionState::Started) if first => {
                     self.disarm(|t| *t == Timer::TriggerTimeout(session));
                     self.arm(delay as u64, Timer::TriggerStop(session));
                 }
@@ -676,14 +719,19 @@ impl TracingService {
                         if let Some(consumer) = s.consumer {
                             self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
                         }
-                    } else {
-                        let due = now.saturating_add(u64::from(delay) * 1_000_000);
-                        s.clone_hits_due.push((due, data));
-                        self.arm(delay as u64, Timer::CloneTriggerHit(session));
+                    } else if self.clone_trigger_hits.len() < MAX_PENDING_CLONE_TRIGGER_HITS {
+                        // Counted awake, told to whoever consumes it then.
+                        self.last_clone_trigger_hit += 1;
+                        let id = self.last_clone_trigger_hit;
+                        self.clone_trigger_hits.insert(id, data);
+                        self.arm(delay as u64, Timer::CloneTriggerHit(session, id));
                     }
                 }
                 _ => {}
             }
+        }
+        if hit && self.trigger_history.len() < MAX_TRIGGER_HISTORY {
+            self.trigger_history.push_back((now, name.to_owned()));
         }
     }
 
@@ -701,6 +749,13 @@ impl TracingService {
                 }
             }
             Timer::Duration(session) | Timer::TriggerStop(session) => self.flush_and_stop(session),
+            Timer::CloneTriggerHit(session, id) => {
+                let data = self.clone_trigger_hits.remove(&id);
+                let consumer = self.sessions.get(&session).and_then(|s| s.consumer);
+                if let (Some(data), Some(consumer)) = (data, consumer) {
+                    self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
+                }
+            }
             Timer::TriggerTimeout(session) => {
                 // No start trigger came (or no stop trigger: the session ends).
                 self.stop_session(session);
@@ -741,20 +796,6 @@ impl TracingService {
                     self.arm(period, Timer::ClearIncrementalState(session));
                 }
             }
-            Timer::CloneTriggerHit(session) => {
-                let now = self.now;
-                let Some(s) = self.sessions.get_mut(&session) else {
-                    return;
-                };
-                let (due, later) = s.clone_hits_due.drain(..).partition(|(at, _)| *at <= now);
-                s.clone_hits_due = later;
-                // To whoever consumes the session now (none while detached).
-                if let Some(consumer) = s.consumer {
-                    for (_, data) in due {
-                        self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
-                    }
-                }
-            }
             Timer::ClockSnapshot(session) => {
                 if let Some(s) = self
                     .sessions
@@ -775,7 +816,13 @@ impl TracingService {
         session: SessionId,
         consumer: ConsumerId,
         request: crate::service::ids::RequestId,
+        for_bugreport: bool,
     ) {
+        let flags = if for_bugreport {
+            FLUSH_CLONE | FLUSH_CLONE_FOR_BUGREPORT
+        } else {
+            FLUSH_CLONE
+        };
         let timeout = self
             .sessions
             .get(&session)
@@ -784,7 +831,7 @@ impl TracingService {
         self.flush(
             session,
             timeout,
-            FLUSH_CLONE,
+            flags,
             FlushPurpose::Clone(consumer, request),
         );
     }

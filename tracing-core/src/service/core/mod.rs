@@ -3,6 +3,10 @@
 //! [`TracingService::poll_action`], and names its next deadline in
 //! [`TracingService::poll_timeout`]. All times are nanoseconds of one
 //! monotonic clock that includes suspend (BOOTTIME), supplied by the driver.
+//! Deadlines that must not count suspended time (as Perfetto's, most of
+//! them) also carry a CLOCK_MONOTONIC deadline, read from the
+//! [`ServiceEnv`]: when such a timer comes due on BOOTTIME before it is due
+//! on MONOTONIC (the machine slept), it waits for the rest.
 
 mod consumer_port;
 mod file_output;
@@ -106,13 +110,22 @@ pub struct TracingService {
     pending_flushes: BTreeMap<FlushRequestId, PendingFlush>,
     /// ReadBuffers calls still streaming: consumer to (session, request).
     pending_reads: BTreeMap<ConsumerId, (SessionId, RequestId)>,
-    timers: BTreeMap<(u64, u64), Timer>,
+    /// Timers by (BOOTTIME deadline, sequence), with their MONOTONIC
+    /// deadline when they must not count suspended time.
+    timers: BTreeMap<(u64, u64), (Timer, Option<u64>)>,
     timer_seq: u64,
     lockdown: bool,
     stats: ServiceStats,
     /// When each `unique_session_name` last began a session with
     /// `enable_extra_guardrails` (BOOTTIME ns).
     guardrail_names: BTreeMap<String, u64>,
+    /// Trigger hits (BOOTTIME ns, name) of the last 24 hours, oldest first,
+    /// for `max_per_24_h`.
+    trigger_history: VecDeque<(u64, String)>,
+    /// CLONE_SNAPSHOT trigger hits waiting for their delay: the encoded
+    /// `ObservableEvents`, by the id their timer carries.
+    clone_trigger_hits: BTreeMap<u64, Vec<u8>>,
+    last_clone_trigger_hit: u64,
 }
 
 impl std::fmt::Debug for TracingService {
@@ -150,6 +163,9 @@ impl TracingService {
             lockdown: false,
             stats: ServiceStats::default(),
             guardrail_names: BTreeMap::new(),
+            trigger_history: VecDeque::new(),
+            clone_trigger_hits: BTreeMap::new(),
+            last_clone_trigger_hit: 0,
         }
     }
 
@@ -171,7 +187,20 @@ impl TracingService {
             if key.0 > self.now {
                 break;
             }
-            if let Some(timer) = self.timers.remove(&key) {
+            if let Some((timer, monotonic_at)) = self.timers.remove(&key) {
+                // Due on BOOTTIME; on MONOTONIC the machine may have slept
+                // through part of it.
+                let left = match (monotonic_at, self.env.monotonic_ns()) {
+                    (Some(at), Some(mono)) => at.saturating_sub(mono),
+                    _ => 0,
+                };
+                if left > 0 {
+                    self.timer_seq += 1;
+                    let at = self.now.saturating_add(left);
+                    self.timers
+                        .insert((at, self.timer_seq), (timer, monotonic_at));
+                    continue;
+                }
                 self.fire(timer);
             }
         }
@@ -244,14 +273,52 @@ impl TracingService {
         self.push(Action::Reply { to, request, reply });
     }
 
+    /// Arms `timer` to fire `after_ms` from now: on BOOTTIME when it counts
+    /// suspended time ([`Self::counts_suspend`]), else on MONOTONIC.
     fn arm(&mut self, after_ms: u64, timer: Timer) {
         self.timer_seq += 1;
-        let at = self.now.saturating_add(after_ms.saturating_mul(1_000_000));
-        self.timers.insert((at, self.timer_seq), timer);
+        let after = after_ms.saturating_mul(1_000_000);
+        let at = self.now.saturating_add(after);
+        let monotonic_at = if self.counts_suspend(&timer) {
+            None
+        } else {
+            self.env.monotonic_ns().map(|m| m.saturating_add(after))
+        };
+        self.timers
+            .insert((at, self.timer_seq), (timer, monotonic_at));
+    }
+
+    /// Whether `timer` runs on BOOTTIME (counting suspend), as Perfetto's:
+    /// `duration_ms` (and the trigger timeout of STOP_TRACING and
+    /// CLONE_SNAPSHOT sessions, which Perfetto runs as their duration) with
+    /// `prefer_suspend_clock_for_duration`, the periodic clock snapshot with
+    /// `builtin_data_sources.prefer_suspend_clock_for_snapshot`. Every other
+    /// timer (flushes, stop delays of triggers, file writes...) runs on
+    /// MONOTONIC.
+    fn counts_suspend(&self, timer: &Timer) -> bool {
+        let config = |s: &SessionId| self.sessions.get(s).map(|s| &s.config);
+        match timer {
+            Timer::Duration(s) => config(s).is_some_and(|c| c.prefer_suspend_clock_for_duration),
+            Timer::TriggerTimeout(s) => config(s).is_some_and(|c| {
+                c.prefer_suspend_clock_for_duration
+                    && c.trigger_mode != Some(crate::service::config::TriggerMode::StartTracing)
+            }),
+            Timer::ClockSnapshot(s) => {
+                config(s).is_some_and(|c| c.prefer_suspend_clock_for_snapshot)
+            }
+            _ => false,
+        }
     }
 
     fn disarm(&mut self, pred: impl Fn(&Timer) -> bool) {
-        self.timers.retain(|_, t| !pred(t));
+        let hits = &mut self.clone_trigger_hits;
+        self.timers.retain(|_, (t, _)| {
+            let keep = !pred(t);
+            if let (false, Timer::CloneTriggerHit(_, id)) = (keep, t) {
+                hits.remove(id);
+            }
+            keep
+        });
     }
 
     /// Replaces the identity of producer `id` before it initializes (a

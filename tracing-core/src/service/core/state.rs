@@ -200,9 +200,6 @@ pub(super) struct Session {
     /// A clone's CLONE_SNAPSHOT trigger (from the CloneSession call), for
     /// the first read.
     pub clone_trigger: Option<crate::service::CloneTrigger>,
-    /// `clone_trigger_hit` events waiting for their trigger's
-    /// `stop_delay_ms`: (due time, encoded ObservableEvents).
-    pub clone_hits_due: Vec<(u64, Vec<u8>)>,
 }
 
 /// A session as [`TracingService::sessions`](super::TracingService::sessions) lists it.
@@ -284,9 +281,10 @@ pub(super) enum Timer {
     ClearIncrementalState(SessionId),
     TriggerTimeout(SessionId),
     TriggerStop(SessionId),
+    /// A CLONE_SNAPSHOT trigger's hit, told to the consumer after the
+    /// trigger's stop delay (the event waits in `clone_trigger_hits`).
+    CloneTriggerHit(SessionId, u64),
     ClockSnapshot(SessionId),
-    /// A CLONE_SNAPSHOT trigger's delay ran out: tell the consumer.
-    CloneTriggerHit(SessionId),
 }
 
 impl Timer {
@@ -300,8 +298,8 @@ impl Timer {
             | Timer::ClearIncrementalState(s)
             | Timer::TriggerTimeout(s)
             | Timer::TriggerStop(s)
-            | Timer::ClockSnapshot(s)
-            | Timer::CloneTriggerHit(s) => Some(s),
+            | Timer::CloneTriggerHit(s, _)
+            | Timer::ClockSnapshot(s) => Some(s),
         }
     }
 }
