@@ -5,7 +5,8 @@
 //! The `.proto` files live in `protos/proto` (package `perfetto.protos`, the
 //! same messages, fields and numbers as Perfetto). The Rust code under
 //! `src/generated` is produced by `cargo xtask codegen` and checked in;
-//! `cargo xtask codegen --check` fails when it is stale.
+//! `cargo xtask codegen --check` and the test `generated_code_is_fresh` fail
+//! when it is stale.
 //!
 //! Per message `Foo` there is a writer `Foo<'w>` and a decoder `FooDecoder<'a>`:
 //!

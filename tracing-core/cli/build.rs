@@ -1,14 +1,15 @@
 //! Builds the descriptor set the `zerotrace` command reads text configs and
 //! names trace fields with: Perfetto's upstream schema (the `.proto` files
-//! of the `perfetto_protos` crate, v51, found through `cargo metadata`,
-//! which downloads it; never copied into this repository) compiled by the
+//! of the `perfetto_protos` crate, v51, found through `cargo metadata` by
+//! `zerotrace-crate-source`, which downloads it; never copied into this
+//! repository) compiled by the
 //! vendored `protoc`, with the fields Perfetto added since, which our own
 //! schema in `protos/proto` declares, merged into their messages.
 
 use std::collections::{BTreeSet, HashMap};
 use std::env;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use prost::Message;
 use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
@@ -40,31 +41,13 @@ fn main() {
 
 /// The root of the unpacked upstream crate (it holds `protos/perfetto/...`).
 fn locate_upstream(manifest: &Path) -> PathBuf {
-    if let Some(dir) = env::var_os("ZEROTRACE_PERFETTO_PROTOS_DIR") {
-        return PathBuf::from(dir);
-    }
-    let out = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(manifest.join("Cargo.toml"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        out.status.success(),
-        "cargo metadata failed: {}",
-        out.status
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
-    let packages = meta["packages"].as_array().expect("metadata packages");
-    let pkg = packages
-        .iter()
-        .find(|p| p["name"] == UPSTREAM_CRATE && p["version"] == UPSTREAM_VERSION)
-        .unwrap_or_else(|| panic!("cargo metadata lists no {UPSTREAM_CRATE} {UPSTREAM_VERSION}"));
-    let manifest_path = pkg["manifest_path"].as_str().expect("manifest_path");
-    Path::new(manifest_path)
-        .parent()
-        .expect("package directory")
-        .to_path_buf()
+    zerotrace_crate_source::crate_source_dir(
+        "ZEROTRACE_PERFETTO_PROTOS_DIR",
+        manifest,
+        UPSTREAM_CRATE,
+        UPSTREAM_VERSION,
+    )
+    .unwrap_or_else(|e| panic!("locating {UPSTREAM_CRATE}: {e}"))
 }
 
 /// Every `.proto` under `dir`, relative to `root`, sorted.

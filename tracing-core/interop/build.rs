@@ -12,7 +12,8 @@
 //! the only one that compiles C++. A build writes into a private directory
 //! and renames it into place, so concurrent builds never see half a library.
 //!
-//! The amalgamation is found through `cargo metadata` (which downloads the
+//! The amalgamation is found through `cargo metadata` (asked by
+//! `zerotrace-crate-source`, a build-dependency; it downloads the
 //! crate on a fresh machine: the dependency is declared for a `cfg(any())`
 //! target, so cargo never builds it). `ZEROTRACE_PERFETTO_SDK_DIR` may point
 //! at an unpacked `perfetto-sdk-sys` instead.
@@ -20,7 +21,7 @@
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 /// The crate that vendors the amalgamation, and its pinned version (keep in
@@ -152,33 +153,14 @@ fn compile(mut build: cc::Build, shim: &Path, cache_root: &Path, dir: &Path) {
 
 /// The unpacked `perfetto-sdk-sys` sources.
 fn locate_sdk() -> PathBuf {
-    if let Some(dir) = env::var_os("ZEROTRACE_PERFETTO_SDK_DIR") {
-        return PathBuf::from(dir);
-    }
-    let manifest =
-        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("manifest dir")).join("Cargo.toml");
-    let out = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(&manifest)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        out.status.success(),
-        "cargo metadata failed: {}",
-        out.status
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
-    let packages = meta["packages"].as_array().expect("metadata packages");
-    let sdk = packages
-        .iter()
-        .find(|p| p["name"] == SDK_CRATE && p["version"] == SDK_VERSION)
-        .unwrap_or_else(|| panic!("cargo metadata lists no {SDK_CRATE} {SDK_VERSION}"));
-    let manifest_path = sdk["manifest_path"].as_str().expect("manifest_path");
-    Path::new(manifest_path)
-        .parent()
-        .expect("package directory")
-        .to_path_buf()
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
+    zerotrace_crate_source::crate_source_dir(
+        "ZEROTRACE_PERFETTO_SDK_DIR",
+        &manifest_dir,
+        SDK_CRATE,
+        SDK_VERSION,
+    )
+    .unwrap_or_else(|e| panic!("locating {SDK_CRATE}: {e}"))
 }
 
 /// The cargo target directory: the parent of the profile directory that

@@ -13,21 +13,20 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use protozero::{Decoder, HeapWriter};
+use protozero::Decoder;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::os_env::boottime_ns;
 use zerotrace_core::producer::{
-    DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions, TraceWriter,
+    DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
 };
 use zerotrace_core::service::driver::{Daemon, DaemonConfig};
-use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+use zerotrace_protos::protos::TracePacketDecoder;
+
+mod startup_support;
+use startup_support::{EarlyWriter, SEQ_FIELD, config, data_packets, write};
 
 const WAIT: Duration = Duration::from_secs(20);
-/// Field of our test payload (an unknown TracePacket field, kept verbatim).
-const PAYLOAD_FIELD: u32 = 900;
-/// Field carrying the packet's sequence number.
-const SEQ_FIELD: u32 = 901;
 
 /// The socket paths of a daemon that may not be running yet.
 struct Paths {
@@ -94,49 +93,6 @@ impl Drop for Running {
     }
 }
 
-fn config(ds: &str) -> Vec<u8> {
-    let mut w = HeapWriter::new();
-    {
-        let mut c = TraceConfig::from_message(w.root());
-        c.add_buffers().set_size_kb(4096).set_fill_policy_raw(2);
-        c.add_data_sources().begin_config().set_name(ds);
-    }
-    w.finish().unwrap()
-}
-
-/// Packet `i`'s payload: mostly small, every 25th spans several chunks.
-fn payload(i: u64) -> Vec<u8> {
-    let n = if i % 25 == 7 {
-        9_000
-    } else {
-        30 + (i as usize * 13) % 200
-    };
-    (0..n).map(|k| (k as u64 ^ i) as u8).collect()
-}
-
-fn write(w: &mut TraceWriter, i: u64) {
-    w.packet(|p| {
-        p.set_timestamp(boottime_ns());
-        p.message().append_uint64(SEQ_FIELD, i);
-        p.message().append_bytes(PAYLOAD_FIELD, &payload(i));
-    });
-}
-
-/// The data packets (not the service's), as (sequence number, timestamp),
-/// each payload checked.
-fn data_packets(trace: &[u8]) -> Vec<(u64, u64)> {
-    Decoder::new(trace)
-        .map(|f| f.unwrap().as_bytes().unwrap().to_vec())
-        .filter(|p| TracePacketDecoder::new(p).trusted_packet_sequence_id() != Some(1))
-        .filter_map(|p| {
-            let seq = Decoder::new(&p).find_last(SEQ_FIELD)?.as_u64().ok()?;
-            let data = Decoder::new(&p).find_last(PAYLOAD_FIELD)?;
-            assert_eq!(data.as_bytes().unwrap(), payload(seq), "packet {seq}");
-            Some((seq, TracePacketDecoder::new(&p).timestamp().unwrap()))
-        })
-        .collect()
-}
-
 fn producer(paths: &Paths, startup: StartupTracingOptions) -> Arc<ProducerClient> {
     let p = ProducerClient::start(
         &paths.producer,
@@ -194,30 +150,8 @@ fn packets_written_before_the_service_starts_arrive_in_order() {
     let paths = Paths::new("early");
     let producer = producer(&paths, StartupTracingOptions::default());
     register(&producer, "early");
-    let (started_tx, started) = std::sync::mpsc::channel::<()>();
-    let (early_tx, early) = std::sync::mpsc::channel::<u64>();
-    let writer = {
-        let producer = producer.clone();
-        std::thread::spawn(move || {
-            let mut w = producer.create_startup_trace_writer("early").unwrap();
-            let deadline = Instant::now() + Duration::from_secs(1);
-            let mut i = 0;
-            while Instant::now() < deadline {
-                write(&mut w, i);
-                i += 1;
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            early_tx.send(i).unwrap();
-            // Until the session starts the data source, and after.
-            started.recv().unwrap();
-            for k in i..i + 100 {
-                write(&mut w, k);
-            }
-            w.flush(None);
-            i + 100
-        })
-    };
-    let before_service = early.recv().unwrap();
+    let writer = EarlyWriter::spawn(&producer, "early");
+    let before_service = writer.before_service;
     assert!(before_service > 5, "{before_service}");
     assert!(!producer.is_connected());
     let session_start = boottime_ns();
@@ -226,8 +160,7 @@ fn packets_written_before_the_service_starts_arrive_in_order() {
     assert!(producer.uses_own_smb(), "the service adopted our buffer");
     let mut total = 0;
     let trace = record(&paths, &producer, "early", || {
-        started_tx.send(()).unwrap();
-        total = writer.join().unwrap();
+        total = writer.start_and_join();
     });
     let packets = data_packets(&trace);
     let seqs: Vec<u64> = packets.iter().map(|&(s, _)| s).collect();

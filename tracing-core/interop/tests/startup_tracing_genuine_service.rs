@@ -11,62 +11,22 @@
 //! `tracing-core/tests/startup_tracing.rs`.)
 #![cfg(target_os = "linux")]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use protozero::{Decoder, HeapWriter};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::os_env::boottime_ns;
 use zerotrace_core::producer::{
-    DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions, TraceWriter,
+    DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
 };
 use zerotrace_interop::services::{Service, Which};
-use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+
+// The workload, shared with `tracing-core/tests/startup_tracing.rs`.
+#[path = "../../tests/startup_support/mod.rs"]
+mod startup_support;
+use startup_support::{EarlyWriter, config, data_packets, write};
 
 const WAIT: Duration = Duration::from_secs(30);
-const PAYLOAD_FIELD: u32 = 900;
-const SEQ_FIELD: u32 = 901;
 const DS: &str = "zerotrace.startup";
-
-fn config() -> Vec<u8> {
-    let mut w = HeapWriter::new();
-    {
-        let mut c = TraceConfig::from_message(w.root());
-        c.add_buffers().set_size_kb(4096).set_fill_policy_raw(2);
-        c.add_data_sources().begin_config().set_name(DS);
-    }
-    w.finish().unwrap()
-}
-
-/// Mostly small packets; every 25th spans several chunks (size patches).
-fn payload(i: u64) -> Vec<u8> {
-    let n = if i % 25 == 7 {
-        9_000
-    } else {
-        30 + (i as usize * 13) % 200
-    };
-    (0..n).map(|k| (k as u64 ^ i) as u8).collect()
-}
-
-fn write(w: &mut TraceWriter, i: u64) {
-    w.packet(|p| {
-        p.set_timestamp(boottime_ns());
-        p.message().append_uint64(SEQ_FIELD, i);
-        p.message().append_bytes(PAYLOAD_FIELD, &payload(i));
-    });
-}
-
-/// Our packets as (sequence number, timestamp), each payload checked.
-fn data_packets(trace: &[u8]) -> Vec<(u64, u64)> {
-    Decoder::new(trace)
-        .map(|f| f.unwrap().as_bytes().unwrap().to_vec())
-        .filter_map(|p| {
-            let seq = Decoder::new(&p).find_last(SEQ_FIELD)?.as_u64().ok()?;
-            let data = Decoder::new(&p).find_last(PAYLOAD_FIELD)?;
-            assert_eq!(data.as_bytes().unwrap(), payload(seq), "packet {seq}");
-            Some((seq, TracePacketDecoder::new(&p).timestamp().unwrap()))
-        })
-        .collect()
-}
 
 fn written_before_the_service_starts(which: Which, name: &str) {
     let producer = std::sync::Arc::new(
@@ -90,29 +50,8 @@ fn written_before_the_service_starts(which: Which, name: &str) {
             |_| {},
         )
         .unwrap();
-    let (started_tx, started) = std::sync::mpsc::channel::<()>();
-    let (early_tx, early) = std::sync::mpsc::channel::<u64>();
-    let writer = {
-        let producer = producer.clone();
-        std::thread::spawn(move || {
-            let mut w = producer.create_startup_trace_writer(DS).unwrap();
-            let deadline = Instant::now() + Duration::from_secs(1);
-            let mut i = 0;
-            while Instant::now() < deadline {
-                write(&mut w, i);
-                i += 1;
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            early_tx.send(i).unwrap();
-            started.recv().unwrap();
-            for k in i..i + 100 {
-                write(&mut w, k);
-            }
-            w.flush(None);
-            i + 100
-        })
-    };
-    let before_service = early.recv().unwrap();
+    let writer = EarlyWriter::spawn(&producer, DS);
+    let before_service = writer.before_service;
     assert!(before_service > 5, "{before_service}");
     assert!(!producer.is_connected());
     let session_start = boottime_ns();
@@ -121,10 +60,9 @@ fn written_before_the_service_starts(which: Which, name: &str) {
     assert!(producer.uses_own_smb(), "{which:?} adopted our buffer");
 
     let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).unwrap();
-    let session = consumer.enable_tracing(&config(), None).unwrap();
+    let session = consumer.enable_tracing(&config(DS), None).unwrap();
     producer.wait_for_start(DS, WAIT).unwrap();
-    started_tx.send(()).unwrap();
-    let total = writer.join().unwrap();
+    let total = writer.start_and_join();
     producer.flush_blocking(WAIT).unwrap();
     assert!(consumer.flush(5000).unwrap(), "flush acknowledged");
     consumer.disable_tracing().unwrap();
@@ -189,7 +127,7 @@ fn refused_buffer_falls_back(which: Which, name: &str) {
     assert!(!producer.uses_own_smb(), "{which:?} refused our buffer");
     assert_eq!(producer.startup_reservations_aborted(), 1);
     let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).unwrap();
-    let session = consumer.enable_tracing(&config(), None).unwrap();
+    let session = consumer.enable_tracing(&config(DS), None).unwrap();
     producer.wait_for_start(DS, WAIT).unwrap();
     for i in 30..40 {
         write(&mut early, i);

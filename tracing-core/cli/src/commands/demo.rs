@@ -13,7 +13,7 @@ use zerotrace_core::track_event::{
 use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
 use zerotrace_protos::protos::TracePacketDecoder;
 
-use super::record::human_bytes;
+use super::summary::human_bytes;
 use super::trace_reader::packets;
 use super::{CliError, print_out};
 

@@ -19,6 +19,7 @@ mod dump;
 mod query;
 mod record;
 mod stats;
+mod summary;
 mod trace_reader;
 
 use std::path::PathBuf;

@@ -14,6 +14,7 @@ use protozero::HeapWriter;
 use zerotrace_core::consumer::{ConsumerClient, EnableRequest, SessionEnd};
 use zerotrace_protos::protos::{TraceConfig, TraceConfigDecoder, TracingServiceStateDecoder};
 
+use super::summary::{buffer_summary, human_bytes, per_data_source};
 use super::{CliError, connect, read_input, write_output};
 use crate::{schema, text_config};
 
@@ -527,7 +528,7 @@ fn finish(
 }
 
 /// Says how many packets each data source wrote, counted in the trace:
-/// see [`super::stats::per_data_source`] for how sequences are attributed.
+/// see [`per_data_source`] for how sequences are attributed.
 fn report_per_data_source(trace: &[u8], config: &[u8]) {
     let Ok(packets) = super::trace_reader::packets("the trace", trace) else {
         return;
@@ -539,7 +540,7 @@ fn report_per_data_source(trace: &[u8], config: &[u8]) {
     let mut o = String::from(
         "zerotrace: packets per data source (sequences attributed by the packets they carry):\n",
     );
-    for line in super::stats::per_data_source(&packets, &configured) {
+    for line in per_data_source(&packets, &configured) {
         o.push_str("  ");
         o.push_str(&line);
         o.push('\n');
@@ -553,7 +554,7 @@ fn progress(consumer: &mut ConsumerClient, elapsed: Duration) {
     let Ok(stats) = consumer.trace_stats() else {
         return;
     };
-    let s = super::stats::buffer_summary(&stats);
+    let s = buffer_summary(&stats);
     eprint!(
         "\r{:>6.1}s  {} received  buffers {:.0}% full  {} lost   ",
         elapsed.as_secs_f64(),
@@ -561,22 +562,6 @@ fn progress(consumer: &mut ConsumerClient, elapsed: Duration) {
         s.fill_percent(),
         s.losses(),
     );
-}
-
-/// `1.5 MB`-style sizes.
-pub(crate) fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 /// `--background`: the same command without it, in a child that outlives
