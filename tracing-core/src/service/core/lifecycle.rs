@@ -752,8 +752,18 @@ impl TracingService {
                 }
             }
             Timer::TriggerTimeout(session) => {
-                // No start trigger came (or no stop trigger: the session ends).
-                self.stop_session(session);
+                // No start trigger came: the session ends. No stop trigger
+                // came: as Perfetto (whose duration this is), flush and
+                // stop.
+                let start = self
+                    .sessions
+                    .get(&session)
+                    .is_some_and(|s| s.config.trigger_mode == Some(TriggerMode::StartTracing));
+                if start {
+                    self.stop_session(session);
+                } else {
+                    self.flush_and_stop(session);
+                }
             }
             Timer::FileWrite(session) => {
                 if let Some(s) = self.sessions.get(&session) {
