@@ -873,6 +873,17 @@ fn clone_trigger_hits_wait_for_their_delay_awake() {
     let hits = h.replies(c, observe);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(state_of(&h, c), SessionState::Started);
+    // A hit still waiting when the session stops reaches its consumer.
+    h.pcall(
+        p,
+        ProducerCall::ActivateTriggers {
+            names: vec!["snap".into()],
+        },
+    );
+    h.ccall(c, ConsumerCall::DisableTracing);
+    assert_eq!(state_of(&h, c), SessionState::Stopped);
+    h.advance_ms(2_000);
+    assert_eq!(h.replies(c, observe).len(), 1, "after the stop");
 }
 
 /// Only the first STOP_TRACING trigger sets the stop (a later one with a

@@ -424,7 +424,9 @@ impl TracingService {
         s.events.push((now, ServiceEvent::TracingDisabled as u32));
         let reply = s.enable_reply.take();
         let write_into_file = s.config.write_into_file;
-        self.disarm(|t| t.session() == Some(session));
+        // A clone trigger's hit still reaches the consumer of the stopped
+        // session (as Perfetto's delayed task: the session still exists).
+        self.disarm(|t| t.session() == Some(session) && !matches!(t, Timer::CloneTriggerHit(..)));
         if write_into_file {
             self.write_into_file(session, true);
         }
