@@ -317,7 +317,13 @@ pub fn machine_id_from_hint(hint: &[u8]) -> u32 {
 /// when set, else the kernel's name (`uname -s`: "Linux"; "Windows" there).
 /// Producers of this machine carry it, and `machine_name_filter` matches it.
 pub fn local_machine_name() -> String {
-    if let Some(name) = std::env::var_os("PERFETTO_MACHINE_NAME") {
+    machine_name_from(std::env::var_os("PERFETTO_MACHINE_NAME"))
+}
+
+/// The machine's name given `$PERFETTO_MACHINE_NAME` (set, even empty, it
+/// wins, as in Perfetto).
+fn machine_name_from(variable: Option<std::ffi::OsString>) -> String {
+    if let Some(name) = variable {
         return name.to_string_lossy().into_owned();
     }
     #[cfg(unix)]
@@ -333,6 +339,14 @@ pub fn local_machine_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn machine_name_from_the_variable_else_the_kernel() {
+        assert_eq!(machine_name_from(Some("vm-7".into())), "vm-7");
+        assert_eq!(machine_name_from(Some("".into())), "");
+        #[cfg(target_os = "linux")]
+        assert_eq!(machine_name_from(None), "Linux");
+    }
 
     #[test]
     fn machine_ids_are_perfettos() {

@@ -873,6 +873,17 @@ fn clone_trigger_hits_wait_for_their_delay_awake() {
     let hits = h.replies(c, observe);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(state_of(&h, c), SessionState::Started);
+    // A hit still waiting when the session stops reaches its consumer.
+    h.pcall(
+        p,
+        ProducerCall::ActivateTriggers {
+            names: vec!["snap".into()],
+        },
+    );
+    h.ccall(c, ConsumerCall::DisableTracing);
+    assert_eq!(state_of(&h, c), SessionState::Stopped);
+    h.advance_ms(2_000);
+    assert_eq!(h.replies(c, observe).len(), 1, "after the stop");
 }
 
 /// Only the first STOP_TRACING trigger sets the stop (a later one with a
@@ -897,5 +908,44 @@ fn the_first_stop_trigger_sets_the_stop() {
     h.advance_ms(5_000);
     assert_eq!(state_of(&h, c), SessionState::Started);
     h.advance_ms(5_000);
+    assert_eq!(state_of(&h, c), SessionState::Stopped);
+}
+
+/// A STOP_TRACING session that no trigger stopped ends at its trigger
+/// timeout as at the end of a duration (Perfetto runs it as one): flushed,
+/// then stopped.
+#[test]
+fn stop_trigger_timeout_flushes_then_stops() {
+    let (mut h, _world) = sleepy();
+    let p = h.producer("p", 0);
+    h.register(p, "ds", false, false);
+    let c = h.consumer(1);
+    h.enable(
+        c,
+        config(&[(64, false)], &[("ds", 0)], |c| {
+            let mut t = c.begin_trigger_config();
+            t.set_trigger_mode_raw(2);
+            t.set_trigger_timeout_ms(10_000);
+            t.add_triggers().set_name("never");
+        }),
+    );
+    h.take_commands(p);
+    h.advance_ms(10_000);
+    let kinds: Vec<&str> = h
+        .take_commands(p)
+        .iter()
+        .filter_map(|c| {
+            let d = zerotrace_protos::protos::GetAsyncCommandResponseDecoder::new(c);
+            if d.has_flush() {
+                Some("flush")
+            } else if d.has_stop_data_source() {
+                Some("stop")
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(kinds.first(), Some(&"flush"), "{kinds:?}");
+    h.advance_ms(6_000);
     assert_eq!(state_of(&h, c), SessionState::Stopped);
 }

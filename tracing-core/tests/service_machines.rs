@@ -161,11 +161,12 @@ fn data_sources_reach_the_machines_the_config_names() {
     assert_eq!(set_up(&mut h, &all), ["vm1"]);
 }
 
-/// A relay cannot name a remote machine "host" to pass for this one: "host"
-/// matches by being local, not by name; and a machine id of 0 is this
-/// machine (whatever name the relay gave, its producers carry this one's).
+/// A relay that names its machine "host" does not make it this one: a
+/// filter naming this machine leaves it out (though a filter "host" takes
+/// it too, since Perfetto matches the name as well); and a machine id of 0
+/// is this machine, whatever name the relay gave.
 #[test]
-fn host_is_a_place_not_a_name() {
+fn a_machine_named_host_and_machine_zero() {
     let mut h = Harness::new();
     let all = [
         (producer(&mut h, "fake", Via::Relay(9, "host")), "fake"),

@@ -428,7 +428,9 @@ impl TracingService {
         }
         s.events.push((now, ServiceEvent::TracingDisabled as u32));
         let write_into_file = s.config.write_into_file;
-        self.disarm(|t| t.session() == Some(session));
+        // A clone trigger's hit still reaches the consumer of the stopped
+        // session (as Perfetto's delayed task: the session still exists).
+        self.disarm(|t| t.session() == Some(session) && !matches!(t, Timer::CloneTriggerHit(..)));
         if write_into_file {
             self.write_into_file(session, true);
         }
@@ -757,8 +759,18 @@ impl TracingService {
                 }
             }
             Timer::TriggerTimeout(session) => {
-                // No start trigger came (or no stop trigger: the session ends).
-                self.stop_session(session);
+                // No start trigger came: the session ends. No stop trigger
+                // came: as Perfetto (whose duration this is), flush and
+                // stop.
+                let start = self
+                    .sessions
+                    .get(&session)
+                    .is_some_and(|s| s.config.trigger_mode == Some(TriggerMode::StartTracing));
+                if start {
+                    self.stop_session(session);
+                } else {
+                    self.flush_and_stop(session);
+                }
             }
             Timer::FileWrite(session) => {
                 if let Some(s) = self.sessions.get(&session) {

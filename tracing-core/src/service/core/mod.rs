@@ -194,7 +194,9 @@ impl TracingService {
                     (Some(at), Some(mono)) => at.saturating_sub(mono),
                     _ => 0,
                 };
-                if left > 0 {
+                // (Under a millisecond left is the lag between the
+                // driver's clock reading and ours: due.)
+                if left >= 1_000_000 {
                     self.timer_seq += 1;
                     let at = self.now.saturating_add(left);
                     self.timers
