@@ -2,11 +2,13 @@
 //! decides which file a `write_into_file` session names (exactly one: a
 //! passed descriptor or an `output_path`, as Perfetto's service rules),
 //! waits for the driver to create an `output_path` without replacing an
-//! existing file, and ends the session with the reason when the driver
-//! reports that the file failed.
+//! existing file, drains the buffers into the file periodically until
+//! `max_file_size_bytes` closes it and stops the session, and ends the
+//! session with the reason when the driver reports that the file failed.
 
 mod service_support;
 
+use service_support::scenario::{data_packets, write_packets};
 use service_support::*;
 use zerotrace_core::service::{
     Action, ConsumerCall, ConsumerId, ProducerId, Reply, RequestId, SessionState,
@@ -280,6 +282,78 @@ fn the_end_reply_waits_for_the_file_to_close_and_carries_a_last_write_error() {
             last_write_fails
         );
     }
+}
+
+#[test]
+fn write_into_file_drains_periodically_and_respects_the_size_limit() {
+    let mut h = Harness::new();
+    let p = h.producer("app", 2000);
+    h.register(p, "ds", true, false);
+    let c = h.consumer(2000);
+    let cfg = config(&[(256, false)], &[("ds", 0)], |cfg| {
+        cfg.set_write_into_file(true);
+        cfg.set_file_write_period_ms(1000);
+        cfg.set_max_file_size_bytes(40_000);
+        cfg.set_write_flush_mode_raw(2);
+    });
+    // The file: a descriptor passed with the call.
+    let r = h.request();
+    h.svc.handle_consumer_call_with_fd(
+        h.now,
+        c,
+        r,
+        ConsumerCall::EnableTracing {
+            config: cfg,
+            attach_notification_only: false,
+        },
+        true,
+    );
+    h.drain();
+    let b = h.svc.sessions()[0].buffers[0].0.0;
+    let r = h.ccall(c, ConsumerCall::ReadBuffers);
+    assert!(
+        matches!(h.replies(c, r).as_slice(), [Reply::Err(_)]),
+        "file sessions are not read over IPC"
+    );
+    let mut w = h.writer(p, b);
+    let mut file = Vec::new();
+    let mut closed = false;
+    for second in 0..20u64 {
+        write_packets(&mut w, second * 10, 10, 200);
+        w.flush(None);
+        h.pump(p);
+        h.advance_ms(1000);
+        for a in std::mem::take(&mut h.log) {
+            match a {
+                zerotrace_core::service::Action::WriteFile { data, .. } => file.extend(data),
+                zerotrace_core::service::Action::CloseFile { .. } => closed = true,
+                _ => {}
+            }
+        }
+    }
+    assert!(closed, "the size limit closed the file");
+    assert!(
+        file.len() <= 40_000 && file.len() > 20_000,
+        "{}",
+        file.len()
+    );
+    assert_eq!(
+        h.svc.sessions()[0].state,
+        SessionState::Stopping,
+        "and stopped the session"
+    );
+    let packets: Vec<Vec<u8>> = protozero::Decoder::new(&file)
+        .map(|f| f.unwrap().as_bytes().unwrap().to_vec())
+        .collect();
+    let ts: Vec<u64> = data_packets(&packets)
+        .iter()
+        .map(|p| varint(p, 8).unwrap())
+        .collect();
+    assert!(ts.len() > 50);
+    assert!(
+        ts.windows(2).all(|w| w[1] == w[0] + 1),
+        "every packet once, in order"
+    );
 }
 
 /// The same rules through `zerotraced`'s driver, with real files.

@@ -24,6 +24,8 @@ use zerotrace_protos::protos::{
     GetAsyncCommandResponseDecoder, ReadBuffersResponseDecoder, TraceConfig,
 };
 
+pub mod scenario;
+
 /// State the fake environment shares with the test.
 #[derive(Default)]
 pub struct Shared {
