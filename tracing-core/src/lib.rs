@@ -4,6 +4,8 @@
 //! * [`shm`]: memfd / tmpfile / heap backed buffers and the size policy.
 //! * [`producer`]: the SharedMemoryArbiter and the TraceWriter that serialize
 //!   trace packets straight into shared memory chunks.
+//! * [`protocol`]: what producer and service share on the wire (method
+//!   tables, `CommitDataRequest`, id limits), owned by neither.
 //! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
 //!
 //! Linux has everything. On macOS and Windows the TrackEvent API, the
@@ -17,6 +19,7 @@ pub mod consumer;
 pub mod ipc;
 pub mod os_env;
 pub mod producer;
+pub mod protocol;
 pub mod service;
 pub mod shm;
 pub mod sync;

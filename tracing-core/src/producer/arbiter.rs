@@ -26,13 +26,13 @@ use std::time::Duration;
 
 use crate::abi::{Chunk, ChunkFlags, ChunkHeader, PageLayout, SharedMemoryAbi};
 use crate::producer::buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
-use crate::producer::commit_request::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use crate::producer::commit_sink::{CommitSink, FlushCallback};
 use crate::producer::error::ProducerError;
 use crate::producer::patch_list::{Patch, PatchList};
 use crate::producer::startup::{Release, Route, StartupRegistry, discard_chunk, split_held};
 use crate::producer::trace_writer::TraceWriter;
 use crate::producer::writer_id_allocator::WriterIdAllocator;
+use crate::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use crate::shm::SharedMemoryRegion;
 
 /// Arbiter settings.

@@ -4,7 +4,7 @@
 
 use std::sync::mpsc;
 
-use crate::producer::commit_request::CommitDataRequest;
+use crate::protocol::CommitDataRequest;
 
 /// Called once the service has processed a commit (flush completion).
 pub type FlushCallback = Box<dyn FnOnce() + Send>;

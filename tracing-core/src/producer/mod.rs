@@ -5,7 +5,6 @@
 pub mod arbiter;
 pub mod buffer_exhausted_policy;
 pub mod client;
-pub mod commit_request;
 pub mod commit_sink;
 pub mod error;
 pub mod patch_list;
@@ -14,14 +13,16 @@ pub mod trace_packet;
 pub mod trace_writer;
 pub mod writer_id_allocator;
 
+pub use crate::protocol::MAX_WRITER_ID;
+pub use crate::protocol::commit_request;
+pub use crate::protocol::{
+    ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
+};
 pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
 pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
 pub use client::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
     ProducerOptions, StartupTracingOptions,
-};
-pub use commit_request::{
-    ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
 };
 pub use commit_sink::{ChannelCommitSink, CommitSink, FlushCallback, SinkMessage};
 pub use error::ProducerError;
@@ -29,4 +30,4 @@ pub use patch_list::{Patch, PatchList};
 pub use startup::{ReservationState, is_placeholder, placeholder_buffer};
 pub use trace_packet::TracePacketHandle;
 pub use trace_writer::TraceWriter;
-pub use writer_id_allocator::{MAX_WRITER_ID, WriterIdAllocator};
+pub use writer_id_allocator::WriterIdAllocator;

@@ -28,9 +28,9 @@
 use std::collections::HashMap;
 
 use crate::abi::{Chunk, SharedMemoryAbi};
-use crate::producer::commit_request::CommitDataRequest;
 use crate::producer::commit_sink::FlushCallback;
 use crate::producer::error::ProducerError;
+use crate::protocol::CommitDataRequest;
 
 /// Bits a reservation id is shifted by in a `MaybeUnboundBufferID`.
 pub const RESERVATION_SHIFT: u32 = 16;
@@ -380,7 +380,7 @@ pub(crate) fn discard_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::producer::commit_request::{ChunkToMove, ChunkToPatch};
+    use crate::protocol::{ChunkToMove, ChunkToPatch};
 
     fn mv(page: u32, target_buffer: u32) -> ChunkToMove {
         ChunkToMove {

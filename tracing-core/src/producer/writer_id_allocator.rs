@@ -2,8 +2,8 @@
 //! just-released id is not reused at once (the service may still hold chunks
 //! of the old writer).
 
-/// Largest valid writer id (2^15 − 1).
-pub const MAX_WRITER_ID: u16 = 32767;
+/// Re-exported from [`crate::protocol`], where the service reads it too.
+pub use crate::protocol::MAX_WRITER_ID;
 
 /// Round-robin allocator over 1..=32767.
 #[derive(Debug)]

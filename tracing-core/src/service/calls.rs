@@ -15,7 +15,8 @@ use zerotrace_protos::protos::{
     UnregisterTraceWriterRequestDecoder, UpdateDataSourceRequestDecoder,
 };
 
-use crate::producer::{CommitDataRequest, CommitDecodeError};
+pub use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
+use crate::protocol::{CommitDataRequest, CommitDecodeError};
 
 /// Why a call could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -148,41 +149,6 @@ pub enum ProducerCall {
     /// `Sync`: a fence, answered once everything before it is handled.
     Sync,
 }
-
-/// The ProducerPort method names, in the order Perfetto numbers them.
-pub const PRODUCER_METHODS: [&str; 12] = [
-    "InitializeConnection",
-    "RegisterDataSource",
-    "UnregisterDataSource",
-    "CommitData",
-    "GetAsyncCommand",
-    "RegisterTraceWriter",
-    "UnregisterTraceWriter",
-    "NotifyDataSourceStarted",
-    "NotifyDataSourceStopped",
-    "ActivateTriggers",
-    "Sync",
-    "UpdateDataSource",
-];
-
-/// The ConsumerPort method names, in the order Perfetto numbers them.
-pub const CONSUMER_METHODS: [&str; 15] = [
-    "EnableTracing",
-    "DisableTracing",
-    "ReadBuffers",
-    "FreeBuffers",
-    "Flush",
-    "StartTracing",
-    "ChangeTraceConfig",
-    "Detach",
-    "Attach",
-    "GetTraceStats",
-    "ObserveEvents",
-    "QueryServiceState",
-    "QueryCapabilities",
-    "SaveTraceForBugreport",
-    "CloneSession",
-];
 
 fn check(err: Option<DecodeError>, method: &'static str) -> Result<(), CallError> {
     match err {

@@ -24,10 +24,10 @@ pub mod packet_validator;
 pub mod service_packets;
 pub mod trace_buffer;
 
+pub use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
 pub use action::{Action, Peer, Reply};
 pub use calls::{
-    CONSUMER_METHODS, CallError, CloneArgs, CloneTrigger, ConsumerCall, DataSourceDescriptor,
-    PRODUCER_METHODS, ProducerCall,
+    CallError, CloneArgs, CloneTrigger, ConsumerCall, DataSourceDescriptor, ProducerCall,
 };
 pub use commit::{BufferResolver, CommitStats, ProducerSmb, SliceResolver, commit_data, scrape};
 pub use config::{ConfigError, Limits, SessionConfig};

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use super::{SharedMemoryArbiter, lock};
 use crate::producer::buffer_exhausted_policy::BufferExhaustedPolicy;
-use crate::producer::commit_request::CommitDataRequest;
 use crate::producer::commit_sink::{CommitSink, FlushCallback};
 use crate::producer::error::ProducerError;
 use crate::producer::startup::{
@@ -15,6 +14,7 @@ use crate::producer::startup::{
     split_held,
 };
 use crate::producer::trace_writer::TraceWriter;
+use crate::protocol::CommitDataRequest;
 
 impl SharedMemoryArbiter {
     /// Opens a new startup reservation: a target for startup writers until

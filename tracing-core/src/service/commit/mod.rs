@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::abi::{
     AbiError, CHUNK_HEADER_SIZE, ChunkHeader, ChunkState, SharedMemoryAbi, copy_from_shared,
 };
-use crate::producer::CommitDataRequest;
+use crate::protocol::{CommitDataRequest, is_valid_writer_id};
 use crate::service::trace_buffer::{ChunkMeta, CopyOutcome, SequenceKey, TraceBuffer};
 use crate::shm::SharedMemoryRegion;
 
@@ -72,9 +72,6 @@ pub struct CommitStats {
     /// Patch groups discarded: unknown or ungranted buffer, bad writer id.
     pub patches_discarded: u64,
 }
-
-/// Largest writer id a patch may name.
-const MAX_WRITER_ID: u32 = 32767;
 
 /// Largest inline chunk (`ChunksToMove.data`, SMB emulation) accepted.
 pub const MAX_INLINE_CHUNK: usize = 65536;
@@ -146,7 +143,7 @@ pub fn commit_data(
         }
     }
     for group in &req.chunks_to_patch {
-        let valid_writer = (1..=MAX_WRITER_ID).contains(&group.writer_id);
+        let valid_writer = is_valid_writer_id(group.writer_id);
         let target = if valid_writer && group.patches.len() <= 1024 {
             buffers.for_commit(group.target_buffer, group.writer_id as u16)
         } else {

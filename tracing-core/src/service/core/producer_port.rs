@@ -8,6 +8,7 @@ use zerotrace_protos::protos::{GetAsyncCommandResponse, InitializeConnectionResp
 
 use super::TracingService;
 use super::state::{Producer, SessionState};
+use crate::protocol::is_valid_writer_id;
 use crate::service::action::{Action, Peer, Reply};
 use crate::service::calls::ProducerCall;
 use crate::service::commit::{BufferResolver, ProducerSmb, commit_data, scrape};
@@ -205,7 +206,7 @@ impl TracingService {
                 writer_id,
                 target_buffer,
             } => {
-                let ok = (1..=32767).contains(&writer_id)
+                let ok = is_valid_writer_id(writer_id)
                     && u16::try_from(target_buffer).is_ok()
                     && p.writers.len() < self.opts.limits.max_writers_per_producer;
                 if ok {

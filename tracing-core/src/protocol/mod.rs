@@ -1,0 +1,22 @@
+//! The vocabulary a producer and the service share on the wire, owned by
+//! neither: the IPC method tables of the two ports, the argument types both
+//! sides encode or decode (the [`CommitDataRequest`] with its chunks to move
+//! and patches), and the id limits both sides check.
+//!
+//! The producer builds these values and the service receives them; both
+//! import them from here, so neither side imports protocol types from the
+//! other.
+//!
+//! * [`methods`]: the ProducerPort and ConsumerPort method names.
+//! * [`commit_request`]: `CommitDataRequest` and its protobuf encoding.
+//! * [`ids`]: writer, buffer and chunk id ranges.
+
+pub mod commit_request;
+pub mod ids;
+pub mod methods;
+
+pub use commit_request::{
+    ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
+};
+pub use ids::{MAX_WRITER_ID, is_valid_writer_id};
+pub use methods::{CONSUMER_METHODS, PRODUCER_METHODS};
