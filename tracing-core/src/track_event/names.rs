@@ -138,12 +138,16 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn unnamed_threads_take_the_kernels_name() {
-        // A thread without a Rust name inherits its creator's comm.
-        let comm = read_bounded("/proc/thread-self/comm", COMM_LIMIT).and_then(|r| parse_comm(&r));
-        let name = std::thread::spawn(|| current_thread_name(crate::os_env::current_thread_id()))
-            .join()
-            .ok()
-            .flatten();
+        // A thread without a Rust name is named by its kernel comm (read
+        // in that same thread, so nothing else can rename it between).
+        let (name, comm) = std::thread::spawn(|| {
+            let name = current_thread_name(crate::os_env::current_thread_id());
+            let comm =
+                read_bounded("/proc/thread-self/comm", COMM_LIMIT).and_then(|r| parse_comm(&r));
+            (name, comm)
+        })
+        .join()
+        .expect("thread");
         assert!(name.is_some());
         assert_eq!(name, comm);
     }
