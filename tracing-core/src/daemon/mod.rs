@@ -7,7 +7,8 @@
 //! peers that stop reading. The core's world (clocks, uuids, memfd SMBs)
 //! is [`OsEnv`].
 //!
-//! * `event_loop.rs`: the wait, the dispatch, the orderly stop.
+//! * this file: the setup, and the dispatch of the core's actions.
+//! * `event_loop.rs`: the wait, and the orderly stop.
 //! * `connections.rs`: peers, calls in, replies out, send queues.
 //! * `output.rs`: the output files of `write_into_file` sessions.
 //! * `env.rs`: [`OsEnv`], the core's [`ServiceEnv`](crate::service::ServiceEnv).
