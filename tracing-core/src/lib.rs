@@ -6,7 +6,10 @@
 //!   trace packets straight into shared memory chunks.
 //! * [`protocol`]: what producer and service share on the wire (method
 //!   tables, `CommitDataRequest`, id limits), owned by neither.
-//! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
+//! * [`service`]: the sans-IO tracing service core: sessions, routing,
+//!   the commit path, trace buffers; calls and `now` in, actions out.
+//! * [`daemon`]: `zerotraced`, the service core on its sockets and files.
+//! * [`platform`]: clocks, thread ids and who this process is.
 //!
 //! Linux has everything. On macOS and Windows the TrackEvent API, the
 //! in-process backend (its service on loopback TCP), the clients and the
@@ -16,14 +19,23 @@
 
 pub mod abi;
 pub mod consumer;
+pub mod daemon;
 pub mod ipc;
-pub mod os_env;
+pub mod platform;
 pub mod producer;
 pub mod protocol;
 pub mod service;
 pub mod shm;
 pub mod sync;
 pub mod track_event;
+
+/// The old home of [`platform`] and of the daemon's [`OsEnv`](daemon::OsEnv),
+/// kept so older paths still resolve.
+#[doc(hidden)]
+pub mod os_env {
+    pub use crate::daemon::{OsEnv, PassedSmb, SmbTable, machine_id_from_hint, map_provided_smb};
+    pub use crate::platform::{boottime_ns, current_thread_id, current_uid, local_machine_name};
+}
 
 /// The code blocks of the crate README, run as doctests.
 #[cfg(doctest)]

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use protozero::{Decoder, HeapWriter};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 struct Running {

@@ -8,14 +8,12 @@
 
 mod service_support;
 
-use service_support::scenario::{data_packets, write_packets};
+use service_support::scenario::{command_kinds, data_packets, write_packets};
 use service_support::*;
 use zerotrace_core::service::{
     Action, ConsumerCall, ConsumerId, ProducerId, Reply, RequestId, SessionState,
 };
-use zerotrace_protos::protos::{
-    EnableTracingResponseDecoder, GetAsyncCommandResponseDecoder, TraceConfig,
-};
+use zerotrace_protos::protos::{EnableTracingResponseDecoder, TraceConfig};
 
 /// EnableTracing from `c`, with or without a passed file descriptor.
 fn enable_with(h: &mut Harness, c: ConsumerId, config: Vec<u8>, fd_passed: bool) -> RequestId {
@@ -59,27 +57,6 @@ fn end_of(h: &mut Harness, c: ConsumerId, r: RequestId) -> Option<(bool, Option<
         }
         Reply::Err(e) => panic!("rejected: {e}"),
     })
-}
-
-fn command_kinds(cmds: &[Vec<u8>]) -> Vec<&'static str> {
-    cmds.iter()
-        .map(|c| {
-            let d = GetAsyncCommandResponseDecoder::new(c);
-            if d.has_setup_tracing() {
-                "setup_tracing"
-            } else if d.has_setup_data_source() {
-                "setup_data_source"
-            } else if d.has_start_data_source() {
-                "start_data_source"
-            } else if d.has_stop_data_source() {
-                "stop_data_source"
-            } else if d.has_flush() {
-                "flush"
-            } else {
-                "other"
-            }
-        })
-        .collect()
 }
 
 fn take_file_actions(h: &mut Harness) -> Vec<Action> {
@@ -356,6 +333,105 @@ fn write_into_file_drains_periodically_and_respects_the_size_limit() {
     );
 }
 
+/// The `AdoptPassedOutput` actions in the log, in order.
+fn adoptions(h: &Harness) -> Vec<Action> {
+    h.log
+        .iter()
+        .filter(|a| matches!(a, Action::AdoptPassedOutput { .. }))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_core_adopts_a_passed_descriptor_only_as_the_one_file_of_a_new_file_session() {
+    // Adopted: a write_into_file session naming no output_path, with a
+    // passed descriptor, before anything is written into it.
+    let mut h = Harness::new();
+    let (_, c) = setup(&mut h);
+    h.advance_ms(10);
+    enable_with(&mut h, c, file_config(|_| {}), true);
+    let session = h.svc.sessions()[0].id;
+    assert_eq!(
+        adoptions(&h),
+        [Action::AdoptPassedOutput {
+            consumer: c,
+            session
+        }]
+    );
+    h.ccall(c, ConsumerCall::DisableTracing);
+    let order: Vec<_> = h
+        .log
+        .iter()
+        .filter(|a| {
+            matches!(
+                a,
+                Action::AdoptPassedOutput { .. } | Action::WriteFile { .. }
+            )
+        })
+        .collect();
+    assert!(
+        matches!(
+            order.as_slice(),
+            [Action::AdoptPassedOutput { .. }, Action::WriteFile { .. }]
+        ),
+        "adopted before the first write: {order:?}"
+    );
+    // A second EnableTracing with a descriptor from the same consumer is
+    // refused, and its descriptor is not taken for the first session's.
+    h.log.clear();
+    let r = enable_with(&mut h, c, file_config(|_| {}), true);
+    assert!(end_of(&mut h, c, r).and_then(|e| e.1).is_some(), "refused");
+    assert!(adoptions(&h).is_empty(), "{:?}", h.log);
+
+    // Not adopted otherwise: a session that does not write into a file,
+    // one naming an output_path too (refused), one naming no file at all
+    // (refused), an output_path alone (created by the driver), and an
+    // attach with a descriptor.
+    let cases: [(Vec<u8>, bool); 4] = [
+        (config(&[(256, false)], &[("ds", 0)], |_| {}), true),
+        (
+            file_config(|c| {
+                c.set_output_path("/traces/t.pftrace");
+            }),
+            true,
+        ),
+        (file_config(|_| {}), false),
+        (
+            file_config(|c| {
+                c.set_output_path("/traces/t.pftrace");
+            }),
+            false,
+        ),
+    ];
+    for (i, (cfg, fd_passed)) in cases.into_iter().enumerate() {
+        let mut h = Harness::new();
+        let (_, c) = setup(&mut h);
+        enable_with(&mut h, c, cfg, fd_passed);
+        assert!(adoptions(&h).is_empty(), "case {i}: {:?}", h.log);
+    }
+    let mut h = Harness::new();
+    let (_, c) = setup(&mut h);
+    enable_with(
+        &mut h,
+        c,
+        config(&[(256, false)], &[("ds", 0)], |_| {}),
+        false,
+    );
+    let r = h.request();
+    h.svc.handle_consumer_call_with_fd(
+        h.now,
+        c,
+        r,
+        ConsumerCall::EnableTracing {
+            config: file_config(|_| {}),
+            attach_notification_only: true,
+        },
+        true,
+    );
+    h.drain();
+    assert!(adoptions(&h).is_empty(), "attach: {:?}", h.log);
+}
+
 /// The same rules through `zerotraced`'s driver, with real files.
 #[cfg(target_os = "linux")]
 mod driver {
@@ -366,8 +442,8 @@ mod driver {
 
     use super::service_support::DaemonThread;
     use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+    use zerotrace_core::daemon::DaemonConfig;
     use zerotrace_core::ipc::Endpoint;
-    use zerotrace_core::service::driver::DaemonConfig;
     use zerotrace_protos::protos::TraceConfig;
 
     fn start(name: &str) -> (DaemonThread, Endpoint, PathBuf) {

@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 use protozero::Decoder;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::os_env::boottime_ns;
+use zerotrace_core::platform::boottime_ns;
 use zerotrace_core::producer::{
     DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
 };
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 use zerotrace_protos::protos::TracePacketDecoder;
 
 mod startup_support;

@@ -9,8 +9,8 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 
+use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 
 use crate::genuine::GenuineService;
 

@@ -59,6 +59,17 @@ pub enum Action {
         /// What to send.
         reply: Reply,
     },
+    /// Keep the file descriptor that `consumer` passed with the
+    /// EnableTracing call just handled: it is the output file of the new
+    /// `write_into_file` session `session` (which names no `output_path`).
+    /// Emitted while that call is handled, before any write into the file;
+    /// without it the driver closes a passed descriptor.
+    AdoptPassedOutput {
+        /// The consumer that passed the descriptor.
+        consumer: ConsumerId,
+        /// The session whose file it is.
+        session: SessionId,
+    },
     /// Create the output file of `session` at `path` (its config's
     /// `output_path`), refusing to replace an existing file, as Perfetto's
     /// service does (`O_CREAT | O_EXCL`). The driver answers with

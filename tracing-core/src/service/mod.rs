@@ -17,7 +17,6 @@ pub mod calls;
 pub mod commit;
 pub mod config;
 mod core;
-pub mod driver;
 pub mod env;
 pub mod ids;
 pub mod packet_validator;
@@ -25,6 +24,13 @@ pub mod service_packets;
 pub mod trace_buffer;
 
 pub use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
+
+/// The old home of the daemon, now [`crate::daemon`] beside the service;
+/// kept so older paths still resolve. The core itself uses nothing of it.
+#[doc(hidden)]
+pub mod driver {
+    pub use crate::daemon::{Daemon, DaemonConfig, ShutdownFd};
+}
 pub use action::{Action, Peer, Reply};
 pub use calls::{
     CallError, CloneArgs, CloneTrigger, ConsumerCall, DataSourceDescriptor, ProducerCall,

@@ -75,7 +75,7 @@ thread_local! {
 }
 
 fn thread_track() -> ThreadTrack {
-    let tid = crate::os_env::current_thread_id();
+    let tid = crate::platform::current_thread_id();
     let pid = std::process::id() as i32;
     // Unique per process and thread (the high bit keeps it clear of small
     // uuids users pick for their own tracks).
@@ -307,7 +307,7 @@ impl SliceGuard {
     ) -> SliceGuard {
         let mut active = false;
         TrackEvent::with_writer(category, |w| {
-            let ts = crate::os_env::boottime_ns();
+            let ts = crate::platform::boottime_ns();
             w.emit(
                 ts,
                 EventKind::SliceBegin,
@@ -343,7 +343,7 @@ impl Drop for SliceGuard {
         if self.active {
             let (cat, track) = (self.category, self.track);
             TrackEvent::with_writer(cat, |w| {
-                w.slice_end_on(crate::os_env::boottime_ns(), cat, track)
+                w.slice_end_on(crate::platform::boottime_ns(), cat, track)
             });
         }
     }
@@ -360,7 +360,7 @@ pub fn emit_event(
     args: &[(&'static str, DebugValue<'_>)],
 ) {
     TrackEvent::with_writer(category, |w| {
-        let ts = crate::os_env::boottime_ns();
+        let ts = crate::platform::boottime_ns();
         w.emit(ts, kind, Some(category), name, opts, args, |_| {});
     });
 }
@@ -501,7 +501,7 @@ pub trait CounterValue {
 
 impl CounterValue for i64 {
     fn write(self, w: &mut EventWriter, opts: &EventOptions<'_>) {
-        let ts = crate::os_env::boottime_ns();
+        let ts = crate::platform::boottime_ns();
         w.emit(ts, EventKind::Counter, None, None, opts, &[], |e| {
             e.set_counter_value(self);
         });
@@ -510,7 +510,7 @@ impl CounterValue for i64 {
 
 impl CounterValue for f64 {
     fn write(self, w: &mut EventWriter, opts: &EventOptions<'_>) {
-        let ts = crate::os_env::boottime_ns();
+        let ts = crate::platform::boottime_ns();
         w.emit(ts, EventKind::Counter, None, None, opts, &[], |e| {
             e.set_double_counter_value(self);
         });

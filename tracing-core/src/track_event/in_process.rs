@@ -33,9 +33,9 @@ use zerotrace_protos::protos::TraceConfig;
 use super::backend::TrackEvent;
 use super::category::Category;
 use crate::consumer::{ConsumerClient, EnableRequest, SessionEnd};
+use crate::daemon::{Daemon, DaemonConfig, ShutdownFd};
 use crate::ipc::Endpoint;
 use crate::producer::{ProducerClient, ProducerOptions};
-use crate::service::driver::{Daemon, DaemonConfig, ShutdownFd};
 
 /// Errors of the in-process backend.
 #[derive(Debug, thiserror::Error)]

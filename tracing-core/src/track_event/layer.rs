@@ -19,7 +19,7 @@ use super::backend::TrackEvent;
 use super::category::Category;
 use super::event_writer::{DebugValue, EventKind, EventOptions, TrackSpec};
 use super::interning::SourceLocation;
-use crate::os_env::boottime_ns;
+use crate::platform::boottime_ns;
 
 /// A field's value, kept until the span is entered (strings live in the
 /// owner's text buffer, as a range).

@@ -126,7 +126,7 @@ mod tests {
     fn named_threads_and_this_process_have_names() {
         let name = std::thread::Builder::new()
             .name("a-rather-long-thread-name".into())
-            .spawn(|| current_thread_name(crate::os_env::current_thread_id()))
+            .spawn(|| current_thread_name(crate::platform::current_thread_id()))
             .map(|h| h.join().ok().flatten())
             .ok()
             .flatten();
@@ -143,7 +143,7 @@ mod tests {
         // A thread without a Rust name is named by its kernel comm (read
         // in that same thread, so nothing else can rename it between).
         let (name, comm) = std::thread::spawn(|| {
-            let name = current_thread_name(crate::os_env::current_thread_id());
+            let name = current_thread_name(crate::platform::current_thread_id());
             let comm =
                 read_bounded("/proc/thread-self/comm", COMM_LIMIT).and_then(|r| parse_comm(&r));
             (name, comm)

@@ -6,9 +6,9 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
 use clap::Parser;
+use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::ipc::socket::{consumer_socket_name, producer_socket_name};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 
 /// The zerotrace tracing service (Perfetto's `traced` protocol).
 #[derive(Debug, Parser)]

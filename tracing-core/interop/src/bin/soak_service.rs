@@ -10,8 +10,8 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
 use zerotrace_interop::genuine::GenuineService;
 
 fn wait_for_stdin_eof() {

@@ -105,14 +105,20 @@ impl TracingService {
         let Some((consumer, request)) = s.enable_reply.take() else {
             return;
         };
-        let error = s.end_error.clone();
-        let data = encode(|m| {
-            let mut r = EnableTracingResponse::from_message(m);
-            r.set_disabled(true);
-            if let Some(e) = &error {
-                r.set_error(e);
-            }
-        });
-        self.reply(Peer::Consumer(consumer), request, Reply::done(data));
+        let reply = ended_reply(s.end_error.as_deref());
+        self.reply(Peer::Consumer(consumer), request, reply);
     }
+}
+
+/// The EnableTracing reply that says a session has ended: `disabled`, with
+/// the error that ended it, if any (to the enabling consumer, or to one
+/// that attaches for the notification after the end).
+pub(super) fn ended_reply(error: Option<&str>) -> Reply {
+    Reply::done(encode(|m| {
+        let mut r = EnableTracingResponse::from_message(m);
+        r.set_disabled(true);
+        if let Some(e) = error {
+            r.set_error(e);
+        }
+    }))
 }

@@ -8,12 +8,14 @@
 //! [`ServiceEnv`]: when such a timer comes due on BOOTTIME before it is due
 //! on MONOTONIC (the machine slept), it waits for the rest.
 
+mod clone_session;
 mod consumer_port;
 mod file_output;
 mod lifecycle;
 mod producer_port;
 mod read;
 mod state;
+mod triggers;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -350,13 +352,6 @@ impl TracingService {
     /// The session consumer `id` is attached to.
     pub fn session_of(&self, id: ConsumerId) -> Option<SessionId> {
         self.consumers.get(&id).and_then(|c| c.session)
-    }
-
-    /// Whether `session` writes into a file, and the path it names, if any.
-    pub fn output_of(&self, session: SessionId) -> Option<(bool, Option<String>)> {
-        self.sessions
-            .get(&session)
-            .map(|s| (s.config.write_into_file, s.config.output_path.clone()))
     }
 
     /// Stops every session at once (the daemon is going away): file

@@ -35,7 +35,7 @@ mod epoll_poller {
     use super::{Ready, Timespec, Watched, io};
 
     /// An epoll instance.
-    pub(in crate::service::driver) struct Poller {
+    pub(in crate::daemon) struct Poller {
         epoll: OwnedFd,
         events: Vec<epoll::Event>,
     }
@@ -124,7 +124,7 @@ mod poll_poller {
     };
 
     /// `poll` over the sockets the driver lists at each wait.
-    pub(in crate::service::driver) struct Poller {
+    pub(in crate::daemon) struct Poller {
         tokens: Vec<u64>,
     }
 

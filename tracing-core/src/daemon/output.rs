@@ -1,0 +1,76 @@
+//! The output files of `write_into_file` sessions, which the core decides
+//! and the daemon holds: a file the consumer passed with EnableTracing
+//! (kept when the core adopts it), or an `output_path` created without
+//! replacing an existing file; appended to, flushed and closed as the core
+//! asks, and reported back when a write fails.
+
+use std::fs::File;
+use std::io::Write;
+
+use super::Daemon;
+use crate::platform::boottime_ns;
+use crate::service::{ConsumerId, SessionId};
+
+impl Daemon {
+    /// Keeps the fd `consumer` passed with the EnableTracing call being
+    /// handled as the output file of `session`, as the core said with
+    /// [`Action::AdoptPassedOutput`](crate::service::Action::AdoptPassedOutput).
+    pub(super) fn adopt_passed_output(&mut self, consumer: ConsumerId, session: SessionId) {
+        if let Some((from, fd)) = self.passed_output.take()
+            && from == consumer
+        {
+            self.files.insert(session, File::from(fd));
+        }
+    }
+
+    /// Creates the `output_path` of a session; an existing file is never
+    /// replaced (Perfetto's service creates it with `O_EXCL` too).
+    pub(super) fn create_output(&mut self, session: SessionId, path: &str) {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o644);
+        let result = match opts.open(path) {
+            Ok(f) => {
+                self.files.insert(session, f);
+                Ok(())
+            }
+            Err(e) => {
+                self.log(
+                    1,
+                    format_args!("session {session}: cannot create {path}: {e}"),
+                );
+                Err(e.to_string())
+            }
+        };
+        self.svc.output_file_created(boottime_ns(), session, result);
+    }
+
+    /// Appends to a session's file; a failed write closes the file (what
+    /// it holds stays) and the core stops the session.
+    pub(super) fn write_output(&mut self, session: SessionId, data: &[u8], sync: bool) {
+        let Some(f) = self.files.get_mut(&session) else {
+            return;
+        };
+        let r = f
+            .write_all(data)
+            .and_then(|_| if sync { f.sync_data() } else { Ok(()) });
+        if let Err(e) = r {
+            eprintln!("zerotraced E: session {session}: write failed: {e}");
+            self.files.remove(&session);
+            self.svc
+                .output_file_closed(boottime_ns(), session, Some(e.to_string()));
+        }
+    }
+
+    /// Flushes and closes a session's file, as the core asked, and tells
+    /// the core how that went.
+    pub(super) fn close_output(&mut self, session: SessionId) {
+        let error = self
+            .files
+            .remove(&session)
+            .and_then(|mut f| f.flush().err())
+            .map(|e| e.to_string());
+        self.svc.output_file_closed(boottime_ns(), session, error);
+    }
+}
