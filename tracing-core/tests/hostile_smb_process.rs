@@ -22,10 +22,8 @@ use zerotrace_core::abi::{ChunkFlags, ChunkHeader, Packets, PageLayout, SharedMe
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::socket::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint};
-use zerotrace_core::producer::{
-    ChunkToMove, ChunkToPatch, CommitDataRequest, DataSourceSpec, PatchData, ProducerClient,
-    ProducerOptions,
-};
+use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
+use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use zerotrace_core::service::driver::DaemonConfig;
 use zerotrace_core::shm::{MappedShm, SharedMemoryRegion};
 use zerotrace_protos::protos::{

@@ -13,11 +13,6 @@ pub mod trace_packet;
 pub mod trace_writer;
 pub mod writer_id_allocator;
 
-pub use crate::protocol::MAX_WRITER_ID;
-pub use crate::protocol::commit_request;
-pub use crate::protocol::{
-    ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
-};
 pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
 pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
 pub use client::{

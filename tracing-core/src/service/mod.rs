@@ -24,7 +24,6 @@ pub mod packet_validator;
 pub mod service_packets;
 pub mod trace_buffer;
 
-pub use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
 pub use action::{Action, Peer, Reply};
 pub use calls::{
     CallError, CloneArgs, CloneTrigger, ConsumerCall, DataSourceDescriptor, ProducerCall,
