@@ -22,7 +22,7 @@ pub mod producer;
 pub mod protocol;
 pub mod service;
 pub mod shm;
-pub mod sync;
+mod sync;
 pub mod track_event;
 
 /// The code blocks of the crate README, run as doctests.
