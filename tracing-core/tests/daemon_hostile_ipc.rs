@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use service_support::DaemonThread;
-use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
 use zerotrace_core::service::driver::DaemonConfig;
 use zerotrace_core::shm::MappedShm;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use protozero::HeapWriter;
 use service_support::DaemonThread;
 use zerotrace_core::consumer::ConsumerClient;
-use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
 use zerotrace_core::service::ServiceOptions;
 use zerotrace_core::service::driver::DaemonConfig;

@@ -20,7 +20,7 @@ use protozero::{Decoder, HeapWriter};
 use service_support::DaemonThread;
 use zerotrace_core::abi::{ChunkFlags, ChunkHeader, Packets, PageLayout, SharedMemoryAbi};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
-use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint};
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
 use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
