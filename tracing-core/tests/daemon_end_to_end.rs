@@ -14,7 +14,7 @@ use protozero::{Decoder, HeapWriter};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::{Daemon, DaemonConfig};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 struct Running {

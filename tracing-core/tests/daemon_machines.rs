@@ -14,8 +14,8 @@ use service_support::DaemonThread;
 use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
+use zerotrace_core::service::DaemonConfig;
 use zerotrace_core::service::ServiceOptions;
-use zerotrace_core::service::driver::DaemonConfig;
 use zerotrace_protos::protos::{
     InitializeConnectionRequest, RegisterDataSourceRequest, TraceConfig, TracingServiceStateDecoder,
 };

@@ -24,7 +24,7 @@ use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint};
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
 use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
-use zerotrace_core::service::driver::DaemonConfig;
+use zerotrace_core::service::DaemonConfig;
 use zerotrace_core::shm::{MappedShm, SharedMemoryRegion};
 use zerotrace_protos::protos::{
     GetAsyncCommandResponseDecoder, InitializeConnectionRequest,

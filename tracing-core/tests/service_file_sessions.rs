@@ -367,7 +367,7 @@ mod driver {
     use super::service_support::DaemonThread;
     use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
     use zerotrace_core::ipc::Endpoint;
-    use zerotrace_core::service::driver::DaemonConfig;
+    use zerotrace_core::service::DaemonConfig;
     use zerotrace_protos::protos::TraceConfig;
 
     fn start(name: &str) -> (DaemonThread, Endpoint, PathBuf) {

@@ -20,7 +20,7 @@ use zerotrace_core::os_env::boottime_ns;
 use zerotrace_core::producer::{
     DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
 };
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::{Daemon, DaemonConfig};
 use zerotrace_protos::protos::TracePacketDecoder;
 
 mod startup_support;

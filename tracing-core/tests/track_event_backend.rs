@@ -16,7 +16,7 @@ use service_support::DaemonThread;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{ProducerClient, ProducerOptions};
-use zerotrace_core::service::driver::DaemonConfig;
+use zerotrace_core::service::DaemonConfig;
 use zerotrace_core::track_event::{Category, TrackEvent, TrackSpec};
 use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};

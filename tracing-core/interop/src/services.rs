@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::thread::JoinHandle;
 
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::{Daemon, DaemonConfig};
 
 use crate::genuine::GenuineService;
 

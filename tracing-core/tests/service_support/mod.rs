@@ -498,15 +498,13 @@ pub struct DaemonThread {
 impl DaemonThread {
     /// Binds `cfg`'s sockets (on the daemon's thread: the core is not
     /// `Send`) and returns once they listen.
-    pub fn start(cfg: zerotrace_core::service::driver::DaemonConfig) -> DaemonThread {
+    pub fn start(cfg: zerotrace_core::service::DaemonConfig) -> DaemonThread {
         let (stop, rx) = std::os::unix::net::UnixStream::pair().unwrap();
         let (tx, ready) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
-            let mut d = zerotrace_core::service::driver::Daemon::bind(
-                cfg,
-                Some(std::os::fd::OwnedFd::from(rx)),
-            )
-            .unwrap();
+            let mut d =
+                zerotrace_core::service::Daemon::bind(cfg, Some(std::os::fd::OwnedFd::from(rx)))
+                    .unwrap();
             tx.send(d.producer_tcp_addr()).unwrap();
             d.run().unwrap();
         });

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::ipc::{consumer_socket_name, producer_socket_name};
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::{Daemon, DaemonConfig};
 
 /// The zerotrace tracing service (Perfetto's `traced` protocol).
 #[derive(Debug, Parser)]

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::service::driver::{Daemon, DaemonConfig};
+use zerotrace_core::service::{Daemon, DaemonConfig};
 use zerotrace_interop::genuine::GenuineService;
 
 fn wait_for_stdin_eof() {
