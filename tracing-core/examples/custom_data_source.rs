@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use zerotrace_core::os_env::boottime_ns;
+use zerotrace_core::boottime_ns;
 use zerotrace_core::producer::{DataSourceEvent, DataSourceSpec};
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use zerotrace_core::os_env::boottime_ns;
+use zerotrace_core::boottime_ns;
 use zerotrace_core::track_event::{
     Category, DebugValue, EventWriter, InProcessConfig, InProcessSession, ThreadTrack, TrackSpec,
 };

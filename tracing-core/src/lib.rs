@@ -14,16 +14,22 @@
 //! credentials) or unix sockets is gated, and endpoints that need it are
 //! refused with an [`ipc::Unsupported`] error.
 
+// Every type reachable from the public API can be named by a user: a type in
+// a private module that a public signature mentions must be re-exported.
+#![warn(unnameable_types)]
+
 pub mod abi;
 pub mod consumer;
 pub mod ipc;
-pub mod os_env;
+mod os_env;
 pub mod producer;
 pub mod protocol;
 pub mod service;
 pub mod shm;
 mod sync;
 pub mod track_event;
+
+pub use os_env::boottime_ns;
 
 /// The code blocks of the crate README, run as doctests.
 #[cfg(doctest)]

@@ -14,9 +14,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use protozero::Decoder;
+use zerotrace_core::boottime_ns;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::os_env::boottime_ns;
 use zerotrace_core::producer::{
     DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
 };

@@ -13,8 +13,8 @@
 
 use std::time::Duration;
 
+use zerotrace_core::boottime_ns;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
-use zerotrace_core::os_env::boottime_ns;
 use zerotrace_core::producer::{
     DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
 };

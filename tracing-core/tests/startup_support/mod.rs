@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use protozero::{Decoder, HeapWriter};
-use zerotrace_core::os_env::boottime_ns;
+use zerotrace_core::boottime_ns;
 use zerotrace_core::producer::{ProducerClient, TraceWriter};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 

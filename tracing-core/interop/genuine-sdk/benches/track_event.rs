@@ -24,7 +24,7 @@ use perfetto_sdk::track_event::{EventContext, TrackEventDebugArg};
 use perfetto_sdk::{track_event_begin, track_event_end};
 use protozero::{HeapWriter, SliceWriter};
 use tracing_subscriber::layer::SubscriberExt;
-use zerotrace_core::os_env::boottime_ns;
+use zerotrace_core::boottime_ns;
 use zerotrace_core::trace_event;
 use zerotrace_core::track_event::{Category, InProcessConfig, InProcessSession, PerfettoLayer};
 use zerotrace_protos::protos::{TraceConfig, TracePacket};
