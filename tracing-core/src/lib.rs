@@ -24,6 +24,7 @@ pub mod ipc;
 mod os_env;
 pub mod producer;
 pub mod protocol;
+#[cfg(feature = "service")]
 pub mod service;
 pub mod shm;
 mod sync;

@@ -10,25 +10,33 @@
 //! sealed memfd is safe to map), and do not exist on Windows, where every
 //! producer is on TCP and emulates its buffer.
 
+#[cfg(feature = "service")]
 use std::collections::HashMap;
+#[cfg(feature = "service")]
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "service")]
 use crate::ipc::fd::OwnedFd;
+#[cfg(feature = "service")]
 use crate::service::{ClockReading, ProducerId, ServiceEnv};
+#[cfg(feature = "service")]
 use crate::shm::SharedMemoryRegion;
 
 /// A shared memory buffer whose fd the driver passes to its producer: a
 /// [`MappedShm`](crate::shm::MappedShm).
 #[cfg(unix)]
+#[cfg(feature = "service")]
 pub type PassedSmb = crate::shm::MappedShm;
 
 /// A shared memory buffer whose fd the driver passes to its producer. There
 /// are none on this platform (no fd can be passed).
 #[cfg(not(unix))]
 #[derive(Debug)]
+#[cfg(feature = "service")]
 pub enum PassedSmb {}
 
 #[cfg(not(unix))]
+#[cfg(feature = "service")]
 impl PassedSmb {
     /// The fd to pass (unreachable: there are no values).
     pub fn fd(&self) -> crate::ipc::fd::BorrowedFd<'_> {
@@ -38,13 +46,16 @@ impl PassedSmb {
 
 /// Shared memory buffers the environment created, by producer, so the
 /// driver can pass their fds.
+#[cfg(feature = "service")]
 pub type SmbTable = Arc<Mutex<HashMap<ProducerId, Arc<PassedSmb>>>>;
 
 /// The machine as the core sees it: real clocks, random uuids, uname, memfds.
+#[cfg(feature = "service")]
 pub struct OsEnv {
     smbs: SmbTable,
 }
 
+#[cfg(feature = "service")]
 impl OsEnv {
     /// An environment that records the SMBs it creates in `smbs`.
     pub fn new(smbs: SmbTable) -> OsEnv {
@@ -104,6 +115,7 @@ pub fn current_thread_id() -> i64 {
 }
 
 /// The uid the daemon runs as (0 where there are no uids: Windows).
+#[cfg(feature = "service")]
 pub fn current_uid() -> u32 {
     #[cfg(unix)]
     let uid = rustix::process::getuid().as_raw();
@@ -146,6 +158,7 @@ mod windows {
     }
 }
 
+#[cfg(feature = "service")]
 impl ServiceEnv for OsEnv {
     fn clock_snapshot(&mut self) -> Vec<ClockReading> {
         clock_readings()
@@ -223,6 +236,7 @@ impl ServiceEnv for OsEnv {
 
 /// The clocks of a clock snapshot, as (BuiltinClock id, nanoseconds).
 #[cfg(target_os = "linux")]
+#[cfg(feature = "service")]
 fn clock_readings() -> Vec<(u32, u64)> {
     use rustix::time::ClockId;
     [
@@ -243,6 +257,7 @@ fn clock_readings() -> Vec<(u32, u64)> {
 /// MONOTONIC (what Perfetto's SDK stamps events with on these systems), and
 /// the wall clock.
 #[cfg(not(target_os = "linux"))]
+#[cfg(feature = "service")]
 fn clock_readings() -> Vec<(u32, u64)> {
     let now = boottime_ns();
     let realtime = std::time::SystemTime::now()
@@ -254,6 +269,7 @@ fn clock_readings() -> Vec<(u32, u64)> {
 /// A fresh random trace uuid: `getrandom` on Linux; elsewhere two hashes
 /// by std's randomly keyed `RandomState` (unique, if not secret, which is
 /// all a trace uuid needs to be).
+#[cfg(feature = "service")]
 fn random_u128() -> u128 {
     #[cfg(target_os = "linux")]
     let r = {
@@ -281,6 +297,7 @@ fn random_u128() -> u128 {
 /// Maps an SMB a producer passed; refused (`None`) unless it is a sealed
 /// memfd of a valid size (so always outside Linux).
 #[cfg(unix)]
+#[cfg(feature = "service")]
 pub fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
     let size = rustix::fs::fstat(&fd).ok()?.st_size;
     let size = usize::try_from(size).ok()?;
@@ -293,6 +310,7 @@ pub fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
 
 /// Maps an SMB a producer passed (unreachable: no fd can be passed here).
 #[cfg(not(unix))]
+#[cfg(feature = "service")]
 pub fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
     match fd {}
 }
@@ -301,6 +319,7 @@ pub fn map_provided_smb(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
 /// without one, from the peer's address without its port): the low 32 bits
 /// of the 64-bit FNV-1a hash, with 1 standing in for 0 (0 is the local
 /// machine).
+#[cfg(feature = "service")]
 pub fn machine_id_from_hint(hint: &[u8]) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in hint {
@@ -316,12 +335,14 @@ pub fn machine_id_from_hint(hint: &[u8]) -> u32 {
 /// This machine's name, as Perfetto's service names it: `$PERFETTO_MACHINE_NAME`
 /// when set, else the kernel's name (`uname -s`: "Linux"; "Windows" there).
 /// Producers of this machine carry it, and `machine_name_filter` matches it.
+#[cfg(feature = "service")]
 pub fn local_machine_name() -> String {
     machine_name_from(std::env::var_os("PERFETTO_MACHINE_NAME"))
 }
 
 /// The machine's name given `$PERFETTO_MACHINE_NAME` (set, even empty, it
 /// wins, as in Perfetto).
+#[cfg(feature = "service")]
 fn machine_name_from(variable: Option<std::ffi::OsString>) -> String {
     if let Some(name) = variable {
         return name.to_string_lossy().into_owned();
@@ -337,6 +358,7 @@ fn machine_name_from(variable: Option<std::ffi::OsString>) -> String {
 }
 
 #[cfg(test)]
+#[cfg(feature = "service")]
 mod tests {
     use super::*;
 

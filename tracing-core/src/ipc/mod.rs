@@ -20,8 +20,8 @@ pub use host::{HostConnection, HostEvent, Port};
 // Sockets: endpoint names, listening, connecting, the fds that travel along.
 pub use fd::{BorrowedFd, OwnedFd};
 pub use socket::{
-    Endpoint, Listener, PeerCred, Stream, Unsupported, connect, consumer_socket_name, listen,
-    producer_socket_name,
+    Endpoint, Listener, MAX_FDS_PER_READ, PeerCred, Stream, Unsupported, connect,
+    consumer_socket_name, listen, producer_socket_name,
 };
 
 // A blocking RPC channel for clients.

@@ -6,6 +6,7 @@
 mod backend;
 mod category;
 mod event_writer;
+#[cfg(feature = "service")]
 mod in_process;
 mod interning;
 #[cfg(feature = "tracing")]
@@ -23,6 +24,7 @@ pub use event_writer::{DebugValue, EventKind, EventOptions, EventWriter, ThreadT
 pub use interning::{Fresh, InternKind, Interner};
 
 // The in-process backend: the service on a thread of this process.
+#[cfg(feature = "service")]
 pub use in_process::{InProcessConfig, InProcessError, InProcessSession};
 
 // A `tracing-subscriber` Layer over the same writers.
