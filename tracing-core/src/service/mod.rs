@@ -52,7 +52,7 @@ pub use config::{CONFIG_FIELDS, ConfigError, FieldDecisions, Handling, Limits};
 
 // Statistics the core keeps.
 pub use commit::CommitStats;
-pub use trace_buffer::{BufferStats, WriterStats};
+pub use trace_buffer::{BufferStats, CHUNK_FILL_BUCKETS, WriterStats};
 
 // The driver: the core over sockets, one thread, one poll loop.
 pub use driver::{Daemon, DaemonConfig, ShutdownFd};
@@ -66,7 +66,7 @@ pub mod __private {
         BufferSpec, DataSourceOverrides, DataSourceSpec, SessionConfig, TriggerMode, TriggerSpec,
         rewrite_data_source_config,
     };
-    pub use super::packet_validator::{InvalidPacket, validate};
+    pub use super::packet_validator::{InvalidPacket, MAX_FIELD_LENGTH, validate};
     pub use super::trace_buffer::{
         ChunkMeta, CopyOutcome, DataLoss, FillPolicy, PacketInfo, SequenceKey, TraceBuffer,
         TraceBufferError,
