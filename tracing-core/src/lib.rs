@@ -1,12 +1,63 @@
-//! Perfetto-compatible tracing core (shared memory ABI, TraceWriter, IPC, service).
+//! Perfetto-compatible tracing: the TrackEvent API and a `tracing` Layer for
+//! instrumenting apps, producers that write trace packets straight into
+//! shared memory, the tracing service (`zerotraced`, a drop-in for
+//! Perfetto's `traced`) and its clients, all speaking Perfetto's protocols
+//! byte for byte.
 //!
-//! * [`abi`]: the byte-exact shared memory buffer layout and chunk state machine.
-//! * [`shm`]: memfd / tmpfile / heap backed buffers and the size policy.
-//! * [`producer`]: the SharedMemoryArbiter and the TraceWriter that serialize
-//!   trace packets straight into shared memory chunks.
+//! # Where to start
+//!
+//! * Instrumenting an app: [`track_event`] — [`trace_event!`] and the other
+//!   macros on [`Category`](track_event::Category)s, recorded in-process
+//!   with [`InProcessSession`](track_event::InProcessSession) (feature
+//!   `service`) or sent to a running service through a
+//!   [`ProducerClient`](producer::ProducerClient) with
+//!   [`TrackEvent::register`](track_event::TrackEvent::register); the
+//!   examples `record`, `track_event` and `tracing_layer` (feature
+//!   `tracing`).
+//! * A data source of your own: [`producer::ProducerClient`]; the example
+//!   `custom_data_source`.
+//! * Writing packets into a shared memory buffer directly:
+//!   [`producer::SharedMemoryArbiter`] and [`producer::TraceWriter`]; the
+//!   example `smb_packets`.
+//! * Reading traces from a service: [`consumer::ConsumerClient`].
+//! * Running the service: `service::Daemon`, or the sans-IO
+//!   `service::TracingService` under a driver of your own.
+//!
+//! # Modules
+//!
+//! Each module is a facade that re-exports what a user needs, each item at
+//! one path; the files behind it are private.
+//!
+//! * [`track_event`]: categories, slices, instants, counters, flows and
+//!   tracks as Perfetto `TrackEvent`s; the system and in-process backends;
+//!   `PerfettoLayer` (feature `tracing`).
+//! * [`producer`]: the `SharedMemoryArbiter` that hands chunks to
+//!   per-thread `TraceWriter`s and batches their commits; the
+//!   `ProducerClient` that connects to a service, registers data sources and
+//!   serves their sessions; startup tracing.
+//! * [`consumer`]: the `ConsumerClient` that starts sessions and reads
+//!   traces.
+//! * `service` (feature `service`): the sans-IO tracing service core
+//!   (producers, consumers, sessions, trace buffers, flushes, file output)
+//!   and the `Daemon` that drives it over sockets.
 //! * [`protocol`]: what producer and service share on the wire (method
 //!   tables, `CommitDataRequest`, id limits), owned by neither.
-//! * [`service`]: the sans-IO tracing service core (so far its trace buffer).
+//! * [`ipc`]: Perfetto's IPC framing and RPC (sans-IO), endpoints and
+//!   sockets.
+//! * [`abi`]: the byte-exact shared memory buffer layout and chunk state
+//!   machine; [`shm`]: the memory behind it (memfd, tmpfile, heap) and its
+//!   size policy.
+//! * [`boottime_ns`]: the clock trace timestamps use.
+//!
+//! # Features
+//!
+//! * `service` (default): the service core, the daemon and the in-process
+//!   backend. An app that only instruments (the TrackEvent API, the Layer,
+//!   the system backend connecting to an external `traced` or `zerotraced`)
+//!   leaves it out: `default-features = false, features = ["tracing"]`.
+//! * `tracing`: `track_event::PerfettoLayer`, a `tracing-subscriber` Layer.
+//!
+//! # Platforms
 //!
 //! Linux has everything. On macOS and Windows the TrackEvent API, the
 //! in-process backend (its service on loopback TCP), the clients and the

@@ -14,7 +14,7 @@ mod layer;
 mod names;
 
 // The API: categories, the macros' backend, and the system backend that
-// connects to a tracing service (`TrackEvent::connect`).
+// registers with a producer connected to a tracing service (`TrackEvent::register`).
 pub use backend::{CounterValue, SliceGuard, TrackEvent};
 pub use category::{Category, CategoryFilter};
 pub use interning::SourceLocation;
