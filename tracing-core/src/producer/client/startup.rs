@@ -38,7 +38,7 @@
 //! // Connected or not: held until a session starts "my.startup".
 //! let mut writer = producer.create_startup_trace_writer("my.startup")?;
 //! writer.packet(|p| {
-//!     p.set_timestamp(zerotrace_core::os_env::boottime_ns());
+//!     p.set_timestamp(zerotrace_core::boottime_ns());
 //! });
 //! # Ok::<(), zerotrace_core::producer::ProducerClientError>(())
 //! ```
