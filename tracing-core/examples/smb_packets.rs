@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use protozero::Message;
 use zerotrace_core::abi::SharedMemoryAbi;
 use zerotrace_core::producer::{
-    ArbiterConfig, BufferExhaustedPolicy, CommitDataRequest, CommitSink, FlushCallback,
-    SharedMemoryArbiter,
+    ArbiterConfig, BufferExhaustedPolicy, CommitSink, FlushCallback, SharedMemoryArbiter,
 };
+use zerotrace_core::protocol::CommitDataRequest;
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 /// Frees every committed chunk at once, counting chunks and requests.

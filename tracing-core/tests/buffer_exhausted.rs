@@ -201,7 +201,7 @@ struct SlowCommitter;
 impl zerotrace_core::producer::CommitSink for SlowCommitter {
     fn commit_data(
         &self,
-        _request: &mut zerotrace_core::producer::CommitDataRequest,
+        _request: &mut zerotrace_core::protocol::CommitDataRequest,
         _on_complete: Option<zerotrace_core::producer::FlushCallback>,
     ) {
     }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use service_support::DaemonThread;
 use zerotrace_core::daemon::DaemonConfig;
-use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
 use zerotrace_core::shm::MappedShm;
 use zerotrace_protos::protos::{InitializeConnectionRequest, InitializeConnectionResponseDecoder};

@@ -13,7 +13,7 @@ use protozero::HeapWriter;
 use service_support::DaemonThread;
 use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::daemon::DaemonConfig;
-use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint, Frame, FrameMsg, Stream};
 use zerotrace_core::service::ServiceOptions;
 use zerotrace_protos::protos::{

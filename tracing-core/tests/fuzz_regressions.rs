@@ -4,7 +4,7 @@
 //! `fuzz/regressions/<target>/` and has a named test there.
 
 use zerotrace_core::abi::ChunkFlags;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
+use zerotrace_core::service::__private::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
 
 /// The `trace_buffer` target's find (fuzz/regressions/trace_buffer/
 /// empty-record-at-ring-end): an empty chunk stored exactly at the end of

@@ -13,8 +13,10 @@ use std::collections::BTreeMap;
 use protozero::Decoder;
 use service_support::{hex, vectors};
 use zerotrace_core::abi::SharedMemoryAbi;
-use zerotrace_core::producer::CommitDataRequest;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer, validate};
+use zerotrace_core::protocol::CommitDataRequest;
+use zerotrace_core::service::__private::{
+    ChunkMeta, FillPolicy, SequenceKey, TraceBuffer, validate,
+};
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 /// Fields the service appends to every producer packet.

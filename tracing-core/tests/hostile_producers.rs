@@ -18,9 +18,8 @@ use service_support::*;
 use zerotrace_core::abi::{
     ChunkFlags, ChunkHeader, ChunkState, Packets, PageLayout, SharedMemoryAbi,
 };
-use zerotrace_core::producer::{
-    ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData, TraceWriter,
-};
+use zerotrace_core::producer::TraceWriter;
+use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use zerotrace_core::service::{ConsumerCall, ConsumerId, ProducerCall, ProducerId, Reply};
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 use zerotrace_protos::protos::{

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use zerotrace_core::abi::{FragmentIter, SharedMemoryAbi};
-use zerotrace_core::producer::CommitDataRequest;
+use zerotrace_core::protocol::CommitDataRequest;
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 proptest! {

@@ -21,12 +21,10 @@ use service_support::DaemonThread;
 use zerotrace_core::abi::{ChunkFlags, ChunkHeader, Packets, PageLayout, SharedMemoryAbi};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::daemon::DaemonConfig;
-use zerotrace_core::ipc::socket::connect;
+use zerotrace_core::ipc::connect;
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint};
-use zerotrace_core::producer::{
-    ChunkToMove, ChunkToPatch, CommitDataRequest, DataSourceSpec, PatchData, ProducerClient,
-    ProducerOptions,
-};
+use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
+use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use zerotrace_core::shm::{MappedShm, SharedMemoryRegion};
 use zerotrace_protos::protos::{
     GetAsyncCommandResponseDecoder, InitializeConnectionRequest,

@@ -16,7 +16,7 @@ use loom::sync::atomic::AtomicU32;
 use loom::thread;
 use std::sync::atomic::Ordering;
 
-use zerotrace_core::abi::state_machine::{
+use zerotrace_core::abi::__private::{
     release_chunk_as_complete, release_chunk_as_free, try_acquire_chunk_for_reading,
     try_acquire_chunk_for_writing, try_partition_page,
 };

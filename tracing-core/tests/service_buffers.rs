@@ -77,7 +77,7 @@ fn ring_wrap_with_fragmented_packets_reports_the_loss() {
 /// flagged on the sequence's next packet.
 #[test]
 fn inline_chunks_and_a_patch_after_its_chunk_was_overwritten() {
-    use zerotrace_core::producer::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
+    use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
     let mut h = Harness::new();
     let p = h
         .svc

@@ -16,7 +16,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use service_support::*;
-use zerotrace_core::service::config::{Limits, SessionConfig};
+use zerotrace_core::service::__private::SessionConfig;
+use zerotrace_core::service::Limits;
 use zerotrace_core::service::{
     ClockReading, ConsumerCall, ConsumerId, ProducerCall, ProducerId, Reply, ServiceEnv,
     ServiceOptions, SessionState, TracingService,
@@ -642,7 +643,7 @@ fn schema() -> HashMap<String, Vec<SchemaField>> {
 /// that the table does not name are typed sub-configs, passed through.
 #[test]
 fn every_config_field_at_every_depth_has_a_decision() {
-    use zerotrace_core::service::config::{CONFIG_FIELDS, FieldDecisions, Handling};
+    use zerotrace_core::service::{CONFIG_FIELDS, FieldDecisions, Handling};
     let schema = schema();
     let table: HashMap<&str, FieldDecisions> = CONFIG_FIELDS.iter().copied().collect();
     let mut missing = Vec::new();

@@ -98,7 +98,7 @@ fn clone_while_writing_is_a_read_only_snapshot() {
     h.pump(p);
     h.pcall(
         p,
-        ProducerCall::CommitData(zerotrace_core::producer::CommitDataRequest {
+        ProducerCall::CommitData(zerotrace_core::protocol::CommitDataRequest {
             flush_request_id: Some(id),
             ..Default::default()
         }),

@@ -10,7 +10,8 @@ mod service_support;
 
 use protozero::HeapWriter;
 use service_support::*;
-use zerotrace_core::producer::{CommitDataRequest, TraceWriter};
+use zerotrace_core::producer::TraceWriter;
+use zerotrace_core::protocol::CommitDataRequest;
 use zerotrace_core::service::{
     CloneArgs, CloneTrigger, ConsumerCall, ConsumerId, DataSourceDescriptor, PeerIdentity,
     ProducerCall, ProducerId, ProducerTransport, Reply, SessionState,

@@ -10,7 +10,7 @@ mod service_support;
 
 use protozero::Decoder;
 use service_support::*;
-use zerotrace_core::producer::{ChunkToMove, CommitDataRequest};
+use zerotrace_core::protocol::{ChunkToMove, CommitDataRequest};
 use zerotrace_core::service::{PeerIdentity, ProducerCall, ProducerId, ProducerTransport};
 use zerotrace_protos::protos::{GetAsyncCommandResponseDecoder, TracePacketDecoder};
 

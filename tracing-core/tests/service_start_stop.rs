@@ -113,7 +113,7 @@ fn flush_times_out_and_says_so() {
         .unwrap();
     h.pcall(
         p,
-        ProducerCall::CommitData(zerotrace_core::producer::CommitDataRequest {
+        ProducerCall::CommitData(zerotrace_core::protocol::CommitDataRequest {
             flush_request_id: Some(id),
             ..Default::default()
         }),

@@ -10,7 +10,7 @@
 use proptest::prelude::*;
 use protozero::varint::redundant_varint4;
 use zerotrace_core::abi::ChunkFlags;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
+use zerotrace_core::service::__private::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
 
 const FIRST: u8 = ChunkFlags::FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK.bits();
 const LAST: u8 = ChunkFlags::LAST_PACKET_CONTINUES_ON_NEXT_CHUNK.bits();

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use zerotrace_core::abi::{ChunkHeader, FragmentIter, PAGE_HEADER_SIZE, SharedMemoryAbi};
 use zerotrace_core::producer::{
-    ArbiterConfig, BufferExhaustedPolicy, ChannelCommitSink, ChunkToMove, ChunkToPatch,
-    CommitDataRequest, PatchData, SharedMemoryArbiter, SinkMessage, StallConfig,
+    ArbiterConfig, BufferExhaustedPolicy, ChannelCommitSink, SharedMemoryArbiter, SinkMessage,
+    StallConfig,
 };
+use zerotrace_core::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use zerotrace_core::shm::{HeapShm, SharedMemoryRegion};
 
 struct Setup {

@@ -1,7 +1,7 @@
 //! CommitDataRequest as the service decodes it from a producer: either a
 //! typed error, or a request that survives encode → decode unchanged.
 
-use zerotrace_core::producer::CommitDataRequest;
+use zerotrace_core::protocol::CommitDataRequest;
 
 /// The `commit_data_request` target.
 pub fn commit_data_request(data: &[u8]) {

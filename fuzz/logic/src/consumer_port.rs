@@ -7,9 +7,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::support::{Cursor, FakeEnv, World};
+use zerotrace_core::protocol::CONSUMER_METHODS;
 use zerotrace_core::service::{
-    Action, CONSUMER_METHODS, ConsumerCall, ConsumerId, DataSourceDescriptor, Peer, PeerIdentity,
-    ProducerCall, ProducerTransport, RequestId, ServiceOptions, TracingService,
+    Action, ConsumerCall, ConsumerId, DataSourceDescriptor, Peer, PeerIdentity, ProducerCall,
+    ProducerTransport, RequestId, ServiceOptions, TracingService,
 };
 
 /// The `consumer_port` target.

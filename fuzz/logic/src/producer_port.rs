@@ -8,9 +8,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::support::{Cursor, FakeEnv, World, scribble};
+use zerotrace_core::protocol::PRODUCER_METHODS;
 use zerotrace_core::service::{
-    ConsumerCall, ConsumerId, PRODUCER_METHODS, PeerIdentity, ProducerCall, ProducerTransport,
-    RequestId, ServiceOptions, TracingService,
+    ConsumerCall, ConsumerId, PeerIdentity, ProducerCall, ProducerTransport, RequestId,
+    ServiceOptions, TracingService,
 };
 use zerotrace_protos::protos::{ReadBuffersResponseDecoder, TracePacketDecoder};
 

@@ -4,7 +4,7 @@
 //! read than written.
 
 use zerotrace_core::abi::ChunkFlags;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
+use zerotrace_core::service::__private::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
 
 /// The `trace_buffer` target.
 pub fn trace_buffer(data: &[u8]) {

@@ -3,8 +3,10 @@
 //! service does not set, byte for byte and in order.
 
 use protozero::Decoder;
-use zerotrace_core::service::SessionConfig;
-use zerotrace_core::service::config::{DataSourceOverrides, Limits, rewrite_data_source_config};
+use zerotrace_core::service::__private::{
+    DataSourceOverrides, SessionConfig, rewrite_data_source_config,
+};
+use zerotrace_core::service::Limits;
 
 /// The `trace_config` target.
 pub fn trace_config(data: &[u8]) {

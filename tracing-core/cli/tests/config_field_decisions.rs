@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use prost_reflect::Kind;
-use zerotrace_core::service::config::{CONFIG_FIELDS, FieldDecisions, Handling};
+use zerotrace_core::service::{CONFIG_FIELDS, FieldDecisions, Handling};
 
 #[test]
 fn every_upstream_config_field_has_a_decision() {

@@ -43,7 +43,7 @@ use clock::BenchClock;
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use zerotrace_core::abi::ChunkFlags;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
+use zerotrace_core::service::__private::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
 use zerotrace_interop::genuine::{BufferVersion, GenuineChunk, GenuinePolicy, GenuineTraceBuffer};
 use zerotrace_interop::workload::{Workload, WorkloadConfig};
 

@@ -1,5 +1,5 @@
 //! A consumer connection that shows every reply in arrival order, across
-//! requests (our [`Channel`](zerotrace_core::ipc::channel::Channel) files
+//! requests (our [`Channel`](zerotrace_core::ipc::Channel) files
 //! replies by request): what the tests need to compare a whole session's
 //! replies, kinds and order, with a recorded one.
 
@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use zerotrace_core::ipc::client::{ClientConnection, ClientEvent};
+use zerotrace_core::ipc::{ClientConnection, ClientEvent};
 
 /// One consumer (or producer) connection over a unix socket.
 #[derive(Debug)]

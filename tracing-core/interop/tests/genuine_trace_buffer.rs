@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use zerotrace_core::abi::ChunkFlags;
-use zerotrace_core::service::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
+use zerotrace_core::service::__private::{ChunkMeta, FillPolicy, SequenceKey, TraceBuffer};
 use zerotrace_interop::genuine::{BufferVersion, GenuineChunk, GenuinePolicy, GenuineTraceBuffer};
 use zerotrace_interop::workload::{CHUNK_PAYLOAD, Workload, WorkloadChunk, WorkloadConfig};
 

@@ -8,16 +8,17 @@
 //! the code here relies on.
 
 pub(crate) mod atomic_view;
-pub mod chunk;
-pub mod chunk_header;
-pub mod chunk_reader;
-pub mod chunk_state;
-pub mod error;
-pub mod page_header;
-pub mod page_layout;
-pub mod shared_copy;
-pub mod shared_memory_abi;
-pub mod state_machine;
+mod chunk;
+mod chunk_header;
+// The TraceWriter reads the packet header size from here.
+pub(crate) mod chunk_reader;
+mod chunk_state;
+mod error;
+mod page_header;
+mod page_layout;
+mod shared_copy;
+mod shared_memory_abi;
+mod state_machine;
 
 pub use chunk::Chunk;
 pub use chunk_header::{CHUNK_HEADER_SIZE, ChunkFlags, ChunkHeader, MAX_PACKET_COUNT, Packets};
@@ -32,3 +33,15 @@ pub use page_layout::{
 };
 pub use shared_copy::copy_from_shared;
 pub use shared_memory_abi::SharedMemoryAbi;
+
+/// The chunk state machine's CAS steps, generic over the atomic word, for the
+/// loom models in `tests/loom_chunks.rs` only: not part of the API,
+/// may change in any release. Users go through [`SharedMemoryAbi`].
+#[doc(hidden)]
+pub mod __private {
+    pub use super::state_machine::{
+        release_chunk_as_complete, release_chunk_as_free, try_acquire_chunk_for_reading,
+        try_acquire_chunk_for_writing, try_partition_page,
+    };
+    pub use crate::sync::AtomicWord;
+}

@@ -13,6 +13,7 @@ use crate::abi::page_layout::{MAX_CHUNKS_PER_PAGE, PageLayout};
 pub const LAYOUT_SHIFT: u32 = 28;
 /// Mask of the layout field.
 pub const LAYOUT_MASK: u32 = 0x7000_0000;
+#[cfg(test)]
 /// Mask of all fourteen chunk-state fields.
 pub const ALL_CHUNKS_MASK: u32 = 0x0FFF_FFFF;
 

@@ -2,32 +2,30 @@
 //! hands chunks to per-thread [`TraceWriter`]s and batches commits for the
 //! service, and the writers that encode packets straight into chunks.
 
-pub mod arbiter;
-pub mod buffer_exhausted_policy;
-pub mod client;
-pub mod commit_sink;
-pub mod error;
-pub mod patch_list;
-pub mod startup;
-pub mod trace_packet;
-pub mod trace_writer;
-pub mod writer_id_allocator;
+mod arbiter;
+mod buffer_exhausted_policy;
+mod client;
+mod commit_sink;
+mod error;
+mod patch_list;
+mod startup;
+mod trace_packet;
+mod trace_writer;
+mod writer_id_allocator;
 
-pub use crate::protocol::MAX_WRITER_ID;
-pub use crate::protocol::commit_request;
-pub use crate::protocol::{
-    ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
-};
+// The arbiter and its writers: chunks out, commits batched.
 pub use arbiter::{ArbiterConfig, ArbiterStats, SharedMemoryArbiter};
 pub use buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfig};
+pub use error::ProducerError;
+pub use trace_packet::TracePacketHandle;
+pub use trace_writer::TraceWriter;
+
+// Where the arbiter's commits go: a socket in a client, a channel in tests.
+pub use commit_sink::{ChannelCommitSink, CommitSink, FlushCallback, SinkMessage};
+
+// The client of a tracing service: data sources, their instances, startup tracing.
 pub use client::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
     ProducerOptions, StartupTracingOptions,
 };
-pub use commit_sink::{ChannelCommitSink, CommitSink, FlushCallback, SinkMessage};
-pub use error::ProducerError;
-pub use patch_list::{Patch, PatchList};
-pub use startup::{ReservationState, is_placeholder, placeholder_buffer};
-pub use trace_packet::TracePacketHandle;
-pub use trace_writer::TraceWriter;
-pub use writer_id_allocator::WriterIdAllocator;
+pub use startup::ReservationState;

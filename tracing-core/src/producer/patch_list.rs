@@ -49,11 +49,6 @@ impl PatchList {
         PatchList::default()
     }
 
-    /// Number of pending patches.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Whether no patch is pending.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -22,6 +22,7 @@ impl Default for WriterIdAllocator {
 }
 
 impl WriterIdAllocator {
+    #[cfg(test)]
     /// An allocator with every id free.
     pub fn new() -> WriterIdAllocator {
         WriterIdAllocator::default()

@@ -7,13 +7,14 @@
 //! import them from here, so neither side imports protocol types from the
 //! other.
 //!
-//! * [`methods`]: the ProducerPort and ConsumerPort method names.
-//! * [`commit_request`]: `CommitDataRequest` and its protobuf encoding.
-//! * [`ids`]: writer, buffer and chunk id ranges.
+//! * [`PRODUCER_METHODS`], [`CONSUMER_METHODS`]: the ProducerPort and
+//!   ConsumerPort method names.
+//! * [`CommitDataRequest`] and its protobuf encoding.
+//! * [`MAX_WRITER_ID`], [`is_valid_writer_id`]: the writer id range.
 
-pub mod commit_request;
-pub mod ids;
-pub mod methods;
+mod commit_request;
+mod ids;
+mod methods;
 
 pub use commit_request::{
     ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,

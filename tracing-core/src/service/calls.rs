@@ -15,7 +15,7 @@ use zerotrace_protos::protos::{
     UnregisterTraceWriterRequestDecoder, UpdateDataSourceRequestDecoder,
 };
 
-pub use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
+use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
 use crate::protocol::{CommitDataRequest, CommitDecodeError};
 
 /// Why a call could not be decoded.

@@ -9,9 +9,7 @@ mod fields;
 use protozero::{Decoder, FieldValue, HeapWriter, Message};
 use zerotrace_protos::protos::TraceConfigDecoder;
 
-pub use self::fields::{
-    CONFIG_FIELDS, DATA_SOURCE_CONFIG_FIELDS, FieldDecisions, Handling, TRACE_CONFIG_FIELDS,
-};
+pub use self::fields::{CONFIG_FIELDS, FieldDecisions, Handling};
 
 /// Service-wide limits, all configurable; the defaults are Perfetto's.
 #[derive(Debug, Clone, PartialEq, Eq)]

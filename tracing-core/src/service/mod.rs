@@ -7,36 +7,36 @@
 //! * [`TracingService`]: producers, consumers, sessions, routing, flushes,
 //!   timers; the entry points are `handle_*_call`, `*_connected`,
 //!   `*_disconnected`, `handle_timeout`, `poll_action` and `poll_timeout`.
-//! * [`trace_buffer`]: where committed chunks wait until they are read.
-//! * [`commit`]: the commit path from a producer's SMB into trace buffers.
-//! * [`packet_validator`]: drops producer packets that use fields reserved
-//!   for the service and appends the trusted fields.
+//! * [`ProducerCall`], [`ConsumerCall`]: the calls of the two ports, decoded
+//!   into owned values; [`Action`]: what the core asks its driver to do.
+//! * [`ServiceEnv`]: what the core asks of the machine.
+//! * [`CONFIG_FIELDS`]: what the service does with each TraceConfig field.
+//!
+//! The driver that runs the core over sockets (`zerotraced`) is
+//! [`crate::daemon`], beside the service.
+//!
+//! Inside, and private: the trace buffers where committed chunks wait until
+//! they are read, the commit path from a producer's SMB into them, and the
+//! packet validator that drops producer packets using fields reserved for
+//! the service.
 
-pub mod action;
-pub mod calls;
-pub mod commit;
-pub mod config;
+mod action;
+mod calls;
+mod commit;
+mod config;
 mod core;
-pub mod env;
-pub mod ids;
-pub mod packet_validator;
-pub mod service_packets;
-pub mod trace_buffer;
+mod env;
+mod ids;
+mod packet_validator;
+// The daemon's `ServiceEnv` builds the service's packets.
+pub(crate) mod service_packets;
+mod trace_buffer;
 
-pub use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
-
-/// The old home of the daemon, now [`crate::daemon`] beside the service;
-/// kept so older paths still resolve. The core itself uses nothing of it.
-#[doc(hidden)]
-pub mod driver {
-    pub use crate::daemon::{Daemon, DaemonConfig, ShutdownFd};
-}
+// The sans-IO core: calls and time in, actions out.
 pub use action::{Action, Peer, Reply};
 pub use calls::{
     CallError, CloneArgs, CloneTrigger, ConsumerCall, DataSourceDescriptor, ProducerCall,
 };
-pub use commit::{BufferResolver, CommitStats, ProducerSmb, SliceResolver, commit_data, scrape};
-pub use config::{ConfigError, Limits, SessionConfig};
 pub use core::{
     DataSourceState, GlobalStats, ProducerTransport, ServiceOptions, ServiceStats, SessionState,
     SessionSummary, TracingService,
@@ -45,8 +45,26 @@ pub use env::{ClockReading, PeerIdentity, ServiceEnv};
 pub use ids::{
     BufferId, ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId,
 };
-pub use packet_validator::{InvalidPacket, TrustedFields, append_trusted_fields, validate};
-pub use trace_buffer::{
-    BufferStats, ChunkMeta, CopyOutcome, DataLoss, FillPolicy, PacketInfo, SequenceKey,
-    TraceBuffer, TraceBufferError,
-};
+
+// What the service accepts: its limits, and its decision on every TraceConfig field.
+pub use config::{CONFIG_FIELDS, ConfigError, FieldDecisions, Handling, Limits};
+
+// Statistics the core keeps.
+pub use commit::CommitStats;
+pub use trace_buffer::{BufferStats, CHUNK_FILL_BUCKETS, WriterStats};
+
+/// The service's parts for the fuzz targets, the interop tests and benches
+/// and this crate's tests only: not part of the API, may change in any
+/// release.
+#[doc(hidden)]
+pub mod __private {
+    pub use super::config::{
+        BufferSpec, DataSourceOverrides, DataSourceSpec, SessionConfig, TriggerMode, TriggerSpec,
+        rewrite_data_source_config,
+    };
+    pub use super::packet_validator::{InvalidPacket, MAX_FIELD_LENGTH, validate};
+    pub use super::trace_buffer::{
+        ChunkMeta, CopyOutcome, DataLoss, FillPolicy, PacketInfo, SequenceKey, TraceBuffer,
+        TraceBufferError,
+    };
+}

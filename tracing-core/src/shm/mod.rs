@@ -4,12 +4,12 @@
 //! producers that emulate the buffer over TCP, and the size policy the
 //! service applies to requested sizes.
 
-pub mod error;
-pub mod heap;
+mod error;
+mod heap;
 #[cfg(unix)]
-pub mod mapped;
-pub mod region;
-pub mod size_policy;
+mod mapped;
+mod region;
+mod size_policy;
 
 pub use error::ShmError;
 pub use heap::HeapShm;
@@ -17,5 +17,6 @@ pub use heap::HeapShm;
 pub use mapped::{MappedShm, ShmBacking};
 pub use region::SharedMemoryRegion;
 pub use size_policy::{
-    DEFAULT_PAGE_SIZE, DEFAULT_SHM_SIZE, MAX_SHM_SIZE, ShmSizes, ensure_valid_shm_sizes,
+    DEFAULT_PAGE_SIZE, DEFAULT_SHM_SIZE, MAX_SERVICE_PAGE_SIZE, MAX_SHM_SIZE, ShmSizes,
+    ensure_valid_shm_sizes,
 };

@@ -413,7 +413,7 @@ macro_rules! trace_counter {
 macro_rules! trace_begin {
     ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::emit_event(
+            $crate::track_event::__private::emit_event(
                 &$cat,
                 $crate::track_event::EventKind::SliceBegin,
                 Some($name),
@@ -432,7 +432,7 @@ macro_rules! trace_begin {
 macro_rules! trace_end {
     ($cat:expr $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::emit_event(
+            $crate::track_event::__private::emit_event(
                 &$cat,
                 $crate::track_event::EventKind::SliceEnd,
                 None,
@@ -449,7 +449,7 @@ macro_rules! trace_end {
 macro_rules! trace_instant {
     ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
         if $cat.is_enabled() {
-            $crate::track_event::emit_event(
+            $crate::track_event::__private::emit_event(
                 &$cat,
                 $crate::track_event::EventKind::Instant,
                 Some($name),

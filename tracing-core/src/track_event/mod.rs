@@ -3,19 +3,37 @@
 //! in-process and system backends, and (feature `tracing`) a
 //! `tracing-subscriber` Layer.
 
-pub mod backend;
-pub mod category;
-pub mod event_writer;
-pub mod in_process;
-pub mod interning;
+mod backend;
+mod category;
+mod event_writer;
+#[cfg(feature = "service")]
+mod in_process;
+mod interning;
 #[cfg(feature = "tracing")]
-pub mod layer;
+mod layer;
 mod names;
 
-pub use backend::{CounterValue, SliceGuard, TrackEvent, emit_event};
-pub use category::{Category, CategoryFilter, glob};
+// The API: categories, the macros' backend, and the system backend that
+// registers with a producer connected to a tracing service (`TrackEvent::register`).
+pub use backend::{CounterValue, SliceGuard, TrackEvent};
+pub use category::{Category, CategoryFilter};
+pub use interning::SourceLocation;
+
+// One sequence's TrackEvent packets, written by hand.
 pub use event_writer::{DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec};
+pub use interning::{Fresh, InternKind, Interner};
+
+// The in-process backend: the service on a thread of this process.
+#[cfg(feature = "service")]
 pub use in_process::{InProcessConfig, InProcessError, InProcessSession};
-pub use interning::{Fresh, InternKind, Interner, SourceLocation};
+
+// A `tracing-subscriber` Layer over the same writers.
 #[cfg(feature = "tracing")]
 pub use layer::PerfettoLayer;
+
+/// What the `trace_*!` macros expand to: not part of the API, may change in
+/// any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use super::backend::emit_event;
+}

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use zerotrace_core::abi::{ChunkFlags, ChunkHeader, FragmentError, FragmentIter, SharedMemoryAbi};
-use zerotrace_core::producer::{CommitDataRequest, CommitSink, FlushCallback};
+use zerotrace_core::producer::{CommitSink, FlushCallback};
+use zerotrace_core::protocol::CommitDataRequest;
 use zerotrace_core::shm::SharedMemoryRegion;
 
 /// A chunk copied out of the SMB.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::ipc::socket::{consumer_socket_name, producer_socket_name};
+use zerotrace_core::ipc::{consumer_socket_name, producer_socket_name};
 
 /// The zerotrace tracing service (Perfetto's `traced` protocol).
 #[derive(Debug, Parser)]
@@ -116,7 +116,7 @@ fn background(consumer: &Endpoint) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("cannot start the service: {e}"))?;
     for _ in 0..200 {
-        if zerotrace_core::ipc::socket::connect(consumer).is_ok() {
+        if zerotrace_core::ipc::connect(consumer).is_ok() {
             println!("{}", child.id());
             return Ok(());
         }

@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::ipc::socket::consumer_socket_name;
+use zerotrace_core::ipc::consumer_socket_name;
 
 pub use record::RecordArgs;
 

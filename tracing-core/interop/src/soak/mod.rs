@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use protozero::HeapWriter;
 use zerotrace_core::consumer::ConsumerClient;
+use zerotrace_core::ipc::ChannelError;
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::ipc::channel::ChannelError;
 use zerotrace_protos::protos::TraceConfig;
 
 use crate::services::Which;

@@ -10,7 +10,8 @@ use zerotrace_protos::protos::{DataSourceConfigDecoder, GetAsyncCommandResponseD
 use super::sink::IpcSink;
 use super::{DataSourceEvent, DataSourceSpec, Inner, Instance, encode, lock};
 use crate::ipc::fd::OwnedFd;
-use crate::producer::{ArbiterConfig, CommitDataRequest, SharedMemoryArbiter};
+use crate::producer::{ArbiterConfig, SharedMemoryArbiter};
+use crate::protocol::CommitDataRequest;
 use crate::shm::{HeapShm, SharedMemoryRegion};
 
 fn send_notification(inner: &Inner, method: &str, instance: u64) {

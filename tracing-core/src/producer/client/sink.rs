@@ -15,7 +15,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::{Inner, encode, lock};
-use crate::producer::{CommitDataRequest, CommitSink, FlushCallback, SharedMemoryArbiter};
+use crate::producer::{CommitSink, FlushCallback, SharedMemoryArbiter};
+use crate::protocol::CommitDataRequest;
 
 /// The arbiter's commits, sent over the socket.
 pub(super) struct IpcSink {

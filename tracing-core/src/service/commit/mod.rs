@@ -58,6 +58,7 @@ impl ProducerSmb {
         })
     }
 
+    #[cfg(test)]
     /// The page and chunk view.
     pub fn abi(&self) -> &SharedMemoryAbi {
         &self.abi
@@ -86,6 +87,7 @@ pub trait BufferResolver {
     fn for_scrape(&mut self, writer: u16) -> Option<&mut TraceBuffer>;
 }
 
+#[cfg(test)]
 /// A [`BufferResolver`] over a slice of buffers and two index functions.
 pub struct SliceResolver<'a, C, S> {
     /// The buffers.
@@ -96,6 +98,7 @@ pub struct SliceResolver<'a, C, S> {
     pub scrape: S,
 }
 
+#[cfg(test)]
 impl<C, S> BufferResolver for SliceResolver<'_, C, S>
 where
     C: Fn(u32, u16) -> Option<usize>,
