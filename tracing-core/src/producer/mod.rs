@@ -6,6 +6,7 @@ pub mod arbiter;
 pub mod buffer_exhausted_policy;
 pub mod client;
 pub mod commit_sink;
+pub mod endpoint;
 pub mod error;
 pub mod patch_list;
 pub mod startup;
@@ -25,6 +26,10 @@ pub use client::{
     ProducerOptions, StartupTracingOptions,
 };
 pub use commit_sink::{ChannelCommitSink, CommitSink, FlushCallback, SinkMessage};
+pub use endpoint::{
+    Backoff, EndpointError, EndpointEvent, EndpointOptions, EndpointStats, ProducerEndpoint,
+    SmbSetup, StartupError, StartupOffer, StartupReservation, StartupStep, Transmit,
+};
 pub use error::ProducerError;
 pub use patch_list::{Patch, PatchList};
 pub use startup::{ReservationState, is_placeholder, placeholder_buffer};
