@@ -2,17 +2,22 @@
 //! (the host side of the IPC layer): the handshake bytes, data source
 //! registration, start/stop/flush round trips, commit acks, the reconnect
 //! back-off as deadlines, startup reservations expiring and binding, and
-//! hostile frames. No sockets, threads or sleeps: `now` is a number.
+//! hostile frames; and startup tracing end to end against a real arbiter
+//! (the fake-clock twins of `startup_tracing.rs`'s paced tests). No
+//! sockets, threads or sleeps: `now` is a number.
 
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use protozero::HeapWriter;
 use zerotrace_core::ipc::{HostConnection, HostEvent, Port};
 use zerotrace_core::producer::{
-    Backoff, CommitDataRequest, DataSourceEvent, DataSourceSpec, EndpointError, EndpointEvent,
-    EndpointOptions, ProducerEndpoint, SmbSetup, StartupError, StartupOffer, StartupReservation,
-    StartupStep,
+    ArbiterConfig, Backoff, ChannelCommitSink, CommitDataRequest, DataSourceEvent, DataSourceSpec,
+    EndpointError, EndpointEvent, EndpointOptions, ProducerEndpoint, ReservationState,
+    SharedMemoryArbiter, SinkMessage, SmbSetup, StartupError, StartupOffer, StartupReservation,
+    StartupStep, TraceWriter,
 };
+use zerotrace_core::shm::HeapShm;
 use zerotrace_protos::protos::{
     DataSourceConfig, GetAsyncCommandResponse, InitializeConnectionRequestDecoder,
     InitializeConnectionResponse, RegisterDataSourceRequestDecoder,
@@ -705,4 +710,155 @@ fn hostile_frames_give_typed_errors_not_panics() {
         ep.handle_timeout(u64::MAX);
         while ep.poll_transmit().is_some() {}
     }
+}
+
+/// Does what a driver does with the endpoint's startup and SMB events:
+/// returns the sink's messages once the startup arbiter is adopted.
+fn drive(
+    ep: &mut ProducerEndpoint,
+    arbiter: &Arc<SharedMemoryArbiter>,
+    sink: &mut Option<mpsc::Receiver<SinkMessage>>,
+) {
+    while let Some(ev) = ep.poll_event() {
+        match ev {
+            EndpointEvent::Smb(SmbSetup::AdoptStartupBuffer) => {
+                let (s, rx) = ChannelCommitSink::new();
+                arbiter.bind_to_sink(Arc::new(s)).unwrap();
+                *sink = Some(rx);
+            }
+            EndpointEvent::Startup(StartupStep::Abort { reservation }) => {
+                arbiter.abort_startup_reservation(reservation).unwrap();
+            }
+            EndpointEvent::Startup(StartupStep::Bind {
+                reservation,
+                target_buffer,
+            }) => arbiter
+                .bind_startup_target_buffer(reservation, target_buffer)
+                .unwrap(),
+            _ => {}
+        }
+    }
+}
+
+fn startup_arbiter(pages: usize) -> Arc<SharedMemoryArbiter> {
+    let region = Arc::new(HeapShm::new(pages * 4096).unwrap());
+    SharedMemoryArbiter::new_unbound(region, 4096, ArbiterConfig::default()).unwrap()
+}
+
+/// A startup writer of `name`, as `create_startup_trace_writer` makes it.
+fn startup_writer(
+    ep: &mut ProducerEndpoint,
+    arbiter: &Arc<SharedMemoryArbiter>,
+    now: u64,
+    name: &str,
+) -> (u16, TraceWriter) {
+    let r = match ep.startup_reservation(name).unwrap() {
+        StartupReservation::Open(r) => r,
+        StartupReservation::Needed => {
+            let r = arbiter.create_startup_reservation().unwrap();
+            ep.add_startup_reservation(now, name, r);
+            r
+        }
+    };
+    (r, arbiter.create_startup_trace_writer(r).unwrap())
+}
+
+fn write(w: &mut TraceWriter, n: u64) {
+    for i in 0..n {
+        w.packet(|p| {
+            p.set_timestamp(i);
+            p.message().append_bytes(900, &[i as u8; 1000]);
+        });
+    }
+}
+
+#[test]
+fn an_unclaimed_reservation_frees_its_chunks_at_the_deadline() {
+    let arbiter = startup_arbiter(16);
+    let mut ep = ProducerEndpoint::new(0, startup_options(300));
+    events(&mut ep);
+    let mut sink = None;
+    let (r, mut w) = startup_writer(&mut ep, &arbiter, 0, "unclaimed");
+    // A second writer of the same data source shares the reservation.
+    let (r2, _w2) = startup_writer(&mut ep, &arbiter, 5 * MS, "unclaimed");
+    assert_eq!(r, r2);
+    write(&mut w, 20);
+    w.flush(None);
+    let free = |a: &SharedMemoryArbiter| {
+        let abi = a.abi();
+        (0..abi.num_pages())
+            .filter(|&p| abi.is_page_free(p))
+            .count()
+    };
+    assert!(free(&arbiter) < 16, "the data is held");
+
+    ep.handle_timeout(299 * MS);
+    drive(&mut ep, &arbiter, &mut sink);
+    assert_eq!(
+        arbiter.startup_reservation_state(r),
+        Some(ReservationState::Unbound)
+    );
+    ep.handle_timeout(300 * MS);
+    drive(&mut ep, &arbiter, &mut sink);
+    assert_eq!(
+        arbiter.startup_reservation_state(r),
+        Some(ReservationState::Aborted)
+    );
+    assert_eq!(ep.startup_reservations_aborted(), 1);
+    assert_eq!(free(&arbiter), 16, "every held chunk freed");
+    assert!(arbiter.stats().startup_chunks_discarded > 0);
+    // The writer goes on, dropping.
+    write(&mut w, 20);
+    assert!(w.drop_count() > 0);
+}
+
+#[test]
+fn a_started_data_source_receives_what_was_written_before_the_connection() {
+    let arbiter = startup_arbiter(16);
+    let mut ep = ProducerEndpoint::new(0, startup_options(10_000));
+    events(&mut ep);
+    let mut sink = None;
+    let (_, mut w) = startup_writer(&mut ep, &arbiter, 0, "early");
+    let writer_id = w.writer_id();
+    write(&mut w, 10);
+    w.flush(None);
+
+    ep.handle_connected(MS).unwrap();
+    let mut svc = Service::new();
+    svc.read(&mut ep);
+    svc.write(&mut ep, MS, 0);
+    assert!(svc.read(&mut ep), "the buffer is offered");
+    svc.initialize(&mut ep, true, false);
+    drive(&mut ep, &arbiter, &mut sink);
+    let rx = sink.take().expect("adopted");
+    assert_eq!(rx.try_iter().count(), 0, "held until a session starts it");
+
+    svc.command(&mut ep, 2 * MS, 0, start(3, "early", 7));
+    drive(&mut ep, &arbiter, &mut sink);
+    let msgs: Vec<SinkMessage> = rx.try_iter().collect();
+    assert_eq!(
+        msgs[0],
+        SinkMessage::RegisterTraceWriter {
+            writer_id,
+            target_buffer: 7
+        }
+    );
+    let moved: Vec<u32> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            SinkMessage::Commit(c) => Some(c.chunks_to_move.clone()),
+            _ => None,
+        })
+        .flatten()
+        .map(|m| m.target_buffer)
+        .collect();
+    assert!(
+        !moved.is_empty() && moved.iter().all(|&b| b == 7),
+        "{moved:?}"
+    );
+    assert_eq!(
+        ep.poll_timeout(),
+        None,
+        "the reservation's deadline is gone"
+    );
 }
