@@ -158,17 +158,18 @@ impl ProducerClient {
     ) -> Result<ProducerClient, ProducerClientError> {
         let client = Self::spawn(endpoint, opts, true)?;
         client
-            .wait(None, |c| c.endpoint.has_connection() || c.gave_up)
+            .wait(None, |c| c.endpoint.generation() > 0 || c.gave_up)
             .map_err(|_| ProducerClientError::Timeout("a connection"))?;
-        {
+        let gave_up = {
             let mut core = lock(&client.shared.core);
-            if !core.endpoint.has_connection() && core.gave_up {
-                let e = core
-                    .connect_error
+            (core.endpoint.generation() == 0).then(|| {
+                core.connect_error
                     .take()
-                    .unwrap_or_else(|| io::Error::from(io::ErrorKind::TimedOut));
-                return Err(e.into());
-            }
+                    .unwrap_or_else(|| io::Error::from(io::ErrorKind::TimedOut))
+            })
+        };
+        if let Some(e) = gave_up {
+            return Err(e.into());
         }
         client
             .wait(Some(Duration::from_secs(10)), |c| c.connected)
@@ -371,5 +372,51 @@ impl Drop for ProducerClient {
         if let Some(t) = self.timer.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn absent() -> Endpoint {
+        let path = std::env::temp_dir().join(format!(
+            "zerotrace-absent-producer-{}.sock",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        Endpoint::Path(path)
+    }
+
+    #[test]
+    fn connect_gives_up_after_its_timeout_with_the_socket_error() {
+        let started = Instant::now();
+        let r = ProducerClient::connect(
+            &absent(),
+            ProducerOptions {
+                connect_timeout: Duration::from_millis(100),
+                ..ProducerOptions::default()
+            },
+        );
+        assert!(matches!(r, Err(ProducerClientError::Io(_))), "{r:?}");
+        // Attempts at 0, 20 and 60 ms; the next (140 ms) is past the limit.
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn start_returns_at_once_and_keeps_trying() {
+        let client = ProducerClient::start(&absent(), ProducerOptions::default()).unwrap();
+        assert!(!client.is_connected());
+        assert_eq!(client.reconnects(), 0);
+        assert!(matches!(
+            client.create_trace_writer(0),
+            Err(ProducerClientError::NoSmb)
+        ));
+        assert!(matches!(
+            client.create_startup_trace_writer("x"),
+            Err(ProducerClientError::Unsupported(_))
+        ));
+        // Dropping it stops the threads.
+        drop(client);
     }
 }
