@@ -17,6 +17,7 @@ mod consumer_port;
 mod decoder;
 pub mod derive_decoders;
 mod ipc_frames;
+mod producer_endpoint;
 mod producer_port;
 mod smb_abi;
 pub mod support;
@@ -34,6 +35,7 @@ pub use consumer_port::consumer_port;
 pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
 pub use ipc_frames::ipc_frames;
+pub use producer_endpoint::producer_endpoint;
 pub use producer_port::producer_port;
 pub use smb_abi::smb_abi;
 pub use support::{Cursor, FakeEnv, ScratchDir, World, scribble, with_stdout_silenced};
@@ -59,6 +61,7 @@ pub const TARGETS: &[Target] = &[
     ("trace_buffer", trace_buffer),
     ("ipc_frames", ipc_frames),
     ("producer_port", producer_port),
+    ("producer_endpoint", producer_endpoint),
     ("consumer_port", consumer_port),
     ("trace_config", trace_config),
     ("text_config", text_config),

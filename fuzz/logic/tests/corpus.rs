@@ -137,6 +137,7 @@ corpus_tests!(
     trace_buffer,
     ipc_frames,
     producer_port,
+    producer_endpoint,
     consumer_port,
     trace_config,
     text_config,

@@ -6,6 +6,7 @@ mod arbiter;
 mod buffer_exhausted_policy;
 mod client;
 mod commit_sink;
+mod endpoint;
 mod error;
 mod patch_list;
 mod startup;
@@ -29,3 +30,10 @@ pub use client::{
     ProducerOptions, StartupTracingOptions,
 };
 pub use startup::ReservationState;
+
+// The sans-IO producer endpoint: service bytes, connection events and `now`
+// in; frames to send, events for the app and the next deadline out.
+pub use endpoint::{
+    Backoff, EndpointError, EndpointEvent, EndpointOptions, EndpointStats, ProducerEndpoint,
+    SmbSetup, StartupError, StartupOffer, StartupReservation, StartupStep, Transmit,
+};

@@ -1,7 +1,7 @@
-//! The arbiter's commits over the socket: a [`CommitSink`] that sends
-//! CommitData (with chunks inline under SMB emulation, split under the
-//! frame limit) and writer (un)registrations, and the committer thread's
-//! trigger.
+//! The arbiter's commits, bound for the socket: a [`CommitSink`] that
+//! queues CommitData (with chunks inline under SMB emulation, split under
+//! the frame limit) and writer (un)registrations in the client's
+//! [`Outbox`], and asks the timer thread for a commit.
 //!
 //! A sink belongs to the connection its arbiter's SMB came with. After a
 //! reconnect, writers of the old arbiter may live on (held by threads or
@@ -9,30 +9,33 @@
 //! new service does not know, and their writer ids may have been reused by
 //! the new arbiter. Such a *stale* sink sends nothing: it frees the chunks
 //! of a commit locally (the data is lost, the writers go on without
-//! stalling) and drops (un)registrations.
+//! stalling) and drops (un)registrations. The driver applies the same rule
+//! to what it drains after the connection changed.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock, Weak};
 
-use super::{Inner, encode, lock};
+use super::outbox::{Outbox, Outgoing};
 use crate::producer::{CommitSink, FlushCallback, SharedMemoryArbiter};
 use crate::protocol::CommitDataRequest;
 
-/// The arbiter's commits, sent over the socket.
+/// The arbiter's commits, queued for the endpoint.
 pub(super) struct IpcSink {
-    inner: Weak<Inner>,
-    /// The connection (`Inner::connection`) it belongs to.
-    connection: u64,
-    /// Its arbiter, once made (to free the chunks of stale commits).
+    outbox: Arc<Outbox>,
+    /// The connection it belongs to.
+    generation: u64,
+    /// The service cannot map our buffer: chunks travel inline.
+    emulation: bool,
+    /// Its arbiter, once made (to read inline chunks and free stale ones).
     arbiter: OnceLock<Weak<SharedMemoryArbiter>>,
 }
 
 impl IpcSink {
-    /// A sink for the current connection of `inner`.
-    pub(super) fn new(inner: &Arc<Inner>) -> Arc<IpcSink> {
+    /// A sink for the current connection.
+    pub(super) fn new(outbox: &Arc<Outbox>, emulation: bool) -> Arc<IpcSink> {
         Arc::new(IpcSink {
-            inner: Arc::downgrade(inner),
-            connection: inner.connection.load(Ordering::Acquire),
+            outbox: outbox.clone(),
+            generation: outbox.generation(),
+            emulation,
             arbiter: OnceLock::new(),
         })
     }
@@ -42,29 +45,45 @@ impl IpcSink {
         let _ = self.arbiter.set(Arc::downgrade(arbiter));
     }
 
-    /// The client, if this sink's connection is still the current one.
-    fn current(&self) -> Option<Arc<Inner>> {
-        self.inner
-            .upgrade()
-            .filter(|i| i.connection.load(Ordering::Acquire) == self.connection)
+    fn arbiter(&self) -> Weak<SharedMemoryArbiter> {
+        self.arbiter.get().cloned().unwrap_or_default()
     }
 
-    /// A stale commit: frees its chunks here, as the service would have.
-    fn discard(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
-        if let Some(a) = self.arbiter.get().and_then(Weak::upgrade) {
-            let abi = a.abi();
-            for mv in &request.chunks_to_move {
-                if let Ok(c) =
-                    abi.try_acquire_chunk_for_reading(mv.page as usize, mv.chunk as usize)
-                {
-                    let _ = abi.release_chunk_as_free(c);
-                }
+    /// Whether this sink's connection is still the current one.
+    fn current(&self) -> bool {
+        self.outbox.generation() == self.generation
+    }
+
+    fn send(&self, request: CommitDataRequest, callback: Option<FlushCallback>) {
+        self.outbox.push(
+            self.generation,
+            Outgoing::Commit {
+                request,
+                callback,
+                arbiter: self.arbiter(),
+            },
+        );
+    }
+}
+
+/// A commit that came too late for its connection: frees its chunks here,
+/// as the service would have, and runs its callback.
+pub(super) fn discard(
+    arbiter: &Weak<SharedMemoryArbiter>,
+    request: &mut CommitDataRequest,
+    callback: Option<FlushCallback>,
+) {
+    if let Some(a) = arbiter.upgrade() {
+        let abi = a.abi();
+        for mv in &request.chunks_to_move {
+            if let Ok(c) = abi.try_acquire_chunk_for_reading(mv.page as usize, mv.chunk as usize) {
+                let _ = abi.release_chunk_as_free(c);
             }
         }
-        request.clear();
-        if let Some(cb) = on_complete {
-            cb();
-        }
+    }
+    request.clear();
+    if let Some(cb) = callback {
+        cb();
     }
 }
 
@@ -72,39 +91,20 @@ impl IpcSink {
 /// the frame's own fields).
 const MAX_INLINE_REQUEST: usize = 120 * 1024;
 
-impl IpcSink {
-    fn send(&self, inner: &Inner, request: &CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let mut wire = lock(&inner.wire);
-        let drop_reply = on_complete.is_none();
-        match wire.invoke("CommitData", request.encode(), drop_reply) {
-            Ok(id) => {
-                if let Some(cb) = on_complete {
-                    lock(&inner.callbacks).insert(id, cb);
-                }
-            }
-            Err(_) => {
-                // The service is gone; nobody will ack.
-                drop(wire);
-                if let Some(cb) = on_complete {
-                    cb();
-                }
-            }
-        }
-    }
-}
-
 impl CommitSink for IpcSink {
     fn commit_data(&self, request: &mut CommitDataRequest, on_complete: Option<FlushCallback>) {
-        let Some(inner) = self.current() else {
-            self.discard(request, on_complete);
+        if !self.current() {
+            discard(&self.arbiter(), request, on_complete);
             return;
-        };
-        let arbiter = {
-            let st = lock(&inner.state);
-            st.emulation.then(|| st.arbiter.clone()).flatten()
-        };
+        }
+        let arbiter = self
+            .emulation
+            .then(|| self.arbiter.get().and_then(Weak::upgrade))
+            .flatten();
         let Some(a) = arbiter else {
-            self.send(&inner, request, on_complete);
+            // A copy: the arbiter keeps the request's storage for its next
+            // batch.
+            self.send(request.clone(), on_complete);
             return;
         };
         // SMB emulation: chunks travel inline, so one request may exceed
@@ -128,44 +128,45 @@ impl CommitSink for IpcSink {
             if moves.peek().is_none() {
                 part.chunks_to_patch = std::mem::take(&mut request.chunks_to_patch);
                 part.flush_request_id = request.flush_request_id.take();
-                self.send(&inner, &part, on_complete);
+                self.send(part, on_complete);
+                request.clear();
                 return;
             }
-            self.send(&inner, &part, None);
+            self.send(part, None);
         }
-        self.send(&inner, request, on_complete);
+        self.send(request.clone(), on_complete);
     }
 
     fn commits_in_background(&self) -> bool {
-        // The committer thread flushes the current arbiter only: a stale
-        // one flushes on its writers' threads (into `discard`).
-        self.current().is_some()
+        // The timer thread flushes the current arbiter only: a stale one
+        // flushes on its writers' threads (into `discard`).
+        self.current()
     }
 
     fn commit_pending(&self) {
-        // Perfetto posts this as a task; here the committer thread does it,
+        // Perfetto posts this as a task; here the timer thread does it,
         // once for however many batches started meanwhile.
-        if let Some(inner) = self.current() {
-            *lock(&inner.commit_requested) = true;
-            inner.commit_wanted.notify_one();
+        if self.current() {
+            self.outbox.request_commit();
         }
     }
 
     fn register_trace_writer(&self, writer_id: u16, target_buffer: u16) {
-        if let Some(inner) = self.current() {
-            let args = encode(|m| {
-                let mut m = m;
-                m.append_uint32(1, writer_id as u32);
-                m.append_uint32(2, target_buffer as u32);
-            });
-            let _ = lock(&inner.wire).invoke("RegisterTraceWriter", args, true);
+        if self.current() {
+            self.outbox.push(
+                self.generation,
+                Outgoing::Register {
+                    writer_id,
+                    target_buffer,
+                },
+            );
         }
     }
 
     fn unregister_trace_writer(&self, writer_id: u16) {
-        if let Some(inner) = self.current() {
-            let args = encode(|mut m| m.append_uint32(1, writer_id as u32));
-            let _ = lock(&inner.wire).invoke("UnregisterTraceWriter", args, true);
+        if self.current() {
+            self.outbox
+                .push(self.generation, Outgoing::Unregister { writer_id });
         }
     }
 }

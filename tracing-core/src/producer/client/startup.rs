@@ -1,7 +1,11 @@
-//! Startup tracing in the producer client: a shared memory buffer made by
-//! the producer before it is connected, offered to the service with
+//! Startup tracing in the producer client: the shared memory buffer the
+//! producer makes before it is connected, offered to the service with
 //! `InitializeConnection` (`producer_provided_shmem`, the memfd attached),
-//! and one reservation per data source name for the startup writers.
+//! and the startup writers over its arbiter. The reservations themselves
+//! (one per data source name, their expiry, binding to a started instance,
+//! the service's refusal) are the endpoint's state machine
+//! ([`crate::producer::endpoint::startup`]); this file holds the buffer and
+//! the API.
 //!
 //! The flow: [`StartupTracingOptions`] makes the client create a sealed
 //! memfd and an unbound arbiter over it at once, so
@@ -42,18 +46,14 @@
 //! });
 //! # Ok::<(), zerotrace_core::producer::ProducerClientError>(())
 //! ```
-//!
-//! [`ProducerClient::create_startup_trace_writer`]: super::ProducerClient::create_startup_trace_writer
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::sink::IpcSink;
-use super::{Inner, Instance, ProducerClient, ProducerClientError, lock};
+use super::{ProducerClient, ProducerClientError, lock, now};
 use crate::ipc::fd::OwnedFd;
-use crate::producer::SharedMemoryArbiter;
-use crate::producer::TraceWriter;
+use crate::producer::endpoint::{EndpointError, StartupError, StartupOffer, StartupReservation};
+use crate::producer::{SharedMemoryArbiter, TraceWriter};
 use crate::shm::{DEFAULT_PAGE_SIZE, DEFAULT_SHM_SIZE};
 
 /// Startup tracing settings ([`super::ProducerOptions::startup_tracing`]).
@@ -94,29 +94,57 @@ impl ProducerClient {
         &self,
         data_source: &str,
     ) -> Result<TraceWriter, ProducerClientError> {
-        let running = lock(&self.inner.state)
-            .started
-            .iter()
-            .rev()
-            .find(|i| i.name == data_source)
-            .cloned();
-        match running {
-            Some(instance) => self.create_trace_writer_for(&instance),
-            None => create_writer(&self.inner, data_source),
+        let shared = &self.shared;
+        let mut core = lock(&shared.core);
+        if let Some(instance) = core.endpoint.started(data_source).cloned() {
+            drop(core);
+            return self.create_trace_writer_for(&instance);
         }
+        let reservation = match core.endpoint.startup_reservation(data_source) {
+            Err(EndpointError::Startup(StartupError::Refused)) => {
+                return Err(ProducerClientError::Refused("the startup buffer"));
+            }
+            Err(_) => {
+                return Err(ProducerClientError::Unsupported(
+                    "startup tracing (not enabled)",
+                ));
+            }
+            Ok(r) => r,
+        };
+        let arbiter = core
+            .startup
+            .arbiter
+            .clone()
+            .ok_or(ProducerClientError::Unsupported(
+                "startup tracing (not enabled)",
+            ))?;
+        let reservation = match reservation {
+            StartupReservation::Open(r) => r,
+            StartupReservation::Needed => {
+                let r = arbiter.create_startup_reservation()?;
+                core.endpoint.add_startup_reservation(now(), data_source, r);
+                // The timer thread watches the deadlines.
+                shared.outbox.wake();
+                r
+            }
+        };
+        drop(core);
+        Ok(arbiter.create_startup_trace_writer(reservation)?)
     }
 
     /// How many startup reservations were aborted (their data dropped):
     /// no session in time, the service refused the buffer, or it could not
     /// be used on the connection the session came on.
     pub fn startup_reservations_aborted(&self) -> u64 {
-        aborted(&self.inner)
+        lock(&self.shared.core)
+            .endpoint
+            .startup_reservations_aborted()
     }
 
     /// Whether the service adopted the buffer this producer made for startup
     /// tracing (and it is the producer's SMB on the current connection).
     pub fn uses_own_smb(&self) -> bool {
-        lock(&self.inner.state).using_provided_smb
+        lock(&self.shared.core).endpoint.uses_startup_smb()
     }
 }
 
@@ -124,191 +152,66 @@ impl ProducerClient {
 #[cfg(unix)]
 type OwnSmb = crate::shm::MappedShm;
 
-/// The client's startup tracing state.
+/// The client's startup buffer and its arbiter.
 #[derive(Default)]
 pub(super) struct ClientStartup {
     /// The arbiter over our own buffer (unbound until the service adopts it).
-    arbiter: Option<Arc<SharedMemoryArbiter>>,
-    /// Our buffer (to offer its fd) and its page size.
+    pub(super) arbiter: Option<Arc<SharedMemoryArbiter>>,
+    /// Our buffer (to offer its fd).
     #[cfg(unix)]
-    smb: Option<(Arc<OwnSmb>, usize)>,
-    timeout: Duration,
-    /// The service answered our offer (adopted or refused).
-    answered: bool,
-    /// The service refused the buffer: no more startup writers.
-    refused: bool,
-    /// Unbound reservations by data source name, with their deadlines.
-    open: HashMap<String, (u16, Instant)>,
-    /// Reservations aborted so far (timeout, refusal, or a start that came
-    /// when our buffer was not the producer's SMB).
-    aborted: u64,
+    smb: Option<Arc<OwnSmb>>,
+    /// What the endpoint offers.
+    offer: Option<StartupOffer>,
 }
 
 impl ClientStartup {
-    /// Creates the buffer and its unbound arbiter.
+    /// Creates the buffer and its unbound arbiter (none without options).
     #[cfg(unix)]
-    pub(super) fn new(opts: &StartupTracingOptions) -> Result<ClientStartup, ProducerClientError> {
+    pub(super) fn new(
+        opts: Option<&StartupTracingOptions>,
+    ) -> Result<ClientStartup, ProducerClientError> {
+        let Some(opts) = opts else {
+            return Ok(ClientStartup::default());
+        };
         let smb = Arc::new(OwnSmb::create(opts.smb_size)?);
         let region: Arc<dyn crate::shm::SharedMemoryRegion> = smb.clone();
         let config = crate::producer::ArbiterConfig::default();
         let arbiter = SharedMemoryArbiter::new_unbound(region, opts.page_size, config)?;
+        let size = crate::shm::SharedMemoryRegion::size(&*smb);
         Ok(ClientStartup {
             arbiter: Some(arbiter),
-            smb: Some((smb, opts.page_size)),
-            timeout: opts.timeout,
-            ..ClientStartup::default()
+            smb: Some(smb),
+            offer: Some(StartupOffer {
+                smb_size: size as u32,
+                page_size: opts.page_size as u32,
+                timeout_ns: u64::try_from(opts.timeout.as_nanos()).unwrap_or(u64::MAX),
+            }),
         })
     }
 
     /// Startup tracing needs a buffer another process can map (unix only).
     #[cfg(not(unix))]
-    pub(super) fn new(_: &StartupTracingOptions) -> Result<ClientStartup, ProducerClientError> {
-        Err(ProducerClientError::Unsupported("startup tracing"))
-    }
-}
-
-impl ClientStartup {
-    /// What `InitializeConnection` offers: the fd of our buffer, its size
-    /// and page size; `None` once the service answered (or without startup
-    /// tracing).
-    pub(super) fn offer(&self) -> Option<(OwnedFd, u32, u32)> {
-        if self.answered || self.arbiter.is_none() {
-            return None;
+    pub(super) fn new(
+        opts: Option<&StartupTracingOptions>,
+    ) -> Result<ClientStartup, ProducerClientError> {
+        match opts {
+            None => Ok(ClientStartup::default()),
+            Some(_) => Err(ProducerClientError::Unsupported("startup tracing")),
         }
+    }
+
+    /// What the endpoint offers with `InitializeConnection`.
+    pub(super) fn offer(&self) -> Option<StartupOffer> {
+        self.offer
+    }
+
+    /// A descriptor of our buffer, to attach to `InitializeConnection`.
+    pub(super) fn fd(&self) -> Option<OwnedFd> {
         #[cfg(unix)]
         {
-            let (smb, page_size) = self.smb.as_ref()?;
-            let fd = smb.fd().try_clone_to_owned().ok()?;
-            let size = crate::shm::SharedMemoryRegion::size(&**smb);
-            Some((fd, size as u32, *page_size as u32))
+            self.smb.as_ref()?.fd().try_clone_to_owned().ok()
         }
         #[cfg(not(unix))]
         None
     }
-}
-
-/// [`ClientStartup::offer`] of the client.
-pub(super) fn offer(inner: &Inner) -> Option<(OwnedFd, u32, u32)> {
-    lock(&inner.startup).offer()
-}
-
-/// The service answered `InitializeConnection`: `adopted` says whether it
-/// uses our buffer. Adopted: bind the arbiter to this connection and make
-/// it the producer's SMB. Refused: drop the startup data (logged).
-pub(super) fn on_initialized(inner: &Arc<Inner>, adopted: bool, why_not: &str) {
-    let (arbiter, reservations) = {
-        let mut su = lock(&inner.startup);
-        if su.answered || su.arbiter.is_none() {
-            return;
-        }
-        su.answered = true;
-        let reservations: Vec<u16> = if adopted {
-            Vec::new()
-        } else {
-            su.refused = true;
-            su.open.drain().map(|(_, (r, _))| r).collect()
-        };
-        su.aborted += reservations.len() as u64;
-        (su.arbiter.clone(), reservations)
-    };
-    let Some(arbiter) = arbiter else { return };
-    if adopted {
-        let sink = IpcSink::new(inner);
-        sink.set_arbiter(&arbiter);
-        if arbiter.bind_to_sink(sink).is_ok() {
-            let mut st = lock(&inner.state);
-            st.arbiter = Some(arbiter.clone());
-            st.page_size = arbiter.abi().page_size();
-            st.using_provided_smb = true;
-            inner.changed.notify_all();
-        }
-        return;
-    }
-    eprintln!(
-        "zerotrace: the tracing service did not adopt the producer's startup buffer ({why_not}); \
-         the data written before the connection is dropped and the service's buffer is used"
-    );
-    for r in reservations {
-        let _ = arbiter.abort_startup_reservation(r);
-    }
-}
-
-/// A startup writer for data source `name`: of its open reservation, or of
-/// a new one (whose timeout starts now).
-pub(super) fn create_writer(inner: &Inner, name: &str) -> Result<TraceWriter, ProducerClientError> {
-    let mut su = lock(&inner.startup);
-    if su.refused {
-        return Err(ProducerClientError::Refused("the startup buffer"));
-    }
-    let arbiter = su.arbiter.clone().ok_or(ProducerClientError::Unsupported(
-        "startup tracing (not enabled)",
-    ))?;
-    let reservation = match su.open.get(name) {
-        Some(&(r, _)) => r,
-        None => {
-            let r = arbiter.create_startup_reservation()?;
-            let deadline = Instant::now() + su.timeout;
-            su.open.insert(name.to_owned(), (r, deadline));
-            // The committer thread watches the deadlines.
-            inner.commit_wanted.notify_one();
-            r
-        }
-    };
-    Ok(arbiter.create_startup_trace_writer(reservation)?)
-}
-
-/// A session started `instance`: bind the open reservation of its data
-/// source (if any) to the instance's buffer, or abort it when our buffer is
-/// not the producer's SMB on this connection.
-pub(super) fn on_start(inner: &Inner, instance: &Instance) {
-    let (reservation, arbiter) = {
-        let mut su = lock(&inner.startup);
-        let Some((r, _)) = su.open.remove(&instance.name) else {
-            return;
-        };
-        (r, su.arbiter.clone())
-    };
-    let Some(arbiter) = arbiter else { return };
-    let ours = lock(&inner.state).using_provided_smb;
-    if !ours
-        || arbiter
-            .bind_startup_target_buffer(reservation, instance.target_buffer)
-            .is_err()
-    {
-        lock(&inner.startup).aborted += 1;
-        let _ = arbiter.abort_startup_reservation(reservation);
-    }
-}
-
-/// Aborts the reservations whose deadline passed; returns the next deadline.
-pub(super) fn abort_expired(inner: &Inner) -> Option<Instant> {
-    let now = Instant::now();
-    let (expired, arbiter, next) = {
-        let mut su = lock(&inner.startup);
-        let expired: Vec<String> = su
-            .open
-            .iter()
-            .filter(|(_, (_, d))| *d <= now)
-            .map(|(n, _)| n.clone())
-            .collect();
-        let expired: Vec<u16> = expired
-            .iter()
-            .filter_map(|n| su.open.remove(n))
-            .map(|(r, _)| r)
-            .collect();
-        su.aborted += expired.len() as u64;
-        let next = su.open.values().map(|&(_, d)| d).min();
-        (expired, su.arbiter.clone(), next)
-    };
-    if let Some(a) = arbiter {
-        for r in expired {
-            let _ = a.abort_startup_reservation(r);
-        }
-    }
-    next
-}
-
-/// How many startup reservations were aborted so far.
-pub(super) fn aborted(inner: &Inner) -> u64 {
-    lock(&inner.startup).aborted
 }
