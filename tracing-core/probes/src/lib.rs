@@ -1,0 +1,15 @@
+//! Linux system probes: what Perfetto's `traced_probes` records (ftrace
+//! events from the kernel's ring buffers, the process tree and its memory,
+//! system counters, CPU info), read from tracefs and `/proc` with every byte
+//! bounds-checked, and written as the same trace packets.
+//!
+//! * [`ftrace`]: the kernel's raw ring-buffer pages, parsed by the layout
+//!   the kernel itself describes (`header_page`, each event's `format`).
+//! * [`procfs`]: `/proc` and `/sys` files parsed into typed values.
+//!
+//! The producer that runs these as data sources (`linux.ftrace`,
+//! `linux.process_stats`, `linux.sys_stats`, `linux.system_info`) builds on
+//! them.
+
+pub mod ftrace;
+pub mod procfs;
