@@ -15,7 +15,7 @@
 //! * `poller.rs`: readiness (epoll, or `poll`).
 //!
 //! It runs wherever its sockets do: on Windows only TCP endpoints, whose
-//! producers emulate their SMB (see [`crate::ipc::socket`]).
+//! producers emulate their SMB (see [`crate::ipc::Endpoint`]).
 
 mod connections;
 mod env;
