@@ -19,6 +19,7 @@ pub mod pid_stat;
 pub mod pid_status;
 pub mod psi;
 pub mod root;
+pub mod sample;
 pub mod stat;
 pub mod thermal;
 pub mod vmstat;
