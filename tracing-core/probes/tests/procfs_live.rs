@@ -272,3 +272,17 @@ fn live_process_stats_of_an_idle_child() {
     assert_eq!(p.vm_locked_kb(), field("VmLck:"));
     assert_eq!(p.vm_hwm_kb(), field("VmHWM:"));
 }
+
+#[test]
+fn a_process_that_exited_is_skipped() {
+    let mut child = Command::new("true").spawn().expect("spawn true");
+    let pid = i32::try_from(child.id()).expect("pid");
+    child.wait().expect("reaped");
+    let root = ProcRoot::system();
+    assert_eq!(
+        walk::read_process(&root, pid, true).expect("no error"),
+        None
+    );
+    assert_eq!(walk::read_memory(&root, pid).expect("no error"), None);
+    assert!(walk::tids(&root, pid).is_empty());
+}

@@ -10,6 +10,7 @@
 //! [`packets`] take parsed values only (no I/O).
 
 pub mod cmdline;
+pub mod config;
 pub mod cpufreq;
 pub mod cpuinfo;
 pub mod diskstats;
