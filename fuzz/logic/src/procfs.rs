@@ -6,7 +6,7 @@
 //! from whatever parsed decode back with as many entries.
 
 use protozero::{HeapWriter, TypedDecoder};
-use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample};
+use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample, TreeOptions};
 use zerotrace_probes::procfs::walk::{ProcessInfo, ProcessMemory};
 use zerotrace_probes::procfs::{
     ProcError, cmdline, cpufreq, cpuinfo, diskstats, meminfo, pid_stat, pid_status, psi, stat,
@@ -90,10 +90,16 @@ pub fn procfs(data: &[u8]) {
             uid: status.uid,
             name: status.name.clone(),
             cmdline: args.clone(),
+            kthread: status.kthread,
+            start_ticks: None,
             threads: Vec::new(),
         };
         let bytes = payload(2, |p| {
-            packets::write_process_tree(p, 0, std::slice::from_ref(&proc), true, None);
+            let options = TreeOptions {
+                record_thread_names: true,
+                record_process_age: true,
+            };
+            packets::write_process_tree(p, 0, std::slice::from_ref(&proc), options, None);
         });
         let tree = ProcessTreeDecoder::new(&bytes);
         let p = tree.processes().next().expect("one process");
@@ -102,9 +108,10 @@ pub fn procfs(data: &[u8]) {
             pid: status.pid,
             status,
             oom_score_adj: oom,
+            runtime_ticks: None,
         };
         let bytes = payload(9, |p| {
-            packets::write_process_stats(p, 0, std::slice::from_ref(&mem), None);
+            packets::write_process_stats(p, 0, std::slice::from_ref(&mem), true, None);
         });
         let stats = ProcessStatsDecoder::new(&bytes);
         let p = stats.processes().next().expect("one process");

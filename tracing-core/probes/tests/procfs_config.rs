@@ -28,7 +28,8 @@ fn process_stats_options() {
         let mut c = ProcessStatsConfig::from_message(w.root());
         c.add_quirks(Quirks::DisableOnDemand)
             .set_scan_smaps_rollup(true)
-            .set_record_process_age(false)
+            .set_record_process_age(true)
+            .set_record_process_runtime(true)
             .set_resolve_process_fds(true);
     }
     let bytes = w.finish().expect("writes");
@@ -38,6 +39,7 @@ fn process_stats_options() {
         ["quirks", "resolve_process_fds", "scan_smaps_rollup"]
     );
     assert_eq!(o.proc_stats_poll_ms, None);
+    assert!(o.record_process_age && o.record_process_runtime);
     assert!(ProcessStatsOptions::from_config(&[0x10]).is_err());
 }
 

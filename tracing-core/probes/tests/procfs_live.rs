@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
 use protozero::{HeapWriter, TypedDecoder};
-use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample};
+use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample, TreeOptions};
 use zerotrace_probes::procfs::{ProcRoot, meminfo, walk};
 use zerotrace_probes::protos::{
     MeminfoCounters, ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder,
@@ -89,12 +89,29 @@ fn live_process_tree() {
         }
     };
     let child_pid = i32::try_from(child.id()).expect("pid");
+    let child_stat = std::fs::read_to_string(format!("/proc/{child_pid}/stat")).expect("stat");
+    let child_start: u64 = child_stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(19)?.parse().ok())
+        .expect("starttime");
+    let kernel_says_kthread = std::fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .contains("\nKthread:");
 
     let (procs, _errors) = walk::scan_processes(&ProcRoot::system(), true).expect("scan /proc");
     let mut w = HeapWriter::new();
     {
         let mut root = w.root();
-        packets::write_process_tree(&mut root, 1, &procs, true, None);
+        packets::write_process_tree(
+            &mut root,
+            1,
+            &procs,
+            TreeOptions {
+                record_thread_names: true,
+                record_process_age: true,
+            },
+            None,
+        );
     }
     drop(child.stdin.take());
     let bytes = w.finish().expect("writes");
@@ -115,6 +132,8 @@ fn live_process_tree() {
     expected.extend(args.iter().map(|s| (*s).to_owned()));
     assert_eq!(c.cmdline().collect::<Vec<_>>(), expected);
     assert_eq!(c.cmdline_is_comm(), None);
+    assert_eq!(c.process_start_from_boot(), Some(child_start * 10_000_000));
+    assert_eq!(c.is_kthread(), kernel_says_kthread.then_some(false));
 
     let g = find(grandchild).expect("the grandchild is in the tree");
     assert_eq!(g.ppid(), Some(child_pid));
@@ -140,6 +159,7 @@ fn live_process_tree() {
     if let Some(k) = tree.processes().find(|p| p.ppid() == Some(2)) {
         assert_eq!(k.cmdline_is_comm(), Some(true));
         assert_eq!(k.cmdline().count(), 1);
+        assert_eq!(k.is_kthread(), kernel_says_kthread.then_some(true));
     }
 }
 
@@ -250,7 +270,7 @@ fn live_process_stats_of_an_idle_child() {
     let mut w = HeapWriter::new();
     {
         let mut root = w.root();
-        packets::write_process_stats(&mut root, 1, std::slice::from_ref(&mem), None);
+        packets::write_process_stats(&mut root, 1, std::slice::from_ref(&mem), true, None);
     }
     let bytes = w.finish().expect("writes");
     let payload = TypedDecoder::<100>::new(&bytes)

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use protozero::{HeapWriter, TypedDecoder};
-use zerotrace_probes::procfs::packets::{self, Selection};
+use zerotrace_probes::procfs::packets::{self, Selection, TreeOptions};
 use zerotrace_probes::procfs::sample::{self, Due};
 use zerotrace_probes::procfs::{ProcRoot, walk};
 use zerotrace_probes::protos::sys_stats::psi_sample::PsiResource;
@@ -46,7 +46,16 @@ fn process_tree_from_the_fixture_tree() {
     let (procs, errors) = walk::scan_processes(&fixtures(), true).expect("scans");
     assert!(errors.is_empty());
     let (ts, bytes) = packet(2, |p| {
-        packets::write_process_tree(p, 77, &procs, true, Some(78))
+        packets::write_process_tree(
+            p,
+            77,
+            &procs,
+            TreeOptions {
+                record_thread_names: true,
+                record_process_age: true,
+            },
+            Some(78),
+        )
     });
     assert_eq!(ts, 77);
     let tree = ProcessTreeDecoder::new(&bytes);
@@ -60,9 +69,13 @@ fn process_tree_from_the_fixture_tree() {
     );
     assert_eq!(init.cmdline().collect::<Vec<_>>(), ["/sbin/init", "splash"]);
     assert_eq!(init.cmdline_is_comm(), None);
+    assert_eq!(init.is_kthread(), Some(false));
+    // starttime 9 ticks of 10 ms.
+    assert_eq!(init.process_start_from_boot(), Some(90_000_000));
     let kthread = &ps[1];
     assert_eq!(kthread.cmdline().collect::<Vec<_>>(), ["kthreadd"]);
     assert_eq!(kthread.cmdline_is_comm(), Some(true));
+    assert_eq!(kthread.is_kthread(), Some(true));
     let app = &ps[2];
     assert_eq!(
         (app.pid(), app.ppid(), app.uid()),
@@ -85,18 +98,19 @@ fn process_tree_from_the_fixture_tree() {
     );
     // Without record_thread_names the threads are there, unnamed.
     let (_, bytes) = packet(2, |p| {
-        packets::write_process_tree(p, 1, &procs, false, None)
+        packets::write_process_tree(p, 1, &procs, TreeOptions::default(), None)
     });
     let tree = ProcessTreeDecoder::new(&bytes);
     assert_eq!(tree.threads().count(), 2);
     assert!(tree.threads().all(|t| !t.has_name()));
+    assert!(tree.processes().all(|p| !p.has_process_start_from_boot()));
     assert!(!tree.has_collection_end_timestamp());
 }
 
 #[test]
 fn process_stats_from_the_fixture_tree() {
     let (mem, _) = walk::scan_memory(&fixtures()).expect("scans");
-    let (_, bytes) = packet(9, |p| packets::write_process_stats(p, 5, &mem, None));
+    let (_, bytes) = packet(9, |p| packets::write_process_stats(p, 5, &mem, true, None));
     let stats = ProcessStatsDecoder::new(&bytes);
     let ps: Vec<_> = stats.processes().collect();
     assert_eq!(ps.len(), 2);
@@ -112,6 +126,16 @@ fn process_stats_from_the_fixture_tree() {
     assert_eq!(init.vm_hwm_kb(), Some(13_000));
     assert_eq!(init.oom_score_adj(), Some(-900));
     assert_eq!((ps[1].pid(), ps[1].oom_score_adj()), (Some(42), Some(200)));
+    // utime 55 and stime 66 ticks of 10 ms.
+    assert_eq!(init.runtime_user_mode(), Some(550_000_000));
+    assert_eq!(init.runtime_kernel_mode(), Some(660_000_000));
+    let (_, bytes) = packet(9, |p| packets::write_process_stats(p, 5, &mem, false, None));
+    let stats = ProcessStatsDecoder::new(&bytes);
+    assert!(
+        stats
+            .processes()
+            .all(|p| !p.has_runtime_user_mode() && !p.has_runtime_kernel_mode())
+    );
 }
 
 fn config(f: impl FnOnce(&mut SysStatsConfig<'_>)) -> Vec<u8> {

@@ -74,6 +74,8 @@ fn pid_status_fields_and_kernel_threads() {
     let k = pid_status::parse(&read("proc/2/status")).expect("parses");
     assert_eq!(k.name, "kthreadd");
     assert!(!k.has_memory());
+    assert_eq!(k.kthread, Some(true));
+    assert_eq!(s.kthread, Some(false));
     let w = pid_status::parse(&read("proc/42/status")).expect("parses");
     assert_eq!((w.name.as_str(), w.uid), ("a) b (c", Some(1000)));
     assert_eq!(

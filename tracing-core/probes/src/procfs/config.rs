@@ -31,6 +31,10 @@ pub struct ProcessStatsOptions {
     pub scan_all_processes_on_start: bool,
     /// `record_thread_names`: threads carry their names.
     pub record_thread_names: bool,
+    /// `record_process_age`: processes carry their start time.
+    pub record_process_age: bool,
+    /// `record_process_runtime`: `process_stats` carry user and kernel time.
+    pub record_process_runtime: bool,
     /// `proc_stats_poll_ms`: a `process_stats` packet every so often.
     pub proc_stats_poll_ms: Option<u32>,
     /// Fields set in the config that these probes do not implement.
@@ -56,11 +60,6 @@ impl ProcessStatsOptions {
             ),
             ("resolve_process_fds", c.resolve_process_fds() == Some(true)),
             ("scan_smaps_rollup", c.scan_smaps_rollup() == Some(true)),
-            ("record_process_age", c.record_process_age() == Some(true)),
-            (
-                "record_process_runtime",
-                c.record_process_runtime() == Some(true),
-            ),
         ];
         for (name, asked) in asks {
             if asked {
@@ -70,6 +69,8 @@ impl ProcessStatsOptions {
         Ok(ProcessStatsOptions {
             scan_all_processes_on_start: c.scan_all_processes_on_start() == Some(true),
             record_thread_names: c.record_thread_names() == Some(true),
+            record_process_age: c.record_process_age() == Some(true),
+            record_process_runtime: c.record_process_runtime() == Some(true),
             proc_stats_poll_ms: period(c.proc_stats_poll_ms()),
             not_implemented,
         })

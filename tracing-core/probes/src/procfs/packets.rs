@@ -6,9 +6,10 @@
 //! * `process_tree`: each process's pid, ppid, uid and cmdline (a process
 //!   with an empty cmdline, a kernel thread, gets its name as the only
 //!   argument and `cmdline_is_comm`), then every non-main thread with its
-//!   tgid and, when asked, its name;
+//!   tgid and, when asked, its name; `is_kthread` where the kernel says
+//!   (6.4+), the start time (ns after boot) when asked;
 //! * `process_stats`: per process the `status` memory counters (kB) and
-//!   `oom_score_adj`;
+//!   `oom_score_adj`, user and kernel time (ns) when asked;
 //! * `sys_stats`: meminfo and vmstat values of the selected counters
 //!   (all known ones when the config lists none), `/proc/stat` CPU times in
 //!   ns, irq counts (the total and each non-zero irq), softirq counts and
@@ -40,12 +41,22 @@ fn stamp(packet: &mut Message<'_>, timestamp_ns: u64) {
     packet.append_uint64(packet_field::TIMESTAMP, timestamp_ns);
 }
 
+/// What a `process_tree` packet records beyond pids, parents, uids and
+/// command lines (the `ProcessStatsConfig` options of the same names).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeOptions {
+    /// Threads carry their names.
+    pub record_thread_names: bool,
+    /// Processes carry `process_start_from_boot` (ns).
+    pub record_process_age: bool,
+}
+
 /// Writes a `process_tree` packet into `packet` (a `TracePacket`).
 pub fn write_process_tree(
     packet: &mut Message<'_>,
     timestamp_ns: u64,
     processes: &[ProcessInfo],
-    record_thread_names: bool,
+    options: TreeOptions,
     collection_end_ns: Option<u64>,
 ) {
     stamp(packet, timestamp_ns);
@@ -56,6 +67,12 @@ pub fn write_process_tree(
         if let Some(uid) = p.uid {
             // Uids above i32::MAX wrap as upstream's int32 field does.
             w.set_uid(uid as i32);
+        }
+        if let Some(k) = p.kthread {
+            w.set_is_kthread(k);
+        }
+        if let Some(ticks) = p.start_ticks.filter(|_| options.record_process_age) {
+            w.set_process_start_from_boot(ticks.saturating_mul(NS_PER_USER_HZ));
         }
         if p.cmdline.is_empty() {
             w.add_cmdline(&p.name).set_cmdline_is_comm(true);
@@ -69,7 +86,7 @@ pub fn write_process_tree(
         for t in &p.threads {
             let mut w = tree.add_threads();
             w.set_tid(t.tid).set_tgid(p.pid);
-            if record_thread_names {
+            if options.record_thread_names {
                 if let Some(name) = &t.name {
                     w.set_name(name);
                 }
@@ -86,6 +103,7 @@ pub fn write_process_stats(
     packet: &mut Message<'_>,
     timestamp_ns: u64,
     processes: &[ProcessMemory],
+    record_process_runtime: bool,
     collection_end_ns: Option<u64>,
 ) {
     stamp(packet, timestamp_ns);
@@ -120,6 +138,10 @@ pub fn write_process_stats(
         }
         if let Some(adj) = p.oom_score_adj {
             w.set_oom_score_adj(adj);
+        }
+        if let Some((user, kernel)) = p.runtime_ticks.filter(|_| record_process_runtime) {
+            w.set_runtime_user_mode(user.saturating_mul(NS_PER_USER_HZ))
+                .set_runtime_kernel_mode(kernel.saturating_mul(NS_PER_USER_HZ));
         }
     }
     if let Some(end) = collection_end_ns {

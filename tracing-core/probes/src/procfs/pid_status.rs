@@ -20,6 +20,8 @@ pub struct PidStatus {
     pub ppid: i32,
     /// `Uid`: the real uid (first of the four).
     pub uid: Option<u32>,
+    /// `Kthread` (Linux 6.4+): whether the task is a kernel thread.
+    pub kthread: Option<bool>,
     /// `VmSize`, kB.
     pub vm_size_kb: Option<u64>,
     /// `VmRSS`, kB.
@@ -62,6 +64,7 @@ pub fn parse(bytes: &[u8]) -> Result<PidStatus, ProcError> {
             "Pid" => pid = Some(id(value, key)?),
             "PPid" => ppid = Some(id(value, key)?),
             "Uid" => s.uid = value.split_whitespace().next().and_then(|u| u.parse().ok()),
+            "Kthread" => s.kthread = first_u64(value).map(|k| k != 0),
             "VmSize" => s.vm_size_kb = first_u64(value),
             "VmRSS" => s.vm_rss_kb = first_u64(value),
             "RssAnon" => s.rss_anon_kb = first_u64(value),

@@ -3,7 +3,7 @@
 //! does during a scan: processes and threads that exit between being
 //! listed and being read are skipped, not errors.
 
-use super::{ProcError, ProcRoot, cmdline, pid_status};
+use super::{ProcError, ProcRoot, cmdline, pid_stat, pid_status};
 
 /// Cap for `cmdline` (longer ones are kept truncated, as `ps` does).
 pub const CMDLINE_CAP: usize = 128 * 1024;
@@ -32,6 +32,10 @@ pub struct ProcessInfo {
     pub name: String,
     /// The arguments (empty for kernel threads and zombies).
     pub cmdline: Vec<String>,
+    /// Whether it is a kernel thread, where the kernel says (6.4+).
+    pub kthread: Option<bool>,
+    /// Its start time after boot, clock ticks (`/proc/PID/stat`), if read.
+    pub start_ticks: Option<u64>,
     /// The threads other than the main one, by tid.
     pub threads: Vec<ThreadInfo>,
 }
@@ -45,6 +49,8 @@ pub struct ProcessMemory {
     pub status: pid_status::PidStatus,
     /// Its `oom_score_adj`, if read.
     pub oom_score_adj: Option<i64>,
+    /// User and kernel time, clock ticks (`/proc/PID/stat`), if read.
+    pub runtime_ticks: Option<(u64, u64)>,
 }
 
 fn numeric(names: Vec<String>) -> Vec<i32> {
@@ -69,6 +75,12 @@ pub fn tids(root: &ProcRoot, pid: i32) -> Vec<i32> {
     root.list(format!("proc/{pid}/task"))
         .map(numeric)
         .unwrap_or_default()
+}
+
+/// `/proc/PID/stat`, if it can be read and parsed.
+fn read_stat(root: &ProcRoot, pid: i32) -> Option<pid_stat::PidStat> {
+    let bytes = root.read(format!("proc/{pid}/stat"), SMALL_CAP).ok()?;
+    pid_stat::parse(&bytes).ok()
 }
 
 /// Reads one process; `Ok(None)` if it exited meanwhile.
@@ -109,8 +121,10 @@ pub fn read_process(
         pid,
         ppid: status.ppid,
         uid: status.uid,
+        kthread: status.kthread,
         name: status.name,
         cmdline: cmd,
+        start_ticks: read_stat(root, pid).map(|s| s.starttime),
         threads,
     }))
 }
@@ -149,6 +163,7 @@ pub fn read_memory(root: &ProcRoot, pid: i32) -> Result<Option<ProcessMemory>, P
         pid,
         status,
         oom_score_adj,
+        runtime_ticks: read_stat(root, pid).map(|s| (s.utime, s.stime)),
     }))
 }
 
