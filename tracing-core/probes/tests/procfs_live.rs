@@ -306,3 +306,34 @@ fn a_process_that_exited_is_skipped() {
     assert_eq!(walk::read_memory(&root, pid).expect("no error"), None);
     assert!(walk::tids(&root, pid).is_empty());
 }
+
+#[test]
+fn scans_survive_processes_coming_and_going() {
+    // Short-lived processes started and reaped while /proc is scanned:
+    // those that vanish mid-read are skipped, never reported as errors.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut spawned = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(mut c) = Command::new("true").spawn() {
+                    let _ = c.wait();
+                    spawned += 1;
+                }
+            }
+            spawned
+        })
+    };
+    let root = ProcRoot::system();
+    for _ in 0..20 {
+        let (procs, errors) = walk::scan_processes(&root, true).expect("scan");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(procs.iter().any(|p| p.pid == 1));
+        let (_, errors) = walk::scan_memory(&root).expect("scan");
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let spawned = churn.join().expect("churn thread");
+    assert!(spawned > 0, "processes came and went during the scans");
+}
