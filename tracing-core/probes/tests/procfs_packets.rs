@@ -338,3 +338,60 @@ fn cpu_info_from_cpuinfo_and_cpufreq() {
         ]
     );
 }
+
+#[test]
+fn cpu_info_arm_identifier_only_when_complete() {
+    use zerotrace_probes::procfs::cpuinfo::{ArmIds, CpuEntry};
+    use zerotrace_probes::procfs::packets::CpuDescription;
+    let full = ArmIds {
+        implementer: Some(0x41),
+        architecture: Some(8),
+        variant: Some(1),
+        part: Some(0xd0b),
+        revision: Some(2),
+    };
+    let cpus = [
+        CpuDescription {
+            entry: CpuEntry {
+                index: 0,
+                name: None,
+                arm: full,
+            },
+            ..CpuDescription::default()
+        },
+        CpuDescription {
+            entry: CpuEntry {
+                index: 1,
+                name: None,
+                arm: ArmIds {
+                    revision: None,
+                    ..full
+                },
+            },
+            ..CpuDescription::default()
+        },
+    ];
+    let (_, bytes) = packet(67, |p| packets::write_cpu_info(p, 3, &cpus));
+    let info = CpuInfoDecoder::new(&bytes);
+    let ids: Vec<_> = info
+        .cpus()
+        .map(|c| {
+            c.arm_identifier().map(|a| {
+                (
+                    a.implementer(),
+                    a.architecture(),
+                    a.variant(),
+                    a.part(),
+                    a.revision(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            Some((Some(0x41), Some(8), Some(1), Some(0xd0b), Some(2))),
+            None
+        ]
+    );
+}

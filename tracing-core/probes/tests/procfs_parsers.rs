@@ -262,6 +262,13 @@ fn cpuinfo_x86_and_old_arm() {
         c.iter()
             .all(|c| c.name.as_deref() == Some("ARMv7 Processor rev 10 (v7l)"))
     );
+    let arm64 = b"processor\t: 0\nBogoMIPS\t: 38.40\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd0b\nCPU revision\t: 1\n\nprocessor\t: 1\nCPU implementer\t: 0x41\nCPU part\t: zz\n";
+    let c = cpuinfo::parse(arm64).expect("parses");
+    assert_eq!(c[0].arm.complete(), Some([0x41, 8, 1, 0xd0b, 1]));
+    assert_eq!(c[0].name, None);
+    assert_eq!(c[1].arm.implementer, Some(0x41));
+    assert_eq!(c[1].arm.part, None, "not a number");
+    assert_eq!(c[1].arm.complete(), None);
     assert!(cpuinfo::parse(b"").is_err());
     assert!(cpuinfo::parse(b"processor\t: x\n").is_err());
 }
@@ -280,6 +287,8 @@ fn cpufreq_and_thermal_from_sysfs_fixtures() {
     );
     assert!(cpufreq::parse_khz(b"fast\n").is_err());
     assert!(cpufreq::parse_available(b"1 two\n").is_err());
+    assert_eq!(cpufreq::parse_capacity(b"1024\n").ok(), Some(1024));
+    assert!(cpufreq::parse_capacity(b"-1\n").is_err());
     let zones = thermal::read_zones(&root);
     assert_eq!(zones.len(), 2, "cooling devices are not zones");
     assert_eq!(zones[0].name, "thermal_zone0");
@@ -363,6 +372,7 @@ proptest! {
         let _ = cpuinfo::parse(&bytes);
         let _ = cpufreq::parse_khz(&bytes);
         let _ = cpufreq::parse_available(&bytes);
+        let _ = cpufreq::parse_capacity(&bytes);
         let _ = thermal::parse_temp(&bytes);
     }
 

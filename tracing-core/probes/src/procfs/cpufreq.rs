@@ -1,6 +1,7 @@
 //! CPU frequencies from sysfs: `cpuN/cpufreq/scaling_cur_freq` (the
 //! current frequency, kHz, readable without root) and
 //! `scaling_available_frequencies` (the frequencies a CPU can run at),
+//! `cpu_capacity` (a CPU's relative capacity on heterogeneous systems),
 //! and the list of CPUs under `/sys/devices/system/cpu`.
 
 use super::{ProcError, ProcRoot};
@@ -8,12 +9,21 @@ use super::{ProcError, ProcRoot};
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const CAP: usize = 4096;
 
-/// Parses a single kHz number (`scaling_cur_freq`).
-pub fn parse_khz(bytes: &[u8]) -> Result<u32, ProcError> {
+fn parse_u32(file: &'static str, bytes: &[u8]) -> Result<u32, ProcError> {
     std::str::from_utf8(bytes)
         .ok()
         .and_then(|s| s.trim().parse().ok())
-        .ok_or_else(|| ProcError::malformed("scaling_cur_freq", "not a kHz number"))
+        .ok_or_else(|| ProcError::malformed(file, "not a number"))
+}
+
+/// Parses a single kHz number (`scaling_cur_freq`).
+pub fn parse_khz(bytes: &[u8]) -> Result<u32, ProcError> {
+    parse_u32("scaling_cur_freq", bytes)
+}
+
+/// Parses `cpuN/cpu_capacity` (the CPU's relative capacity, up to 1024).
+pub fn parse_capacity(bytes: &[u8]) -> Result<u32, ProcError> {
+    parse_u32("cpu_capacity", bytes)
 }
 
 /// Parses `scaling_available_frequencies` (kHz numbers separated by spaces).

@@ -15,7 +15,8 @@
 //!   ns, irq counts (the total and each non-zero irq), softirq counts and
 //!   forks; per-CPU current frequency; PSI totals in ns; thermal zones in
 //!   °C; disk counters;
-//! * `cpu_info`: each CPU's name and available frequencies.
+//! * `cpu_info`: each CPU's name, available frequencies, capacity and (ARM,
+//!   all five given) identification.
 
 use protozero::Message;
 
@@ -336,6 +337,8 @@ pub struct CpuDescription {
     pub entry: CpuEntry,
     /// Its available frequencies, kHz (empty where cpufreq has none).
     pub frequencies_khz: Vec<u32>,
+    /// `cpuN/cpu_capacity` (heterogeneous ARM systems), where present.
+    pub capacity: Option<u32>,
 }
 
 /// Writes a `cpu_info` packet into `packet` (a `TracePacket`).
@@ -349,6 +352,17 @@ pub fn write_cpu_info(packet: &mut Message<'_>, timestamp_ns: u64, cpus: &[CpuDe
         }
         for &f in &c.frequencies_khz {
             w.add_frequencies(f);
+        }
+        if let Some(capacity) = c.capacity {
+            w.set_capacity(capacity);
+        }
+        if let Some([implementer, architecture, variant, part, revision]) = c.entry.arm.complete() {
+            w.begin_arm_identifier()
+                .set_implementer(implementer)
+                .set_architecture(architecture)
+                .set_variant(variant)
+                .set_part(part)
+                .set_revision(revision);
         }
     }
 }

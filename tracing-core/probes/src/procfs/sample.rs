@@ -99,13 +99,20 @@ pub fn read_sample(root: &ProcRoot, due: Due) -> (SysStatsSample, Vec<ProcError>
 }
 
 /// The CPUs of `/proc/cpuinfo` with their available frequencies (empty
-/// where cpufreq has none), for the `cpu_info` packet.
+/// where cpufreq has none) and capacity, for the `cpu_info` packet.
 pub fn read_cpu_descriptions(root: &ProcRoot) -> Result<Vec<CpuDescription>, ProcError> {
     let entries = cpuinfo::parse(&root.read("proc/cpuinfo", super::root::DEFAULT_CAP)?)?;
     Ok(entries
         .into_iter()
         .map(|entry| CpuDescription {
             frequencies_khz: cpufreq::read_available(root, entry.index).unwrap_or_default(),
+            capacity: root
+                .read(
+                    format!("sys/devices/system/cpu/cpu{}/cpu_capacity", entry.index),
+                    4096,
+                )
+                .ok()
+                .and_then(|b| cpufreq::parse_capacity(&b).ok()),
             entry,
         })
         .collect())
