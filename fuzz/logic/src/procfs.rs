@@ -9,8 +9,8 @@ use protozero::{HeapWriter, TypedDecoder};
 use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample, TreeOptions};
 use zerotrace_probes::procfs::walk::{ProcessInfo, ProcessMemory};
 use zerotrace_probes::procfs::{
-    ProcError, cmdline, cpufreq, cpuinfo, diskstats, meminfo, pid_stat, pid_status, psi, stat,
-    thermal, vmstat,
+    ProcError, buddyinfo, cmdline, cpufreq, cpuinfo, diskstats, meminfo, pid_stat, pid_status, psi,
+    stat, thermal, vmstat,
 };
 use zerotrace_probes::protos::{ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder};
 
@@ -77,6 +77,7 @@ pub fn procfs(data: &[u8]) {
     let st = checked(stat::parse(data));
     let pressure = checked(psi::parse(data));
     let disks = checked(diskstats::parse(data));
+    let buddy = checked(buddyinfo::parse(data));
     let _ = checked(cpuinfo::parse(data));
     let _ = checked(cpufreq::parse_khz(data));
     let _ = checked(cpufreq::parse_available(data));
@@ -122,6 +123,7 @@ pub fn procfs(data: &[u8]) {
         stat: st.clone(),
         psi: pressure.clone().map(|l| vec![(psi::Resource::Memory, l)]),
         diskstats: disks.clone(),
+        buddyinfo: buddy.clone(),
         ..SysStatsSample::default()
     };
     let bytes = payload(7, |p| {
@@ -138,4 +140,5 @@ pub fn procfs(data: &[u8]) {
     );
     assert_eq!(s.psi().count(), pressure.map_or(0, |p| p.len()));
     assert_eq!(s.disk_stat().count(), disks.map_or(0, |d| d.len()));
+    assert_eq!(s.buddy_info().count(), buddy.map_or(0, |b| b.len()));
 }

@@ -74,9 +74,7 @@ fn sys_stats_options() {
             stat: None,
         }
     );
-    assert_eq!(
-        o.not_implemented,
-        ["buddyinfo_period_ms", "gpufreq_period_ms"]
-    );
+    assert_eq!(o.buddyinfo_ms, Some(100));
+    assert_eq!(o.not_implemented, ["gpufreq_period_ms"]);
     assert!(SysStatsOptions::from_config(&[0x08, 0x80]).is_err());
 }

@@ -259,6 +259,36 @@ fn sys_stats_everything_from_the_fixture_tree() {
     assert_eq!(disks[1].write_time_ms(), Some(900));
     assert_eq!(disks[1].flush_count(), Some(40));
     assert_eq!(disks[2].discard_sectors(), None);
+
+    // devfreq, buddyinfo, cpuidle.
+    let devfreq: Vec<_> = s
+        .devfreq()
+        .map(|d| (d.key().map(str::to_owned), d.value()))
+        .collect();
+    assert_eq!(devfreq, [(Some("gpu0".to_owned()), Some(585_000_000))]);
+    let buddy: Vec<_> = s.buddy_info().collect();
+    assert_eq!(buddy.len(), 3);
+    assert_eq!(
+        (buddy[2].node(), buddy[2].zone()),
+        (Some("0"), Some("Normal"))
+    );
+    assert_eq!(buddy[2].order_pages().count(), 11);
+    assert_eq!(buddy[2].order_pages().last(), Some(3291));
+    let idle: Vec<_> = s.cpuidle_state().collect();
+    assert_eq!(idle.len(), 1);
+    assert_eq!(idle[0].cpu_id(), Some(0));
+    let entries: Vec<_> = idle[0]
+        .cpuidle_state_entry()
+        .map(|e| (e.state().map(str::to_owned), e.duration_us()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (Some("POLL".to_owned()), Some(1500)),
+            (Some("C1".to_owned()), Some(987_654)),
+            (Some("C10".to_owned()), Some(42))
+        ]
+    );
 }
 
 #[test]

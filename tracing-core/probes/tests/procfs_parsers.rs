@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use zerotrace_probes::procfs::{
-    ProcError, ProcRoot, cmdline, cpufreq, cpuinfo, diskstats, meminfo, pid_stat, pid_status, psi,
-    stat, thermal, vmstat, walk,
+    ProcError, ProcRoot, buddyinfo, cmdline, cpufreq, cpuidle, cpuinfo, devfreq, diskstats,
+    meminfo, pid_stat, pid_status, psi, stat, thermal, vmstat, walk,
 };
 use zerotrace_probes::protos::MeminfoCounters;
 
@@ -304,6 +304,40 @@ fn cpufreq_and_thermal_from_sysfs_fixtures() {
 }
 
 #[test]
+fn buddyinfo_cpuidle_devfreq() {
+    let b = buddyinfo::parse(&read("proc/buddyinfo")).expect("parses");
+    assert_eq!(b.len(), 3);
+    assert_eq!((b[1].node.as_str(), b[1].zone.as_str()), ("0", "DMA32"));
+    assert_eq!(
+        b[1].order_pages,
+        [1266, 811, 405, 203, 87, 41, 17, 8, 6, 4, 593]
+    );
+    assert!(buddyinfo::parse(b"Node 0, zone Normal 1 x\n").is_err());
+    assert!(buddyinfo::parse(b"Nodes 0, zone Normal 1\n").is_err());
+    assert!(buddyinfo::parse(b"Node 0,\n").is_err());
+
+    let idle = cpuidle::read_all(&fixtures());
+    assert_eq!(idle.len(), 1, "cpu1 has no cpuidle directory");
+    assert_eq!(idle[0].cpu, 0);
+    let states: Vec<(&str, u64)> = idle[0]
+        .states
+        .iter()
+        .map(|(n, t)| (n.as_str(), *t))
+        .collect();
+    assert_eq!(
+        states,
+        [("POLL", 1500), ("C1", 987_654), ("C10", 42)],
+        "numeric order; state2 has no time"
+    );
+
+    assert_eq!(
+        devfreq::read_all(&fixtures()),
+        [("gpu0".to_owned(), 585_000_000)]
+    );
+    assert!(devfreq::read_all(&ProcRoot::at("/nonexistent")).is_empty());
+}
+
+#[test]
 fn walker_reads_the_fixture_tree() {
     let root = fixtures();
     assert_eq!(walk::pids(&root).expect("lists"), [1, 2, 42]);
@@ -369,6 +403,7 @@ proptest! {
         let _ = stat::parse(&bytes);
         let _ = psi::parse(&bytes);
         let _ = diskstats::parse(&bytes);
+        let _ = buddyinfo::parse(&bytes);
         let _ = cpuinfo::parse(&bytes);
         let _ = cpufreq::parse_khz(&bytes);
         let _ = cpufreq::parse_available(&bytes);

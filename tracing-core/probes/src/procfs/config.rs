@@ -95,6 +95,12 @@ pub struct SysStatsOptions {
     pub thermal_ms: Option<u32>,
     /// `diskstat_period_ms`.
     pub diskstat_ms: Option<u32>,
+    /// `devfreq_period_ms`.
+    pub devfreq_ms: Option<u32>,
+    /// `buddyinfo_period_ms`.
+    pub buddyinfo_ms: Option<u32>,
+    /// `cpuidle_period_ms`.
+    pub cpuidle_ms: Option<u32>,
     /// The `*_counters` lists.
     pub selection: Selection,
     /// Fields set in the config that these probes do not implement.
@@ -112,12 +118,7 @@ impl SysStatsOptions {
             });
         }
         let mut not_implemented = Vec::new();
-        for (name, ms) in [
-            ("devfreq_period_ms", c.devfreq_period_ms()),
-            ("buddyinfo_period_ms", c.buddyinfo_period_ms()),
-            ("cpuidle_period_ms", c.cpuidle_period_ms()),
-            ("gpufreq_period_ms", c.gpufreq_period_ms()),
-        ] {
+        for (name, ms) in [("gpufreq_period_ms", c.gpufreq_period_ms())] {
             if ms.unwrap_or(0) > 0 {
                 not_implemented.push(name);
             }
@@ -130,6 +131,9 @@ impl SysStatsOptions {
             psi_ms: period(c.psi_period_ms()),
             thermal_ms: period(c.thermal_period_ms()),
             diskstat_ms: period(c.diskstat_period_ms()),
+            devfreq_ms: period(c.devfreq_period_ms()),
+            buddyinfo_ms: period(c.buddyinfo_period_ms()),
+            cpuidle_ms: period(c.cpuidle_period_ms()),
             selection: Selection::from_config(&c),
             not_implemented,
         })

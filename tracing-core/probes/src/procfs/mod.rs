@@ -9,10 +9,13 @@
 //! tests, never more than a per-file cap. The packet builders in
 //! [`packets`] take parsed values only (no I/O).
 
+pub mod buddyinfo;
 pub mod cmdline;
 pub mod config;
 pub mod cpufreq;
+pub mod cpuidle;
 pub mod cpuinfo;
+pub mod devfreq;
 pub mod diskstats;
 pub mod meminfo;
 pub mod packets;

@@ -14,12 +14,15 @@
 //!   (all known ones when the config lists none), `/proc/stat` CPU times in
 //!   ns, irq counts (the total and each non-zero irq), softirq counts and
 //!   forks; per-CPU current frequency; PSI totals in ns; thermal zones in
-//!   °C; disk counters;
+//!   °C; disk counters; devfreq values; buddy allocator free blocks; CPU
+//!   idle state residencies (µs);
 //! * `cpu_info`: each CPU's name, available frequencies, capacity and (ARM,
 //!   all five given) identification.
 
 use protozero::Message;
 
+use super::buddyinfo::BuddyZone;
+use super::cpuidle::CpuIdle;
 use super::cpuinfo::CpuEntry;
 use super::diskstats::DiskStat;
 use super::psi::{self, PsiLine};
@@ -209,6 +212,12 @@ pub struct SysStatsSample {
     pub thermal: Option<Vec<ThermalZone>>,
     /// Disk counters.
     pub diskstats: Option<Vec<DiskStat>>,
+    /// Buddy allocator free blocks per node and zone.
+    pub buddyinfo: Option<Vec<BuddyZone>>,
+    /// CPU idle state residencies.
+    pub cpuidle: Option<Vec<CpuIdle>>,
+    /// Devfreq devices' current frequencies (name, Hz).
+    pub devfreq: Option<Vec<(String, u64)>>,
 }
 
 fn psi_resource(r: psi::Resource, k: psi::Kind) -> PsiResource {
@@ -323,6 +332,25 @@ pub fn write_sys_stats(
         }
         if let Some(v) = d.flush_time_ms {
             w.set_flush_time_ms(v);
+        }
+    }
+    for (name, hz) in sample.devfreq.iter().flatten() {
+        s.add_devfreq().set_key(name).set_value(*hz);
+    }
+    for b in sample.buddyinfo.iter().flatten() {
+        let mut w = s.add_buddy_info();
+        w.set_node(&b.node).set_zone(&b.zone);
+        for &n in &b.order_pages {
+            w.add_order_pages(n);
+        }
+    }
+    for c in sample.cpuidle.iter().flatten() {
+        let mut w = s.add_cpuidle_state();
+        w.set_cpu_id(c.cpu);
+        for (state, us) in &c.states {
+            w.add_cpuidle_state_entry()
+                .set_state(state)
+                .set_duration_us(*us);
         }
     }
     if let Some(end) = collection_end_ns {

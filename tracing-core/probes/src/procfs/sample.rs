@@ -5,7 +5,8 @@
 
 use super::packets::{CpuDescription, SysStatsSample};
 use super::{
-    ProcError, ProcRoot, cpufreq, cpuinfo, diskstats, meminfo, psi, stat, thermal, vmstat,
+    ProcError, ProcRoot, buddyinfo, cpufreq, cpuidle, cpuinfo, devfreq, diskstats, meminfo, psi,
+    stat, thermal, vmstat,
 };
 
 /// Which sources a poll reads.
@@ -25,6 +26,12 @@ pub struct Due {
     pub thermal: bool,
     /// `/proc/diskstats`.
     pub diskstats: bool,
+    /// `/proc/buddyinfo`.
+    pub buddyinfo: bool,
+    /// `cpuN/cpuidle/state*`.
+    pub cpuidle: bool,
+    /// `/sys/class/devfreq/*/cur_freq`.
+    pub devfreq: bool,
 }
 
 impl Due {
@@ -37,6 +44,9 @@ impl Due {
         psi: true,
         thermal: true,
         diskstats: true,
+        buddyinfo: true,
+        cpuidle: true,
+        devfreq: true,
     };
 }
 
@@ -77,6 +87,20 @@ pub fn read_sample(root: &ProcRoot, due: Due) -> (SysStatsSample, Vec<ProcError>
             .read("proc/diskstats", cap)
             .ok()
             .and_then(|b| keep(&mut errors, diskstats::parse(&b)));
+    }
+    if due.buddyinfo {
+        sample.buddyinfo = root
+            .read("proc/buddyinfo", cap)
+            .ok()
+            .and_then(|b| keep(&mut errors, buddyinfo::parse(&b)));
+    }
+    if due.cpuidle {
+        let idle = cpuidle::read_all(root);
+        sample.cpuidle = (!idle.is_empty()).then_some(idle);
+    }
+    if due.devfreq {
+        let devices = devfreq::read_all(root);
+        sample.devfreq = (!devices.is_empty()).then_some(devices);
     }
     if due.cpufreq {
         sample.cpufreq_khz = cpufreq::read_all_cur_khz(root);
