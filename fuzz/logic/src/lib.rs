@@ -17,6 +17,7 @@ mod consumer_port;
 mod decoder;
 pub mod derive_decoders;
 mod ipc_frames;
+mod procfs;
 mod producer_endpoint;
 mod producer_port;
 mod smb_abi;
@@ -35,6 +36,7 @@ pub use consumer_port::consumer_port;
 pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
 pub use ipc_frames::ipc_frames;
+pub use procfs::procfs;
 pub use producer_endpoint::producer_endpoint;
 pub use producer_port::producer_port;
 pub use smb_abi::smb_abi;
@@ -68,4 +70,5 @@ pub const TARGETS: &[Target] = &[
     ("codegen_frontend", codegen_frontend),
     ("derive_decoders", derive_decoders),
     ("trace_file", trace_file),
+    ("procfs", procfs),
 ];

@@ -5,7 +5,11 @@
 //!
 //! * [`ftrace`]: the kernel's raw ring-buffer pages, parsed by the layout
 //!   the kernel itself describes (`header_page`, each event's `format`).
-//! * [`procfs`]: `/proc` and `/sys` files parsed into typed values.
+//! * [`procfs`]: `/proc` and `/sys` files parsed into typed values, and the
+//!   `process_tree`, `process_stats`, `sys_stats` and `cpu_info` packets
+//!   built from them.
+//! * [`protos`]: writers and decoders for those upstream messages,
+//!   generated at build time from Perfetto's `.proto` files.
 //!
 //! The producer that runs these as data sources (`linux.ftrace`,
 //! `linux.process_stats`, `linux.sys_stats`, `linux.system_info`) builds on
@@ -13,3 +17,4 @@
 
 pub mod ftrace;
 pub mod procfs;
+pub mod protos;

@@ -1,0 +1,141 @@
+//! What a `ProcessStatsConfig` or `SysStatsConfig` asks of the procfs
+//! probes: the options they implement, read into plain values, and every
+//! other field that is set named in `not_implemented`, so a data source can
+//! refuse it by name instead of silently recording less.
+
+use crate::protos::{ProcessStatsConfigDecoder, SysStatsConfigDecoder};
+
+use super::packets::Selection;
+
+/// A config that does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} does not decode: {error}")]
+pub struct ConfigError {
+    /// Which message.
+    pub message: &'static str,
+    /// Why.
+    pub error: protozero::DecodeError,
+}
+
+/// The smallest poll period upstream allows; shorter ones are raised to it.
+pub const MIN_PERIOD_MS: u32 = 10;
+
+fn period(ms: Option<u32>) -> Option<u32> {
+    ms.filter(|&ms| ms > 0).map(|ms| ms.max(MIN_PERIOD_MS))
+}
+
+/// `linux.process_stats` options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessStatsOptions {
+    /// `scan_all_processes_on_start`: a `process_tree` of everything at start.
+    pub scan_all_processes_on_start: bool,
+    /// `record_thread_names`: threads carry their names.
+    pub record_thread_names: bool,
+    /// `record_process_age`: processes carry their start time.
+    pub record_process_age: bool,
+    /// `record_process_runtime`: `process_stats` carry user and kernel time.
+    pub record_process_runtime: bool,
+    /// `proc_stats_poll_ms`: a `process_stats` packet every so often.
+    pub proc_stats_poll_ms: Option<u32>,
+    /// Fields set in the config that these probes do not implement.
+    pub not_implemented: Vec<&'static str>,
+}
+
+impl ProcessStatsOptions {
+    /// Reads a `ProcessStatsConfig`.
+    pub fn from_config(bytes: &[u8]) -> Result<Self, ConfigError> {
+        let c = ProcessStatsConfigDecoder::new(bytes);
+        if let Some(error) = c.decode_error() {
+            return Err(ConfigError {
+                message: "ProcessStatsConfig",
+                error,
+            });
+        }
+        let mut not_implemented = Vec::new();
+        let asks = [
+            ("quirks", c.has_quirks()),
+            (
+                "proc_stats_cache_ttl_ms",
+                c.proc_stats_cache_ttl_ms().unwrap_or(0) > 0,
+            ),
+            ("resolve_process_fds", c.resolve_process_fds() == Some(true)),
+            ("scan_smaps_rollup", c.scan_smaps_rollup() == Some(true)),
+        ];
+        for (name, asked) in asks {
+            if asked {
+                not_implemented.push(name);
+            }
+        }
+        Ok(ProcessStatsOptions {
+            scan_all_processes_on_start: c.scan_all_processes_on_start() == Some(true),
+            record_thread_names: c.record_thread_names() == Some(true),
+            record_process_age: c.record_process_age() == Some(true),
+            record_process_runtime: c.record_process_runtime() == Some(true),
+            proc_stats_poll_ms: period(c.proc_stats_poll_ms()),
+            not_implemented,
+        })
+    }
+}
+
+/// `linux.sys_stats` options: a period per source (`None`: not polled;
+/// below [`MIN_PERIOD_MS`] raised to it) and the counter selection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SysStatsOptions {
+    /// `meminfo_period_ms`.
+    pub meminfo_ms: Option<u32>,
+    /// `vmstat_period_ms`.
+    pub vmstat_ms: Option<u32>,
+    /// `stat_period_ms`.
+    pub stat_ms: Option<u32>,
+    /// `cpufreq_period_ms`.
+    pub cpufreq_ms: Option<u32>,
+    /// `psi_period_ms`.
+    pub psi_ms: Option<u32>,
+    /// `thermal_period_ms`.
+    pub thermal_ms: Option<u32>,
+    /// `diskstat_period_ms`.
+    pub diskstat_ms: Option<u32>,
+    /// `devfreq_period_ms`.
+    pub devfreq_ms: Option<u32>,
+    /// `buddyinfo_period_ms`.
+    pub buddyinfo_ms: Option<u32>,
+    /// `cpuidle_period_ms`.
+    pub cpuidle_ms: Option<u32>,
+    /// The `*_counters` lists.
+    pub selection: Selection,
+    /// Fields set in the config that these probes do not implement.
+    pub not_implemented: Vec<&'static str>,
+}
+
+impl SysStatsOptions {
+    /// Reads a `SysStatsConfig`.
+    pub fn from_config(bytes: &[u8]) -> Result<Self, ConfigError> {
+        let c = SysStatsConfigDecoder::new(bytes);
+        if let Some(error) = c.decode_error() {
+            return Err(ConfigError {
+                message: "SysStatsConfig",
+                error,
+            });
+        }
+        let mut not_implemented = Vec::new();
+        for (name, ms) in [("gpufreq_period_ms", c.gpufreq_period_ms())] {
+            if ms.unwrap_or(0) > 0 {
+                not_implemented.push(name);
+            }
+        }
+        Ok(SysStatsOptions {
+            meminfo_ms: period(c.meminfo_period_ms()),
+            vmstat_ms: period(c.vmstat_period_ms()),
+            stat_ms: period(c.stat_period_ms()),
+            cpufreq_ms: period(c.cpufreq_period_ms()),
+            psi_ms: period(c.psi_period_ms()),
+            thermal_ms: period(c.thermal_period_ms()),
+            diskstat_ms: period(c.diskstat_period_ms()),
+            devfreq_ms: period(c.devfreq_period_ms()),
+            buddyinfo_ms: period(c.buddyinfo_period_ms()),
+            cpuidle_ms: period(c.cpuidle_period_ms()),
+            selection: Selection::from_config(&c),
+            not_implemented,
+        })
+    }
+}

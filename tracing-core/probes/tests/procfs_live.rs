@@ -1,0 +1,339 @@
+//! The procfs probes against this machine's live `/proc`: a spawned
+//! process tree with known command lines and named threads must appear in
+//! the scan and in the decoded `process_tree` packet with the right
+//! parents, arguments and thread names; meminfo and this process's memory
+//! counters must match what the test reads from `/proc` itself at the same
+//! moment.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+
+use protozero::{HeapWriter, TypedDecoder};
+use zerotrace_probes::procfs::packets::{self, Selection, SysStatsSample, TreeOptions};
+use zerotrace_probes::procfs::{ProcRoot, meminfo, walk};
+use zerotrace_probes::protos::{
+    MeminfoCounters, ProcessStatsDecoder, ProcessTreeDecoder, SysStatsDecoder,
+};
+
+const HELPER_ENV: &str = "ZEROTRACE_PROBES_TREE_HELPER";
+const THREAD_NAMES: [&str; 2] = ["zt-probe-alpha", "zt probe (b)"];
+const GRANDCHILD_ARG: &str = "3601";
+
+/// Not a test by itself: the child of `live_process_tree`, run as this
+/// test binary with the helper variable set. It starts two named threads
+/// and a grandchild, says `ready`, and waits for its stdin to close.
+#[test]
+#[ignore = "run by live_process_tree as its child"]
+fn tree_helper() {
+    if std::env::var_os(HELPER_ENV).is_none() {
+        return;
+    }
+    // std names a thread before running its closure, so a thread that
+    // has said it started already has its name.
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let stop_rx = std::sync::Arc::new(std::sync::Mutex::new(stop_rx));
+    let threads: Vec<_> = THREAD_NAMES
+        .iter()
+        .map(|name| {
+            let (started, stop) = (started_tx.clone(), stop_rx.clone());
+            std::thread::Builder::new()
+                .name((*name).to_owned())
+                .spawn(move || {
+                    let _ = started.send(());
+                    let _ = stop.lock().map(|r| r.recv());
+                })
+                .expect("spawn a named thread")
+        })
+        .collect();
+    for _ in THREAD_NAMES {
+        started_rx.recv().expect("a thread started");
+    }
+    let mut grandchild = Command::new("sleep")
+        .arg(GRANDCHILD_ARG)
+        .spawn()
+        .expect("spawn sleep");
+    println!("ready {}", grandchild.id());
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+    let _ = grandchild.kill();
+    let _ = grandchild.wait();
+    drop(stop_tx);
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+#[test]
+fn live_process_tree() {
+    let exe = std::env::current_exe().expect("own path");
+    let args = [
+        "tree_helper",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--quiet",
+    ];
+    let mut child = Command::new(&exe)
+        .args(args)
+        .env(HELPER_ENV, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the helper");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let grandchild: i32 = loop {
+        let line = lines.next().expect("helper output").expect("a line");
+        if let Some(pid) = line.strip_prefix("ready ") {
+            break pid.trim().parse().expect("grandchild pid");
+        }
+    };
+    let child_pid = i32::try_from(child.id()).expect("pid");
+    let child_stat = std::fs::read_to_string(format!("/proc/{child_pid}/stat")).expect("stat");
+    let child_start: u64 = child_stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(19)?.parse().ok())
+        .expect("starttime");
+    let kernel_says_kthread = std::fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .contains("\nKthread:");
+
+    let (procs, _errors) = walk::scan_processes(&ProcRoot::system(), true).expect("scan /proc");
+    let mut w = HeapWriter::new();
+    {
+        let mut root = w.root();
+        packets::write_process_tree(
+            &mut root,
+            1,
+            &procs,
+            TreeOptions {
+                record_thread_names: true,
+                record_process_age: true,
+            },
+            None,
+        );
+    }
+    drop(child.stdin.take());
+    let bytes = w.finish().expect("writes");
+    let _ = child.wait();
+
+    let payload = TypedDecoder::<100>::new(&bytes)
+        .get(2)
+        .and_then(|f| f.as_bytes().ok())
+        .expect("process_tree")
+        .to_vec();
+    let tree = ProcessTreeDecoder::new(&payload);
+    let me = i32::try_from(std::process::id()).expect("pid");
+    let find = |pid: i32| tree.processes().find(|p| p.pid() == Some(pid));
+
+    let c = find(child_pid).expect("the helper is in the tree");
+    assert_eq!(c.ppid(), Some(me));
+    let mut expected = vec![exe.to_string_lossy().into_owned()];
+    expected.extend(args.iter().map(|s| (*s).to_owned()));
+    assert_eq!(c.cmdline().collect::<Vec<_>>(), expected);
+    assert_eq!(c.cmdline_is_comm(), None);
+    assert_eq!(c.process_start_from_boot(), Some(child_start * 10_000_000));
+    assert_eq!(c.is_kthread(), kernel_says_kthread.then_some(false));
+
+    let g = find(grandchild).expect("the grandchild is in the tree");
+    assert_eq!(g.ppid(), Some(child_pid));
+    assert_eq!(g.cmdline().collect::<Vec<_>>(), ["sleep", GRANDCHILD_ARG]);
+
+    let names: Vec<String> = tree
+        .threads()
+        .filter(|t| t.tgid() == Some(child_pid))
+        .filter_map(|t| t.name().map(str::to_owned))
+        .collect();
+    for name in THREAD_NAMES {
+        // The kernel keeps 15 bytes of a thread name.
+        let kept = &name[..name.len().min(15)];
+        assert!(names.iter().any(|n| n == kept), "{kept:?} not in {names:?}");
+    }
+    assert!(
+        tree.threads()
+            .filter(|t| t.tgid() == Some(child_pid))
+            .all(|t| t.tid() != Some(child_pid)),
+        "the main thread is the process, not a thread"
+    );
+    // Kernel threads (children of kthreadd, pid 2) carry their name.
+    if let Some(k) = tree.processes().find(|p| p.ppid() == Some(2)) {
+        assert_eq!(k.cmdline_is_comm(), Some(true));
+        assert_eq!(k.cmdline().count(), 1);
+        assert_eq!(k.is_kthread(), kernel_says_kthread.then_some(true));
+    }
+}
+
+fn read_meminfo_by_hand() -> Vec<(String, u64)> {
+    std::fs::read_to_string("/proc/meminfo")
+        .expect("read /proc/meminfo")
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            Some((
+                k.trim().to_owned(),
+                v.split_whitespace().next()?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn live_meminfo_matches_proc_meminfo() {
+    let bytes = ProcRoot::system()
+        .read("proc/meminfo", 1 << 20)
+        .expect("read");
+    let sample = SysStatsSample {
+        meminfo: Some(meminfo::parse(&bytes).expect("parses")),
+        ..SysStatsSample::default()
+    };
+    let by_hand = read_meminfo_by_hand();
+    let mut w = HeapWriter::new();
+    {
+        let mut root = w.root();
+        packets::write_sys_stats(&mut root, 1, &Selection::default(), &sample, None);
+    }
+    let bytes = w.finish().expect("writes");
+    let payload = TypedDecoder::<100>::new(&bytes)
+        .get(7)
+        .and_then(|f| f.as_bytes().ok())
+        .expect("sys_stats")
+        .to_vec();
+    let s = SysStatsDecoder::new(&payload);
+    let got: Vec<(MeminfoCounters, u64)> = s
+        .meminfo()
+        .filter_map(|m| Some((m.key()?, m.value()?)))
+        .collect();
+    // The same keys, in the same order, as the file lines upstream names.
+    let expected_keys: Vec<MeminfoCounters> = by_hand
+        .iter()
+        .filter_map(|(k, _)| meminfo::counter(k))
+        .collect();
+    assert_eq!(
+        got.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        expected_keys
+    );
+    assert!(expected_keys.contains(&MeminfoCounters::MeminfoMemTotal));
+    for (key, value) in &got {
+        let (name, hand) = by_hand
+            .iter()
+            .find(|(k, _)| meminfo::counter(k) == Some(*key))
+            .expect("present");
+        if matches!(
+            name.as_str(),
+            "MemTotal" | "SwapTotal" | "VmallocTotal" | "CommitLimit"
+        ) {
+            assert_eq!(value, hand, "{name} does not change");
+        } else {
+            // Read a moment apart: within 64 MiB or 10%.
+            let slack = (hand / 10).max(64 * 1024);
+            assert!(
+                value.abs_diff(*hand) <= slack,
+                "{name}: {value} vs {hand} kB"
+            );
+        }
+    }
+}
+
+#[test]
+fn live_process_stats_of_an_idle_child() {
+    // An idle `sleep` whose memory does not move while it is read twice,
+    // with an `oom_score_adj` of our choosing (raising it needs no
+    // privilege).
+    let mut child = Command::new("sleep")
+        .arg("3602")
+        .spawn()
+        .expect("spawn sleep");
+    let pid = i32::try_from(child.id()).expect("pid");
+    std::fs::write(format!("/proc/{pid}/oom_score_adj"), "333").expect("set oom_score_adj");
+    // Wait until it is asleep (its loader done): two equal reads in a row.
+    let status_now = || std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let mut last = status_now();
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let now = status_now();
+        if now == last && now.contains("State:\tS") {
+            break;
+        }
+        last = now;
+    }
+    let mem = walk::read_memory(&ProcRoot::system(), pid)
+        .expect("reads")
+        .expect("alive");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let _ = child.kill();
+    let _ = child.wait();
+    let field = |key: &str| -> Option<u64> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.split_whitespace().next()?.parse().ok())
+    };
+    let mut w = HeapWriter::new();
+    {
+        let mut root = w.root();
+        packets::write_process_stats(&mut root, 1, std::slice::from_ref(&mem), true, None);
+    }
+    let bytes = w.finish().expect("writes");
+    let payload = TypedDecoder::<100>::new(&bytes)
+        .get(9)
+        .and_then(|f| f.as_bytes().ok())
+        .expect("process_stats")
+        .to_vec();
+    let stats = ProcessStatsDecoder::new(&payload);
+    let p = stats.processes().next().expect("one process");
+    assert_eq!(p.pid(), Some(pid));
+    assert_eq!(p.oom_score_adj(), Some(333));
+    assert!(field("VmSize:").is_some_and(|v| v > 0));
+    assert_eq!(p.vm_size_kb(), field("VmSize:"));
+    assert_eq!(p.vm_rss_kb(), field("VmRSS:"));
+    assert_eq!(p.rss_anon_kb(), field("RssAnon:"));
+    assert_eq!(p.rss_file_kb(), field("RssFile:"));
+    assert_eq!(p.rss_shmem_kb(), field("RssShmem:"));
+    assert_eq!(p.vm_swap_kb(), field("VmSwap:"));
+    assert_eq!(p.vm_locked_kb(), field("VmLck:"));
+    assert_eq!(p.vm_hwm_kb(), field("VmHWM:"));
+}
+
+#[test]
+fn a_process_that_exited_is_skipped() {
+    let mut child = Command::new("true").spawn().expect("spawn true");
+    let pid = i32::try_from(child.id()).expect("pid");
+    child.wait().expect("reaped");
+    let root = ProcRoot::system();
+    assert_eq!(
+        walk::read_process(&root, pid, true).expect("no error"),
+        None
+    );
+    assert_eq!(walk::read_memory(&root, pid).expect("no error"), None);
+    assert!(walk::tids(&root, pid).is_empty());
+}
+
+#[test]
+fn scans_survive_processes_coming_and_going() {
+    // Short-lived processes started and reaped while /proc is scanned:
+    // those that vanish mid-read are skipped, never reported as errors.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut spawned = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(mut c) = Command::new("true").spawn() {
+                    let _ = c.wait();
+                    spawned += 1;
+                }
+            }
+            spawned
+        })
+    };
+    let root = ProcRoot::system();
+    for _ in 0..20 {
+        let (procs, errors) = walk::scan_processes(&root, true).expect("scan");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(procs.iter().any(|p| p.pid == 1));
+        let (_, errors) = walk::scan_memory(&root).expect("scan");
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let spawned = churn.join().expect("churn thread");
+    assert!(spawned > 0, "processes came and went during the scans");
+}
