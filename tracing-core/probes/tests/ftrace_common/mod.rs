@@ -212,9 +212,17 @@ fn workload(inst: &Instance) -> Result<(), String> {
     if !status.success() {
         return Err("/bin/true failed".into());
     }
+    // Idle long enough for a time delta past 27 bits (a time-extend record).
+    std::thread::sleep(std::time::Duration::from_millis(300));
     inst.write(
         "trace_marker",
         "zt-end with a longer marker text, spaces and : colons\n",
+    )?;
+    // Longer than the 112 bytes a record's type_len can size: its length
+    // goes into the array word.
+    inst.write(
+        "trace_marker",
+        &format!("zt-long {}", "0123456789".repeat(20)),
     )?;
     Ok(())
 }
