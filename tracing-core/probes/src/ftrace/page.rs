@@ -161,6 +161,7 @@ impl PageLayout {
             },
         )?;
         let data_end = self.data_offset + len_usize;
+        let mut used = data_end;
         let missed = if commit & MISSED_EVENTS == 0 {
             MissedEvents::None
         } else if commit & MISSED_STORED == 0 {
@@ -168,10 +169,12 @@ impl PageLayout {
         } else {
             let count = read_uint(&bytes[..end], data_end, self.commit_size)
                 .ok_or(PageError::MissedCountPastEnd)?;
+            used += self.commit_size;
             MissedEvents::Count(count)
         };
         Ok(Page {
             timestamp,
+            used,
             data: &bytes[self.data_offset..data_end],
             missed,
             id_offset: self.id_offset,
@@ -210,6 +213,9 @@ pub struct Page<'a> {
     pub data: &'a [u8],
     /// Events lost before this page.
     pub missed: MissedEvents,
+    /// Bytes of the input this page's header, data and stored
+    /// missed-events count take (the rest of the sub-buffer is zeros).
+    pub used: usize,
     id_offset: usize,
     id_size: usize,
 }
@@ -486,6 +492,7 @@ mod tests {
         );
         let p = l.parse(&b).unwrap();
         assert_eq!(p.missed, MissedEvents::Count(42));
+        assert_eq!(p.used, 16 + 8 + 8);
         assert_eq!(p.records().count(), 1);
     }
 
