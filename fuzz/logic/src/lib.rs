@@ -16,6 +16,7 @@ mod commit_data_request;
 mod consumer_port;
 mod decoder;
 pub mod derive_decoders;
+pub mod ftrace_page;
 mod ipc_frames;
 mod producer_endpoint;
 mod producer_port;
@@ -34,6 +35,7 @@ pub use commit_data_request::commit_data_request;
 pub use consumer_port::consumer_port;
 pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
+pub use ftrace_page::ftrace_page;
 pub use ipc_frames::ipc_frames;
 pub use producer_endpoint::producer_endpoint;
 pub use producer_port::producer_port;
@@ -68,4 +70,5 @@ pub const TARGETS: &[Target] = &[
     ("codegen_frontend", codegen_frontend),
     ("derive_decoders", derive_decoders),
     ("trace_file", trace_file),
+    ("ftrace_page", ftrace_page),
 ];

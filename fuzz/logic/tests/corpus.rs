@@ -144,6 +144,7 @@ corpus_tests!(
     codegen_frontend,
     derive_decoders,
     trace_file,
+    ftrace_page,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,
