@@ -6,7 +6,7 @@
 
 mod ftrace_common;
 
-use ftrace_common::{Recording, compare, fixture_dir, record};
+use ftrace_common::{Recording, Workload, compare, fixture_dir, record, record_workload};
 
 #[test]
 fn every_fixture_event_matches_the_kernel_text() {
@@ -35,6 +35,20 @@ fn every_fixture_event_matches_the_kernel_text() {
     assert!(cmp.fields_rendered + cmp.prints == cmp.events || cmp.fields_rendered > 0);
 }
 
+/// The overflow fixture: the writer overwrote unread pages; the pages'
+/// stored missed-events counts add up to the kernel's per-CPU `overrun`,
+/// and what is left matches the text.
+#[test]
+fn overflow_fixture_counts_what_the_kernel_overwrote() {
+    let rec = Recording::load(&fixture_dir().join("overflow")).expect("fixtures");
+    let cmp = compare(&rec).unwrap_or_else(|e| panic!("{e}"));
+    println!("{cmp:?}, overrun {}", rec.overrun);
+    assert!(rec.overrun > 0);
+    assert_eq!(cmp.missed_unknown, 0);
+    assert_eq!(cmp.missed, rec.overrun);
+    assert!(cmp.prints > 100, "{cmp:?}");
+}
+
 /// Re-records the fixtures on this machine (root, tracefs): run with
 /// `cargo test -p zerotrace-probes --test ftrace_fixture -- --ignored`.
 #[test]
@@ -45,6 +59,13 @@ fn rerecord_fixtures() {
     let cmp = compare(&rec).unwrap_or_else(|e| panic!("fresh recording does not compare: {e}"));
     println!("{cmp:?}");
     let dir = fixture_dir();
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    rec.save(&dir).expect("save");
+    let rec = record_workload(&format!("{name}-overflow"), Workload::Overflow)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cmp = compare(&rec).unwrap_or_else(|e| panic!("fresh overflow does not compare: {e}"));
+    assert_eq!(cmp.missed, rec.overrun, "{cmp:?}");
+    let dir = dir.join("overflow");
     std::fs::create_dir_all(&dir).expect("mkdir");
     rec.save(&dir).expect("save");
 }

@@ -66,6 +66,21 @@ pub struct Recording {
     pub subbuf_size: usize,
     /// `uname -r` of the recording kernel.
     pub kernel: String,
+    /// The sum over CPUs of `per_cpu/cpuN/stats`' `overrun` (events the
+    /// writer overwrote before they were read), read before the raw pages.
+    pub overrun: u64,
+}
+
+/// What a recording runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// The ping-pong threads, a spawned process and markers, in a buffer
+    /// large enough to lose nothing.
+    Normal,
+    /// 2000 markers into an 8 KiB-per-CPU buffer in overwrite mode, so the
+    /// writer overwrites unread pages and the first page read carries the
+    /// missed-events flags and count.
+    Overflow,
 }
 
 /// Makes tracefs available: mounted already, or mounted now. `Err` says why not.
@@ -240,14 +255,38 @@ fn pipe() -> Result<(fs::File, fs::File), String> {
     Ok((fs::File::from(a), fs::File::from(b)))
 }
 
-/// Records the workload into a fresh instance called `name`.
+/// Markers enough to overwrite an 8 KiB buffer several times.
+fn overflow_workload(inst: &Instance) -> Result<(), String> {
+    let p = inst.dir.join("trace_marker");
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .map_err(|e| format!("open {}: {e}", p.display()))?;
+    for i in 0..2000 {
+        // 14 bytes: with the kernel's newline and NUL a 36-byte record,
+        // 113 of which leave 12 bytes of a 4080-byte page free, room for
+        // the stored missed-events count (a full page has none, and the
+        // count is then only flagged).
+        f.write_all(format!("zt-ovf {i:07}").as_bytes())
+            .map_err(|e| format!("write {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Records the normal workload into a fresh instance called `name`.
 pub fn record(name: &str) -> Result<Recording, String> {
+    record_workload(name, Workload::Normal)
+}
+
+/// Records `workload` into a fresh instance called `name`.
+pub fn record_workload(name: &str, workload_kind: Workload) -> Result<Recording, String> {
     let root = tracefs()?;
     let inst = Instance::create(&root, name)?;
     inst.write("tracing_on", "0")?;
     inst.write("trace_clock", "boot")?;
-    inst.write("buffer_size_kb", "512")?;
-    for ev in EVENTS {
+    let normal = workload_kind == Workload::Normal;
+    inst.write("buffer_size_kb", if normal { "512" } else { "8" })?;
+    for ev in EVENTS.iter().filter(|_| normal) {
         // `ftrace/*` events (trace_marker's `print`) have no enable file:
         // they are recorded whenever their source writes.
         if OWN_PID_ONLY.contains(ev) {
@@ -271,10 +310,24 @@ pub fn record(name: &str) -> Result<Recording, String> {
     };
     inst.write("trace", "")?;
     inst.write("tracing_on", "1")?;
-    let run = workload(&inst);
+    let run = if normal {
+        workload(&inst)
+    } else {
+        overflow_workload(&inst)
+    };
     inst.write("tracing_on", "0")?;
     run?;
     let text = inst.read("trace")?;
+    let mut overrun = 0;
+    let mut cpu = 0;
+    while let Ok(stats) = inst.read(&format!("per_cpu/cpu{cpu}/stats")) {
+        overrun += stats
+            .lines()
+            .find_map(|l| l.strip_prefix("overrun:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("no overrun in cpu{cpu}/stats"))?;
+        cpu += 1;
+    }
     let cmdlines = read_text(&root.join("saved_cmdlines"))?;
     let mut raw = Vec::new();
     let mut cpu = 0;
@@ -305,6 +358,7 @@ pub fn record(name: &str) -> Result<Recording, String> {
         cmdlines,
         subbuf_size,
         kernel,
+        overrun,
     })
 }
 
@@ -339,10 +393,11 @@ impl Recording {
         fs::write(
             dir.join("meta"),
             format!(
-                "kernel {}\nsubbuf_size {}\ncpus {}\n",
+                "kernel {}\nsubbuf_size {}\ncpus {}\noverrun {}\n",
                 self.kernel,
                 self.subbuf_size,
-                self.raw.len()
+                self.raw.len(),
+                self.overrun
             ),
         )
     }
@@ -374,6 +429,7 @@ impl Recording {
             cmdlines: fs::read_to_string(dir.join("saved_cmdlines"))?,
             subbuf_size,
             kernel: get("kernel "),
+            overrun: get("overrun ").parse().unwrap_or(0),
         })
     }
 
@@ -596,6 +652,10 @@ pub struct Compared {
     pub by_name: HashMap<String, usize>,
     /// Pages read.
     pub pages: usize,
+    /// Sum of the missed-events counts the pages stored.
+    pub missed: u64,
+    /// Pages flagged with missed events but no count.
+    pub missed_unknown: usize,
 }
 
 /// Parses the raw pages and checks every event against the kernel's text:
@@ -604,7 +664,7 @@ pub struct Compared {
 pub fn compare(rec: &Recording) -> Result<Compared, String> {
     let (table, layout) = rec.layout();
     let cmdlines = parse_cmdlines(&rec.cmdlines);
-    let (text_events, lost) = parse_text(&rec.text);
+    let (text_events, _lost) = parse_text(&rec.text);
     let mut cmp = Compared::default();
     for (cpu, bytes) in rec.raw.iter().enumerate() {
         let expected: Vec<&TextEvent> = text_events.iter().filter(|e| e.cpu == cpu).collect();
@@ -612,11 +672,10 @@ pub fn compare(rec: &Recording) -> Result<Compared, String> {
         for page in layout.pages(bytes) {
             let page = page.map_err(|e| format!("cpu{cpu}: page: {e}"))?;
             cmp.pages += 1;
-            if page.missed != MissedEvents::None && lost == 0 {
-                return Err(format!(
-                    "cpu{cpu}: page says {:?} but the text lost nothing",
-                    page.missed
-                ));
+            match page.missed {
+                MissedEvents::None => {}
+                MissedEvents::Unknown => cmp.missed_unknown += 1,
+                MissedEvents::Count(n) => cmp.missed += n,
             }
             for rec in page.records() {
                 let rec = rec.map_err(|e| format!("cpu{cpu}: record: {e}"))?;
