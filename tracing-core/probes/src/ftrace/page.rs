@@ -496,6 +496,18 @@ mod tests {
         assert_eq!(p.records().count(), 1);
     }
 
+    /// A 64-bit kernel adds the flags to the commit word as negative ints:
+    /// they arrive sign-extended into the upper 32 bits.
+    #[test]
+    fn sign_extended_flags_of_a_64bit_commit() {
+        let l = layout(256);
+        let d = [hdr(1, 0), [1, 0, 0, 0]].concat();
+        let b = page(0, 0xffff_ffff_c000_0000 | 8, &d, &7u64.to_le_bytes());
+        let p = l.parse(&b).unwrap();
+        assert_eq!(p.missed, MissedEvents::Count(7));
+        assert_eq!(p.data.len(), 8);
+    }
+
     #[test]
     fn hostile_pages_give_typed_errors() {
         let l = layout(256);
