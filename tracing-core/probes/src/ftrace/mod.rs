@@ -6,6 +6,12 @@
 //!   walked into records with absolute timestamps.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
+//!
+//! A fact for whoever reads these files from tracefs: read each text file
+//! (`header_page`, `format`) with one large read. Linux 6.18 answers a read
+//! of `events/header_page` that does not start at offset 0 with end-of-file,
+//! so a small first read (`std::fs::read_to_string` probes with 32 bytes)
+//! returns a truncated file.
 
 pub mod decode;
 pub mod format;
