@@ -317,7 +317,11 @@ pub struct HeaderPage {
     /// Its size (4 or 8) is the kernel's `long`, which also sizes the
     /// stored missed-events count.
     pub commit: HeaderField,
-    /// The `overwrite` field the kernel publishes (it overlaps `commit`).
+    /// The `overwrite` field the kernel publishes. The kernel prints it at
+    /// `commit`'s offset with size 1: a view of the commit word's low byte,
+    /// no separate information. What a page says about lost events (in
+    /// overwrite mode or not) is in the commit word's missed-events flags,
+    /// [`super::page::Page::missed`].
     pub overwrite: Option<HeaderField>,
     /// Where the events start; its size is the data capacity of a default
     /// (page-sized) sub-buffer.

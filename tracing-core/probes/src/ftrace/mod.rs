@@ -1,7 +1,7 @@
 //! Ftrace's binary side: the layouts the kernel publishes in tracefs and
 //! the raw per-CPU ring-buffer pages parsed with them.
 //!
-//! * [`format`]: an event's `format` file and `events/header_page`.
+//! * [`format`](mod@format): an event's `format` file and `events/header_page`.
 //! * [`page`]: one raw sub-buffer from `per_cpu/cpuN/trace_pipe_raw`,
 //!   walked into records with absolute timestamps.
 //! * [`decode`]: a record's field values by name through its format (the
