@@ -16,6 +16,7 @@ mod commit_data_request;
 mod consumer_port;
 mod decoder;
 pub mod derive_decoders;
+pub mod ftrace_page;
 mod ipc_frames;
 mod procfs;
 mod producer_endpoint;
@@ -35,6 +36,7 @@ pub use commit_data_request::commit_data_request;
 pub use consumer_port::consumer_port;
 pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
+pub use ftrace_page::ftrace_page;
 pub use ipc_frames::ipc_frames;
 pub use procfs::procfs;
 pub use producer_endpoint::producer_endpoint;
@@ -71,4 +73,5 @@ pub const TARGETS: &[Target] = &[
     ("derive_decoders", derive_decoders),
     ("trace_file", trace_file),
     ("procfs", procfs),
+    ("ftrace_page", ftrace_page),
 ];

@@ -145,6 +145,7 @@ corpus_tests!(
     derive_decoders,
     trace_file,
     procfs,
+    ftrace_page,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,

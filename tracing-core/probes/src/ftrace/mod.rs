@@ -1,2 +1,22 @@
 //! Ftrace's binary side: the layouts the kernel publishes in tracefs and
 //! the raw per-CPU ring-buffer pages parsed with them.
+//!
+//! * [`format`](mod@format): an event's `format` file and `events/header_page`.
+//! * [`page`]: one raw sub-buffer from `per_cpu/cpuN/trace_pipe_raw`,
+//!   walked into records with absolute timestamps.
+//! * [`decode`]: a record's field values by name through its format (the
+//!   generic event).
+//!
+//! A fact for whoever reads these files from tracefs: read each text file
+//! (`header_page`, `format`) with one large read. Linux 6.18 answers a read
+//! of `events/header_page` that does not start at offset 0 with end-of-file,
+//! so a small first read (`std::fs::read_to_string` probes with 32 bytes)
+//! returns a truncated file.
+
+pub mod decode;
+pub mod format;
+pub mod page;
+
+pub use decode::{DecodeError, Event, FormatTable, Value};
+pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
+pub use page::{MissedEvents, Page, PageError, PageLayout, Record, Records};
