@@ -389,6 +389,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "sockets, threads and the boot clock, which Miri does not emulate"
+    )]
     fn connect_gives_up_after_its_timeout_with_the_socket_error() {
         let started = Instant::now();
         let r = ProducerClient::connect(
@@ -404,6 +408,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "sockets, threads and the boot clock, which Miri does not emulate"
+    )]
     fn start_returns_at_once_and_keeps_trying() {
         let client = ProducerClient::start(&absent(), ProducerOptions::default()).unwrap();
         assert!(!client.is_connected());
