@@ -32,6 +32,7 @@ use crate::producer::patch_list::{Patch, PatchList};
 use crate::producer::startup::{Release, Route, StartupRegistry, discard_chunk, split_held};
 use crate::producer::trace_writer::TraceWriter;
 use crate::producer::writer_id_allocator::WriterIdAllocator;
+use crate::protocol::WriterId;
 use crate::protocol::{ChunkToMove, ChunkToPatch, CommitDataRequest, PatchData};
 use crate::shm::SharedMemoryRegion;
 
@@ -297,7 +298,8 @@ impl SharedMemoryArbiter {
         let id = lock(&self.state)
             .writer_ids
             .allocate()
-            .ok_or(ProducerError::WriterIdsExhausted)?;
+            .ok_or(ProducerError::WriterIdsExhausted)?
+            .get();
         sink.register_trace_writer(id, target_buffer);
         Ok(TraceWriter::new(
             Arc::clone(self),
@@ -317,7 +319,9 @@ impl SharedMemoryArbiter {
                 // Its held chunks still need the id (see `Release`).
                 Release::Deferred => return,
             };
-            st.writer_ids.release(id);
+            if let Some(id) = WriterId::new(id) {
+                st.writer_ids.release(id);
+            }
             registered
         };
         if let (true, Some(sink)) = (registered, self.sink.get()) {

@@ -33,6 +33,7 @@ use crate::producer::buffer_exhausted_policy::BufferExhaustedPolicy;
 use crate::producer::commit_sink::FlushCallback;
 use crate::producer::patch_list::{DISCARDED_PATCH, PatchList};
 use crate::producer::trace_packet::TracePacketHandle;
+use crate::protocol::ChunkId;
 
 /// A writer stops adding packets to a chunk at this count, keeping one for the
 /// inflated count.
@@ -69,7 +70,7 @@ pub struct WriterCore {
     target_buffer: u16,
     policy: BufferExhaustedPolicy,
     cur_chunk: Option<Chunk<'static>>,
-    next_chunk_id: u32,
+    next_chunk_id: ChunkId,
     /// Where the size of the current fragment goes (null: none pending).
     fragment_header: *mut u8,
     /// First byte of the current fragment's data.
@@ -126,7 +127,7 @@ impl TraceWriter {
                 target_buffer,
                 policy,
                 cur_chunk: None,
-                next_chunk_id: 0,
+                next_chunk_id: ChunkId(0),
                 fragment_header: core::ptr::null_mut(),
                 fragment_start: core::ptr::null_mut(),
                 fragmenting_packet: false,
@@ -555,7 +556,7 @@ impl WriterCore {
             Packets::default()
         };
         let header = ChunkHeader {
-            chunk_id: self.next_chunk_id,
+            chunk_id: self.next_chunk_id.0,
             writer_id: self.writer_id,
             packets,
         };
@@ -577,7 +578,7 @@ impl WriterCore {
         self.drop_packets = false;
         self.reached_max_packets = false;
         self.retry_new_chunk_after_packet = false;
-        self.next_chunk_id = self.next_chunk_id.wrapping_add(1);
+        self.next_chunk_id = self.next_chunk_id.next();
         self.packet_count_inflated = false;
         self.fragment_header = core::ptr::null_mut();
         let mut begin = new_chunk.payload_begin();

@@ -2,8 +2,7 @@
 //! just-released id is not reused at once (the service may still hold chunks
 //! of the old writer).
 
-/// Re-exported from [`crate::protocol`], where the service reads it too.
-pub use crate::protocol::MAX_WRITER_ID;
+use crate::protocol::{MAX_WRITER_ID, WriterId};
 
 /// Round-robin allocator over 1..=32767.
 #[derive(Debug)]
@@ -34,24 +33,23 @@ impl WriterIdAllocator {
 
     /// The next free id after the last one handed out, or `None` when all
     /// 32767 are taken.
-    pub fn allocate(&mut self) -> Option<u16> {
+    pub fn allocate(&mut self) -> Option<WriterId> {
         for i in 1..=MAX_WRITER_ID {
             let id =
                 ((u32::from(self.last) + u32::from(i) - 1) % u32::from(MAX_WRITER_ID) + 1) as u16;
             if !self.is_used(id) {
                 self.in_use[id as usize / 64] |= 1 << (id % 64);
                 self.last = id;
-                return Some(id);
+                return WriterId::new(id);
             }
         }
         None
     }
 
     /// Returns `id` to the pool (ids never allocated are ignored).
-    pub fn release(&mut self, id: u16) {
-        if (1..=MAX_WRITER_ID).contains(&id) {
-            self.in_use[id as usize / 64] &= !(1 << (id % 64));
-        }
+    pub fn release(&mut self, id: WriterId) {
+        let id = id.get();
+        self.in_use[id as usize / 64] &= !(1 << (id % 64));
     }
 }
 
@@ -59,22 +57,25 @@ impl WriterIdAllocator {
 mod tests {
     use super::*;
 
+    fn id(n: u16) -> WriterId {
+        WriterId::new(n).unwrap()
+    }
+
     #[test]
     fn round_robin_reuse_and_exhaustion() {
         let mut a = WriterIdAllocator::new();
-        assert_eq!(a.allocate(), Some(1));
-        assert_eq!(a.allocate(), Some(2));
-        a.release(1);
+        assert_eq!(a.allocate(), Some(id(1)));
+        assert_eq!(a.allocate(), Some(id(2)));
+        a.release(id(1));
         // Round robin: 1 is not reused before the range wraps.
-        assert_eq!(a.allocate(), Some(3));
+        assert_eq!(a.allocate(), Some(id(3)));
         for _ in 4..=MAX_WRITER_ID {
             assert!(a.allocate().is_some());
         }
         // Wrapped: only 1 is free.
-        assert_eq!(a.allocate(), Some(1));
+        assert_eq!(a.allocate(), Some(id(1)));
         assert_eq!(a.allocate(), None);
-        a.release(500);
-        a.release(0);
-        assert_eq!(a.allocate(), Some(500));
+        a.release(id(500));
+        assert_eq!(a.allocate(), Some(id(500)));
     }
 }

@@ -10,7 +10,8 @@
 //! * [`PRODUCER_METHODS`], [`CONSUMER_METHODS`]: the ProducerPort and
 //!   ConsumerPort method names.
 //! * [`CommitDataRequest`] and its protobuf encoding.
-//! * [`MAX_WRITER_ID`], [`is_valid_writer_id`]: the writer id range.
+//! * [`WriterId`], [`BufferId`], [`ChunkId`] with [`MAX_WRITER_ID`] and
+//!   [`is_valid_writer_id`]: the ids both sides name, and their ranges.
 
 mod commit_request;
 mod ids;
@@ -19,5 +20,5 @@ mod methods;
 pub use commit_request::{
     ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
 };
-pub use ids::{MAX_WRITER_ID, is_valid_writer_id};
+pub use ids::{BufferId, ChunkId, MAX_WRITER_ID, WriterId, is_valid_writer_id};
 pub use methods::{CONSUMER_METHODS, PRODUCER_METHODS};

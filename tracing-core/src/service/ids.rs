@@ -4,6 +4,10 @@
 
 use std::fmt;
 
+// The trace buffer id is a wire id (producers name it as `target_buffer`),
+// so it lives with the protocol (`crate::protocol::BufferId`); the service
+// hands it out.
+
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident($inner:ty)) => {
         $(#[$doc])*
@@ -30,11 +34,6 @@ id_type!(
 id_type!(
     /// A tracing session (`TracingSessionID`).
     SessionId(u64)
-);
-id_type!(
-    /// A trace buffer, global across sessions (`BufferID`): the id producers
-    /// name as `target_buffer`.
-    BufferId(u16)
 );
 id_type!(
     /// A data source instance, global across producers.

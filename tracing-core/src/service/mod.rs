@@ -42,9 +42,7 @@ pub use core::{
     SessionSummary, TracingService,
 };
 pub use env::{ClockReading, PeerIdentity, ServiceEnv};
-pub use ids::{
-    BufferId, ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId,
-};
+pub use ids::{ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId};
 
 // What the service accepts: its limits, and its decision on every TraceConfig field.
 pub use config::{CONFIG_FIELDS, ConfigError, FieldDecisions, Handling, Limits};

@@ -14,7 +14,7 @@ use crate::producer::startup::{
     split_held,
 };
 use crate::producer::trace_writer::TraceWriter;
-use crate::protocol::CommitDataRequest;
+use crate::protocol::{CommitDataRequest, WriterId};
 
 impl SharedMemoryArbiter {
     /// Opens a new startup reservation: a target for startup writers until
@@ -45,12 +45,12 @@ impl SharedMemoryArbiter {
                 .writer_ids
                 .allocate()
                 .ok_or(ProducerError::WriterIdsExhausted)?;
-            match st.startup.add_writer(id, reservation) {
+            match st.startup.add_writer(id.get(), reservation) {
                 Ok(bound) => {
                     if bound.is_some() && self.sink.get().is_some() {
-                        st.startup.set_registered(id);
+                        st.startup.set_registered(id.get());
                     }
-                    (id, bound)
+                    (id.get(), bound)
                 }
                 Err(e) => {
                     st.writer_ids.release(id);
@@ -107,7 +107,7 @@ impl SharedMemoryArbiter {
         let done = {
             let mut st = lock(&self.state);
             let done = st.startup.take_dropped_settled();
-            for &(id, _) in &done {
+            for id in done.iter().filter_map(|&(id, _)| WriterId::new(id)) {
                 st.writer_ids.release(id);
             }
             done
@@ -197,7 +197,9 @@ impl SharedMemoryArbiter {
         st.stats.startup_chunks_discarded += freed as u64;
         // Writers dropped meanwhile were never registered: just free the ids.
         for (id, _) in st.startup.take_dropped_settled() {
-            st.writer_ids.release(id);
+            if let Some(id) = WriterId::new(id) {
+                st.writer_ids.release(id);
+            }
         }
         Ok(freed)
     }

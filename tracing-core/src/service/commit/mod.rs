@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::abi::{
     AbiError, CHUNK_HEADER_SIZE, ChunkHeader, ChunkState, SharedMemoryAbi, copy_from_shared,
 };
-use crate::protocol::{CommitDataRequest, is_valid_writer_id};
+use crate::protocol::{BufferId, CommitDataRequest, WriterId};
 use crate::service::trace_buffer::{ChunkMeta, CopyOutcome, SequenceKey, TraceBuffer};
 use crate::shm::SharedMemoryRegion;
 
@@ -82,7 +82,7 @@ pub const MAX_INLINE_CHUNK: usize = 65536;
 /// registered for another one.
 pub trait BufferResolver {
     /// The buffer for a chunk or patch of `writer` naming `target_buffer`.
-    fn for_commit(&mut self, target_buffer: u32, writer: u16) -> Option<&mut TraceBuffer>;
+    fn for_commit(&mut self, target_buffer: BufferId, writer: u16) -> Option<&mut TraceBuffer>;
     /// The buffer `writer` is registered for (scraping has no target id).
     fn for_scrape(&mut self, writer: u16) -> Option<&mut TraceBuffer>;
 }
@@ -101,10 +101,10 @@ pub struct SliceResolver<'a, C, S> {
 #[cfg(test)]
 impl<C, S> BufferResolver for SliceResolver<'_, C, S>
 where
-    C: Fn(u32, u16) -> Option<usize>,
+    C: Fn(BufferId, u16) -> Option<usize>,
     S: Fn(u16) -> Option<usize>,
 {
-    fn for_commit(&mut self, target_buffer: u32, writer: u16) -> Option<&mut TraceBuffer> {
+    fn for_commit(&mut self, target_buffer: BufferId, writer: u16) -> Option<&mut TraceBuffer> {
         (self.commit)(target_buffer, writer).and_then(|i| self.buffers.get_mut(i))
     }
 
@@ -127,7 +127,7 @@ pub fn commit_data(
             (Some(data), _) => move_inline_chunk(
                 data,
                 !mv.chunk_incomplete,
-                mv.target_buffer,
+                BufferId::from_wire(mv.target_buffer),
                 producer,
                 buffers,
             ),
@@ -135,7 +135,7 @@ pub fn commit_data(
                 smb,
                 mv.page as usize,
                 mv.chunk as usize,
-                mv.target_buffer,
+                BufferId::from_wire(mv.target_buffer),
                 producer,
                 buffers,
             ),
@@ -146,13 +146,14 @@ pub fn commit_data(
         }
     }
     for group in &req.chunks_to_patch {
-        let valid_writer = is_valid_writer_id(group.writer_id);
-        let target = if valid_writer && group.patches.len() <= 1024 {
-            buffers.for_commit(group.target_buffer, group.writer_id as u16)
-        } else {
-            None
+        let writer = WriterId::from_wire(group.writer_id);
+        let target = match (writer, BufferId::from_wire(group.target_buffer)) {
+            (Some(writer), Some(buffer)) if group.patches.len() <= 1024 => buffers
+                .for_commit(buffer, writer.get())
+                .map(|target| (writer, target)),
+            _ => None,
         };
-        let Some(target) = target else {
+        let Some((writer, target)) = target else {
             stats.patches_discarded += 1;
             continue;
         };
@@ -160,7 +161,7 @@ pub fn commit_data(
             group.patches.iter().map(|p| (p.offset, p.data)).collect();
         let sequence = SequenceKey {
             producer,
-            writer: group.writer_id as u16,
+            writer: writer.get(),
         };
         target.try_patch(sequence, group.chunk_id, &patches, group.has_more_patches);
     }
@@ -184,7 +185,7 @@ fn chunk_meta(producer: u16, header: &ChunkHeader, complete: bool) -> ChunkMeta 
 fn move_inline_chunk(
     data: &[u8],
     complete: bool,
-    target_buffer: u32,
+    target_buffer: Option<BufferId>,
     producer: u16,
     buffers: &mut dyn BufferResolver,
 ) -> bool {
@@ -194,7 +195,7 @@ fn move_inline_chunk(
     let mut head = [0u8; CHUNK_HEADER_SIZE];
     head.copy_from_slice(&data[..CHUNK_HEADER_SIZE]);
     let header = ChunkHeader::from_bytes(head);
-    let Some(target) = buffers.for_commit(target_buffer, header.writer_id) else {
+    let Some(target) = target_buffer.and_then(|b| buffers.for_commit(b, header.writer_id)) else {
         return false;
     };
     target.copy_chunk(
@@ -209,7 +210,7 @@ fn move_chunk(
     smb: &ProducerSmb,
     page: usize,
     index: usize,
-    target_buffer: u32,
+    target_buffer: Option<BufferId>,
     producer: u16,
     buffers: &mut dyn BufferResolver,
 ) -> bool {
@@ -217,7 +218,7 @@ fn move_chunk(
         return false;
     };
     let header = chunk.header();
-    let stored = match buffers.for_commit(target_buffer, header.writer_id) {
+    let stored = match target_buffer.and_then(|b| buffers.for_commit(b, header.writer_id)) {
         Some(target) => {
             let meta = chunk_meta(producer, &header, true);
             let src = chunk.payload_begin();

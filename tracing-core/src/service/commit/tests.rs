@@ -41,7 +41,7 @@ fn commit_all(s: &Setup, buffer: &mut TraceBuffer, granted: u32, stats: &mut Com
         if let SinkMessage::Commit(req) = msg {
             let mut resolver = SliceResolver {
                 buffers: std::slice::from_mut(buffer),
-                commit: |b: u32, _w: u16| (b == granted).then_some(0),
+                commit: |b: BufferId, _w: u16| (u32::from(b.0) == granted).then_some(0),
                 scrape: |_w: u16| None,
             };
             commit_data(&req, 7, Some(&s.smb), &mut resolver, stats);
@@ -134,7 +134,7 @@ fn hostile_moves_are_discarded_not_fatal() {
     let mut stats = CommitStats::default();
     let mut resolver = SliceResolver {
         buffers: std::slice::from_mut(&mut buffer),
-        commit: |_b: u32, _w: u16| Some(0),
+        commit: |_b: BufferId, _w: u16| Some(0),
         scrape: |_w: u16| None,
     };
     commit_data(&req, 7, Some(&s.smb), &mut resolver, &mut stats);
@@ -156,7 +156,7 @@ fn scraping_salvages_what_was_not_committed() {
     let scrape_now = |buffer: &mut TraceBuffer| {
         let mut resolver = SliceResolver {
             buffers: std::slice::from_mut(buffer),
-            commit: |_b: u32, _w: u16| None,
+            commit: |_b: BufferId, _w: u16| None,
             scrape: |id: u16| (id == writer).then_some(0),
         };
         scrape(&s.smb, 7, &mut resolver)

@@ -7,10 +7,11 @@ use zerotrace_protos::protos::{
 
 use super::TracingService;
 use super::state::{FlushPurpose, Session, SessionKind, SessionState, Timer};
+use crate::protocol::BufferId;
 use crate::service::action::{Action, Peer, Reply};
 use crate::service::calls::ConsumerCall;
 use crate::service::config::{SessionConfig, TriggerMode};
-use crate::service::ids::{BufferId, ConsumerId, RequestId, SessionId};
+use crate::service::ids::{ConsumerId, RequestId, SessionId};
 use crate::service::service_packets::encode;
 use crate::service::trace_buffer::{FillPolicy, TraceBuffer};
 

@@ -20,11 +20,12 @@ mod triggers;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+use crate::protocol::BufferId;
 use crate::service::action::{Action, Peer, Reply};
 use crate::service::commit::CommitStats;
 use crate::service::config::Limits;
 use crate::service::env::{PeerIdentity, ServiceEnv};
-use crate::service::ids::{BufferId, ConsumerId, FlushRequestId, ProducerId, RequestId, SessionId};
+use crate::service::ids::{ConsumerId, FlushRequestId, ProducerId, RequestId, SessionId};
 use crate::service::trace_buffer::TraceBuffer;
 use crate::shm::SharedMemoryRegion;
 

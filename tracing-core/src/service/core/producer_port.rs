@@ -8,11 +8,12 @@ use zerotrace_protos::protos::{GetAsyncCommandResponse, InitializeConnectionResp
 
 use super::TracingService;
 use super::state::{Producer, SessionState};
-use crate::protocol::is_valid_writer_id;
+use crate::protocol::BufferId;
+use crate::protocol::WriterId;
 use crate::service::action::{Action, Peer, Reply};
 use crate::service::calls::ProducerCall;
 use crate::service::commit::{BufferResolver, ProducerSmb, commit_data, scrape};
-use crate::service::ids::{BufferId, DataSourceInstanceId, ProducerId, RequestId, SessionId};
+use crate::service::ids::{DataSourceInstanceId, ProducerId, RequestId, SessionId};
 use crate::service::service_packets::encode;
 use crate::service::trace_buffer::TraceBuffer;
 use crate::shm::{SharedMemoryRegion, ensure_valid_shm_sizes};
@@ -26,12 +27,11 @@ struct Grants<'a> {
 }
 
 impl BufferResolver for Grants<'_> {
-    fn for_commit(&mut self, target_buffer: u32, writer: u16) -> Option<&mut TraceBuffer> {
-        let id = BufferId(u16::try_from(target_buffer).ok()?);
+    fn for_commit(&mut self, id: BufferId, writer: u16) -> Option<&mut TraceBuffer> {
         if !self.producer.allowed_buffers.contains(&id) {
             return None;
         }
-        if let Some(registered) = self.producer.writers.get(&writer)
+        if let Some(registered) = WriterId::new(writer).and_then(|w| self.producer.writers.get(&w))
             && *registered != id
         {
             return None;
@@ -40,7 +40,7 @@ impl BufferResolver for Grants<'_> {
     }
 
     fn for_scrape(&mut self, writer: u16) -> Option<&mut TraceBuffer> {
-        let id = *self.producer.writers.get(&writer)?;
+        let id = *self.producer.writers.get(&WriterId::new(writer)?)?;
         if !self.producer.allowed_buffers.contains(&id) {
             return None;
         }
@@ -206,19 +206,19 @@ impl TracingService {
                 writer_id,
                 target_buffer,
             } => {
-                let ok = is_valid_writer_id(writer_id)
-                    && u16::try_from(target_buffer).is_ok()
-                    && p.writers.len() < self.opts.limits.max_writers_per_producer;
-                if ok {
-                    p.writers
-                        .insert(writer_id as u16, BufferId(target_buffer as u16));
-                } else {
-                    self.stats.protocol_errors += 1;
+                let ids = WriterId::from_wire(writer_id).zip(BufferId::from_wire(target_buffer));
+                match ids {
+                    Some((writer, buffer))
+                        if p.writers.len() < self.opts.limits.max_writers_per_producer =>
+                    {
+                        p.writers.insert(writer, buffer);
+                    }
+                    _ => self.stats.protocol_errors += 1,
                 }
                 self.reply(to, request, Reply::done(Vec::new()));
             }
             ProducerCall::UnregisterTraceWriter { writer_id } => {
-                if let Ok(w) = u16::try_from(writer_id) {
+                if let Some(w) = WriterId::from_wire(writer_id) {
                     p.writers.remove(&w);
                 }
                 self.reply(to, request, Reply::done(Vec::new()));

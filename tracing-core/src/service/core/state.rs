@@ -4,12 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use crate::protocol::{BufferId, WriterId};
 use crate::service::calls::DataSourceDescriptor;
 use crate::service::commit::ProducerSmb;
 use crate::service::config::SessionConfig;
 use crate::service::env::{ClockReading, PeerIdentity};
 use crate::service::ids::{
-    BufferId, ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId,
+    ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId,
 };
 use crate::service::trace_buffer::TraceBuffer;
 use crate::shm::SharedMemoryRegion;
@@ -41,7 +42,7 @@ pub(super) struct Producer {
     pub queued_commands: Vec<(Vec<u8>, bool)>,
     pub data_sources: BTreeMap<String, DataSourceDescriptor>,
     /// Writer id to the buffer it registered for.
-    pub writers: HashMap<u16, BufferId>,
+    pub writers: HashMap<WriterId, BufferId>,
     /// Buffers a data source setup granted.
     pub allowed_buffers: BTreeSet<BufferId>,
 }

@@ -40,6 +40,7 @@ use sequence::{KeyHasher, Record, Sequence, precedes};
 pub use stats::{BufferStats, CHUNK_FILL_BUCKETS, WriterStats, WriterStatsMap};
 
 use crate::abi::{ChunkFlags, FragmentError, fragment_at};
+use crate::protocol::ChunkId;
 
 /// Why packets of a sequence were lost, as bits (Perfetto's `DataLossReason`,
 /// carried in `TracePacket.previous_packet_dropped`).
@@ -692,7 +693,7 @@ impl TraceBuffer {
     fn note_gap(&mut self, s: usize, chunk_id: u32) {
         let seq = &mut self.sequences[s];
         let loss = match seq.last_consumed {
-            Some(last) if last.wrapping_add(1) != chunk_id => {
+            Some(last) if ChunkId(last).next() != ChunkId(chunk_id) => {
                 DataLoss::PRESENT | DataLoss::READ_GAP
             }
             None => DataLoss::PRESENT,
@@ -700,7 +701,7 @@ impl TraceBuffer {
         };
         seq.pending_loss |= loss;
         // Report it once.
-        seq.last_consumed = Some(chunk_id.wrapping_sub(1));
+        seq.last_consumed = Some(ChunkId(chunk_id).prev().0);
     }
 
     fn corrupt(&mut self, s: usize, e: FragmentError) {
