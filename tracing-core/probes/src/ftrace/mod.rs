@@ -4,6 +4,7 @@
 //! * [`format`](mod@format): an event's `format` file and `events/header_page`.
 //! * [`page`]: one raw sub-buffer from `per_cpu/cpuN/trace_pipe_raw`,
 //!   walked into records with absolute timestamps.
+//! * [`config`]: what an `FtraceConfig` asks, every field decided.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
 //!
@@ -13,6 +14,7 @@
 //! so a small first read (`std::fs::read_to_string` probes with 32 bytes)
 //! returns a truncated file.
 
+pub mod config;
 pub mod decode;
 pub mod format;
 pub mod page;
