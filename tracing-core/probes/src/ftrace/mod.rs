@@ -5,6 +5,8 @@
 //! * [`page`]: one raw sub-buffer from `per_cpu/cpuN/trace_pipe_raw`,
 //!   walked into records with absolute timestamps.
 //! * [`config`]: what an `FtraceConfig` asks, every field decided.
+//! * [`session`]: concurrent sessions merged on one instance, its prior
+//!   state restored (a pure state machine).
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
 //!
@@ -18,6 +20,7 @@ pub mod config;
 pub mod decode;
 pub mod format;
 pub mod page;
+pub mod session;
 
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
