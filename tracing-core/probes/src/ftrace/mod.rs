@@ -7,6 +7,10 @@
 //! * [`config`]: what an `FtraceConfig` asks, every field decided.
 //! * [`session`]: concurrent sessions merged on one instance, its prior
 //!   state restored (a pure state machine).
+//! * [`tracefs`]: a tracefs instance read and written (bounded reads,
+//!   typed errors), driven by the session machine.
+//! * [`cpu_reader`]: per-CPU `trace_pipe_raw` pages and `stats`, and the
+//!   `ftrace_stats` packet.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
 //!
@@ -17,10 +21,12 @@
 //! returns a truncated file.
 
 pub mod config;
+pub mod cpu_reader;
 pub mod decode;
 pub mod format;
 pub mod page;
 pub mod session;
+pub mod tracefs;
 
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
