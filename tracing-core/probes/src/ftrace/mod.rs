@@ -11,6 +11,7 @@
 //!   typed errors), driven by the session machine.
 //! * [`cpu_reader`]: per-CPU `trace_pipe_raw` pages and `stats`, and the
 //!   `ftrace_stats` packet.
+//! * [`ksyms`]: `/proc/kallsyms` for `symbolize_ksyms`.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
 //!
@@ -24,6 +25,7 @@ pub mod config;
 pub mod cpu_reader;
 pub mod decode;
 pub mod format;
+pub mod ksyms;
 pub mod page;
 pub mod session;
 pub mod tracefs;
