@@ -5,12 +5,15 @@
 //!
 //! Only the messages the process, system-stats and system-info probes write
 //! or read are generated (`trace/ps`, `trace/sys_stats`,
-//! `trace/system_info/cpu_info`, their configs and the counter enums), not
+//! `trace/system_info/cpu_info`, their configs and the counter enums, and
+//! for ftrace `FtraceConfig` and `FtraceStats`), not
 //! the whole `TracePacket` with its hundreds of imports. The `TracePacket`
 //! fields the probes set are few; their numbers are read here from the
 //! upstream `trace_packet.proto` text (so they cannot drift from upstream)
 //! and emitted as constants next to the generated code. The vmstat counter
-//! names are emitted as a table derived from the `VmstatCounters` enum.
+//! names are emitted as a table derived from the `VmstatCounters` enum, and
+//! the fields of `FtraceConfig` as a list its decision table is checked
+//! against.
 
 use std::env;
 use std::fmt::Write as _;

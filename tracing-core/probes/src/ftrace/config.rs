@@ -322,6 +322,23 @@ impl FtraceOptions {
         kb.clamp(4, MAX_BUFFER_KB)
     }
 
+    /// What this session asks of the instance (for
+    /// [`Sessions`](super::session::Sessions)), its events resolved in
+    /// `selection`, on a machine with `ram_bytes` of RAM.
+    pub fn session_wants(
+        &self,
+        selection: &EventSelection,
+        ram_bytes: Option<u64>,
+    ) -> super::session::SessionWants {
+        super::session::SessionWants {
+            events: selection.events.clone(),
+            buffer_size_kb: self.buffer_size_kb(ram_bytes),
+            buffer_percent: self.drain_buffer_percent,
+            mono_raw_clock: self.use_monotonic_raw_clock,
+            drain_period_ms: self.drain_period_ms,
+        }
+    }
+
     /// Whether atrace is involved (`ftrace/print` is then enabled, as the
     /// userspace side writes there).
     pub fn requires_atrace(&self) -> bool {
@@ -910,6 +927,10 @@ mod tests {
         );
         assert!(sel.failed.is_empty());
         assert!(o.atrace_error().is_some());
+        let w = o.session_wants(&sel, None);
+        assert_eq!(w.events, sel.events);
+        assert_eq!(w.buffer_size_kb, DEFAULT_LOW_RAM_BUFFER_KB);
+        assert_eq!(w.drain_period_ms, DEFAULT_DRAIN_PERIOD_MS);
     }
 
     #[test]
