@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use zerotrace_probes::ftrace::config::EventCatalog;
 use zerotrace_probes::ftrace::cpu_reader::{CpuReader, CpuStats};
 use zerotrace_probes::ftrace::session::{BufferSize, SessionWants};
-use zerotrace_probes::ftrace::tracefs::{Controller, Instance, TracefsError, find_or_mount};
+use zerotrace_probes::ftrace::tracefs::{
+    Controller, Instance, TracefsError, find_or_mount, read_bounded,
+};
 use zerotrace_probes::ftrace::{EventFormat, FormatTable, HeaderPage, PageLayout};
 
 fn ev(g: &str, n: &str) -> (String, String) {
@@ -119,6 +121,33 @@ fn a_fake_tree_drives_the_controller() {
     starts(&root, "buffer_size_kb", "1408");
     starts(&root, "tracing_on", "1");
     assert!(c.stop(1).is_err());
+
+    // Whole sub-buffers into the caller's buffer, a short one zero-padded.
+    let raw: Vec<u8> = (0..8192 * 2 + 100).map(|i| (i % 251) as u8 + 1).collect();
+    put(&root, "per_cpu/cpu0/trace_pipe_raw", "");
+    fs::write(root.join("per_cpu/cpu0/trace_pipe_raw"), &raw).expect("raw");
+    let mut r = CpuReader::open(&root, 0, 8192).expect("reader");
+    assert!(
+        r.read_pages(&mut [0u8; 100]).is_err(),
+        "buffer below a sub-buffer"
+    );
+    let mut buf = vec![0xffu8; 8192 * 4];
+    assert_eq!(r.read_pages(&mut buf).expect("read"), 8192 * 3);
+    assert_eq!(&buf[..raw.len()], &raw[..]);
+    assert!(buf[raw.len()..8192 * 3].iter().all(|&b| b == 0), "padded");
+    assert_eq!(r.read_pages(&mut buf).expect("read"), 0, "drained");
+    assert!(CpuReader::open(&root, 9, 8192).is_err());
+
+    // Reads are bounded.
+    put(&root, "big", &"x".repeat(5000));
+    assert!(matches!(
+        read_bounded(&root.join("big"), 4096),
+        Err(TracefsError::TooLarge { cap: 4096, .. })
+    ));
+    assert_eq!(
+        read_bounded(&root.join("big"), 5000).expect("fits").len(),
+        5000
+    );
 
     // Another tracer in use: refused.
     put(&root, "current_tracer", "function\n");
