@@ -149,6 +149,22 @@ fn a_fake_tree_drives_the_controller() {
         5000
     );
 
+    // A start whose setup write fails is undone: no session, state back.
+    // (`trace` as a directory: truncating it fails, also for root.)
+    fs::remove_file(root.join("trace")).expect("rm trace");
+    fs::create_dir(root.join("trace")).expect("mkdir trace");
+    let mut c = Controller::new(Instance::open(&root, None).expect("open"));
+    assert!(
+        c.start(4, wants(&[("sched", "sched_switch")], 4096))
+            .is_err()
+    );
+    assert!(c.sessions().is_idle());
+    starts(&root, "events/sched/sched_switch/enable", "0");
+    starts(&root, "events/irq/irq_handler_entry/enable", "1");
+    starts(&root, "tracing_on", "1");
+    fs::remove_dir(root.join("trace")).expect("rmdir trace");
+    put(&root, "trace", "");
+
     // Another tracer in use: refused.
     put(&root, "current_tracer", "function\n");
     let mut c = Controller::new(Instance::open(&root, None).expect("open"));

@@ -408,7 +408,19 @@ impl Controller {
             }
         };
         let writes = self.sessions.start(id, wants, &state)?;
-        self.apply(&writes)
+        match self.apply(&writes) {
+            Ok(report) => Ok(report),
+            Err(e) => {
+                // Undo: the session is not started, and what it changed is
+                // put back as far as tracefs lets us.
+                if let Ok(undo) = self.sessions.stop(id) {
+                    for w in &undo {
+                        let _ = self.instance.apply(w);
+                    }
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Session `id` stops; the last one restores the instance.
