@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use zerotrace_probes::ftrace::config::EventCatalog;
+use zerotrace_probes::ftrace::config::{EventCatalog, FtraceOptions, category_tracepoints};
 use zerotrace_probes::ftrace::cpu_reader::{CpuReader, CpuStats};
 use zerotrace_probes::ftrace::session::{BufferSize, SessionWants};
 use zerotrace_probes::ftrace::tracefs::{
@@ -224,15 +224,37 @@ fn live_merged_sessions_record_and_restore_the_instance() {
     let before = inst.state().expect("state");
     assert_eq!(before.clock, "local");
 
+    // Session 1 from a config, resolved against this kernel's events.
+    let cfg = {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut c = zerotrace_probes::protos::FtraceConfig::from_message(w.root());
+            c.add_ftrace_events("sched/sched_switch")
+                .add_ftrace_events("sched_waking")
+                .add_ftrace_events("nosuchgroup/nosuchevent")
+                .set_buffer_size_kb(1024)
+                .set_instance_name(&name);
+        }
+        w.finish().expect("config")
+    };
+    let opts = FtraceOptions::from_config(&cfg).expect("options");
+    let inst_cfg = Instance::open(&root, opts.instance_name.as_deref()).expect("by name");
+    let sel = opts.resolve(&inst_cfg, &|_, _| true);
+    assert_eq!(sel.unknown, vec!["nosuchgroup/nosuchevent"]);
+    let one = opts.session_wants(&sel, None);
+    assert_eq!(
+        one.events,
+        [ev("sched", "sched_switch"), ev("sched", "sched_waking")]
+            .into_iter()
+            .collect::<BTreeSet<_>>()
+    );
+    // Atrace categories resolve to this kernel's tracepoints.
+    let sched = category_tracepoints("sched", &inst_cfg);
+    assert!(sched.contains(&ev("sched", "sched_switch")), "{sched:?}");
+    assert!(!category_tracepoints("workq", &inst_cfg).is_empty());
+
     let mut c = Controller::new(inst.clone());
-    c.start(
-        1,
-        wants(
-            &[("sched", "sched_switch"), ("sched", "sched_waking")],
-            1024,
-        ),
-    )
-    .expect("start 1");
+    c.start(1, one).expect("start 1");
     c.start(
         2,
         wants(&[("sched", "sched_switch"), ("ftrace", "print")], 64),
