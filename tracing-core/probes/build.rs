@@ -5,12 +5,15 @@
 //!
 //! Only the messages the process, system-stats and system-info probes write
 //! or read are generated (`trace/ps`, `trace/sys_stats`,
-//! `trace/system_info/cpu_info`, their configs and the counter enums), not
+//! `trace/system_info/cpu_info`, their configs and the counter enums, and
+//! for ftrace `FtraceConfig` and `FtraceStats`), not
 //! the whole `TracePacket` with its hundreds of imports. The `TracePacket`
 //! fields the probes set are few; their numbers are read here from the
 //! upstream `trace_packet.proto` text (so they cannot drift from upstream)
 //! and emitted as constants next to the generated code. The vmstat counter
-//! names are emitted as a table derived from the `VmstatCounters` enum.
+//! names are emitted as a table derived from the `VmstatCounters` enum, and
+//! the fields of `FtraceConfig` as a list its decision table is checked
+//! against.
 
 use std::env;
 use std::fmt::Write as _;
@@ -31,6 +34,8 @@ const INPUTS: &[&str] = &[
     "protos/perfetto/trace/system_info/cpu_info.proto",
     "protos/perfetto/config/process_stats/process_stats_config.proto",
     "protos/perfetto/config/sys_stats/sys_stats_config.proto",
+    "protos/perfetto/config/ftrace/ftrace_config.proto",
+    "protos/perfetto/trace/ftrace/ftrace_stats.proto",
 ];
 
 /// `TracePacket` fields the probes write: (constant, upstream field name).
@@ -41,6 +46,7 @@ const PACKET_FIELDS: &[(&str, &str)] = &[
     ("PROCESS_STATS", "process_stats"),
     ("SYS_STATS", "sys_stats"),
     ("CPU_INFO", "cpu_info"),
+    ("FTRACE_STATS", "ftrace_stats"),
 ];
 
 fn main() {
@@ -79,6 +85,7 @@ fn main() {
     let mut extra = String::new();
     packet_fields(&root, &mut extra);
     vmstat_names(&schema, &mut extra);
+    message_fields(&schema, "FtraceConfig", "FTRACE_CONFIG_SCHEMA", &mut extra);
     std::fs::write(out.join("extra.rs"), extra).expect("write the constants");
 }
 
@@ -135,6 +142,32 @@ fn vmstat_names(schema: &protozero_codegen::Schema, out: &mut String) {
     out.push_str("/// `/proc/vmstat` keys with their `VmstatCounters` numbers, sorted by key.\npub const VMSTAT_KEYS: &[(&str, i32)] = &[\n");
     for (k, n) in keys {
         writeln!(out, "    ({k:?}, {n}),").expect("write to a string");
+    }
+    out.push_str("];\n");
+}
+
+/// Emits `NAME: &[(u32, &str)]`: every field (number, name) of the upstream
+/// message `message`, in declaration order, so a test can check that a
+/// decision table covers the schema this crate was built from.
+fn message_fields(
+    schema: &protozero_codegen::Schema,
+    message: &str,
+    constant: &str,
+    out: &mut String,
+) {
+    let msg = schema
+        .files
+        .iter()
+        .flat_map(|f| &f.messages)
+        .find(|m| m.name == message)
+        .unwrap_or_else(|| panic!("{message} upstream"));
+    writeln!(
+        out,
+        "/// Every field (number, name) of upstream `{message}`, read from its `.proto`.\npub const {constant}: &[(u32, &str)] = &["
+    )
+    .expect("write to a string");
+    for f in &msg.fields {
+        writeln!(out, "    ({}, {:?}),", f.number, f.name).expect("write to a string");
     }
     out.push_str("];\n");
 }

@@ -4,6 +4,7 @@
 //! upstream's field numbers without this crate restating them.
 //!
 //! Generated: `ProcessTree`, `ProcessStats`, `SysStats`, `CpuInfo`,
+//! `FtraceConfig`, `FtraceStats`,
 //! `ProcessStatsConfig`, `SysStatsConfig` and the `MeminfoCounters` /
 //! `VmstatCounters` enums. `TracePacket` itself is not generated (its schema
 //! imports most of Perfetto); the few of its fields the probes set are in

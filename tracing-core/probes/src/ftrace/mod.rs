@@ -4,6 +4,14 @@
 //! * [`format`](mod@format): an event's `format` file and `events/header_page`.
 //! * [`page`]: one raw sub-buffer from `per_cpu/cpuN/trace_pipe_raw`,
 //!   walked into records with absolute timestamps.
+//! * [`config`]: what an `FtraceConfig` asks, every field decided.
+//! * [`session`]: concurrent sessions merged on one instance, its prior
+//!   state restored (a pure state machine).
+//! * [`tracefs`]: a tracefs instance read and written (bounded reads,
+//!   typed errors), driven by the session machine.
+//! * [`cpu_reader`]: per-CPU `trace_pipe_raw` pages and `stats`, and the
+//!   `ftrace_stats` packet.
+//! * [`ksyms`]: `/proc/kallsyms` for `symbolize_ksyms`.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
 //!
@@ -13,9 +21,14 @@
 //! so a small first read (`std::fs::read_to_string` probes with 32 bytes)
 //! returns a truncated file.
 
+pub mod config;
+pub mod cpu_reader;
 pub mod decode;
 pub mod format;
+pub mod ksyms;
 pub mod page;
+pub mod session;
+pub mod tracefs;
 
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};

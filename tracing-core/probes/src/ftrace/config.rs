@@ -1,0 +1,1001 @@
+//! What an `FtraceConfig` asks of the ftrace data source, decided once and
+//! without tracefs: every upstream field is implemented, refused by name,
+//! or kept (see [`FTRACE_CONFIG_FIELDS`], checked against the schema this
+//! crate is built from), and the config is read into [`FtraceOptions`].
+//! Turning the requested names into the concrete set of tracepoints needs
+//! to know which events the kernel has; [`FtraceOptions::resolve`] asks an
+//! [`EventCatalog`] (tracefs, or a fake in tests).
+//!
+//! The behaviour follows Perfetto's `traced_probes` on Linux (facts read
+//! from its ftrace config muxer and predefined tracepoints): atrace
+//! categories add their kernel tracepoints and `ftrace/print` (the atrace
+//! binary itself exists only on Android, so nothing else happens);
+//! `group/*` is every event of the group; a bare name is looked up in the
+//! kernel's events; the per-CPU buffer defaults to 2 MiB, or 8 MiB on
+//! machines with at least 7 GiB of RAM; `drain_period_ms` is 100 ms unless
+//! it is within 1 ms ..= 60 s; compact sched is on unless disabled.
+
+use std::collections::BTreeSet;
+
+use crate::protos::{FTRACE_CONFIG_SCHEMA, FtraceConfigDecoder};
+
+/// How the ftrace data source treats an `FtraceConfig` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handling {
+    /// Done as upstream does it on Linux.
+    Implemented,
+    /// Refused with an error naming the field, when set to a non-default
+    /// value.
+    Refused,
+    /// Accepted and not acted on, as upstream on Linux does not act on it
+    /// either (Android-only) or it has no effect on what is recorded.
+    Kept,
+}
+
+/// Every `FtraceConfig` field of upstream v51: (number, name, handling).
+/// A test checks it against the schema, so no field is silently ignored.
+pub const FTRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
+    (1, "ftrace_events", Handling::Implemented),
+    // Creating kprobes changes kernel state beyond the instance.
+    (30, "kprobe_events", Handling::Refused),
+    (2, "atrace_categories", Handling::Implemented),
+    // Passed to Android's atrace binary only (upstream logs that atrace is
+    // Android-only on Linux and records nothing for them).
+    (3, "atrace_apps", Handling::Kept),
+    (28, "atrace_categories_prefer_sdk", Handling::Kept),
+    (10, "buffer_size_kb", Handling::Implemented),
+    (11, "drain_period_ms", Handling::Implemented),
+    (29, "drain_buffer_percent", Handling::Implemented),
+    (12, "compact_sched", Handling::Implemented),
+    (22, "print_filter", Handling::Refused),
+    (13, "symbolize_ksyms", Handling::Implemented),
+    // How long the symbol table stays in memory; ours lives for the session.
+    (17, "ksyms_mem_policy", Handling::Kept),
+    // Deprecated upstream, no effect.
+    (
+        14,
+        "initialize_ksyms_synchronously_for_testing",
+        Handling::Kept,
+    ),
+    (15, "throttle_rss_stat", Handling::Implemented),
+    (32, "denser_generic_event_encoding", Handling::Refused),
+    (16, "disable_generic_events", Handling::Implemented),
+    // Needs the architecture's syscall name table for the kernel filter.
+    (18, "syscall_events", Handling::Refused),
+    (19, "enable_function_graph", Handling::Refused),
+    (20, "function_filters", Handling::Refused),
+    (21, "function_graph_roots", Handling::Refused),
+    (23, "preserve_ftrace_buffer", Handling::Refused),
+    (24, "use_monotonic_raw_clock", Handling::Implemented),
+    (25, "instance_name", Handling::Implemented),
+    (27, "buffer_size_lower_bound", Handling::Implemented),
+    (31, "debug_ftrace_abi", Handling::Refused),
+    (33, "function_graph_max_depth", Handling::Refused),
+];
+
+/// The per-CPU buffer upstream asks for when the config does not say, on
+/// machines with less than [`HIGH_RAM_BYTES`] of RAM.
+pub const DEFAULT_LOW_RAM_BUFFER_KB: u32 = 2 * 1024;
+/// The per-CPU buffer upstream asks for when the config does not say, on
+/// machines with at least [`HIGH_RAM_BYTES`] of RAM.
+pub const DEFAULT_HIGH_RAM_BUFFER_KB: u32 = 8 * 1024;
+/// Upstream's RAM threshold for the larger default (meant to catch 8 GiB
+/// machines, which report a little less).
+pub const HIGH_RAM_BYTES: u64 = 7 << 30;
+/// The largest per-CPU buffer granted (v51 upstream has no cap of its own;
+/// earlier releases capped at this). A consumer cannot make the kernel pin
+/// more than this per CPU.
+pub const MAX_BUFFER_KB: u32 = 64 * 1024;
+/// `drain_period_ms` when unset or out of range.
+pub const DEFAULT_DRAIN_PERIOD_MS: u32 = 100;
+/// The shortest `drain_period_ms` accepted.
+pub const MIN_DRAIN_PERIOD_MS: u32 = 1;
+/// The longest `drain_period_ms` accepted.
+pub const MAX_DRAIN_PERIOD_MS: u32 = 60_000;
+
+/// Why an `FtraceConfig` is not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FtraceConfigError {
+    /// The bytes are not an `FtraceConfig`.
+    #[error("FtraceConfig does not decode: {0}")]
+    Decode(protozero::DecodeError),
+    /// Fields this data source refuses are set.
+    #[error("FtraceConfig fields not supported: {}", .0.join(", "))]
+    Refused(Vec<&'static str>),
+    /// An `ftrace_events` entry is not a valid event name (printable ASCII,
+    /// at most one `/` neither first nor last, `*` only at the end).
+    #[error("bad ftrace event name {0:?}")]
+    BadEventName(String),
+    /// An atrace category or app name is not printable ASCII.
+    #[error("bad atrace name {0:?}")]
+    BadAtraceName(String),
+    /// `instance_name` is not a plain directory name.
+    #[error("bad instance_name {0:?}")]
+    BadInstanceName(String),
+    /// Atrace options with a secondary instance (upstream refuses them
+    /// there: they change global state).
+    #[error("atrace_categories and atrace_apps are not supported with instance_name")]
+    AtraceInSecondaryInstance,
+}
+
+/// One `ftrace_events` entry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventSpec {
+    /// `group/name`.
+    Event {
+        /// Group (`sched`).
+        group: String,
+        /// Name (`sched_switch`).
+        name: String,
+    },
+    /// `group/*`: every event of the group.
+    Group(String),
+    /// A name without a group, looked up among the kernel's events.
+    Bare(String),
+}
+
+impl EventSpec {
+    /// Parses one `ftrace_events` entry, validated as upstream does.
+    pub fn parse(s: &str) -> Result<Self, FtraceConfigError> {
+        let bad = || FtraceConfigError::BadEventName(s.to_owned());
+        if s.is_empty() || !s.bytes().all(|b| (32..127).contains(&b)) {
+            return Err(bad());
+        }
+        if s.find('*').is_some_and(|i| i + 1 != s.len()) {
+            return Err(bad());
+        }
+        match s.split_once('/') {
+            None => Ok(EventSpec::Bare(s.to_owned())),
+            Some((g, n)) if g.is_empty() || n.is_empty() || n.contains('/') => Err(bad()),
+            Some((g, "*")) => Ok(EventSpec::Group(g.to_owned())),
+            Some((g, n)) => Ok(EventSpec::Event {
+                group: g.to_owned(),
+                name: n.to_owned(),
+            }),
+        }
+    }
+}
+
+/// `linux.ftrace` options, read from an `FtraceConfig`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FtraceOptions {
+    /// `ftrace_events`, parsed.
+    pub events: Vec<EventSpec>,
+    /// `atrace_categories`.
+    pub atrace_categories: Vec<String>,
+    /// `atrace_apps` (kept: nothing to do on Linux).
+    pub atrace_apps: Vec<String>,
+    /// `buffer_size_kb` as asked (0: unset).
+    pub buffer_size_kb: u32,
+    /// `buffer_size_lower_bound`: the default is a floor, not a fallback.
+    pub buffer_size_lower_bound: bool,
+    /// `drain_period_ms`, defaulted and checked.
+    pub drain_period_ms: u32,
+    /// `drain_buffer_percent` (`buffer_percent`), if set.
+    pub drain_buffer_percent: Option<u32>,
+    /// `compact_sched`: on unless the config disables it.
+    pub compact_sched: bool,
+    /// `symbolize_ksyms`.
+    pub symbolize_ksyms: bool,
+    /// `throttle_rss_stat`.
+    pub throttle_rss_stat: bool,
+    /// `disable_generic_events`.
+    pub disable_generic_events: bool,
+    /// `use_monotonic_raw_clock`.
+    pub use_monotonic_raw_clock: bool,
+    /// `instance_name`: a secondary instance under `instances/`.
+    pub instance_name: Option<String>,
+}
+
+/// Whether a refused field is set to something other than its default.
+fn refused_fields(c: &FtraceConfigDecoder<'_>) -> Vec<&'static str> {
+    let asks = [
+        ("kprobe_events", c.has_kprobe_events()),
+        ("print_filter", c.has_print_filter()),
+        (
+            "denser_generic_event_encoding",
+            c.denser_generic_event_encoding() == Some(true),
+        ),
+        ("syscall_events", c.has_syscall_events()),
+        (
+            "enable_function_graph",
+            c.enable_function_graph() == Some(true),
+        ),
+        ("function_filters", c.has_function_filters()),
+        ("function_graph_roots", c.has_function_graph_roots()),
+        (
+            "preserve_ftrace_buffer",
+            c.preserve_ftrace_buffer() == Some(true),
+        ),
+        ("debug_ftrace_abi", c.debug_ftrace_abi() == Some(true)),
+        (
+            "function_graph_max_depth",
+            c.function_graph_max_depth().unwrap_or(0) != 0,
+        ),
+    ];
+    asks.into_iter()
+        .filter(|(_, asked)| *asked)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+fn printable(s: &str) -> bool {
+    s.bytes().all(|b| (32..127).contains(&b))
+}
+
+fn strings<'a>(it: protozero::RepeatedStrs<'a>) -> Result<Vec<&'a str>, FtraceConfigError> {
+    let mut it = it;
+    let v: Vec<&str> = it.by_ref().collect();
+    match it.error() {
+        Some(e) => Err(FtraceConfigError::Decode(e)),
+        None => Ok(v),
+    }
+}
+
+impl FtraceOptions {
+    /// Reads an `FtraceConfig`; refused fields (when set) and invalid names
+    /// are errors.
+    pub fn from_config(bytes: &[u8]) -> Result<Self, FtraceConfigError> {
+        let c = FtraceConfigDecoder::new(bytes);
+        if let Some(e) = c.decode_error() {
+            return Err(FtraceConfigError::Decode(e));
+        }
+        let refused = refused_fields(&c);
+        if !refused.is_empty() {
+            return Err(FtraceConfigError::Refused(refused));
+        }
+        let events = strings(c.ftrace_events())?
+            .into_iter()
+            .map(EventSpec::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        let names = |it| -> Result<Vec<String>, FtraceConfigError> {
+            strings(it)?
+                .into_iter()
+                .map(|s| {
+                    if printable(s) {
+                        Ok(s.to_owned())
+                    } else {
+                        Err(FtraceConfigError::BadAtraceName(s.to_owned()))
+                    }
+                })
+                .collect()
+        };
+        let atrace_categories = names(c.atrace_categories())?;
+        let atrace_apps = names(c.atrace_apps())?;
+        names(c.atrace_categories_prefer_sdk())?;
+        let instance_name = match c.instance_name() {
+            None | Some("") => None,
+            Some(n) => {
+                let ok = printable(n) && !n.contains('/') && n != "." && n != "..";
+                if !ok {
+                    return Err(FtraceConfigError::BadInstanceName(n.to_owned()));
+                }
+                Some(n.to_owned())
+            }
+        };
+        if instance_name.is_some() && !(atrace_categories.is_empty() && atrace_apps.is_empty()) {
+            return Err(FtraceConfigError::AtraceInSecondaryInstance);
+        }
+        let drain = c.drain_period_ms().unwrap_or(0);
+        let drain_period_ms = if (MIN_DRAIN_PERIOD_MS..=MAX_DRAIN_PERIOD_MS).contains(&drain) {
+            drain
+        } else {
+            DEFAULT_DRAIN_PERIOD_MS
+        };
+        Ok(FtraceOptions {
+            events,
+            atrace_categories,
+            atrace_apps,
+            buffer_size_kb: c.buffer_size_kb().unwrap_or(0),
+            buffer_size_lower_bound: c.buffer_size_lower_bound() == Some(true),
+            drain_period_ms,
+            drain_buffer_percent: c.drain_buffer_percent().filter(|&p| p > 0),
+            compact_sched: c
+                .compact_sched()
+                .and_then(|cs| cs.enabled())
+                .unwrap_or(true),
+            symbolize_ksyms: c.symbolize_ksyms() == Some(true),
+            throttle_rss_stat: c.throttle_rss_stat() == Some(true),
+            disable_generic_events: c.disable_generic_events() == Some(true),
+            use_monotonic_raw_clock: c.use_monotonic_raw_clock() == Some(true),
+            instance_name,
+        })
+    }
+
+    /// The per-CPU buffer size to set, in KiB, on a machine with
+    /// `ram_bytes` of RAM (`None`: unknown, the smaller default): the
+    /// config's size, or the default when it is unset (or smaller and
+    /// `buffer_size_lower_bound`), at least one page, at most
+    /// [`MAX_BUFFER_KB`].
+    pub fn buffer_size_kb(&self, ram_bytes: Option<u64>) -> u32 {
+        let default = if ram_bytes.is_some_and(|r| r >= HIGH_RAM_BYTES) {
+            DEFAULT_HIGH_RAM_BUFFER_KB
+        } else {
+            DEFAULT_LOW_RAM_BUFFER_KB
+        };
+        let asked = self.buffer_size_kb;
+        let kb = if asked == 0 || (self.buffer_size_lower_bound && asked < default) {
+            default
+        } else {
+            asked
+        };
+        kb.clamp(4, MAX_BUFFER_KB)
+    }
+
+    /// What this session asks of the instance (for
+    /// [`Sessions`](super::session::Sessions)), its events resolved in
+    /// `selection`, on a machine with `ram_bytes` of RAM.
+    pub fn session_wants(
+        &self,
+        selection: &EventSelection,
+        ram_bytes: Option<u64>,
+    ) -> super::session::SessionWants {
+        super::session::SessionWants {
+            events: selection.events.clone(),
+            buffer_size_kb: self.buffer_size_kb(ram_bytes),
+            buffer_percent: self.drain_buffer_percent,
+            mono_raw_clock: self.use_monotonic_raw_clock,
+            drain_period_ms: self.drain_period_ms,
+        }
+    }
+
+    /// Whether atrace is involved (`ftrace/print` is then enabled, as the
+    /// userspace side writes there).
+    pub fn requires_atrace(&self) -> bool {
+        !self.atrace_categories.is_empty() || !self.atrace_apps.is_empty()
+    }
+
+    /// The error upstream reports in `ftrace_stats.atrace_errors` on Linux
+    /// when atrace options are set (the atrace binary is Android's).
+    pub fn atrace_error(&self) -> Option<&'static str> {
+        self.requires_atrace()
+            .then_some("atrace is only available on Android; only the categories' kernel tracepoints are enabled")
+    }
+
+    /// The concrete tracepoints this config enables on a kernel whose
+    /// events `catalog` lists. `is_typed` says whether an event has a typed
+    /// translation (`disable_generic_events` skips the others).
+    pub fn resolve(
+        &self,
+        catalog: &dyn EventCatalog,
+        is_typed: &dyn Fn(&str, &str) -> bool,
+    ) -> EventSelection {
+        let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut unknown = Vec::new();
+        let add = |wanted: &mut BTreeSet<_>, g: &str, n: &str| {
+            wanted.insert((g.to_owned(), n.to_owned()));
+        };
+        for spec in &self.events {
+            match spec {
+                EventSpec::Event { group, name } => {
+                    if catalog.has_event(group, name) {
+                        add(&mut wanted, group, name);
+                    } else {
+                        unknown.push(format!("{group}/{name}"));
+                    }
+                }
+                EventSpec::Group(group) => {
+                    let names = catalog.group_events(group);
+                    if names.is_empty() {
+                        unknown.push(format!("{group}/*"));
+                    }
+                    for n in names {
+                        add(&mut wanted, group, &n);
+                    }
+                }
+                EventSpec::Bare(name) => match catalog.group_of(name) {
+                    Some(g) => add(&mut wanted, &g, name),
+                    None => unknown.push(name.clone()),
+                },
+            }
+        }
+        if self.requires_atrace() {
+            add(&mut wanted, "ftrace", "print");
+        }
+        for category in &self.atrace_categories {
+            for (g, n) in category_tracepoints(category, catalog) {
+                // Categories name what a kernel may have; absent ones are
+                // skipped silently, as upstream does.
+                if catalog.has_event(&g, &n) {
+                    add(&mut wanted, &g, &n);
+                }
+            }
+        }
+        if self.throttle_rss_stat
+            && catalog.has_event("synthetic", "rss_stat_throttled")
+            && wanted.remove(&("kmem".to_owned(), "rss_stat".to_owned()))
+        {
+            add(&mut wanted, "synthetic", "rss_stat_throttled");
+        }
+        let mut failed = Vec::new();
+        if self.disable_generic_events {
+            wanted.retain(|(g, n)| {
+                let keep = is_typed(g, n);
+                if !keep {
+                    failed.push(format!("{g}/{n}"));
+                }
+                keep
+            });
+        }
+        EventSelection {
+            events: wanted,
+            unknown,
+            failed,
+        }
+    }
+}
+
+/// The events of a kernel, as tracefs lists them under `events/`.
+pub trait EventCatalog {
+    /// Whether `events/<group>/<name>` exists.
+    fn has_event(&self, group: &str, name: &str) -> bool;
+    /// The events of `group`, sorted (empty when there is no such group).
+    fn group_events(&self, group: &str) -> Vec<String>;
+    /// The group of an event known by its bare name (the first group, in
+    /// name order, that has it).
+    fn group_of(&self, name: &str) -> Option<String>;
+}
+
+/// The tracepoints a config resolves to on one kernel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventSelection {
+    /// `(group, name)` of every event to enable, sorted.
+    pub events: BTreeSet<(String, String)>,
+    /// Requested events the kernel does not have
+    /// (`ftrace_stats.unknown_ftrace_events`).
+    pub unknown: Vec<String>,
+    /// Requested events not enabled because of `disable_generic_events`
+    /// (`ftrace_stats.failed_ftrace_events`).
+    pub failed: Vec<String>,
+}
+
+/// Whole groups (`"*"`) and single events each atrace category stands for,
+/// as upstream's predefined tracepoints list them.
+const CATEGORIES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "gfx",
+        &[
+            ("mdss", "*"),
+            ("mali", "*"),
+            ("sde", "*"),
+            ("dpu", "*"),
+            ("g2d", "*"),
+            ("panel", "*"),
+        ],
+    ),
+    ("ion", &[("kmem", "ion_alloc_buffer_start")]),
+    (
+        "sched",
+        &[
+            ("sched", "sched_switch"),
+            ("sched", "sched_waking"),
+            ("sched", "sched_blocked_reason"),
+            ("sched", "sched_cpu_hotplug"),
+            ("sched", "sched_pi_setprio"),
+            ("sched", "sched_process_exit"),
+            ("cgroup", "*"),
+            ("oom", "oom_score_adj_update"),
+            ("task", "task_rename"),
+            ("task", "task_newtask"),
+            ("systrace", "*"),
+            ("scm", "*"),
+        ],
+    ),
+    ("irq", &[("irq", "*"), ("ipi", "*")]),
+    (
+        "irqoff",
+        &[("preemptirq", "irq_enable"), ("preemptirq", "irq_disable")],
+    ),
+    (
+        "preemptoff",
+        &[
+            ("preemptirq", "preempt_enable"),
+            ("preemptirq", "preempt_disable"),
+        ],
+    ),
+    ("i2c", &[("i2c", "*")]),
+    (
+        "freq",
+        &[
+            ("power", "cpu_frequency"),
+            ("power", "gpu_frequency"),
+            ("power", "clock_set_rate"),
+            ("power", "clock_disable"),
+            ("power", "clock_enable"),
+            ("clk", "clk_set_rate"),
+            ("clk", "clk_disable"),
+            ("clk", "clk_enable"),
+            ("power", "cpu_frequency_limits"),
+            ("power", "suspend_resume"),
+            ("cpuhp", "cpuhp_enter"),
+            ("cpuhp", "cpuhp_exit"),
+            ("cpuhp", "cpuhp_pause"),
+            ("msm_bus", "*"),
+        ],
+    ),
+    ("membus", &[("memory_bus", "*")]),
+    ("idle", &[("power", "cpu_idle")]),
+    (
+        "disk",
+        &[
+            ("f2fs", "f2fs_sync_file_enter"),
+            ("f2fs", "f2fs_sync_file_exit"),
+            ("f2fs", "f2fs_write_begin"),
+            ("f2fs", "f2fs_write_end"),
+            ("f2fs", "f2fs_iostat"),
+            ("f2fs", "f2fs_iostat_latency"),
+            ("ext4", "ext4_da_write_begin"),
+            ("ext4", "ext4_da_write_end"),
+            ("ext4", "ext4_sync_file_enter"),
+            ("ext4", "ext4_sync_file_exit"),
+            ("block", "block_bio_queue"),
+            ("block", "block_bio_complete"),
+            ("ufs", "ufshcd_command"),
+        ],
+    ),
+    ("mmc", &[("mmc", "*")]),
+    ("load", &[("cpufreq_interactive", "*")]),
+    ("sync", &[("sync", "*"), ("fence", "*"), ("dma_fence", "*")]),
+    ("workq", &[("workqueue", "*")]),
+    (
+        "memreclaim",
+        &[
+            ("vmscan", "mm_vmscan_direct_reclaim_begin"),
+            ("vmscan", "mm_vmscan_direct_reclaim_end"),
+            ("vmscan", "mm_vmscan_kswapd_wake"),
+            ("vmscan", "mm_vmscan_kswapd_sleep"),
+            ("lowmemorykiller", "*"),
+        ],
+    ),
+    ("regulators", &[("regulator", "*")]),
+    (
+        "binder_driver",
+        &[
+            ("binder", "binder_transaction"),
+            ("binder", "binder_transaction_received"),
+            ("binder", "binder_transaction_alloc_buf"),
+            ("binder", "binder_set_priority"),
+        ],
+    ),
+    (
+        "binder_lock",
+        &[
+            ("binder", "binder_lock"),
+            ("binder", "binder_locked"),
+            ("binder", "binder_unlock"),
+        ],
+    ),
+    ("pagecache", &[("filemap", "*")]),
+    (
+        "memory",
+        &[
+            // `synthetic/rss_stat_throttled` instead where the kernel has it.
+            ("kmem", "rss_stat"),
+            ("kmem", "ion_heap_grow"),
+            ("kmem", "ion_heap_shrink"),
+            ("ion", "ion_stat"),
+            ("mm_event", "mm_event_record"),
+            ("dmabuf_heap", "dma_heap_stat"),
+            ("gpu_mem", "gpu_mem_total"),
+        ],
+    ),
+    (
+        "thermal",
+        &[
+            ("thermal", "thermal_temperature"),
+            ("thermal", "cdev_update"),
+        ],
+    ),
+    ("camera", &[("lwis", "*")]),
+];
+
+/// The atrace category names that enable kernel tracepoints.
+pub fn atrace_category_names() -> impl Iterator<Item = &'static str> {
+    CATEGORIES.iter().map(|(c, _)| *c)
+}
+
+/// The tracepoints an atrace category stands for on a kernel whose events
+/// `catalog` lists (whole groups expanded; single events listed whether
+/// the kernel has them or not). Unknown categories stand for none.
+pub fn category_tracepoints(category: &str, catalog: &dyn EventCatalog) -> Vec<(String, String)> {
+    let Some((_, entries)) = CATEGORIES.iter().find(|(c, _)| *c == category) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for &(group, name) in *entries {
+        if name == "*" {
+            out.extend(
+                catalog
+                    .group_events(group)
+                    .into_iter()
+                    .map(|n| (group.to_owned(), n)),
+            );
+        } else if group == "kmem"
+            && name == "rss_stat"
+            && catalog.has_event("synthetic", "rss_stat_throttled")
+        {
+            out.push(("synthetic".to_owned(), "rss_stat_throttled".to_owned()));
+        } else {
+            out.push((group.to_owned(), name.to_owned()));
+        }
+    }
+    out
+}
+
+/// Checks that [`FTRACE_CONFIG_FIELDS`] decides exactly the fields of the
+/// upstream schema; the names of the fields that are missing or extra.
+pub fn undecided_fields() -> Vec<String> {
+    let mut out = Vec::new();
+    for (number, name) in FTRACE_CONFIG_SCHEMA {
+        if !FTRACE_CONFIG_FIELDS
+            .iter()
+            .any(|(n, f, _)| n == number && f == name)
+        {
+            out.push(format!("{name} = {number} has no decision"));
+        }
+    }
+    for (number, name, _) in FTRACE_CONFIG_FIELDS {
+        if !FTRACE_CONFIG_SCHEMA
+            .iter()
+            .any(|(n, f)| n == number && f == name)
+        {
+            out.push(format!("{name} = {number} is not in the schema"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protos::FtraceConfig;
+    use protozero::HeapWriter;
+    use std::collections::BTreeMap;
+
+    /// A kernel with a few groups.
+    struct Fake(BTreeMap<&'static str, Vec<&'static str>>);
+
+    impl Fake {
+        fn new() -> Self {
+            let mut m = BTreeMap::new();
+            m.insert(
+                "sched",
+                vec![
+                    "sched_switch",
+                    "sched_waking",
+                    "sched_wakeup",
+                    "sched_process_exit",
+                ],
+            );
+            m.insert("task", vec!["task_newtask", "task_rename"]);
+            m.insert("ftrace", vec!["print"]);
+            m.insert(
+                "workqueue",
+                vec!["workqueue_execute_end", "workqueue_execute_start"],
+            );
+            m.insert("power", vec!["cpu_frequency", "cpu_idle"]);
+            m.insert("kmem", vec!["rss_stat", "kmalloc"]);
+            m.insert("irq", vec!["irq_handler_entry", "softirq_entry"]);
+            m.insert("ipi", vec!["ipi_raise"]);
+            Fake(m)
+        }
+    }
+
+    impl EventCatalog for Fake {
+        fn has_event(&self, group: &str, name: &str) -> bool {
+            self.0.get(group).is_some_and(|v| v.contains(&name))
+        }
+        fn group_events(&self, group: &str) -> Vec<String> {
+            let mut v: Vec<String> = self
+                .0
+                .get(group)
+                .map(|v| v.iter().map(|s| (*s).to_owned()).collect())
+                .unwrap_or_default();
+            v.sort();
+            v
+        }
+        fn group_of(&self, name: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(_, v)| v.contains(&name))
+                .map(|(g, _)| (*g).to_owned())
+        }
+    }
+
+    fn config(f: impl FnOnce(&mut FtraceConfig<'_>)) -> Vec<u8> {
+        let mut w = HeapWriter::new();
+        {
+            let mut c = FtraceConfig::from_message(w.root());
+            f(&mut c);
+        }
+        w.finish().expect("finish")
+    }
+
+    fn ev(g: &str, n: &str) -> (String, String) {
+        (g.to_owned(), n.to_owned())
+    }
+
+    #[test]
+    fn the_table_covers_the_upstream_schema() {
+        assert!(FTRACE_CONFIG_SCHEMA.len() >= 26, "schema found");
+        assert_eq!(undecided_fields(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn every_refused_field_is_refused_by_name() {
+        for (_, name, handling) in FTRACE_CONFIG_FIELDS {
+            if *handling != Handling::Refused {
+                continue;
+            }
+            let bytes = config(|c| match *name {
+                "kprobe_events" => {
+                    c.add_kprobe_events();
+                }
+                "print_filter" => {
+                    c.begin_print_filter();
+                }
+                "denser_generic_event_encoding" => {
+                    c.set_denser_generic_event_encoding(true);
+                }
+                "syscall_events" => {
+                    c.add_syscall_events("sys_read");
+                }
+                "enable_function_graph" => {
+                    c.set_enable_function_graph(true);
+                }
+                "function_filters" => {
+                    c.add_function_filters("vfs_*");
+                }
+                "function_graph_roots" => {
+                    c.add_function_graph_roots("do_sys_open");
+                }
+                "preserve_ftrace_buffer" => {
+                    c.set_preserve_ftrace_buffer(true);
+                }
+                "debug_ftrace_abi" => {
+                    c.set_debug_ftrace_abi(true);
+                }
+                "function_graph_max_depth" => {
+                    c.set_function_graph_max_depth(3);
+                }
+                other => panic!("no test value for refused field {other}"),
+            });
+            let err = FtraceOptions::from_config(&bytes).expect_err(name);
+            assert!(err.to_string().contains(name), "{name}: {err}");
+        }
+        // Kept fields are accepted.
+        let bytes = config(|c| {
+            c.add_atrace_apps("com.example")
+                .add_atrace_categories_prefer_sdk("gfx")
+                .set_ksyms_mem_policy_raw(2)
+                .set_initialize_ksyms_synchronously_for_testing(true);
+        });
+        let o = FtraceOptions::from_config(&bytes).expect("kept fields accepted");
+        assert_eq!(o.atrace_apps, vec!["com.example".to_owned()]);
+    }
+
+    #[test]
+    fn defaults_as_upstream() {
+        let o = FtraceOptions::from_config(&[]).expect("empty config");
+        assert!(o.compact_sched, "compact_sched on when unset");
+        assert_eq!(o.drain_period_ms, DEFAULT_DRAIN_PERIOD_MS);
+        assert_eq!(o.buffer_size_kb(None), DEFAULT_LOW_RAM_BUFFER_KB);
+        assert_eq!(o.buffer_size_kb(Some(4 << 30)), DEFAULT_LOW_RAM_BUFFER_KB);
+        assert_eq!(
+            o.buffer_size_kb(Some(HIGH_RAM_BYTES)),
+            DEFAULT_HIGH_RAM_BUFFER_KB
+        );
+        assert_eq!(o.instance_name, None);
+        assert!(!o.symbolize_ksyms);
+
+        let o = FtraceOptions::from_config(&config(|c| {
+            c.begin_compact_sched().set_enabled(false);
+        }))
+        .expect("config");
+        assert!(!o.compact_sched);
+        // An empty CompactSchedConfig leaves it on.
+        let o = FtraceOptions::from_config(&config(|c| {
+            c.begin_compact_sched();
+        }))
+        .expect("config");
+        assert!(o.compact_sched);
+    }
+
+    #[test]
+    fn drain_period_outside_the_range_is_the_default() {
+        for (asked, got) in [
+            (0, 100),
+            (1, 1),
+            (250, 250),
+            (60_000, 60_000),
+            (60_001, 100),
+        ] {
+            let o = FtraceOptions::from_config(&config(|c| {
+                c.set_drain_period_ms(asked);
+            }))
+            .expect("config");
+            assert_eq!(o.drain_period_ms, got, "asked {asked}");
+        }
+    }
+
+    #[test]
+    fn buffer_size_lower_bound_and_cap() {
+        let o = |kb, lb| {
+            FtraceOptions::from_config(&config(|c| {
+                c.set_buffer_size_kb(kb).set_buffer_size_lower_bound(lb);
+            }))
+            .expect("config")
+        };
+        assert_eq!(o(512, false).buffer_size_kb(None), 512);
+        assert_eq!(o(512, true).buffer_size_kb(None), DEFAULT_LOW_RAM_BUFFER_KB);
+        assert_eq!(
+            o(512, true).buffer_size_kb(Some(16 << 30)),
+            DEFAULT_HIGH_RAM_BUFFER_KB
+        );
+        assert_eq!(o(16_384, true).buffer_size_kb(None), 16_384);
+        assert_eq!(o(1, false).buffer_size_kb(None), 4);
+        assert_eq!(o(u32::MAX, false).buffer_size_kb(None), MAX_BUFFER_KB);
+    }
+
+    #[test]
+    fn event_names_are_validated_as_upstream() {
+        for good in ["sched/sched_switch", "sched/*", "sched_switch", "a b/c"] {
+            EventSpec::parse(good).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        for bad in [
+            "",
+            "/x",
+            "x/",
+            "a/b/c",
+            "a*/b",
+            "sched/sw*tch",
+            "a\nb",
+            "é/x",
+        ] {
+            assert!(EventSpec::parse(bad).is_err(), "{bad:?} accepted");
+            let bytes = config(|c| {
+                c.add_ftrace_events(bad);
+            });
+            if std::str::from_utf8(bad.as_bytes()).is_ok() {
+                assert!(FtraceOptions::from_config(&bytes).is_err(), "{bad:?}");
+            }
+        }
+        assert!(matches!(
+            FtraceOptions::from_config(&config(|c| {
+                c.add_atrace_categories("sch\x01ed");
+            })),
+            Err(FtraceConfigError::BadAtraceName(_))
+        ));
+    }
+
+    #[test]
+    fn instance_name_checked_and_atrace_refused_there() {
+        let o = FtraceOptions::from_config(&config(|c| {
+            c.set_instance_name("mine");
+        }))
+        .expect("config");
+        assert_eq!(o.instance_name.as_deref(), Some("mine"));
+        for bad in ["..", "a/b", "."] {
+            assert!(matches!(
+                FtraceOptions::from_config(&config(|c| {
+                    c.set_instance_name(bad);
+                })),
+                Err(FtraceConfigError::BadInstanceName(_))
+            ));
+        }
+        assert_eq!(
+            FtraceOptions::from_config(&config(|c| {
+                c.set_instance_name("mine").add_atrace_categories("sched");
+            })),
+            Err(FtraceConfigError::AtraceInSecondaryInstance)
+        );
+    }
+
+    #[test]
+    fn resolves_events_groups_bare_names_and_categories() {
+        let o = FtraceOptions::from_config(&config(|c| {
+            c.add_ftrace_events("sched/sched_switch")
+                .add_ftrace_events("task/*")
+                .add_ftrace_events("cpu_idle")
+                .add_ftrace_events("nosuch/event")
+                .add_ftrace_events("nosuchgroup/*")
+                .add_ftrace_events("nosuchname")
+                .add_atrace_categories("workq")
+                .add_atrace_categories("irq")
+                .add_atrace_categories("not_a_category");
+        }))
+        .expect("config");
+        let sel = o.resolve(&Fake::new(), &|_, _| true);
+        let want: BTreeSet<_> = [
+            ev("sched", "sched_switch"),
+            ev("task", "task_newtask"),
+            ev("task", "task_rename"),
+            ev("power", "cpu_idle"),
+            ev("ftrace", "print"),
+            ev("workqueue", "workqueue_execute_end"),
+            ev("workqueue", "workqueue_execute_start"),
+            ev("irq", "irq_handler_entry"),
+            ev("irq", "softirq_entry"),
+            ev("ipi", "ipi_raise"),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(sel.events, want);
+        assert_eq!(
+            sel.unknown,
+            vec!["nosuch/event", "nosuchgroup/*", "nosuchname"]
+        );
+        assert!(sel.failed.is_empty());
+        assert!(o.atrace_error().is_some());
+        let w = o.session_wants(&sel, None);
+        assert_eq!(w.events, sel.events);
+        assert_eq!(w.buffer_size_kb, DEFAULT_LOW_RAM_BUFFER_KB);
+        assert_eq!(w.drain_period_ms, DEFAULT_DRAIN_PERIOD_MS);
+    }
+
+    #[test]
+    fn sched_category_is_upstreams_list_on_this_kernel() {
+        let o = FtraceOptions::from_config(&config(|c| {
+            c.add_atrace_categories("sched")
+                .add_atrace_categories("freq")
+                .add_atrace_categories("idle");
+        }))
+        .expect("config");
+        let sel = o.resolve(&Fake::new(), &|_, _| true);
+        // sched_wakeup is deliberately not part of the category upstream.
+        let want: BTreeSet<_> = [
+            ev("sched", "sched_switch"),
+            ev("sched", "sched_waking"),
+            ev("sched", "sched_process_exit"),
+            ev("task", "task_newtask"),
+            ev("task", "task_rename"),
+            ev("power", "cpu_frequency"),
+            ev("power", "cpu_idle"),
+            ev("ftrace", "print"),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(sel.events, want);
+        assert!(sel.unknown.is_empty(), "absent category events are silent");
+        for c in [
+            "sched",
+            "freq",
+            "idle",
+            "irq",
+            "workq",
+            "disk",
+            "mmc",
+            "load",
+            "sync",
+            "memreclaim",
+            "binder_driver",
+        ] {
+            assert!(atrace_category_names().any(|n| n == c), "{c}");
+        }
+    }
+
+    #[test]
+    fn disable_generic_events_and_throttle_rss_stat() {
+        let o = FtraceOptions::from_config(&config(|c| {
+            c.add_ftrace_events("sched/sched_switch")
+                .add_ftrace_events("kmem/kmalloc")
+                .add_ftrace_events("kmem/rss_stat")
+                .set_disable_generic_events(true)
+                .set_throttle_rss_stat(true);
+        }))
+        .expect("config");
+        let mut fake = Fake::new();
+        let sel = o.resolve(&fake, &|g, _| g == "sched");
+        assert_eq!(
+            sel.events,
+            [ev("sched", "sched_switch")].into_iter().collect()
+        );
+        assert_eq!(sel.failed, vec!["kmem/kmalloc", "kmem/rss_stat"]);
+
+        // With the synthetic event present, rss_stat is swapped for it.
+        fake.0.insert("synthetic", vec!["rss_stat_throttled"]);
+        let sel = o.resolve(&fake, &|_, _| true);
+        assert!(sel.events.contains(&ev("synthetic", "rss_stat_throttled")));
+        assert!(!sel.events.contains(&ev("kmem", "rss_stat")));
+    }
+}
