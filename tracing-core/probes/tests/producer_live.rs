@@ -38,7 +38,10 @@ struct Service {
 
 impl Service {
     fn start(tag: &str) -> Service {
-        let base = format!("zt-probes-live-{}-{tag}", std::process::id());
+        Service::named(&format!("zt-probes-live-{}-{tag}", std::process::id()))
+    }
+
+    fn named(base: &str) -> Service {
         let (producer, consumer) = (
             Endpoint::Abstract(format!("{base}-p")),
             Endpoint::Abstract(format!("{base}-c")),
@@ -304,4 +307,102 @@ fn the_binary_connects_to_perfetto_producer_sock_name() {
         "{log}"
     );
     assert!(log.contains("linux.process_stats: instance"), "{log}");
+}
+
+/// Serves as the first service of the reconnect test, in a child process
+/// that test kills (a service that stops cleanly stops its instances
+/// first; only one that dies loses them).
+#[test]
+#[ignore = "run by the_producer_drops_lost_instances_and_serves_the_next_service in a child"]
+fn serve_until_killed() {
+    let Ok(base) = std::env::var("ZT_PROBES_SERVE") else {
+        return;
+    };
+    let _service = Service::named(&base);
+    println!("serving");
+    loop {
+        std::thread::park();
+    }
+}
+
+/// A service that dies mid-session: the running instances are dropped
+/// (counted, logged), the producer reconnects to the next service on the
+/// same socket, and serves a full session there.
+#[test]
+fn the_producer_drops_lost_instances_and_serves_the_next_service() {
+    use std::io::BufRead;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let base = format!("zt-probes-live-{}-again", std::process::id());
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["serve_until_killed", "--exact", "--ignored", "--nocapture"])
+        .env("ZT_PROBES_SERVE", &base)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l == "serving")),
+        "the child service did not start"
+    );
+    let producer_ep = Endpoint::Abstract(format!("{base}-p"));
+    let consumer_ep = Endpoint::Abstract(format!("{base}-c"));
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let l = log.clone();
+    let producer = ProbesProducer::start(
+        &producer_ep,
+        Registry::standard(),
+        ProbesOptions {
+            name: "probes-reconnect".into(),
+            context: ProbeContext {
+                log: Arc::new(move |line| l.lock().unwrap().push(line.to_owned())),
+                ..ProbeContext::system()
+            },
+        },
+    )
+    .unwrap();
+    producer.wait_connected(Duration::from_secs(10)).unwrap();
+    let mut consumer = ConsumerClient::connect(&consumer_ep).unwrap();
+    wait_registered(&mut consumer);
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut c = zerotrace_protos::protos::TraceConfig::from_message(w.root());
+        c.add_buffers().set_size_kb(1024);
+        c.add_data_sources()
+            .set_config_raw(&sys_stats_config(50, 0));
+    }
+    consumer.enable_tracing(&w.finish().unwrap(), None).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while producer.stats().started < 1 {
+        assert!(Instant::now() < deadline, "the instance did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SIGKILL: the service dies without stopping anything.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(consumer);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while producer.stats().dropped < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the lost instance was not dropped: {:?} {:#?}",
+            producer.stats(),
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(producer.stats().stopped, 0);
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("dropped: the connection to the service was lost")),
+        "{:#?}",
+        log.lock().unwrap()
+    );
+
+    let second = Service::named(&base);
+    producer.wait_connected(Duration::from_secs(10)).unwrap();
+    check(&record(&second));
+    let stats = producer.stats();
+    assert_eq!((stats.started, stats.stopped, stats.dropped), (4, 3, 1));
 }
