@@ -49,6 +49,15 @@ const PACKET_FIELDS: &[(&str, &str)] = &[
     ("FTRACE_STATS", "ftrace_stats"),
 ];
 
+/// `DataSourceConfig` fields the data sources read their nested configs
+/// from: (constant, upstream field name).
+const DATA_SOURCE_CONFIG_FIELDS: &[(&str, &str)] = &[
+    ("NAME", "name"),
+    ("FTRACE_CONFIG", "ftrace_config"),
+    ("PROCESS_STATS_CONFIG", "process_stats_config"),
+    ("SYS_STATS_CONFIG", "sys_stats_config"),
+];
+
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     println!("cargo:rerun-if-env-changed=ZEROTRACE_PERFETTO_PROTOS_DIR");
@@ -83,20 +92,48 @@ fn main() {
     }
 
     let mut extra = String::new();
-    packet_fields(&root, &mut extra);
+    field_numbers(
+        &root,
+        "protos/perfetto/trace/trace_packet.proto",
+        "TracePacket",
+        "packet_field",
+        PACKET_FIELDS,
+        &mut extra,
+    );
+    field_numbers(
+        &root,
+        "protos/perfetto/config/data_source_config.proto",
+        "DataSourceConfig",
+        "data_source_field",
+        DATA_SOURCE_CONFIG_FIELDS,
+        &mut extra,
+    );
     vmstat_names(&schema, &mut extra);
     message_fields(&schema, "FtraceConfig", "FTRACE_CONFIG_SCHEMA", &mut extra);
     std::fs::write(out.join("extra.rs"), extra).expect("write the constants");
 }
 
-/// Emits `pub const NAME: u32 = N;` for each of [`PACKET_FIELDS`], N read
-/// from the upstream `TracePacket` declaration `Type name = N;`.
-fn packet_fields(root: &Path, out: &mut String) {
-    let file = root.join("protos/perfetto/trace/trace_packet.proto");
+/// Emits module `module` with `pub const NAME: u32 = N;` for each of
+/// `fields`, N read from the upstream declaration `Type name = N;` in
+/// `file` (the message `message`'s fields are unique names there).
+fn field_numbers(
+    root: &Path,
+    file: &str,
+    message: &str,
+    module: &str,
+    fields: &[(&str, &str)],
+    out: &mut String,
+) {
+    let file = root.join(file);
     println!("cargo:rerun-if-changed={}", file.display());
-    let text = std::fs::read_to_string(&file).expect("read trace_packet.proto");
-    out.push_str("/// `TracePacket` field numbers, read from upstream `trace_packet.proto`.\npub mod packet_field {\n");
-    for (constant, name) in PACKET_FIELDS {
+    let text =
+        std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+    writeln!(
+        out,
+        "/// `{message}` field numbers, read from upstream's schema.\npub mod {module} {{"
+    )
+    .expect("write to a string");
+    for (constant, name) in fields {
         let number = text
             .lines()
             .map(|l| l.split("//").next().unwrap_or("").trim())
@@ -104,12 +141,17 @@ fn packet_fields(root: &Path, out: &mut String) {
                 let (decl, rest) = l.split_once('=')?;
                 let mut words = decl.split_whitespace().rev();
                 (words.next()? == *name && words.next().is_some()).then_some(())?;
-                rest.trim().trim_end_matches(';').trim().parse::<u32>().ok()
+                rest.trim()
+                    .split([';', '['])
+                    .next()?
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
             })
-            .unwrap_or_else(|| panic!("TracePacket.{name} not found upstream"));
+            .unwrap_or_else(|| panic!("{message}.{name} not found upstream"));
         writeln!(
             out,
-            "    /// `TracePacket.{name}`.\n    pub const {constant}: u32 = {number};"
+            "    /// `{message}.{name}`.\n    pub const {constant}: u32 = {number};"
         )
         .expect("write to a string");
     }

@@ -151,3 +151,209 @@ fn version_background_and_socket_modes() {
     assert!(!c.exists() && !p.exists(), "SIGTERM removes the sockets");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A `zerotraced --probes` on sockets in a fresh directory, with a consumer
+/// connected once the probes have registered.
+fn service_with_probes(tag: &str) -> (std::process::Child, ConsumerClient, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("ztd-probes-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (p, c) = (dir.join("p"), dir.join("c"));
+    let child = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+        .arg("--probes")
+        .arg("--producer-socket")
+        .arg(&p)
+        .arg("--consumer-socket")
+        .arg(&c)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut consumer = None;
+    for _ in 0..200 {
+        if let Ok(cc) = ConsumerClient::connect(&Endpoint::Path(c.clone())) {
+            consumer = Some(cc);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut consumer = consumer.expect("consumer socket");
+    // The probes register with the service they run in.
+    let names = [
+        "linux.process_stats",
+        "linux.sys_stats",
+        "linux.system_info",
+    ];
+    for i in 0.. {
+        let state = consumer.query_service_state().unwrap();
+        if names
+            .iter()
+            .all(|n| state.windows(n.len()).any(|w| w == n.as_bytes()))
+        {
+            break;
+        }
+        assert!(i < 500, "the probes did not register");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (child, consumer, dir)
+}
+
+/// SIGTERM to `child`; its exit must be clean; returns its stderr.
+fn terminate(child: std::process::Child) -> String {
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The payloads of field `field` of the packets of `trace`.
+fn payloads(trace: &[u8], field: u32) -> Vec<Vec<u8>> {
+    protozero::Decoder::new(trace)
+        .map(|f| f.unwrap().as_bytes().unwrap().to_vec())
+        .filter_map(|p| {
+            protozero::Decoder::new(&p)
+                .map(|f| f.unwrap())
+                .find(|f| f.id == field)
+                .map(|f| f.as_bytes().unwrap().to_vec())
+        })
+        .collect()
+}
+
+/// `--probes`: the service serves the Linux probes from its own process; a
+/// session of linux.process_stats, linux.sys_stats and linux.system_info
+/// records the service's own process and threads, meminfo and the CPUs.
+#[test]
+fn probes_run_inside_the_service() {
+    use zerotrace_probes::protos::{
+        CpuInfoDecoder, ProcessStatsConfig, ProcessTreeDecoder, SysStatsConfig, SysStatsDecoder,
+        data_source_field, packet_field,
+    };
+    let (child, mut consumer, dir) = service_with_probes("inside");
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut cfg = zerotrace_protos::protos::TraceConfig::from_message(w.root());
+        cfg.add_buffers().set_size_kb(4096);
+        for name in [
+            "linux.process_stats",
+            "linux.sys_stats",
+            "linux.system_info",
+        ] {
+            let mut ds = cfg.add_data_sources();
+            let mut dc = ds.begin_config();
+            dc.set_name(name);
+            if name == "linux.process_stats" {
+                ProcessStatsConfig::from_message(
+                    dc.message()
+                        .begin_nested(data_source_field::PROCESS_STATS_CONFIG),
+                )
+                .set_scan_all_processes_on_start(true)
+                .set_record_thread_names(true);
+            } else if name == "linux.sys_stats" {
+                SysStatsConfig::from_message(
+                    dc.message()
+                        .begin_nested(data_source_field::SYS_STATS_CONFIG),
+                )
+                .set_meminfo_period_ms(100);
+            }
+        }
+    }
+    let session = consumer.enable_tracing(&w.finish().unwrap(), None).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    consumer.disable_tracing().unwrap();
+    consumer
+        .wait_for_end(session, Some(Duration::from_secs(30)))
+        .unwrap();
+    let trace = consumer.read_trace().unwrap();
+    let service_pid = i32::try_from(child.id()).unwrap();
+    let log = terminate(child);
+    assert!(
+        log.contains("zerotrace-probes: serving linux.process_stats"),
+        "{log}"
+    );
+    let trees = payloads(&trace, packet_field::PROCESS_TREE);
+    assert_eq!(trees.len(), 1);
+    let tree = ProcessTreeDecoder::new(&trees[0]);
+    // The service's process, with the probes' own thread named.
+    assert!(tree.processes().any(|p| p.pid() == Some(service_pid)));
+    assert!(
+        tree.threads()
+            .any(|t| t.tgid() == Some(service_pid) && t.name() == Some("zerotrace-probe")),
+        "the probes' thread (its name cut to 15 bytes by the kernel)"
+    );
+    let sys = payloads(&trace, packet_field::SYS_STATS);
+    assert!(sys.len() >= 2, "{}", sys.len());
+    assert!(SysStatsDecoder::new(&sys[0]).meminfo().count() > 0);
+    let infos = payloads(&trace, packet_field::CPU_INFO);
+    assert_eq!(infos.len(), 1);
+    assert!(CpuInfoDecoder::new(&infos[0]).cpus().count() >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's two commands: `zerotraced --probes`, then `zerotrace
+/// record` with the committed example config (its duration shortened):
+/// the file holds the process tree, process and system stats (only the
+/// meminfo counters the config lists) and the CPUs.
+#[test]
+fn the_example_system_config_records_with_zerotrace_record() {
+    use std::io::Write;
+    use zerotrace_probes::protos::{
+        CpuInfoDecoder, MeminfoCounters, ProcessTreeDecoder, SysStatsDecoder, packet_field,
+    };
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../probes/examples/system.pbtxt");
+    let text = std::fs::read_to_string(&example).unwrap();
+    assert!(text.contains("duration_ms: 10000"));
+    let text = text
+        .replace("duration_ms: 10000", "duration_ms: 1500")
+        .replace(": 1000\n", ": 250\n");
+    let (child, _consumer, dir) = service_with_probes("example");
+    let out = dir.join("system.pftrace");
+    let mut record = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .env("PERFETTO_CONSUMER_SOCK_NAME", dir.join("c"))
+        .args(["record", "-c", "-", "--txt", "-o"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    record
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let recorded = record.wait_with_output().unwrap();
+    assert!(recorded.status.success(), "{recorded:?}");
+    terminate(child);
+    let trace = std::fs::read(&out).unwrap();
+    let trees = payloads(&trace, packet_field::PROCESS_TREE);
+    assert_eq!(trees.len(), 1);
+    let me = i32::try_from(std::process::id()).unwrap();
+    assert!(
+        ProcessTreeDecoder::new(&trees[0])
+            .processes()
+            .any(|p| p.pid() == Some(me))
+    );
+    assert!(payloads(&trace, packet_field::PROCESS_STATS).len() >= 2);
+    let sys = payloads(&trace, packet_field::SYS_STATS);
+    assert!(sys.len() >= 2, "{}", sys.len());
+    let keys: Vec<_> = SysStatsDecoder::new(&sys[0])
+        .meminfo()
+        .filter_map(|m| m.key())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            MeminfoCounters::MeminfoMemTotal,
+            MeminfoCounters::MeminfoMemFree,
+            MeminfoCounters::MeminfoMemAvailable,
+            MeminfoCounters::MeminfoCached
+        ]
+    );
+    let infos = payloads(&trace, packet_field::CPU_INFO);
+    assert_eq!(infos.len(), 1);
+    assert!(CpuInfoDecoder::new(&infos[0]).cpus().count() >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,10 +11,12 @@
 //! * [`protos`]: writers and decoders for those upstream messages,
 //!   generated at build time from Perfetto's `.proto` files.
 //!
-//! The producer that runs these as data sources (`linux.ftrace`,
-//! `linux.process_stats`, `linux.sys_stats`, `linux.system_info`) builds on
-//! them.
+//! * [`producer`]: the data sources `linux.process_stats`,
+//!   `linux.sys_stats` and `linux.system_info` and the producer that serves
+//!   them to a tracing service (the `zerotrace-probes` binary, and
+//!   `zerotraced --probes` in the service's own process).
 
 pub mod ftrace;
 pub mod procfs;
+pub mod producer;
 pub mod protos;

@@ -8,7 +8,9 @@
 //! `ProcessStatsConfig`, `SysStatsConfig` and the `MeminfoCounters` /
 //! `VmstatCounters` enums. `TracePacket` itself is not generated (its schema
 //! imports most of Perfetto); the few of its fields the probes set are in
-//! [`packet_field`], their numbers read from upstream by the build script.
+//! [`packet_field`], their numbers read from upstream by the build script,
+//! as are the `DataSourceConfig` fields the data sources read their nested
+//! configs from ([`data_source_field`]).
 
 #[allow(
     missing_docs,

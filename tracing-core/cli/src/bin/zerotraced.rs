@@ -1,5 +1,6 @@
 //! `zerotraced`: the zerotrace tracing service, a drop-in for Perfetto's
-//! `traced` on the producer and consumer sockets.
+//! `traced` on the producer and consumer sockets; with `--probes` it also
+//! serves the Linux probes from its own process (Perfetto's `tracebox`).
 
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -9,6 +10,7 @@ use clap::Parser;
 use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::ipc::{consumer_socket_name, producer_socket_name};
+use zerotrace_probes::producer::{ProbesOptions, ProbesProducer, Registry};
 
 /// The zerotrace tracing service (Perfetto's `traced` protocol).
 #[derive(Debug, Parser)]
@@ -36,6 +38,10 @@ struct Args {
     /// Only errors
     #[arg(short, long)]
     quiet: bool,
+    /// Also serve the Linux probes (linux.process_stats, linux.sys_stats,
+    /// linux.system_info) from this process, as Perfetto's tracebox does
+    #[arg(long)]
+    probes: bool,
 }
 
 fn mode(s: &str) -> Result<u32, String> {
@@ -93,7 +99,27 @@ fn run(args: Args) -> Result<(), String> {
             cfg.consumer_socket
         );
     }
-    daemon.run().map_err(|e| e.to_string())
+    // The probes connect to the first producer socket, which listens now;
+    // they stop when the service does.
+    let probes = if args.probes {
+        // A TCP socket at port 0: the port the system picked.
+        let socket = match daemon.producer_tcp_addr() {
+            Some(addr) => Endpoint::Tcp(addr.to_string()),
+            None => cfg
+                .producer_sockets
+                .first()
+                .cloned()
+                .ok_or("--probes needs a producer socket")?,
+        };
+        let probes = ProbesProducer::start(&socket, Registry::standard(), ProbesOptions::default())
+            .map_err(|e| format!("cannot start the probes: {e}"))?;
+        Some(probes)
+    } else {
+        None
+    };
+    let result = daemon.run().map_err(|e| e.to_string());
+    drop(probes);
+    result
 }
 
 /// Starts the service again as a detached process (its own process group,

@@ -1,0 +1,172 @@
+//! What a data source of the probes is to the runtime: a factory that
+//! makes one [`Probe`] per started instance from its `DataSourceConfig`,
+//! and the probe, told `now` and given somewhere to write packets, which
+//! says when it next wants to run. The runtime owns threads, clocks and
+//! the producer connection; probes own their `/proc` reading and packets,
+//! so tests run a probe on a fixture tree with a fake clock and a
+//! [`BufferSink`].
+
+use std::sync::Arc;
+
+use protozero::{HeapWriter, Message};
+use zerotrace_core::producer::TraceWriter;
+
+use crate::procfs::{ProcError, ProcRoot};
+
+/// Where a probe writes its `TracePacket`s.
+pub trait PacketSink {
+    /// Writes one packet, its fields written by `f` into the raw
+    /// `TracePacket` message.
+    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>));
+}
+
+impl PacketSink for TraceWriter {
+    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>)) {
+        self.write_packet(|m| f(m));
+    }
+}
+
+/// A sink that keeps each packet's bytes (tests, tools).
+#[derive(Debug, Default)]
+pub struct BufferSink {
+    /// The encoded `TracePacket`s, in order.
+    pub packets: Vec<Vec<u8>>,
+}
+
+impl PacketSink for BufferSink {
+    fn packet(&mut self, f: &mut dyn FnMut(&mut Message<'_>)) {
+        let mut w = HeapWriter::new();
+        {
+            let mut root = w.root();
+            f(&mut root);
+        }
+        // A heap writer without size limits cannot fail to finish; keep an
+        // empty packet rather than lose the slot if it ever did.
+        self.packets.push(w.finish().unwrap_or_default());
+    }
+}
+
+/// The clock probes stamp packets with (boot-clock ns in the runtime).
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// Where log lines go (stderr in the binaries, a buffer in tests).
+pub type Logger = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The logger of the binaries: one line on stderr, prefixed.
+pub fn stderr_logger() -> Logger {
+    Arc::new(|line| eprintln!("zerotrace-probes: {line}"))
+}
+
+/// What a probe reads from and reports to.
+#[derive(Clone)]
+pub struct ProbeContext {
+    /// Where `/proc` and `/sys` are.
+    pub root: ProcRoot,
+    /// The clock (for `collection_end_timestamp`s taken after a scan).
+    pub clock: Clock,
+    /// Where to log.
+    pub log: Logger,
+}
+
+impl std::fmt::Debug for ProbeContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbeContext")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProbeContext {
+    /// The running system, the boot clock and stderr.
+    pub fn system() -> Self {
+        ProbeContext {
+            root: ProcRoot::system(),
+            clock: Arc::new(zerotrace_core::platform::boottime_ns),
+            log: stderr_logger(),
+        }
+    }
+}
+
+/// What a probe counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeStats {
+    /// Packets written.
+    pub packets: u64,
+    /// Files that could not be read or parsed (each also logged, the
+    /// first few in full).
+    pub read_errors: u64,
+    /// Poll slots skipped because the previous poll ran late.
+    pub skipped_polls: u64,
+}
+
+/// How many read errors a probe logs in full before only counting them
+/// (the count is logged when it stops).
+pub const LOGGED_ERRORS: u64 = 5;
+
+/// Counts read errors and logs the first [`LOGGED_ERRORS`] of them.
+#[derive(Debug, Default)]
+pub struct ErrorLog {
+    count: u64,
+}
+
+impl ErrorLog {
+    /// Records `errors` met by data source `source`.
+    pub fn record(&mut self, ctx: &ProbeContext, source: &str, errors: &[ProcError]) {
+        for e in errors {
+            self.count = self.count.saturating_add(1);
+            if self.count <= LOGGED_ERRORS {
+                (ctx.log)(&format!("{source}: {e}"));
+            } else if self.count == LOGGED_ERRORS + 1 {
+                (ctx.log)(&format!(
+                    "{source}: more read errors; counting them from here on"
+                ));
+            }
+        }
+    }
+
+    /// How many were recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+}
+
+/// One running instance of a data source.
+pub trait Probe: Send {
+    /// The session started at `now_ns`: writes what is written once.
+    fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink);
+    /// When the probe next wants [`Probe::poll`], if ever.
+    fn next_deadline(&self) -> Option<u64>;
+    /// Writes what is due at `now_ns`.
+    fn poll(&mut self, now_ns: u64, sink: &mut dyn PacketSink);
+    /// The session stops at `now_ns`: writes what is due (the runtime then
+    /// flushes the writer).
+    fn stop(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        if self.next_deadline().is_some_and(|d| d <= now_ns) {
+            self.poll(now_ns, sink);
+        }
+    }
+    /// Its counts so far.
+    fn stats(&self) -> ProbeStats;
+}
+
+/// Why an instance could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// Its config does not decode.
+    #[error(transparent)]
+    Config(#[from] crate::procfs::config::ConfigError),
+    /// The `DataSourceConfig` itself does not decode.
+    #[error("DataSourceConfig does not decode: {0}")]
+    DataSourceConfig(protozero::DecodeError),
+    /// The data source cannot run here (no tracefs, no permission, ...).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// A data source the probes serve: its name, and a probe per instance.
+pub trait DataSource: Send + Sync {
+    /// Its name, as the service and configs know it (`linux.sys_stats`).
+    fn name(&self) -> &'static str;
+    /// A probe for an instance whose `DataSourceConfig` is `config`.
+    fn create(&self, config: &[u8], ctx: &ProbeContext) -> Result<Box<dyn Probe>, ProbeError>;
+}

@@ -1,0 +1,379 @@
+//! The probes as a producer: connects to a tracing service (ours or
+//! Perfetto's `traced`), registers each data source of a [`Registry`], and
+//! runs a [`Probe`] per started instance on one thread of its own.
+//!
+//! The producer client calls data source callbacks on its own thread; they
+//! only pass commands to the probes' thread, which owns every probe and its
+//! [`TraceWriter`] (writers are not shared between threads). That thread
+//! sleeps until the earliest deadline of its probes or the next command.
+//! A stop is answered only once the probe wrote what was due and its
+//! writer was flushed, so the client's stop notification follows the data.
+//! Instances of a connection that was lost are dropped: the new service
+//! starts its own.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::producer::{
+    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
+    ProducerOptions, TraceWriter,
+};
+
+use super::probe::{DataSource, Probe, ProbeContext, ProbeStats};
+use super::{process_stats, sys_stats, system_info};
+
+/// How long a stop or flush callback waits for the probes' thread.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the probes' thread looks at the connection when idle.
+const CONNECTION_CHECK: Duration = Duration::from_millis(250);
+
+/// The data sources a producer serves.
+#[derive(Clone, Default)]
+pub struct Registry {
+    sources: Vec<Arc<dyn DataSource>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl Registry {
+    /// No data sources.
+    pub fn empty() -> Self {
+        Registry::default()
+    }
+
+    /// `linux.process_stats`, `linux.sys_stats` and `linux.system_info`.
+    /// (`linux.ftrace` plugs in with one [`Registry::add`].)
+    pub fn standard() -> Self {
+        let mut r = Registry::empty();
+        r.add(process_stats::ProcessStatsSource)
+            .add(sys_stats::SysStatsSource)
+            .add(system_info::SystemInfo);
+        r
+    }
+
+    /// Adds `source`, replacing one of the same name.
+    pub fn add(&mut self, source: impl DataSource + 'static) -> &mut Self {
+        let name = source.name();
+        self.sources.retain(|s| s.name() != name);
+        self.sources.push(Arc::new(source));
+        self
+    }
+
+    /// The names served, in registration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.sources.iter().map(|s| s.name()).collect()
+    }
+
+    fn get(&self, name: &str) -> Option<&Arc<dyn DataSource>> {
+        self.sources.iter().find(|s| s.name() == name)
+    }
+}
+
+/// Settings of the probes producer.
+#[derive(Debug, Clone)]
+pub struct ProbesOptions {
+    /// The producer's name as the service lists it.
+    pub name: String,
+    /// Where the probes read and log.
+    pub context: ProbeContext,
+}
+
+impl Default for ProbesOptions {
+    fn default() -> Self {
+        ProbesOptions {
+            name: "zerotrace-probes".into(),
+            context: ProbeContext::system(),
+        }
+    }
+}
+
+/// Counts of a probes producer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Instances started.
+    pub started: u64,
+    /// Instances that could not be started (bad config, no writer).
+    pub failed: u64,
+    /// Instances stopped by the service.
+    pub stopped: u64,
+    /// Instances dropped because the connection was lost.
+    pub dropped: u64,
+    /// The sum of the stopped and dropped instances' counts.
+    pub totals: ProbeStats,
+}
+
+enum Command {
+    Start(Instance),
+    Stop(u64, SyncSender<()>),
+    Flush(u64, SyncSender<()>),
+    Shutdown,
+}
+
+/// A probes producer, connected (or connecting) to a service.
+pub struct ProbesProducer {
+    client: Arc<ProducerClient>,
+    commands: Sender<Command>,
+    thread: Option<JoinHandle<()>>,
+    stats: Arc<Mutex<RuntimeStats>>,
+}
+
+impl std::fmt::Debug for ProbesProducer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbesProducer").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ProbesProducer {
+    /// Starts serving `registry` to the service at `endpoint`: returns at
+    /// once; the client connects in the background, keeps trying while the
+    /// service is absent and reconnects after losing it.
+    pub fn start(
+        endpoint: &Endpoint,
+        registry: Registry,
+        options: ProbesOptions,
+    ) -> Result<ProbesProducer, ProducerClientError> {
+        let client = Arc::new(ProducerClient::start(
+            endpoint,
+            ProducerOptions {
+                name: options.name.clone(),
+                ..ProducerOptions::default()
+            },
+        )?);
+        let (commands, rx) = mpsc::channel();
+        let stats = Arc::new(Mutex::new(RuntimeStats::default()));
+        for source in &registry.sources {
+            let tx = commands.clone();
+            client.register_data_source(
+                DataSourceSpec {
+                    name: source.name().into(),
+                    will_notify_on_stop: true,
+                    ..DataSourceSpec::default()
+                },
+                move |event| on_event(&tx, event),
+            )?;
+        }
+        (options.context.log)(&format!(
+            "serving {} as producer {:?} on {endpoint}",
+            registry.names().join(", "),
+            options.name
+        ));
+        let driver = Driver {
+            client: client.clone(),
+            registry,
+            ctx: options.context,
+            running: HashMap::new(),
+            stats: stats.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("zerotrace-probes".into())
+            .spawn(move || driver.run(&rx))?;
+        Ok(ProbesProducer {
+            client,
+            commands,
+            thread: Some(thread),
+            stats,
+        })
+    }
+
+    /// Waits until the producer is connected.
+    pub fn wait_connected(&self, timeout: Duration) -> Result<(), ProducerClientError> {
+        self.client.wait_connected(timeout)
+    }
+
+    /// Whether the producer is connected now.
+    pub fn is_connected(&self) -> bool {
+        self.client.is_connected()
+    }
+
+    /// Its counts so far.
+    pub fn stats(&self) -> RuntimeStats {
+        *lock(&self.stats)
+    }
+}
+
+impl Drop for ProbesProducer {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Command::Shutdown);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A data source callback (on the client's thread): hands the event to
+/// the probes' thread, and for a stop or flush waits until it is done.
+fn on_event(tx: &Sender<Command>, event: &DataSourceEvent) {
+    let answered = |make: fn(u64, SyncSender<()>) -> Command, id: u64| {
+        let (done, wait) = mpsc::sync_channel(1);
+        if tx.send(make(id, done)).is_ok() {
+            let _ = wait.recv_timeout(ANSWER_TIMEOUT);
+        }
+    };
+    match event {
+        DataSourceEvent::Start(i) => {
+            let _ = tx.send(Command::Start(i.clone()));
+        }
+        DataSourceEvent::Stop(i) => answered(Command::Stop, i.id),
+        DataSourceEvent::Flush(i) => answered(Command::Flush, i.id),
+        DataSourceEvent::Setup(_) | DataSourceEvent::ClearIncrementalState(_) => {}
+    }
+}
+
+struct Running {
+    name: String,
+    probe: Box<dyn Probe>,
+    writer: TraceWriter,
+    generation: u64,
+}
+
+/// The probes' thread.
+struct Driver {
+    client: Arc<ProducerClient>,
+    registry: Registry,
+    ctx: ProbeContext,
+    running: HashMap<u64, Running>,
+    stats: Arc<Mutex<RuntimeStats>>,
+}
+
+impl Driver {
+    fn now(&self) -> u64 {
+        (self.ctx.clock)()
+    }
+
+    fn log(&self, line: &str) {
+        (self.ctx.log)(line);
+    }
+
+    fn run(mut self, rx: &Receiver<Command>) {
+        loop {
+            let now = self.now();
+            for r in self.running.values_mut() {
+                if r.probe.next_deadline().is_some_and(|d| d <= now) {
+                    r.probe.poll(now, &mut r.writer);
+                }
+            }
+            self.drop_lost();
+            let wait = self
+                .running
+                .values()
+                .filter_map(|r| r.probe.next_deadline())
+                .min()
+                .map_or(CONNECTION_CHECK, |d| {
+                    Duration::from_nanos(d.saturating_sub(self.now())).min(CONNECTION_CHECK)
+                });
+            match rx.recv_timeout(wait) {
+                Ok(Command::Start(i)) => self.start(i),
+                Ok(Command::Stop(id, done)) => {
+                    self.stop(id);
+                    let _ = done.send(());
+                }
+                Ok(Command::Flush(id, done)) => {
+                    if let Some(r) = self.running.get_mut(&id) {
+                        r.writer.flush(None);
+                    }
+                    let _ = done.send(());
+                }
+                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+        let ids: Vec<u64> = self.running.keys().copied().collect();
+        for id in ids {
+            self.stop(id);
+        }
+    }
+
+    fn start(&mut self, instance: Instance) {
+        let Some(source) = self.registry.get(&instance.name).cloned() else {
+            return;
+        };
+        let generation = self.client.reconnects();
+        let probe = match source.create(&instance.config, &self.ctx) {
+            Ok(p) => p,
+            Err(e) => return self.fail(&instance, &e.to_string()),
+        };
+        let writer = match self.client.create_trace_writer_for(&instance) {
+            Ok(w) => w,
+            Err(e) => return self.fail(&instance, &format!("no trace writer: {e}")),
+        };
+        self.log(&format!(
+            "{}: instance {} started (buffer {})",
+            instance.name, instance.id, instance.target_buffer
+        ));
+        let mut r = Running {
+            name: instance.name,
+            probe,
+            writer,
+            generation,
+        };
+        r.probe.start(self.now(), &mut r.writer);
+        // Whatever the start wrote is visible at once, not at the first poll.
+        r.writer.flush(None);
+        lock(&self.stats).started += 1;
+        if let Some(old) = self.running.insert(instance.id, r) {
+            self.finish(instance.id, old, "replaced");
+        }
+    }
+
+    fn fail(&self, instance: &Instance, why: &str) {
+        self.log(&format!(
+            "{}: instance {} not started: {why}",
+            instance.name, instance.id
+        ));
+        lock(&self.stats).failed += 1;
+    }
+
+    fn stop(&mut self, id: u64) {
+        let Some(mut r) = self.running.remove(&id) else {
+            return;
+        };
+        r.probe.stop(self.now(), &mut r.writer);
+        r.writer.flush(None);
+        lock(&self.stats).stopped += 1;
+        self.finish(id, r, "stopped");
+    }
+
+    /// Drops the instances of a connection that is gone.
+    fn drop_lost(&mut self) {
+        let connected = self.client.is_connected();
+        let generation = self.client.reconnects();
+        let lost: Vec<u64> = self
+            .running
+            .iter()
+            .filter(|(_, r)| !connected || r.generation != generation)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in lost {
+            if let Some(r) = self.running.remove(&id) {
+                lock(&self.stats).dropped += 1;
+                self.finish(id, r, "dropped: the connection to the service was lost");
+            }
+        }
+    }
+
+    /// Logs an instance's counts and adds them to the totals.
+    fn finish(&self, id: u64, r: Running, how: &str) {
+        let s = r.probe.stats();
+        self.log(&format!(
+            "{}: instance {id} {how}: {} packets, {} read errors, {} skipped polls",
+            r.name, s.packets, s.read_errors, s.skipped_polls
+        ));
+        let mut stats = lock(&self.stats);
+        let t = &mut stats.totals;
+        t.packets = t.packets.saturating_add(s.packets);
+        t.read_errors = t.read_errors.saturating_add(s.read_errors);
+        t.skipped_polls = t.skipped_polls.saturating_add(s.skipped_polls);
+    }
+}
