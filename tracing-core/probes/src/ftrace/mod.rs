@@ -6,6 +6,8 @@
 //!   walked into records with absolute timestamps.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
+//! * [`translate`]: decoded records written as Perfetto's `ftrace_events`
+//!   bundles, typed, compact or generic, as traced_probes writes them.
 //!
 //! A fact for whoever reads these files from tracefs: read each text file
 //! (`header_page`, `format`) with one large read. Linux 6.18 answers a read
@@ -16,7 +18,9 @@
 pub mod decode;
 pub mod format;
 pub mod page;
+pub mod translate;
 
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
 pub use page::{MissedEvents, Page, PageError, PageLayout, Record, Records};
+pub use translate::{Options, Stats, TranslateError, Translator};
