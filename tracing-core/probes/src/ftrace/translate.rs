@@ -36,6 +36,8 @@ use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
 /// Upstream flushes a bundle once its comm table has more entries than
 /// this (checked between pages), keeping interning cheap.
 pub const COMPACT_INTERNER_THRESHOLD: usize = 64;
+/// Event ids at or above this are not planned (the kernel's are 16-bit).
+const MAX_ID: usize = 1 << 16;
 /// The size of the comm fields compact_sched reads (`TASK_COMM_LEN`).
 const COMM_LEN: usize = 16;
 
@@ -237,7 +239,11 @@ struct CompactFormat {
 /// Turns decoded ftrace records into `FtraceEventBundle`s.
 #[derive(Debug, Clone)]
 pub struct Translator {
-    plans: HashMap<u32, EventPlan>,
+    /// The plans, indexed by `index`.
+    plans: Vec<EventPlan>,
+    /// Event id → position in `plans` (`u32::MAX` for none); ids from
+    /// format files are small (the kernel's are 16-bit).
+    index: Vec<u32>,
     common_pid: usize,
     compact: Option<CompactFormat>,
     buf: CompactBuffer,
@@ -350,7 +356,8 @@ impl Translator {
         } else {
             None
         };
-        let mut plans = HashMap::new();
+        let mut plans = Vec::new();
+        let mut index = Vec::new();
         for format in table.formats() {
             let plan = match compact {
                 Some(c) if format.id == c.switch_id => EventPlan {
@@ -363,10 +370,22 @@ impl Translator {
                 },
                 _ => plan_event(format, common_end),
             };
-            plans.insert(format.id, plan);
+            let Ok(id) = usize::try_from(format.id) else {
+                continue;
+            };
+            if id >= MAX_ID {
+                // An id no kernel hands out: its records count as unknown.
+                continue;
+            }
+            if index.len() <= id {
+                index.resize(id + 1, u32::MAX);
+            }
+            index[id] = plans.len() as u32;
+            plans.push(plan);
         }
         Ok(Translator {
             plans,
+            index,
             common_pid,
             compact,
             buf: CompactBuffer::default(),
@@ -451,7 +470,11 @@ impl Translator {
     /// Translates one record into `bundle` (or the compact buffer);
     /// whether it was written.
     fn write_record(&mut self, bundle: &mut Message<'_>, id: u32, ts: u64, payload: &[u8]) -> bool {
-        let Some(plan) = self.plans.get(&id) else {
+        let plan = usize::try_from(id)
+            .ok()
+            .and_then(|i| self.index.get(i))
+            .and_then(|&p| self.plans.get(p as usize));
+        let Some(plan) = plan else {
             self.stats.unknown_ids += 1;
             return false;
         };
@@ -706,7 +729,8 @@ fn dev_to_user(kernel: u64) -> u64 {
 /// The columns of one bundle's `compact_sched`, with its comm table.
 #[derive(Debug, Clone, Default)]
 struct CompactBuffer {
-    comms: Vec<Vec<u8>>,
+    /// The comm table: each comm NUL-padded to 16 bytes, with its length.
+    comms: Vec<([u8; COMM_LEN], u8)>,
     last_switch: u64,
     switch_ts: Vec<u64>,
     prev_state: Vec<u64>,
@@ -751,10 +775,15 @@ impl CompactBuffer {
     /// The comm's index in the table, adding it if new (a linear scan, as
     /// upstream: the table stays small).
     fn intern(&mut self, comm: &[u8]) -> u64 {
-        let i = match self.comms.iter().position(|c| c == comm) {
+        let mut key = [0u8; COMM_LEN];
+        let len = comm.len().min(COMM_LEN);
+        key[..len].copy_from_slice(&comm[..len]);
+        // Comparing whole padded arrays is comparing the strings (a comm
+        // holds no NUL).
+        let i = match self.comms.iter().position(|(c, _)| *c == key) {
             Some(i) => i,
             None => {
-                self.comms.push(comm.to_vec());
+                self.comms.push((key, len as u8));
                 self.comms.len() - 1
             }
         };
@@ -765,8 +794,8 @@ impl CompactBuffer {
     /// switch columns, then the waking ones.
     fn write(&self, cs: &mut CS<'_>) {
         let m = cs.message();
-        for c in &self.comms {
-            m.append_bytes(CS::FIELD_INTERN_TABLE, c);
+        for (c, len) in &self.comms {
+            m.append_bytes(CS::FIELD_INTERN_TABLE, &c[..usize::from(*len)]);
         }
         let packed = |m: &mut Message<'_>, id: u32, v: &[u64]| {
             if !v.is_empty() {
