@@ -99,6 +99,11 @@ fn main() {
         UPSTREAM_VERSION,
     )
     .unwrap_or_else(|e| panic!("locating {UPSTREAM_CRATE}: {e}"));
+    // For the tests that decode our packets with protoc and upstream's files.
+    println!(
+        "cargo:rustc-env=ZEROTRACE_PERFETTO_PROTOS_ROOT={}",
+        root.display()
+    );
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR")).join("protos");
 
     let mut config = protozero_codegen::Config::new();

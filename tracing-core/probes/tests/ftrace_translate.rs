@@ -495,3 +495,84 @@ fn field_numbers_are_upstreams() {
     assert_eq!(n("sys_enter"), Some(329));
     assert_eq!(FTRACE_EVENT_MESSAGES.len(), 26);
 }
+
+/// Our packets decoded by Google's protoc with upstream's own
+/// `trace_packet.proto`: every field is one upstream declares (no unknown
+/// field numbers), with the kernel's values.
+#[test]
+fn protoc_decodes_the_packets_with_upstreams_schema() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let protoc = match protoc_bin_vendored::protoc_bin_path() {
+        Ok(p) => p,
+        Err(e) => {
+            println!("SKIPPED: no protoc for this platform ({e})");
+            return;
+        }
+    };
+    let rec = Recording::load(&fixture_dir()).expect("fixtures");
+    let root = env!("ZEROTRACE_PERFETTO_PROTOS_ROOT");
+    for (compact, rename) in [(true, false), (false, false), (true, true)] {
+        let table = table_of(&rec, rename);
+        let (bundles, _) = translate(
+            &rec,
+            &table,
+            Options {
+                compact_sched: compact,
+            },
+        );
+        // A Trace: each bundle as TracePacket.ftrace_events inside Trace.packet (1).
+        let mut w = HeapWriter::new();
+        {
+            let mut trace = w.root();
+            for b in &bundles {
+                let mut p = trace.begin_nested(1);
+                p.append_bytes(packet_field::FTRACE_EVENTS, b);
+            }
+        }
+        let bytes = w.finish().expect("writes");
+        let mut child = Command::new(&protoc)
+            .arg(format!("-I{root}"))
+            .arg("--decode=perfetto.protos.Trace")
+            .arg("protos/perfetto/trace/trace.proto")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn protoc");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
+        let out = child.wait_with_output().expect("protoc runs");
+        feeder.join().expect("feeder").expect("write stdin");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "protoc: {stderr}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Unknown fields print as bare numbers (`327: ...`).
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())),
+            "unknown fields in {text}"
+        );
+        assert!(text.contains("ftrace_events {"));
+        assert!(text.contains("cpu: 1"));
+        if rename {
+            assert!(text.contains("generic {") && text.contains("event_name: \"x_sched_switch\""));
+            assert!(text.contains("name: \"next_comm\""));
+        } else {
+            assert!(
+                text.contains("buf: \"zt-begin\\n\""),
+                "print buf as written"
+            );
+            assert!(text.contains("sys_enter {"));
+            if compact {
+                assert!(text.contains("compact_sched {"));
+                assert!(text.contains("intern_table: \"zt-ping\""));
+                assert!(text.contains("switch_timestamp: "));
+                assert!(text.contains("waking_common_flags: "));
+            } else {
+                assert!(text.contains("sched_switch {") && text.contains("next_comm: \"zt-pong\""));
+            }
+        }
+    }
+}
