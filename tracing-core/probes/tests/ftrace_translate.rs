@@ -576,3 +576,86 @@ fn protoc_decodes_the_packets_with_upstreams_schema() {
         }
     }
 }
+
+/// Raw 4096-byte pages holding `records` (timestamp, payload) in order,
+/// each delta below 2^27.
+fn repack(records: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < records.len() {
+        let base = records[i].0;
+        let mut data = Vec::new();
+        let mut ts = base;
+        while let Some((t, p)) = records.get(i) {
+            if data.len() + 4 + p.len() > 4096 - 16 {
+                break;
+            }
+            let delta = u32::try_from(t - ts).expect("small delta");
+            assert!(delta < 1 << 27 && p.len() % 4 == 0 && p.len() <= 112);
+            data.extend_from_slice(&((p.len() / 4) as u32 | (delta << 5)).to_le_bytes());
+            data.extend_from_slice(p);
+            ts = *t;
+            i += 1;
+        }
+        let mut page = base.to_le_bytes().to_vec();
+        page.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        page.extend_from_slice(&data);
+        page.resize(4096, 0);
+        out.extend_from_slice(&page);
+    }
+    out
+}
+
+/// A bundle ends at the first page boundary where its comm table holds
+/// more than 64 comms (upstream's threshold); the next bundle starts a
+/// fresh table and its previous_bundle_end_timestamp is the last event of
+/// the one before.
+#[test]
+fn many_comms_split_the_compact_bundle_at_a_page_boundary() {
+    let mut rec = Recording::load(&fixture_dir()).expect("fixtures");
+    let table = table_of(&rec, false);
+    let (_, layout) = rec.layout();
+    let sw = table
+        .formats()
+        .find(|f| f.name == "sched_switch")
+        .expect("sched_switch")
+        .clone();
+    let comm = sw.field("next_comm").expect("next_comm").offset;
+    let template = layout
+        .pages(&rec.raw[1])
+        .flat_map(|p| p.expect("page").records().collect::<Vec<_>>())
+        .map(|r| r.expect("record"))
+        .find(|r| r.id == sw.id)
+        .expect("a switch")
+        .payload
+        .to_vec();
+    // 200 switches, each to a comm of its own, 1 µs apart.
+    let records: Vec<(u64, Vec<u8>)> = (0..200u64)
+        .map(|i| {
+            let mut p = template.clone();
+            let name = format!("t{i:03}\0");
+            p[comm..comm + name.len()].copy_from_slice(name.as_bytes());
+            (1_000_000 + i * 1000, p)
+        })
+        .collect();
+    let per_page = 4080 / (4 + template.len());
+    rec.raw = vec![repack(&records)];
+    let (bundles, _) = translate(&rec, &table, Options::default());
+    let tables: Vec<usize> = bundles
+        .iter()
+        .map(|b| {
+            let d = FtraceEventBundleDecoder::new(b);
+            d.compact_sched().expect("compact").intern_table().count()
+        })
+        .collect();
+    // Pages are added while the table holds at most 64 comms.
+    let pages_first = 64 / per_page + 1;
+    assert_eq!(tables[0], pages_first * per_page, "{tables:?}");
+    assert_eq!(tables.iter().sum::<usize>(), 200);
+    assert!(tables.len() >= 2);
+    let second = FtraceEventBundleDecoder::new(&bundles[1]);
+    assert_eq!(
+        second.previous_bundle_end_timestamp(),
+        Some(1_000_000 + (tables[0] as u64 - 1) * 1000)
+    );
+}
