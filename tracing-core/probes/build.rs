@@ -36,6 +36,50 @@ const INPUTS: &[&str] = &[
     "protos/perfetto/config/sys_stats/sys_stats_config.proto",
     "protos/perfetto/config/ftrace/ftrace_config.proto",
     "protos/perfetto/trace/ftrace/ftrace_stats.proto",
+    FTRACE_BUNDLE,
+];
+
+/// The ftrace bundle: its import of `ftrace_event.proto` pulls in every
+/// event message upstream knows (563 of them); [`prune_ftrace`] keeps only
+/// those of [`FTRACE_EVENTS`].
+const FTRACE_BUNDLE: &str = "protos/perfetto/trace/ftrace/ftrace_event_bundle.proto";
+/// The directory whose messages are pruned to what is reachable.
+const FTRACE_DIR: &str = "perfetto/trace/ftrace/";
+
+/// The `FtraceEvent` fields kept: the common ones, the events the probes
+/// translate into typed messages (upstream names each field after the
+/// kernel event) and the generic event.
+const FTRACE_EVENTS: &[&str] = &[
+    "timestamp",
+    "pid",
+    "common_flags",
+    "generic",
+    "print",
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_process_fork",
+    "sched_process_exit",
+    "sched_process_free",
+    "sched_process_exec",
+    "sched_process_hang",
+    "sched_process_wait",
+    "task_newtask",
+    "task_rename",
+    "cpu_frequency",
+    "cpu_idle",
+    "sys_enter",
+    "sys_exit",
+    "irq_handler_entry",
+    "irq_handler_exit",
+    "softirq_entry",
+    "softirq_exit",
+    "softirq_raise",
+    "workqueue_execute_start",
+    "workqueue_execute_end",
+    "workqueue_activate_work",
+    "workqueue_queue_work",
 ];
 
 /// `TracePacket` fields the probes write: (constant, upstream field name).
@@ -46,6 +90,7 @@ const PACKET_FIELDS: &[(&str, &str)] = &[
     ("PROCESS_STATS", "process_stats"),
     ("SYS_STATS", "sys_stats"),
     ("CPU_INFO", "cpu_info"),
+    ("FTRACE_EVENTS", "ftrace_events"),
     ("FTRACE_STATS", "ftrace_stats"),
 ];
 
@@ -69,6 +114,11 @@ fn main() {
         UPSTREAM_VERSION,
     )
     .unwrap_or_else(|e| panic!("locating {UPSTREAM_CRATE}: {e}"));
+    // For the tests that decode our packets with protoc and upstream's files.
+    println!(
+        "cargo:rustc-env=ZEROTRACE_PERFETTO_PROTOS_ROOT={}",
+        root.display()
+    );
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR")).join("protos");
 
     let mut config = protozero_codegen::Config::new();
@@ -79,7 +129,8 @@ fn main() {
         config.input(path);
     }
     // Parsed once: the schema gives both the code and the vmstat key table.
-    let schema = config.parse().expect("parse the upstream protos");
+    let mut schema = config.parse().expect("parse the upstream protos");
+    prune_ftrace(&mut schema);
     let files = protozero_codegen::generate_rust(&schema, HEADER, "mod.rs", None)
         .expect("generate the writers");
     std::fs::create_dir_all(&out).expect("create the output directory");
@@ -110,6 +161,7 @@ fn main() {
     );
     vmstat_names(&schema, &mut extra);
     message_fields(&schema, "FtraceConfig", "FTRACE_CONFIG_SCHEMA", &mut extra);
+    event_table(&schema, &mut extra);
     std::fs::write(out.join("extra.rs"), extra).expect("write the constants");
 }
 
@@ -210,6 +262,129 @@ fn message_fields(
     .expect("write to a string");
     for f in &msg.fields {
         writeln!(out, "    ({}, {:?}),", f.number, f.name).expect("write to a string");
+    }
+    out.push_str("];\n");
+}
+
+/// Every message and enum type a message uses (its fields, nested types').
+fn referenced_types(m: &protozero_codegen::model::MessageDef, out: &mut Vec<String>) {
+    use protozero_codegen::model::FieldType;
+    for f in &m.fields {
+        if let FieldType::Message(t) | FieldType::Enum(t) = &f.ty {
+            out.push(t.clone());
+        }
+    }
+    for n in &m.messages {
+        referenced_types(n, out);
+    }
+}
+
+/// Keeps, of the `trace/ftrace` files, `FtraceEventBundle` with only the
+/// [`FTRACE_EVENTS`] fields of `FtraceEvent` and the types those reach;
+/// files left empty are dropped. Other files are untouched.
+fn prune_ftrace(schema: &mut protozero_codegen::Schema) {
+    use std::collections::BTreeSet;
+    let is_ftrace = |name: &str| name.contains(FTRACE_DIR);
+    // Cut FtraceEvent down to the chosen fields first.
+    for file in schema.files.iter_mut().filter(|f| is_ftrace(&f.name)) {
+        for m in &mut file.messages {
+            if m.name == "FtraceEvent" {
+                m.fields
+                    .retain(|f| FTRACE_EVENTS.contains(&f.name.as_str()));
+                let kept: BTreeSet<&str> = m.fields.iter().map(|f| f.name.as_str()).collect();
+                for want in FTRACE_EVENTS {
+                    assert!(kept.contains(want), "FtraceEvent.{want} not found upstream");
+                }
+            }
+        }
+    }
+    // The types reachable from the non-ftrace files and the bundle.
+    let mut keep: BTreeSet<String> = BTreeSet::new();
+    let mut todo: Vec<String> = vec![
+        "perfetto.protos.FtraceEventBundle".to_owned(),
+        "perfetto.protos.FtraceStats".to_owned(),
+    ];
+    let mut index = std::collections::HashMap::new();
+    for file in &schema.files {
+        for m in &file.messages {
+            index.insert(m.full_name.clone(), m);
+            if !is_ftrace(&file.name) {
+                todo.push(m.full_name.clone());
+            }
+        }
+    }
+    while let Some(t) = todo.pop() {
+        if !keep.insert(t.clone()) {
+            continue;
+        }
+        if let Some(m) = index.get(&t) {
+            referenced_types(m, &mut todo);
+        }
+    }
+    // A nested type keeps its top-level message.
+    let top_kept = |full: &str| {
+        keep.iter()
+            .any(|k| k == full || k.starts_with(&format!("{full}.")))
+    };
+    for file in schema.files.iter_mut().filter(|f| is_ftrace(&f.name)) {
+        file.messages.retain(|m| top_kept(&m.full_name));
+        file.enums.retain(|e| keep.contains(&e.full_name));
+    }
+    schema
+        .files
+        .retain(|f| !is_ftrace(&f.name) || !f.messages.is_empty() || !f.enums.is_empty());
+}
+
+/// Emits `FTRACE_EVENT_MESSAGES`: for each typed event kept in
+/// `FtraceEvent`, its field number there and its message's fields (name,
+/// number, scalar type), in upstream's declaration order, which is the
+/// order traced_probes writes them in.
+fn event_table(schema: &protozero_codegen::Schema, out: &mut String) {
+    use protozero_codegen::model::{FieldType, Label, Scalar};
+    let messages: Vec<&protozero_codegen::model::MessageDef> =
+        schema.files.iter().flat_map(|f| &f.messages).collect();
+    let find = |full: &str| {
+        messages
+            .iter()
+            .find(|m| m.full_name == full)
+            .unwrap_or_else(|| panic!("{full} kept"))
+    };
+    let event = find("perfetto.protos.FtraceEvent");
+    out.push_str("/// The typed ftrace events: `FtraceEvent` field and message fields, from upstream.\npub const FTRACE_EVENT_MESSAGES: &[EventMessage] = &[\n");
+    for f in &event.fields {
+        let FieldType::Message(t) = &f.ty else {
+            continue;
+        };
+        if f.name == "generic" {
+            continue;
+        }
+        let m = find(t);
+        writeln!(
+            out,
+            "    EventMessage {{ name: {:?}, field: {}, fields: &[",
+            f.name, f.number
+        )
+        .expect("write to a string");
+        for mf in &m.fields {
+            let ty = match (&mf.ty, mf.label) {
+                (FieldType::Scalar(Scalar::String), Label::Singular) => "String",
+                (FieldType::Scalar(Scalar::Int32), Label::Singular) => "Int32",
+                (FieldType::Scalar(Scalar::Int64), Label::Singular) => "Int64",
+                (FieldType::Scalar(Scalar::Uint32), Label::Singular) => "Uint32",
+                (FieldType::Scalar(Scalar::Uint64), Label::Singular) => "Uint64",
+                (FieldType::Scalar(Scalar::Uint64), Label::Repeated) => "RepeatedUint64",
+                (other, label) => {
+                    panic!("{}.{}: {other:?} {label:?} not translated", m.name, mf.name)
+                }
+            };
+            writeln!(
+                out,
+                "        ProtoField {{ name: {:?}, number: {}, ty: ProtoType::{ty} }},",
+                mf.name, mf.number
+            )
+            .expect("write to a string");
+        }
+        out.push_str("    ] },\n");
     }
     out.push_str("];\n");
 }

@@ -5,8 +5,11 @@
 //!
 //! Generated: `ProcessTree`, `ProcessStats`, `SysStats`, `CpuInfo`,
 //! `FtraceConfig`, `FtraceStats`,
-//! `ProcessStatsConfig`, `SysStatsConfig` and the `MeminfoCounters` /
-//! `VmstatCounters` enums. `TracePacket` itself is not generated (its schema
+//! `ProcessStatsConfig`, `SysStatsConfig`, the `MeminfoCounters` /
+//! `VmstatCounters` enums, and `FtraceEventBundle` with an `FtraceEvent`
+//! cut down to the events the probes translate (plus `GenericFtraceEvent`
+//! and the bundle's `CompactSched`); [`FTRACE_EVENT_MESSAGES`] lists those
+//! events' fields as upstream declares them. `TracePacket` itself is not generated (its schema
 //! imports most of Perfetto); the few of its fields the probes set are in
 //! [`packet_field`], their numbers read from upstream by the build script,
 //! as are the `DataSourceConfig` fields the data sources read their nested
@@ -25,6 +28,46 @@ mod generated {
 }
 
 pub use generated::perfetto::protos::*;
+
+/// The scalar type upstream declares for a field of a typed ftrace event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtoType {
+    /// `string`.
+    String,
+    /// `int32`.
+    Int32,
+    /// `int64`.
+    Int64,
+    /// `uint32`.
+    Uint32,
+    /// `uint64`.
+    Uint64,
+    /// `repeated uint64` (unpacked, proto2).
+    RepeatedUint64,
+}
+
+/// One field of a typed ftrace event message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtoField {
+    /// The field's name, which is also the kernel format's field name.
+    pub name: &'static str,
+    /// Its number in the event message.
+    pub number: u32,
+    /// Its declared type.
+    pub ty: ProtoType,
+}
+
+/// A typed ftrace event message as upstream declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventMessage {
+    /// The kernel event's name (`sched_switch`), also the `FtraceEvent`
+    /// field's name.
+    pub name: &'static str,
+    /// The `FtraceEvent` field number the message is written under.
+    pub field: u32,
+    /// Its fields in declaration order.
+    pub fields: &'static [ProtoField],
+}
 
 include!(concat!(env!("OUT_DIR"), "/protos/extra.rs"));
 

@@ -119,6 +119,11 @@ impl FormatTable {
         self.common_type.as_ref()
     }
 
+    /// Every format in the table (in no particular order).
+    pub fn formats(&self) -> impl Iterator<Item = &EventFormat> {
+        self.by_id.values()
+    }
+
     /// The format with this id.
     pub fn get(&self, id: u32) -> Option<&EventFormat> {
         self.by_id.get(&id)

@@ -14,6 +14,8 @@
 //! * [`ksyms`]: `/proc/kallsyms` for `symbolize_ksyms`.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
+//! * [`translate`]: decoded records written as Perfetto's `ftrace_events`
+//!   bundles, typed, compact or generic, as traced_probes writes them.
 //!
 //! A fact for whoever reads these files from tracefs: read each text file
 //! (`header_page`, `format`) with one large read. Linux 6.18 answers a read
@@ -29,7 +31,9 @@ pub mod ksyms;
 pub mod page;
 pub mod session;
 pub mod tracefs;
+pub mod translate;
 
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
 pub use page::{MissedEvents, Page, PageError, PageLayout, Record, Records};
+pub use translate::{Options, Stats, TranslateError, Translator};

@@ -1,0 +1,968 @@
+//! Decoded ftrace records turned into Perfetto's `ftrace_events` packets
+//! (`FtraceEventBundle`) as traced_probes writes them: the events upstream
+//! knows go to their typed messages, each field taken from the kernel's
+//! `format` file by the proto field's name and written only where the
+//! kernel type fits the proto type (upstream's translation strategies);
+//! `sched_switch` and `sched_waking` go to `compact_sched` when it is on;
+//! any other event becomes a `GenericFtraceEvent` with its name and named
+//! fields (upstream's default, "legacy" generic encoding); a page that says
+//! events were lost starts a bundle flagged `lost_events`.
+//!
+//! Plans are built once per format table, so translating a record reads
+//! its payload at offsets the format file gave, bounds-checked, without
+//! looking names up again. Nothing here panics on hostile input: a field
+//! whose kernel type does not fit is left out and counted, a record too
+//! short for its format is skipped and counted.
+
+use super::decode::FormatTable;
+use super::format::{EventFormat, Field, FieldKind};
+use super::page::{MissedEvents, Page, read_uint};
+use crate::protos::{FTRACE_EVENT_MESSAGES, ProtoType, packet_field};
+use protozero::Message;
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// `FtraceEvent` fields (upstream numbers; checked against the generated
+/// writer in the tests).
+mod event_field {
+    pub(super) const TIMESTAMP: u32 = crate::protos::FtraceEvent::FIELD_TIMESTAMP;
+    pub(super) const PID: u32 = crate::protos::FtraceEvent::FIELD_PID;
+    pub(super) const GENERIC: u32 = crate::protos::FtraceEvent::FIELD_GENERIC;
+}
+use crate::protos::ftrace_event_bundle::CompactSched as CS;
+use crate::protos::generic_ftrace_event::Field as GF;
+use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
+
+/// Upstream flushes a bundle once its comm table has more entries than
+/// this (checked between pages), keeping interning cheap.
+pub const COMPACT_INTERNER_THRESHOLD: usize = 64;
+/// Event ids at or above this are not planned (the kernel's are 16-bit).
+const MAX_ID: usize = 1 << 16;
+/// The size of the comm fields compact_sched reads (`TASK_COMM_LEN`).
+const COMM_LEN: usize = 16;
+
+/// Why a translator could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TranslateError {
+    /// The table has no `common_pid` field of 4 bytes.
+    #[error("the formats have no 4-byte common_pid")]
+    NoCommonPid,
+}
+
+/// What the translator was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// `compact_sched` (upstream's default: on). Used only when the
+    /// kernel's `sched_switch` and `sched_waking` formats both have the
+    /// fields and types the compact encoding assumes.
+    pub compact_sched: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            compact_sched: true,
+        }
+    }
+}
+
+/// What translation met, cumulative over a translator's life.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Events written as typed `FtraceEvent`s.
+    pub typed: u64,
+    /// Events written as `GenericFtraceEvent`s.
+    pub generic: u64,
+    /// `sched_switch` events put into `compact_sched`.
+    pub compact_switch: u64,
+    /// `sched_waking` events put into `compact_sched`.
+    pub compact_waking: u64,
+    /// Records whose id is in no format (skipped).
+    pub unknown_ids: u64,
+    /// Records shorter than their format's fields (skipped).
+    pub short_records: u64,
+    /// Fields left out because they did not decode (a `__data_loc` out of
+    /// the record).
+    pub bad_fields: u64,
+    /// Pages whose records stopped at a parse error (the rest of the page
+    /// is skipped).
+    pub page_errors: u64,
+    /// Bundles flagged `lost_events`.
+    pub lost_bundles: u64,
+}
+
+/// How one kernel field is read, after upstream's `InferFtraceType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `char name[N]`.
+    FixedStr,
+    /// `char name[]` of size 0: to the NUL or the record's end.
+    CStr,
+    /// `__data_loc char[]`.
+    DataLoc,
+    /// `char *` / `char[]` pointers into the kernel's printk formats
+    /// (written as an empty string: the formats are not read).
+    StrPtr,
+    /// A signed integer of 1, 2, 4 or 8 bytes (`pid_t`, `common_pid`).
+    Signed,
+    /// An unsigned integer (bool and inode numbers too).
+    Unsigned,
+    /// `dev_t`: the kernel's encoding, turned into userspace's.
+    DevId,
+    /// `void *`: a kernel address, written as its interning index.
+    SymAddr,
+    /// `unsigned long args[6]` with elements of this many bytes.
+    Args(usize),
+}
+
+/// Classifies a kernel field as upstream's `InferFtraceType` does, from
+/// the format file's declaration, size and sign.
+fn kind_of(f: &Field) -> Option<Kind> {
+    let ty = f.type_name.as_str();
+    if f.kind == FieldKind::CharArray && (ty == "char" || ty == "const char") && f.size > 0 {
+        return Some(Kind::FixedStr);
+    }
+    if let FieldKind::DataLoc { string: true } = f.kind {
+        return (f.size == 4).then_some(Kind::DataLoc);
+    }
+    if ty == "unsigned long" && f.name == "args" && f.array_len == Some(6) {
+        return match f.size {
+            24 => Some(Kind::Args(4)),
+            48 => Some(Kind::Args(8)),
+            _ => None,
+        };
+    }
+    if ty.contains("char[]") || ty.ends_with("char *") || ty.ends_with("char*") {
+        return Some(Kind::StrPtr);
+    }
+    if ty.starts_with("void*") || ty.starts_with("void *") {
+        return matches!(f.size, 4 | 8).then_some(Kind::SymAddr);
+    }
+    if (ty == "char" || ty.starts_with("char ")) && f.size == 0 {
+        return Some(Kind::CStr);
+    }
+    if matches!(f.kind, FieldKind::Flex { string: true }) {
+        return Some(Kind::CStr);
+    }
+    if f.kind != FieldKind::Int && !matches!(f.kind, FieldKind::DataLoc { .. }) {
+        return None;
+    }
+    if ty == "bool" || ty.starts_with("bool ") {
+        return Some(Kind::Unsigned);
+    }
+    if ty.starts_with("ino_t") || ty.starts_with("i_ino") {
+        return matches!(f.size, 4 | 8).then_some(Kind::Unsigned);
+    }
+    if ty.starts_with("dev_t") {
+        return matches!(f.size, 4 | 8).then_some(Kind::DevId);
+    }
+    if (ty.starts_with("pid_t") || f.name == "common_pid") && f.size == 4 {
+        return Some(Kind::Signed);
+    }
+    match (f.size, f.signed) {
+        (1 | 2 | 4 | 8, true) => Some(Kind::Signed),
+        (1 | 2 | 4 | 8, false) => Some(Kind::Unsigned),
+        _ => None,
+    }
+}
+
+/// Whether upstream has a translation strategy from this kernel field to
+/// this proto type (else it leaves the field out).
+fn fits(kind: Kind, size: usize, ty: ProtoType) -> bool {
+    use ProtoType as P;
+    match kind {
+        Kind::FixedStr | Kind::CStr | Kind::DataLoc | Kind::StrPtr => ty == P::String,
+        Kind::Signed => match ty {
+            P::Int64 => true,
+            P::Int32 => size <= 4,
+            _ => false,
+        },
+        Kind::Unsigned => match ty {
+            P::Uint64 => true,
+            P::Uint32 => size <= 4,
+            _ => false,
+        },
+        Kind::DevId | Kind::SymAddr => ty == P::Uint64,
+        Kind::Args(_) => ty == P::RepeatedUint64,
+    }
+}
+
+/// One field to write: where it is read, how, and its proto number.
+#[derive(Debug, Clone)]
+struct Step {
+    offset: usize,
+    size: usize,
+    kind: Kind,
+    number: u32,
+    /// The kernel name (generic events write it).
+    name: String,
+}
+
+/// How one event id is written.
+#[derive(Debug, Clone)]
+enum Plan {
+    /// A typed message under `FtraceEvent` field `field`.
+    Typed { field: u32, steps: Vec<Step> },
+    /// A `GenericFtraceEvent`.
+    Generic { name: String, steps: Vec<Step> },
+    /// Into `compact_sched`'s switch columns.
+    CompactSwitch,
+    /// Into `compact_sched`'s waking columns.
+    CompactWaking,
+}
+
+/// An event's plan with the bytes a record must have for it.
+#[derive(Debug, Clone)]
+struct EventPlan {
+    plan: Plan,
+    size: usize,
+}
+
+/// Offsets compact_sched reads, validated as upstream does.
+#[derive(Debug, Clone, Copy)]
+struct CompactFormat {
+    switch_id: u32,
+    switch_size: usize,
+    prev_state: (usize, usize),
+    next_pid: usize,
+    next_prio: usize,
+    next_comm: usize,
+    waking_id: u32,
+    waking_size: usize,
+    pid: usize,
+    target_cpu: usize,
+    prio: usize,
+    comm: usize,
+    common_flags: usize,
+}
+
+/// Turns decoded ftrace records into `FtraceEventBundle`s.
+#[derive(Debug, Clone)]
+pub struct Translator {
+    /// The plans, indexed by `index`.
+    plans: Vec<EventPlan>,
+    /// Event id → position in `plans` (`u32::MAX` for none); ids from
+    /// format files are small (the kernel's are 16-bit).
+    index: Vec<u32>,
+    common_pid: usize,
+    compact: Option<CompactFormat>,
+    buf: CompactBuffer,
+    kernel_addrs: HashMap<u64, u32>,
+    bundle_end: HashMap<u32, u64>,
+    stats: Stats,
+}
+
+/// The end of a field (offset + size), saturating.
+fn end_of(f: &Field) -> usize {
+    f.offset.saturating_add(f.size)
+}
+
+/// Is `f` a 4-byte signed `int` (not a `pid_t`)?
+fn is_int32(f: &Field) -> bool {
+    kind_of(f) == Some(Kind::Signed) && f.size == 4 && !f.type_name.starts_with("pid_t")
+}
+
+/// Is `f` a 4-byte `pid_t`?
+fn is_pid32(f: &Field) -> bool {
+    f.type_name.starts_with("pid_t") && f.size == 4
+}
+
+/// Is `f` a `char[16]`?
+fn is_comm(f: &Field) -> bool {
+    kind_of(f) == Some(Kind::FixedStr) && f.size == COMM_LEN
+}
+
+fn compact_format(table: &FormatTable, common: &[Field]) -> Option<CompactFormat> {
+    let find = |name: &str| table.formats().find(|f| f.name == name);
+    let sw = find("sched_switch")?;
+    let wk = find("sched_waking")?;
+    let common_end = common.iter().map(end_of).max().unwrap_or(0);
+    let size_of = |e: &EventFormat, used: &[&str]| {
+        used.iter()
+            .filter_map(|n| e.fields.iter().find(|f| f.name == *n))
+            .map(end_of)
+            .max()
+            .unwrap_or(0)
+            .max(common_end)
+    };
+    let get = |e: &'_ EventFormat, n: &str| e.fields.iter().find(|f| f.name == n).cloned();
+    let prev_state = get(sw, "prev_state")?;
+    let next_pid = get(sw, "next_pid")?;
+    let next_prio = get(sw, "next_prio")?;
+    let next_comm = get(sw, "next_comm")?;
+    let state_ok = kind_of(&prev_state) == Some(Kind::Signed)
+        && matches!(prev_state.size, 4 | 8)
+        && !prev_state.type_name.starts_with("pid_t");
+    if !(state_ok && is_pid32(&next_pid) && is_int32(&next_prio) && is_comm(&next_comm)) {
+        return None;
+    }
+    let pid = get(wk, "pid")?;
+    let target_cpu = get(wk, "target_cpu")?;
+    let prio = get(wk, "prio")?;
+    let comm = get(wk, "comm")?;
+    let flags = common.iter().find(|f| f.name == "common_flags")?;
+    let flags_ok = flags.size == 1 && !flags.signed && flags.kind == FieldKind::Int;
+    if !(is_pid32(&pid) && is_int32(&target_cpu) && is_int32(&prio) && is_comm(&comm) && flags_ok) {
+        return None;
+    }
+    // The event size upstream checks counts the fields its proto message
+    // has (the typed translation's), not only those compact reads.
+    let switch_fields: Vec<&str> = message_fields("sched_switch");
+    let waking_fields: Vec<&str> = message_fields("sched_waking");
+    Some(CompactFormat {
+        switch_id: sw.id,
+        switch_size: size_of(sw, &switch_fields),
+        prev_state: (prev_state.offset, prev_state.size),
+        next_pid: next_pid.offset,
+        next_prio: next_prio.offset,
+        next_comm: next_comm.offset,
+        waking_id: wk.id,
+        waking_size: size_of(wk, &waking_fields),
+        pid: pid.offset,
+        target_cpu: target_cpu.offset,
+        prio: prio.offset,
+        comm: comm.offset,
+        common_flags: flags.offset,
+    })
+}
+
+/// The proto field names of a typed event.
+fn message_fields(event: &str) -> Vec<&'static str> {
+    FTRACE_EVENT_MESSAGES
+        .iter()
+        .find(|m| m.name == event)
+        .map(|m| m.fields.iter().map(|f| f.name).collect())
+        .unwrap_or_default()
+}
+
+impl Translator {
+    /// Plans the translation of every format in `table`.
+    pub fn new(table: &FormatTable, options: Options) -> Result<Self, TranslateError> {
+        let first = table.formats().next();
+        let common: Vec<Field> = first.map(|f| f.common_fields.clone()).unwrap_or_default();
+        let common_pid = common
+            .iter()
+            .find(|f| f.name == "common_pid" && f.size == 4)
+            .map(|f| f.offset);
+        let common_pid = match (common_pid, first) {
+            (Some(o), _) => o,
+            // An empty table translates nothing; any offset will do.
+            (None, None) => 0,
+            (None, Some(_)) => return Err(TranslateError::NoCommonPid),
+        };
+        let common_end = common.iter().map(end_of).max().unwrap_or(0);
+        let compact = if options.compact_sched {
+            compact_format(table, &common)
+        } else {
+            None
+        };
+        let mut plans = Vec::new();
+        let mut index = Vec::new();
+        for format in table.formats() {
+            let plan = match compact {
+                Some(c) if format.id == c.switch_id => EventPlan {
+                    plan: Plan::CompactSwitch,
+                    size: c.switch_size,
+                },
+                Some(c) if format.id == c.waking_id => EventPlan {
+                    plan: Plan::CompactWaking,
+                    size: c.waking_size,
+                },
+                _ => plan_event(format, common_end),
+            };
+            let Ok(id) = usize::try_from(format.id) else {
+                continue;
+            };
+            if id >= MAX_ID {
+                // An id no kernel hands out: its records count as unknown.
+                continue;
+            }
+            if index.len() <= id {
+                index.resize(id + 1, u32::MAX);
+            }
+            index[id] = plans.len() as u32;
+            plans.push(plan);
+        }
+        Ok(Translator {
+            plans,
+            index,
+            common_pid,
+            compact,
+            buf: CompactBuffer::default(),
+            kernel_addrs: HashMap::new(),
+            bundle_end: HashMap::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Whether `sched_switch`/`sched_waking` go to `compact_sched`.
+    pub fn compact_sched(&self) -> bool {
+        self.compact.is_some()
+    }
+
+    /// What translation met so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The kernel addresses seen in `void *` fields, with the index each
+    /// was written as (upstream writes indices, never addresses).
+    pub fn kernel_addrs(&self) -> &HashMap<u64, u32> {
+        &self.kernel_addrs
+    }
+
+    /// Writes one `ftrace_events` bundle into `packet` (a `TracePacket`)
+    /// from the leading pages of `pages` (one read of CPU `cpu`'s
+    /// `trace_pipe_raw`), and returns how many pages it took. As upstream,
+    /// a bundle ends before a later page that says events were lost (that
+    /// page starts the next bundle, flagged `lost_events`) and, with
+    /// compact_sched, once its comm table passes
+    /// [`COMPACT_INTERNER_THRESHOLD`] at a page boundary. Call again with
+    /// the rest, into a new packet, until every page is taken.
+    pub fn write_bundle(
+        &mut self,
+        packet: &mut Message<'_>,
+        cpu: u32,
+        pages: &[Page<'_>],
+    ) -> usize {
+        let lost = pages
+            .first()
+            .is_some_and(|p| p.missed != MissedEvents::None);
+        let mut bundle = B::from_message(packet.begin_nested(packet_field::FTRACE_EVENTS));
+        bundle.set_cpu(cpu);
+        if lost {
+            bundle.set_lost_events(true);
+            self.stats.lost_bundles += 1;
+        }
+        let end = self.bundle_end.entry(cpu).or_insert(0);
+        bundle.set_previous_bundle_end_timestamp(*end);
+        let mut last = *end;
+        self.buf.reset();
+        let mut taken = 0;
+        for (i, page) in pages.iter().enumerate() {
+            if i > 0
+                && (page.missed != MissedEvents::None
+                    || self.buf.comms.len() > COMPACT_INTERNER_THRESHOLD)
+            {
+                break;
+            }
+            taken += 1;
+            for record in page.records() {
+                match record {
+                    Ok(r) => {
+                        if self.write_record(bundle.message(), r.id, r.timestamp, r.payload) {
+                            last = r.timestamp;
+                        }
+                    }
+                    Err(_) => {
+                        self.stats.page_errors += 1;
+                    }
+                }
+            }
+        }
+        self.bundle_end.insert(cpu, last);
+        if !self.buf.is_empty() {
+            self.buf.write(&mut bundle.begin_compact_sched());
+        }
+        taken
+    }
+
+    /// Translates one record into `bundle` (or the compact buffer);
+    /// whether it was written.
+    fn write_record(&mut self, bundle: &mut Message<'_>, id: u32, ts: u64, payload: &[u8]) -> bool {
+        let plan = usize::try_from(id)
+            .ok()
+            .and_then(|i| self.index.get(i))
+            .and_then(|&p| self.plans.get(p as usize));
+        let Some(plan) = plan else {
+            self.stats.unknown_ids += 1;
+            return false;
+        };
+        if payload.len() < plan.size {
+            self.stats.short_records += 1;
+            return false;
+        }
+        match &plan.plan {
+            Plan::CompactSwitch => {
+                let Some(c) = self.compact else { return false };
+                let b = &mut self.buf;
+                b.switch_ts.push(ts.wrapping_sub(b.last_switch));
+                b.last_switch = ts;
+                b.next_pid.push(int(payload, c.next_pid, 4));
+                b.next_prio.push(int(payload, c.next_prio, 4));
+                b.prev_state
+                    .push(sint(payload, c.prev_state.0, c.prev_state.1));
+                let idx = b.intern(comm(payload, c.next_comm));
+                b.next_comm.push(idx);
+                self.stats.compact_switch += 1;
+            }
+            Plan::CompactWaking => {
+                let Some(c) = self.compact else { return false };
+                let b = &mut self.buf;
+                b.waking_ts.push(ts.wrapping_sub(b.last_waking));
+                b.last_waking = ts;
+                b.waking_pid.push(int(payload, c.pid, 4));
+                b.target_cpu.push(int(payload, c.target_cpu, 4));
+                b.waking_prio.push(int(payload, c.prio, 4));
+                let idx = b.intern(comm(payload, c.comm));
+                b.waking_comm.push(idx);
+                b.common_flags
+                    .push(read_uint(payload, c.common_flags, 1).unwrap_or(0));
+                self.stats.compact_waking += 1;
+            }
+            Plan::Typed { field, steps } => {
+                let mut ev = bundle.begin_nested(B::FIELD_EVENT);
+                ev.append_uint64(event_field::TIMESTAMP, ts);
+                ev.append_varint(event_field::PID, sint(payload, self.common_pid, 4));
+                let mut msg = ev.begin_nested(*field);
+                for s in steps {
+                    if !write_step(&mut msg, s, payload, s.number, &mut self.kernel_addrs) {
+                        self.stats.bad_fields += 1;
+                    }
+                }
+                self.stats.typed += 1;
+            }
+            Plan::Generic { name, steps } => {
+                let mut ev = bundle.begin_nested(B::FIELD_EVENT);
+                ev.append_uint64(event_field::TIMESTAMP, ts);
+                ev.append_varint(event_field::PID, sint(payload, self.common_pid, 4));
+                let mut g = ev.begin_nested(event_field::GENERIC);
+                g.append_string(G::FIELD_EVENT_NAME, name);
+                for s in steps {
+                    let mut f = g.begin_nested(G::FIELD_FIELD);
+                    f.append_string(GF::FIELD_NAME, &s.name);
+                    let number = match s.kind {
+                        Kind::FixedStr | Kind::CStr | Kind::DataLoc | Kind::StrPtr => {
+                            GF::FIELD_STR_VALUE
+                        }
+                        Kind::Signed => GF::FIELD_INT_VALUE,
+                        _ => GF::FIELD_UINT_VALUE,
+                    };
+                    if !write_step(&mut f, s, payload, number, &mut self.kernel_addrs) {
+                        self.stats.bad_fields += 1;
+                    }
+                }
+                self.stats.generic += 1;
+            }
+        }
+        true
+    }
+}
+
+/// The plan of a non-compact event: typed where upstream knows the event,
+/// generic otherwise.
+fn plan_event(format: &EventFormat, common_end: usize) -> EventPlan {
+    let mut size = common_end;
+    let known = FTRACE_EVENT_MESSAGES.iter().find(|m| m.name == format.name);
+    let plan = match known {
+        Some(m) => {
+            let mut steps = Vec::new();
+            for pf in m.fields {
+                let Some(f) = format.fields.iter().find(|f| f.name == pf.name) else {
+                    continue;
+                };
+                let Some(kind) = kind_of(f) else { continue };
+                if !fits(kind, f.size, pf.ty) {
+                    continue;
+                }
+                size = size.max(end_of(f));
+                steps.push(step(f, kind, pf.number));
+            }
+            Plan::Typed {
+                field: m.field,
+                steps,
+            }
+        }
+        None => {
+            let mut steps = Vec::new();
+            for f in &format.fields {
+                size = size.max(end_of(f));
+                // `args[6]` as a generic field is read as its first element
+                // upstream; any other unclassified field is left out.
+                let Some(kind) = kind_of(f) else { continue };
+                let kind = match kind {
+                    Kind::Args(n) => {
+                        let mut s = step(f, Kind::Unsigned, 0);
+                        s.size = n;
+                        steps.push(s);
+                        continue;
+                    }
+                    k => k,
+                };
+                steps.push(step(f, kind, 0));
+            }
+            Plan::Generic {
+                name: format.name.clone(),
+                steps,
+            }
+        }
+    };
+    EventPlan { plan, size }
+}
+
+fn step(f: &Field, kind: Kind, number: u32) -> Step {
+    Step {
+        offset: f.offset,
+        size: f.size,
+        kind,
+        number,
+        name: f.name.clone(),
+    }
+}
+
+/// A signed integer as the varint upstream writes (sign-extended to 64
+/// bits); 0 where out of the payload (callers checked the size).
+fn sint(payload: &[u8], offset: usize, size: usize) -> u64 {
+    match read_uint(payload, offset, size) {
+        Some(raw) if size < 8 => {
+            let shift = 64 - 8 * size as u32;
+            (((raw << shift) as i64) >> shift) as u64
+        }
+        Some(raw) => raw,
+        None => 0,
+    }
+}
+
+/// A 4-byte signed field as compact_sched stores it.
+fn int(payload: &[u8], offset: usize, size: usize) -> u64 {
+    sint(payload, offset, size)
+}
+
+/// A fixed comm field: up to its NUL, at most 16 bytes.
+fn comm(payload: &[u8], offset: usize) -> &[u8] {
+    let end = offset.saturating_add(COMM_LEN).min(payload.len());
+    let bytes = payload.get(offset..end).unwrap_or(&[]);
+    match bytes.iter().position(|&b| b == 0) {
+        Some(n) => &bytes[..n],
+        None => bytes,
+    }
+}
+
+/// Writes one field as field `number` of `msg`; false if it did not decode.
+fn write_step(
+    msg: &mut Message<'_>,
+    s: &Step,
+    payload: &[u8],
+    number: u32,
+    addrs: &mut HashMap<u64, u32>,
+) -> bool {
+    match s.kind {
+        Kind::Signed => match read_uint(payload, s.offset, s.size) {
+            Some(_) => msg.append_varint(number, sint(payload, s.offset, s.size)),
+            None => return false,
+        },
+        Kind::Unsigned => match read_uint(payload, s.offset, s.size) {
+            Some(v) => msg.append_varint(number, v),
+            None => return false,
+        },
+        Kind::DevId => match read_uint(payload, s.offset, s.size) {
+            Some(v) => msg.append_varint(number, dev_to_user(v)),
+            None => return false,
+        },
+        Kind::SymAddr => match read_uint(payload, s.offset, s.size) {
+            Some(addr) => {
+                let next = u32::try_from(addrs.len() + 1).unwrap_or(u32::MAX);
+                let idx = *addrs.entry(addr).or_insert(next);
+                msg.append_varint(number, u64::from(idx));
+            }
+            None => return false,
+        },
+        Kind::FixedStr => {
+            let end = s.offset.saturating_add(s.size);
+            let Some(bytes) = payload.get(s.offset..end) else {
+                return false;
+            };
+            msg.append_bytes(number, until_nul(bytes));
+        }
+        Kind::CStr => {
+            let Some(bytes) = payload.get(s.offset..) else {
+                return false;
+            };
+            msg.append_bytes(number, until_nul(bytes));
+        }
+        Kind::DataLoc => {
+            let Some(word) = read_uint(payload, s.offset, 4) else {
+                return false;
+            };
+            let off = (word & 0xffff) as usize;
+            let len = (word >> 16) as usize;
+            if len == 0 {
+                // Upstream writes nothing for an empty __data_loc.
+                return true;
+            }
+            let Some(bytes) = payload.get(off..off + len) else {
+                return false;
+            };
+            msg.append_bytes(number, until_nul(bytes));
+        }
+        Kind::StrPtr => msg.append_bytes(number, b""),
+        Kind::Args(n) => {
+            for i in 0..6 {
+                match read_uint(payload, s.offset + i * n, n) {
+                    Some(v) => msg.append_varint(number, v),
+                    None => return false,
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The bytes before the first NUL.
+fn until_nul(bytes: &[u8]) -> &[u8] {
+    match bytes.iter().position(|&b| b == 0) {
+        Some(n) => &bytes[..n],
+        None => bytes,
+    }
+}
+
+/// The kernel's `dev_t` (major << 20 | minor) as userspace's `makedev`.
+fn dev_to_user(kernel: u64) -> u64 {
+    let major = kernel >> 20;
+    let minor = kernel & ((1 << 20) - 1);
+    ((major & 0xffff_f000) << 32)
+        | ((major & 0xfff) << 8)
+        | ((minor & 0xffff_ff00) << 12)
+        | (minor & 0xff)
+}
+
+/// The columns of one bundle's `compact_sched`, with its comm table.
+#[derive(Debug, Clone, Default)]
+struct CompactBuffer {
+    /// The comm table: each comm NUL-padded to 16 bytes, with its length.
+    comms: Vec<([u8; COMM_LEN], u8)>,
+    last_switch: u64,
+    switch_ts: Vec<u64>,
+    prev_state: Vec<u64>,
+    next_pid: Vec<u64>,
+    next_prio: Vec<u64>,
+    next_comm: Vec<u64>,
+    last_waking: u64,
+    waking_ts: Vec<u64>,
+    waking_pid: Vec<u64>,
+    target_cpu: Vec<u64>,
+    waking_prio: Vec<u64>,
+    waking_comm: Vec<u64>,
+    common_flags: Vec<u64>,
+}
+
+impl CompactBuffer {
+    fn reset(&mut self) {
+        self.comms.clear();
+        self.last_switch = 0;
+        self.last_waking = 0;
+        for v in [
+            &mut self.switch_ts,
+            &mut self.prev_state,
+            &mut self.next_pid,
+            &mut self.next_prio,
+            &mut self.next_comm,
+            &mut self.waking_ts,
+            &mut self.waking_pid,
+            &mut self.target_cpu,
+            &mut self.waking_prio,
+            &mut self.waking_comm,
+            &mut self.common_flags,
+        ] {
+            v.clear();
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.switch_ts.is_empty() && self.waking_ts.is_empty()
+    }
+
+    /// The comm's index in the table, adding it if new (a linear scan, as
+    /// upstream: the table stays small).
+    fn intern(&mut self, comm: &[u8]) -> u64 {
+        let mut key = [0u8; COMM_LEN];
+        let len = comm.len().min(COMM_LEN);
+        key[..len].copy_from_slice(&comm[..len]);
+        // Comparing whole padded arrays is comparing the strings (a comm
+        // holds no NUL).
+        let i = match self.comms.iter().position(|(c, _)| *c == key) {
+            Some(i) => i,
+            None => {
+                self.comms.push((key, len as u8));
+                self.comms.len() - 1
+            }
+        };
+        i as u64
+    }
+
+    /// Writes the columns in upstream's order: the comm table, then the
+    /// switch columns, then the waking ones.
+    fn write(&self, cs: &mut CS<'_>) {
+        let m = cs.message();
+        for (c, len) in &self.comms {
+            m.append_bytes(CS::FIELD_INTERN_TABLE, &c[..usize::from(*len)]);
+        }
+        let packed = |m: &mut Message<'_>, id: u32, v: &[u64]| {
+            if !v.is_empty() {
+                m.append_packed_varint(id, v.iter().copied());
+            }
+        };
+        packed(m, CS::FIELD_SWITCH_TIMESTAMP, &self.switch_ts);
+        packed(m, CS::FIELD_SWITCH_NEXT_PID, &self.next_pid);
+        packed(m, CS::FIELD_SWITCH_PREV_STATE, &self.prev_state);
+        packed(m, CS::FIELD_SWITCH_NEXT_PRIO, &self.next_prio);
+        packed(m, CS::FIELD_SWITCH_NEXT_COMM_INDEX, &self.next_comm);
+        packed(m, CS::FIELD_WAKING_TIMESTAMP, &self.waking_ts);
+        packed(m, CS::FIELD_WAKING_PID, &self.waking_pid);
+        packed(m, CS::FIELD_WAKING_TARGET_CPU, &self.target_cpu);
+        packed(m, CS::FIELD_WAKING_PRIO, &self.waking_prio);
+        packed(m, CS::FIELD_WAKING_COMM_INDEX, &self.waking_comm);
+        packed(m, CS::FIELD_WAKING_COMMON_FLAGS, &self.common_flags);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ftrace::page::PageLayout;
+    use crate::protos::FtraceEventBundleDecoder;
+    use protozero::HeapWriter;
+
+    const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+    fn format(name: &str, id: u32, fields: &str) -> EventFormat {
+        EventFormat::parse(&format!(
+            "name: {name}\nID: {id}\nformat:\n{COMMON}{fields}\nprint fmt: \"\"\n"
+        ))
+        .expect("format")
+    }
+
+    /// One page with these (id, payload) records at ts 100, 101, ...
+    fn page(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut data = Vec::new();
+        for (i, p) in records.iter().enumerate() {
+            let delta = u32::from(i > 0);
+            data.extend_from_slice(&((p.len() / 4) as u32 | (delta << 5)).to_le_bytes());
+            data.extend_from_slice(p);
+        }
+        let mut b = 100u64.to_le_bytes().to_vec();
+        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        b.extend_from_slice(&data);
+        b.resize(4096, 0);
+        b
+    }
+
+    fn payload(id: u16, pid: i32, rest: &[u8]) -> Vec<u8> {
+        let mut p = id.to_le_bytes().to_vec();
+        p.extend_from_slice(&[0, 0]);
+        p.extend_from_slice(&pid.to_le_bytes());
+        p.extend_from_slice(rest);
+        while p.len() % 4 != 0 {
+            p.push(0);
+        }
+        p
+    }
+
+    fn run(table: &FormatTable, records: &[Vec<u8>]) -> (Vec<u8>, Translator) {
+        let header = crate::ftrace::HeaderPage::parse(
+            "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n",
+        )
+        .expect("header");
+        let layout = PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l");
+        let raw = page(records);
+        let pages: Vec<Page<'_>> = layout.pages(&raw).map(|p| p.expect("page")).collect();
+        let mut tr = Translator::new(table, Options::default()).expect("translator");
+        let mut w = HeapWriter::new();
+        assert_eq!(tr.write_bundle(&mut w.root(), 3, &pages), 1);
+        let bytes = w.finish().expect("writes");
+        let d = protozero::TypedDecoder::<4>::new(&bytes);
+        let b = d
+            .get(packet_field::FTRACE_EVENTS)
+            .and_then(|f| f.as_bytes().ok())
+            .expect("bundle")
+            .to_vec();
+        (b, tr)
+    }
+
+    #[test]
+    fn power_workqueue_and_generic_dev_t() {
+        let mut t = FormatTable::new();
+        t.insert(format(
+            "cpu_frequency",
+            10,
+            "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
+        ))
+        .expect("insert");
+        t.insert(format(
+            "workqueue_execute_start",
+            11,
+            "\tfield:void * work;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n",
+        ))
+        .expect("insert");
+        t.insert(format(
+            "block_thing",
+            12,
+            "\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:int delta;\toffset:12;\tsize:4;\tsigned:1;\n",
+        ))
+        .expect("insert");
+        let mut freq = 2_400_000u32.to_le_bytes().to_vec();
+        freq.extend_from_slice(&1u32.to_le_bytes());
+        let mut wq = 0xffff_0000_dead_0000u64.to_le_bytes().to_vec();
+        wq.extend_from_slice(&0xffff_ffff_8100_0000u64.to_le_bytes());
+        // dev 8:1 in the kernel's encoding (major << 20 | minor).
+        let mut dev = ((8u32 << 20) | 1).to_le_bytes().to_vec();
+        dev.extend_from_slice(&(-5i32).to_le_bytes());
+        let (b, tr) = run(
+            &t,
+            &[
+                payload(10, 7, &freq),
+                payload(11, 8, &wq),
+                payload(11, 8, &wq),
+                payload(12, 9, &dev),
+            ],
+        );
+        let d = FtraceEventBundleDecoder::new(&b);
+        assert_eq!(d.cpu(), Some(3));
+        let evs: Vec<_> = d.event().collect();
+        assert_eq!(evs.len(), 4);
+        let f = evs[0].cpu_frequency().expect("cpu_frequency");
+        assert_eq!((f.state(), f.cpu_id()), (Some(2_400_000), Some(1)));
+        assert_eq!(evs[0].pid(), Some(7));
+        assert_eq!(evs[0].timestamp(), Some(100));
+        // Addresses become interning indices, the same address the same one.
+        let w1 = evs[1].workqueue_execute_start().expect("wq");
+        let w2 = evs[2].workqueue_execute_start().expect("wq");
+        assert_eq!((w1.work(), w1.function()), (Some(1), Some(2)));
+        assert_eq!((w2.work(), w2.function()), (Some(1), Some(2)));
+        assert_eq!(tr.kernel_addrs().get(&0xffff_ffff_8100_0000), Some(&2));
+        // A generic dev_t is userspace's makedev(8, 1) = 0x801.
+        let g = evs[3].generic().expect("generic");
+        assert_eq!(g.event_name(), Some("block_thing"));
+        let fields: Vec<_> = g.field().collect();
+        assert_eq!(fields[0].name(), Some("dev"));
+        assert_eq!(fields[0].uint_value(), Some(0x801));
+        assert_eq!(fields[1].int_value(), Some(-5));
+        assert_eq!(tr.stats().generic, 1);
+        assert_eq!(tr.stats().typed, 3);
+    }
+
+    #[test]
+    fn short_records_and_unknown_ids_are_counted() {
+        let mut t = FormatTable::new();
+        t.insert(format(
+            "cpu_idle",
+            10,
+            "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
+        ))
+        .expect("insert");
+        // A cpu_idle record of 8 bytes (its format needs 16), and id 99.
+        let (b, tr) = run(&t, &[payload(10, 1, &[]), payload(99, 1, &[1, 2, 3, 4])]);
+        assert_eq!(FtraceEventBundleDecoder::new(&b).event().count(), 0);
+        let s = tr.stats();
+        assert_eq!((s.short_records, s.unknown_ids, s.typed), (1, 1, 0));
+    }
+}
