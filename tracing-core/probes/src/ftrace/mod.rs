@@ -23,6 +23,8 @@
 //! so a small first read (`std::fs::read_to_string` probes with 32 bytes)
 //! returns a truncated file.
 
+mod atrace;
+mod compact_buffer;
 pub mod config;
 pub mod cpu_reader;
 pub mod decode;

@@ -24,12 +24,13 @@ use thiserror::Error;
 
 /// `FtraceEvent` fields (upstream numbers; checked against the generated
 /// writer in the tests).
+use super::compact_buffer::CompactBuffer;
+
 mod event_field {
     pub(super) const TIMESTAMP: u32 = crate::protos::FtraceEvent::FIELD_TIMESTAMP;
     pub(super) const PID: u32 = crate::protos::FtraceEvent::FIELD_PID;
     pub(super) const GENERIC: u32 = crate::protos::FtraceEvent::FIELD_GENERIC;
 }
-use crate::protos::ftrace_event_bundle::CompactSched as CS;
 use crate::protos::generic_ftrace_event::Field as GF;
 use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
 
@@ -39,7 +40,7 @@ pub const COMPACT_INTERNER_THRESHOLD: usize = 64;
 /// Event ids at or above this are not planned (the kernel's are 16-bit).
 const MAX_ID: usize = 1 << 16;
 /// The size of the comm fields compact_sched reads (`TASK_COMM_LEN`).
-const COMM_LEN: usize = 16;
+pub(super) const COMM_LEN: usize = 16;
 
 /// Why a translator could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -726,243 +727,6 @@ fn dev_to_user(kernel: u64) -> u64 {
         | (minor & 0xff)
 }
 
-/// The columns of one bundle's `compact_sched`, with its comm table.
-#[derive(Debug, Clone, Default)]
-struct CompactBuffer {
-    /// The comm table: each comm NUL-padded to 16 bytes, with its length.
-    comms: Vec<([u8; COMM_LEN], u8)>,
-    last_switch: u64,
-    switch_ts: Vec<u64>,
-    prev_state: Vec<u64>,
-    next_pid: Vec<u64>,
-    next_prio: Vec<u64>,
-    next_comm: Vec<u64>,
-    last_waking: u64,
-    waking_ts: Vec<u64>,
-    waking_pid: Vec<u64>,
-    target_cpu: Vec<u64>,
-    waking_prio: Vec<u64>,
-    waking_comm: Vec<u64>,
-    common_flags: Vec<u64>,
-}
-
-impl CompactBuffer {
-    fn reset(&mut self) {
-        self.comms.clear();
-        self.last_switch = 0;
-        self.last_waking = 0;
-        for v in [
-            &mut self.switch_ts,
-            &mut self.prev_state,
-            &mut self.next_pid,
-            &mut self.next_prio,
-            &mut self.next_comm,
-            &mut self.waking_ts,
-            &mut self.waking_pid,
-            &mut self.target_cpu,
-            &mut self.waking_prio,
-            &mut self.waking_comm,
-            &mut self.common_flags,
-        ] {
-            v.clear();
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.switch_ts.is_empty() && self.waking_ts.is_empty()
-    }
-
-    /// The comm's index in the table, adding it if new (a linear scan, as
-    /// upstream: the table stays small).
-    fn intern(&mut self, comm: &[u8]) -> u64 {
-        let mut key = [0u8; COMM_LEN];
-        let len = comm.len().min(COMM_LEN);
-        key[..len].copy_from_slice(&comm[..len]);
-        // Comparing whole padded arrays is comparing the strings (a comm
-        // holds no NUL).
-        let i = match self.comms.iter().position(|(c, _)| *c == key) {
-            Some(i) => i,
-            None => {
-                self.comms.push((key, len as u8));
-                self.comms.len() - 1
-            }
-        };
-        i as u64
-    }
-
-    /// Writes the columns in upstream's order: the comm table, then the
-    /// switch columns, then the waking ones.
-    fn write(&self, cs: &mut CS<'_>) {
-        let m = cs.message();
-        for (c, len) in &self.comms {
-            m.append_bytes(CS::FIELD_INTERN_TABLE, &c[..usize::from(*len)]);
-        }
-        let packed = |m: &mut Message<'_>, id: u32, v: &[u64]| {
-            if !v.is_empty() {
-                m.append_packed_varint(id, v.iter().copied());
-            }
-        };
-        packed(m, CS::FIELD_SWITCH_TIMESTAMP, &self.switch_ts);
-        packed(m, CS::FIELD_SWITCH_NEXT_PID, &self.next_pid);
-        packed(m, CS::FIELD_SWITCH_PREV_STATE, &self.prev_state);
-        packed(m, CS::FIELD_SWITCH_NEXT_PRIO, &self.next_prio);
-        packed(m, CS::FIELD_SWITCH_NEXT_COMM_INDEX, &self.next_comm);
-        packed(m, CS::FIELD_WAKING_TIMESTAMP, &self.waking_ts);
-        packed(m, CS::FIELD_WAKING_PID, &self.waking_pid);
-        packed(m, CS::FIELD_WAKING_TARGET_CPU, &self.target_cpu);
-        packed(m, CS::FIELD_WAKING_PRIO, &self.waking_prio);
-        packed(m, CS::FIELD_WAKING_COMM_INDEX, &self.waking_comm);
-        packed(m, CS::FIELD_WAKING_COMMON_FLAGS, &self.common_flags);
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ftrace::page::PageLayout;
-    use crate::protos::FtraceEventBundleDecoder;
-    use protozero::HeapWriter;
-
-    const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
-\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
-\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
-\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
-
-    fn format(name: &str, id: u32, fields: &str) -> EventFormat {
-        EventFormat::parse(&format!(
-            "name: {name}\nID: {id}\nformat:\n{COMMON}{fields}\nprint fmt: \"\"\n"
-        ))
-        .expect("format")
-    }
-
-    /// One page with these (id, payload) records at ts 100, 101, ...
-    fn page(records: &[Vec<u8>]) -> Vec<u8> {
-        let mut data = Vec::new();
-        for (i, p) in records.iter().enumerate() {
-            let delta = u32::from(i > 0);
-            data.extend_from_slice(&((p.len() / 4) as u32 | (delta << 5)).to_le_bytes());
-            data.extend_from_slice(p);
-        }
-        let mut b = 100u64.to_le_bytes().to_vec();
-        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        b.extend_from_slice(&data);
-        b.resize(4096, 0);
-        b
-    }
-
-    fn payload(id: u16, pid: i32, rest: &[u8]) -> Vec<u8> {
-        let mut p = id.to_le_bytes().to_vec();
-        p.extend_from_slice(&[0, 0]);
-        p.extend_from_slice(&pid.to_le_bytes());
-        p.extend_from_slice(rest);
-        while p.len() % 4 != 0 {
-            p.push(0);
-        }
-        p
-    }
-
-    fn run(table: &FormatTable, records: &[Vec<u8>]) -> (Vec<u8>, Translator) {
-        let header = crate::ftrace::HeaderPage::parse(
-            "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
-\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
-\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n",
-        )
-        .expect("header");
-        let layout = PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l");
-        let raw = page(records);
-        let pages: Vec<Page<'_>> = layout.pages(&raw).map(|p| p.expect("page")).collect();
-        let mut tr = Translator::new(table, Options::default()).expect("translator");
-        let mut w = HeapWriter::new();
-        assert_eq!(tr.write_bundle(&mut w.root(), 3, &pages), 1);
-        let bytes = w.finish().expect("writes");
-        let d = protozero::TypedDecoder::<4>::new(&bytes);
-        let b = d
-            .get(packet_field::FTRACE_EVENTS)
-            .and_then(|f| f.as_bytes().ok())
-            .expect("bundle")
-            .to_vec();
-        (b, tr)
-    }
-
-    #[test]
-    fn power_workqueue_and_generic_dev_t() {
-        let mut t = FormatTable::new();
-        t.insert(format(
-            "cpu_frequency",
-            10,
-            "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\
-\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
-        ))
-        .expect("insert");
-        t.insert(format(
-            "workqueue_execute_start",
-            11,
-            "\tfield:void * work;\toffset:8;\tsize:8;\tsigned:0;\n\
-\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n",
-        ))
-        .expect("insert");
-        t.insert(format(
-            "block_thing",
-            12,
-            "\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n\
-\tfield:int delta;\toffset:12;\tsize:4;\tsigned:1;\n",
-        ))
-        .expect("insert");
-        let mut freq = 2_400_000u32.to_le_bytes().to_vec();
-        freq.extend_from_slice(&1u32.to_le_bytes());
-        let mut wq = 0xffff_0000_dead_0000u64.to_le_bytes().to_vec();
-        wq.extend_from_slice(&0xffff_ffff_8100_0000u64.to_le_bytes());
-        // dev 8:1 in the kernel's encoding (major << 20 | minor).
-        let mut dev = ((8u32 << 20) | 1).to_le_bytes().to_vec();
-        dev.extend_from_slice(&(-5i32).to_le_bytes());
-        let (b, tr) = run(
-            &t,
-            &[
-                payload(10, 7, &freq),
-                payload(11, 8, &wq),
-                payload(11, 8, &wq),
-                payload(12, 9, &dev),
-            ],
-        );
-        let d = FtraceEventBundleDecoder::new(&b);
-        assert_eq!(d.cpu(), Some(3));
-        let evs: Vec<_> = d.event().collect();
-        assert_eq!(evs.len(), 4);
-        let f = evs[0].cpu_frequency().expect("cpu_frequency");
-        assert_eq!((f.state(), f.cpu_id()), (Some(2_400_000), Some(1)));
-        assert_eq!(evs[0].pid(), Some(7));
-        assert_eq!(evs[0].timestamp(), Some(100));
-        // Addresses become interning indices, the same address the same one.
-        let w1 = evs[1].workqueue_execute_start().expect("wq");
-        let w2 = evs[2].workqueue_execute_start().expect("wq");
-        assert_eq!((w1.work(), w1.function()), (Some(1), Some(2)));
-        assert_eq!((w2.work(), w2.function()), (Some(1), Some(2)));
-        assert_eq!(tr.kernel_addrs().get(&0xffff_ffff_8100_0000), Some(&2));
-        // A generic dev_t is userspace's makedev(8, 1) = 0x801.
-        let g = evs[3].generic().expect("generic");
-        assert_eq!(g.event_name(), Some("block_thing"));
-        let fields: Vec<_> = g.field().collect();
-        assert_eq!(fields[0].name(), Some("dev"));
-        assert_eq!(fields[0].uint_value(), Some(0x801));
-        assert_eq!(fields[1].int_value(), Some(-5));
-        assert_eq!(tr.stats().generic, 1);
-        assert_eq!(tr.stats().typed, 3);
-    }
-
-    #[test]
-    fn short_records_and_unknown_ids_are_counted() {
-        let mut t = FormatTable::new();
-        t.insert(format(
-            "cpu_idle",
-            10,
-            "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\
-\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
-        ))
-        .expect("insert");
-        // A cpu_idle record of 8 bytes (its format needs 16), and id 99.
-        let (b, tr) = run(&t, &[payload(10, 1, &[]), payload(99, 1, &[1, 2, 3, 4])]);
-        assert_eq!(FtraceEventBundleDecoder::new(&b).event().count(), 0);
-        let s = tr.stats();
-        assert_eq!((s.short_records, s.unknown_ids, s.typed), (1, 1, 0));
-    }
-}
+#[path = "translate_tests.rs"]
+mod tests;

@@ -1,0 +1,150 @@
+//! Unit tests of the translation on events the fixtures lack and on
+//! hostile formats.
+
+use super::*;
+use crate::ftrace::page::PageLayout;
+use crate::protos::FtraceEventBundleDecoder;
+use protozero::HeapWriter;
+
+const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+fn format(name: &str, id: u32, fields: &str) -> EventFormat {
+    EventFormat::parse(&format!(
+        "name: {name}\nID: {id}\nformat:\n{COMMON}{fields}\nprint fmt: \"\"\n"
+    ))
+    .expect("format")
+}
+
+/// One page with these (id, payload) records at ts 100, 101, ...
+fn page(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut data = Vec::new();
+    for (i, p) in records.iter().enumerate() {
+        let delta = u32::from(i > 0);
+        data.extend_from_slice(&((p.len() / 4) as u32 | (delta << 5)).to_le_bytes());
+        data.extend_from_slice(p);
+    }
+    let mut b = 100u64.to_le_bytes().to_vec();
+    b.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    b.extend_from_slice(&data);
+    b.resize(4096, 0);
+    b
+}
+
+fn payload(id: u16, pid: i32, rest: &[u8]) -> Vec<u8> {
+    let mut p = id.to_le_bytes().to_vec();
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(&pid.to_le_bytes());
+    p.extend_from_slice(rest);
+    while p.len() % 4 != 0 {
+        p.push(0);
+    }
+    p
+}
+
+fn run(table: &FormatTable, records: &[Vec<u8>]) -> (Vec<u8>, Translator) {
+    let header = crate::ftrace::HeaderPage::parse(
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n",
+    )
+    .expect("header");
+    let layout = PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l");
+    let raw = page(records);
+    let pages: Vec<Page<'_>> = layout.pages(&raw).map(|p| p.expect("page")).collect();
+    let mut tr = Translator::new(table, Options::default()).expect("translator");
+    let mut w = HeapWriter::new();
+    assert_eq!(tr.write_bundle(&mut w.root(), 3, &pages), 1);
+    let bytes = w.finish().expect("writes");
+    let d = protozero::TypedDecoder::<4>::new(&bytes);
+    let b = d
+        .get(packet_field::FTRACE_EVENTS)
+        .and_then(|f| f.as_bytes().ok())
+        .expect("bundle")
+        .to_vec();
+    (b, tr)
+}
+
+#[test]
+fn power_workqueue_and_generic_dev_t() {
+    let mut t = FormatTable::new();
+    t.insert(format(
+        "cpu_frequency",
+        10,
+        "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
+    ))
+    .expect("insert");
+    t.insert(format(
+        "workqueue_execute_start",
+        11,
+        "\tfield:void * work;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n",
+    ))
+    .expect("insert");
+    t.insert(format(
+        "block_thing",
+        12,
+        "\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:int delta;\toffset:12;\tsize:4;\tsigned:1;\n",
+    ))
+    .expect("insert");
+    let mut freq = 2_400_000u32.to_le_bytes().to_vec();
+    freq.extend_from_slice(&1u32.to_le_bytes());
+    let mut wq = 0xffff_0000_dead_0000u64.to_le_bytes().to_vec();
+    wq.extend_from_slice(&0xffff_ffff_8100_0000u64.to_le_bytes());
+    // dev 8:1 in the kernel's encoding (major << 20 | minor).
+    let mut dev = ((8u32 << 20) | 1).to_le_bytes().to_vec();
+    dev.extend_from_slice(&(-5i32).to_le_bytes());
+    let (b, tr) = run(
+        &t,
+        &[
+            payload(10, 7, &freq),
+            payload(11, 8, &wq),
+            payload(11, 8, &wq),
+            payload(12, 9, &dev),
+        ],
+    );
+    let d = FtraceEventBundleDecoder::new(&b);
+    assert_eq!(d.cpu(), Some(3));
+    let evs: Vec<_> = d.event().collect();
+    assert_eq!(evs.len(), 4);
+    let f = evs[0].cpu_frequency().expect("cpu_frequency");
+    assert_eq!((f.state(), f.cpu_id()), (Some(2_400_000), Some(1)));
+    assert_eq!(evs[0].pid(), Some(7));
+    assert_eq!(evs[0].timestamp(), Some(100));
+    // Addresses become interning indices, the same address the same one.
+    let w1 = evs[1].workqueue_execute_start().expect("wq");
+    let w2 = evs[2].workqueue_execute_start().expect("wq");
+    assert_eq!((w1.work(), w1.function()), (Some(1), Some(2)));
+    assert_eq!((w2.work(), w2.function()), (Some(1), Some(2)));
+    assert_eq!(tr.kernel_addrs().get(&0xffff_ffff_8100_0000), Some(&2));
+    // A generic dev_t is userspace's makedev(8, 1) = 0x801.
+    let g = evs[3].generic().expect("generic");
+    assert_eq!(g.event_name(), Some("block_thing"));
+    let fields: Vec<_> = g.field().collect();
+    assert_eq!(fields[0].name(), Some("dev"));
+    assert_eq!(fields[0].uint_value(), Some(0x801));
+    assert_eq!(fields[1].int_value(), Some(-5));
+    assert_eq!(tr.stats().generic, 1);
+    assert_eq!(tr.stats().typed, 3);
+}
+
+#[test]
+fn short_records_and_unknown_ids_are_counted() {
+    let mut t = FormatTable::new();
+    t.insert(format(
+        "cpu_idle",
+        10,
+        "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\
+\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n",
+    ))
+    .expect("insert");
+    // A cpu_idle record of 8 bytes (its format needs 16), and id 99.
+    let (b, tr) = run(&t, &[payload(10, 1, &[]), payload(99, 1, &[1, 2, 3, 4])]);
+    assert_eq!(FtraceEventBundleDecoder::new(&b).event().count(), 0);
+    let s = tr.stats();
+    assert_eq!((s.short_records, s.unknown_ids, s.typed), (1, 1, 0));
+}
