@@ -81,6 +81,9 @@ pub struct ArbiterStats {
     pub patches_sent: u64,
     /// Chunks of aborted startup reservations freed without being committed.
     pub startup_chunks_discarded: u64,
+    /// Startup reservations aborted here (their chunks freed, their writers
+    /// refused chunks from then on).
+    pub startup_reservations_aborted: u64,
 }
 
 #[derive(Debug, Default)]

@@ -175,6 +175,7 @@ impl SharedMemoryArbiter {
         let mut guard = lock(&self.state);
         let st = &mut *guard;
         st.startup.abort(reservation)?;
+        st.stats.startup_reservations_aborted += 1;
         let placeholder = placeholder_buffer(reservation);
         let mut chunks = remove_reservation(&mut st.startup.held, placeholder);
         if let Some(p) = st.pending.as_mut() {

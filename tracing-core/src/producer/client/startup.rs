@@ -134,11 +134,12 @@ impl ProducerClient {
 
     /// How many startup reservations were aborted (their data dropped):
     /// no session in time, the service refused the buffer, or it could not
-    /// be used on the connection the session came on.
+    /// be used on the connection the session came on. Counted once the
+    /// abort is carried out in the buffer: from then on the reservation's
+    /// writers drop what they write.
     pub fn startup_reservations_aborted(&self) -> u64 {
-        lock(&self.shared.core)
-            .endpoint
-            .startup_reservations_aborted()
+        let arbiter = lock(&self.shared.core).startup.arbiter.clone();
+        arbiter.map_or(0, |a| a.stats().startup_reservations_aborted)
     }
 
     /// Whether the service adopted the buffer this producer made for startup
