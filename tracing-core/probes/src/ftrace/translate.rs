@@ -550,6 +550,12 @@ impl Translator {
     }
 }
 
+/// Whether events called `name` have a typed translation (an
+/// `FtraceEvent` field of their own); others are written generic.
+pub fn has_typed_translation(name: &str) -> bool {
+    FTRACE_EVENT_MESSAGES.iter().any(|m| m.name == name)
+}
+
 /// The plan of a non-compact event: typed where upstream knows the event,
 /// generic otherwise.
 fn plan_event(format: &EventFormat, common_end: usize) -> EventPlan {

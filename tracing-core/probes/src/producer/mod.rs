@@ -7,12 +7,14 @@
 //!   makes a [`Probe`] per instance; a probe is told `now` and writes into
 //!   a [`PacketSink`]).
 //! * [`schedule`]: the periodic timers, computed from `now` alone.
-//! * [`process_stats`], [`sys_stats`], [`system_info`]: the data sources.
+//! * [`ftrace`](mod@ftrace), [`process_stats`], [`sys_stats`],
+//!   [`system_info`]: the data sources.
 //! * [`runtime`]: the producer connection and the thread that runs the
 //!   probes ([`ProbesProducer`]); [`Registry`] lists what it serves, so a
 //!   further data source (`linux.ftrace`) is one [`Registry::add`].
 
 pub mod ds_config;
+pub mod ftrace;
 pub mod probe;
 pub mod process_stats;
 pub mod runtime;

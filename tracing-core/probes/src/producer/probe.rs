@@ -155,6 +155,9 @@ pub enum ProbeError {
     /// Its config does not decode.
     #[error(transparent)]
     Config(#[from] crate::procfs::config::ConfigError),
+    /// Its `FtraceConfig` is not accepted.
+    #[error(transparent)]
+    Ftrace(crate::ftrace::config::FtraceConfigError),
     /// The `DataSourceConfig` itself does not decode.
     #[error("DataSourceConfig does not decode: {0}")]
     DataSourceConfig(protozero::DecodeError),

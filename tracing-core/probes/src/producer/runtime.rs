@@ -24,7 +24,7 @@ use zerotrace_core::producer::{
 };
 
 use super::probe::{DataSource, Probe, ProbeContext, ProbeStats};
-use super::{process_stats, sys_stats, system_info};
+use super::{ftrace, process_stats, sys_stats, system_info};
 
 /// How long a stop or flush callback waits for the probes' thread.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,11 +49,13 @@ impl Registry {
         Registry::default()
     }
 
-    /// `linux.process_stats`, `linux.sys_stats` and `linux.system_info`.
-    /// (`linux.ftrace` plugs in with one [`Registry::add`].)
+    /// `linux.ftrace` (tracefs found or mounted when a session first
+    /// asks for it), `linux.process_stats`, `linux.sys_stats` and
+    /// `linux.system_info`.
     pub fn standard() -> Self {
         let mut r = Registry::empty();
-        r.add(process_stats::ProcessStatsSource)
+        r.add(ftrace::FtraceSource::system())
+            .add(process_stats::ProcessStatsSource)
             .add(sys_stats::SysStatsSource)
             .add(system_info::SystemInfo);
         r

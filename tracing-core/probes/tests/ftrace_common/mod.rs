@@ -11,6 +11,8 @@ use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+pub mod read_back;
+
 use zerotrace_probes::ftrace::{
     EventFormat, FormatTable, HeaderPage, MissedEvents, PageLayout, Value,
 };
@@ -198,7 +200,7 @@ fn read_raw(path: &Path, subbuf: usize) -> Result<Vec<u8>, String> {
 
 /// Two named threads ping-ponging through pipes, a spawned process (fork,
 /// exec, exit) and `trace_marker` writes, with the instance recording.
-fn workload(inst: &Instance) -> Result<(), String> {
+pub fn workload(inst: &Instance) -> Result<(), String> {
     inst.write("trace_marker", "zt-begin")?;
     let (mut a_tx, mut b_rx) = pipe()?;
     let (mut b_tx, mut a_rx) = pipe()?;
@@ -544,7 +546,7 @@ fn i(v: Value<'_>) -> i64 {
 }
 
 /// The `prev_state` letters as sched_switch's print fmt renders them.
-fn prev_state(state: i64) -> String {
+pub fn prev_state(state: i64) -> String {
     const LETTERS: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
     let masked = state & 0xff;
     let mut out = if masked == 0 {

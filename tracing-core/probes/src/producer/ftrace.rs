@@ -1,0 +1,559 @@
+//! `linux.ftrace` as a data source of the probes. Each started instance
+//! resolves its `FtraceConfig` against the kernel's events, joins the
+//! tracefs instance it names (sessions on one instance are merged by the
+//! [`Controller`], whose last stop restores what the first start found),
+//! and at every drain reads each CPU's raw ring-buffer pages once for all
+//! sessions of that instance. Every session translates the same pages with
+//! its own [`Translator`], built over the formats of its own events only,
+//! so it writes the events it asked for and not another session's.
+//! `ftrace_stats` packets open and close the data; where ftrace cannot be
+//! had (no tracefs, no permission, a tracer in use) the opening one lists
+//! every requested event as failed, the log says why, and the other data
+//! sources go on.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::ds_config;
+use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
+use crate::ftrace::config::{EventSelection, EventSpec, FtraceOptions};
+use crate::ftrace::cpu_reader::{CpuReader, CpuStats, StatsExtra, StatsPhase, write_ftrace_stats};
+use crate::ftrace::ksyms::KernelSymbols;
+use crate::ftrace::tracefs::{self, Controller, Instance};
+use crate::ftrace::translate::has_typed_translation;
+use crate::ftrace::{EventFormat, FormatTable, HeaderPage, Options, PageLayout, Translator};
+use crate::protos::data_source_field;
+
+/// The data source's name.
+pub const NAME: &str = "linux.ftrace";
+
+/// Sub-buffers read from one CPU per read call.
+const READ_PAGES: usize = 64;
+
+/// At most this many times the instance's buffer is read from one CPU in
+/// one drain, so a CPU that writes as fast as we read cannot hold the
+/// drain forever (what is left is read at the next one).
+const DRAIN_ROUNDS: usize = 2;
+
+/// How many read errors are logged in full.
+const LOGGED_READ_ERRORS: u64 = 5;
+
+/// The `linux.ftrace` data source.
+#[derive(Debug, Clone, Default)]
+pub struct FtraceSource {
+    tracefs: Option<PathBuf>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl FtraceSource {
+    /// Ftrace of the running kernel: tracefs found (or mounted at
+    /// `/sys/kernel/tracing`) when the first session starts.
+    pub fn system() -> Self {
+        FtraceSource::default()
+    }
+
+    /// Ftrace at the tracefs mount `root` (tests, or a mount elsewhere).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        FtraceSource {
+            tracefs: Some(root.into()),
+            shared: Arc::default(),
+        }
+    }
+}
+
+impl DataSource for FtraceSource {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn create(&self, config: &[u8], ctx: &ProbeContext) -> Result<Box<dyn Probe>, ProbeError> {
+        let bytes = ds_config::nested(config, data_source_field::FTRACE_CONFIG)?;
+        let options = FtraceOptions::from_config(bytes).map_err(ProbeError::Ftrace)?;
+        Ok(Box::new(FtraceProbe {
+            source: self.clone(),
+            ctx: ctx.clone(),
+            options,
+            run: None,
+            next_drain: None,
+            packets: 0,
+            read_errors: 0,
+        }))
+    }
+}
+
+/// The sessions of every tracefs instance in use.
+#[derive(Debug, Default)]
+struct Shared {
+    next_session: u64,
+    /// By `instance_name` (`None`: the top level).
+    instances: HashMap<Option<String>, Reader>,
+}
+
+/// One read of a CPU's ring buffer: the CPU and whole sub-buffers.
+type RawRead = (u32, Arc<[u8]>);
+
+/// One tracefs instance being read: its sessions, its per-CPU readers and
+/// the raw reads each session has yet to translate.
+#[derive(Debug)]
+struct Reader {
+    controller: Controller,
+    cpus: Vec<CpuReader>,
+    buf: Vec<u8>,
+    /// Bytes of one CPU's whole buffer (bounds a drain).
+    cpu_buffer_bytes: usize,
+    pending: BTreeMap<u64, Vec<RawRead>>,
+}
+
+impl Reader {
+    /// Reads every CPU's ready pages into each session's queue; the read
+    /// errors met.
+    fn drain(&mut self) -> Vec<String> {
+        let mut errors = Vec::new();
+        let cap = self.cpu_buffer_bytes.saturating_mul(DRAIN_ROUNDS);
+        for reader in &mut self.cpus {
+            let mut total = 0usize;
+            while total < cap.max(self.buf.len()) {
+                match reader.read_pages(&mut self.buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        total += n;
+                        let chunk: Arc<[u8]> = Arc::from(&self.buf[..n]);
+                        let cpu = u32::try_from(reader.cpu()).unwrap_or(u32::MAX);
+                        for q in self.pending.values_mut() {
+                            q.push((cpu, chunk.clone()));
+                        }
+                    }
+                    Err(e) => {
+                        errors.push(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        errors
+    }
+}
+
+fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A started instance that records.
+#[derive(Debug)]
+struct Run {
+    key: Option<String>,
+    session: u64,
+    instance: Instance,
+    layout: PageLayout,
+    translator: Translator,
+    unknown: Vec<String>,
+    failed: Vec<String>,
+    cpus: Vec<usize>,
+}
+
+struct FtraceProbe {
+    source: FtraceSource,
+    ctx: ProbeContext,
+    options: FtraceOptions,
+    run: Option<Run>,
+    next_drain: Option<u64>,
+    packets: u64,
+    read_errors: u64,
+}
+
+/// `group/name` (or the spec as written) of every requested event.
+fn requested(options: &FtraceOptions) -> Vec<String> {
+    let mut out: Vec<String> = options
+        .events
+        .iter()
+        .map(|s| match s {
+            EventSpec::Event { group, name } => format!("{group}/{name}"),
+            EventSpec::Group(g) => format!("{g}/*"),
+            EventSpec::Bare(n) => n.clone(),
+        })
+        .collect();
+    out.extend(options.atrace_categories.iter().cloned());
+    out
+}
+
+/// `MemTotal` of `/proc/meminfo`, bytes.
+fn ram_bytes(ctx: &ProbeContext) -> Option<u64> {
+    let text = ctx.root.read_text("proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+impl FtraceProbe {
+    fn log(&self, line: &str) {
+        (self.ctx.log)(&format!("{NAME}: {line}"));
+    }
+
+    fn read_error(&mut self, what: &str) {
+        self.read_errors = self.read_errors.saturating_add(1);
+        if self.read_errors <= LOGGED_READ_ERRORS {
+            self.log(what);
+        }
+    }
+
+    /// Resolves the config on this kernel and joins the instance.
+    fn setup(&self) -> Result<Run, String> {
+        let root = match &self.source.tracefs {
+            Some(r) => r.clone(),
+            None => tracefs::find_or_mount().map_err(|e| e.to_string())?,
+        };
+        let instance = Instance::open(&root, self.options.instance_name.as_deref())
+            .map_err(|e| e.to_string())?;
+        let selection = self
+            .options
+            .resolve(&instance, &|_, name| has_typed_translation(name));
+        let mut failed = selection.failed.clone();
+        let mut table = FormatTable::new();
+        let mut events = BTreeSet::new();
+        for (g, n) in &selection.events {
+            let format = instance
+                .format(g, n)
+                .map_err(|e| e.to_string())
+                .and_then(|t| EventFormat::parse(&t).map_err(|e| e.to_string()))
+                .and_then(|f| table.insert(f).map_err(|e| e.to_string()));
+            match format {
+                Ok(()) => {
+                    events.insert((g.clone(), n.clone()));
+                }
+                Err(e) => {
+                    self.log(&format!("{g}/{n} left out: {e}"));
+                    failed.push(format!("{g}/{n}"));
+                }
+            }
+        }
+        let header = instance
+            .header_page()
+            .map_err(|e| e.to_string())
+            .and_then(|t| HeaderPage::parse(&t).map_err(|e| e.to_string()))?;
+        let common = match table.common_type() {
+            Some(c) => c.clone(),
+            // No event of its own: the common header of `ftrace/print`,
+            // which every kernel with tracefs has.
+            None => {
+                let text = instance
+                    .format("ftrace", "print")
+                    .map_err(|e| e.to_string())?;
+                let f = EventFormat::parse(&text).map_err(|e| e.to_string())?;
+                let mut t = FormatTable::new();
+                t.insert(f).map_err(|e| e.to_string())?;
+                t.common_type()
+                    .cloned()
+                    .ok_or("ftrace/print has no common_type")?
+            }
+        };
+        let subbuf = instance.subbuf_size().map_err(|e| e.to_string())?;
+        let layout = PageLayout::new(&header, subbuf, &common).map_err(|e| e.to_string())?;
+        let translator = Translator::new(
+            &table,
+            Options {
+                compact_sched: self.options.compact_sched,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        let cpus = instance.cpus().map_err(|e| e.to_string())?;
+        let wants = self.options.session_wants(
+            &EventSelection {
+                events,
+                ..EventSelection::default()
+            },
+            ram_bytes(&self.ctx),
+        );
+        let buffer_kb = wants.buffer_size_kb as usize;
+
+        let key = self.options.instance_name.clone();
+        let mut shared = lock(&self.source.shared);
+        let session = shared.next_session;
+        shared.next_session += 1;
+        let reader = shared
+            .instances
+            .entry(key.clone())
+            .or_insert_with(|| Reader {
+                controller: Controller::new(instance.clone()),
+                cpus: Vec::new(),
+                buf: Vec::new(),
+                cpu_buffer_bytes: 0,
+                pending: BTreeMap::new(),
+            });
+        let report = match reader.controller.start(session, wants) {
+            Ok(r) => r,
+            Err(e) => {
+                if reader.controller.sessions().is_idle() {
+                    shared.instances.remove(&key);
+                }
+                return Err(e.to_string());
+            }
+        };
+        failed.extend(report.failed_events);
+        if reader.cpus.is_empty() {
+            let mut readers = Vec::new();
+            for &cpu in &cpus {
+                match CpuReader::open(instance.dir(), cpu, subbuf) {
+                    Ok(r) => readers.push(r),
+                    Err(e) => {
+                        let _ = reader.controller.stop(session);
+                        if reader.controller.sessions().is_idle() {
+                            shared.instances.remove(&key);
+                        }
+                        return Err(e.to_string());
+                    }
+                }
+            }
+            reader.cpus = readers;
+            reader.buf = vec![0; subbuf.saturating_mul(READ_PAGES)];
+            reader.cpu_buffer_bytes = buffer_kb.saturating_mul(1024);
+        }
+        reader.pending.insert(session, Vec::new());
+        Ok(Run {
+            key,
+            session,
+            instance,
+            layout,
+            translator,
+            unknown: selection.unknown,
+            failed,
+            cpus,
+        })
+    }
+
+    fn cpu_stats(&mut self) -> Vec<(usize, CpuStats)> {
+        let Some(run) = &self.run else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut errors = Vec::new();
+        for &cpu in &run.cpus {
+            match CpuStats::read(run.instance.dir(), cpu) {
+                Ok(s) => out.push((cpu, s)),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        for e in errors {
+            self.read_error(&e);
+        }
+        out
+    }
+
+    /// Reads what the kernel has and writes this session's bundles.
+    fn drain(&mut self, sink: &mut dyn PacketSink) {
+        let Some(run) = &self.run else { return };
+        let (errors, chunks) = {
+            let mut shared = lock(&self.source.shared);
+            match shared.instances.get_mut(&run.key) {
+                Some(reader) => {
+                    let errors = reader.drain();
+                    let chunks = reader
+                        .pending
+                        .get_mut(&run.session)
+                        .map(std::mem::take)
+                        .unwrap_or_default();
+                    (errors, chunks)
+                }
+                None => (Vec::new(), Vec::new()),
+            }
+        };
+        for e in errors {
+            self.read_error(&e);
+        }
+        for (cpu, bytes) in chunks {
+            self.translate(cpu, &bytes, sink);
+        }
+    }
+
+    fn translate(&mut self, cpu: u32, bytes: &[u8], sink: &mut dyn PacketSink) {
+        let Some(run) = self.run.as_mut() else { return };
+        let mut pages = Vec::new();
+        let mut bad = Vec::new();
+        for p in run.layout.pages(bytes) {
+            match p {
+                Ok(p) => pages.push(p),
+                Err(e) => bad.push(format!("cpu{cpu}: page skipped: {e}")),
+            }
+        }
+        let mut rest = &pages[..];
+        let mut written = 0u64;
+        while !rest.is_empty() {
+            let mut taken = 0;
+            let translator = &mut run.translator;
+            sink.packet(&mut |p| taken = translator.write_bundle(p, cpu, rest));
+            written += 1;
+            // write_bundle takes at least one page; guard all the same.
+            rest = &rest[taken.clamp(1, rest.len())..];
+        }
+        self.packets = self.packets.saturating_add(written);
+        for e in bad {
+            self.read_error(&e);
+        }
+    }
+
+    /// Leaves the instance: the last session restores it.
+    fn leave(&mut self) {
+        let Some(run) = &self.run else { return };
+        let mut shared = lock(&self.source.shared);
+        let mut result = None;
+        if let Some(reader) = shared.instances.get_mut(&run.key) {
+            reader.pending.remove(&run.session);
+            result = Some(reader.controller.stop(run.session));
+            if reader.controller.sessions().is_idle() {
+                shared.instances.remove(&run.key);
+            }
+        }
+        drop(shared);
+        if let Some(Err(e)) = result {
+            self.log(&format!("restoring the instance: {e}"));
+        }
+    }
+
+    fn is_last_session(&self) -> bool {
+        let Some(run) = &self.run else { return false };
+        let shared = lock(&self.source.shared);
+        shared
+            .instances
+            .get(&run.key)
+            .is_some_and(|r| r.pending.len() == 1)
+    }
+}
+
+impl Probe for FtraceProbe {
+    fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        match self.setup() {
+            Ok(run) => {
+                self.run = Some(run);
+                self.next_drain = Some(now_ns.saturating_add(self.drain_ns()));
+                let cpus = self.cpu_stats();
+                let Some(run) = &self.run else { return };
+                let atrace = self.options.atrace_error();
+                sink.packet(&mut |p| {
+                    write_ftrace_stats(
+                        p,
+                        now_ns,
+                        StatsPhase::Start,
+                        &cpus,
+                        &StatsExtra {
+                            atrace_errors: atrace,
+                            unknown_ftrace_events: &run.unknown,
+                            failed_ftrace_events: &run.failed,
+                            ..StatsExtra::default()
+                        },
+                    )
+                });
+                self.packets += 1;
+            }
+            Err(why) => {
+                self.log(&format!("not recording: {why}"));
+                let failed = requested(&self.options);
+                sink.packet(&mut |p| {
+                    write_ftrace_stats(
+                        p,
+                        now_ns,
+                        StatsPhase::Start,
+                        &[],
+                        &StatsExtra {
+                            failed_ftrace_events: &failed,
+                            ..StatsExtra::default()
+                        },
+                    )
+                });
+                self.packets += 1;
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.next_drain
+    }
+
+    fn poll(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        if self.run.is_none() {
+            self.next_drain = None;
+            return;
+        }
+        self.drain(sink);
+        self.next_drain = Some(now_ns.saturating_add(self.drain_ns()));
+    }
+
+    fn stop(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        if self.run.is_none() {
+            return;
+        }
+        if self.is_last_session() {
+            // Nothing more is recorded for anyone: stop the kernel writing
+            // before the last read, so the end stats match what was read.
+            if let Some(run) = &self.run {
+                if let Err(e) = run.instance.write("tracing_on", "0") {
+                    self.log(&format!("tracing_on: {e}"));
+                }
+            }
+        }
+        self.drain(sink);
+        let cpus = self.cpu_stats();
+        let ksyms = if self.options.symbolize_ksyms {
+            match KernelSymbols::read(&self.ctx.root.path("proc/kallsyms")) {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    self.read_error(&format!("kallsyms: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(run) = &self.run {
+            sink.packet(&mut |p| {
+                write_ftrace_stats(
+                    p,
+                    now_ns,
+                    StatsPhase::End,
+                    &cpus,
+                    &StatsExtra {
+                        kernel_symbols_parsed: ksyms
+                            .as_ref()
+                            .map(|k| u32::try_from(k.len()).unwrap_or(u32::MAX)),
+                        kernel_symbols_mem_kb: ksyms.as_ref().map(KernelSymbols::mem_kb),
+                        unknown_ftrace_events: &run.unknown,
+                        failed_ftrace_events: &run.failed,
+                        ..StatsExtra::default()
+                    },
+                )
+            });
+            self.packets += 1;
+            let s = run.translator.stats();
+            if s.unknown_ids + s.short_records + s.bad_fields + s.page_errors > 0 {
+                self.log(&format!(
+                    "skipped: {} records of unknown ids, {} short records, {} fields, {} page ends",
+                    s.unknown_ids, s.short_records, s.bad_fields, s.page_errors
+                ));
+            }
+        }
+        self.leave();
+        self.run = None;
+        self.next_drain = None;
+    }
+
+    fn stats(&self) -> ProbeStats {
+        ProbeStats {
+            packets: self.packets,
+            read_errors: self.read_errors,
+            skipped_polls: 0,
+        }
+    }
+}
+
+impl FtraceProbe {
+    fn drain_ns(&self) -> u64 {
+        u64::from(self.options.drain_period_ms).saturating_mul(1_000_000)
+    }
+}
+
+impl Drop for FtraceProbe {
+    /// An instance dropped without a stop (its connection was lost) still
+    /// gives the tracefs instance back.
+    fn drop(&mut self) {
+        self.leave();
+    }
+}

@@ -1,0 +1,369 @@
+//! `linux.ftrace`, the data source, against the running kernel. A config
+//! naming a tracefs instance of the test's own is started through
+//! [`FtraceSource`]; a known workload runs (two named threads waking each
+//! other through a socket pair, a spawned process, `trace_marker` writes);
+//! the kernel's own text of the instance's buffer is read just before the
+//! probe's last drain, and the probe's packets, read back with upstream's
+//! schema, must hold the same events per CPU in the same order: names,
+//! pids, fields where we render them, timestamps to the µs the text
+//! prints. Two sessions on one instance each get only their own events,
+//! and the instance is given back as it was. Where tracefs cannot be had
+//! the live tests say so in one line and pass, unless
+//! `ZEROTRACE_REQUIRE_TRACEFS=1`.
+
+mod ftrace_common;
+mod producer_common;
+
+use std::sync::{Arc, Mutex};
+
+use ftrace_common::read_back::{Back, read_back};
+use ftrace_common::{Instance, parse_text, tracefs, workload};
+use producer_common::{ds_config, payload};
+use zerotrace_probes::procfs::ProcRoot;
+use zerotrace_probes::producer::ftrace::FtraceSource;
+use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
+use zerotrace_probes::protos::{
+    FtraceConfig, FtraceStatsDecoder, data_source_field, ftrace_stats::Phase, packet_field,
+};
+
+/// Live recordings in this binary run one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// What the session records: the sched events the workload causes, the
+/// new task, and the markers (syscalls are left out: unfiltered, they
+/// would flood the buffer).
+const EVENTS: &[&str] = &[
+    "sched/sched_switch",
+    "sched/sched_waking",
+    "sched/sched_wakeup_new",
+    "sched/sched_process_fork",
+    "sched/sched_process_exec",
+    "sched/sched_process_exit",
+    "task/task_newtask",
+    "ftrace/print",
+];
+
+/// tracefs, or `None` (after saying so) where it cannot be had.
+fn live_tracefs(test: &str) -> Option<std::path::PathBuf> {
+    let required = std::env::var("ZEROTRACE_REQUIRE_TRACEFS").is_ok_and(|v| v == "1");
+    match tracefs() {
+        Ok(root) => Some(root),
+        Err(why) => {
+            assert!(
+                !required,
+                "ZEROTRACE_REQUIRE_TRACEFS=1 but tracefs is unavailable: {why}"
+            );
+            println!("{test} did not run: {why}");
+            None
+        }
+    }
+}
+
+/// A `linux.ftrace` DataSourceConfig for `instance`.
+fn config(instance: &str, events: &[&str], compact: bool) -> Vec<u8> {
+    ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        for e in events {
+            c.add_ftrace_events(e);
+        }
+        c.set_buffer_size_kb(2048)
+            .set_drain_period_ms(50)
+            .set_instance_name(instance);
+        c.begin_compact_sched().set_enabled(compact);
+    })
+}
+
+/// The probes' context, its log kept.
+fn context() -> (ProbeContext, Arc<Mutex<Vec<String>>>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let keep = lines.clone();
+    let ctx = ProbeContext {
+        root: ProcRoot::system(),
+        clock: Arc::new(zerotrace_core::platform::boottime_ns),
+        log: Arc::new(move |l| keep.lock().unwrap().push(l.to_owned())),
+    };
+    (ctx, lines)
+}
+
+fn now() -> u64 {
+    zerotrace_core::platform::boottime_ns()
+}
+
+/// The `ftrace_events` payloads among `packets`.
+fn bundles(packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    packets
+        .iter()
+        .filter_map(|p| payload(p, packet_field::FTRACE_EVENTS).map(|(_, b)| b))
+        .collect()
+}
+
+/// The `ftrace_stats` payloads among `packets`, in order.
+fn stats(packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    packets
+        .iter()
+        .filter_map(|p| payload(p, packet_field::FTRACE_STATS).map(|(_, b)| b))
+        .collect()
+}
+
+/// Records the workload through the data source; returns the kernel's
+/// text of the buffer (read just before the last drain) and the packets.
+fn record(root: &std::path::Path, name: &str, compact: bool) -> (String, Vec<Vec<u8>>) {
+    let inst = Instance::create(root, name).expect("instance");
+    let (ctx, log) = context();
+    let source = FtraceSource::at(root);
+    let mut probe = source
+        .create(&config(name, EVENTS, compact), &ctx)
+        .expect("config accepted");
+    let mut sink = BufferSink::default();
+    probe.start(now(), &mut sink);
+    assert_eq!(inst.read("tracing_on").expect("tracing_on").trim(), "1");
+    assert!(
+        inst.read("trace_clock")
+            .expect("trace_clock")
+            .contains("[boot]"),
+        "the probe sets the boot clock"
+    );
+    assert_eq!(
+        inst.read("events/sched/sched_switch/enable")
+            .expect("enable")
+            .trim(),
+        "1"
+    );
+    workload(&inst).expect("workload");
+    // The kernel stops writing; its text is of the same buffer the last
+    // drain then reads.
+    inst.write("tracing_on", "0").expect("tracing_on");
+    let text = inst.read("trace").expect("trace");
+    probe.stop(now(), &mut sink);
+    let log = log.lock().unwrap().clone();
+    assert!(!log.iter().any(|l| l.contains("not recording")), "{log:?}");
+    // The last session gave the instance back: events off again.
+    assert_eq!(
+        inst.read("events/sched/sched_switch/enable")
+            .expect("enable")
+            .trim(),
+        "0"
+    );
+    assert_eq!(probe.stats().read_errors, 0, "{log:?}");
+    (text, sink.packets)
+}
+
+/// Our events per CPU, in timestamp order.
+fn by_cpu(back: &[Back], cpu: usize) -> Vec<&Back> {
+    let mut v: Vec<&Back> = back.iter().filter(|b| b.cpu as usize == cpu).collect();
+    v.sort_by_key(|b| b.ts);
+    v
+}
+
+/// Every event of the kernel's text is in our packets, per CPU in the same
+/// order, and nothing else is; returns how many were compared field by
+/// field.
+fn compare(text: &str, packets: &[Vec<u8>], compact: bool) -> usize {
+    let (want, lost) = parse_text(text);
+    assert_eq!(lost, 0, "the buffer overflowed");
+    let back = read_back(&bundles(packets));
+    assert_eq!(back.len(), want.len(), "event counts");
+    let cpus = want.iter().map(|t| t.cpu + 1).max().unwrap_or(0);
+    let mut rendered = 0;
+    for cpu in 0..cpus {
+        let ours = by_cpu(&back, cpu);
+        let theirs: Vec<_> = want.iter().filter(|t| t.cpu == cpu).collect();
+        assert_eq!(ours.len(), theirs.len(), "cpu{cpu}");
+        for (o, w) in ours.iter().zip(&theirs) {
+            assert_eq!((o.ts + 500) / 1000, w.ts_us, "{o:?} vs {w:?}");
+            if o.name != "print" {
+                assert_eq!(o.name, w.name, "{o:?} vs {w:?}");
+            }
+            // compact_sched leaves out the pid of the task switching out.
+            if let Some(pid) = o.pid {
+                assert_eq!(pid, w.pid, "{o:?} vs {w:?}");
+            } else {
+                assert!(compact, "{o:?} has no pid");
+            }
+            if let Some(f) = &o.fields {
+                // Compact switches render without the prev_* fields
+                // (derived from the switch before): compare the rest.
+                assert!(w.fields.ends_with(f.as_str()), "{o:?} vs {w:?}");
+                rendered += 1;
+            }
+        }
+    }
+    for name in ["sched_switch", "sched_waking", "print"] {
+        assert!(back.iter().any(|b| b.name == name), "no {name}");
+    }
+    rendered
+}
+
+/// The first and last packets are `ftrace_stats` START and END; returns
+/// the END one's total overrun.
+fn check_stats(packets: &[Vec<u8>]) -> u64 {
+    let st = stats(packets);
+    assert_eq!(st.len(), 2, "a START and an END ftrace_stats");
+    let start = FtraceStatsDecoder::new(&st[0]);
+    let end = FtraceStatsDecoder::new(&st[1]);
+    assert_eq!(start.phase(), Some(Phase::StartOfTrace));
+    assert_eq!(end.phase(), Some(Phase::EndOfTrace));
+    assert!(start.cpu_stats().count() > 0);
+    assert_eq!(start.cpu_stats().count(), end.cpu_stats().count());
+    assert_eq!(start.unknown_ftrace_events().count(), 0);
+    assert_eq!(start.failed_ftrace_events().count(), 0);
+    assert!(payload(&packets[0], packet_field::FTRACE_STATS).is_some());
+    assert!(payload(packets.last().expect("packets"), packet_field::FTRACE_STATS).is_some());
+    end.cpu_stats().map(|c| c.overrun().unwrap_or(0)).sum()
+}
+
+#[test]
+fn typed_events_through_the_data_source_match_the_kernel_text() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-src-typed-{}", std::process::id());
+    let (text, packets) = record(&root, &name, false);
+    let rendered = compare(&text, &packets, false);
+    assert_eq!(check_stats(&packets), 0);
+    println!("{rendered} events compared field by field");
+    assert!(rendered > 300, "{rendered}");
+    assert!(!root.join("instances").join(&name).exists());
+}
+
+#[test]
+fn compact_sched_through_the_data_source_matches_the_kernel_text() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-src-compact-{}", std::process::id());
+    let (text, packets) = record(&root, &name, true);
+    let rendered = compare(&text, &packets, true);
+    assert_eq!(check_stats(&packets), 0);
+    assert!(rendered > 300, "{rendered}");
+    // The switches and wakings went into compact_sched.
+    let back = read_back(&bundles(&packets));
+    assert!(
+        back.iter()
+            .any(|b| b.name == "sched_switch" && b.pid.is_none())
+    );
+}
+
+#[test]
+fn two_sessions_on_one_instance_get_their_own_events_and_give_it_back() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-src-two-{}", std::process::id());
+    let inst = Instance::create(&root, &name).expect("instance");
+    inst.write("trace_clock", "local").expect("clock");
+    inst.write("buffer_size_kb", "256").expect("size");
+    let before_size = inst.read("buffer_size_kb").expect("size");
+    let (ctx, log) = context();
+    let source = FtraceSource::at(&root);
+    let mut sched = source
+        .create(&config(&name, &["sched/sched_switch"], false), &ctx)
+        .expect("sched config");
+    let mut marks = source
+        .create(
+            &config(&name, &["ftrace/print", "nosuchgroup/nosuchevent"], false),
+            &ctx,
+        )
+        .expect("marker config");
+    let (mut a, mut b) = (BufferSink::default(), BufferSink::default());
+    sched.start(now(), &mut a);
+    marks.start(now(), &mut b);
+    for i in 0..20 {
+        inst.write("trace_marker", &format!("zt-two {i}"))
+            .expect("marker");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        if i % 5 == 4 {
+            // Either session's drain reads for both.
+            sched.poll(now(), &mut a);
+            marks.poll(now(), &mut b);
+        }
+    }
+    marks.stop(now(), &mut b);
+    // One session left: the instance still records for it.
+    assert_eq!(inst.read("tracing_on").expect("on").trim(), "1");
+    assert_eq!(
+        inst.read("events/sched/sched_switch/enable")
+            .expect("enable")
+            .trim(),
+        "1"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    sched.stop(now(), &mut a);
+    drop((sched, marks));
+    let log = log.lock().unwrap().clone();
+
+    let a_back = read_back(&bundles(&a.packets));
+    let b_back = read_back(&bundles(&b.packets));
+    assert!(!a_back.is_empty(), "{log:?}");
+    assert!(
+        a_back.iter().all(|e| e.name == "sched_switch"),
+        "{a_back:?}"
+    );
+    let texts: Vec<&str> = b_back
+        .iter()
+        .map(|e| {
+            assert_eq!(e.name, "print");
+            e.fields.as_deref().expect("print text")
+        })
+        .collect();
+    let want: Vec<String> = (0..20).map(|i| format!("zt-two {i}")).collect();
+    assert_eq!(texts, want, "{log:?}");
+    let b_stats = stats(&b.packets);
+    let start = FtraceStatsDecoder::new(&b_stats[0]);
+    assert_eq!(
+        start.unknown_ftrace_events().collect::<Vec<_>>(),
+        ["nosuchgroup/nosuchevent"]
+    );
+    // Given back as the first session found it.
+    assert!(inst.read("trace_clock").expect("clock").contains("[local]"));
+    assert_eq!(inst.read("buffer_size_kb").expect("size"), before_size);
+    assert_eq!(
+        inst.read("events/sched/sched_switch/enable")
+            .expect("enable")
+            .trim(),
+        "0"
+    );
+}
+
+/// No tracefs where the source looks: the start says so in an
+/// `ftrace_stats` packet (every requested event failed) and in the log,
+/// and nothing panics. Runs everywhere.
+#[test]
+fn without_tracefs_the_stats_and_the_log_say_so() {
+    let (ctx, log) = context();
+    let source = FtraceSource::at("/nonexistent/tracefs");
+    let cfg = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.add_ftrace_events("sched/sched_switch")
+            .add_ftrace_events("print");
+    });
+    let mut probe = source.create(&cfg, &ctx).expect("config accepted");
+    let mut sink = BufferSink::default();
+    probe.start(1, &mut sink);
+    assert_eq!(probe.next_deadline(), None);
+    probe.stop(2, &mut sink);
+    let st = stats(&sink.packets);
+    assert_eq!(st.len(), 1);
+    let d = FtraceStatsDecoder::new(&st[0]);
+    assert_eq!(d.phase(), Some(Phase::StartOfTrace));
+    assert_eq!(
+        d.failed_ftrace_events().collect::<Vec<_>>(),
+        ["sched/sched_switch", "print"]
+    );
+    let log = log.lock().unwrap();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("linux.ftrace: not recording")),
+        "{log:?}"
+    );
+    // Refused fields are refused by name at create.
+    let refused = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.set_enable_function_graph(true);
+    });
+    let err = source.create(&refused, &ctx).err().expect("refused");
+    assert!(err.to_string().contains("enable_function_graph"), "{err}");
+}
