@@ -291,23 +291,70 @@ fn probes_run_inside_the_service() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A tracefs instance of the test's own (the example's ftrace session is
+/// pointed at it, never at the machine's top-level instance); removed when
+/// dropped.
+struct OwnInstance(std::path::PathBuf);
+
+impl OwnInstance {
+    fn create(name: &str) -> Result<OwnInstance, String> {
+        let root = std::path::Path::new("/sys/kernel/tracing");
+        if !root.join("events/header_page").exists() {
+            let _ = Command::new("mount")
+                .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+                .stderr(Stdio::null())
+                .status();
+        }
+        let dir = root.join("instances").join(name);
+        std::fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        Ok(OwnInstance(dir))
+    }
+}
+
+impl Drop for OwnInstance {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0.join("tracing_on"), "0");
+        let _ = std::fs::write(self.0.join("events/enable"), "0");
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
 /// The README's two commands: `zerotraced --probes`, then `zerotrace
-/// record` with the committed example config (its duration shortened):
-/// the file holds the process tree, process and system stats (only the
-/// meminfo counters the config lists) and the CPUs.
+/// record` with the committed example config (its duration shortened, its
+/// ftrace session on a tracefs instance of the test's own): the file holds
+/// scheduling events from ftrace with the stats around them, the process
+/// tree, process and system stats (only the meminfo counters the config
+/// lists) and the CPUs. Without tracefs (not root) the ftrace stats say
+/// that nothing could be recorded, unless `ZEROTRACE_REQUIRE_TRACEFS=1`.
 #[test]
 fn the_example_system_config_records_with_zerotrace_record() {
     use std::io::Write;
     use zerotrace_probes::protos::{
-        CpuInfoDecoder, MeminfoCounters, ProcessTreeDecoder, SysStatsDecoder, packet_field,
+        CpuInfoDecoder, FtraceEventBundleDecoder, FtraceStatsDecoder, MeminfoCounters,
+        ProcessTreeDecoder, SysStatsDecoder, packet_field,
     };
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../probes/examples/system.pbtxt");
     let text = std::fs::read_to_string(&example).unwrap();
     assert!(text.contains("duration_ms: 10000"));
+    let name = format!("zt-example-{}", std::process::id());
+    let required = std::env::var("ZEROTRACE_REQUIRE_TRACEFS").is_ok_and(|v| v == "1");
+    let instance = match OwnInstance::create(&name) {
+        Ok(i) => Some(i),
+        Err(why) => {
+            assert!(!required, "ZEROTRACE_REQUIRE_TRACEFS=1 but: {why}");
+            println!("the example's ftrace part did not record: {why}");
+            None
+        }
+    };
+    assert!(text.contains("      drain_period_ms: 250\n"));
     let text = text
         .replace("duration_ms: 10000", "duration_ms: 1500")
-        .replace(": 1000\n", ": 250\n");
+        .replace(": 1000\n", ": 250\n")
+        .replace(
+            "      drain_period_ms: 250\n",
+            &format!("      drain_period_ms: 250\n      instance_name: \"{name}\"\n"),
+        );
     let (child, _consumer, dir) = service_with_probes("example");
     let out = dir.join("system.pftrace");
     let mut record = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
@@ -355,5 +402,28 @@ fn the_example_system_config_records_with_zerotrace_record() {
     let infos = payloads(&trace, packet_field::CPU_INFO);
     assert_eq!(infos.len(), 1);
     assert!(CpuInfoDecoder::new(&infos[0]).cpus().count() >= 1);
+    let stats = payloads(&trace, packet_field::FTRACE_STATS);
+    let bundles = payloads(&trace, packet_field::FTRACE_EVENTS);
+    if instance.is_some() {
+        assert_eq!(stats.len(), 2, "ftrace_stats at the start and the end");
+        assert!(!bundles.is_empty(), "no ftrace_events");
+        let switches: usize = bundles
+            .iter()
+            .map(|b| {
+                FtraceEventBundleDecoder::new(b)
+                    .compact_sched()
+                    .map_or(0, |c| c.switch_timestamp().count())
+            })
+            .sum();
+        assert!(switches > 0, "no sched_switch in compact_sched");
+    } else {
+        assert_eq!(stats.len(), 1);
+        assert!(
+            FtraceStatsDecoder::new(&stats[0])
+                .failed_ftrace_events()
+                .any(|e| e == "sched/sched_switch")
+        );
+    }
+    drop(instance);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,6 +12,7 @@ use clap::Args;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 use protozero::HeapWriter;
 use zerotrace_core::consumer::{ConsumerClient, EnableRequest, SessionEnd};
+use zerotrace_probes::protos::{FtraceConfig, ProcessStatsConfig, data_source_field};
 use zerotrace_protos::protos::{TraceConfig, TraceConfigDecoder, TracingServiceStateDecoder};
 
 use super::summary::{buffer_summary, human_bytes, per_data_source};
@@ -42,8 +43,12 @@ pub struct RecordArgs {
     /// Light config: another data source to enable (by name; repeatable).
     #[arg(long = "ds")]
     pub data_sources: Vec<String>,
-    /// Light config: TrackEvent categories to enable (globs; none: the
-    /// defaults, everything not tagged slow or debug).
+    /// Light config, as Perfetto's `perfetto` command reads its events:
+    /// `group/name` or `group/*` is an ftrace event; an atrace category
+    /// name (sched, freq, idle, irq, workq, ...) is that category's kernel
+    /// tracepoints (and adds linux.process_stats and linux.system_info);
+    /// anything else, or any word prefixed `te:`, is a TrackEvent category
+    /// glob (none: the defaults, everything not tagged slow or debug).
     pub categories: Vec<String>,
     /// Start, print the pid of the process that goes on recording, exit.
     #[arg(long)]
@@ -95,6 +100,39 @@ fn parse_size(s: &str) -> Result<u64, CliError> {
     Ok(n * mult)
 }
 
+/// The positional words of the light config, sorted by what they name.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct LightEvents<'a> {
+    /// `group/name` and `group/*`: ftrace events.
+    ftrace: Vec<&'a str>,
+    /// Atrace category names: their kernel tracepoints.
+    atrace: Vec<&'a str>,
+    /// TrackEvent category globs.
+    track_event: Vec<&'a str>,
+}
+
+impl<'a> LightEvents<'a> {
+    fn of(words: &'a [String]) -> Self {
+        let mut out = LightEvents::default();
+        for w in words {
+            if let Some(cat) = w.strip_prefix("te:") {
+                out.track_event.push(cat);
+            } else if w.contains('/') {
+                out.ftrace.push(w);
+            } else if zerotrace_probes::ftrace::config::atrace_category_names().any(|c| c == w) {
+                out.atrace.push(w);
+            } else {
+                out.track_event.push(w);
+            }
+        }
+        out
+    }
+
+    fn has_kernel(&self) -> bool {
+        !self.ftrace.is_empty() || !self.atrace.is_empty()
+    }
+}
+
 /// The config of the light options.
 fn light_config(args: &RecordArgs) -> Result<Vec<u8>, CliError> {
     let duration = parse_duration(args.time.as_deref().unwrap_or("10s"))?;
@@ -108,18 +146,50 @@ fn light_config(args: &RecordArgs) -> Result<Vec<u8>, CliError> {
             .set_size_kb(buffer_kb.min(u32::MAX as u64) as u32)
             .set_fill_policy_raw(1);
         c.set_duration_ms(duration.as_millis().min(u32::MAX as u128) as u32);
-        let mut te = c.add_data_sources();
-        let mut cfg = te.begin_config();
-        cfg.set_name("track_event");
-        if !args.categories.is_empty() {
-            let mut t = cfg.begin_track_event_config();
-            for cat in &args.categories {
-                t.add_enabled_categories(cat);
+        let light = LightEvents::of(&args.categories);
+        // TrackEvent unless only kernel events were named.
+        if !light.track_event.is_empty() || !light.has_kernel() {
+            let mut te = c.add_data_sources();
+            let mut cfg = te.begin_config();
+            cfg.set_name("track_event");
+            if !light.track_event.is_empty() {
+                let mut t = cfg.begin_track_event_config();
+                for cat in &light.track_event {
+                    t.add_enabled_categories(cat);
+                }
+                t.add_disabled_categories("*");
             }
-            t.add_disabled_categories("*");
         }
-        drop(cfg);
-        drop(te);
+        if light.has_kernel() {
+            {
+                let mut ds = c.add_data_sources();
+                let mut cfg = ds.begin_config();
+                cfg.set_name("linux.ftrace");
+                let mut f = FtraceConfig::from_message(
+                    cfg.message().begin_nested(data_source_field::FTRACE_CONFIG),
+                );
+                for e in &light.ftrace {
+                    f.add_ftrace_events(e);
+                }
+                for a in &light.atrace {
+                    f.add_atrace_categories(a);
+                }
+            }
+            if !light.atrace.is_empty() {
+                for name in ["linux.process_stats", "linux.system_info"] {
+                    let mut ds = c.add_data_sources();
+                    let mut cfg = ds.begin_config();
+                    cfg.set_name(name);
+                    if name == "linux.process_stats" {
+                        ProcessStatsConfig::from_message(
+                            cfg.message()
+                                .begin_nested(data_source_field::PROCESS_STATS_CONFIG),
+                        )
+                        .set_scan_all_processes_on_start(true);
+                    }
+                }
+            }
+        }
         for ds in &args.data_sources {
             c.add_data_sources().begin_config().set_name(ds);
         }
@@ -600,5 +670,57 @@ mod tests {
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert!(parse_size("5 parsecs").is_err());
         assert_eq!(human_bytes(1536), "1.5 KB");
+    }
+
+    fn light_text(words: &[&str]) -> String {
+        #[derive(clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            record: RecordArgs,
+        }
+        let args = <Cmd as clap::Parser>::parse_from(
+            std::iter::once("record").chain(words.iter().copied()),
+        );
+        let cfg = light_config(&args.record).unwrap();
+        crate::text_config::to_text(schema::trace_config(), &cfg).unwrap()
+    }
+
+    #[test]
+    fn light_words_are_ftrace_events_atrace_categories_or_track_event_globs() {
+        let words = [
+            "sched/sched_switch",
+            "power/*",
+            "freq",
+            "render*",
+            "te:sched",
+        ];
+        let owned = words.map(String::from);
+        let l = LightEvents::of(&owned);
+        assert_eq!(l.ftrace, ["sched/sched_switch", "power/*"]);
+        assert_eq!(l.atrace, ["freq"]);
+        assert_eq!(l.track_event, ["render*", "sched"]);
+
+        let text = light_text(&words);
+        for want in [
+            "name: \"linux.ftrace\"",
+            "ftrace_events: [\"sched/sched_switch\", \"power/*\"]",
+            "atrace_categories: [\"freq\"]",
+            "name: \"linux.process_stats\"",
+            "scan_all_processes_on_start: true",
+            "name: \"linux.system_info\"",
+            "name: \"track_event\"",
+            "enabled_categories: [\"render*\", \"sched\"]",
+        ] {
+            assert!(text.contains(want), "{want} in\n{text}");
+        }
+        // Kernel events alone: no TrackEvent, and without atrace
+        // categories no process_stats either.
+        let text = light_text(&["sched/sched_switch"]);
+        assert!(!text.contains("track_event"), "{text}");
+        assert!(!text.contains("linux.process_stats"), "{text}");
+        // No words: TrackEvent with its defaults, as before.
+        let text = light_text(&[]);
+        assert!(text.contains("name: \"track_event\""), "{text}");
+        assert!(!text.contains("linux.ftrace"), "{text}");
     }
 }
