@@ -17,10 +17,10 @@ mod producer_common;
 use std::sync::{Arc, Mutex};
 
 use ftrace_common::read_back::{Back, read_back};
-use ftrace_common::{Instance, parse_text, tracefs, workload};
+use ftrace_common::{Instance, parse_text, tracecmd, tracefs, workload};
 use producer_common::{ds_config, payload};
 use zerotrace_probes::procfs::ProcRoot;
-use zerotrace_probes::producer::ftrace::FtraceSource;
+use zerotrace_probes::producer::ftrace::{FtraceSource, RawCopy};
 use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
 use zerotrace_probes::protos::{
     FtraceConfig, FtraceStatsDecoder, data_source_field, ftrace_stats::Phase, packet_field,
@@ -105,12 +105,23 @@ fn stats(packets: &[Vec<u8>]) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Records the workload through the data source; returns the kernel's
-/// text of the buffer (read just before the last drain) and the packets.
-fn record(root: &std::path::Path, name: &str, compact: bool) -> (String, Vec<Vec<u8>>) {
+/// What a recording through the data source gave.
+struct Taken {
+    /// The kernel's text of the buffer, read just before the last drain.
+    text: String,
+    /// The probe's packets.
+    packets: Vec<Vec<u8>>,
+    /// What trace-cmd needs to decode the raw reads.
+    layout: ftrace_common::Recording,
+}
+
+/// Records the workload through the data source (its raw reads copied
+/// into `layout.raw`, per CPU).
+fn record(root: &std::path::Path, name: &str, compact: bool) -> Taken {
     let inst = Instance::create(root, name).expect("instance");
     let (ctx, log) = context();
-    let source = FtraceSource::at(root);
+    let copy: RawCopy = Arc::default();
+    let source = FtraceSource::at(root).with_raw_copy(copy.clone());
     let mut probe = source
         .create(&config(name, EVENTS, compact), &ctx)
         .expect("config accepted");
@@ -134,6 +145,7 @@ fn record(root: &std::path::Path, name: &str, compact: bool) -> (String, Vec<Vec
     // drain then reads.
     inst.write("tracing_on", "0").expect("tracing_on");
     let text = inst.read("trace").expect("trace");
+    let cmdlines = ftrace_common::read_text(&root.join("saved_cmdlines")).expect("cmdlines");
     probe.stop(now(), &mut sink);
     let log = log.lock().unwrap().clone();
     assert!(!log.iter().any(|l| l.contains("not recording")), "{log:?}");
@@ -145,7 +157,39 @@ fn record(root: &std::path::Path, name: &str, compact: bool) -> (String, Vec<Vec
         "0"
     );
     assert_eq!(probe.stats().read_errors, 0, "{log:?}");
-    (text, sink.packets)
+    let formats = EVENTS
+        .iter()
+        .map(|ev| {
+            let t = inst.read(&format!("events/{ev}/format")).expect("format");
+            ((*ev).to_owned(), t)
+        })
+        .collect();
+    let subbuf_size = match inst.read("buffer_subbuf_size_kb") {
+        Ok(kb) => kb.trim().parse::<usize>().expect("subbuf") * 1024,
+        Err(_) => 4096,
+    };
+    let copy = copy.lock().unwrap();
+    let cpus = copy.iter().map(|(c, _)| *c as usize + 1).max().unwrap_or(0);
+    let mut raw = vec![Vec::new(); cpus];
+    for (cpu, bytes) in copy.iter() {
+        raw[*cpu as usize].extend_from_slice(bytes);
+    }
+    let layout = ftrace_common::Recording {
+        header_page: ftrace_common::read_text(&root.join("events/header_page")).expect("header"),
+        formats,
+        raw,
+        text: text.clone(),
+        cmdlines,
+        cmdlines_before: String::new(),
+        subbuf_size,
+        kernel: String::new(),
+        overrun: 0,
+    };
+    Taken {
+        text,
+        packets: sink.packets,
+        layout,
+    }
 }
 
 /// Our events per CPU, in timestamp order.
@@ -219,9 +263,10 @@ fn typed_events_through_the_data_source_match_the_kernel_text() {
     };
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let name = format!("zt-src-typed-{}", std::process::id());
-    let (text, packets) = record(&root, &name, false);
-    let rendered = compare(&text, &packets, false);
-    assert_eq!(check_stats(&packets), 0);
+    let taken = record(&root, &name, false);
+    let (text, packets) = (&taken.text, &taken.packets);
+    let rendered = compare(text, packets, false);
+    assert_eq!(check_stats(packets), 0);
     println!("{rendered} events compared field by field");
     assert!(rendered > 300, "{rendered}");
     assert!(!root.join("instances").join(&name).exists());
@@ -234,16 +279,92 @@ fn compact_sched_through_the_data_source_matches_the_kernel_text() {
     };
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let name = format!("zt-src-compact-{}", std::process::id());
-    let (text, packets) = record(&root, &name, true);
-    let rendered = compare(&text, &packets, true);
-    assert_eq!(check_stats(&packets), 0);
+    let taken = record(&root, &name, true);
+    let (text, packets) = (&taken.text, &taken.packets);
+    let rendered = compare(text, packets, true);
+    assert_eq!(check_stats(packets), 0);
     assert!(rendered > 300, "{rendered}");
     // The switches and wakings went into compact_sched.
-    let back = read_back(&bundles(&packets));
+    let back = read_back(&bundles(packets));
     assert!(
         back.iter()
             .any(|b| b.name == "sched_switch" && b.pid.is_none())
     );
+}
+
+/// The second oracle, for exact nanoseconds: the raw pages the probe read
+/// (copied as read), decoded by Debian's `trace-cmd`, against the probe's
+/// packets: every event's CPU, timestamp to the ns, pid, name, print text,
+/// and sched_switch's comms, pids and priorities.
+#[test]
+fn packets_match_trace_cmd_on_the_pages_the_probe_read() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-src-tracecmd-{}", std::process::id());
+    let taken = record(&root, &name, false);
+    let lines = match tracecmd::report(&taken.layout, "source") {
+        Ok(l) => l,
+        Err(why) => {
+            assert!(
+                !tracecmd::required(),
+                "ZEROTRACE_REQUIRE_TRACE_CMD=1 but {why}"
+            );
+            println!("packets_match_trace_cmd did not run: {why}");
+            return;
+        }
+    };
+    let back = read_back(&bundles(&taken.packets));
+    assert_eq!(back.len(), lines.len());
+    let mut switches = 0;
+    for cpu in 0..taken.layout.raw.len() {
+        let ours = by_cpu(&back, cpu);
+        let theirs: Vec<_> = lines.iter().filter(|l| l.cpu == cpu).collect();
+        assert_eq!(ours.len(), theirs.len(), "cpu{cpu}");
+        for (o, w) in ours.iter().zip(&theirs) {
+            let ctx = format!("{o:?} vs {w:?}");
+            assert_eq!(o.ts, w.ts, "{ctx}");
+            assert_eq!(o.pid, Some(w.pid), "{ctx}");
+            assert_eq!(o.name, w.name, "{ctx}");
+            let fields = o.fields.as_deref().unwrap_or("");
+            match o.name.as_str() {
+                "print" => {
+                    let shown = w.fields.split_once(": ").map_or("", |x| x.1);
+                    assert_eq!(fields, shown, "{ctx}");
+                }
+                "sched_switch" => {
+                    // Ours as the kernel's text prints it; trace-cmd's own
+                    // form is `comm:pid [prio] S ==> comm:pid [prio]`.
+                    let kv = |k: &str| {
+                        let at = fields.find(&format!("{k}=")).expect(k) + k.len() + 1;
+                        let rest = &fields[at..];
+                        rest[..rest.find(' ').unwrap_or(rest.len())].to_owned()
+                    };
+                    let prev = format!(
+                        "{}:{} [{}]",
+                        kv("prev_comm"),
+                        kv("prev_pid"),
+                        kv("prev_prio")
+                    );
+                    let next = format!(
+                        "==> {}:{} [{}]",
+                        kv("next_comm"),
+                        kv("next_pid"),
+                        kv("next_prio")
+                    );
+                    assert!(
+                        w.fields.starts_with(&prev) && w.fields.ends_with(&next),
+                        "{ctx}: {prev} … {next}"
+                    );
+                    switches += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(switches > 100, "{switches}");
+    println!("{} events match trace-cmd to the nanosecond", back.len());
 }
 
 #[test]

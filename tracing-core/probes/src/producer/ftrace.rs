@@ -39,10 +39,14 @@ const DRAIN_ROUNDS: usize = 2;
 /// How many read errors are logged in full.
 const LOGGED_READ_ERRORS: u64 = 5;
 
+/// A copy of every raw read: `(cpu, whole sub-buffers)` in read order.
+pub type RawCopy = Arc<Mutex<Vec<(u32, Vec<u8>)>>>;
+
 /// The `linux.ftrace` data source.
 #[derive(Debug, Clone, Default)]
 pub struct FtraceSource {
     tracefs: Option<PathBuf>,
+    raw_copy: Option<RawCopy>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -57,8 +61,16 @@ impl FtraceSource {
     pub fn at(root: impl Into<PathBuf>) -> Self {
         FtraceSource {
             tracefs: Some(root.into()),
+            raw_copy: None,
             shared: Arc::default(),
         }
+    }
+
+    /// Also appends every raw read to `copy`, as read (for tests and tools
+    /// that hold the pages against another decoder, such as trace-cmd).
+    pub fn with_raw_copy(mut self, copy: RawCopy) -> Self {
+        self.raw_copy = Some(copy);
+        self
     }
 }
 
@@ -103,6 +115,7 @@ struct Reader {
     /// Bytes of one CPU's whole buffer (bounds a drain).
     cpu_buffer_bytes: usize,
     pending: BTreeMap<u64, Vec<RawRead>>,
+    raw_copy: Option<RawCopy>,
 }
 
 impl Reader {
@@ -122,6 +135,11 @@ impl Reader {
                         let cpu = u32::try_from(reader.cpu()).unwrap_or(u32::MAX);
                         for q in self.pending.values_mut() {
                             q.push((cpu, chunk.clone()));
+                        }
+                        if let Some(copy) = &self.raw_copy {
+                            copy.lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((cpu, chunk.to_vec()));
                         }
                     }
                     Err(e) => {
@@ -279,6 +297,7 @@ impl FtraceProbe {
                 buf: Vec::new(),
                 cpu_buffer_bytes: 0,
                 pending: BTreeMap::new(),
+                raw_copy: self.source.raw_copy.clone(),
             });
         let report = match reader.controller.start(session, wants) {
             Ok(r) => r,

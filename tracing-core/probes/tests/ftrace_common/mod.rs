@@ -12,6 +12,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 pub mod read_back;
+pub mod tracecmd;
 
 use zerotrace_probes::ftrace::{
     EventFormat, FormatTable, HeaderPage, MissedEvents, PageLayout, Value,
