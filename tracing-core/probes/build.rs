@@ -92,7 +92,15 @@ const PACKET_FIELDS: &[(&str, &str)] = &[
     ("CPU_INFO", "cpu_info"),
     ("FTRACE_EVENTS", "ftrace_events"),
     ("FTRACE_STATS", "ftrace_stats"),
+    ("INTERNED_DATA", "interned_data"),
+    ("SEQUENCE_FLAGS", "sequence_flags"),
 ];
+
+/// `InternedData` fields: the kernel symbols of `symbolize_ksyms`.
+const INTERNED_DATA_FIELDS: &[(&str, &str)] = &[("KERNEL_SYMBOLS", "kernel_symbols")];
+
+/// `InternedString` fields.
+const INTERNED_STRING_FIELDS: &[(&str, &str)] = &[("IID", "iid"), ("STR", "str")];
 
 /// `DataSourceConfig` fields the data sources read their nested configs
 /// from: (constant, upstream field name).
@@ -157,6 +165,22 @@ fn main() {
         "DataSourceConfig",
         "data_source_field",
         DATA_SOURCE_CONFIG_FIELDS,
+        &mut extra,
+    );
+    field_numbers(
+        &root,
+        "protos/perfetto/trace/interned_data/interned_data.proto",
+        "InternedData",
+        "interned_data_field",
+        INTERNED_DATA_FIELDS,
+        &mut extra,
+    );
+    field_numbers(
+        &root,
+        "protos/perfetto/trace/profiling/profile_common.proto",
+        "InternedString",
+        "interned_string_field",
+        INTERNED_STRING_FIELDS,
         &mut extra,
     );
     vmstat_names(&schema, &mut extra);

@@ -23,7 +23,8 @@ use zerotrace_probes::procfs::ProcRoot;
 use zerotrace_probes::producer::ftrace::{FtraceSource, RawCopy};
 use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
 use zerotrace_probes::protos::{
-    FtraceConfig, FtraceStatsDecoder, data_source_field, ftrace_stats::Phase, packet_field,
+    FtraceConfig, FtraceEventBundleDecoder, FtraceStatsDecoder, data_source_field,
+    ftrace_stats::Phase, interned_data_field, interned_string_field, packet_field,
 };
 
 /// Live recordings in this binary run one at a time.
@@ -487,4 +488,114 @@ fn without_tracefs_the_stats_and_the_log_say_so() {
     });
     let err = source.create(&refused, &ctx).err().expect("refused");
     assert!(err.to_string().contains("enable_function_graph"), "{err}");
+}
+
+/// `symbolize_ksyms`: the workqueue functions the kernel ran come as
+/// indices, each named by an `interned_data.kernel_symbols` entry of the
+/// same sequence (never the address itself), the first such packet
+/// clearing the sequence's incremental state; the end's stats count the
+/// symbols parsed.
+#[test]
+fn symbolize_ksyms_names_the_workqueue_functions() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-src-ksyms-{}", std::process::id());
+    let _inst = Instance::create(&root, &name).expect("instance");
+    let (ctx, log) = context();
+    let source = FtraceSource::at(&root);
+    let cfg = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.add_ftrace_events("workqueue/workqueue_execute_start")
+            .set_symbolize_ksyms(true)
+            .set_instance_name(&name);
+    });
+    let mut probe = source.create(&cfg, &ctx).expect("config");
+    let mut sink = BufferSink::default();
+    probe.start(now(), &mut sink);
+    for _ in 0..6 {
+        // Writeback work items, besides the kernel's periodic ones.
+        let _ = std::process::Command::new("sync").status();
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        probe.poll(now(), &mut sink);
+    }
+    probe.stop(now(), &mut sink);
+    let log = log.lock().unwrap().clone();
+
+    let mut names = std::collections::HashMap::new();
+    let mut used = Vec::new();
+    let mut flags = Vec::new();
+    for p in &sink.packets {
+        let d = protozero::Decoder::new(p);
+        let mut has_bundle = false;
+        let mut packet_flags = None;
+        for f in d {
+            let f = f.expect("packet");
+            match f.id {
+                packet_field::FTRACE_EVENTS => {
+                    has_bundle = true;
+                    let b = FtraceEventBundleDecoder::new(f.as_bytes().expect("bundle"));
+                    for ev in b.event() {
+                        if let Some(w) = ev.workqueue_execute_start() {
+                            used.push(w.function().expect("function"));
+                        }
+                    }
+                }
+                packet_field::INTERNED_DATA => {
+                    for s in protozero::Decoder::new(f.as_bytes().expect("interned")) {
+                        let s = s.expect("interned field");
+                        assert_eq!(s.id, interned_data_field::KERNEL_SYMBOLS);
+                        let mut iid = None;
+                        let mut name = None;
+                        for g in protozero::Decoder::new(s.as_bytes().expect("symbol")) {
+                            let g = g.expect("symbol field");
+                            match g.id {
+                                interned_string_field::IID => iid = g.as_u64().ok(),
+                                interned_string_field::STR => {
+                                    name = Some(
+                                        String::from_utf8(g.as_bytes().expect("str").to_vec())
+                                            .expect("utf-8"),
+                                    )
+                                }
+                                _ => {}
+                            }
+                        }
+                        assert!(
+                            names
+                                .insert(iid.expect("iid"), name.expect("str"))
+                                .is_none()
+                        );
+                    }
+                }
+                packet_field::SEQUENCE_FLAGS => packet_flags = f.as_u64().ok(),
+                _ => {}
+            }
+        }
+        if has_bundle {
+            flags.push(packet_flags);
+        }
+    }
+    assert!(!used.is_empty(), "no workqueue work ran: {log:?}");
+    for iid in &used {
+        let n = names
+            .get(iid)
+            .unwrap_or_else(|| panic!("index {iid} not named"));
+        assert!(!n.is_empty() && !n.starts_with("0x"), "{n}");
+        // An index, not a kernel address (KASLR is not disclosed).
+        assert!(*iid < 1 << 32, "{iid:#x}");
+    }
+    // The first packet with symbols clears, later ones need the state.
+    let first = flags.iter().position(|f| f.is_some()).expect("flags");
+    assert_eq!(flags[first], Some(3));
+    assert!(flags[first + 1..].iter().all(|f| *f == Some(2)));
+    let st = stats(&sink.packets);
+    let end = FtraceStatsDecoder::new(&st[1]);
+    assert!(end.kernel_symbols_parsed().unwrap_or(0) > 1000);
+    println!(
+        "{} work items, {} symbols named: {:?}",
+        used.len(),
+        names.len(),
+        names.values().take(3).collect::<Vec<_>>()
+    );
 }

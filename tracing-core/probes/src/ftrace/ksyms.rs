@@ -11,6 +11,9 @@ use super::tracefs::{TracefsError, read_bounded};
 /// The largest `/proc/kallsyms` read (real ones are a few MiB).
 pub const MAX_KALLSYMS_BYTES: usize = 64 << 20;
 
+/// The symbols that mark the end of a kernel text section.
+const TEXT_ENDS: &[&str] = &["_etext", "_einittext"];
+
 /// Why `/proc/kallsyms` did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KsymsError {
@@ -102,7 +105,9 @@ impl KernelSymbols {
     }
 
     /// The symbol containing `addr`: the one with the highest address not
-    /// above it, and the offset from it. `None` below the first symbol.
+    /// above it, and the offset from it. `None` below the first symbol and
+    /// past the end of a text section (`_etext`, `_einittext`: what lies
+    /// beyond them is data, not the last function's code).
     pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
         let idx = self
             .entries
@@ -110,6 +115,9 @@ impl KernelSymbols {
             .checked_sub(1)?;
         let &(start, off, len) = self.entries.get(idx)?;
         let name = self.names.get(off as usize..off as usize + len as usize)?;
+        if TEXT_ENDS.contains(&name) {
+            return None;
+        }
         Some((name, addr - start))
     }
 }
@@ -137,12 +145,13 @@ ffffffff81234000 D some_data
 ffffffff81002000 W weak_fn
 ffffffffc0001000 t ext4_fill_super\t[ext4]
 ffffffff81001f00 T do_one_initcall
+ffffffff81003000 T _etext
 ";
 
     #[test]
     fn looks_up_addresses() {
         let k = KernelSymbols::parse(FIXTURE).expect("parse");
-        assert_eq!(k.len(), 6, "data symbol skipped");
+        assert_eq!(k.len(), 7, "data symbol skipped");
         assert_eq!(k.lookup(0xffffffff81000000), Some(("_text", 0)));
         assert_eq!(
             k.lookup(0xffffffff81001104),
@@ -155,6 +164,8 @@ ffffffff81001f00 T do_one_initcall
         assert_eq!(k.lookup(0xffffffff81002001), Some(("weak_fn", 1)));
         assert_eq!(k.lookup(0xffffffffc0001008), Some(("ext4_fill_super", 8)));
         assert_eq!(k.lookup(0x1000), None);
+        // Past the end of the kernel's text: data, not weak_fn's code.
+        assert_eq!(k.lookup(0xffffffff81234008), None);
         assert!(k.mem_kb() >= 1);
     }
 

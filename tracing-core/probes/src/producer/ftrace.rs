@@ -23,7 +23,7 @@ use crate::ftrace::ksyms::KernelSymbols;
 use crate::ftrace::tracefs::{self, Controller, Instance};
 use crate::ftrace::translate::has_typed_translation;
 use crate::ftrace::{EventFormat, FormatTable, HeaderPage, Options, PageLayout, Translator};
-use crate::protos::data_source_field;
+use crate::protos::{data_source_field, interned_data_field, interned_string_field, packet_field};
 
 /// The data source's name.
 pub const NAME: &str = "linux.ftrace";
@@ -168,6 +168,63 @@ struct Run {
     unknown: Vec<String>,
     failed: Vec<String>,
     cpus: Vec<usize>,
+    /// `symbolize_ksyms`: the kernel's symbols and how many of the
+    /// translator's address indices were written as interned names.
+    ksyms: Option<Symbols>,
+}
+
+/// The kernel symbols of a session and what of them was written.
+#[derive(Debug)]
+struct Symbols {
+    table: KernelSymbols,
+    /// Address indices (1-based, dense) already written.
+    written: u32,
+    /// Whether a packet cleared the sequence's incremental state.
+    cleared: bool,
+}
+
+/// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
+const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+/// `TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE`.
+const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
+
+impl Symbols {
+    /// After a bundle was written into `packet`: the names of the kernel
+    /// addresses first seen in it, as `interned_data.kernel_symbols` of the
+    /// same packet, and the sequence flags that make a reader keep them
+    /// (the first such packet clears the sequence's incremental state).
+    fn write_new(&mut self, packet: &mut protozero::Message<'_>, translator: &Translator) {
+        let addrs = translator.kernel_addrs();
+        let total = u32::try_from(addrs.len()).unwrap_or(u32::MAX);
+        if total > self.written {
+            let mut new: Vec<(u32, u64)> = addrs
+                .iter()
+                .filter(|&(_, &i)| i > self.written)
+                .map(|(&a, &i)| (i, a))
+                .collect();
+            new.sort_unstable();
+            {
+                let mut data = packet.begin_nested(packet_field::INTERNED_DATA);
+                for (iid, addr) in new {
+                    // An address in no symbol keeps its bare index.
+                    if let Some((name, _)) = self.table.lookup(addr) {
+                        let mut sym = data.begin_nested(interned_data_field::KERNEL_SYMBOLS);
+                        sym.append_varint(interned_string_field::IID, u64::from(iid));
+                        sym.append_bytes(interned_string_field::STR, name.as_bytes());
+                    }
+                }
+            }
+            self.written = total;
+            let mut flags = SEQ_NEEDS_INCREMENTAL_STATE;
+            if !self.cleared {
+                flags |= SEQ_INCREMENTAL_STATE_CLEARED;
+                self.cleared = true;
+            }
+            packet.append_varint(packet_field::SEQUENCE_FLAGS, flags);
+        } else if self.cleared {
+            packet.append_varint(packet_field::SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        }
+    }
 }
 
 struct FtraceProbe {
@@ -337,6 +394,7 @@ impl FtraceProbe {
             unknown: selection.unknown,
             failed,
             cpus,
+            ksyms: None,
         })
     }
 
@@ -399,7 +457,13 @@ impl FtraceProbe {
         while !rest.is_empty() {
             let mut taken = 0;
             let translator = &mut run.translator;
-            sink.packet(&mut |p| taken = translator.write_bundle(p, cpu, rest));
+            let ksyms = &mut run.ksyms;
+            sink.packet(&mut |p| {
+                taken = translator.write_bundle(p, cpu, rest);
+                if let Some(k) = ksyms.as_mut() {
+                    k.write_new(p, translator);
+                }
+            });
             written += 1;
             // write_bundle takes at least one page; guard all the same.
             rest = &rest[taken.clamp(1, rest.len())..];
@@ -441,7 +505,19 @@ impl FtraceProbe {
 impl Probe for FtraceProbe {
     fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
         match self.setup() {
-            Ok(run) => {
+            Ok(mut run) => {
+                if self.options.symbolize_ksyms {
+                    match KernelSymbols::read(&self.ctx.root.path("proc/kallsyms")) {
+                        Ok(table) => {
+                            run.ksyms = Some(Symbols {
+                                table,
+                                written: 0,
+                                cleared: false,
+                            })
+                        }
+                        Err(e) => self.read_error(&format!("kallsyms: {e}")),
+                    }
+                }
                 self.run = Some(run);
                 self.next_drain = Some(now_ns.saturating_add(self.drain_ns()));
                 let cpus = self.cpu_stats();
@@ -511,17 +587,6 @@ impl Probe for FtraceProbe {
         }
         self.drain(sink);
         let cpus = self.cpu_stats();
-        let ksyms = if self.options.symbolize_ksyms {
-            match KernelSymbols::read(&self.ctx.root.path("proc/kallsyms")) {
-                Ok(k) => Some(k),
-                Err(e) => {
-                    self.read_error(&format!("kallsyms: {e}"));
-                    None
-                }
-            }
-        } else {
-            None
-        };
         if let Some(run) = &self.run {
             sink.packet(&mut |p| {
                 write_ftrace_stats(
@@ -530,10 +595,11 @@ impl Probe for FtraceProbe {
                     StatsPhase::End,
                     &cpus,
                     &StatsExtra {
-                        kernel_symbols_parsed: ksyms
+                        kernel_symbols_parsed: run
+                            .ksyms
                             .as_ref()
-                            .map(|k| u32::try_from(k.len()).unwrap_or(u32::MAX)),
-                        kernel_symbols_mem_kb: ksyms.as_ref().map(KernelSymbols::mem_kb),
+                            .map(|k| u32::try_from(k.table.len()).unwrap_or(u32::MAX)),
+                        kernel_symbols_mem_kb: run.ksyms.as_ref().map(|k| k.table.mem_kb()),
                         unknown_ftrace_events: &run.unknown,
                         failed_ftrace_events: &run.failed,
                         ..StatsExtra::default()
