@@ -38,8 +38,9 @@ struct Args {
     /// Only errors
     #[arg(short, long)]
     quiet: bool,
-    /// Also serve the Linux probes (linux.process_stats, linux.sys_stats,
-    /// linux.system_info) from this process, as Perfetto's tracebox does
+    /// Also serve the Linux probes (linux.ftrace, linux.process_stats,
+    /// linux.sys_stats, linux.system_info) from this process, as Perfetto's
+    /// tracebox does
     #[arg(long)]
     probes: bool,
 }

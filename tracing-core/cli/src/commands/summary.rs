@@ -100,7 +100,7 @@ fn data_source_of_kind(kind: &str) -> Option<&'static str> {
         "process_tree" | "process_stats" => "linux.process_stats",
         "sys_stats" => "linux.sys_stats",
         "perf_sample" => "linux.perf",
-        "system_info" => "linux.system_info",
+        "cpu_info" => "linux.system_info",
         "inode_file_map" => "linux.inode_file_map",
         "android_log" => "android.log",
         "power_rails" | "battery" => "android.power",
