@@ -269,7 +269,7 @@ fn probes_run_inside_the_service() {
     let service_pid = i32::try_from(child.id()).unwrap();
     let log = terminate(child);
     assert!(
-        log.contains("zerotrace-probes: serving linux.process_stats"),
+        log.contains("zerotrace-probes: serving linux.ftrace, linux.process_stats"),
         "{log}"
     );
     let trees = payloads(&trace, packet_field::PROCESS_TREE);
@@ -376,7 +376,8 @@ fn the_example_system_config_records_with_zerotrace_record() {
     terminate(child);
     let trace = std::fs::read(&out).unwrap();
     let trees = payloads(&trace, packet_field::PROCESS_TREE);
-    assert_eq!(trees.len(), 1);
+    // The start scan first; then the processes ftrace saw start running.
+    assert!(!trees.is_empty());
     let me = i32::try_from(std::process::id()).unwrap();
     assert!(
         ProcessTreeDecoder::new(&trees[0])

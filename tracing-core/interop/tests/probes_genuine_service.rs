@@ -5,6 +5,7 @@
 //! for a moment, and the trace read back by a consumer holds, from either
 //! service, the same: scheduling events with the ftrace stats around
 //! them, the markers the test wrote, the process tree with this process,
+//! a process started during the session described once ftrace saw it run,
 //! meminfo counters and the CPUs. Without tracefs (not root) the ftrace
 //! part is checked to say so, unless `ZEROTRACE_REQUIRE_TRACEFS=1`.
 #![cfg(target_os = "linux")]
@@ -174,6 +175,12 @@ fn records_a_system_trace(which: Which, name: &str) {
         .enable_tracing(&config(&instance_name), None)
         .expect("enable");
     std::thread::sleep(Duration::from_millis(300));
+    // A process that starts after the start scan: described when ftrace
+    // sees it run.
+    let mut late = std::process::Command::new("sleep")
+        .arg("0.8")
+        .spawn()
+        .expect("spawn sleep");
     if let Some(i) = &instance {
         for k in 0..5 {
             i.marker(&format!("zt-interop {k}"));
@@ -187,6 +194,8 @@ fn records_a_system_trace(which: Which, name: &str) {
     );
     let trace = consumer.read_trace().expect("read");
     drop(probes);
+    let late_pid = i32::try_from(late.id()).expect("pid");
+    let _ = late.wait();
 
     let me = i32::try_from(std::process::id()).expect("pid");
     let trees = payloads(&trace, packet_field::PROCESS_TREE);
@@ -234,6 +243,15 @@ fn records_a_system_trace(which: Which, name: &str) {
         }
     }
     assert!(switches > 0, "{which:?}: no sched_switch");
+    let late_described = trees.iter().skip(1).any(|t| {
+        ProcessTreeDecoder::new(t).processes().any(|p| {
+            p.pid() == Some(late_pid) && p.cmdline().collect::<Vec<_>>() == ["sleep", "0.8"]
+        })
+    });
+    assert!(
+        late_described,
+        "{which:?}: the process started during the session is not described"
+    );
     let want: Vec<String> = (0..5).map(|k| format!("zt-interop {k}")).collect();
     assert_eq!(markers, want, "{which:?}");
 }

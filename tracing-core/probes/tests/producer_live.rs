@@ -258,7 +258,7 @@ fn the_library_producer_records_a_system_trace() {
     let log = log.lock().unwrap().clone();
     assert!(
         log[0].starts_with(
-            "serving linux.process_stats, linux.sys_stats, linux.system_info as producer"
+            "serving linux.ftrace, linux.process_stats, linux.sys_stats, linux.system_info as producer"
         ),
         "{log:#?}"
     );
@@ -303,7 +303,7 @@ fn the_binary_connects_to_perfetto_producer_sock_name() {
         probes.cmdline().collect::<Vec<_>>()
     );
     assert!(
-        log.contains("zerotrace-probes: serving linux.process_stats"),
+        log.contains("zerotrace-probes: serving linux.ftrace, linux.process_stats"),
         "{log}"
     );
     assert!(log.contains("linux.process_stats: instance"), "{log}");

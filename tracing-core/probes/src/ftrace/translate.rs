@@ -251,6 +251,9 @@ pub struct Translator {
     kernel_addrs: HashMap<u64, u32>,
     bundle_end: HashMap<u32, u64>,
     stats: Stats,
+    /// With pid collection on: the pids of the records translated since
+    /// the last [`Translator::take_pids`].
+    seen_pids: Option<Vec<i32>>,
 }
 
 /// The end of a field (offset + size), saturating.
@@ -393,12 +396,32 @@ impl Translator {
             kernel_addrs: HashMap::new(),
             bundle_end: HashMap::new(),
             stats: Stats::default(),
+            seen_pids: None,
         })
     }
 
     /// Whether `sched_switch`/`sched_waking` go to `compact_sched`.
     pub fn compact_sched(&self) -> bool {
         self.compact.is_some()
+    }
+
+    /// Starts collecting the pid of every record translated (the task
+    /// that was running, and the task switched to or woken for the
+    /// compact sched events), for describing new processes.
+    pub fn collect_pids(&mut self) {
+        self.seen_pids.get_or_insert_with(Vec::new);
+    }
+
+    /// The pids collected since the last call, sorted and without
+    /// duplicates (empty when collection is off).
+    pub fn take_pids(&mut self) -> Vec<i32> {
+        let Some(v) = self.seen_pids.as_mut() else {
+            return Vec::new();
+        };
+        let mut out = std::mem::take(v);
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// What translation met so far.
@@ -482,6 +505,16 @@ impl Translator {
         if payload.len() < plan.size {
             self.stats.short_records += 1;
             return false;
+        }
+        if let Some(pids) = self.seen_pids.as_mut() {
+            pids.push(sint(payload, self.common_pid, 4) as i32);
+            if let Some(c) = self.compact {
+                match plan.plan {
+                    Plan::CompactSwitch => pids.push(int(payload, c.next_pid, 4) as i32),
+                    Plan::CompactWaking => pids.push(int(payload, c.pid, 4) as i32),
+                    _ => {}
+                }
+            }
         }
         match &plan.plan {
             Plan::CompactSwitch => {

@@ -83,6 +83,13 @@ fn read_stat(root: &ProcRoot, pid: i32) -> Option<pid_stat::PidStat> {
     pid_stat::parse(&bytes).ok()
 }
 
+/// The process (thread group) of task `tid`, from `/proc/TID/status`;
+/// `None` if the task is gone or its status does not parse.
+pub fn tgid(root: &ProcRoot, tid: i32) -> Option<i32> {
+    let bytes = root.read(format!("proc/{tid}/status"), SMALL_CAP).ok()?;
+    pid_status::parse(&bytes).ok().map(|s| s.tgid)
+}
+
 /// Reads one process; `Ok(None)` if it exited meanwhile.
 pub fn read_process(
     root: &ProcRoot,

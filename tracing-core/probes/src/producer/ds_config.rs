@@ -21,6 +21,23 @@ pub fn nested(config: &[u8], field: u32) -> Result<&[u8], ProbeError> {
     Ok(last)
 }
 
+/// `DataSourceConfig.tracing_session_id` (field 4): which tracing session
+/// an instance belongs to (`None` when absent or malformed).
+pub fn tracing_session_id(config: &[u8]) -> Option<u64> {
+    let mut id = None;
+    let mut d = Decoder::new(config);
+    while let Some(f) = d.read_field() {
+        let f = f.ok()?;
+        if f.id == TRACING_SESSION_ID {
+            id = f.as_u64().ok();
+        }
+    }
+    id
+}
+
+/// `DataSourceConfig.tracing_session_id`.
+const TRACING_SESSION_ID: u32 = 4;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -324,13 +324,15 @@ impl FtraceProbe {
         };
         let subbuf = instance.subbuf_size().map_err(|e| e.to_string())?;
         let layout = PageLayout::new(&header, subbuf, &common).map_err(|e| e.to_string())?;
-        let translator = Translator::new(
+        let mut translator = Translator::new(
             &table,
             Options {
                 compact_sched: self.options.compact_sched,
             },
         )
         .map_err(|e| e.to_string())?;
+        // For the process data source of the session (new processes).
+        translator.collect_pids();
         let cpus = instance.cpus().map_err(|e| e.to_string())?;
         let wants = self.options.session_wants(
             &EventSelection {
@@ -618,6 +620,19 @@ impl Probe for FtraceProbe {
         self.leave();
         self.run = None;
         self.next_drain = None;
+    }
+
+    fn flush(&mut self, _now_ns: u64, sink: &mut dyn PacketSink) {
+        // What the kernel holds up to now goes into the trace before the
+        // flush is answered.
+        self.drain(sink);
+    }
+
+    fn take_seen_pids(&mut self) -> Vec<i32> {
+        self.run
+            .as_mut()
+            .map(|r| r.translator.take_pids())
+            .unwrap_or_default()
     }
 
     fn stats(&self) -> ProbeStats {

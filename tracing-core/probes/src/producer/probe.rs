@@ -145,6 +145,18 @@ pub trait Probe: Send {
             self.poll(now_ns, sink);
         }
     }
+    /// A flush was asked at `now_ns`: writes what it holds that is not
+    /// written yet (the runtime then flushes the writer). Most probes
+    /// write as they go and have nothing to do.
+    fn flush(&mut self, _now_ns: u64, _sink: &mut dyn PacketSink) {}
+    /// The pids of the tasks it saw running since the last call (ftrace),
+    /// for the process data source of the same tracing session.
+    fn take_seen_pids(&mut self) -> Vec<i32> {
+        Vec::new()
+    }
+    /// Tasks `pids` were seen running in this tracing session (by another
+    /// probe): describes those not described yet (process_stats).
+    fn on_pids(&mut self, _now_ns: u64, _pids: &[i32], _sink: &mut dyn PacketSink) {}
     /// Its counts so far.
     fn stats(&self) -> ProbeStats;
 }

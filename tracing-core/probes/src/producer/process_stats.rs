@@ -4,8 +4,9 @@
 //! packet of every process's memory counters and `oom_score_adj`.
 //!
 //! Processes that appear during the session are described when the ftrace
-//! data source reports their pids, as traced_probes does; until that data
-//! source exists, only the start scan and the polls describe them.
+//! data source of the same session reports their pids, as traced_probes
+//! does: each task not described yet is looked up (its process, with its
+//! threads) and written as a `process_tree` packet of the new ones.
 
 use super::ds_config;
 use super::probe::{DataSource, ErrorLog, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
@@ -49,6 +50,8 @@ pub struct ProcessStatsProbe {
     schedule: Schedule<()>,
     errors: ErrorLog,
     packets: u64,
+    /// Tasks (pids and tids) already described in this session.
+    described: std::collections::HashSet<i32>,
 }
 
 impl ProcessStatsProbe {
@@ -60,6 +63,7 @@ impl ProcessStatsProbe {
             schedule: Schedule::new(0, []),
             errors: ErrorLog::default(),
             packets: 0,
+            described: std::collections::HashSet::new(),
         }
     }
 
@@ -73,6 +77,7 @@ impl ProcessStatsProbe {
                 }
             };
         self.errors.record(&self.ctx, NAME, &errors);
+        self.remember(&processes);
         let end = (self.ctx.clock)();
         let options = TreeOptions {
             record_thread_names: self.options.record_thread_names,
@@ -80,6 +85,51 @@ impl ProcessStatsProbe {
         };
         sink.packet(&mut |p| {
             packets::write_process_tree(p, now_ns, &processes, options, Some(end));
+        });
+        self.packets += 1;
+    }
+
+    fn remember(&mut self, processes: &[walk::ProcessInfo]) {
+        for p in processes {
+            self.described.insert(p.pid);
+            self.described.extend(p.threads.iter().map(|t| t.tid));
+        }
+    }
+
+    /// Describes the processes of the tasks in `pids` not described yet.
+    fn describe(&mut self, now_ns: u64, pids: &[i32], sink: &mut dyn PacketSink) {
+        let mut new = Vec::new();
+        let mut errors = Vec::new();
+        for &pid in pids {
+            if pid <= 0 || self.described.contains(&pid) {
+                continue;
+            }
+            // A task that is gone (or a kernel idle task) is not asked again.
+            self.described.insert(pid);
+            let Some(tgid) = walk::tgid(&self.ctx.root, pid) else {
+                continue;
+            };
+            if tgid != pid && !self.described.insert(tgid) {
+                continue;
+            }
+            match walk::read_process(&self.ctx.root, tgid, self.options.record_thread_names) {
+                Ok(Some(p)) => new.push(p),
+                Ok(None) => {}
+                Err(e) => errors.push(e),
+            }
+        }
+        self.errors.record(&self.ctx, NAME, &errors);
+        if new.is_empty() {
+            return;
+        }
+        self.remember(&new);
+        let end = (self.ctx.clock)();
+        let options = TreeOptions {
+            record_thread_names: self.options.record_thread_names,
+            record_process_age: self.options.record_process_age,
+        };
+        sink.packet(&mut |p| {
+            packets::write_process_tree(p, now_ns, &new, options, Some(end));
         });
         self.packets += 1;
     }
@@ -119,6 +169,10 @@ impl Probe for ProcessStatsProbe {
         if !self.schedule.due(now_ns).is_empty() {
             self.write_stats(now_ns, sink);
         }
+    }
+
+    fn on_pids(&mut self, now_ns: u64, pids: &[i32], sink: &mut dyn PacketSink) {
+        self.describe(now_ns, pids, sink);
     }
 
     fn stats(&self) -> ProbeStats {

@@ -24,7 +24,7 @@ use zerotrace_core::producer::{
 };
 
 use super::probe::{DataSource, Probe, ProbeContext, ProbeStats};
-use super::{ftrace, process_stats, sys_stats, system_info};
+use super::{ds_config, ftrace, process_stats, sys_stats, system_info};
 
 /// How long a stop or flush callback waits for the probes' thread.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -238,6 +238,8 @@ struct Running {
     probe: Box<dyn Probe>,
     writer: TraceWriter,
     generation: u64,
+    /// The tracing session (`DataSourceConfig.tracing_session_id`).
+    session: Option<u64>,
 }
 
 /// The probes' thread.
@@ -261,10 +263,15 @@ impl Driver {
     fn run(mut self, rx: &Receiver<Command>) {
         loop {
             let now = self.now();
-            for r in self.running.values_mut() {
+            let mut polled = Vec::new();
+            for (&id, r) in self.running.iter_mut() {
                 if r.probe.next_deadline().is_some_and(|d| d <= now) {
                     r.probe.poll(now, &mut r.writer);
+                    polled.push(id);
                 }
+            }
+            for id in polled {
+                self.share_pids(id, now);
             }
             self.drop_lost();
             let wait = self
@@ -282,6 +289,11 @@ impl Driver {
                     let _ = done.send(());
                 }
                 Ok(Command::Flush(id, done)) => {
+                    let now = self.now();
+                    if let Some(r) = self.running.get_mut(&id) {
+                        r.probe.flush(now, &mut r.writer);
+                    }
+                    self.share_pids(id, now);
                     if let Some(r) = self.running.get_mut(&id) {
                         r.writer.flush(None);
                     }
@@ -294,6 +306,23 @@ impl Driver {
         let ids: Vec<u64> = self.running.keys().copied().collect();
         for id in ids {
             self.stop(id);
+        }
+    }
+
+    /// Passes the pids instance `id` saw to the other instances of its
+    /// tracing session (ftrace's tasks to process_stats).
+    fn share_pids(&mut self, id: u64, now: u64) {
+        let Some(r) = self.running.get_mut(&id) else {
+            return;
+        };
+        let pids = r.probe.take_seen_pids();
+        let Some(session) = r.session.filter(|_| !pids.is_empty()) else {
+            return;
+        };
+        for (&other, r) in self.running.iter_mut() {
+            if other != id && r.session == Some(session) {
+                r.probe.on_pids(now, &pids, &mut r.writer);
+            }
         }
     }
 
@@ -315,6 +344,7 @@ impl Driver {
             instance.name, instance.id, instance.target_buffer
         ));
         let mut r = Running {
+            session: ds_config::tracing_session_id(&instance.config),
             name: instance.name,
             probe,
             writer,
@@ -338,10 +368,16 @@ impl Driver {
     }
 
     fn stop(&mut self, id: u64) {
+        let now = self.now();
+        if let Some(r) = self.running.get_mut(&id) {
+            // What it read last still describes its session's processes.
+            r.probe.flush(now, &mut r.writer);
+        }
+        self.share_pids(id, now);
         let Some(mut r) = self.running.remove(&id) else {
             return;
         };
-        r.probe.stop(self.now(), &mut r.writer);
+        r.probe.stop(now, &mut r.writer);
         r.writer.flush(None);
         lock(&self.stats).stopped += 1;
         self.finish(id, r, "stopped");
