@@ -221,6 +221,8 @@ pub struct StatsExtra<'a> {
     pub unknown_ftrace_events: &'a [String],
     /// Events present that could not be enabled.
     pub failed_ftrace_events: &'a [String],
+    /// Every kind of parse error met (end of trace).
+    pub parse_errors: &'a [crate::protos::FtraceParseStatus],
 }
 
 /// Writes an `ftrace_stats` packet into `packet` (a `TracePacket`).
@@ -271,6 +273,9 @@ pub fn write_ftrace_stats(
     }
     for e in extra.failed_ftrace_events {
         st.add_failed_ftrace_events(e);
+    }
+    for &s in extra.parse_errors {
+        st.add_ftrace_parse_errors(s);
     }
 }
 

@@ -16,8 +16,8 @@
 
 use super::decode::FormatTable;
 use super::format::{EventFormat, Field, FieldKind};
-use super::page::{MissedEvents, Page, read_uint};
-use crate::protos::{FTRACE_EVENT_MESSAGES, ProtoType, packet_field};
+use super::page::{MissedEvents, Page, PageError, read_uint};
+use crate::protos::{FTRACE_EVENT_MESSAGES, FtraceParseStatus, ProtoType, packet_field};
 use protozero::Message;
 use std::collections::HashMap;
 use thiserror::Error;
@@ -254,6 +254,8 @@ pub struct Translator {
     /// With pid collection on: the pids of the records translated since
     /// the last [`Translator::take_pids`].
     seen_pids: Option<Vec<i32>>,
+    /// The `FtraceParseStatus` numbers met, as bits (all are below 32).
+    parse_errors: u32,
 }
 
 /// The end of a field (offset + size), saturating.
@@ -397,6 +399,7 @@ impl Translator {
             bundle_end: HashMap::new(),
             stats: Stats::default(),
             seen_pids: None,
+            parse_errors: 0,
         })
     }
 
@@ -422,6 +425,27 @@ impl Translator {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Records a page that could not be parsed at all (its header), so
+    /// the trace's end stats list its status.
+    pub fn note_page_error(&mut self, e: &PageError) {
+        self.stats.page_errors += 1;
+        self.note_status(parse_status(e));
+    }
+
+    fn note_status(&mut self, s: FtraceParseStatus) {
+        self.parse_errors |= 1u32.checked_shl(s as u32).unwrap_or(0);
+    }
+
+    /// Every kind of parse error met so far
+    /// (`ftrace_stats.ftrace_parse_errors`), in status order.
+    pub fn parse_errors(&self) -> Vec<FtraceParseStatus> {
+        PARSE_STATUSES
+            .iter()
+            .copied()
+            .filter(|&s| self.parse_errors & 1u32.checked_shl(s as u32).unwrap_or(0) != 0)
+            .collect()
     }
 
     /// What translation met so far.
@@ -478,8 +502,16 @@ impl Translator {
                             last = r.timestamp;
                         }
                     }
-                    Err(_) => {
+                    Err(e) => {
+                        // The rest of the page is skipped; the bundle says
+                        // why, at the page's time, as upstream does.
                         self.stats.page_errors += 1;
+                        let status = parse_status(&e);
+                        self.note_status(status);
+                        bundle
+                            .add_error()
+                            .set_timestamp(page.timestamp)
+                            .set_status(status);
                     }
                 }
             }
@@ -504,6 +536,7 @@ impl Translator {
         };
         if payload.len() < plan.size {
             self.stats.short_records += 1;
+            self.note_status(FtraceParseStatus::FtraceStatusInvalidEvent);
             return false;
         }
         if let Some(pids) = self.seen_pids.as_mut() {
@@ -587,6 +620,30 @@ impl Translator {
 /// `FtraceEvent` field of their own); others are written generic.
 pub fn has_typed_translation(name: &str) -> bool {
     FTRACE_EVENT_MESSAGES.iter().any(|m| m.name == name)
+}
+
+/// The statuses a parse error can have here, in their numeric order.
+const PARSE_STATUSES: &[FtraceParseStatus] = &[
+    FtraceParseStatus::FtraceStatusAbiInvalidPageHeader,
+    FtraceParseStatus::FtraceStatusAbiShortTimeStamp,
+    FtraceParseStatus::FtraceStatusAbiShortEventId,
+    FtraceParseStatus::FtraceStatusAbiEndOverflow,
+    FtraceParseStatus::FtraceStatusInvalidEvent,
+];
+
+/// Upstream's `FtraceParseStatus` for a page error.
+pub fn parse_status(e: &PageError) -> FtraceParseStatus {
+    match e {
+        PageError::BadLayout(_)
+        | PageError::TruncatedHeader { .. }
+        | PageError::CommitPastEnd { .. }
+        | PageError::MissedCountPastEnd => FtraceParseStatus::FtraceStatusAbiInvalidPageHeader,
+        PageError::RecordPastCommit { .. } => FtraceParseStatus::FtraceStatusAbiEndOverflow,
+        PageError::NoEventId { .. } => FtraceParseStatus::FtraceStatusAbiShortEventId,
+        // A time-extend or absolute timestamp whose value cannot be right:
+        // the closest of upstream's statuses.
+        PageError::TimestampOverflow { .. } => FtraceParseStatus::FtraceStatusAbiShortTimeStamp,
+    }
 }
 
 /// The plan of a non-compact event: typed where upstream knows the event,

@@ -148,3 +148,64 @@ fn short_records_and_unknown_ids_are_counted() {
     let s = tr.stats();
     assert_eq!((s.short_records, s.unknown_ids, s.typed), (1, 1, 0));
 }
+
+/// A record that runs past the page's commit: the rest of the page is
+/// skipped, the bundle carries an `error` at the page's time with
+/// upstream's status, and the translator lists the status for the end
+/// stats.
+#[test]
+fn a_broken_page_is_an_error_of_the_bundle() {
+    let mut table = FormatTable::new();
+    table
+        .insert(format(
+            "x",
+            300,
+            "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n",
+        ))
+        .expect("insert");
+    let good = payload(300, 7, &5i32.to_le_bytes());
+    let mut raw = page(&[good.clone(), good]);
+    // The second record's length word claims 28 words: past the commit.
+    let second = 16 + 4 + 12;
+    raw[second..second + 4].copy_from_slice(&(28u32 | (1 << 5)).to_le_bytes());
+    let header = crate::ftrace::HeaderPage::parse(
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n",
+    )
+    .expect("header");
+    let layout = PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l");
+    let pages: Vec<Page<'_>> = layout.pages(&raw).map(|p| p.expect("page")).collect();
+    let mut tr = Translator::new(&table, Options::default()).expect("translator");
+    let mut w = HeapWriter::new();
+    tr.write_bundle(&mut w.root(), 0, &pages);
+    let bytes = w.finish().expect("writes");
+    let body = protozero::Decoder::new(&bytes)
+        .find_last(packet_field::FTRACE_EVENTS)
+        .expect("bundle")
+        .as_bytes()
+        .expect("bytes")
+        .to_vec();
+    let b = FtraceEventBundleDecoder::new(&body);
+    assert_eq!(b.event().count(), 1, "the record before the break");
+    let errors: Vec<_> = b.error().collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].timestamp(), Some(100));
+    assert_eq!(
+        errors[0].status(),
+        Some(FtraceParseStatus::FtraceStatusAbiEndOverflow)
+    );
+    assert_eq!(
+        tr.parse_errors(),
+        [FtraceParseStatus::FtraceStatusAbiEndOverflow]
+    );
+    // A page whose header cannot be parsed is noted too.
+    tr.note_page_error(&PageError::MissedCountPastEnd);
+    assert_eq!(
+        tr.parse_errors(),
+        [
+            FtraceParseStatus::FtraceStatusAbiInvalidPageHeader,
+            FtraceParseStatus::FtraceStatusAbiEndOverflow
+        ]
+    );
+}

@@ -451,7 +451,10 @@ impl FtraceProbe {
         for p in run.layout.pages(bytes) {
             match p {
                 Ok(p) => pages.push(p),
-                Err(e) => bad.push(format!("cpu{cpu}: page skipped: {e}")),
+                Err(e) => {
+                    run.translator.note_page_error(&e);
+                    bad.push(format!("cpu{cpu}: page skipped: {e}"));
+                }
             }
         }
         let mut rest = &pages[..];
@@ -590,6 +593,7 @@ impl Probe for FtraceProbe {
         self.drain(sink);
         let cpus = self.cpu_stats();
         if let Some(run) = &self.run {
+            let parse_errors = run.translator.parse_errors();
             sink.packet(&mut |p| {
                 write_ftrace_stats(
                     p,
@@ -604,6 +608,7 @@ impl Probe for FtraceProbe {
                         kernel_symbols_mem_kb: run.ksyms.as_ref().map(|k| k.table.mem_kb()),
                         unknown_ftrace_events: &run.unknown,
                         failed_ftrace_events: &run.failed,
+                        parse_errors: &parse_errors,
                         ..StatsExtra::default()
                     },
                 )
