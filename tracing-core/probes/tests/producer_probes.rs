@@ -253,6 +253,7 @@ fn the_registry_serves_traced_probes_names_and_takes_more() {
     assert_eq!(
         r.names(),
         [
+            "linux.ftrace",
             "linux.process_stats",
             "linux.sys_stats",
             "linux.system_info"
@@ -260,5 +261,5 @@ fn the_registry_serves_traced_probes_names_and_takes_more() {
     );
     // A further source is one line; one of the same name replaces it.
     r.add(SystemInfo);
-    assert_eq!(r.names().len(), 3);
+    assert_eq!(r.names().len(), 4);
 }
