@@ -54,7 +54,6 @@ fn ping_pong(switches_per_s: u64, stop: Arc<AtomicBool>) -> Vec<std::thread::Joi
     let (a, b) = std::os::unix::net::UnixStream::pair().expect("pair");
     let (mut a2, mut b2) = (a.try_clone().expect("clone"), b.try_clone().expect("clone"));
     let round_trips_per_s = (switches_per_s / 4).max(1);
-    let stop_pong = stop.clone();
     let pong = std::thread::spawn(move || {
         pin(1);
         let mut byte = [0u8; 1];
@@ -63,7 +62,6 @@ fn ping_pong(switches_per_s: u64, stop: Arc<AtomicBool>) -> Vec<std::thread::Joi
                 break;
             }
         }
-        drop(stop_pong);
     });
     let ping = std::thread::spawn(move || {
         pin(0);
@@ -87,7 +85,21 @@ fn ping_pong(switches_per_s: u64, stop: Arc<AtomicBool>) -> Vec<std::thread::Joi
     vec![ping, pong]
 }
 
-/// Keeps the sizes of what a probe writes, in a reused writer.
+/// Lets the reader settle, runs the ping-pong for `secs`, then raises
+/// `stop`; the seconds the load ran.
+fn drive_load(rate: u64, secs: u64, stop: &Arc<AtomicBool>) -> f64 {
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let load = ping_pong(rate, stop.clone());
+    std::thread::sleep(Duration::from_secs(secs));
+    stop.store(true, Ordering::Relaxed);
+    for t in load {
+        let _ = t.join();
+    }
+    started.elapsed().as_secs_f64()
+}
+
+/// Keeps what a probe writes.
 #[derive(Default)]
 struct Keep {
     packets: Vec<Vec<u8>>,
@@ -167,15 +179,7 @@ fn run_probes(root: &std::path::Path, rate: u64, secs: u64) -> Outcome {
         let cpu = thread_cpu_ns() - cpu0;
         (sink, cpu)
     });
-    std::thread::sleep(Duration::from_millis(200));
-    let started = Instant::now();
-    let load = ping_pong(rate, stop.clone());
-    std::thread::sleep(Duration::from_secs(secs));
-    stop.store(true, Ordering::Relaxed);
-    for t in load {
-        let _ = t.join();
-    }
-    let secs = started.elapsed().as_secs_f64();
+    let secs = drive_load(rate, secs, &stop);
     let (sink, cpu_ns) = reader.join().expect("reader");
     let mut events = 0u64;
     let mut overruns = 0u64;
@@ -272,27 +276,10 @@ fn run_text(root: &std::path::Path, rate: u64, secs: u64) -> Outcome {
         }
         (events, thread_cpu_ns() - cpu0)
     });
-    std::thread::sleep(Duration::from_millis(200));
-    let started = Instant::now();
-    let load = ping_pong(rate, stop.clone());
-    std::thread::sleep(Duration::from_secs(secs));
-    stop.store(true, Ordering::Relaxed);
-    for t in load {
-        let _ = t.join();
-    }
-    let secs = started.elapsed().as_secs_f64();
+    let secs = drive_load(rate, secs, &stop);
     inst.write("trace_marker", "zt-keepup-end").expect("marker");
     let (events, cpu_ns) = reader.join().expect("reader");
-    let mut overruns = 0;
-    let mut cpu = 0;
-    while let Ok(stats) = inst.read(&format!("per_cpu/cpu{cpu}/stats")) {
-        overruns += stats
-            .lines()
-            .find_map(|l| l.strip_prefix("overrun:"))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-        cpu += 1;
-    }
+    let overruns = ftrace_common::overruns(&inst).expect("overruns");
     Outcome {
         events,
         cpu_ns,

@@ -44,14 +44,19 @@ fn payload(id: u16, pid: i32, rest: &[u8]) -> Vec<u8> {
     p
 }
 
-fn run(table: &FormatTable, records: &[Vec<u8>]) -> (Vec<u8>, Translator) {
+/// The 64-bit page layout of 4 KiB sub-buffers for `table`'s events.
+fn layout(table: &FormatTable) -> PageLayout {
     let header = crate::ftrace::HeaderPage::parse(
         "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
 \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
 \tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n",
     )
     .expect("header");
-    let layout = PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l");
+    PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l")
+}
+
+fn run(table: &FormatTable, records: &[Vec<u8>]) -> (Vec<u8>, Translator) {
+    let layout = layout(table);
     let raw = page(records);
     let pages: Vec<Page<'_>> = layout.pages(&raw).map(|p| p.expect("page")).collect();
     let mut tr = Translator::new(table, Options::default()).expect("translator");
@@ -168,13 +173,7 @@ fn a_broken_page_is_an_error_of_the_bundle() {
     // The second record's length word claims 28 words: past the commit.
     let second = 16 + 4 + 12;
     raw[second..second + 4].copy_from_slice(&(28u32 | (1 << 5)).to_le_bytes());
-    let header = crate::ftrace::HeaderPage::parse(
-        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
-\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
-\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n",
-    )
-    .expect("header");
-    let layout = PageLayout::new(&header, 4096, table.common_type().expect("ct")).expect("l");
+    let layout = layout(&table);
     let pages: Vec<Page<'_>> = layout.pages(&raw).map(|p| p.expect("page")).collect();
     let mut tr = Translator::new(&table, Options::default()).expect("translator");
     let mut w = HeapWriter::new();

@@ -77,14 +77,24 @@ impl ProcessStatsProbe {
                 }
             };
         self.errors.record(&self.ctx, NAME, &errors);
-        self.remember(&processes);
+        self.write_processes(now_ns, &processes, sink);
+    }
+
+    /// One `process_tree` packet of `processes`, remembered as described.
+    fn write_processes(
+        &mut self,
+        now_ns: u64,
+        processes: &[walk::ProcessInfo],
+        sink: &mut dyn PacketSink,
+    ) {
+        self.remember(processes);
         let end = (self.ctx.clock)();
         let options = TreeOptions {
             record_thread_names: self.options.record_thread_names,
             record_process_age: self.options.record_process_age,
         };
         sink.packet(&mut |p| {
-            packets::write_process_tree(p, now_ns, &processes, options, Some(end));
+            packets::write_process_tree(p, now_ns, processes, options, Some(end));
         });
         self.packets += 1;
     }
@@ -119,19 +129,9 @@ impl ProcessStatsProbe {
             }
         }
         self.errors.record(&self.ctx, NAME, &errors);
-        if new.is_empty() {
-            return;
+        if !new.is_empty() {
+            self.write_processes(now_ns, &new, sink);
         }
-        self.remember(&new);
-        let end = (self.ctx.clock)();
-        let options = TreeOptions {
-            record_thread_names: self.options.record_thread_names,
-            record_process_age: self.options.record_process_age,
-        };
-        sink.packet(&mut |p| {
-            packets::write_process_tree(p, now_ns, &new, options, Some(end));
-        });
-        self.packets += 1;
     }
 
     fn write_stats(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {

@@ -281,6 +281,21 @@ fn overflow_workload(inst: &Instance) -> Result<(), String> {
     Ok(())
 }
 
+/// The kernel's overrun count of `inst`, summed over its CPUs.
+pub fn overruns(inst: &Instance) -> Result<u64, String> {
+    let mut overrun = 0;
+    let mut cpu = 0;
+    while let Ok(stats) = inst.read(&format!("per_cpu/cpu{cpu}/stats")) {
+        overrun += stats
+            .lines()
+            .find_map(|l| l.strip_prefix("overrun:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("no overrun in cpu{cpu}/stats"))?;
+        cpu += 1;
+    }
+    Ok(overrun)
+}
+
 /// Records the normal workload into a fresh instance called `name`.
 pub fn record(name: &str) -> Result<Recording, String> {
     record_workload(name, Workload::Normal)
@@ -334,16 +349,7 @@ pub fn record_workload(name: &str, workload_kind: Workload) -> Result<Recording,
     let cmdlines_before = read_text(&root.join("saved_cmdlines"))?;
     let text = inst.read("trace")?;
     let cmdlines = read_text(&root.join("saved_cmdlines"))?;
-    let mut overrun = 0;
-    let mut cpu = 0;
-    while let Ok(stats) = inst.read(&format!("per_cpu/cpu{cpu}/stats")) {
-        overrun += stats
-            .lines()
-            .find_map(|l| l.strip_prefix("overrun:"))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .ok_or_else(|| format!("no overrun in cpu{cpu}/stats"))?;
-        cpu += 1;
-    }
+    let overrun = overruns(&inst)?;
     let mut raw = Vec::new();
     let mut cpu = 0;
     loop {

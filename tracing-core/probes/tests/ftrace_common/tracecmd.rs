@@ -140,3 +140,16 @@ pub fn report(rec: &Recording, tag: &str) -> Result<Vec<Line>, String> {
 pub fn required() -> bool {
     std::env::var("ZEROTRACE_REQUIRE_TRACE_CMD").is_ok_and(|v| v == "1")
 }
+
+/// [`report`], or `None` after saying in one line that `test` did not run
+/// (a failure instead where [`required`]).
+pub fn report_or_skip(rec: &Recording, tag: &str, test: &str) -> Option<Vec<Line>> {
+    match report(rec, tag) {
+        Ok(l) => Some(l),
+        Err(why) => {
+            assert!(!required(), "ZEROTRACE_REQUIRE_TRACE_CMD=1 but {why}");
+            println!("{test} did not run: {why}");
+            None
+        }
+    }
+}
