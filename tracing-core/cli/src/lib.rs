@@ -6,3 +6,4 @@
 pub mod commands;
 pub mod schema;
 pub mod text_config;
+pub mod websocket;

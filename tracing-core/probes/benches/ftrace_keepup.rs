@@ -160,25 +160,30 @@ fn run_probes(root: &std::path::Path, rate: u64, secs: u64) -> Outcome {
     let source = FtraceSource::at(root);
     let stop = Arc::new(AtomicBool::new(false));
     let stop_probe = stop.clone();
-    let reader = std::thread::spawn(move || {
-        let mut probe = source.create(&cfg, &ctx).expect("config");
-        let mut sink = Keep::default();
-        let now = zerotrace_core::platform::boottime_ns;
-        let cpu0 = thread_cpu_ns();
-        probe.start(now(), &mut sink);
-        while !stop_probe.load(Ordering::Relaxed) {
-            let due = probe.next_deadline().unwrap_or(0);
-            let t = now();
-            if due > t {
-                std::thread::sleep(Duration::from_nanos(due - t).min(Duration::from_millis(20)));
-                continue;
+    let reader = std::thread::Builder::new()
+        .name("zt-probes-read".into())
+        .spawn(move || {
+            let mut probe = source.create(&cfg, &ctx).expect("config");
+            let mut sink = Keep::default();
+            let now = zerotrace_core::platform::boottime_ns;
+            let cpu0 = thread_cpu_ns();
+            probe.start(now(), &mut sink);
+            while !stop_probe.load(Ordering::Relaxed) {
+                let due = probe.next_deadline().unwrap_or(0);
+                let t = now();
+                if due > t {
+                    std::thread::sleep(
+                        Duration::from_nanos(due - t).min(Duration::from_millis(20)),
+                    );
+                    continue;
+                }
+                probe.poll(t, &mut sink);
             }
-            probe.poll(t, &mut sink);
-        }
-        probe.stop(now(), &mut sink);
-        let cpu = thread_cpu_ns() - cpu0;
-        (sink, cpu)
-    });
+            probe.stop(now(), &mut sink);
+            let cpu = thread_cpu_ns() - cpu0;
+            (sink, cpu)
+        })
+        .expect("spawn");
     let secs = drive_load(rate, secs, &stop);
     let (sink, cpu_ns) = reader.join().expect("reader");
     let mut events = 0u64;
@@ -247,35 +252,38 @@ fn run_text(root: &std::path::Path, rate: u64, secs: u64) -> Outcome {
     let pipe = inst.dir.join("trace_pipe");
     let stop = Arc::new(AtomicBool::new(false));
     let stop_reader = stop.clone();
-    let reader = std::thread::spawn(move || {
-        let mut f = std::fs::File::open(&pipe).expect("trace_pipe");
-        let mut buf = vec![0u8; 1 << 16];
-        let mut carry = String::new();
-        let mut events = 0u64;
-        let cpu0 = thread_cpu_ns();
-        loop {
-            // trace_pipe blocks while empty; the marker below ends it.
-            let n = match f.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            carry.push_str(&String::from_utf8_lossy(&buf[..n]));
-            let mut done = false;
-            let last_nl = carry.rfind('\n').map_or(0, |i| i + 1);
-            for line in carry[..last_nl].lines() {
-                if line.contains("zt-keepup-end") {
-                    done = true;
-                } else if parse_line(line).is_some() {
-                    events += 1;
+    let reader = std::thread::Builder::new()
+        .name("zt-text-read".into())
+        .spawn(move || {
+            let mut f = std::fs::File::open(&pipe).expect("trace_pipe");
+            let mut buf = vec![0u8; 1 << 16];
+            let mut carry = String::new();
+            let mut events = 0u64;
+            let cpu0 = thread_cpu_ns();
+            loop {
+                // trace_pipe blocks while empty; the marker below ends it.
+                let n = match f.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
+                let mut done = false;
+                let last_nl = carry.rfind('\n').map_or(0, |i| i + 1);
+                for line in carry[..last_nl].lines() {
+                    if line.contains("zt-keepup-end") {
+                        done = true;
+                    } else if parse_line(line).is_some() {
+                        events += 1;
+                    }
+                }
+                carry.drain(..last_nl);
+                if done && stop_reader.load(Ordering::Relaxed) {
+                    break;
                 }
             }
-            carry.drain(..last_nl);
-            if done && stop_reader.load(Ordering::Relaxed) {
-                break;
-            }
-        }
-        (events, thread_cpu_ns() - cpu0)
-    });
+            (events, thread_cpu_ns() - cpu0)
+        })
+        .expect("spawn");
     let secs = drive_load(rate, secs, &stop);
     inst.write("trace_marker", "zt-keepup-end").expect("marker");
     let (events, cpu_ns) = reader.join().expect("reader");

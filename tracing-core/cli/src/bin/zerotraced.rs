@@ -43,6 +43,15 @@ struct Args {
     /// tracebox does
     #[arg(long)]
     probes: bool,
+    /// Serve the Perfetto UI's WebSocket on /traced, as Perfetto's
+    /// websocket_bridge: ADDR or 127.0.0.1:8037 (loopback unless given)
+    #[arg(long, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = zerotrace_cli::websocket::DEFAULT_ADDR)]
+    websocket: Option<String>,
+    /// Further origins the WebSocket lets in, comma-separated (besides
+    /// https://ui.perfetto.dev and a local UI on port 10000)
+    #[arg(long, value_name = "ORIGINS")]
+    http_additional_cors_origins: Option<String>,
 }
 
 fn mode(s: &str) -> Result<u32, String> {
@@ -118,7 +127,38 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         None
     };
+    // The UI's WebSocket: each connection a consumer of the socket that
+    // listens now.
+    let bridge = match &args.websocket {
+        Some(addr) => {
+            let extra = args
+                .http_additional_cors_origins
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .filter(|o| !o.is_empty())
+                .map(str::to_owned)
+                .collect();
+            let b = zerotrace_cli::websocket::Bridge::start(
+                addr,
+                cfg.consumer_socket.clone(),
+                extra,
+                cfg.log_level >= 1,
+            )
+            .map_err(|e| format!("cannot serve the websocket on {addr}: {e}"))?;
+            if cfg.log_level >= 1 {
+                eprintln!(
+                    "zerotraced: the Perfetto UI can record through ws://{}{}",
+                    b.local_addr(),
+                    zerotrace_cli::websocket::TRACED_PATH
+                );
+            }
+            Some(b)
+        }
+        None => None,
+    };
     let result = daemon.run().map_err(|e| e.to_string());
+    drop(bridge);
     drop(probes);
     result
 }
