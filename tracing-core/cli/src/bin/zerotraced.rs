@@ -48,8 +48,8 @@ struct Args {
     #[arg(long, value_name = "ADDR", num_args = 0..=1,
           default_missing_value = zerotrace_cli::websocket::DEFAULT_ADDR)]
     websocket: Option<String>,
-    /// Further origins the WebSocket lets in, comma-separated (besides
-    /// https://ui.perfetto.dev and a local UI on port 10000)
+    /// Further origins the WebSocket lets in, comma-separated (besides the
+    /// Perfetto UI's and a local UI's on port 10000)
     #[arg(long, value_name = "ORIGINS")]
     http_additional_cors_origins: Option<String>,
 }
