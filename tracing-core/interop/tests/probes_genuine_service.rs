@@ -1,5 +1,5 @@
-//! Our probes as a producer of Perfetto's genuine service, and of
-//! `zerotraced`: `zerotrace-probes`' data sources register, a session
+//! Our probes as a producer of Perfetto's genuine service (read back by
+//! the genuine SDK's consumer, and by ours), and of `zerotraced`: `zerotrace-probes`' data sources register, a session
 //! asking for `linux.ftrace` (on a tracefs instance of the test's own),
 //! `linux.process_stats`, `linux.sys_stats` and `linux.system_info` runs
 //! for a moment, and the trace read back by a consumer holds, from either
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use protozero::{Decoder, HeapWriter, Message};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+use zerotrace_interop::sdk::SdkProcess;
 use zerotrace_interop::services::{Service, Which};
 use zerotrace_probes::producer::{ProbesOptions, ProbesProducer, Registry};
 use zerotrace_probes::protos::{
@@ -150,7 +151,7 @@ fn wait_registered(consumer: &mut ConsumerClient) {
     }
 }
 
-fn records_a_system_trace(which: Which, name: &str) {
+fn records_a_system_trace(which: Which, name: &str, genuine_consumer: bool) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let required = std::env::var("ZEROTRACE_REQUIRE_TRACEFS").is_ok_and(|v| v == "1");
     let instance_name = format!("zt-interop-{name}-{}", std::process::id());
@@ -171,9 +172,20 @@ fn records_a_system_trace(which: Which, name: &str) {
     .expect("the probes start");
     let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).expect("consumer");
     wait_registered(&mut consumer);
-    let session = consumer
-        .enable_tracing(&config(&instance_name), None)
-        .expect("enable");
+    let config = config(&instance_name);
+    // The genuine consumer records into a file; ours reads the buffers.
+    let mut genuine = None;
+    let mut session = None;
+    let out = svc.dir.join("probes.pftrace");
+    if genuine_consumer {
+        let cfg = svc.dir.join("probes-config.pb");
+        std::fs::write(&cfg, &config).expect("config file");
+        let mut c = SdkProcess::consumer(&svc.producer, &svc.consumer, &cfg, &out);
+        c.expect("started", WAIT);
+        genuine = Some(c);
+    } else {
+        session = Some(consumer.enable_tracing(&config, None).expect("enable"));
+    }
     std::thread::sleep(Duration::from_millis(300));
     // A process that starts after the start scan: described when ftrace
     // sees it run.
@@ -187,12 +199,23 @@ fn records_a_system_trace(which: Which, name: &str) {
         }
     }
     std::thread::sleep(Duration::from_millis(400));
-    consumer.disable_tracing().expect("disable");
-    assert_eq!(
-        consumer.wait_for_end(session, Some(WAIT)).expect("end"),
-        SessionEnd::Disabled
-    );
-    let trace = consumer.read_trace().expect("read");
+    let trace = match (genuine, session) {
+        (Some(mut c), _) => {
+            c.proceed();
+            c.expect("written", WAIT);
+            c.wait_success(WAIT);
+            std::fs::read(&out).expect("the genuine consumer's trace")
+        }
+        (None, Some(session)) => {
+            consumer.disable_tracing().expect("disable");
+            assert_eq!(
+                consumer.wait_for_end(session, Some(WAIT)).expect("end"),
+                SessionEnd::Disabled
+            );
+            consumer.read_trace().expect("read")
+        }
+        (None, None) => unreachable!("one consumer records"),
+    };
     drop(probes);
     let late_pid = i32::try_from(late.id()).expect("pid");
     let _ = late.wait();
@@ -257,11 +280,16 @@ fn records_a_system_trace(which: Which, name: &str) {
 }
 
 #[test]
-fn the_probes_record_through_the_genuine_service() {
-    records_a_system_trace(Which::Genuine, "probes-genuine");
+fn the_probes_record_through_the_genuine_service_read_by_the_genuine_consumer() {
+    records_a_system_trace(Which::Genuine, "probes-genuine", true);
+}
+
+#[test]
+fn the_probes_record_through_the_genuine_service_read_by_ours() {
+    records_a_system_trace(Which::Genuine, "probes-genuine-ours", false);
 }
 
 #[test]
 fn the_probes_record_through_zerotraced() {
-    records_a_system_trace(Which::Zerotraced, "probes-ours");
+    records_a_system_trace(Which::Zerotraced, "probes-ours", false);
 }
