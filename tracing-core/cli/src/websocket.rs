@@ -229,9 +229,16 @@ fn pump(ws: &mut WebSocket<TcpStream>, upstream: &mut Upstream) -> Result<(), Br
             if unsent {
                 ws_flags |= PollFlags::OUT;
             }
+            // While the browser is behind, leave the service's bytes in
+            // its socket (back-pressure instead of an unbounded queue).
+            let up_flags = if unsent {
+                PollFlags::empty()
+            } else {
+                PollFlags::IN
+            };
             let mut fds = [
                 PollFd::new(ws.get_ref(), ws_flags),
-                PollFd::new(upstream, PollFlags::IN),
+                PollFd::new(upstream, up_flags),
             ];
             poll(&mut fds, None).map_err(io::Error::from)?;
             let w = fds[0].revents();
