@@ -83,6 +83,8 @@ fn config(instance: &str) -> Vec<u8> {
                 let mut f = FtraceConfig::from_message(m);
                 f.add_ftrace_events("sched/sched_switch")
                     .add_ftrace_events("sched/sched_waking")
+                    .add_ftrace_events("sched/sched_process_exec")
+                    .add_ftrace_events("task/task_rename")
                     .add_ftrace_events("ftrace/print")
                     .set_buffer_size_kb(2048)
                     .set_drain_period_ms(100)

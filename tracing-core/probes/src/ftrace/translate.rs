@@ -217,6 +217,9 @@ enum Plan {
 struct EventPlan {
     plan: Plan,
     size: usize,
+    /// For `task_rename` and `sched_process_exec`: where the pid of the
+    /// task whose name or image changed is (its description is stale).
+    renames: Option<usize>,
 }
 
 /// Offsets compact_sched reads, validated as upstream does.
@@ -254,6 +257,9 @@ pub struct Translator {
     /// With pid collection on: the pids of the records translated since
     /// the last [`Translator::take_pids`].
     seen_pids: Option<Vec<i32>>,
+    /// With pid collection on: the tasks renamed or exec'd since the last
+    /// [`Translator::take_renamed_pids`].
+    renamed_pids: Vec<i32>,
     /// The `FtraceParseStatus` numbers met, as bits (all are below 32).
     parse_errors: u32,
 }
@@ -369,10 +375,12 @@ impl Translator {
                 Some(c) if format.id == c.switch_id => EventPlan {
                     plan: Plan::CompactSwitch,
                     size: c.switch_size,
+                    renames: None,
                 },
                 Some(c) if format.id == c.waking_id => EventPlan {
                     plan: Plan::CompactWaking,
                     size: c.waking_size,
+                    renames: None,
                 },
                 _ => plan_event(format, common_end),
             };
@@ -387,6 +395,13 @@ impl Translator {
                 index.resize(id + 1, u32::MAX);
             }
             index[id] = plans.len() as u32;
+            let mut plan = plan;
+            if matches!(format.name.as_str(), "task_rename" | "sched_process_exec") {
+                plan.renames = format
+                    .field("pid")
+                    .filter(|f| f.size == 4)
+                    .map(|f| f.offset);
+            }
             plans.push(plan);
         }
         Ok(Translator {
@@ -399,6 +414,7 @@ impl Translator {
             bundle_end: HashMap::new(),
             stats: Stats::default(),
             seen_pids: None,
+            renamed_pids: Vec::new(),
             parse_errors: 0,
         })
     }
@@ -446,6 +462,17 @@ impl Translator {
             .copied()
             .filter(|&s| self.parse_errors & 1u32.checked_shl(s as u32).unwrap_or(0) != 0)
             .collect()
+    }
+
+    /// The tasks renamed (`task_rename`) or that exec'd
+    /// (`sched_process_exec`) since the last call, sorted and without
+    /// duplicates (empty when pid collection is off): what describes them
+    /// is stale.
+    pub fn take_renamed_pids(&mut self) -> Vec<i32> {
+        let mut out = std::mem::take(&mut self.renamed_pids);
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// What translation met so far.
@@ -541,6 +568,9 @@ impl Translator {
         }
         if let Some(pids) = self.seen_pids.as_mut() {
             pids.push(sint(payload, self.common_pid, 4) as i32);
+            if let Some(at) = plan.renames {
+                self.renamed_pids.push(sint(payload, at, 4) as i32);
+            }
             if let Some(c) = self.compact {
                 match plan.plan {
                     Plan::CompactSwitch => pids.push(int(payload, c.next_pid, 4) as i32),
@@ -694,7 +724,11 @@ fn plan_event(format: &EventFormat, common_end: usize) -> EventPlan {
             }
         }
     };
-    EventPlan { plan, size }
+    EventPlan {
+        plan,
+        size,
+        renames: None,
+    }
 }
 
 fn step(f: &Field, kind: Kind, number: u32) -> Step {

@@ -640,6 +640,13 @@ impl Probe for FtraceProbe {
             .unwrap_or_default()
     }
 
+    fn take_renamed_pids(&mut self) -> Vec<i32> {
+        self.run
+            .as_mut()
+            .map(|r| r.translator.take_renamed_pids())
+            .unwrap_or_default()
+    }
+
     fn stats(&self) -> ProbeStats {
         ProbeStats {
             packets: self.packets,

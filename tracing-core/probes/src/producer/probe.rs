@@ -157,6 +157,13 @@ pub trait Probe: Send {
     /// Tasks `pids` were seen running in this tracing session (by another
     /// probe): describes those not described yet (process_stats).
     fn on_pids(&mut self, _now_ns: u64, _pids: &[i32], _sink: &mut dyn PacketSink) {}
+    /// The pids of the tasks it saw renamed or exec since the last call.
+    fn take_renamed_pids(&mut self) -> Vec<i32> {
+        Vec::new()
+    }
+    /// Tasks `pids` were renamed or exec'd in this tracing session: what
+    /// describes them is stale (process_stats describes them again).
+    fn on_renamed_pids(&mut self, _now_ns: u64, _pids: &[i32], _sink: &mut dyn PacketSink) {}
     /// Its counts so far.
     fn stats(&self) -> ProbeStats;
 }

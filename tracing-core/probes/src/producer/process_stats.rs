@@ -175,6 +175,17 @@ impl Probe for ProcessStatsProbe {
         self.describe(now_ns, pids, sink);
     }
 
+    fn on_renamed_pids(&mut self, now_ns: u64, pids: &[i32], sink: &mut dyn PacketSink) {
+        // Described before the exec or rename: describe them again.
+        for pid in pids {
+            self.described.remove(pid);
+            if let Some(tgid) = walk::tgid(&self.ctx.root, *pid) {
+                self.described.remove(&tgid);
+            }
+        }
+        self.describe(now_ns, pids, sink);
+    }
+
     fn stats(&self) -> ProbeStats {
         ProbeStats {
             packets: self.packets,

@@ -316,12 +316,21 @@ impl Driver {
             return;
         };
         let pids = r.probe.take_seen_pids();
-        let Some(session) = r.session.filter(|_| !pids.is_empty()) else {
+        let renamed = r.probe.take_renamed_pids();
+        let Some(session) = r
+            .session
+            .filter(|_| !pids.is_empty() || !renamed.is_empty())
+        else {
             return;
         };
         for (&other, r) in self.running.iter_mut() {
             if other != id && r.session == Some(session) {
-                r.probe.on_pids(now, &pids, &mut r.writer);
+                if !pids.is_empty() {
+                    r.probe.on_pids(now, &pids, &mut r.writer);
+                }
+                if !renamed.is_empty() {
+                    r.probe.on_renamed_pids(now, &renamed, &mut r.writer);
+                }
             }
         }
     }
