@@ -305,7 +305,9 @@ fn producer_reconnects_after_a_service_restart() {
         ..DaemonConfig::default()
     };
     let svc2 = Running::with(cfg, svc.dir.clone());
-    producer.wait_connected(Duration::from_secs(20)).unwrap();
+    producer
+        .wait_reconnected(1, Duration::from_secs(20))
+        .unwrap();
     assert!(producer.reconnects() >= 1);
     let second = record_session(&svc2.consumer.clone(), "r", || {
         let i = producer
@@ -356,7 +358,9 @@ fn a_writer_from_before_a_restart_neither_leaks_nor_blocks() {
         ..DaemonConfig::default()
     };
     let svc2 = Running::with(cfg, svc.dir.clone());
-    producer.wait_connected(Duration::from_secs(20)).unwrap();
+    producer
+        .wait_reconnected(1, Duration::from_secs(20))
+        .unwrap();
     let trace = record_session(&svc2.consumer.clone(), "s", || {
         let i = producer
             .wait_for_start("s", Duration::from_secs(10))

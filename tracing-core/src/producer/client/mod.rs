@@ -228,6 +228,16 @@ impl ProducerClient {
             .map_err(|_| ProducerClientError::Timeout("a connection"))
     }
 
+    /// Waits until the client is connected after its `n`th reconnection (a
+    /// test of a service restart waits for this, not for [`Self::wait_connected`],
+    /// which the old connection may still satisfy before its loss is noticed).
+    pub fn wait_reconnected(&self, n: u64, timeout: Duration) -> Result<(), ProducerClientError> {
+        self.wait(Some(timeout), |c| {
+            c.connected && c.endpoint.stats().reconnects >= n
+        })
+        .map_err(|_| ProducerClientError::Timeout("a reconnection"))
+    }
+
     fn wait(&self, timeout: Option<Duration>, ready: impl Fn(&Core) -> bool) -> Result<(), ()> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut core = lock(&self.shared.core);
