@@ -42,6 +42,10 @@
 //!   calls and `now` in, actions out.
 //! * `daemon` (feature `service`): `zerotraced`, the `Daemon` that drives
 //!   the core over its sockets and files.
+//! * [`relay`]: multi-machine tracing's relay side (Perfetto's
+//!   `traced_relay`): the sans-IO RelayPort client that names the machine
+//!   and syncs its clocks with the central service; `zerotrace relay`
+//!   drives it.
 //! * [`protocol`]: what producer and service share on the wire (method
 //!   tables, `CommitDataRequest`, id limits), owned by neither.
 //! * [`ipc`]: Perfetto's IPC framing and RPC (sans-IO), endpoints and
@@ -80,6 +84,7 @@ pub mod ipc;
 pub mod platform;
 pub mod producer;
 pub mod protocol;
+pub mod relay;
 #[cfg(feature = "service")]
 pub mod service;
 pub mod shm;

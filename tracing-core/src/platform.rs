@@ -142,6 +142,38 @@ pub fn clock_readings() -> Vec<(u32, u64)> {
     vec![(6, now), (1, realtime), (3, now)]
 }
 
+/// This machine's `SystemInfo`, encoded: the kernel (`uname`), the page
+/// size, the CPUs and this tracer's version. The service writes it into
+/// every trace; a relay sends it to the central service for its machine.
+pub fn system_info() -> Vec<u8> {
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut s = zerotrace_protos::protos::SystemInfo::from_message(w.root());
+        #[cfg(unix)]
+        {
+            let u = rustix::system::uname();
+            let mut n = s.begin_utsname();
+            n.set_sysname(&u.sysname().to_string_lossy());
+            n.set_version(&u.version().to_string_lossy());
+            n.set_release(&u.release().to_string_lossy());
+            n.set_machine(&u.machine().to_string_lossy());
+        }
+        #[cfg(not(unix))]
+        {
+            let mut n = s.begin_utsname();
+            n.set_sysname("Windows");
+            n.set_machine(std::env::consts::ARCH);
+        }
+        s.set_tracing_service_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
+        #[cfg(unix)]
+        s.set_page_size(rustix::param::page_size() as u32);
+        if let Ok(n) = std::thread::available_parallelism() {
+            s.set_num_cpus(n.get() as u32);
+        }
+    }
+    w.finish().unwrap_or_default()
+}
+
 /// This machine's name, as Perfetto's service names it: `$PERFETTO_MACHINE_NAME`
 /// when set, else the kernel's name (`uname -s`: "Linux"; "Windows" there).
 /// Producers of this machine carry it, and `machine_name_filter` matches it.

@@ -28,6 +28,7 @@ pub mod perfetto {
         include!("perfetto/config/track_event/track_event_config.rs");
         include!("perfetto/ipc/consumer_port.rs");
         include!("perfetto/ipc/producer_port.rs");
+        include!("perfetto/ipc/relay_port.rs");
         include!("perfetto/ipc/wire_protocol.rs");
         include!("perfetto/protovm/vm_program.rs");
         include!("perfetto/trace/clock_snapshot.rs");
@@ -35,6 +36,7 @@ pub mod perfetto {
         include!("perfetto/trace/perfetto/trace_provenance.rs");
         include!("perfetto/trace/perfetto/tracing_service_event.rs");
         include!("perfetto/trace/profiling/profile_common.rs");
+        include!("perfetto/trace/remote_clock_sync.rs");
         include!("perfetto/trace/test_event.rs");
         include!("perfetto/trace/trace.rs");
         include!("perfetto/trace/trace_packet.rs");

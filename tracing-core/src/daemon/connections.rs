@@ -107,7 +107,7 @@ impl Daemon {
                 token,
                 Conn {
                     stream,
-                    host: HostConnection::new(port),
+                    host: HostConnection::with_relay_port(port, self.cfg.relay_endpoint),
                     peer,
                     out: VecDeque::new(),
                     queued: 0,

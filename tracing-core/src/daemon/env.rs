@@ -72,30 +72,7 @@ impl ServiceEnv for OsEnv {
     }
 
     fn system_info(&mut self) -> Vec<u8> {
-        crate::service::service_packets::encode(|m| {
-            let mut s = zerotrace_protos::protos::SystemInfo::from_message(m);
-            #[cfg(unix)]
-            {
-                let u = rustix::system::uname();
-                let mut n = s.begin_utsname();
-                n.set_sysname(&u.sysname().to_string_lossy());
-                n.set_version(&u.version().to_string_lossy());
-                n.set_release(&u.release().to_string_lossy());
-                n.set_machine(&u.machine().to_string_lossy());
-            }
-            #[cfg(not(unix))]
-            {
-                let mut n = s.begin_utsname();
-                n.set_sysname("Windows");
-                n.set_machine(std::env::consts::ARCH);
-            }
-            s.set_tracing_service_version(concat!("zerotrace ", env!("CARGO_PKG_VERSION")));
-            #[cfg(unix)]
-            s.set_page_size(rustix::param::page_size() as u32);
-            if let Ok(n) = std::thread::available_parallelism() {
-                s.set_num_cpus(n.get() as u32);
-            }
-        })
+        platform::system_info()
     }
 
     fn allocate_smb(

@@ -68,6 +68,10 @@ pub struct DaemonConfig {
     /// Perfetto, a TCP peer is local until it names its machine with
     /// `set_peer_identity` (a relay does).
     pub tcp_peers_are_local: bool,
+    /// Every producer socket serves RelayPort too (`--enable-relay-endpoint`,
+    /// as Perfetto's flag): relays on other machines describe their machine
+    /// and sync their clocks there.
+    pub relay_endpoint: bool,
 }
 
 impl Default for DaemonConfig {
@@ -86,6 +90,7 @@ impl Default for DaemonConfig {
             send_timeout_ms: 10_000,
             log_level: 1,
             tcp_peers_are_local: false,
+            relay_endpoint: false,
         }
     }
 }

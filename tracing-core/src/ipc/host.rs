@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use protozero::ServiceDescriptor;
-use zerotrace_protos::protos::{CONSUMER_PORT, PRODUCER_PORT};
+use zerotrace_protos::protos::{CONSUMER_PORT, PRODUCER_PORT, RELAY_PORT};
 
 use super::frame::{Frame, FrameDecoder, FrameError, FrameMsg, MethodInfo};
 
@@ -30,8 +30,13 @@ impl Port {
     }
 }
 
-/// Service id of the one service each socket exposes.
+/// Service id of the service each socket exposes first (`ProducerPort` or
+/// `ConsumerPort`).
 pub const SERVICE_ID: u32 = 1;
+
+/// Service id of `RelayPort` on a producer socket that exposes it (the
+/// second service there, as in Perfetto's host).
+pub const RELAY_SERVICE_ID: u32 = 2;
 
 /// What the host makes of incoming frames.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +69,8 @@ pub enum HostEvent {
 #[derive(Debug)]
 pub struct HostConnection {
     port: Port,
+    /// `RelayPort` is served beside `ProducerPort`.
+    relay: bool,
     decoder: FrameDecoder,
     /// Requests whose replies the client does not want.
     dropped: HashSet<u64>,
@@ -76,8 +83,15 @@ pub struct HostConnection {
 impl HostConnection {
     /// A new connection on a socket exposing `port`.
     pub fn new(port: Port) -> HostConnection {
+        HostConnection::with_relay_port(port, false)
+    }
+
+    /// A new connection on a socket exposing `port` and, on a producer
+    /// socket with `relay`, `RelayPort` too (`--enable-relay-endpoint`).
+    pub fn with_relay_port(port: Port, relay: bool) -> HostConnection {
         HostConnection {
             port,
+            relay: relay && port == Port::Producer,
             decoder: FrameDecoder::new(),
             dropped: HashSet::new(),
             out: Vec::new(),
@@ -106,12 +120,25 @@ impl HostConnection {
         events
     }
 
+    /// The service bound under `id`, if this socket exposes one.
+    fn service_by_id(&self, id: u32) -> Option<&'static ServiceDescriptor> {
+        match id {
+            SERVICE_ID => Some(self.port.service()),
+            RELAY_SERVICE_ID if self.relay => Some(&RELAY_PORT),
+            _ => None,
+        }
+    }
+
     fn handle(&mut self, f: Frame, events: &mut Vec<HostEvent>) {
-        let service = self.port.service();
         match f.msg {
             FrameMsg::Bind { service_name } => {
-                let ok = service_name == service.name;
-                let methods = if ok {
+                let found = [SERVICE_ID, RELAY_SERVICE_ID].into_iter().find_map(|id| {
+                    self.service_by_id(id)
+                        .filter(|s| s.name == service_name)
+                        .map(|s| (id, s))
+                });
+                let ok = found.is_some();
+                let methods = if let Some((_, service)) = found {
                     service
                         .methods
                         .iter()
@@ -127,7 +154,7 @@ impl HostConnection {
                     request_id: f.request_id,
                     msg: FrameMsg::BindReply {
                         success: ok,
-                        service_id: if ok { SERVICE_ID } else { 0 },
+                        service_id: found.map_or(0, |(id, _)| id),
                         methods,
                     },
                 });
@@ -138,9 +165,9 @@ impl HostConnection {
                 args,
                 drop_reply,
             } => {
-                let method = (service_id == SERVICE_ID)
-                    .then(|| service.method_by_id(method_id))
-                    .flatten();
+                let method = self
+                    .service_by_id(service_id)
+                    .and_then(|s| s.method_by_id(method_id));
                 let Some(method) = method else {
                     self.rejected += 1;
                     if !drop_reply {
@@ -283,5 +310,61 @@ mod tests {
         assert_eq!(out.len(), 1, "the unknown method is rejected");
         h.reply(2, Ok(vec![]), false);
         assert!(h.take_transmit().is_empty(), "drop_reply");
+    }
+
+    #[test]
+    fn relay_port_is_bound_as_the_second_service_only_where_exposed() {
+        let bind = |name: &str| {
+            Frame {
+                request_id: 1,
+                msg: FrameMsg::Bind {
+                    service_name: name.into(),
+                },
+            }
+            .encode()
+        };
+        let reply = |h: &mut HostConnection| {
+            let out = h.take_transmit();
+            match Frame::decode(&out[0][4..]).unwrap().msg {
+                FrameMsg::BindReply {
+                    success,
+                    service_id,
+                    methods,
+                } => (success, service_id, methods.len()),
+                m => panic!("{m:?}"),
+            }
+        };
+        let mut on = HostConnection::with_relay_port(Port::Producer, true);
+        on.receive(&bind("RelayPort"));
+        assert_eq!(reply(&mut on), (true, RELAY_SERVICE_ID, 2));
+        on.receive(&bind("ProducerPort"));
+        assert_eq!(reply(&mut on), (true, SERVICE_ID, 12));
+        let call = Frame {
+            request_id: 2,
+            msg: FrameMsg::Invoke {
+                service_id: RELAY_SERVICE_ID,
+                method_id: 2,
+                args: vec![],
+                drop_reply: false,
+            },
+        };
+        assert_eq!(
+            on.receive(&call.encode()),
+            vec![HostEvent::Call {
+                request_id: 2,
+                method: "SyncClock",
+                args: vec![]
+            }]
+        );
+        let mut off = HostConnection::new(Port::Producer);
+        off.receive(&bind("RelayPort"));
+        assert_eq!(reply(&mut off), (false, 0, 0));
+        let mut consumer = HostConnection::with_relay_port(Port::Consumer, true);
+        consumer.receive(&bind("RelayPort"));
+        assert_eq!(
+            reply(&mut consumer).0,
+            false,
+            "never on the consumer socket"
+        );
     }
 }

@@ -7,8 +7,9 @@
 //! import them from here, so neither side imports protocol types from the
 //! other.
 //!
-//! * [`PRODUCER_METHODS`], [`CONSUMER_METHODS`]: the ProducerPort and
-//!   ConsumerPort method names.
+//! * [`PRODUCER_METHODS`], [`CONSUMER_METHODS`], [`RELAY_METHODS`]: the
+//!   ProducerPort, ConsumerPort and RelayPort method names (RelayPort's
+//!   SyncClock phases [`SYNC_CLOCK_PING`], [`SYNC_CLOCK_UPDATE`]).
 //! * [`CommitDataRequest`] and its protobuf encoding.
 //! * [`WriterId`], [`BufferId`], [`ChunkId`] with [`MAX_WRITER_ID`] and
 //!   [`is_valid_writer_id`]: the ids both sides name, and their ranges.
@@ -21,4 +22,6 @@ pub use commit_request::{
     ChunkToMove, ChunkToPatch, CommitDataRequest, CommitDecodeError, PatchData,
 };
 pub use ids::{BufferId, ChunkId, MAX_WRITER_ID, WriterId, is_valid_writer_id};
-pub use methods::{CONSUMER_METHODS, PRODUCER_METHODS};
+pub use methods::{
+    CONSUMER_METHODS, PRODUCER_METHODS, RELAY_METHODS, SYNC_CLOCK_PING, SYNC_CLOCK_UPDATE,
+};

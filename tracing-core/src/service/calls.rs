@@ -8,15 +8,16 @@ use zerotrace_protos::protos::{
     ActivateTriggersRequestDecoder, AttachRequestDecoder, ChangeTraceConfigRequestDecoder,
     CloneSessionRequestDecoder, DataSourceDescriptorDecoder, DetachRequestDecoder,
     EnableTracingRequestDecoder, FlushRequestDecoder, FreeBuffersRequestDecoder,
-    InitializeConnectionRequestDecoder, NotifyDataSourceStartedRequestDecoder,
-    NotifyDataSourceStoppedRequestDecoder, ObserveEventsRequestDecoder,
-    QueryServiceStateRequestDecoder, RegisterDataSourceRequestDecoder,
-    RegisterTraceWriterRequestDecoder, UnregisterDataSourceRequestDecoder,
+    InitRelayRequestDecoder, InitializeConnectionRequestDecoder,
+    NotifyDataSourceStartedRequestDecoder, NotifyDataSourceStoppedRequestDecoder,
+    ObserveEventsRequestDecoder, QueryServiceStateRequestDecoder, RegisterDataSourceRequestDecoder,
+    RegisterTraceWriterRequestDecoder, SyncClockRequestDecoder, UnregisterDataSourceRequestDecoder,
     UnregisterTraceWriterRequestDecoder, UpdateDataSourceRequestDecoder,
 };
 
-use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS};
+use crate::protocol::{CONSUMER_METHODS, PRODUCER_METHODS, RELAY_METHODS};
 use crate::protocol::{CommitDataRequest, CommitDecodeError};
+use crate::service::env::ClockReading;
 
 /// Why a call could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -148,7 +149,33 @@ pub enum ProducerCall {
     },
     /// `Sync`: a fence, answered once everything before it is handled.
     Sync,
+    /// RelayPort's `InitRelay`: the relay's machine, described once.
+    InitRelay {
+        /// The machine's `SystemInfo`, encoded (empty when not sent).
+        system_info: Vec<u8>,
+    },
+    /// RelayPort's `SyncClock`: the relay's clocks as it sent the call.
+    SyncClock {
+        /// `SyncClockRequest.phase` (1 PING, 2 UPDATE; 0 when absent).
+        phase: i32,
+        /// The relay's readings.
+        clocks: Vec<ClockReading>,
+    },
 }
+
+impl ProducerCall {
+    /// Whether the call is RelayPort's (a relay's own connection), not
+    /// ProducerPort's.
+    pub fn is_relay(&self) -> bool {
+        matches!(
+            self,
+            ProducerCall::InitRelay { .. } | ProducerCall::SyncClock { .. }
+        )
+    }
+}
+
+/// Most clock readings kept of one SyncClock call (a relay sends seven).
+pub const MAX_SYNC_CLOCKS: usize = 32;
 
 fn check(err: Option<DecodeError>, method: &'static str) -> Result<(), CallError> {
     match err {
@@ -168,8 +195,36 @@ fn method_name(name: &str, table: &[&'static str]) -> Result<&'static str, CallE
 impl ProducerCall {
     /// Decodes a call of `method` with argument bytes `args`.
     pub fn decode(method: &str, args: &[u8]) -> Result<ProducerCall, CallError> {
-        let m = method_name(method, &PRODUCER_METHODS)?;
+        let m = method_name(method, &PRODUCER_METHODS)
+            .or_else(|_| method_name(method, &RELAY_METHODS))?;
         Ok(match m {
+            "InitRelay" => {
+                let d = InitRelayRequestDecoder::new(args);
+                check(d.decode_error(), m)?;
+                ProducerCall::InitRelay {
+                    system_info: d.system_info_bytes().unwrap_or_default().to_vec(),
+                }
+            }
+            "SyncClock" => {
+                let d = SyncClockRequestDecoder::new(args);
+                check(d.decode_error(), m)?;
+                let mut clocks = Vec::new();
+                for c in d.clocks() {
+                    check(c.decode_error(), m)?;
+                    if clocks.len() < MAX_SYNC_CLOCKS
+                        && let (Some(clock_id), Some(timestamp)) = (c.clock_id(), c.timestamp())
+                    {
+                        clocks.push(ClockReading {
+                            clock_id,
+                            timestamp,
+                        });
+                    }
+                }
+                ProducerCall::SyncClock {
+                    phase: d.phase_raw().unwrap_or(0),
+                    clocks,
+                }
+            }
             "InitializeConnection" => {
                 let d = InitializeConnectionRequestDecoder::new(args);
                 check(d.decode_error(), m)?;

@@ -132,6 +132,52 @@ pub fn system_info_packet(uid: u32, info: &[u8]) -> Vec<u8> {
     })
 }
 
+/// A remote machine's `system_info` packet (what its relay sent), stamped
+/// with the machine's id.
+pub fn remote_system_info_packet(uid: u32, machine: u32, info: &[u8]) -> Vec<u8> {
+    encode(|m| {
+        let mut p = TracePacket::from_message(m);
+        p.set_system_info_raw(info);
+        p.set_machine_id(machine);
+        p.set_trusted_uid(uid as i32);
+        p.set_trusted_packet_sequence_id(SERVICE_SEQUENCE_ID);
+    })
+}
+
+/// A remote machine's `remote_clock_sync` packet: its relay's clock
+/// exchanges, each the relay's readings and the service's.
+pub fn remote_clock_sync_packet(
+    uid: u32,
+    machine: u32,
+    synced: &[&crate::service::core::SyncedClocks],
+) -> Vec<u8> {
+    encode(|m| {
+        let mut p = TracePacket::from_message(m);
+        p.set_machine_id(machine);
+        p.set_trusted_uid(uid as i32);
+        {
+            let mut r = p.begin_remote_clock_sync();
+            for s in synced {
+                let mut e = r.add_synced_clocks();
+                {
+                    let mut c = e.begin_client_clocks();
+                    for x in &s.client {
+                        c.add_clocks()
+                            .set_clock_id(x.clock_id)
+                            .set_timestamp(x.timestamp);
+                    }
+                }
+                let mut h = e.begin_host_clocks();
+                for x in &s.host {
+                    h.add_clocks()
+                        .set_clock_id(x.clock_id)
+                        .set_timestamp(x.timestamp);
+                }
+            }
+        }
+    })
+}
+
 /// A `service_event` packet.
 pub fn service_event_packet(uid: u32, ts: u64, field: u32) -> Vec<u8> {
     encode(|m| {

@@ -52,6 +52,11 @@ struct Args {
     /// Perfetto UI's and a local UI's on port 10000)
     #[arg(long, value_name = "ORIGINS")]
     http_additional_cors_origins: Option<String>,
+    /// Serve RelayPort on every producer socket too, as Perfetto's flag:
+    /// relays on other machines (`zerotrace relay`, Perfetto's
+    /// traced_relay) describe their machine and sync their clocks there
+    #[arg(long)]
+    enable_relay_endpoint: bool,
 }
 
 fn mode(s: &str) -> Result<u32, String> {
@@ -84,6 +89,7 @@ fn run(args: Args) -> Result<(), String> {
         producer_socket_mode: Some(mode(&args.producer_socket_mode)?),
         consumer_socket_mode: Some(mode(&args.consumer_socket_mode)?),
         log_level: if args.quiet { 0 } else { 1 + args.verbose },
+        relay_endpoint: args.enable_relay_endpoint,
         ..DaemonConfig::default()
     };
     if args.background {

@@ -18,6 +18,7 @@ mod demo;
 mod dump;
 mod query;
 mod record;
+mod relay_cmd;
 mod stats;
 mod summary;
 mod trace_reader;
@@ -31,6 +32,7 @@ use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::ipc::consumer_socket_name;
 
 pub use record::RecordArgs;
+pub use relay_cmd::{RelayArgs, config as relay_config};
 
 /// Exit codes (documented in `zerotrace --help`).
 pub mod exit {
@@ -154,6 +156,9 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Relay this machine's producers to a central service on another
+    /// machine (Perfetto's traced_relay).
+    Relay(relay_cmd::RelayArgs),
     /// Record a demo trace with an embedded service: no daemon, no config.
     Demo {
         /// Where to write it.
@@ -188,6 +193,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             output,
         } => convert::run(&trace, output.as_deref()),
         Command::Demo { output } => demo::run(&output),
+        Command::Relay(args) => relay_cmd::run(args),
     }
 }
 

@@ -577,7 +577,9 @@ impl TracingService {
             let mut r = QueryServiceStateResponse::from_message(m);
             let mut st: TracingServiceState<'_> = r.begin_service_state();
             if !sessions_only {
-                for p in self.producers.values() {
+                // As Perfetto's: a producer exists once it initialized (a
+                // relay's own connection never does).
+                for p in self.producers.values().filter(|p| p.initialized) {
                     let mut e = st.add_producers();
                     e.set_id(p.id.0 as i32);
                     e.set_name(&p.name);
@@ -664,6 +666,7 @@ impl Session {
             last_snapshot_at: None,
             events: Vec::new(),
             preamble_written: false,
+            remote_written: Default::default(),
             read_buffer: 0,
             read_begun: false,
             last_sync_marker: None,

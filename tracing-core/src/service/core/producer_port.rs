@@ -71,7 +71,11 @@ impl TracingService {
         let Some(p) = self.producers.get_mut(&id) else {
             return;
         };
-        if !p.initialized && !matches!(call, ProducerCall::InitializeConnection { .. }) {
+        // A relay's own connection calls RelayPort and never initializes.
+        if !p.initialized
+            && !call.is_relay()
+            && !matches!(call, ProducerCall::InitializeConnection { .. })
+        {
             self.stats.protocol_errors += 1;
             self.reply(to, request, Reply::Err("InitializeConnection first".into()));
             return;
@@ -239,6 +243,10 @@ impl TracingService {
                 }
             }
             ProducerCall::Sync => self.reply(to, request, Reply::done(Vec::new())),
+            ProducerCall::InitRelay { system_info } => {
+                self.handle_init_relay(id, request, system_info);
+            }
+            ProducerCall::SyncClock { clocks, .. } => self.handle_sync_clock(id, request, clocks),
         }
     }
 

@@ -205,6 +205,10 @@ impl TracingService {
             }
             s.preamble_written = true;
         }
+        out.extend(self.remote_machine_packets(session));
+        let Some(s) = self.sessions.get_mut(&session) else {
+            return out;
+        };
         if !s.config.disable_service_events {
             s.events.sort_by_key(|e| e.0);
             for (ts, field) in s.events.drain(..) {

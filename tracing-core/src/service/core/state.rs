@@ -173,6 +173,8 @@ pub(super) struct Session {
     /// (timestamp, TracingServiceEvent field) not yet written to the trace.
     pub events: Vec<(u64, u32)>,
     pub preamble_written: bool,
+    /// What the trace holds of the machines relays described.
+    pub remote_written: super::relay_port::RemoteWritten,
     /// Where a read in progress is: buffer index, and whether its
     /// `begin_read` was called.
     pub read_buffer: usize,

@@ -47,6 +47,8 @@ impl<'w> TracePacket<'w> {
     pub const FIELD_ZSTD_COMPRESSED_PACKETS: u32 = 133;
     /// Field number of `clone_snapshot_trigger`.
     pub const FIELD_CLONE_SNAPSHOT_TRIGGER: u32 = 113;
+    /// Field number of `remote_clock_sync`.
+    pub const FIELD_REMOTE_CLOCK_SYNC: u32 = 107;
     /// Field number of `for_testing`.
     pub const FIELD_FOR_TESTING: u32 = 900;
     /// Field number of `trusted_uid`.
@@ -294,6 +296,19 @@ impl<'w> TracePacket<'w> {
     #[inline]
     pub fn set_clone_snapshot_trigger_raw(&mut self, encoded: &[u8]) -> &mut Self {
         self.msg.append_bytes(Self::FIELD_CLONE_SNAPSHOT_TRIGGER, encoded);
+        self
+    }
+    /// Opens field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`; it is closed when the returned writer is finalized or dropped.
+    #[inline]
+    pub fn begin_remote_clock_sync(&mut self) -> RemoteClockSync<'_> {
+        RemoteClockSync::from_message(
+            self.msg.begin_nested(Self::FIELD_REMOTE_CLOCK_SYNC),
+        )
+    }
+    /// Sets field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket` from an already encoded message payload (no length prefix).
+    #[inline]
+    pub fn set_remote_clock_sync_raw(&mut self, encoded: &[u8]) -> &mut Self {
+        self.msg.append_bytes(Self::FIELD_REMOTE_CLOCK_SYNC, encoded);
         self
     }
     /// Opens field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`; it is closed when the returned writer is finalized or dropped.
@@ -725,6 +740,26 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_clone_snapshot_trigger(&self) -> bool {
         self.dec.has(113)
     }
+    /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    #[inline]
+    pub fn remote_clock_sync(
+        &self,
+    ) -> ::core::option::Option<RemoteClockSyncDecoder<'a>> {
+        self.dec
+            .get(107)
+            .and_then(|f| f.as_bytes().ok())
+            .map(RemoteClockSyncDecoder::new)
+    }
+    /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`, as its encoded bytes.
+    #[inline]
+    pub fn remote_clock_sync_bytes(&self) -> ::core::option::Option<&'a [u8]> {
+        self.dec.get(107).and_then(|f| f.as_bytes().ok())
+    }
+    /// Whether field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket` is present.
+    #[inline]
+    pub fn has_remote_clock_sync(&self) -> bool {
+        self.dec.has(107)
+    }
     /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn for_testing(&self) -> ::core::option::Option<TestEventDecoder<'a>> {
@@ -974,6 +1009,13 @@ impl<'a> TracePacketDecoder<'a> {
                         .map(::protozero::MessageDecoder::decode)
                         .map(trace_packet::Data::CloneSnapshotTrigger)
                 }
+                107 => {
+                    field
+                        .as_bytes()
+                        .ok()
+                        .map(::protozero::MessageDecoder::decode)
+                        .map(trace_packet::Data::RemoteClockSync)
+                }
                 900 => {
                     field
                         .as_bytes()
@@ -1085,6 +1127,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
         s.scalar("first_packet_on_sequence", d.get(87), ::protozero::kinds::Bool);
         s.message::<TraceUuidDecoder<'a>>("trace_uuid", d.get(89));
         s.scalar("machine_id", d.get(98), ::protozero::kinds::Uint32);
+        s.message::<RemoteClockSyncDecoder<'a>>("remote_clock_sync", d.get(107));
         s.message::<TriggerDecoder<'a>>("clone_snapshot_trigger", d.get(113));
         s.message::<TraceProvenanceDecoder<'a>>("trace_provenance", d.get(124));
         s.message::<trace_packet::ProtoVmsDecoder<'a>>("protovms", d.get(125));
@@ -1095,7 +1138,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
             d,
             &[
                 3, 6, 8, 10, 11, 12, 13, 33, 35, 36, 41, 42, 43, 44, 45, 46, 50, 58, 59,
-                60, 69, 79, 87, 89, 98, 113, 124, 125, 126, 133, 900,
+                60, 69, 79, 87, 89, 98, 107, 113, 124, 125, 126, 133, 900,
             ],
         );
         s.finish()
@@ -1143,6 +1186,8 @@ pub mod trace_packet {
         ZstdCompressedPackets(&'a [u8]),
         /// Field `clone_snapshot_trigger` = 113.
         CloneSnapshotTrigger(super::TriggerDecoder<'a>),
+        /// Field `remote_clock_sync` = 107.
+        RemoteClockSync(super::RemoteClockSyncDecoder<'a>),
         /// Field `for_testing` = 900.
         ForTesting(super::TestEventDecoder<'a>),
     }
