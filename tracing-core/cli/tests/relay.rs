@@ -1,0 +1,348 @@
+//! `zerotrace relay` against `zerotraced` with its relay endpoint on, both
+//! in this process (the machines really apart are the netns test's):
+//! producers of the "remote" machine connect to the relay's socket and
+//! record into the central service beside a local producer; their packets
+//! carry the machine id the service derives from the relay's hint, the
+//! trace holds the machine's SystemInfo and clock exchanges; one producer's
+//! disconnect leaves the other's connection alone; a central service that
+//! goes away is reconnected to, and the relay's producers see the
+//! disconnect and come back.
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use protozero::Decoder;
+use zerotrace_cli::relay::{Relay, RelayConfig};
+use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+use zerotrace_core::daemon::{Daemon, DaemonConfig, machine_id_from_hint};
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
+use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+
+const WAIT: Duration = Duration::from_secs(20);
+const PAYLOAD_FIELD: u32 = 900;
+const HINT: &str = "relay-test-boot-id";
+const DS: &str = "zt.relayed";
+
+/// The central service on a thread: a unix producer socket for local
+/// producers, a TCP one (with RelayPort) for the relay.
+struct Central {
+    consumer: Endpoint,
+    local_producer: Endpoint,
+    tcp: std::net::SocketAddr,
+    stop: UnixStream,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Central {
+    fn start(dir: &std::path::Path, port: u16) -> Central {
+        let (local_producer, consumer) = (
+            Endpoint::Path(dir.join("central-producer")),
+            Endpoint::Path(dir.join("central-consumer")),
+        );
+        let cfg = DaemonConfig {
+            producer_sockets: vec![
+                local_producer.clone(),
+                Endpoint::Tcp(format!("127.0.0.1:{port}")),
+            ],
+            consumer_socket: consumer.clone(),
+            log_level: 0,
+            relay_endpoint: true,
+            ..DaemonConfig::default()
+        };
+        let (stop, stop_rx) = UnixStream::pair().unwrap();
+        let (ready, bound) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut d = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
+            ready.send(d.producer_tcp_addr().unwrap()).unwrap();
+            d.run().unwrap();
+        });
+        let tcp = bound.recv().unwrap();
+        Central {
+            consumer,
+            local_producer,
+            tcp,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(&mut self) {
+        let _ = self.stop.write_all(&[1]);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Central {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("zt-relay-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn relay(dir: &std::path::Path, central: std::net::SocketAddr) -> (Relay, Endpoint) {
+    let listen = Endpoint::Path(dir.join("relay-producer"));
+    let r = Relay::start(RelayConfig {
+        listen: listen.clone(),
+        listen_mode: None,
+        central: Endpoint::Tcp(central.to_string()),
+        machine_id_hint: HINT.into(),
+        machine_name: "vm1".into(),
+    })
+    .unwrap();
+    (r, listen)
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn producer(at: &Endpoint, name: &str) -> ProducerClient {
+    let p = ProducerClient::start(
+        at,
+        ProducerOptions {
+            name: name.into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    p.register_data_source(
+        DataSourceSpec {
+            name: DS.into(),
+            ..Default::default()
+        },
+        |_| {},
+    )
+    .unwrap();
+    p.wait_connected(WAIT).unwrap();
+    p
+}
+
+fn config() -> Vec<u8> {
+    let mut w = protozero::HeapWriter::new();
+    {
+        let mut c = TraceConfig::from_message(w.root());
+        c.add_buffers().set_size_kb(1024);
+        c.add_data_sources().begin_config().set_name(DS);
+        c.set_trace_all_machines(true);
+    }
+    w.finish().unwrap()
+}
+
+/// Records one session: each producer writes `tag-N` packets.
+fn record(consumer: &Endpoint, producers: &[(&ProducerClient, &str)]) -> Vec<u8> {
+    let mut c = ConsumerClient::connect(consumer).unwrap();
+    let session = c.enable_tracing(&config(), None).unwrap();
+    for (p, tag) in producers {
+        let instance = p.wait_for_start(DS, WAIT).unwrap();
+        let mut w = p.create_trace_writer_for(&instance).unwrap();
+        for i in 0..50 {
+            w.packet(|m| {
+                m.message()
+                    .append_bytes(PAYLOAD_FIELD, format!("{tag}-{i}").as_bytes());
+            });
+        }
+        w.flush(None);
+        p.flush_blocking(WAIT).unwrap();
+    }
+    assert!(c.flush(5000).unwrap());
+    c.disable_tracing().unwrap();
+    assert_eq!(
+        c.wait_for_end(session, Some(WAIT)).unwrap(),
+        SessionEnd::Disabled
+    );
+    c.read_trace().unwrap()
+}
+
+/// (payload, machine id) of the producers' packets; the machine ids of the
+/// service's system_info and remote_clock_sync packets.
+struct Seen {
+    payloads: Vec<(String, Option<u32>)>,
+    system_info_machines: Vec<Option<u32>>,
+    clock_sync_machines: Vec<u32>,
+}
+
+fn seen(trace: &[u8]) -> Seen {
+    let mut s = Seen {
+        payloads: Vec::new(),
+        system_info_machines: Vec::new(),
+        clock_sync_machines: Vec::new(),
+    };
+    for f in Decoder::new(trace) {
+        let p = f.unwrap().as_bytes().unwrap().to_vec();
+        let machine = Decoder::new(&p).find_last(98).map(|f| f.as_u32().unwrap());
+        if let Some(f) = Decoder::new(&p).find_last(PAYLOAD_FIELD) {
+            let text = String::from_utf8(f.as_bytes().unwrap().to_vec()).unwrap();
+            s.payloads.push((text, machine));
+        }
+        if TracePacketDecoder::new(&p).has_system_info() {
+            s.system_info_machines.push(machine);
+        }
+        if Decoder::new(&p).find_last(107).is_some() {
+            s.clock_sync_machines.push(machine.expect("stamped"));
+        }
+    }
+    s
+}
+
+fn tags(s: &Seen, tag: &str) -> (usize, Vec<Option<u32>>) {
+    let mine: Vec<&(String, Option<u32>)> = s
+        .payloads
+        .iter()
+        .filter(|(t, _)| t.starts_with(&format!("{tag}-")))
+        .collect();
+    let mut machines: Vec<Option<u32>> = mine.iter().map(|(_, m)| *m).collect();
+    machines.dedup();
+    (mine.len(), machines)
+}
+
+#[test]
+fn remote_producers_record_through_the_relay_beside_local_ones() {
+    let d = dir("record");
+    let central = Central::start(&d, 0);
+    let (relay, relay_socket) = relay(&d, central.tcp);
+    wait_until("a clock round", || {
+        relay.counters().clock_rounds.load(Ordering::Relaxed) >= 1
+    });
+    let machine = machine_id_from_hint(HINT.as_bytes());
+    let remote_a = producer(&relay_socket, "remote-a");
+    let remote_b = producer(&relay_socket, "remote-b");
+    let local = producer(&central.local_producer, "local");
+    let trace = record(
+        &central.consumer,
+        &[(&remote_a, "a"), (&remote_b, "b"), (&local, "l")],
+    );
+    let s = seen(&trace);
+    assert_eq!(tags(&s, "a"), (50, vec![Some(machine)]));
+    assert_eq!(tags(&s, "b"), (50, vec![Some(machine)]));
+    assert_eq!(tags(&s, "l"), (50, vec![None]));
+    assert!(
+        s.system_info_machines.contains(&None) && s.system_info_machines.contains(&Some(machine)),
+        "this machine's and the relay's system_info: {:?}",
+        s.system_info_machines
+    );
+    assert_eq!(s.clock_sync_machines, [machine]);
+
+    // One remote producer goes away: the other's connection stays.
+    drop(remote_a);
+    let trace = record(&central.consumer, &[(&remote_b, "b2")]);
+    assert_eq!(tags(&seen(&trace), "b2"), (50, vec![Some(machine)]));
+    assert_eq!(remote_b.reconnects(), 0, "its connection was left alone");
+    relay.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_lost_central_service_is_reconnected_and_producers_come_back() {
+    let d = dir("restart");
+    let mut central = Central::start(&d, 0);
+    let port = central.tcp.port();
+    let (relay, relay_socket) = relay(&d, central.tcp);
+    let remote = producer(&relay_socket, "remote");
+    wait_until("the relay port", || {
+        relay.counters().relay_port_bound.load(Ordering::Relaxed)
+    });
+    central.stop();
+    // The relay's producers see the disconnect a service that went away
+    // gives them, and the relay's own connection is lost too.
+    wait_until("the producer's disconnect", || !remote.is_connected());
+    wait_until("the relay port's loss", || {
+        relay
+            .counters()
+            .relay_port_disconnects
+            .load(Ordering::Relaxed)
+            >= 1
+    });
+    let central = Central::start(&d, port);
+    remote.wait_reconnected(1, WAIT).unwrap();
+    wait_until("the relay port again", || {
+        relay.counters().relay_port_bound.load(Ordering::Relaxed)
+    });
+    let machine = machine_id_from_hint(HINT.as_bytes());
+    let trace = record(&central.consumer, &[(&remote, "r")]);
+    let s = seen(&trace);
+    assert_eq!(tags(&s, "r"), (50, vec![Some(machine)]));
+    assert!(s.system_info_machines.contains(&Some(machine)));
+    relay.stop();
+    drop(central);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The command line: Perfetto's variables, and the flags over them.
+#[test]
+fn the_command_line_takes_perfettos_variables_and_flags() {
+    use clap::Parser;
+    use zerotrace_cli::commands::{Cli, Command, relay_config};
+    let parse = |args: &[&str]| match Cli::parse_from(args).command {
+        Command::Relay(a) => relay_config(a),
+        c => panic!("{c:?}"),
+    };
+    let cfg = parse(&[
+        "zerotrace",
+        "relay",
+        "--relay-socket",
+        "10.0.0.1:2000",
+        "--producer-socket",
+        "@local-relay",
+        "--machine-id-hint",
+        "h1",
+        "--machine-name",
+        "board",
+    ])
+    .unwrap();
+    assert_eq!(cfg.central, Endpoint::Tcp("10.0.0.1:2000".into()));
+    assert_eq!(cfg.listen, Endpoint::Abstract("local-relay".into()));
+    assert_eq!(
+        (cfg.machine_id_hint.as_str(), cfg.machine_name.as_str()),
+        ("h1", "board")
+    );
+    // Without a central service it says what to do.
+    let missing = parse(&["zerotrace", "relay", "--producer-socket", "@x"]);
+    if std::env::var_os("PERFETTO_RELAY_SOCK_NAME").is_none() {
+        assert!(
+            missing
+                .unwrap_err()
+                .to_string()
+                .contains("PERFETTO_RELAY_SOCK_NAME")
+        );
+    }
+    // The hint defaults to the kernel's boot id.
+    let cfg = parse(&[
+        "zerotrace",
+        "relay",
+        "--relay-socket",
+        "10.0.0.1:2000",
+        "--producer-socket",
+        "@x",
+    ])
+    .unwrap();
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    assert_eq!(cfg.machine_id_hint, boot_id.trim_end());
+    // Listening where it forwards to is refused.
+    assert!(
+        parse(&[
+            "zerotrace",
+            "relay",
+            "--relay-socket",
+            "127.0.0.1:9",
+            "--producer-socket",
+            "127.0.0.1:9",
+        ])
+        .is_err()
+    );
+}
