@@ -237,6 +237,30 @@ fn remote_producers_record_through_the_relay_beside_local_ones() {
         s.system_info_machines
     );
     assert_eq!(s.clock_sync_machines, [machine]);
+    // `zerotrace stats` and `dump` name the machines.
+    let file = d.join("trace.pftrace");
+    std::fs::write(&file, &trace).unwrap();
+    let stats = std::process::Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .arg("stats")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stats = String::from_utf8(stats.stdout).unwrap();
+    assert!(stats.contains("this machine ("), "{stats}");
+    assert!(stats.contains(&format!("machine {machine} (")), "{stats}");
+    assert!(stats.contains(&format!("@m{machine}")), "{stats}");
+    let dump = std::process::Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .arg("dump")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(dump.stdout).unwrap();
+    assert!(
+        dump.starts_with("# machines:"),
+        "{}",
+        &dump[..200.min(dump.len())]
+    );
+    assert!(dump.contains(&format!(", machine {machine}, ")));
 
     // One remote producer goes away: the other's connection stays.
     drop(remote_a);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <list>
 #include <memory>
 
 // ---------------------------------------------------------------------------
@@ -236,6 +237,36 @@ zt_shim::GenuineService* zt_svc_start(const char* producer_socket,
                                           consumer_socket, &started] {
     svc->host = perfetto::ServiceIPCHost::CreateInstance(svc->runner->get());
     started = svc->host->Start(producer_socket, consumer_socket);
+    if (!started)
+      svc->host.reset();
+  });
+  if (!started) {
+    delete svc;
+    return nullptr;
+  }
+  return svc;
+}
+
+// As zt_svc_start, with one more producer socket, `relay_socket`, that
+// also exposes the RelayPort service (what traced's
+// --enable-relay-endpoint does), for relays on other machines.
+zt_shim::GenuineService* zt_svc_start_relay(const char* producer_socket,
+                                            const char* relay_socket,
+                                            const char* consumer_socket) {
+  auto* svc = new zt_shim::GenuineService();
+  svc->runner.reset(new perfetto::base::ThreadTaskRunner(
+      perfetto::base::ThreadTaskRunner::CreateAndStart("zt-genuine-svc")));
+  bool started = false;
+  svc->runner->PostTaskAndWaitForTesting([svc, producer_socket, relay_socket,
+                                          consumer_socket, &started] {
+    svc->host = perfetto::ServiceIPCHost::CreateInstance(svc->runner->get());
+    std::list<perfetto::ListenEndpoint> producers;
+    producers.emplace_back(producer_socket);
+    perfetto::ListenEndpoint relay(relay_socket);
+    relay.expose_relay_endpoint = true;
+    producers.push_back(std::move(relay));
+    started = svc->host->Start(std::move(producers),
+                               perfetto::ListenEndpoint(consumer_socket));
     if (!started)
       svc->host.reset();
   });

@@ -17,6 +17,7 @@
 //! event by event, and [`raw_client`] sees a session's replies in order.
 
 pub mod genuine;
+pub mod oracle;
 pub mod raw_client;
 pub mod sdk;
 /// What `genuine-producer` writes: the very file its package compiles (this

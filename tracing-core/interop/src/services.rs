@@ -42,6 +42,9 @@ pub struct Service {
     pub consumer: String,
     /// Its private directory (tests may put files there).
     pub dir: PathBuf,
+    /// Its relay endpoint (`127.0.0.1:PORT`, a producer socket that also
+    /// serves RelayPort), when started with one.
+    pub relay: Option<String>,
     running: Running,
 }
 
@@ -58,17 +61,38 @@ impl Service {
     /// Starts `which` on sockets in a new directory named after `name`;
     /// both listen when this returns.
     pub fn start(which: Which, name: &str) -> Service {
+        Service::start_inner(which, name, false)
+    }
+
+    /// As [`Service::start`], with a relay endpoint too (`--enable-relay-endpoint`
+    /// on a loopback TCP producer socket): [`Service::relay`].
+    pub fn start_with_relay(which: Which, name: &str) -> Service {
+        Service::start_inner(which, name, true)
+    }
+
+    fn start_inner(which: Which, name: &str, with_relay: bool) -> Service {
         let dir = Service::dir_for(which, name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create the socket directory");
         let producer = dir.join("producer").to_str().expect("UTF-8").to_owned();
         let consumer = dir.join("consumer").to_str().expect("UTF-8").to_owned();
+        // A free loopback port, chosen here (the genuine service reports
+        // none it picked itself).
+        let relay = with_relay.then(|| {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            l.local_addr().expect("its address").to_string()
+        });
         let running = match which {
             Which::Zerotraced => {
+                let mut producer_sockets = vec![Endpoint::Path(producer.clone().into())];
+                if let Some(r) = &relay {
+                    producer_sockets.push(Endpoint::Tcp(r.clone()));
+                }
                 let cfg = DaemonConfig {
-                    producer_sockets: vec![Endpoint::Path(producer.clone().into())],
+                    producer_sockets,
                     consumer_socket: Endpoint::Path(consumer.clone().into()),
                     log_level: 1,
+                    relay_endpoint: relay.is_some(),
                     ..DaemonConfig::default()
                 };
                 let (stop, stop_rx) = UnixStream::pair().expect("a socket pair");
@@ -95,7 +119,11 @@ impl Service {
                 }
             }
             Which::Genuine => Running::Genuine(Some(
-                GenuineService::start(&producer, &consumer).expect("the genuine service"),
+                match &relay {
+                    Some(r) => GenuineService::start_with_relay(&producer, r, &consumer),
+                    None => GenuineService::start(&producer, &consumer),
+                }
+                .expect("the genuine service"),
             )),
         };
         Service {
@@ -103,6 +131,7 @@ impl Service {
             producer,
             consumer,
             dir,
+            relay,
             running,
         }
     }

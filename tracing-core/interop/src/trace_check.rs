@@ -87,7 +87,9 @@ pub fn data_sequences(trace: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
     let mut out: Vec<(u64, Vec<Vec<u8>>)> = Vec::new();
     for p in packets(trace) {
         let seq = sequence_of(&p);
-        if seq == 1 {
+        // 1 is the service's; the service writes a few packets on none
+        // (a relayed machine's remote_clock_sync, as Perfetto's does).
+        if seq <= 1 {
             continue;
         }
         match out.iter_mut().find(|(s, _)| *s == seq) {

@@ -74,11 +74,26 @@ pub enum Endpoint {
     Abstract(String),
     /// A TCP `host:port`.
     Tcp(String),
+    /// A vsock address, `vsock://CID:PORT` (a VM and its host). Parsed as
+    /// Perfetto parses it; [`listen`] and [`connect`] do not serve it yet
+    /// and say so.
+    Vsock {
+        /// The context id (2 is the host).
+        cid: u32,
+        /// The port.
+        port: u32,
+    },
 }
 
 impl Endpoint {
     /// Parses a socket name.
     pub fn parse(name: &str) -> Endpoint {
+        if let Some(addr) = name.strip_prefix("vsock://")
+            && let Some((cid, port)) = addr.split_once(':')
+            && let (Ok(cid), Ok(port)) = (cid.parse(), port.parse())
+        {
+            return Endpoint::Vsock { cid, port };
+        }
         if let Some(abs) = name.strip_prefix('@') {
             return Endpoint::Abstract(abs.to_owned());
         }
@@ -94,7 +109,7 @@ impl Endpoint {
 
     /// Whether the transport passes file descriptors and peer credentials.
     pub fn is_unix(&self) -> bool {
-        !matches!(self, Endpoint::Tcp(_))
+        !matches!(self, Endpoint::Tcp(_) | Endpoint::Vsock { .. })
     }
 }
 
@@ -104,6 +119,7 @@ impl std::fmt::Display for Endpoint {
             Endpoint::Path(p) => write!(f, "{}", p.display()),
             Endpoint::Abstract(n) => write!(f, "@{n}"),
             Endpoint::Tcp(a) => f.write_str(a),
+            Endpoint::Vsock { cid, port } => write!(f, "vsock://{cid}:{port}"),
         }
     }
 }
@@ -221,6 +237,7 @@ pub fn listen(endpoint: &Endpoint, mode: Option<u32>) -> io::Result<Listener> {
         Endpoint::Path(p) => listen_path(p, mode)?,
         Endpoint::Abstract(name) => listen_abstract(name)?,
         Endpoint::Tcp(addr) => Listener::Tcp(TcpListener::bind(addr.as_str())?),
+        Endpoint::Vsock { .. } => return Err(unsupported_vsock()),
     };
     match &l {
         #[cfg(unix)]
@@ -306,6 +323,7 @@ pub fn connect(endpoint: &Endpoint) -> io::Result<Stream> {
             s.set_nodelay(true)?;
             Stream::Tcp(s)
         }
+        Endpoint::Vsock { .. } => return Err(unsupported_vsock()),
     };
     s.no_sigpipe()?;
     Ok(s)
@@ -509,9 +527,50 @@ fn set_cloexec(fd: &OwnedFd) {
     let _ = fd;
 }
 
+/// vsock endpoints parse but are not served yet.
+fn unsupported_vsock() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        Unsupported {
+            what: "vsock sockets",
+            available_on: "no platform yet (use TCP)",
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vsock_addresses_parse_and_are_refused_by_name() {
+        let e = Endpoint::parse("vsock://2:20001");
+        assert_eq!(
+            e,
+            Endpoint::Vsock {
+                cid: 2,
+                port: 20001
+            }
+        );
+        assert_eq!(e.to_string(), "vsock://2:20001");
+        assert!(!e.is_unix());
+        // Malformed ones are not vsock.
+        assert!(!matches!(
+            Endpoint::parse("vsock://x:1"),
+            Endpoint::Vsock { .. }
+        ));
+        assert!(!matches!(
+            Endpoint::parse("vsock://2"),
+            Endpoint::Vsock { .. }
+        ));
+        let err = connect(&e).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Unsupported);
+        assert!(err.to_string().contains("vsock"), "{err}");
+        assert_eq!(
+            listen(&e, None).unwrap_err().kind(),
+            io::ErrorKind::Unsupported
+        );
+    }
 
     #[test]
     fn names_parse_as_perfetto_parses_them() {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use zerotrace_protos::protos::TracePacketDecoder;
 
+use super::machines::{machine_of, machines};
 use super::trace_reader::{Sequences, packets};
 use super::{CliError, read_input};
 use crate::{schema, text_config};
@@ -53,6 +54,18 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let mut seqs = Sequences::default();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    // A trace of several machines (recorded through relays) names them
+    // first; each packet then says which machine it came from.
+    let ms = machines(&packets);
+    if ms.iter().any(|m| m.id != 0) {
+        let mut head = String::from("# machines:\n");
+        for m in &ms {
+            head.push_str(&format!("#   {} ({} packets)\n", m.label(), m.packets));
+        }
+        if out.write_all(head.as_bytes()).is_err() {
+            return Ok(());
+        }
+    }
     for (i, raw) in packets.iter().enumerate() {
         let raw: &[u8] = raw;
         let p = TracePacketDecoder::new(raw);
@@ -62,7 +75,14 @@ pub fn run(path: &Path) -> Result<(), CliError> {
                 path: name.clone(),
                 reason: format!("packet {i}: {e}"),
             })?;
-        let mut block = format!("packet {i} (sequence {seq}, {} bytes) {{\n", raw.len());
+        let machine = match machine_of(raw) {
+            0 => String::new(),
+            m => format!(", machine {m}"),
+        };
+        let mut block = format!(
+            "packet {i} (sequence {seq}{machine}, {} bytes) {{\n",
+            raw.len()
+        );
         if let Some(r) = resolved(&p, &mut seqs) {
             block.push_str(&format!("  # {r}\n"));
         }

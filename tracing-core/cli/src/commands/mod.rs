@@ -16,6 +16,7 @@ macro_rules! outln {
 mod convert;
 mod demo;
 mod dump;
+mod machines;
 mod query;
 mod record;
 mod relay_cmd;

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use zerotrace_protos::protos::TracePacketDecoder;
 
+use super::machines::{machine_of, machines};
 use super::summary::{buffer_summary, human_bytes, packet_kind};
 use super::trace_reader::packets;
 use super::{CliError, print_out, read_input};
@@ -16,7 +17,8 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let bytes = read_input(path)?;
     let name = path.display().to_string();
     let packets = packets(&name, &bytes)?;
-    let mut per_seq: BTreeMap<u32, (u64, u64, BTreeMap<String, u64>)> = BTreeMap::new();
+    // Per (machine, sequence): sequence ids are per machine.
+    let mut per_seq: BTreeMap<(u32, u32), (u64, u64, BTreeMap<String, u64>)> = BTreeMap::new();
     let mut per_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut dropped = Vec::new();
     let mut last_stats = None;
@@ -25,7 +27,7 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         let p = TracePacketDecoder::new(raw);
         let seq = p.trusted_packet_sequence_id().unwrap_or(0);
         let kind = packet_kind(raw);
-        let e = per_seq.entry(seq).or_default();
+        let e = per_seq.entry((machine_of(raw), seq)).or_default();
         e.0 += 1;
         e.1 += raw.len() as u64;
         *e.2.entry(kind.clone()).or_default() += 1;
@@ -34,7 +36,7 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         // only a drop flag on a later packet marks a loss.
         let first = p.first_packet_on_sequence() == Some(true);
         if !first && p.previous_packet_dropped().is_some_and(|v| v != 0) {
-            dropped.push((i, seq));
+            dropped.push((i, seq, machine_of(raw)));
         }
         if let Some(s) = p.trace_stats_bytes() {
             last_stats = Some(s);
@@ -46,6 +48,26 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         packets.len(),
         human_bytes(bytes.len() as u64)
     );
+    let ms = machines(&packets);
+    let several = ms.len() > 1 || ms.iter().any(|m| m.id != 0);
+    outln!(o);
+    outln!(
+        o,
+        "{:<44} {:>9} {:>10}  clock exchanges",
+        "machine",
+        "packets",
+        "bytes"
+    );
+    for m in &ms {
+        outln!(
+            o,
+            "{:<44} {:>9} {:>10}  {}",
+            m.label(),
+            m.packets,
+            human_bytes(m.bytes),
+            m.clock_exchanges
+        );
+    }
     outln!(o);
     outln!(
         o,
@@ -54,8 +76,15 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         "packets",
         "bytes"
     );
-    for (seq, (n, b, kinds)) in &per_seq {
+    for ((machine, seq), (n, b, kinds)) in &per_seq {
         let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        // Sequence ids are per machine: name the machine where there are
+        // several.
+        let seq = if several && *machine != 0 {
+            format!("{seq}@m{machine}")
+        } else {
+            seq.to_string()
+        };
         outln!(
             o,
             "{seq:<10} {n:>9} {:>10}  {}",
@@ -99,8 +128,12 @@ pub fn run(path: &Path) -> Result<(), CliError> {
             "data losses: {} packets follow a loss on their sequence:",
             dropped.len()
         );
-        for (i, seq) in dropped.iter().take(20) {
-            outln!(o, "  packet {i} (sequence {seq})");
+        for (i, seq, machine) in dropped.iter().take(20) {
+            if *machine == 0 {
+                outln!(o, "  packet {i} (sequence {seq})");
+            } else {
+                outln!(o, "  packet {i} (sequence {seq} of machine {machine})");
+            }
         }
     }
     print_out(o.as_bytes())

@@ -16,6 +16,11 @@ struct Handle {
 // SAFETY: these declarations match the definitions in cpp/service_shim.cc.
 unsafe extern "C" {
     fn zt_svc_start(producer_socket: *const c_char, consumer_socket: *const c_char) -> *mut Handle;
+    fn zt_svc_start_relay(
+        producer_socket: *const c_char,
+        relay_socket: *const c_char,
+        consumer_socket: *const c_char,
+    ) -> *mut Handle;
     fn zt_svc_stop(handle: *mut Handle);
 }
 
@@ -66,6 +71,34 @@ impl GenuineService {
             .map(|handle| GenuineService { handle })
             .ok_or_else(|| GenuineServiceError::Listen {
                 producer: producer_socket.into(),
+                consumer: consumer_socket.into(),
+            })
+    }
+}
+
+impl GenuineService {
+    /// As [`GenuineService::start`], with a further producer socket,
+    /// `relay_socket` (e.g. `127.0.0.1:PORT`), that also serves RelayPort
+    /// (`traced --enable-relay-endpoint`), for relays of other machines.
+    pub fn start_with_relay(
+        producer_socket: &str,
+        relay_socket: &str,
+        consumer_socket: &str,
+    ) -> Result<GenuineService, GenuineServiceError> {
+        let name = |s: &str| CString::new(s).map_err(|_| GenuineServiceError::BadName(s.into()));
+        let (p, r, c) = (
+            name(producer_socket)?,
+            name(relay_socket)?,
+            name(consumer_socket)?,
+        );
+        // SAFETY: three NUL-terminated strings that outlive the call (the
+        // shim copies them before returning); it returns an owned object or
+        // null.
+        let raw = unsafe { zt_svc_start_relay(p.as_ptr(), r.as_ptr(), c.as_ptr()) };
+        NonNull::new(raw)
+            .map(|handle| GenuineService { handle })
+            .ok_or_else(|| GenuineServiceError::Listen {
+                producer: format!("{producer_socket},{relay_socket}"),
                 consumer: consumer_socket.into(),
             })
     }
