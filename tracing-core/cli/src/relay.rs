@@ -78,11 +78,15 @@ pub struct RelayCounters {
     pub relay_port_disconnects: std::sync::atomic::AtomicU64,
 }
 
+/// A producer's pumping thread and a handle of its local socket (shut down
+/// to end it).
+type Pair = (JoinHandle<()>, Vec<Stream>);
+
 /// A running relay.
 pub struct Relay {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
-    pairs: Arc<Mutex<Vec<(JoinHandle<()>, Vec<Stream>)>>>,
+    pairs: Arc<Mutex<Vec<Pair>>>,
     counters: Arc<RelayCounters>,
 }
 
@@ -93,7 +97,7 @@ impl Relay {
             .map_err(|e| RelayError::Listen(cfg.listen.to_string(), e))?;
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(RelayCounters::default());
-        let pairs = Arc::new(Mutex::new(Vec::new()));
+        let pairs: Arc<Mutex<Vec<Pair>>> = Arc::new(Mutex::new(Vec::new()));
         let mut threads = Vec::new();
         let port = {
             let (cfg, stop, counters) = (cfg.clone(), stop.clone(), counters.clone());
@@ -170,7 +174,7 @@ fn accept_loop(
     cfg: &RelayConfig,
     stop: &AtomicBool,
     counters: &Arc<RelayCounters>,
-    pairs: &Mutex<Vec<(JoinHandle<()>, Vec<Stream>)>>,
+    pairs: &Mutex<Vec<Pair>>,
 ) {
     while !stop.load(Ordering::Relaxed) {
         if !wait_readable(listener, IDLE_WAKE).unwrap_or(false) {

@@ -76,7 +76,7 @@ enum State {
     /// Connected: the IPC state, the clock phase in flight (with its
     /// request), and when the next round starts.
     Connected {
-        ipc: ClientConnection,
+        ipc: Box<ClientConnection>,
         in_flight: Option<(u64, i32)>,
         next_round: Option<u64>,
     },
@@ -138,7 +138,7 @@ impl RelayPortClient {
         let mut ipc = ClientConnection::new("RelayPort");
         self.transmit.extend(ipc.take_transmit());
         self.state = State::Connected {
-            ipc,
+            ipc: Box::new(ipc),
             in_flight: None,
             next_round: None,
         };

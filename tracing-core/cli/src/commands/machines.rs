@@ -110,7 +110,8 @@ mod tests {
     fn packets_systems_and_clock_exchanges_per_machine() {
         let packets = vec![
             packet(|p| {
-                let mut u = p.begin_system_info().begin_utsname();
+                let mut info = p.begin_system_info();
+                let mut u = info.begin_utsname();
                 u.set_sysname("Linux");
                 u.set_release("6.1.0");
                 u.set_machine("x86_64");

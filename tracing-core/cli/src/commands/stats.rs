@@ -11,6 +11,9 @@ use super::summary::{buffer_summary, human_bytes, packet_kind};
 use super::trace_reader::packets;
 use super::{CliError, print_out, read_input};
 
+/// A sequence's packets, bytes and packets per kind.
+type SequenceTally = (u64, u64, BTreeMap<String, u64>);
+
 /// Runs `stats`.
 pub fn run(path: &Path) -> Result<(), CliError> {
     let mut o = String::new();
@@ -18,7 +21,7 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let name = path.display().to_string();
     let packets = packets(&name, &bytes)?;
     // Per (machine, sequence): sequence ids are per machine.
-    let mut per_seq: BTreeMap<(u32, u32), (u64, u64, BTreeMap<String, u64>)> = BTreeMap::new();
+    let mut per_seq: BTreeMap<(u32, u32), SequenceTally> = BTreeMap::new();
     let mut per_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut dropped = Vec::new();
     let mut last_stats = None;
