@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::support::{Cursor, FakeEnv, World, scribble};
-use zerotrace_core::protocol::PRODUCER_METHODS;
+use zerotrace_core::protocol::{PRODUCER_METHODS, RELAY_METHODS};
 use zerotrace_core::service::{
     ConsumerCall, ConsumerId, PeerIdentity, ProducerCall, ProducerTransport, RequestId,
     ServiceOptions, TracingService,
@@ -58,13 +58,32 @@ pub fn producer_port(data: &[u8]) {
                     },
                     t,
                 ) {
+                    // Some are a relay's connections, of another machine.
+                    if op & 0x40 != 0 {
+                        svc.set_producer_identity(
+                            p,
+                            PeerIdentity {
+                                uid,
+                                pid: None,
+                                machine_id: Some(uid % 4 + 1),
+                            },
+                            "remote".into(),
+                        );
+                    }
                     producers.push(p);
                 }
             }
             1..=3 if !producers.is_empty() => {
                 let p = producers[usize::from(op >> 3) % producers.len()];
-                let method =
-                    PRODUCER_METHODS[usize::from(c.byte().unwrap_or(0)) % PRODUCER_METHODS.len()];
+                // ProducerPort's methods and RelayPort's (the same socket
+                // serves both with the relay endpoint on).
+                let i = usize::from(c.byte().unwrap_or(0))
+                    % (PRODUCER_METHODS.len() + RELAY_METHODS.len());
+                let method = PRODUCER_METHODS
+                    .get(i)
+                    .or_else(|| RELAY_METHODS.get(i - PRODUCER_METHODS.len()))
+                    .copied()
+                    .unwrap_or("InitializeConnection");
                 if let Ok(call) = ProducerCall::decode(method, c.piece()) {
                     svc.handle_producer_call(now, p, r, call, None);
                 }
