@@ -9,6 +9,7 @@ mod interop;
 mod miri;
 mod soak;
 mod tsan;
+mod valgrind;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,6 +59,13 @@ enum Task {
         #[arg(long)]
         require: bool,
         /// Every target, the slow ones included (CI runs the short list).
+        #[arg(long)]
+        full: bool,
+    },
+    /// Run the test binaries of protozero and zerotrace-core under
+    /// valgrind's memcheck (CI's short list; every binary with --full).
+    Valgrind {
+        /// Every test binary of the two crates.
         #[arg(long)]
         full: bool,
     },
@@ -172,6 +180,14 @@ fn main() -> ExitCode {
                 println!("miri: skipped, no nightly toolchain with the miri component here");
                 ExitCode::SUCCESS
             }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::Valgrind { full } => match valgrind::run(&workspace_root(), full) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE
