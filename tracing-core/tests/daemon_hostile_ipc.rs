@@ -83,10 +83,9 @@ impl Raw {
 
     /// Events until `done` says so or the connection ends (`None`).
     fn until(&mut self, done: impl Fn(&ClientEvent) -> bool) -> Option<ClientEvent> {
-        match &self.s {
-            Stream::Unix(u) => u.set_read_timeout(Some(Duration::from_secs(5))).unwrap(),
-            Stream::Tcp(t) => t.set_read_timeout(Some(Duration::from_secs(5))).unwrap(),
-        }
+        self.s
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
         let mut buf = vec![0u8; 65536];
         let mut fds = Vec::new();
         loop {

@@ -11,7 +11,7 @@
 //! arrives without its fd, the service declines it, and the producer writes
 //! through SMB emulation as any remote producer does. Beside them the relay
 //! keeps a connection of its own, the sans-IO
-//! [`RelayPortClient`](zerotrace_core::relay::RelayPortClient), which
+//! [`RelayPortClient`], which
 //! describes the machine and syncs its clocks, reconnecting with back-off
 //! while the central service is away.
 //!

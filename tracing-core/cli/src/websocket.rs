@@ -145,6 +145,9 @@ fn refuse(status: StatusCode, why: &str) -> ErrorResponse {
 enum Upstream {
     Unix(UnixStream),
     Tcp(TcpStream),
+    /// A vsock socket, read and written as a file.
+    #[cfg(target_os = "linux")]
+    Vsock(std::fs::File),
 }
 
 impl Upstream {
@@ -152,6 +155,8 @@ impl Upstream {
         Ok(match zerotrace_core::ipc::connect(endpoint)? {
             zerotrace_core::ipc::Stream::Unix(s) => Upstream::Unix(s),
             zerotrace_core::ipc::Stream::Tcp(s) => Upstream::Tcp(s),
+            #[cfg(target_os = "linux")]
+            zerotrace_core::ipc::Stream::Vsock(fd) => Upstream::Vsock(std::fs::File::from(fd)),
         })
     }
 }
@@ -161,6 +166,8 @@ impl Read for Upstream {
         match self {
             Upstream::Unix(s) => s.read(buf),
             Upstream::Tcp(s) => s.read(buf),
+            #[cfg(target_os = "linux")]
+            Upstream::Vsock(s) => s.read(buf),
         }
     }
 }
@@ -170,6 +177,8 @@ impl Write for Upstream {
         match self {
             Upstream::Unix(s) => s.write(buf),
             Upstream::Tcp(s) => s.write(buf),
+            #[cfg(target_os = "linux")]
+            Upstream::Vsock(s) => s.write(buf),
         }
     }
 
@@ -183,6 +192,8 @@ impl AsFd for Upstream {
         match self {
             Upstream::Unix(s) => s.as_fd(),
             Upstream::Tcp(s) => s.as_fd(),
+            #[cfg(target_os = "linux")]
+            Upstream::Vsock(s) => s.as_fd(),
         }
     }
 }

@@ -19,7 +19,9 @@ use zerotrace_cli::relay::{Relay, RelayConfig};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::daemon::{Daemon, DaemonConfig, machine_id_from_hint};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
+use zerotrace_core::producer::{
+    DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
+};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -113,10 +115,19 @@ fn wait_until(what: &str, f: impl Fn() -> bool) {
 }
 
 fn producer(at: &Endpoint, name: &str) -> ProducerClient {
+    producer_with(at, name, None)
+}
+
+fn producer_with(
+    at: &Endpoint,
+    name: &str,
+    startup_tracing: Option<StartupTracingOptions>,
+) -> ProducerClient {
     let p = ProducerClient::start(
         at,
         ProducerOptions {
             name: name.into(),
+            startup_tracing,
             ..Default::default()
         },
     )
@@ -223,11 +234,26 @@ fn remote_producers_record_through_the_relay_beside_local_ones() {
     let remote_a = producer(&relay_socket, "remote-a");
     let remote_b = producer(&relay_socket, "remote-b");
     let local = producer(&central.local_producer, "local");
+    // A producer that offers its own buffer (startup tracing): the fd does
+    // not cross the relay, the service declines the offer, and the producer
+    // writes through SMB emulation like the others.
+    let offering = producer_with(
+        &relay_socket,
+        "remote-offering",
+        Some(StartupTracingOptions::default()),
+    );
+    assert!(!offering.uses_own_smb(), "the buffer cannot cross machines");
     let trace = record(
         &central.consumer,
-        &[(&remote_a, "a"), (&remote_b, "b"), (&local, "l")],
+        &[
+            (&remote_a, "a"),
+            (&remote_b, "b"),
+            (&local, "l"),
+            (&offering, "o"),
+        ],
     );
     let s = seen(&trace);
+    assert_eq!(tags(&s, "o"), (50, vec![Some(machine)]));
     assert_eq!(tags(&s, "a"), (50, vec![Some(machine)]));
     assert_eq!(tags(&s, "b"), (50, vec![Some(machine)]));
     assert_eq!(tags(&s, "l"), (50, vec![None]));

@@ -219,24 +219,17 @@ struct GenuineService {
   std::unique_ptr<perfetto::ServiceIPCHost> host;
 };
 
-}  // namespace zt_shim
-
-extern "C" {
-
-// Starts the service listening on `producer_socket` (a comma-separated list
-// is allowed, as for `traced`) and `consumer_socket` (AF_UNIX paths, `@name`
-// abstract sockets or `host:port`). Returns null if a socket could not be
-// bound.
-zt_shim::GenuineService* zt_svc_start(const char* producer_socket,
-                                      const char* consumer_socket) {
-  auto* svc = new zt_shim::GenuineService();
+// Starts the service on its own thread: `start` binds the host's sockets
+// there. Null if they could not be bound.
+template <typename StartFn>
+GenuineService* StartService(StartFn start) {
+  auto* svc = new GenuineService();
   svc->runner.reset(new perfetto::base::ThreadTaskRunner(
       perfetto::base::ThreadTaskRunner::CreateAndStart("zt-genuine-svc")));
   bool started = false;
-  svc->runner->PostTaskAndWaitForTesting([svc, producer_socket,
-                                          consumer_socket, &started] {
+  svc->runner->PostTaskAndWaitForTesting([svc, &start, &started] {
     svc->host = perfetto::ServiceIPCHost::CreateInstance(svc->runner->get());
-    started = svc->host->Start(producer_socket, consumer_socket);
+    started = start(svc->host.get());
     if (!started)
       svc->host.reset();
   });
@@ -247,34 +240,36 @@ zt_shim::GenuineService* zt_svc_start(const char* producer_socket,
   return svc;
 }
 
+}  // namespace zt_shim
+
+extern "C" {
+
+// Starts the service listening on `producer_socket` (a comma-separated list
+// is allowed, as for `traced`) and `consumer_socket` (AF_UNIX paths, `@name`
+// abstract sockets or `host:port`). Returns null if a socket could not be
+// bound.
+zt_shim::GenuineService* zt_svc_start(const char* producer_socket,
+                                      const char* consumer_socket) {
+  return zt_shim::StartService([&](perfetto::ServiceIPCHost* host) {
+    return host->Start(producer_socket, consumer_socket);
+  });
+}
+
 // As zt_svc_start, with one more producer socket, `relay_socket`, that
 // also exposes the RelayPort service (what traced's
 // --enable-relay-endpoint does), for relays on other machines.
 zt_shim::GenuineService* zt_svc_start_relay(const char* producer_socket,
                                             const char* relay_socket,
                                             const char* consumer_socket) {
-  auto* svc = new zt_shim::GenuineService();
-  svc->runner.reset(new perfetto::base::ThreadTaskRunner(
-      perfetto::base::ThreadTaskRunner::CreateAndStart("zt-genuine-svc")));
-  bool started = false;
-  svc->runner->PostTaskAndWaitForTesting([svc, producer_socket, relay_socket,
-                                          consumer_socket, &started] {
-    svc->host = perfetto::ServiceIPCHost::CreateInstance(svc->runner->get());
+  return zt_shim::StartService([&](perfetto::ServiceIPCHost* host) {
     std::list<perfetto::ListenEndpoint> producers;
     producers.emplace_back(producer_socket);
     perfetto::ListenEndpoint relay(relay_socket);
     relay.expose_relay_endpoint = true;
     producers.push_back(std::move(relay));
-    started = svc->host->Start(std::move(producers),
-                               perfetto::ListenEndpoint(consumer_socket));
-    if (!started)
-      svc->host.reset();
+    return host->Start(std::move(producers),
+                       perfetto::ListenEndpoint(consumer_socket));
   });
-  if (!started) {
-    delete svc;
-    return nullptr;
-  }
-  return svc;
 }
 
 // Stops the service: destroys the host on its thread (closing every

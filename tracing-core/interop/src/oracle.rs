@@ -3,8 +3,64 @@
 //! tests that run the genuine producer against a service directly
 //! (`tests/genuine_ipc.rs`) and through a relay (`tests/relay_genuine.rs`).
 
+use std::time::Duration;
+
+use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
+
+use crate::sdk::SdkProcess;
 use crate::sdk_workload as workload;
+use crate::services::Service;
 use crate::trace_check::{self as check, field};
+
+/// How long a step of a recording may take.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Runs the genuine producer against `producer_socket` (the service's, or
+/// a relay's in front of it) and records it from `svc` with `config`,
+/// through our consumer (`genuine_consumer` false) or the genuine one;
+/// returns the trace and the producer's pid.
+pub fn record_genuine(
+    svc: &Service,
+    producer_socket: &str,
+    config: &[u8],
+    genuine_consumer: bool,
+) -> (Vec<u8>, u32) {
+    let mut producer = SdkProcess::producer(producer_socket, &svc.consumer);
+    producer.expect("registered", WAIT);
+    let pid = producer.pid();
+    let trace = if genuine_consumer {
+        let cfg = svc.dir.join("config.pb");
+        let out = svc.dir.join("trace.pftrace");
+        std::fs::write(&cfg, config).expect("write the config");
+        let mut consumer = SdkProcess::consumer(&svc.producer, &svc.consumer, &cfg, &out);
+        consumer.expect("started", WAIT);
+        producer.expect("written", WAIT);
+        consumer.proceed();
+        consumer.expect("written", WAIT);
+        consumer.wait_success(WAIT);
+        std::fs::read(&out).expect("the genuine consumer's trace")
+    } else {
+        let mut consumer =
+            ConsumerClient::connect(&svc.consumer_endpoint()).expect("our consumer connects");
+        let session = consumer
+            .enable_tracing(config, None)
+            .expect("the session starts");
+        producer.expect("written", WAIT);
+        assert!(
+            consumer.flush(5000).expect("flush answered"),
+            "flush acknowledged"
+        );
+        consumer.disable_tracing().expect("disable answered");
+        assert_eq!(
+            consumer.wait_for_end(session, Some(WAIT)).expect("the end"),
+            SessionEnd::Disabled
+        );
+        consumer.read_trace().expect("the trace")
+    };
+    producer.expect("stopped", WAIT);
+    producer.wait_success(WAIT);
+    (trace, pid)
+}
 
 /// The recorded genuine consumer session (`tracing-core/tests/vectors`).
 pub fn recorded_consumer_session() -> Vec<serde_json::Value> {

@@ -16,8 +16,8 @@ use protozero::HeapWriter;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
 use zerotrace_interop::oracle::{
-    check_genuine_workload, my_uid, oracle_config, patches_succeeded, recorded_args,
-    recorded_consumer_session, unhex,
+    check_genuine_workload, my_uid, oracle_config, patches_succeeded, record_genuine,
+    recorded_args, recorded_consumer_session, unhex,
 };
 use zerotrace_interop::raw_client::{RawClient, RawReply};
 use zerotrace_interop::sdk::SdkProcess;
@@ -55,35 +55,7 @@ fn our_config(ds: &str, buffer_kb: u32) -> Vec<u8> {
 /// consumer (`genuine_consumer` false) or the genuine one; returns the
 /// trace.
 fn record_genuine_producer(svc: &Service, genuine_consumer: bool) -> (Vec<u8>, u32) {
-    let mut producer = SdkProcess::producer(&svc.producer, &svc.consumer);
-    producer.expect("registered", WAIT);
-    let pid = producer.pid();
-    let trace = if genuine_consumer {
-        let cfg = svc.dir.join("config.pb");
-        let out = svc.dir.join("trace.pftrace");
-        std::fs::write(&cfg, oracle_config()).unwrap();
-        let mut consumer = SdkProcess::consumer(&svc.producer, &svc.consumer, &cfg, &out);
-        consumer.expect("started", WAIT);
-        producer.expect("written", WAIT);
-        consumer.proceed();
-        consumer.expect("written", WAIT);
-        consumer.wait_success(WAIT);
-        std::fs::read(&out).unwrap()
-    } else {
-        let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).unwrap();
-        let session = consumer.enable_tracing(&oracle_config(), None).unwrap();
-        producer.expect("written", WAIT);
-        assert!(consumer.flush(5000).unwrap(), "flush acknowledged");
-        consumer.disable_tracing().unwrap();
-        assert_eq!(
-            consumer.wait_for_end(session, Some(WAIT)).unwrap(),
-            SessionEnd::Disabled
-        );
-        consumer.read_trace().unwrap()
-    };
-    producer.expect("stopped", WAIT);
-    producer.wait_success(WAIT);
-    (trace, pid)
+    record_genuine(svc, &svc.producer, &oracle_config(), genuine_consumer)
 }
 
 /// (1) Genuine producer → zerotraced → our consumer: every packet intact;

@@ -12,11 +12,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use zerotrace_cli::relay::{Relay, RelayConfig};
-use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
 use zerotrace_core::daemon::machine_id_from_hint;
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_interop::oracle::{check_genuine_workload, oracle_config};
-use zerotrace_interop::sdk::SdkProcess;
+use zerotrace_interop::oracle::{check_genuine_workload, oracle_config, record_genuine};
 use zerotrace_interop::services::{Service, Which};
 use zerotrace_interop::trace_check as check;
 
@@ -55,37 +53,8 @@ fn record_through_relay(which: Which) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let relay_socket = relay_socket.to_str().expect("UTF-8").to_owned();
-    let mut producer = SdkProcess::producer(&relay_socket, &svc.consumer);
-    producer.expect("registered", WAIT);
-    let pid = producer.pid();
-    let trace = match which {
-        Which::Genuine => {
-            let mut consumer = ConsumerClient::connect(&svc.consumer_endpoint()).unwrap();
-            let session = consumer.enable_tracing(&config(), None).unwrap();
-            producer.expect("written", WAIT);
-            assert!(consumer.flush(5000).unwrap(), "{who}: flush acknowledged");
-            consumer.disable_tracing().unwrap();
-            assert_eq!(
-                consumer.wait_for_end(session, Some(WAIT)).unwrap(),
-                SessionEnd::Disabled
-            );
-            consumer.read_trace().unwrap()
-        }
-        Which::Zerotraced => {
-            let cfg = svc.dir.join("config.pb");
-            let out = svc.dir.join("trace.pftrace");
-            std::fs::write(&cfg, config()).unwrap();
-            let mut consumer = SdkProcess::consumer(&svc.producer, &svc.consumer, &cfg, &out);
-            consumer.expect("started", WAIT);
-            producer.expect("written", WAIT);
-            consumer.proceed();
-            consumer.expect("written", WAIT);
-            consumer.wait_success(WAIT);
-            std::fs::read(&out).unwrap()
-        }
-    };
-    producer.expect("stopped", WAIT);
-    producer.wait_success(WAIT);
+    // Our consumer reads the genuine service; the genuine consumer ours.
+    let (trace, pid) = record_genuine(&svc, &relay_socket, &config(), which == Which::Zerotraced);
     check_genuine_workload(&trace, pid, &who);
 
     let machine = u64::from(machine_id_from_hint(HINT.as_bytes()));

@@ -11,6 +11,8 @@ pub(crate) mod fd;
 mod frame;
 pub(crate) mod host;
 pub(crate) mod socket;
+#[cfg(target_os = "linux")]
+mod vsock;
 
 // Sans-IO: frames, and the two ends of a connection.
 pub use client::{ClientConnection, ClientEvent};
