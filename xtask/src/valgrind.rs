@@ -55,12 +55,12 @@ pub fn run(root: &Path, full: bool) -> Result<bool, String> {
     }
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
+        // The whole workspace, as the test command builds it: its test
+        // binaries are there already (building two packages alone would
+        // unify other features and build them all again).
         .args([
             "test",
-            "-p",
-            "protozero",
-            "-p",
-            "zerotrace-core",
+            "--workspace",
             "--tests",
             "--no-run",
             "--message-format=json",
@@ -83,11 +83,13 @@ pub fn run(root: &Path, full: bool) -> Result<bool, String> {
         else {
             continue;
         };
-        let package = m["package_id"].as_str().unwrap_or("");
-        let package = if package.contains("zerotrace-core") || package.contains("tracing-core") {
+        let manifest = Path::new(m["manifest_path"].as_str().unwrap_or(""));
+        let package = if manifest == root.join("protozero/Cargo.toml") {
+            "protozero"
+        } else if manifest == root.join("tracing-core/Cargo.toml") {
             "zerotrace-core"
         } else {
-            "protozero"
+            continue;
         };
         let kind = m["target"]["kind"][0].as_str().unwrap_or("");
         let target = if kind == "lib" { "lib" } else { name };
