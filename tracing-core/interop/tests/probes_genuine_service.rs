@@ -263,10 +263,15 @@ fn records_a_system_trace(which: Which, name: &str, genuine_consumer: bool) {
         }
         for ev in d.event() {
             if let Some(p) = ev.print() {
-                markers.push(p.buf().unwrap_or("").trim_end().to_owned());
+                let text = p.buf().unwrap_or("").trim_end().to_owned();
+                markers.push((ev.timestamp().unwrap_or(0), text));
             }
         }
     }
+    // Bundles are per CPU: markers of a thread that moved between CPUs come
+    // in CPU order; the trace's order is their timestamps'.
+    markers.sort();
+    let markers: Vec<String> = markers.into_iter().map(|(_, t)| t).collect();
     assert!(switches > 0, "{which:?}: no sched_switch");
     let late_described = trees.iter().skip(1).any(|t| {
         ProcessTreeDecoder::new(t).processes().any(|p| {
