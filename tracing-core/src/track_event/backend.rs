@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use protozero::Decoder;
 
+use super::callsite::{Callsite, SiteKey};
 use super::category::{Category, CategoryFilter};
 use super::event_writer::{
     DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec,
@@ -326,6 +327,38 @@ impl SliceGuard {
         }
     }
 
+    /// Begins a slice now from the trace point `site` (what
+    /// [`trace_event!`](crate::trace_event) without options expands to):
+    /// on the thread track, with the point's location.
+    #[inline]
+    pub fn begin_at(
+        site: &'static Callsite,
+        category: &'static Category,
+        name: &'static str,
+        args: &[(&'static str, DebugValue<'_>)],
+    ) -> SliceGuard {
+        let mut active = false;
+        TrackEvent::with_writer(category, |w| {
+            let ts = crate::platform::boottime_ns();
+            w.site_event(
+                ts,
+                site.index().map(SiteKey::Dense),
+                EventKind::SliceBegin,
+                category,
+                name,
+                Some(site.location()),
+                args,
+                |_| {},
+            );
+            active = true;
+        });
+        SliceGuard {
+            category,
+            track: None,
+            active,
+        }
+    }
+
     /// A guard that ends nothing (the category was off).
     #[inline]
     pub fn disabled(category: &'static Category) -> SliceGuard {
@@ -343,7 +376,7 @@ impl Drop for SliceGuard {
         if self.active {
             let (cat, track) = (self.category, self.track);
             TrackEvent::with_writer(cat, |w| {
-                w.slice_end_on(crate::platform::boottime_ns(), cat, track)
+                w.slice_end_fast(crate::platform::boottime_ns(), cat, track)
             });
         }
     }
@@ -365,6 +398,41 @@ pub fn emit_event(
     });
 }
 
+/// Writes one slice begin or instant from trace point `site`, on the
+/// thread track, if `category` is on (what the macros without options
+/// expand to).
+#[inline]
+pub fn emit_at_site(
+    site: &'static Callsite,
+    category: &'static Category,
+    kind: EventKind,
+    name: &'static str,
+    args: &[(&'static str, DebugValue<'_>)],
+) {
+    TrackEvent::with_writer(category, |w| {
+        let ts = crate::platform::boottime_ns();
+        w.site_event(
+            ts,
+            site.index().map(SiteKey::Dense),
+            kind,
+            category,
+            name,
+            Some(site.location()),
+            args,
+            |_| {},
+        );
+    });
+}
+
+/// Ends the innermost slice on the thread track if `category` is on (what
+/// [`trace_end!`](crate::trace_end) without options expands to).
+#[inline]
+pub fn end_fast(category: &'static Category) {
+    TrackEvent::with_writer(category, |w| {
+        w.slice_end_fast(crate::platform::boottime_ns(), category, None)
+    });
+}
+
 /// A scoped slice on the thread track, ended when the returned guard drops:
 /// `let _g = trace_event!(CATEGORY, "name", "arg" => value, ...);`. Options
 /// after a `;` set the track, flows or timestamp by [`EventOptions`]' method
@@ -373,14 +441,28 @@ pub fn emit_event(
 /// options are evaluated when the category is off.
 #[macro_export]
 macro_rules! trace_event {
-    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)*; $($opt:ident = $oval:expr),+ $(,)?) => {
         if $cat.is_enabled() {
             $crate::track_event::SliceGuard::begin(
                 &$cat,
                 $name,
                 &$crate::track_event::EventOptions::new()
                     .location($crate::source_location!())
-                    $($(.$opt($oval))+)?,
+                    $(.$opt($oval))+,
+                &[$(($k, $crate::track_event::DebugValue::from($v))),*],
+            )
+        } else {
+            $crate::track_event::SliceGuard::disabled(&$cat)
+        }
+    };
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)*) => {
+        if $cat.is_enabled() {
+            static __ZT_SITE: $crate::track_event::__private::Callsite =
+                $crate::track_event::__private::Callsite::new($crate::source_location!());
+            $crate::track_event::SliceGuard::begin_at(
+                &__ZT_SITE,
+                &$cat,
+                $name,
                 &[$(($k, $crate::track_event::DebugValue::from($v))),*],
             )
         } else {
@@ -411,7 +493,7 @@ macro_rules! trace_counter {
 /// track: for slices that do not fit a scope, and async slices.
 #[macro_export]
 macro_rules! trace_begin {
-    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)*; $($opt:ident = $oval:expr),+ $(,)?) => {
         if $cat.is_enabled() {
             $crate::track_event::__private::emit_event(
                 &$cat,
@@ -419,7 +501,20 @@ macro_rules! trace_begin {
                 Some($name),
                 &$crate::track_event::EventOptions::new()
                     .location($crate::source_location!())
-                    $($(.$opt($oval))+)?,
+                    $(.$opt($oval))+,
+                &[$(($k, $crate::track_event::DebugValue::from($v))),*],
+            );
+        }
+    };
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)*) => {
+        if $cat.is_enabled() {
+            static __ZT_SITE: $crate::track_event::__private::Callsite =
+                $crate::track_event::__private::Callsite::new($crate::source_location!());
+            $crate::track_event::__private::emit_at_site(
+                &__ZT_SITE,
+                &$cat,
+                $crate::track_event::EventKind::SliceBegin,
+                $name,
                 &[$(($k, $crate::track_event::DebugValue::from($v))),*],
             );
         }
@@ -430,15 +525,20 @@ macro_rules! trace_begin {
 /// on the thread track, or on the track an option names.
 #[macro_export]
 macro_rules! trace_end {
-    ($cat:expr $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
+    ($cat:expr; $($opt:ident = $oval:expr),+ $(,)?) => {
         if $cat.is_enabled() {
             $crate::track_event::__private::emit_event(
                 &$cat,
                 $crate::track_event::EventKind::SliceEnd,
                 None,
-                &$crate::track_event::EventOptions::new() $($(.$opt($oval))+)?,
+                &$crate::track_event::EventOptions::new() $(.$opt($oval))+,
                 &[],
             );
+        }
+    };
+    ($cat:expr) => {
+        if $cat.is_enabled() {
+            $crate::track_event::__private::end_fast(&$cat);
         }
     };
 }
@@ -447,7 +547,7 @@ macro_rules! trace_end {
 /// e.g. the end of a flow: `trace_instant!(CAT, "done"; terminating_flow = f)`.
 #[macro_export]
 macro_rules! trace_instant {
-    ($cat:expr, $name:expr $(, $k:expr => $v:expr)* $(; $($opt:ident = $oval:expr),+ $(,)?)?) => {
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)*; $($opt:ident = $oval:expr),+ $(,)?) => {
         if $cat.is_enabled() {
             $crate::track_event::__private::emit_event(
                 &$cat,
@@ -455,7 +555,20 @@ macro_rules! trace_instant {
                 Some($name),
                 &$crate::track_event::EventOptions::new()
                     .location($crate::source_location!())
-                    $($(.$opt($oval))+)?,
+                    $(.$opt($oval))+,
+                &[$(($k, $crate::track_event::DebugValue::from($v))),*],
+            );
+        }
+    };
+    ($cat:expr, $name:expr $(, $k:expr => $v:expr)*) => {
+        if $cat.is_enabled() {
+            static __ZT_SITE: $crate::track_event::__private::Callsite =
+                $crate::track_event::__private::Callsite::new($crate::source_location!());
+            $crate::track_event::__private::emit_at_site(
+                &__ZT_SITE,
+                &$cat,
+                $crate::track_event::EventKind::Instant,
+                $name,
                 &[$(($k, $crate::track_event::DebugValue::from($v))),*],
             );
         }

@@ -7,8 +7,10 @@
 
 use zerotrace_protos::protos::{TracePacket, TrackEvent};
 
+use super::callsite::SiteKey;
 use super::category::Category;
 use super::interning::{Fresh, InternKind, Interner, SourceLocation};
+use super::site_cache::{SiteCache, SiteFacts};
 use crate::producer::TraceWriter;
 
 /// `TracePacket.sequence_flags` bits.
@@ -329,6 +331,8 @@ pub struct EventWriter {
     cleared: bool,
     /// User tracks whose descriptor this sequence has written.
     defined: Vec<u64>,
+    /// What known trace points have interned on this sequence.
+    sites: SiteCache,
 }
 
 impl std::fmt::Debug for EventWriter {
@@ -351,6 +355,7 @@ impl EventWriter {
             process: None,
             cleared: true,
             defined: Vec::new(),
+            sites: SiteCache::default(),
         }
     }
 
@@ -367,6 +372,7 @@ impl EventWriter {
         self.interner.clear();
         self.cleared = true;
         self.defined.clear();
+        self.sites.clear();
     }
 
     /// Writes `track`'s descriptor unless this sequence already did (since
@@ -554,6 +560,119 @@ impl EventWriter {
         });
     }
 
+    /// A slice begin or an instant on the thread track from a known trace
+    /// point (`key`; `None`: a point without a slot), with annotations and
+    /// `extra` fields (e.g. flows). Once the point has fired on this
+    /// sequence, its type, category, name and location are one copy of
+    /// bytes encoded then, and only the annotations' names are interned;
+    /// the first time (and after a clear) it takes the general path, whose
+    /// bytes are the same.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn site_event(
+        &mut self,
+        ts: u64,
+        key: Option<SiteKey>,
+        kind: EventKind,
+        category: &'static Category,
+        name: &'static str,
+        location: Option<SourceLocation>,
+        annotations: &[(&'static str, DebugValue<'_>)],
+        extra: impl FnOnce(&mut TrackEvent<'_>),
+    ) {
+        const MAX_FAST_ANNOTATIONS: usize = 8;
+        let facts = SiteFacts {
+            kind: kind as u8,
+            category,
+            name,
+        };
+        if !self.cleared
+            && annotations.len() <= MAX_FAST_ANNOTATIONS
+            && let Some(key) = key
+            && let Some(prefix) = self.sites.get(key, &facts)
+        {
+            let mut iids = [0u64; MAX_FAST_ANNOTATIONS];
+            for (iid, (n, _)) in iids.iter_mut().zip(annotations) {
+                *iid = self.interner.intern(InternKind::AnnotationName, n);
+            }
+            // A new annotation name needs interned_data: the general path.
+            if !self.interner.has_fresh() {
+                let mut handle = self.writer.new_trace_packet();
+                let mut p = handle.root();
+                p.append_uint64(8, ts);
+                p.append_raw_bytes(&[13 << 3, SEQ_NEEDS_INCREMENTAL_STATE as u8]);
+                let mut e = TrackEvent::from_message(p.begin_nested(11));
+                e.message().append_raw_bytes(prefix.as_bytes());
+                for (iid, (_, v)) in iids.iter().zip(annotations) {
+                    let mut a = e.add_debug_annotations();
+                    a.set_name_iid(*iid);
+                    write_value(&mut a, v);
+                }
+                extra(&mut e);
+                return;
+            }
+        }
+        self.site_event_slow(ts, key, facts, location, annotations, extra);
+    }
+
+    /// [`Self::site_event`] through the general path, then caching the
+    /// point's prefix.
+    #[inline(never)]
+    fn site_event_slow(
+        &mut self,
+        ts: u64,
+        key: Option<SiteKey>,
+        facts: SiteFacts,
+        location: Option<SourceLocation>,
+        annotations: &[(&'static str, DebugValue<'_>)],
+        extra: impl FnOnce(&mut TrackEvent<'_>),
+    ) {
+        let head = Head {
+            kind: i32::from(facts.kind),
+            track: self.thread.uuid,
+            category: Some(facts.category),
+            name: Some(facts.name),
+            location,
+        };
+        self.event(ts, head, annotations, extra);
+        if let Some(key) = key {
+            // Hits now: the event above interned them.
+            let cat = self
+                .interner
+                .intern(InternKind::Category, facts.category.name);
+            let name = self.interner.intern(InternKind::EventName, facts.name);
+            let loc = location.map(|l| self.interner.intern_location(&l));
+            self.sites.put(key, &facts, cat, name, loc);
+        }
+    }
+
+    /// Ends the innermost open slice on `track` (the thread track if
+    /// `None`): on the thread track after the sequence started, a packet
+    /// whose bytes but the timestamp are always the same.
+    #[inline]
+    pub(crate) fn slice_end_fast(
+        &mut self,
+        ts: u64,
+        category: &'static Category,
+        track: Option<u64>,
+    ) {
+        if self.cleared || track.is_some_and(|t| t != self.thread.uuid) {
+            return self.slice_end_on(ts, category, track);
+        }
+        let mut handle = self.writer.new_trace_packet();
+        let mut p = handle.root();
+        p.append_uint64(8, ts);
+        // sequence_flags (13), track_event (11) { type (9): SLICE_END }.
+        p.append_raw_bytes(&[
+            13 << 3,
+            SEQ_NEEDS_INCREMENTAL_STATE as u8,
+            11 << 3 | 2,
+            2,
+            9 << 3,
+            EventKind::SliceEnd as u8,
+        ]);
+    }
+
     /// Begins a slice on the thread track.
     pub fn slice_begin(
         &mut self,
@@ -690,5 +809,137 @@ fn on_track(opts: EventOptions<'_>, track: Option<u64>) -> EventOptions<'_> {
     match track {
         Some(t) => opts.track_uuid(t),
         None => opts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::producer::{
+        ArbiterConfig, BufferExhaustedPolicy, ChannelCommitSink, SharedMemoryArbiter,
+    };
+    use crate::shm::{HeapShm, SharedMemoryRegion};
+
+    static CAT: Category = Category::new("cat");
+    static OTHER: Category = Category::new("other");
+
+    /// Writes a workload through the general path (`fast == false`) or
+    /// through known points, and returns the SMB's bytes.
+    fn record(fast: bool) -> Vec<u8> {
+        let region = Arc::new(HeapShm::new(64 * 1024).unwrap());
+        let (sink, _rx) = ChannelCommitSink::new();
+        let arbiter = SharedMemoryArbiter::new(
+            region.clone(),
+            4096,
+            Arc::new(sink),
+            ArbiterConfig::default(),
+        )
+        .unwrap();
+        let tw = arbiter
+            .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+            .unwrap();
+        let thread = ThreadTrack {
+            uuid: 5,
+            pid: 1,
+            tid: 2,
+        };
+        let mut w = EventWriter::new(tw, thread, Some("t"));
+        let here = SourceLocation::new("f.rs", "m", 7);
+        let there = SourceLocation::new("g.rs", "n", 9);
+        let mut ts = 1000;
+        for round in 0..3 {
+            if round == 2 {
+                w.clear_incremental_state();
+            }
+            for i in 0..5i64 {
+                // A name the point changes (names are expressions), and an
+                // annotation name first seen late.
+                let name = if i == 3 { "renamed" } else { "a" };
+                let late = [("n", DebugValue::Int(i)), ("late", DebugValue::Bool(true))];
+                let args: &[(&str, DebugValue<'_>)] = if i == 4 {
+                    &late
+                } else {
+                    &[("n", DebugValue::Int(i)), ("s", DebugValue::Str("text"))]
+                };
+                let flows = |e: &mut TrackEvent<'_>| {
+                    e.add_flow_ids(77);
+                };
+                ts += 10;
+                if fast {
+                    let key = Some(SiteKey::Dense(0));
+                    w.site_event(
+                        ts,
+                        key,
+                        EventKind::SliceBegin,
+                        &CAT,
+                        name,
+                        Some(here),
+                        args,
+                        |_| {},
+                    );
+                    let key = Some(SiteKey::Metadata(0x1234));
+                    w.site_event(
+                        ts,
+                        key,
+                        EventKind::Instant,
+                        &OTHER,
+                        "b",
+                        Some(there),
+                        &[],
+                        flows,
+                    );
+                    w.site_event(ts, None, EventKind::Instant, &OTHER, "c", None, &[], |_| {});
+                    w.slice_end_fast(ts + 1, &CAT, None);
+                    w.slice_end_fast(ts + 2, &CAT, Some(99));
+                } else {
+                    let o = EventOptions::new().location(here);
+                    w.emit(
+                        ts,
+                        EventKind::SliceBegin,
+                        Some(&CAT),
+                        Some(name),
+                        &o,
+                        args,
+                        |_| {},
+                    );
+                    let o = EventOptions::new().location(there);
+                    w.emit(
+                        ts,
+                        EventKind::Instant,
+                        Some(&OTHER),
+                        Some("b"),
+                        &o,
+                        &[],
+                        flows,
+                    );
+                    let o = EventOptions::new();
+                    w.emit(
+                        ts,
+                        EventKind::Instant,
+                        Some(&OTHER),
+                        Some("c"),
+                        &o,
+                        &[],
+                        |_| {},
+                    );
+                    w.slice_end(ts + 1, &CAT);
+                    w.slice_end_on(ts + 2, &CAT, Some(99));
+                }
+            }
+        }
+        w.writer().flush(None);
+        drop(w);
+        // SAFETY: the writer is gone; nothing writes the region now.
+        unsafe { region.snapshot() }
+    }
+
+    #[test]
+    fn known_points_write_what_the_general_path_writes() {
+        let general = record(false);
+        let fast = record(true);
+        assert!(general.iter().any(|&b| b != 0));
+        assert_eq!(general, fast);
     }
 }

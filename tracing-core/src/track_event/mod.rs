@@ -4,6 +4,7 @@
 //! `tracing-subscriber` Layer.
 
 mod backend;
+mod callsite;
 mod category;
 mod event_writer;
 #[cfg(feature = "service")]
@@ -12,6 +13,7 @@ mod interning;
 #[cfg(feature = "tracing")]
 mod layer;
 mod names;
+mod site_cache;
 
 // The API: categories, the macros' backend, and the system backend that
 // registers with a producer connected to a tracing service (`TrackEvent::register`).
@@ -35,5 +37,6 @@ pub use layer::PerfettoLayer;
 /// any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use super::backend::emit_event;
+    pub use super::backend::{emit_at_site, emit_event, end_fast};
+    pub use super::callsite::Callsite;
 }

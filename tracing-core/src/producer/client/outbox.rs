@@ -39,6 +39,10 @@ struct Queue {
     /// Something changed that the timer thread should look at.
     woken: bool,
     closing: bool,
+    /// The timer thread waits on the condvar: only then does a wake-up
+    /// need the condvar (a futex wake, a system call), so writers that
+    /// hand over chunks while it is busy make none.
+    waiting: bool,
 }
 
 /// Why the timer thread woke.
@@ -75,21 +79,32 @@ impl Outbox {
         let mut q = lock(&self.queue);
         q.items.push_back((generation, item));
         q.woken = true;
-        self.wanted.notify_one();
+        self.notify(&q);
+    }
+
+    /// Wakes the timer thread if it waits (called with the queue locked).
+    fn notify(&self, q: &Queue) {
+        if q.waiting {
+            self.wanted.notify_one();
+        }
     }
 
     /// Asks the timer thread to flush the arbiter's pending batch.
     pub(super) fn request_commit(&self) {
         let mut q = lock(&self.queue);
+        if q.commit_requested {
+            // Already asked for, and not yet taken: that wake-up covers it.
+            return;
+        }
         q.commit_requested = true;
-        self.wanted.notify_one();
+        self.notify(&q);
     }
 
     /// Wakes the timer thread (a deadline moved).
     pub(super) fn wake(&self) {
         let mut q = lock(&self.queue);
         q.woken = true;
-        self.wanted.notify_one();
+        self.notify(&q);
     }
 
     /// Wakes the timer thread for good.
@@ -108,6 +123,7 @@ impl Outbox {
     pub(super) fn wait(&self, timeout: Option<Duration>) -> Wake {
         let mut q = lock(&self.queue);
         if !(q.woken || q.commit_requested || q.closing || !q.items.is_empty()) {
+            q.waiting = true;
             q = match timeout {
                 Some(t) => {
                     self.wanted
@@ -117,6 +133,7 @@ impl Outbox {
                 }
                 None => self.wanted.wait(q).unwrap_or_else(|e| e.into_inner()),
             };
+            q.waiting = false;
         }
         q.woken = false;
         Wake {

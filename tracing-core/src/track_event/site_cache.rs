@@ -1,0 +1,236 @@
+//! What a sequence has already worked out for each trace point: the
+//! beginning of the point's TrackEvent (its type, category, name and
+//! source location ids), encoded once after the point's first event on the
+//! sequence and copied into every later one. A clear of the incremental
+//! state empties it with the interning tables (by an epoch, no sweep).
+
+use rustc_hash::FxHashMap;
+
+use super::callsite::SiteKey;
+use super::category::Category;
+use protozero::varint::encode_varint;
+
+/// Longest cached prefix: type (2) and three ids of up to four bytes
+/// with their tags (5 + 5 + 6) fit with room; larger ids are not cached.
+const PREFIX_MAX: usize = 26;
+
+/// One point's cached prefix, valid for one epoch of one sequence.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SiteEntry {
+    /// The sequence's epoch when it was made (0: empty).
+    epoch: u32,
+    kind: u8,
+    len: u8,
+    bytes: [u8; PREFIX_MAX],
+    /// What the prefix names, checked on every use: a point whose name or
+    /// category changes between calls (names are expressions) still
+    /// writes what it was given.
+    category: usize,
+    name_ptr: usize,
+    name_len: usize,
+}
+
+const EMPTY: SiteEntry = SiteEntry {
+    epoch: 0,
+    kind: 0,
+    len: 0,
+    bytes: [0; PREFIX_MAX],
+    category: 0,
+    name_ptr: 0,
+    name_len: 0,
+};
+
+/// A prefix handed out for one event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prefix {
+    len: u8,
+    bytes: [u8; PREFIX_MAX],
+}
+
+impl Prefix {
+    /// The encoded fields.
+    #[inline]
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..self.len as usize).unwrap_or(&[])
+    }
+}
+
+/// What an event from a point is: checked against the cached entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SiteFacts {
+    pub(crate) kind: u8,
+    pub(crate) category: &'static Category,
+    pub(crate) name: &'static str,
+}
+
+impl SiteFacts {
+    #[inline]
+    fn matches(&self, e: &SiteEntry) -> bool {
+        e.kind == self.kind
+            && e.category == self.category as *const Category as usize
+            && e.name_ptr == self.name.as_ptr() as usize
+            && e.name_len == self.name.len()
+    }
+}
+
+/// A sequence's table of points.
+#[derive(Debug)]
+pub(crate) struct SiteCache {
+    epoch: u32,
+    dense: Vec<SiteEntry>,
+    by_metadata: FxHashMap<usize, SiteEntry>,
+}
+
+impl Default for SiteCache {
+    fn default() -> SiteCache {
+        SiteCache {
+            epoch: 1,
+            dense: Vec::new(),
+            by_metadata: FxHashMap::default(),
+        }
+    }
+}
+
+impl SiteCache {
+    /// The prefix cached for `key` if it is this epoch's and names what
+    /// `facts` say.
+    #[inline]
+    pub(crate) fn get(&self, key: SiteKey, facts: &SiteFacts) -> Option<Prefix> {
+        let e = match key {
+            SiteKey::Dense(i) => self.dense.get(i as usize)?,
+            SiteKey::Metadata(m) => self.by_metadata.get(&m)?,
+        };
+        (e.epoch == self.epoch && facts.matches(e)).then_some(Prefix {
+            len: e.len,
+            bytes: e.bytes,
+        })
+    }
+
+    /// Caches the prefix of an event of `facts` whose ids are these.
+    pub(crate) fn put(
+        &mut self,
+        key: SiteKey,
+        facts: &SiteFacts,
+        category_iid: u64,
+        name_iid: u64,
+        location_iid: Option<u64>,
+    ) {
+        let mut bytes = [0u8; 40];
+        let mut n = 0;
+        let mut push = |v: u64| {
+            let mut tmp = [0u8; 10];
+            let len = encode_varint(v, &mut tmp);
+            if let (Some(dst), Some(src)) = (bytes.get_mut(n..n + len), tmp.get(..len)) {
+                dst.copy_from_slice(src);
+            }
+            n += len;
+        };
+        // TrackEvent: type (9), category_iids (3), name_iid (10),
+        // source_location_iid (34), in the order the general path writes.
+        push(9 << 3);
+        push(u64::from(facts.kind));
+        push(3 << 3);
+        push(category_iid);
+        push(10 << 3);
+        push(name_iid);
+        if let Some(l) = location_iid {
+            push(34 << 3);
+            push(l);
+        }
+        let Some(src) = bytes.get(..n).filter(|_| n <= PREFIX_MAX) else {
+            return;
+        };
+        let mut entry = SiteEntry {
+            epoch: self.epoch,
+            kind: facts.kind,
+            len: n as u8,
+            bytes: [0; PREFIX_MAX],
+            category: facts.category as *const Category as usize,
+            name_ptr: facts.name.as_ptr() as usize,
+            name_len: facts.name.len(),
+        };
+        entry.bytes[..n].copy_from_slice(src);
+        match key {
+            SiteKey::Dense(i) => {
+                let i = i as usize;
+                if self.dense.len() <= i {
+                    self.dense.resize(i + 1, EMPTY);
+                }
+                if let Some(slot) = self.dense.get_mut(i) {
+                    *slot = entry;
+                }
+            }
+            SiteKey::Metadata(m) => {
+                self.by_metadata.insert(m, entry);
+            }
+        }
+    }
+
+    /// Forgets every entry (the interned ids they hold are gone).
+    pub(crate) fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.epoch = 1;
+            self.dense.fill(EMPTY);
+        }
+        // Entries of an old epoch are never used; the map is kept small
+        // by dropping them (its capacity stays).
+        self.by_metadata.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static CAT: Category = Category::new("c");
+    static OTHER: Category = Category::new("d");
+
+    #[test]
+    fn an_entry_serves_its_point_until_a_clear() {
+        let mut c = SiteCache::default();
+        let facts = SiteFacts {
+            kind: 1,
+            category: &CAT,
+            name: "n",
+        };
+        assert!(c.get(SiteKey::Dense(3), &facts).is_none());
+        c.put(SiteKey::Dense(3), &facts, 1, 2, Some(300));
+        let p = c.get(SiteKey::Dense(3), &facts).expect("cached");
+        assert_eq!(
+            p.as_bytes(),
+            &[0x48, 1, 0x18, 1, 0x50, 2, 0x90, 0x02, 0xac, 0x02]
+        );
+        // Another category, name or kind at the same point: not this entry.
+        let other = SiteFacts {
+            category: &OTHER,
+            ..facts
+        };
+        assert!(c.get(SiteKey::Dense(3), &other).is_none());
+        let instant = SiteFacts { kind: 3, ..facts };
+        assert!(c.get(SiteKey::Dense(3), &instant).is_none());
+        c.put(SiteKey::Metadata(0x1000), &facts, 1, 2, None);
+        assert!(c.get(SiteKey::Metadata(0x1000), &facts).is_some());
+        c.clear();
+        assert!(c.get(SiteKey::Dense(3), &facts).is_none());
+        assert!(c.get(SiteKey::Metadata(0x1000), &facts).is_none());
+    }
+
+    #[test]
+    fn ids_too_large_are_not_cached() {
+        let mut c = SiteCache::default();
+        let facts = SiteFacts {
+            kind: 1,
+            category: &CAT,
+            name: "n",
+        };
+        c.put(
+            SiteKey::Dense(0),
+            &facts,
+            u64::MAX,
+            u64::MAX,
+            Some(u64::MAX),
+        );
+        assert!(c.get(SiteKey::Dense(0), &facts).is_none());
+    }
+}
