@@ -5,21 +5,24 @@
 //! it alone:
 //!
 //! ```sh
-//! cargo build --release -p zerotrace-core --example trace_event_loop
+//! cargo build --release -p zerotrace-core --features tracing --example trace_event_loop
 //! valgrind --tool=callgrind --toggle-collect='trace_event_loop::run_*' \
 //!     target/release/examples/trace_event_loop 100000 two_args
 //! ```
 //!
 //! Variants: `no_args`, `two_args` (an int and a string), `floor_no_args`,
-//! `floor_two_args`. Divide the instruction total by `N`; the session's
-//! start and stop are outside the counted function.
+//! `floor_two_args`; and `tracing` spans with the same two fields
+//! (created, entered, exited, closed): `span_layer` through our Layer,
+//! `span_registry` through a registry with a layer that does nothing.
+//! Divide the instruction total by `N`; the session's start and stop are
+//! outside the counted function.
 
 use std::hint::black_box;
 
 use protozero::SliceWriter;
 use zerotrace_core::platform::boottime_ns;
 use zerotrace_core::trace_event;
-use zerotrace_core::track_event::{Category, InProcessConfig, InProcessSession};
+use zerotrace_core::track_event::{Category, InProcessConfig, InProcessSession, PerfettoLayer};
 use zerotrace_protos::protos::TracePacket;
 
 static BENCH: Category = Category::new("bench");
@@ -86,7 +89,20 @@ fn run_floor_two_args(n: u64, buf: &mut [u8]) {
     }
 }
 
+#[inline(never)]
+fn run_span(n: u64) {
+    for i in 0..n {
+        let s = tracing::info_span!(
+            "span",
+            count = black_box(i as i64),
+            what = black_box("parse")
+        );
+        let _e = s.enter();
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    use tracing_subscriber::layer::SubscriberExt;
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().as_deref().unwrap_or("100000").parse()?;
     let variant = args.next().unwrap_or_else(|| "two_args".into());
@@ -101,6 +117,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "two_args" => run_two_args(n),
         "floor_no_args" => run_floor_no_args(n, &mut buf),
         "floor_two_args" => run_floor_two_args(n, &mut buf),
+        "span_layer" => {
+            let s = tracing_subscriber::registry().with(PerfettoLayer::new(&BENCH));
+            tracing::subscriber::with_default(s, || run_span(n));
+        }
+        "span_registry" => {
+            let s = tracing_subscriber::registry().with(tracing_subscriber::layer::Identity::new());
+            tracing::subscriber::with_default(s, || run_span(n));
+        }
         other => return Err(format!("unknown variant {other}").into()),
     }
     let path = std::env::temp_dir().join(format!("zt-loop-{}.pftrace", std::process::id()));

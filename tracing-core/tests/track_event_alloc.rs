@@ -1,7 +1,7 @@
 //! After warm-up, writing events allocates nothing on the writing thread:
 //! a counting global allocator watches a thread that records slices with
 //! annotations, instants and counters across many chunks, and `tracing`
-//! events through the Layer.
+//! events and spans through the Layer.
 #![cfg(target_os = "linux")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -78,15 +78,27 @@ fn enabled_events_allocate_nothing_after_warm_up() {
                 tracing::info!(n = i, what = "steady", "event");
             }
         };
+        // Spans with two fields, created, entered, exited and closed.
+        let spans = |range: std::ops::Range<u64>| {
+            for i in range {
+                let s = tracing::info_span!("span", n = i, what = "steady");
+                let _e = s.enter();
+            }
+        };
         emit(0..1000);
+        spans(0..1000);
         let before = allocations();
         emit(0..20_000);
-        allocations() - before
+        let by_events = allocations() - before;
+        let before = allocations();
+        spans(0..20_000);
+        (by_events, allocations() - before)
     });
     let path = std::env::temp_dir().join(format!("zt-alloc-{}.pftrace", std::process::id()));
     let bytes = session.stop(&path).unwrap();
     let _ = std::fs::remove_file(&path);
     assert!(bytes > 1 << 20, "the events were recorded ({bytes} bytes)");
     assert_eq!(made, 0, "heap allocations while tracing");
-    assert_eq!(made_by_layer, 0, "heap allocations per tracing event");
+    assert_eq!(made_by_layer.0, 0, "heap allocations per tracing event");
+    assert_eq!(made_by_layer.1, 0, "heap allocations per tracing span");
 }

@@ -415,7 +415,7 @@ impl SharedMemoryArbiter {
             } else if has_pending {
                 // Or have the committer send them, and wait as long as the
                 // back-off says (the stall limit counts these waits too).
-                sink.commit_pending();
+                sink.commit_urgent();
                 if interval.is_zero() {
                     std::thread::yield_now();
                 } else {
@@ -583,7 +583,9 @@ impl SharedMemoryArbiter {
         };
         if urgent && !sink.commits_in_background() {
             self.flush_pending_commit_data_requests(None);
-        } else if urgent || new_batch {
+        } else if urgent {
+            sink.commit_urgent();
+        } else if new_batch {
             sink.commit_pending();
         }
     }

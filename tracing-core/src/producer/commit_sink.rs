@@ -34,6 +34,14 @@ pub trait CommitSink: Send + Sync {
     /// the next flush, on an urgent commit, or when a writer stalls).
     fn commit_pending(&self) {}
 
+    /// As [`CommitSink::commit_pending`], for a batch that must not wait
+    /// (patches to apply, half the buffer waiting, a writer stalled on a
+    /// full buffer): a sink that gathers batches for a while sends this one
+    /// at once. Default: [`CommitSink::commit_pending`].
+    fn commit_urgent(&self) {
+        self.commit_pending();
+    }
+
     /// A writer was created (`RegisterTraceWriter`).
     fn register_trace_writer(&self, writer_id: u16, target_buffer: u16) {
         let _ = (writer_id, target_buffer);

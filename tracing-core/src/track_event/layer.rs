@@ -4,11 +4,12 @@
 //! what is documented on [`PerfettoLayer`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
-use tracing::{Event, Subscriber};
+use tracing::{Event, Metadata, Subscriber};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
@@ -16,9 +17,11 @@ use tracing_subscriber::registry::LookupSpan;
 use zerotrace_protos::protos::TrackEvent as TrackEventMsg;
 
 use super::backend::TrackEvent;
+use super::callsite::SiteKey;
 use super::category::Category;
 use super::event_writer::{DebugValue, EventKind, EventOptions, TrackSpec};
 use super::interning::SourceLocation;
+use super::span_table::{Slot, SpanTable};
 use crate::platform::boottime_ns;
 
 /// A field's value, kept until the span is entered (strings live in the
@@ -65,6 +68,17 @@ impl Fields {
         self.text.clear();
     }
 
+    /// Appends `other`'s fields (their text moved into this buffer).
+    fn append(&mut self, other: &Fields) {
+        let base = self.text.len() as u32;
+        self.text.push_str(&other.text);
+        self.values
+            .extend(other.values.iter().map(|&(k, v)| match v {
+                Owned::Str(a, b) => (k, Owned::Str(a + base, b + base)),
+                v => (k, v),
+            }));
+    }
+
     /// Runs `f` with the fields as annotations, on the stack when few.
     fn with_annotations<R>(&self, f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R) -> R {
         self.with_annotations_where(0, |_, _| true, f)
@@ -80,6 +94,22 @@ impl Fields {
         self.with_annotations_where(from, |_, _| true, f)
     }
 
+    /// Runs `f` with `kept` (at most `N`) as annotations in an array.
+    #[inline]
+    fn on_stack<'s, const N: usize, R>(
+        &'s self,
+        kept: impl Iterator<Item = &'s (&'static str, Owned)>,
+        f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
+    ) -> R {
+        let mut buf = [("", DebugValue::Bool(false)); N];
+        let mut n = 0;
+        for ((k, v), slot) in kept.zip(buf.iter_mut()) {
+            *slot = (*k, self.value(*v));
+            n += 1;
+        }
+        f(buf.get(..n).unwrap_or(&[]))
+    }
+
     /// [`Self::with_annotations`] for the fields from the `from`th on that
     /// pass `keep`.
     fn with_annotations_where<R>(
@@ -88,7 +118,6 @@ impl Fields {
         keep: impl Fn(&str, &Owned) -> bool,
         f: impl FnOnce(&[(&'static str, DebugValue<'_>)]) -> R,
     ) -> R {
-        const ON_STACK: usize = 8;
         let values = self.values.get(from..).unwrap_or(&[]);
         let kept = values.iter().filter(|(k, v)| keep(k, v));
         let count = kept.clone().count();
@@ -96,14 +125,11 @@ impl Fields {
             // Most slice ends: nothing to annotate, no buffer to fill.
             return f(&[]);
         }
-        if count <= ON_STACK {
-            let mut buf = [("", DebugValue::Bool(false)); ON_STACK];
-            let mut n = 0;
-            for (k, v) in kept {
-                buf[n] = (*k, self.value(*v));
-                n += 1;
-            }
-            f(&buf[..n])
+        // On the stack when few, in an array no larger than needs filling.
+        if count <= 2 {
+            self.on_stack::<2, R>(kept, f)
+        } else if count <= 8 {
+            self.on_stack::<8, R>(kept, f)
         } else {
             let all: Vec<_> = kept.map(|(k, v)| (*k, self.value(*v))).collect();
             f(&all)
@@ -194,13 +220,15 @@ fn write_flows_slow(e: &mut TrackEventMsg<'_>, flows: &[Flow]) {
     }
 }
 
-/// What the layer keeps per span: its fields, its slices open now (one per
-/// thread that entered it, and per nested entry), the last one that ended,
-/// and the flows waiting for its next slice event. One extension per span,
-/// recycled through a per-thread pool. Kept small: it moves in and out of
-/// the span's extensions and the pool.
+/// What the layer keeps per span: its callsite, its fields, its slices
+/// open now (one per thread that entered it, and per nested entry), the
+/// last one that ended, and the flows waiting for its next slice event.
+/// One slot of the layer's span table per span, its buffers kept for the
+/// next span when it closes.
 #[derive(Debug, Default)]
 struct SpanState {
+    /// The span's callsite (`None` only in the pool).
+    meta: Option<&'static Metadata<'static>>,
     fields: Fields,
     open: Vec<OpenSlice>,
     /// The last slice that ended: its track (0: none yet), begin and end.
@@ -209,8 +237,6 @@ struct SpanState {
 }
 
 thread_local! {
-    /// Span states of closed spans, kept for new ones.
-    static POOL: std::cell::RefCell<Vec<SpanState>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Fields of the event being recorded.
     static SCRATCH: std::cell::RefCell<Fields> = const {
         std::cell::RefCell::new(Fields { values: Vec::new(), text: String::new() })
@@ -233,31 +259,18 @@ fn thread_key() -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-/// Most span states a thread keeps for reuse.
-const POOL_SIZE: usize = 64;
-
-fn pooled_state() -> SpanState {
-    POOL.try_with(|p| p.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-fn recycle(mut state: SpanState) {
-    state.fields.clear();
-    state.open.clear();
-    state.last = (0, 0, 0);
-    state.flows.clear();
-    let _ = POOL.try_with(|p| {
-        let mut p = p.borrow_mut();
-        if p.len() < POOL_SIZE {
-            p.push(state);
-        }
-    });
+impl Slot for SpanState {
+    fn clear(&mut self) {
+        self.meta = None;
+        self.fields.clear();
+        self.open.clear();
+        self.last = (0, 0, 0);
+        self.flows.clear();
+    }
 }
 
 /// The source location of a callsite, when its metadata has one.
-fn location(meta: &'static tracing::Metadata<'static>) -> Option<SourceLocation> {
+fn location(meta: &'static Metadata<'static>) -> Option<SourceLocation> {
     Some(SourceLocation::new(
         meta.file()?,
         meta.module_path().unwrap_or(""),
@@ -301,10 +314,20 @@ fn location(meta: &'static tracing::Metadata<'static>) -> Option<SourceLocation>
 ///
 /// Everything goes under one category, so a session turns the layer on or
 /// off like any other category.
-#[derive(Debug, Clone, Copy)]
+///
+/// What it knows of open spans lives in the layer value itself (span ids
+/// are per subscriber): give each subscriber a layer of its own.
+#[derive(Debug)]
 pub struct PerfettoLayer {
     category: &'static Category,
     async_tracks: bool,
+    spans: Arc<SpanTable<SpanState>>,
+}
+
+/// A callsite's slot in the writers' tables of known points.
+#[inline]
+fn site_key(meta: &'static Metadata<'static>) -> Option<SiteKey> {
+    Some(SiteKey::Metadata(meta as *const Metadata<'static> as usize))
 }
 
 impl PerfettoLayer {
@@ -314,6 +337,7 @@ impl PerfettoLayer {
         PerfettoLayer {
             category,
             async_tracks: false,
+            spans: Arc::new(SpanTable::default()),
         }
     }
 
@@ -325,118 +349,139 @@ impl PerfettoLayer {
         self
     }
 
-    /// Begins a slice of `span`: on its own track `track` (created here),
-    /// else on the calling thread's track.
-    fn begin<S>(&self, span: &tracing_subscriber::registry::SpanRef<'_, S>, track: Option<u64>)
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
+    /// Begins a slice of span `id`: on its own track `track` (created
+    /// here), else on the calling thread's track.
+    fn begin(&self, id: &Id, track: Option<u64>) {
+        self.spans
+            .with(id.into_u64(), |state| self.begin_in(state, track));
+    }
+
+    /// [`Self::begin`] on the span's state.
+    fn begin_in(&self, state: &mut SpanState, track: Option<u64>) {
         let cat = self.category;
-        let meta = span.metadata();
-        let mut ext = span.extensions_mut();
-        let Some(state) = ext.get_mut::<SpanState>() else {
-            return;
-        };
-        let mut opts = EventOptions::new();
-        if let Some(loc) = location(meta) {
-            opts = opts.location(loc);
-        }
-        if let Some(t) = track {
-            opts = opts.track_uuid(t);
-        }
-        let mut opened = None;
-        let recorded = state.fields.values.len();
-        let flows = &state.flows;
-        state.fields.with_annotations(|fields| {
-            TrackEvent::with_writer(cat, |w| {
-                let ts = boottime_ns();
-                if let Some(t) = track {
-                    let parent = Some(TrackEvent::process_track().uuid);
-                    w.define_track(ts, &TrackSpec::named(t, meta.name(), parent));
-                }
-                let name = Some(meta.name());
-                w.emit(
-                    ts,
-                    EventKind::SliceBegin,
-                    Some(cat),
-                    name,
-                    &opts,
-                    fields,
-                    |e| write_flows(e, flows),
-                );
-                opened = Some(match track {
-                    Some(t) => OpenSlice {
-                        thread: 0,
-                        track: t,
-                        begin: ts,
-                        fields: recorded,
-                    },
-                    None => OpenSlice {
-                        thread: thread_key(),
-                        track: w.thread_track().uuid,
-                        begin: ts,
-                        fields: recorded,
-                    },
+        {
+            let Some(meta) = state.meta else {
+                return;
+            };
+            let mut opened = None;
+            let recorded = state.fields.values.len();
+            let flows = &state.flows;
+            state.fields.with_annotations(|fields| {
+                TrackEvent::with_writer(cat, |w| {
+                    let ts = boottime_ns();
+                    let name = meta.name();
+                    if let Some(t) = track {
+                        let parent = Some(TrackEvent::process_track().uuid);
+                        w.define_track(ts, &TrackSpec::named(t, name, parent));
+                        let mut opts = EventOptions::new().track_uuid(t);
+                        if let Some(loc) = location(meta) {
+                            opts = opts.location(loc);
+                        }
+                        w.emit(
+                            ts,
+                            EventKind::SliceBegin,
+                            Some(cat),
+                            Some(name),
+                            &opts,
+                            fields,
+                            |e| write_flows(e, flows),
+                        );
+                    } else {
+                        w.site_event(
+                            ts,
+                            site_key(meta),
+                            EventKind::SliceBegin,
+                            cat,
+                            name,
+                            location(meta),
+                            fields,
+                            |e| write_flows(e, flows),
+                        );
+                    }
+                    opened = Some(match track {
+                        Some(t) => OpenSlice {
+                            thread: 0,
+                            track: t,
+                            begin: ts,
+                            fields: recorded,
+                        },
+                        None => OpenSlice {
+                            thread: thread_key(),
+                            track: w.thread_track().uuid,
+                            begin: ts,
+                            fields: recorded,
+                        },
+                    });
                 });
             });
-        });
-        if let Some(o) = opened {
-            state.flows.clear();
-            state.open.push(o);
+            if let Some(o) = opened {
+                state.flows.clear();
+                state.open.push(o);
+            }
         }
     }
 
-    /// Ends the slice of `span` this thread began last (`on_thread`), or
-    /// its slice on its own track.
-    fn end<S>(&self, span: &tracing_subscriber::registry::SpanRef<'_, S>, on_thread: bool)
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
+    /// Ends the slice of span `id` this thread began last (`on_thread`),
+    /// or its slice on its own track.
+    fn end(&self, id: &Id, on_thread: bool) {
+        self.spans
+            .with(id.into_u64(), |state| self.end_in(state, on_thread));
+    }
+
+    /// [`Self::end`] on the span's state.
+    fn end_in(&self, state: &mut SpanState, on_thread: bool) {
         let cat = self.category;
-        let mut ext = span.extensions_mut();
-        // Only a slice this layer began is ended (the category may have
-        // been switched on while the span was entered), and only by the
-        // thread that began it (a span entered on two threads has a slice
-        // on each).
-        let Some(state) = ext.get_mut::<SpanState>() else {
-            return;
-        };
-        let key = if on_thread { thread_key() } else { 0 };
-        let Some(pos) = state.open.iter().rposition(|o| o.thread == key) else {
-            return;
-        };
-        // Usually the last one (no memmove then).
-        let slice = if pos + 1 == state.open.len() {
-            state.open.pop()
-        } else {
-            Some(state.open.remove(pos))
-        };
-        let Some(slice) = slice else {
-            return;
-        };
-        let opts = EventOptions::new().track_uuid(slice.track);
-        let flows = &state.flows;
-        let mut ended = None;
-        // Fields recorded while the slice was open annotate its end (the
-        // importer adds an end's annotations to its slice).
-        state.fields.with_annotations_from(slice.fields, |fields| {
-            TrackEvent::with_writer(cat, |w| {
-                let ts = boottime_ns();
-                w.emit(
-                    ts,
-                    EventKind::SliceEnd,
-                    Some(cat),
-                    None,
-                    &opts,
-                    fields,
-                    |e| write_flows(e, flows),
-                );
-                ended = Some(ts);
-            });
-        });
-        if let Some(ts) = ended {
-            state.flows.clear();
-            state.last = (slice.track, slice.begin, ts);
+        {
+            // Only a slice this layer began is ended (the category may have
+            // been switched on while the span was entered), and only by the
+            // thread that began it (a span entered on two threads has a
+            // slice on each).
+            let key = if on_thread { thread_key() } else { 0 };
+            let Some(pos) = state.open.iter().rposition(|o| o.thread == key) else {
+                return;
+            };
+            // Usually the last one (no memmove then).
+            let slice = if pos + 1 == state.open.len() {
+                state.open.pop()
+            } else {
+                Some(state.open.remove(pos))
+            };
+            let Some(slice) = slice else {
+                return;
+            };
+            let flows = &state.flows;
+            let mut ended = None;
+            if slice.fields == state.fields.values.len() && flows.is_empty() {
+                // The usual end: nothing recorded while open, no flow.
+                TrackEvent::with_writer(cat, |w| {
+                    let ts = boottime_ns();
+                    w.slice_end_fast(ts, cat, Some(slice.track));
+                    ended = Some(ts);
+                });
+            } else {
+                let opts = EventOptions::new().track_uuid(slice.track);
+                // Fields recorded while the slice was open annotate its end
+                // (the importer adds an end's annotations to its slice).
+                state.fields.with_annotations_from(slice.fields, |fields| {
+                    TrackEvent::with_writer(cat, |w| {
+                        let ts = boottime_ns();
+                        w.emit(
+                            ts,
+                            EventKind::SliceEnd,
+                            Some(cat),
+                            None,
+                            &opts,
+                            fields,
+                            |e| write_flows(e, flows),
+                        );
+                        ended = Some(ts);
+                    });
+                });
+            }
+            if let Some(ts) = ended {
+                state.flows.clear();
+                state.last = (slice.track, slice.begin, ts);
+            }
         }
     }
 
@@ -445,20 +490,15 @@ impl PerfettoLayer {
     /// thread began, else any), else inside the last one that ended (at a
     /// time it was open). Returns false, and leaves the flow to its next
     /// slice event, when it has no slice to mark.
-    fn mark_cause<S>(
-        &self,
-        cause: &tracing_subscriber::registry::SpanRef<'_, S>,
-        flow: u64,
-        name: &'static str,
-    ) -> bool
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
+    fn mark_cause(&self, cause: &Id, flow: u64, name: &'static str) -> bool {
+        self.spans
+            .with(cause.into_u64(), |state| self.mark_in(state, flow, name))
+            .unwrap_or(false)
+    }
+
+    /// [`Self::mark_cause`] on the cause's state.
+    fn mark_in(&self, state: &mut SpanState, flow: u64, name: &'static str) -> bool {
         let cat = self.category;
-        let mut ext = cause.extensions_mut();
-        let Some(state) = ext.get_mut::<SpanState>() else {
-            return false;
-        };
         let key = thread_key();
         let open = state.open.iter().rev();
         let target = open
@@ -508,77 +548,115 @@ impl<S> Layer<S> for PerfettoLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
         if !self.category.is_enabled() {
             return;
         }
-        let Some(span) = ctx.span(id) else { return };
-        let mut state = pooled_state();
-        attrs.record(&mut state.fields);
-        span.extensions_mut().insert(state);
-        if self.async_tracks {
-            let track = TrackEvent::new_flow_id() | 1 << 62;
-            self.begin(&span, Some(track));
+        let meta = attrs.metadata();
+        let track = self
+            .async_tracks
+            .then(|| TrackEvent::new_flow_id() | 1 << 62);
+        // The fields' `Debug` may trace: they are recorded into this
+        // thread's scratch before the table is locked, then copied in.
+        let start = |fields: &mut Fields| {
+            // An id is only reused after its span closed; a leftover (a
+            // close this layer did not see) is emptied first.
+            self.spans.insert_with(id.into_u64(), |state| {
+                state.meta = Some(meta);
+                // The recorded fields move in; the slot's empty buffers
+                // go back to the scratch.
+                std::mem::swap(&mut state.fields, fields);
+                if track.is_some() {
+                    self.begin_in(state, track);
+                }
+            });
+        };
+        let recorded = SCRATCH.try_with(|s| {
+            let Ok(mut scratch) = s.try_borrow_mut() else {
+                return false;
+            };
+            attrs.record(&mut *scratch);
+            start(&mut scratch);
+            scratch.clear();
+            true
+        });
+        if recorded != Ok(true) {
+            let mut fields = Fields::default();
+            attrs.record(&mut fields);
+            start(&mut fields);
         }
     }
 
-    fn on_record(&self, id: &Id, values: &tracing::span::Record<'_>, ctx: Context<'_, S>) {
-        if let Some(span) = ctx.span(id)
-            && let Some(state) = span.extensions_mut().get_mut::<SpanState>()
-        {
-            values.record(&mut state.fields);
+    fn on_record(&self, id: &Id, values: &tracing::span::Record<'_>, _ctx: Context<'_, S>) {
+        // Recorded outside the table's lock (a field's `Debug` may trace),
+        // then appended.
+        let recorded = SCRATCH.try_with(|s| {
+            let Ok(mut scratch) = s.try_borrow_mut() else {
+                return false;
+            };
+            values.record(&mut *scratch);
+            self.spans
+                .with(id.into_u64(), |state| state.fields.append(&scratch));
+            scratch.clear();
+            true
+        });
+        if recorded != Ok(true) {
+            let mut fields = Fields::default();
+            values.record(&mut fields);
+            self.spans
+                .with(id.into_u64(), |state| state.fields.append(&fields));
         }
     }
 
-    fn on_follows_from(&self, id: &Id, follows: &Id, ctx: Context<'_, S>) {
+    fn on_follows_from(&self, id: &Id, follows: &Id, _ctx: Context<'_, S>) {
         if !self.category.is_enabled() || id == follows {
             return;
         }
-        let (Some(span), Some(cause)) = (ctx.span(id), ctx.span(follows)) else {
-            return;
-        };
         // Both ends carry the flow while both spans are open. It leaves
         // the cause's slice now (an instant inside it) and ends at the
         // span's next slice event: its end if a slice of it is open, else
         // its next begin. A cause with no slice yet leaves it to the
         // cause's next slice event; then neither end terminates it, so it
-        // joins the two in the order they happen.
+        // joins the two in the order they happen. One span's entry is
+        // locked at a time (two may share a shard).
+        let Some(name) = self
+            .spans
+            .with(id.into_u64(), |s| s.meta.map(|m| m.name()))
+            .flatten()
+        else {
+            return;
+        };
         let flow = TrackEvent::new_flow_id();
-        let marked = self.mark_cause(&cause, flow, span.metadata().name());
-        if let Some(state) = span.extensions_mut().get_mut::<SpanState>() {
+        let marked = self.mark_cause(follows, flow, name);
+        self.spans.with(id.into_u64(), |state| {
             state.flows.push(Flow {
                 id: flow,
                 ends: marked,
             });
-        }
+        });
     }
 
-    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+    fn on_enter(&self, id: &Id, _ctx: Context<'_, S>) {
         if self.async_tracks || !self.category.is_enabled() {
             return;
         }
-        if let Some(span) = ctx.span(id) {
-            self.begin(&span, None);
-        }
+        self.begin(id, None);
     }
 
-    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
         if self.async_tracks {
             return;
         }
-        if let Some(span) = ctx.span(id) {
-            self.end(&span, true);
-        }
+        self.end(id, true);
     }
 
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(&id) else { return };
-        if self.async_tracks {
-            self.end(&span, false);
-        }
-        if let Some(state) = span.extensions_mut().remove::<SpanState>() {
-            recycle(state);
-        }
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        let async_tracks = self.async_tracks;
+        self.spans.remove_with(id.into_u64(), |state| {
+            if async_tracks {
+                self.end_in(state, false);
+            }
+        });
     }
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
@@ -636,21 +714,17 @@ impl PerfettoLayer {
             // An event that only carries counters is not an instant too.
             let others = fields.values.iter().filter(|(k, v)| !is_counter(k, v));
             if counters == 0 || others.clone().any(|(k, _)| *k != "message") {
-                let mut opts = EventOptions::new();
-                if let Some(loc) = location(meta) {
-                    opts = opts.location(loc);
-                }
-                let name = Some(meta.name());
                 fields.with_annotations_where(
                     0,
                     |k, v| !is_counter(k, v),
                     |annotations| {
-                        w.emit(
+                        w.site_event(
                             ts,
+                            site_key(meta),
                             EventKind::Instant,
-                            Some(cat),
-                            name,
-                            &opts,
+                            cat,
+                            meta.name(),
+                            location(meta),
                             annotations,
                             |_| {},
                         );

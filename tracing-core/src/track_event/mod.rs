@@ -14,6 +14,8 @@ mod interning;
 mod layer;
 mod names;
 mod site_cache;
+#[cfg(feature = "tracing")]
+mod span_table;
 
 // The API: categories, the macros' backend, and the system backend that
 // registers with a producer connected to a tracing service (`TrackEvent::register`).

@@ -15,7 +15,7 @@ use std::io;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::outbox::{Outbox, Outgoing};
+use super::outbox::{BATCH_WINDOW, Outbox, Outgoing};
 use super::sink::{IpcSink, discard};
 use super::startup::ClientStartup;
 use super::{DataSourceCallback, ProducerOptions, lock, now};
@@ -448,13 +448,24 @@ fn map_received(fd: OwnedFd) -> Option<Arc<dyn SharedMemoryRegion>> {
 /// startup reservations expiring), the arbiter's batches of commits and
 /// the outbox, until the client closes.
 pub(super) fn timer_loop(shared: &Shared) {
+    // After sending a batch, the next wait gathers commits for a window
+    // (as long as batches keep coming), so fast writers wake no thread per
+    // chunk.
+    let mut gathering = false;
     loop {
         let deadline = lock(&shared.core).endpoint.poll_timeout();
-        let wait = deadline.map(|d| Duration::from_nanos(d.saturating_sub(now())));
-        let wake = shared.outbox.wait(wait);
+        let mut wait = deadline.map(|d| Duration::from_nanos(d.saturating_sub(now())));
+        if gathering {
+            wait = Some(wait.map_or(BATCH_WINDOW, |w| w.min(BATCH_WINDOW)));
+        }
+        let wake = shared.outbox.wait(wait, gathering);
         if wake.closing {
             return;
         }
+        // Gathering goes on while batches come, through wake-ups for other
+        // reasons (the commit just sent queues a message), and ends with a
+        // window in which none came.
+        gathering = wake.commit_requested || (gathering && wake.woken);
         if wake.commit_requested {
             if let Some(a) = shared.arbiter() {
                 a.flush_pending_commit_data_requests(None);

@@ -43,7 +43,18 @@ struct Queue {
     /// need the condvar (a futex wake, a system call), so writers that
     /// hand over chunks while it is busy make none.
     waiting: bool,
+    /// Its wait is a window gathering commits (see [`BATCH_WINDOW`]): a
+    /// non-urgent commit waits for the window's end instead of waking it.
+    gathering: bool,
 }
+
+/// How long the timer thread, once it sent a batch, gathers the next one
+/// before sending it (while batches keep coming): a writer that fills
+/// chunks fast then wakes no thread per chunk, only the window's end does.
+/// Urgent batches (patches, half the buffer, a stalled writer) and
+/// flushes go at once. Perfetto's arbiter has the same knob
+/// (`batch_commits_duration_ms`).
+pub(super) const BATCH_WINDOW: Duration = Duration::from_millis(1);
 
 /// Why the timer thread woke.
 #[derive(Debug, Default, Clone, Copy)]
@@ -52,6 +63,8 @@ pub(super) struct Wake {
     pub(super) commit_requested: bool,
     /// The client is closing.
     pub(super) closing: bool,
+    /// Something else asked for it (messages to send, a deadline moved).
+    pub(super) woken: bool,
 }
 
 /// The queue and the current connection's number.
@@ -89,15 +102,18 @@ impl Outbox {
         }
     }
 
-    /// Asks the timer thread to flush the arbiter's pending batch.
-    pub(super) fn request_commit(&self) {
+    /// Asks the timer thread to flush the arbiter's pending batch: at the
+    /// end of its gathering window, or at once if `urgent`.
+    pub(super) fn request_commit(&self, urgent: bool) {
         let mut q = lock(&self.queue);
-        if q.commit_requested {
-            // Already asked for, and not yet taken: that wake-up covers it.
+        if q.commit_requested && !(urgent && q.gathering) {
+            // Already asked for, and not yet taken: that request covers it.
             return;
         }
         q.commit_requested = true;
-        self.notify(&q);
+        if q.waiting && (urgent || !q.gathering) {
+            self.wanted.notify_one();
+        }
     }
 
     /// Wakes the timer thread (a deadline moved).
@@ -119,11 +135,14 @@ impl Outbox {
         lock(&self.queue).items.drain(..).collect()
     }
 
-    /// Waits until woken or `timeout` (`None`: no limit) passed.
-    pub(super) fn wait(&self, timeout: Option<Duration>) -> Wake {
+    /// Waits until woken or `timeout` (`None`: no limit) passed; while
+    /// `gathering`, a commit request alone does not end the wait.
+    pub(super) fn wait(&self, timeout: Option<Duration>, gathering: bool) -> Wake {
         let mut q = lock(&self.queue);
-        if !(q.woken || q.commit_requested || q.closing || !q.items.is_empty()) {
+        let commit = q.commit_requested && !gathering;
+        if !(q.woken || commit || q.closing || !q.items.is_empty()) {
             q.waiting = true;
+            q.gathering = gathering;
             q = match timeout {
                 Some(t) => {
                     self.wanted
@@ -134,11 +153,13 @@ impl Outbox {
                 None => self.wanted.wait(q).unwrap_or_else(|e| e.into_inner()),
             };
             q.waiting = false;
+            q.gathering = false;
         }
-        q.woken = false;
+        let woken = std::mem::take(&mut q.woken) || !q.items.is_empty();
         Wake {
             commit_requested: std::mem::take(&mut q.commit_requested),
             closing: q.closing,
+            woken,
         }
     }
 }

@@ -145,9 +145,16 @@ impl CommitSink for IpcSink {
 
     fn commit_pending(&self) {
         // Perfetto posts this as a task; here the timer thread does it,
-        // once for however many batches started meanwhile.
+        // once for however many batches started meanwhile (while it
+        // gathers commits, at the end of its window).
         if self.current() {
-            self.outbox.request_commit();
+            self.outbox.request_commit(false);
+        }
+    }
+
+    fn commit_urgent(&self) {
+        if self.current() {
+            self.outbox.request_commit(true);
         }
     }
 
