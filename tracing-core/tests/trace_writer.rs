@@ -529,3 +529,58 @@ fn generated_trace_packet_wraps_the_handle() {
     assert_eq!(d.first_packet_on_sequence(), Some(true));
     assert_eq!(d.track_event().and_then(|e| e.name()), Some("slice"));
 }
+
+#[test]
+fn packets_of_one_size_start_in_a_new_chunk_rather_than_straddle() {
+    let s = setup(64 * 1024);
+    let mut w = s
+        .arbiter
+        .create_trace_writer(1, BufferExhaustedPolicy::Drop)
+        .unwrap();
+    // 53-byte packets: 76 fill 4028 of a chunk's 4080 bytes; the 77th
+    // would straddle.
+    let payload = [7u8; 50];
+    let written = 700;
+    for _ in 0..written {
+        w.write_packet(|p| p.append_bytes(1, &payload));
+    }
+    w.flush(None);
+    let chunk_payload = 4096 - PAGE_HEADER_SIZE - 8;
+    let mut packets = 0;
+    for page in 0..16 {
+        let c = chunk_bytes(&s.region, page, 8 + chunk_payload);
+        let h = ChunkHeader::from_bytes(c[..8].try_into().unwrap());
+        if h.packets.count == 0 {
+            break;
+        }
+        // No fragments: every packet whole in one chunk.
+        assert_eq!(
+            h.packets.flags.bits() & 0x3,
+            0,
+            "chunk {page} continues a packet"
+        );
+        let frags: Vec<_> = FragmentIter::new(&c[8..], h.packets.count)
+            .map(|f| f.unwrap())
+            .filter(|f| !f.data.is_empty())
+            .collect();
+        // Each packet whole (the sequence's first also says it is first).
+        assert!(frags.iter().all(|f| {
+            f.data.ends_with(
+                &[0x0a, 50]
+                    .iter()
+                    .chain(&payload)
+                    .copied()
+                    .collect::<Vec<_>>(),
+            )
+        }));
+        packets += frags.len();
+        // What a chunk leaves unused before the flushed last one is less
+        // than one packet plus the slack.
+        if packets < written {
+            let used: usize = frags.iter().map(|f| f.data.len() + 1).sum();
+            let left = chunk_payload - used;
+            assert!(left < 53 + 32, "chunk {page} left {left} bytes");
+        }
+    }
+    assert_eq!(packets, written);
+}

@@ -41,6 +41,16 @@ pub const MAX_PACKETS_PER_CHUNK: u16 = MAX_PACKET_COUNT - 1;
 /// A new packet takes a new chunk when fewer bytes than this are left (a
 /// fragment header plus a minimal packet).
 pub const MIN_BYTES_FOR_NEW_PACKET: usize = PACKET_HEADER_SIZE + 8;
+/// A new packet starts in a new chunk when fewer bytes are left than the
+/// last packet took plus this much, so that a run of packets of one size
+/// (a trace point's) rarely straddles two chunks: a straddling packet costs
+/// its fragment headers, the widening of its 1-byte length prefixes and
+/// patches for the lengths left behind. At most [`MAX_PACKET_ROOM`] bytes
+/// of a chunk go unused so.
+pub const PACKET_ROOM_SLACK: usize = 32;
+/// Most room a new packet asks for in the current chunk (larger packets
+/// straddle chunks as before).
+pub const MAX_PACKET_ROOM: usize = 256;
 /// Size of the private chunk written to while dropping.
 pub const GARBAGE_CHUNK_SIZE: usize = 1024;
 /// `DATA_LOSS_PRESENT | DATA_LOSS_SMB_FULL`, set after an SMB-full drop.
@@ -90,6 +100,9 @@ pub struct WriterCore {
     fast_next: bool,
     /// The open packet started on the fast path.
     fast_open: bool,
+    /// Bytes a new packet wants left in the current chunk (see
+    /// [`PACKET_ROOM_SLACK`]): the last whole packet's size plus slack.
+    packet_room: usize,
     patch_list: PatchList,
     /// Private scratch memory written to while dropping; handed out from one
     /// raw pointer (see `protozero::OwnedSlice`), any number of times.
@@ -140,6 +153,7 @@ impl TraceWriter {
                 first_packet_on_sequence: true,
                 fast_next: false,
                 fast_open: false,
+                packet_room: MIN_BYTES_FOR_NEW_PACKET,
                 patch_list: PatchList::new(),
                 garbage: OwnedSlice::new(GARBAGE_CHUNK_SIZE, 0),
             },
@@ -187,7 +201,7 @@ impl TraceWriter {
     /// the first packet, a leaked handle — is the out-of-line slow path.
     #[inline]
     pub fn new_trace_packet(&mut self) -> TracePacketHandle<'_> {
-        if self.core.fast_next && self.stream.remaining() >= MIN_BYTES_FOR_NEW_PACKET {
+        if self.core.fast_next && self.stream.remaining() >= self.core.packet_room {
             // SAFETY: the current slice was handed out by `core`, this
             // stream's delegate, and is still owned by it.
             if let Some(p) = unsafe { self.stream.begin_root_short(MAX_COMPACT_ROOT) } {
@@ -217,7 +231,7 @@ impl TraceWriter {
             core.finish_leaked_packet(stream);
         }
         let was_dropping = core.drop_packets;
-        if stream.remaining() < MIN_BYTES_FOR_NEW_PACKET
+        if stream.remaining() < core.packet_room
             || core.reached_max_packets
             || core.retry_new_chunk_after_packet
         {
@@ -392,6 +406,11 @@ impl WriterCore {
         {
             self.fast_open = false;
             self.fragmenting_packet = false;
+            // The whole packet, its 1-byte header included.
+            let size = (stream.cursor() as usize).wrapping_sub(self.fragment_header as usize);
+            self.packet_room = size
+                .saturating_add(PACKET_ROOM_SLACK)
+                .clamp(MIN_BYTES_FOR_NEW_PACKET, MAX_PACKET_ROOM);
             self.fragment_header = core::ptr::null_mut();
             // SAFETY: the prefix lies in the current slice, which `self`
             // (this stream's delegate) handed out and still owns.
