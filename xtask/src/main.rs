@@ -7,6 +7,7 @@ mod corpus;
 mod fuzz;
 mod interop;
 mod miri;
+mod scale;
 mod soak;
 mod tsan;
 mod valgrind;
@@ -117,6 +118,28 @@ enum Task {
         #[arg(long)]
         table_step: Option<u32>,
     },
+    /// The scale sweep (issue 32): 1, 16, 64 and 256 producer processes,
+    /// each writing at the same rate into one session of zerotraced and of
+    /// the genuine Perfetto service in turn; prints each service's CPU
+    /// time per MB ingested and read and writes the plot as an SVG.
+    Scale {
+        /// Producer counts, comma-separated (default 1,16,64,256).
+        #[arg(long)]
+        producers: Option<String>,
+        /// Seconds each run writes (default 8).
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Packets a second per producer (default 200).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Runs of each service per point; the table takes the median
+        /// (default 3).
+        #[arg(long)]
+        repeat: Option<u32>,
+        /// Where the plot goes (default target/scale/scale.svg).
+        #[arg(long)]
+        svg: Option<String>,
+    },
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -220,6 +243,29 @@ fn main() -> ExitCode {
                 table_step,
             };
             match soak::run(&workspace_root(), &opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::Scale {
+            producers,
+            seconds,
+            rate,
+            repeat,
+            svg,
+        } => {
+            let opts = scale::Options {
+                producers,
+                seconds,
+                rate,
+                repeat,
+                svg,
+            };
+            match scale::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,
                 Err(e) => {

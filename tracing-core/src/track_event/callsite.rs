@@ -73,6 +73,7 @@ pub enum SiteKey {
     /// A macro's [`Callsite`] (its dense index).
     Dense(u32),
     /// A `tracing` callsite (its metadata's address).
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     Metadata(usize),
 }
 

@@ -13,9 +13,11 @@
 //! threads × 60 s on both services); `tests/soak.rs` a short one.
 
 pub mod check;
+pub mod cpu;
 pub mod payload;
 pub mod report;
 pub mod rss;
+pub mod scale;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -298,6 +300,9 @@ fn run_in(
 
     let mut consumer = ConsumerClient::connect(&Endpoint::Path(dir.join("consumer")))?;
     let session = consumer.enable_tracing(&trace_config(opts.buffer_kb), None)?;
+    // The service's own CPU from here to the last read: ingesting the
+    // producers' commits and serving the consumer's reads.
+    let cpu_start = cpu::process_cpu(service_pid).ok();
     sampler.progress().set_phase(Phase::Writing);
     let writing_started = Instant::now();
 
@@ -370,6 +375,10 @@ fn run_in(
     let end = consumer.wait_for_end(session, Some(WAIT))?;
     consumer.read_buffers(|p| checker.packet(p))?;
     reads += 3;
+    let service_cpu_secs = match (cpu_start, cpu::process_cpu(service_pid).ok()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
+        _ => None,
+    };
     sampler
         .progress()
         .set_packets(checker.counts().test_packets, checker.counts().lost);
@@ -405,5 +414,6 @@ fn run_in(
         buffer_stats: stats,
         buffer_stats_mid: stats_mid,
         exits_ok: service_ok && producers_ok,
+        service_cpu_secs,
     })
 }

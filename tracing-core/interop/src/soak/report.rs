@@ -41,6 +41,9 @@ pub struct SoakReport {
     pub buffer_stats_mid: Vec<(&'static str, u64)>,
     /// Whether the service and every producer exited with success.
     pub exits_ok: bool,
+    /// The service's CPU time (user + system) from EnableTracing to the
+    /// last read, if /proc could be read.
+    pub service_cpu_secs: Option<f64>,
 }
 
 const MIB: f64 = 1024.0;
