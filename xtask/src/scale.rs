@@ -7,7 +7,6 @@
 //! the plot (`target/scale/scale.svg` unless `--svg` says otherwise).
 
 use std::path::Path;
-use std::process::Command;
 
 /// What to sweep (`None`: the runner's default).
 #[derive(Debug, Clone, Default)]
@@ -26,43 +25,15 @@ pub struct Options {
 
 /// Builds and runs the sweep; `Ok(false)` when a run failed or lost data.
 pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let build = Command::new(&cargo)
-        .current_dir(root)
-        .args(["build", "--release", "-p", "zerotrace-interop", "--bins"])
-        .status()
-        .map_err(|e| format!("running cargo: {e}"))?;
-    if !build.success() {
-        return Ok(false);
-    }
-    let mut args: Vec<String> = [
-        "run",
-        "--release",
-        "-p",
-        "zerotrace-interop",
-        "--bin",
+    crate::soak::run_interop_bin(
+        root,
         "scale",
-        "--",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut flag = |name: &str, v: Option<String>| {
-        if let Some(v) = v {
-            args.push(format!("--{name}"));
-            args.push(v);
-        }
-    };
-    flag("producers", opts.producers.clone());
-    flag("seconds", opts.seconds.map(|v| v.to_string()));
-    flag("rate", opts.rate.map(|v| v.to_string()));
-    flag("repeat", opts.repeat.map(|v| v.to_string()));
-    flag("svg", opts.svg.clone());
-    println!("== cargo {}", args.join(" "));
-    let status = Command::new(&cargo)
-        .current_dir(root)
-        .args(&args)
-        .status()
-        .map_err(|e| format!("running cargo: {e}"))?;
-    Ok(status.success())
+        &[
+            ("producers", opts.producers.clone()),
+            ("seconds", opts.seconds.map(|v| v.to_string())),
+            ("rate", opts.rate.map(|v| v.to_string())),
+            ("repeat", opts.repeat.map(|v| v.to_string())),
+            ("svg", opts.svg.clone()),
+        ],
+    )
 }

@@ -30,19 +30,31 @@ pub struct Options {
 
 /// Builds and runs the soak; `Ok(false)` when a check failed.
 pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut args: Vec<String> = [
-        "run",
-        "--release",
-        "-p",
-        "zerotrace-interop",
-        "--bin",
+    run_interop_bin(
+        root,
         "soak",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    // The runner starts its sibling programs, so build them all first.
+        &[
+            ("which", opts.which.clone()),
+            ("producers", opts.producers.map(|v| v.to_string())),
+            ("threads", opts.threads.map(|v| v.to_string())),
+            ("seconds", opts.seconds.map(|v| v.to_string())),
+            ("rate", opts.rate.map(|v| v.to_string())),
+            ("buffer-kb", opts.buffer_kb.map(|v| v.to_string())),
+            ("table-step", opts.table_step.map(|v| v.to_string())),
+        ],
+    )
+}
+
+/// Builds `zerotrace-interop`'s programs (release) and runs `bin` with the
+/// `flags` that have a value (`--name value`); whether it succeeded. The
+/// soak's and the scale sweep's runners start their sibling programs, so
+/// all are built first.
+pub fn run_interop_bin(
+    root: &Path,
+    bin: &str,
+    flags: &[(&str, Option<String>)],
+) -> Result<bool, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let build = Command::new(&cargo)
         .current_dir(root)
         .args(["build", "--release", "-p", "zerotrace-interop", "--bins"])
@@ -51,20 +63,24 @@ pub fn run(root: &Path, opts: &Options) -> Result<bool, String> {
     if !build.success() {
         return Ok(false);
     }
-    args.push("--".into());
-    let mut flag = |name: &str, v: Option<String>| {
-        if let Some(v) = v {
+    let mut args: Vec<String> = [
+        "run",
+        "--release",
+        "-p",
+        "zerotrace-interop",
+        "--bin",
+        bin,
+        "--",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for (name, value) in flags {
+        if let Some(v) = value {
             args.push(format!("--{name}"));
-            args.push(v);
+            args.push(v.clone());
         }
-    };
-    flag("which", opts.which.clone());
-    flag("producers", opts.producers.map(|v| v.to_string()));
-    flag("threads", opts.threads.map(|v| v.to_string()));
-    flag("seconds", opts.seconds.map(|v| v.to_string()));
-    flag("rate", opts.rate.map(|v| v.to_string()));
-    flag("buffer-kb", opts.buffer_kb.map(|v| v.to_string()));
-    flag("table-step", opts.table_step.map(|v| v.to_string()));
+    }
     println!("== cargo {}", args.join(" "));
     let status = Command::new(&cargo)
         .current_dir(root)

@@ -16,9 +16,10 @@ use protozero::Decoder;
 
 use super::callsite::{Callsite, SiteKey};
 use super::category::{Category, CategoryFilter};
-use super::event_writer::{
-    DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec,
-};
+use super::debug_value::DebugValue;
+use super::event_writer::{EventKind, EventWriter};
+use super::options::EventOptions;
+use super::tracks::{ThreadTrack, TrackSpec};
 use crate::producer::{
     BufferExhaustedPolicy, DataSourceEvent, DataSourceSpec, ProducerClient, ProducerClientError,
 };

@@ -9,81 +9,19 @@ use zerotrace_protos::protos::{TracePacket, TrackEvent};
 
 use super::callsite::SiteKey;
 use super::category::Category;
+use super::debug_value::DebugValue;
+use super::debug_value::write_value;
 use super::interning::{Fresh, InternKind, Interner, SourceLocation};
+use super::options::EventOptions;
+use super::options::on_track;
 use super::site_cache::{SiteCache, SiteFacts};
+use super::tracks::write_descriptor;
+use super::tracks::{ThreadTrack, TrackSpec};
 use crate::producer::TraceWriter;
 
 /// `TracePacket.sequence_flags` bits.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
-
-/// A debug annotation value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum DebugValue<'a> {
-    /// `int_value`.
-    Int(i64),
-    /// `uint_value`.
-    Uint(u64),
-    /// `double_value`.
-    Double(f64),
-    /// `bool_value`.
-    Bool(bool),
-    /// `string_value`.
-    Str(&'a str),
-    /// `pointer_value`.
-    Pointer(u64),
-    /// A dictionary (`dict_entries`, each entry named).
-    Dict(&'a [(&'a str, DebugValue<'a>)]),
-    /// An array (`array_values`).
-    Array(&'a [DebugValue<'a>]),
-}
-
-/// Writes `v` into annotation `a` (nested values recursively).
-#[inline]
-fn write_value(a: &mut zerotrace_protos::protos::DebugAnnotation<'_>, v: &DebugValue<'_>) {
-    match *v {
-        DebugValue::Int(x) => {
-            a.set_int_value(x);
-        }
-        DebugValue::Uint(x) => {
-            a.set_uint_value(x);
-        }
-        DebugValue::Double(x) => {
-            a.set_double_value(x);
-        }
-        DebugValue::Bool(x) => {
-            a.set_bool_value(x);
-        }
-        DebugValue::Str(x) => {
-            a.set_string_value(x);
-        }
-        DebugValue::Pointer(x) => {
-            a.set_pointer_value(x);
-        }
-        DebugValue::Dict(_) | DebugValue::Array(_) => write_nested(a, v),
-    }
-}
-
-/// Writes a dictionary or array value (out of line: the scalar values are
-/// the hot path).
-#[inline(never)]
-fn write_nested(a: &mut zerotrace_protos::protos::DebugAnnotation<'_>, v: &DebugValue<'_>) {
-    match *v {
-        DebugValue::Dict(entries) => {
-            for (k, v) in entries {
-                let mut e = a.add_dict_entries();
-                e.set_name(k);
-                write_value(&mut e, v);
-            }
-        }
-        DebugValue::Array(values) => {
-            for v in values {
-                write_value(&mut a.add_array_values(), v);
-            }
-        }
-        _ => write_value(a, v),
-    }
-}
 
 /// The kind of an event (`TrackEvent.Type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,217 +43,6 @@ struct Head {
     category: Option<&'static Category>,
     name: Option<&'static str>,
     location: Option<SourceLocation>,
-}
-
-/// Where an event goes and what it links to, beyond its kind, category,
-/// name and annotations. Built with its methods (the macros' `; key = value`
-/// options call them by name): `EventOptions::new().track(&T).flow(7)`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EventOptions<'a> {
-    track: Option<&'a TrackSpec>,
-    track_uuid: Option<u64>,
-    timestamp: Option<u64>,
-    flow: Option<u64>,
-    flows: &'a [u64],
-    terminating_flow: Option<u64>,
-    location: Option<SourceLocation>,
-}
-
-impl<'a> EventOptions<'a> {
-    /// No options: the thread track, now, no flows.
-    #[inline]
-    pub const fn new() -> EventOptions<'a> {
-        EventOptions {
-            track: None,
-            track_uuid: None,
-            timestamp: None,
-            flow: None,
-            flows: &[],
-            terminating_flow: None,
-            location: None,
-        }
-    }
-
-    /// On `track` (its descriptor is written first if this sequence has not).
-    #[inline]
-    pub const fn track(mut self, track: &'a TrackSpec) -> Self {
-        self.track = Some(track);
-        self
-    }
-
-    /// On the track with this uuid, already described (or described elsewhere).
-    #[inline]
-    pub const fn track_uuid(mut self, uuid: u64) -> Self {
-        self.track_uuid = Some(uuid);
-        self
-    }
-
-    /// At this timestamp (`CLOCK_BOOTTIME` ns) instead of now.
-    #[inline]
-    pub const fn timestamp(mut self, ts: u64) -> Self {
-        self.timestamp = Some(ts);
-        self
-    }
-
-    /// Starts or continues flow `id` (`flow_ids`).
-    #[inline]
-    pub const fn flow(mut self, id: u64) -> Self {
-        self.flow = Some(id);
-        self
-    }
-
-    /// Starts or continues every flow in `ids`.
-    #[inline]
-    pub const fn flows(mut self, ids: &'a [u64]) -> Self {
-        self.flows = ids;
-        self
-    }
-
-    /// Ends flow `id` here (`terminating_flow_ids`).
-    #[inline]
-    pub const fn terminating_flow(mut self, id: u64) -> Self {
-        self.terminating_flow = Some(id);
-        self
-    }
-
-    /// Records where the event was emitted (interned per sequence).
-    #[inline]
-    pub const fn location(mut self, loc: SourceLocation) -> Self {
-        self.location = Some(loc);
-        self
-    }
-
-    /// The explicit timestamp, if any.
-    #[inline]
-    pub fn explicit_timestamp(&self) -> Option<u64> {
-        self.timestamp
-    }
-
-    /// The uuid of the track the event goes on, if not the thread's.
-    #[inline]
-    pub fn target_track(&self) -> Option<u64> {
-        self.track.map(|t| t.uuid).or(self.track_uuid)
-    }
-}
-
-/// A track of the user's: a named track (for async slices, with a parent)
-/// or a counter track. Declare it as a `static`; its descriptor is written
-/// once per sequence before the first event on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TrackSpec {
-    /// Its uuid (unique in the trace).
-    pub uuid: u64,
-    /// Its name.
-    pub name: &'static str,
-    /// The parent track's uuid (e.g. a process track), if any.
-    pub parent: Option<u64>,
-    /// For a counter track: its unit (`CounterDescriptor.Unit`: 1 time in
-    /// ns, 2 count, 3 size in bytes) and unit name.
-    pub counter: Option<(i32, &'static str)>,
-    /// For a process track: the pid and the process name.
-    pub process: Option<(i32, &'static str)>,
-    /// For a thread track: the pid, the tid and the thread name.
-    pub thread: Option<(i32, i64, &'static str)>,
-}
-
-impl TrackSpec {
-    /// A named track (e.g. for async slices) under `parent`.
-    pub const fn named(uuid: u64, name: &'static str, parent: Option<u64>) -> TrackSpec {
-        TrackSpec {
-            uuid,
-            name,
-            parent,
-            counter: None,
-            process: None,
-            thread: None,
-        }
-    }
-
-    /// A counter track with a unit (`CounterDescriptor.Unit`) and unit name.
-    pub const fn counter(
-        uuid: u64,
-        name: &'static str,
-        parent: Option<u64>,
-        unit: i32,
-        unit_name: &'static str,
-    ) -> TrackSpec {
-        TrackSpec {
-            counter: Some((unit, unit_name)),
-            ..TrackSpec::named(uuid, name, parent)
-        }
-    }
-
-    /// A process track (`name` may be empty: the UI then shows the process name).
-    pub const fn process(
-        uuid: u64,
-        name: &'static str,
-        pid: i32,
-        process_name: &'static str,
-    ) -> TrackSpec {
-        TrackSpec {
-            process: Some((pid, process_name)),
-            ..TrackSpec::named(uuid, name, None)
-        }
-    }
-
-    /// A thread track of another thread than the writer's.
-    pub const fn thread(
-        uuid: u64,
-        parent: Option<u64>,
-        pid: i32,
-        tid: i64,
-        thread_name: &'static str,
-    ) -> TrackSpec {
-        TrackSpec {
-            thread: Some((pid, tid, thread_name)),
-            ..TrackSpec::named(uuid, "", parent)
-        }
-    }
-}
-
-/// Writes `track`'s descriptor into packet `p`.
-fn write_descriptor(p: &mut TracePacket<'_>, track: &TrackSpec) {
-    let mut d = p.begin_track_descriptor();
-    d.set_uuid(track.uuid);
-    if !track.name.is_empty() {
-        d.set_name(track.name);
-    }
-    if let Some(parent) = track.parent {
-        d.set_parent_uuid(parent);
-    }
-    if let Some((pid, name)) = track.process {
-        let mut pr = d.begin_process();
-        pr.set_pid(pid);
-        if !name.is_empty() {
-            pr.set_process_name(name);
-        }
-    }
-    if let Some((pid, tid, name)) = track.thread {
-        d.begin_thread()
-            .set_pid(pid)
-            .set_tid(tid)
-            .set_thread_name(name);
-    }
-    if let Some((unit, unit_name)) = track.counter {
-        let mut c = d.begin_counter();
-        if unit != 0 {
-            c.set_unit_raw(unit);
-        }
-        if !unit_name.is_empty() {
-            c.set_unit_name(unit_name);
-        }
-    }
-}
-
-/// The thread this sequence writes for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadTrack {
-    /// Track uuid.
-    pub uuid: u64,
-    /// Process id.
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i64,
 }
 
 /// TrackEvent writing on one sequence.
@@ -801,14 +528,6 @@ impl EventWriter {
         self.emit(ts, EventKind::Counter, None, None, &opts, &[], |e| {
             e.set_double_counter_value(value);
         });
-    }
-}
-
-/// `opts` on the track with uuid `track`, if one is given.
-fn on_track(opts: EventOptions<'_>, track: Option<u64>) -> EventOptions<'_> {
-    match track {
-        Some(t) => opts.track_uuid(t),
-        None => opts,
     }
 }
 

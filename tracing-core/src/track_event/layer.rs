@@ -19,9 +19,12 @@ use zerotrace_protos::protos::TrackEvent as TrackEventMsg;
 use super::backend::TrackEvent;
 use super::callsite::SiteKey;
 use super::category::Category;
-use super::event_writer::{DebugValue, EventKind, EventOptions, TrackSpec};
+use super::debug_value::DebugValue;
+use super::event_writer::EventKind;
 use super::interning::SourceLocation;
+use super::options::EventOptions;
 use super::span_table::{Slot, SpanTable};
+use super::tracks::TrackSpec;
 use crate::platform::boottime_ns;
 
 /// A field's value, kept until the span is entered (strings live in the

@@ -6,6 +6,7 @@
 mod backend;
 mod callsite;
 mod category;
+mod debug_value;
 mod event_writer;
 #[cfg(feature = "service")]
 mod in_process;
@@ -13,9 +14,11 @@ mod interning;
 #[cfg(feature = "tracing")]
 mod layer;
 mod names;
+mod options;
 mod site_cache;
 #[cfg(feature = "tracing")]
 mod span_table;
+mod tracks;
 
 // The API: categories, the macros' backend, and the system backend that
 // registers with a producer connected to a tracing service (`TrackEvent::register`).
@@ -24,8 +27,11 @@ pub use category::{Category, CategoryFilter};
 pub use interning::SourceLocation;
 
 // One sequence's TrackEvent packets, written by hand.
-pub use event_writer::{DebugValue, EventKind, EventOptions, EventWriter, ThreadTrack, TrackSpec};
+pub use debug_value::DebugValue;
+pub use event_writer::{EventKind, EventWriter};
 pub use interning::{Fresh, InternKind, Interner};
+pub use options::EventOptions;
+pub use tracks::{ThreadTrack, TrackSpec};
 
 // The in-process backend: the service on a thread of this process.
 #[cfg(feature = "service")]
