@@ -2,13 +2,14 @@
 //! through the sans-IO service core: detach and attach only with the exact
 //! key (never taking over a session that is not detached), clone a
 //! read-only snapshot while producers write, and calls after FreeBuffers
-//! that read nothing.
+//! that read nothing; and a consumer whose uid nobody vouches for (a TCP or
+//! WebSocket peer), which reaches no session but its own.
 
 mod service_support;
 
 use service_support::scenario::*;
 use service_support::*;
-use zerotrace_core::service::{ConsumerCall, ProducerCall, Reply};
+use zerotrace_core::service::{ConsumerCall, ProducerCall, Reply, UNKNOWN_UID};
 use zerotrace_protos::protos::{
     AttachResponseDecoder, CloneSessionResponseDecoder, GetAsyncCommandResponseDecoder,
 };
@@ -165,4 +166,72 @@ fn calls_after_free_buffers_read_nothing() {
         assert!(ok, "after FreeBuffers: {replies:?}");
     }
     assert!(h.svc.sessions().is_empty(), "the session is gone");
+}
+
+#[test]
+fn a_consumer_of_unknown_uid_reaches_no_session_but_its_own() {
+    let mut h = Harness::new();
+    let p = h.producer("app", 2000);
+    h.register(p, "ds", true, false);
+    let named = |name: &'static str| {
+        config(&[(256, false)], &[("ds", 0)], move |c| {
+            c.set_unique_session_name(name);
+        })
+    };
+    // Two peers nobody vouches for, and the service's own uid.
+    let a = h.consumer(UNKNOWN_UID);
+    h.enable(a, named("a"));
+    let a_sid = h.svc.session_of(a).expect("records its own session").0;
+    let b = h.consumer(UNKNOWN_UID);
+    let clone = |h: &mut Harness, c, id: Option<u64>, name: Option<&str>| {
+        let r = h.ccall(
+            c,
+            ConsumerCall::CloneSession(zerotrace_core::service::CloneArgs {
+                session_id: id,
+                unique_session_name: name.map(str::to_owned),
+                ..Default::default()
+            }),
+        );
+        // Refused at once; a clone that goes ahead flushes first and
+        // answers later.
+        match h.replies(c, r).as_slice() {
+            [] => "pending",
+            [Reply::Ok { data, .. }]
+                if CloneSessionResponseDecoder::new(data).success() == Some(true) =>
+            {
+                "cloned"
+            }
+            _ => "refused",
+        }
+    };
+    assert_eq!(clone(&mut h, b, Some(a_sid), None), "refused", "by id");
+    assert_eq!(clone(&mut h, b, None, Some("a")), "refused", "by name");
+    // Detached under a key, it is not found by another unknown peer.
+    let r = h.ccall(a, ConsumerCall::Detach { key: "k".into() });
+    assert!(matches!(h.replies(a, r).as_slice(), [Reply::Ok { .. }]));
+    let r = h.ccall(b, ConsumerCall::Attach { key: "k".into() });
+    assert!(
+        matches!(h.replies(b, r).as_slice(), [Reply::Err(_)]),
+        "attach across unknown peers"
+    );
+    // Nor does an unknown peer see another's session in the service state.
+    let r = h.ccall(
+        b,
+        ConsumerCall::QueryServiceState {
+            sessions_only: true,
+        },
+    );
+    let replies = h.replies(b, r);
+    let state =
+        zerotrace_protos::protos::QueryServiceStateResponseDecoder::new(ok_data(&replies[0]))
+            .service_state()
+            .expect("a state");
+    assert_eq!(state.tracing_sessions().count(), 0, "details hidden");
+    // The service's own uid may still clone it.
+    let svc = h.consumer(1000);
+    assert_ne!(
+        clone(&mut h, svc, Some(a_sid), None),
+        "refused",
+        "the service's uid clones"
+    );
 }

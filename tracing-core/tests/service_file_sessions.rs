@@ -11,7 +11,7 @@ mod service_support;
 use service_support::scenario::{command_kinds, data_packets, write_packets};
 use service_support::*;
 use zerotrace_core::service::{
-    Action, ConsumerCall, ConsumerId, ProducerId, Reply, RequestId, SessionState,
+    Action, ConsumerCall, ConsumerId, ProducerId, Reply, RequestId, SessionState, UNKNOWN_UID,
 };
 use zerotrace_protos::protos::{EnableTracingResponseDecoder, TraceConfig};
 
@@ -33,10 +33,12 @@ fn enable_with(h: &mut Harness, c: ConsumerId, config: Vec<u8>, fd_passed: bool)
 }
 
 /// A producer serving `ds` (stopping at once), and a consumer.
+/// A producer, and a consumer of the service's own uid (1000): only that
+/// uid, or root, may have the service create an `output_path`.
 fn setup(h: &mut Harness) -> (ProducerId, ConsumerId) {
     let p = h.producer("app", 2000);
     h.register(p, "ds", false, false);
-    (p, h.consumer(2000))
+    (p, h.consumer(1000))
 }
 
 fn file_config(extra: impl FnOnce(&mut TraceConfig<'_>)) -> Vec<u8> {
@@ -96,6 +98,26 @@ fn write_into_file_naming_two_files_is_refused() {
     assert!(h.svc.sessions().is_empty());
     assert!(take_file_actions(&mut h).is_empty(), "no file is created");
     assert!(h.take_commands(p).is_empty());
+}
+
+#[test]
+fn only_the_services_uid_or_root_may_name_an_output_path() {
+    let mut h = Harness::new();
+    let (_p, _) = setup(&mut h);
+    for (uid, allowed) in [(1000, true), (0, true), (2000, false), (UNKNOWN_UID, false)] {
+        let c = h.consumer(uid);
+        let cfg = file_config(|c| {
+            c.set_output_path(&format!("/traces/{uid}.pftrace"));
+        });
+        let r = enable_with(&mut h, c, cfg, false);
+        let created = !take_file_actions(&mut h).is_empty();
+        assert_eq!(created, allowed, "uid {uid}");
+        if !allowed {
+            let error = end_of(&mut h, c, r).and_then(|e| e.1).expect("refused");
+            assert!(error.contains("output_path"), "{error}");
+            assert!(h.svc.session_of(c).is_none());
+        }
+    }
 }
 
 #[test]

@@ -9,172 +9,20 @@
 //! CloneSession on a third, every reply of the right kind and the packets
 //! as written.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::os::fd::OwnedFd;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use protozero::Decoder;
-use tungstenite::client::IntoClientRequest;
-use tungstenite::{Message, WebSocket};
-use zerotrace_cli::websocket::{ALLOWED_ORIGINS, Bridge, TRACED_PATH};
-use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
-use zerotrace_core::ipc::Endpoint;
+use zerotrace_cli::websocket::{ALLOWED_ORIGINS, TRACED_PATH};
+use zerotrace_core::consumer::SessionEnd;
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
 use zerotrace_protos::protos::TraceConfig;
 
-const EXTRA: &str = "http://127.0.0.1:47001";
 const WAIT: Duration = Duration::from_secs(20);
 const PAYLOAD_FIELD: u32 = 900;
 
-/// A service on a thread of this process, with the bridge in front of its
-/// consumer socket; stopped when dropped.
-struct Setup {
-    dir: std::path::PathBuf,
-    producer: Endpoint,
-    bridge: Option<Bridge>,
-    stop: UnixStream,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Setup {
-    fn start(tag: &str) -> Setup {
-        let dir = std::env::temp_dir().join(format!("zt-ws-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let (producer, consumer) = (
-            Endpoint::Path(dir.join("producer")),
-            Endpoint::Path(dir.join("consumer")),
-        );
-        let cfg = DaemonConfig {
-            producer_sockets: vec![producer.clone()],
-            consumer_socket: consumer.clone(),
-            log_level: 0,
-            ..DaemonConfig::default()
-        };
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
-        let (ready, bound) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let mut d = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-            ready.send(()).unwrap();
-            d.run().unwrap();
-        });
-        bound.recv().unwrap();
-        let bridge = Bridge::start("127.0.0.1:0", consumer, vec![EXTRA.to_owned()], false).unwrap();
-        Setup {
-            dir,
-            producer,
-            bridge: Some(bridge),
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn addr(&self) -> SocketAddr {
-        self.bridge.as_ref().unwrap().local_addr()
-    }
-
-    /// A consumer whose bytes go through a WebSocket of the bridge: a unix
-    /// socket of the test's own, piped to the WebSocket in messages of at
-    /// most 7 bytes one way (so they never line up with IPC frames).
-    fn consumer(&self, name: &str) -> ConsumerClient {
-        let path = self.dir.join(name);
-        let listener = UnixListener::bind(&path).unwrap();
-        let ws = open(self.addr(), TRACED_PATH, Some(ALLOWED_ORIGINS[0])).unwrap();
-        std::thread::spawn(move || {
-            let (local, _) = listener.accept().unwrap();
-            pipe(local, ws);
-        });
-        ConsumerClient::connect(&Endpoint::Path(path)).unwrap()
-    }
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        drop(self.bridge.take());
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-type Ws = WebSocket<TcpStream>;
-
-/// Opens a WebSocket to the bridge at `path` with `origin` (if any).
-fn open(addr: SocketAddr, path: &str, origin: Option<&str>) -> Result<Ws, tungstenite::Error> {
-    let mut req = format!("ws://{addr}{path}").into_client_request()?;
-    if let Some(o) = origin {
-        req.headers_mut().insert("Origin", o.parse().unwrap());
-    }
-    let stream = TcpStream::connect(addr).unwrap();
-    match tungstenite::client(req, stream) {
-        Ok((ws, _)) => Ok(ws),
-        Err(tungstenite::HandshakeError::Failure(e)) => Err(e),
-        Err(tungstenite::HandshakeError::Interrupted(_)) => unreachable!("blocking stream"),
-    }
-}
-
-/// Pipes a unix stream and a WebSocket both ways until either ends.
-fn pipe(mut local: UnixStream, ws: Ws) {
-    ws.get_ref()
-        .set_read_timeout(Some(Duration::from_millis(5)))
-        .unwrap();
-    let ws = Arc::new(Mutex::new(ws));
-    let ws_out = ws.clone();
-    let mut local_in = local.try_clone().unwrap();
-    let up = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = match local_in.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            let mut ws = ws_out.lock().unwrap();
-            for piece in buf[..n].chunks(7) {
-                if ws.send(Message::binary(piece.to_vec())).is_err() {
-                    return;
-                }
-            }
-        }
-        let _ = ws_out.lock().unwrap().close(None);
-    });
-    loop {
-        let msg = ws.lock().unwrap().read();
-        match msg {
-            Ok(Message::Binary(b)) => {
-                if local.write_all(&b).is_err() {
-                    break;
-                }
-            }
-            Ok(Message::Close(_)) => break,
-            Ok(_) => {}
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                std::thread::yield_now();
-            }
-            Err(_) => break,
-        }
-    }
-    let _ = local.shutdown(std::net::Shutdown::Both);
-    let _ = up.join();
-}
-
-fn status(r: Result<Ws, tungstenite::Error>) -> u16 {
-    match r {
-        Ok(_) => 101,
-        Err(tungstenite::Error::Http(resp)) => resp.status().as_u16(),
-        Err(e) => panic!("unexpected error: {e}"),
-    }
-}
+mod websocket_support;
+use websocket_support::{EXTRA, Setup, open, status};
 
 #[test]
 fn only_the_ui_origins_get_the_upgrade() {

@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use protozero::{Decoder, HeapWriter};
-use zerotrace_cli::websocket::{Bridge, TRACED_PATH};
+use zerotrace_cli::websocket::{Bridge, TRACED_PATH, Target};
 use zerotrace_core::daemon::{Daemon, DaemonConfig};
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint};
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
@@ -409,15 +409,21 @@ fn the_ui_call_sequence_works_from_a_real_browser() {
     let (ready, bound) = std::sync::mpsc::channel();
     let daemon = std::thread::spawn(move || {
         let mut d = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-        ready.send(()).unwrap();
+        ready.send(d.consumer_door().unwrap()).unwrap();
         d.run().unwrap();
     });
-    bound.recv().unwrap();
+    let door = bound.recv().unwrap();
 
     // The test's web server, and the bridge letting its origin in.
     let http = TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", http.local_addr().unwrap());
-    let bridge = Bridge::start("127.0.0.1:0", consumer_ep, vec![origin.clone()], false).unwrap();
+    let bridge = Bridge::start(
+        "127.0.0.1:0",
+        Target::Door(door),
+        vec![origin.clone()],
+        false,
+    )
+    .unwrap();
     let ws_url = format!("ws://{}{TRACED_PATH}", bridge.local_addr());
     let hub = Arc::new(Hub::default());
     let html = Arc::new(Mutex::new(page(&ws_url, &origin)));

@@ -13,6 +13,8 @@ use crate::ipc::fd::OwnedFd;
 use crate::ipc::host::{HostConnection, HostEvent, Port};
 use crate::ipc::socket::Stream;
 use crate::platform::boottime_ns;
+#[cfg(doc)]
+use crate::service::UNKNOWN_UID;
 use crate::service::{
     ConsumerCall, ConsumerId, Peer, PeerIdentity, ProducerCall, ProducerTransport, Reply, RequestId,
 };
@@ -59,65 +61,103 @@ impl Daemon {
                     return;
                 }
             };
-            let now = boottime_ns();
-            let cred = stream.peer_cred();
-            // Every peer is of this machine (as in Perfetto, a TCP peer too)
-            // until a relay names its machine with set_peer_identity.
-            let identity = PeerIdentity {
-                uid: cred.map(|c| c.uid).unwrap_or(0),
-                pid: cred.map(|c| c.pid),
+            let identity = self.identity_of(&stream, port);
+            self.add_conn(stream, port, identity);
+        }
+    }
+
+    /// Who the peer on `stream` is, as far as the kernel tells: the
+    /// credentials of a unix socket's peer; for TCP (and vsock) no uid
+    /// ([`UNKNOWN_UID`]), as Perfetto's `kInvalidUid`, except where every
+    /// TCP peer is this process (`tcp_peers_are_local`). Every peer is of
+    /// this machine (as in Perfetto, a TCP peer too) until a relay names
+    /// its machine with set_peer_identity.
+    fn identity_of(&self, stream: &Stream, port: Port) -> PeerIdentity {
+        match stream.peer_cred() {
+            Some(cred) => PeerIdentity {
+                uid: cred.uid,
+                pid: Some(cred.pid),
                 machine_id: None,
-            };
-            let token = self.next_conn;
-            self.next_conn += 1;
-            let peer = match port {
-                Port::Producer => {
-                    let transport = ProducerTransport {
-                        can_pass_fds: stream.is_unix(),
-                    };
-                    match self.svc.producer_connected(now, identity, transport) {
-                        Some(id) => {
-                            self.producers.insert(id, token);
-                            Peer::Producer(id)
-                        }
-                        None => {
-                            self.log(1, format_args!("producer uid {} refused", identity.uid));
-                            continue;
-                        }
+            },
+            None if self.cfg.tcp_peers_are_local => PeerIdentity {
+                uid: self.cfg.options.service_uid,
+                ..PeerIdentity::default()
+            },
+            // A producer's uid is only reported and stamped on its packets
+            // (trusted_uid); it keeps the value it always had there.
+            None if port == Port::Producer => PeerIdentity::default(),
+            None => PeerIdentity::UNKNOWN,
+        }
+    }
+
+    /// Admits the consumer connections opened through the door, each with
+    /// the identity its opener vouched for.
+    pub(super) fn admit_door(&mut self) {
+        #[cfg(unix)]
+        {
+            let entries = self.door.as_mut().map(|d| d.drain()).unwrap_or_default();
+            for (stream, identity) in entries {
+                if stream.set_nonblocking(true).is_err() {
+                    continue;
+                }
+                self.add_conn(Stream::Unix(stream), Port::Consumer, identity);
+            }
+        }
+    }
+
+    /// A new connection on `port` whose peer is `identity`: the core is
+    /// told, the poller watches it.
+    fn add_conn(&mut self, stream: Stream, port: Port, identity: PeerIdentity) {
+        let now = boottime_ns();
+        let token = self.next_conn;
+        self.next_conn += 1;
+        let peer = match port {
+            Port::Producer => {
+                let transport = ProducerTransport {
+                    can_pass_fds: stream.is_unix(),
+                };
+                match self.svc.producer_connected(now, identity, transport) {
+                    Some(id) => {
+                        self.producers.insert(id, token);
+                        Peer::Producer(id)
+                    }
+                    None => {
+                        self.log(1, format_args!("producer uid {} refused", identity.uid));
+                        return;
                     }
                 }
-                Port::Consumer => {
-                    let id = ConsumerId(token);
-                    self.svc.consumer_connected(now, id, identity);
-                    self.consumers.insert(id, token);
-                    Peer::Consumer(id)
-                }
-            };
-            if self.poller.add(&stream, token).is_err() {
-                continue;
             }
-            self.log(
-                3,
-                format_args!(
-                    "{peer:?} connected (uid {}, pid {:?})",
-                    identity.uid, identity.pid
-                ),
-            );
-            self.conns.insert(
-                token,
-                Conn {
-                    stream,
-                    host: HostConnection::with_relay_port(port, self.cfg.relay_endpoint),
-                    peer,
-                    out: VecDeque::new(),
-                    queued: 0,
-                    stalled_since: None,
-                    fds: Vec::new(),
-                    identity_set: false,
-                    writable_armed: false,
-                },
-            );
+            Port::Consumer => {
+                let id = ConsumerId(token);
+                self.svc.consumer_connected(now, id, identity);
+                self.consumers.insert(id, token);
+                Peer::Consumer(id)
+            }
+        };
+        if self.poller.add(&stream, token).is_err() {
+            return;
         }
+        self.log(
+            3,
+            format_args!(
+                "{peer:?} connected (uid {}, pid {:?})",
+                identity.uid, identity.pid
+            ),
+        );
+        self.conns.insert(
+            token,
+            Conn {
+                stream,
+                host: HostConnection::with_relay_port(port, self.cfg.relay_endpoint),
+                peer,
+                out: VecDeque::new(),
+                queued: 0,
+                stalled_since: None,
+                fds: Vec::new(),
+                identity_set: false,
+                writable_armed: false,
+            },
+        );
     }
 
     pub(super) fn read(&mut self, token: u64) {

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use rustix::fd::AsFd;
 
 use super::poller::Ready;
-use super::{Daemon, TOKEN_CONN_BASE, TOKEN_LISTENER_BASE, TOKEN_SHUTDOWN};
+use super::{Daemon, TOKEN_CONN_BASE, TOKEN_DOOR, TOKEN_LISTENER_BASE, TOKEN_SHUTDOWN};
 use crate::ipc::socket::Endpoint;
 use crate::platform::boottime_ns;
 
@@ -36,6 +36,10 @@ impl Daemon {
                 (t, _) => t,
             };
             events.clear();
+            #[cfg(unix)]
+            let door = self.door.as_ref().map(|d| d.wake.as_fd());
+            #[cfg(not(unix))]
+            let door: Option<rustix::fd::BorrowedFd<'_>> = None;
             // What `poll` needs listed at every wait (epoll ignores it).
             let watched = self
                 .shutdown
@@ -47,6 +51,7 @@ impl Daemon {
                         .enumerate()
                         .map(|(i, (l, _))| (l.as_fd(), TOKEN_LISTENER_BASE + i as u64, false)),
                 )
+                .chain(door.map(|fd| (fd, TOKEN_DOOR, false)))
                 .chain(
                     self.conns
                         .iter()
@@ -62,6 +67,8 @@ impl Daemon {
                 if token == TOKEN_SHUTDOWN {
                     self.shutdown_now();
                     return Ok(());
+                } else if token == TOKEN_DOOR {
+                    self.admit_door();
                 } else if token < TOKEN_CONN_BASE {
                     self.accept((token - TOKEN_LISTENER_BASE) as usize);
                 } else {

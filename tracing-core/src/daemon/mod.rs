@@ -10,6 +10,8 @@
 //! * this file: the setup, and the dispatch of the core's actions.
 //! * `event_loop.rs`: the wait, and the orderly stop.
 //! * `connections.rs`: peers, calls in, replies out, send queues.
+//! * `door.rs`: consumer connections opened in-process with a vouched
+//!   identity (the WebSocket bridge's).
 //! * `output.rs`: the output files of `write_into_file` sessions.
 //! * `env.rs`: [`OsEnv`], the core's [`ServiceEnv`](crate::service::ServiceEnv).
 //! * `poller.rs`: readiness (epoll, or `poll`).
@@ -18,6 +20,8 @@
 //! producers emulate their SMB (see [`crate::ipc::Endpoint`]).
 
 mod connections;
+#[cfg(unix)]
+mod door;
 mod env;
 mod event_loop;
 mod output;
@@ -36,6 +40,8 @@ use crate::ipc::socket::{Endpoint, Listener, listen};
 use crate::platform::{current_uid, local_machine_name};
 use crate::service::{Action, ConsumerId, ProducerId, ServiceOptions, SessionId, TracingService};
 
+#[cfg(unix)]
+pub use self::door::ConsumerDoor;
 pub use self::env::{OsEnv, PassedSmb, SmbTable, machine_id_from_hint, map_provided_smb};
 
 /// What stops a [`Daemon`] when it becomes readable: any fd on unix (a
@@ -98,6 +104,8 @@ impl Default for DaemonConfig {
 const TOKEN_SHUTDOWN: u64 = 0;
 const TOKEN_LISTENER_BASE: u64 = 1;
 const TOKEN_CONN_BASE: u64 = 1 << 32;
+/// The door's wake fd (below the connections, above any listener).
+const TOKEN_DOOR: u64 = TOKEN_CONN_BASE - 1;
 
 /// `zerotraced`: the service core on its sockets.
 pub struct Daemon {
@@ -115,6 +123,11 @@ pub struct Daemon {
     /// core adopts it as an output file (else it is closed).
     passed_output: Option<(ConsumerId, OwnedFd)>,
     shutdown: Option<ShutdownFd>,
+    /// Connections opened through [`Daemon::consumer_door`].
+    #[cfg(unix)]
+    door: Option<door::DoorInbox>,
+    #[cfg(unix)]
+    door_handle: Option<ConsumerDoor>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -159,7 +172,29 @@ impl Daemon {
             files: HashMap::new(),
             passed_output: None,
             shutdown,
+            #[cfg(unix)]
+            door: None,
+            #[cfg(unix)]
+            door_handle: None,
         })
+    }
+
+    /// A door through which code of this process opens consumer
+    /// connections with an identity it vouches for, rather than the
+    /// daemon's own credentials that a connection to the consumer socket
+    /// would carry (the WebSocket bridge's). Every call returns a handle to
+    /// the same door.
+    #[cfg(unix)]
+    pub fn consumer_door(&mut self) -> io::Result<ConsumerDoor> {
+        if self.door.is_none() {
+            let (door, inbox) = door::door()?;
+            self.poller.add(&inbox.wake, TOKEN_DOOR)?;
+            self.door = Some(inbox);
+            self.door_handle = Some(door);
+        }
+        self.door_handle
+            .clone()
+            .ok_or_else(|| io::Error::other("no consumer door"))
     }
 
     /// The TCP address a `:0` producer socket was bound to.

@@ -20,17 +20,39 @@ pub struct ClockReading {
     pub timestamp: u64,
 }
 
+/// The uid of a peer whose uid nobody vouches for (a TCP consumer, a
+/// WebSocket peer the kernel does not name): Perfetto's `kInvalidUid`, the
+/// all-ones `uid_t`. Such a consumer may record and read its own session,
+/// and nothing that a uid grants: it clones, attaches to and sees the
+/// details of no other session (not even another unknown one's), and it
+/// never names an `output_path`.
+pub const UNKNOWN_UID: u32 = u32::MAX;
+
 /// Who is on the other end of a connection, as the transport tells it
 /// (SO_PEERCRED over unix sockets), never as the peer claims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PeerIdentity {
-    /// The peer's uid.
+    /// The peer's uid; [`UNKNOWN_UID`] where nothing vouches for one.
     pub uid: u32,
     /// The peer's pid, where the transport tells it.
     pub pid: Option<i32>,
     /// A producer on another machine (e.g. over TCP through a relay): its
     /// packets carry a `machine_id`.
     pub machine_id: Option<u32>,
+}
+
+impl PeerIdentity {
+    /// A peer whose uid nobody vouches for ([`UNKNOWN_UID`]).
+    pub const UNKNOWN: PeerIdentity = PeerIdentity {
+        uid: UNKNOWN_UID,
+        pid: None,
+        machine_id: None,
+    };
+
+    /// Whether the transport vouched for the uid.
+    pub fn uid_is_known(&self) -> bool {
+        self.uid != UNKNOWN_UID
+    }
 }
 
 /// The services the driver provides to the core.

@@ -41,7 +41,7 @@ pub use core::{
     DataSourceState, GlobalStats, ProducerTransport, ServiceOptions, ServiceStats, SessionState,
     SessionSummary, TracingService,
 };
-pub use env::{ClockReading, PeerIdentity, ServiceEnv};
+pub use env::{ClockReading, PeerIdentity, ServiceEnv, UNKNOWN_UID};
 pub use ids::{ConsumerId, DataSourceInstanceId, FlushRequestId, ProducerId, RequestId, SessionId};
 
 // What the service accepts: its limits, and its decision on every TraceConfig field.

@@ -44,13 +44,15 @@ struct Args {
     #[arg(long)]
     probes: bool,
     /// Serve the Perfetto UI's WebSocket on /traced, as Perfetto's
-    /// websocket_bridge: ADDR or 127.0.0.1:8037 (loopback unless given)
+    /// websocket_bridge: ADDR, or localhost:8037 (127.0.0.1 and [::1]).
+    /// Each WebSocket is a consumer with the uid of the local process on
+    /// its other end (as the kernel tells), else with none
     #[arg(long, value_name = "ADDR", num_args = 0..=1,
           default_missing_value = zerotrace_cli::websocket::DEFAULT_ADDR)]
     websocket: Option<String>,
     /// Further origins the WebSocket lets in, comma-separated (besides the
     /// Perfetto UI's and a local UI's on port 10000)
-    #[arg(long, value_name = "ORIGINS")]
+    #[arg(long, value_name = "ORIGINS", requires = "websocket")]
     http_additional_cors_origins: Option<String>,
     /// Serve RelayPort on every producer socket too, as Perfetto's flag:
     /// relays on other machines (`zerotrace relay`, Perfetto's
@@ -133,8 +135,8 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         None
     };
-    // The UI's WebSocket: each connection a consumer of the socket that
-    // listens now.
+    // The UI's WebSocket: each connection a consumer of this service
+    // through its door, with the identity the kernel gives its peer.
     let bridge = match &args.websocket {
         Some(addr) => {
             let extra = args
@@ -145,19 +147,23 @@ fn run(args: Args) -> Result<(), String> {
                 .filter(|o| !o.is_empty())
                 .map(str::to_owned)
                 .collect();
+            let door = daemon
+                .consumer_door()
+                .map_err(|e| format!("cannot serve the websocket: {e}"))?;
             let b = zerotrace_cli::websocket::Bridge::start(
                 addr,
-                cfg.consumer_socket.clone(),
+                zerotrace_cli::websocket::Target::Door(door),
                 extra,
                 cfg.log_level >= 1,
             )
             .map_err(|e| format!("cannot serve the websocket on {addr}: {e}"))?;
             if cfg.log_level >= 1 {
-                eprintln!(
-                    "zerotraced: the Perfetto UI can record through ws://{}{}",
-                    b.local_addr(),
-                    zerotrace_cli::websocket::TRACED_PATH
-                );
+                for a in b.local_addrs() {
+                    eprintln!(
+                        "zerotraced: the Perfetto UI can record through ws://{a}{}",
+                        zerotrace_cli::websocket::TRACED_PATH
+                    );
+                }
             }
             Some(b)
         }

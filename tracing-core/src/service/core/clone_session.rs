@@ -26,14 +26,13 @@ impl TracingService {
         session: Option<SessionId>,
         args: CloneArgs,
     ) {
-        let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
+        let uid = self.consumer_uid(id);
         if session.is_some() {
             self.clone_error(id, request, "this consumer already has a tracing session");
             return;
         }
-        let service_uid = self.opts.service_uid;
         let readable = |s: &&Session| {
-            s.kind == SessionKind::Normal && (s.consumer_uid == uid || uid == service_uid)
+            s.kind == SessionKind::Normal && self.may_read_session_of(uid, s.consumer_uid)
         };
         let target = if let Some(name) = &args.unique_session_name {
             self.sessions
@@ -147,11 +146,7 @@ impl TracingService {
         {
             return;
         }
-        let uid = self
-            .consumers
-            .get(&consumer)
-            .map(|c| c.identity.uid)
-            .unwrap_or(0);
+        let uid = self.consumer_uid(consumer);
         let clone_trigger = self
             .consumers
             .get_mut(&consumer)

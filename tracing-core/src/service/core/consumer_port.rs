@@ -218,7 +218,7 @@ impl TracingService {
         fd_passed: bool,
     ) -> Result<(), String> {
         let config = SessionConfig::parse(raw, &self.opts.limits).map_err(|e| e.to_string())?;
-        let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
+        let uid = self.consumer_uid(id);
         if config.extra_guardrails {
             // As Perfetto: one guardrailed session per name (empty included)
             // every few minutes, on BOOTTIME.
@@ -301,8 +301,10 @@ impl TracingService {
                 ));
             }
         }
-        if config.output_path.is_some() && !self.opts.allow_output_path {
-            return Err("output_path is not allowed by this service".into());
+        if config.output_path.is_some() {
+            if let Some(why) = self.output_path_refusal(uid) {
+                return Err(why);
+            }
         }
         if config.write_into_file && fd_passed == config.output_path.is_some() {
             return Err(super::file_output::NEEDS_ONE_FILE.into());
@@ -482,7 +484,7 @@ impl TracingService {
         key: String,
     ) {
         let to = Peer::Consumer(id);
-        let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
+        let uid = self.consumer_uid(id);
         let Some(sid) = session else {
             self.reply(
                 to,
@@ -499,10 +501,9 @@ impl TracingService {
             );
             return;
         }
-        let taken = self
-            .sessions
-            .values()
-            .any(|s| s.consumer_uid == uid && s.detach_key.as_deref() == Some(key.as_str()));
+        let taken = self.sessions.values().any(|s| {
+            Self::same_user(s.consumer_uid, uid) && s.detach_key.as_deref() == Some(key.as_str())
+        });
         if taken {
             self.reply(
                 to,
@@ -530,7 +531,7 @@ impl TracingService {
         key: &str,
     ) {
         let to = Peer::Consumer(id);
-        let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
+        let uid = self.consumer_uid(id);
         if session.is_some() {
             self.reply(
                 to,
@@ -548,7 +549,9 @@ impl TracingService {
             return;
         }
         let found = self.sessions.values_mut().find(|s| {
-            s.consumer.is_none() && s.consumer_uid == uid && s.detach_key.as_deref() == Some(key)
+            s.consumer.is_none()
+                && Self::same_user(s.consumer_uid, uid)
+                && s.detach_key.as_deref() == Some(key)
         });
         let Some(s) = found else {
             self.reply(
@@ -572,7 +575,7 @@ impl TracingService {
 
     /// `TracingServiceState`, as QueryServiceState returns it.
     fn service_state(&self, id: ConsumerId, sessions_only: bool) -> Vec<u8> {
-        let uid = self.consumers.get(&id).map(|c| c.identity.uid).unwrap_or(0);
+        let uid = self.consumer_uid(id);
         encode(|m| {
             let mut r = QueryServiceStateResponse::from_message(m);
             let mut st: TracingServiceState<'_> = r.begin_service_state();
@@ -604,7 +607,7 @@ impl TracingService {
                 }
                 // Like Perfetto, a consumer sees the details of its uid's
                 // sessions only.
-                if s.consumer_uid != uid && uid != self.opts.service_uid {
+                if !self.may_read_session_of(uid, s.consumer_uid) {
                     continue;
                 }
                 let mut e = st.add_tracing_sessions();

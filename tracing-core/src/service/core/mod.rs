@@ -12,6 +12,7 @@ mod clone_session;
 mod consumer_port;
 mod file_output;
 mod lifecycle;
+mod permissions;
 mod producer_port;
 mod read;
 mod relay_port;
