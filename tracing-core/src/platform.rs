@@ -58,6 +58,12 @@ pub fn current_thread_id() -> i64 {
     tid
 }
 
+/// The kernel's boot id as it prints it (`/proc/sys/kernel/random/boot_id`);
+/// `None` where there is none (not Linux).
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()
+}
+
 /// The uid the daemon runs as (0 where there are no uids: Windows).
 pub fn current_uid() -> u32 {
     #[cfg(unix)]

@@ -49,7 +49,12 @@ pub fn peer_identity_frame(
 /// (`/proc/sys/kernel/random/boot_id`, without its newline), which differs
 /// per machine and per boot. `None` where there is none (not Linux).
 pub fn default_machine_id_hint() -> Option<String> {
-    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let id = id.trim_end_matches('\n');
+    machine_id_hint_from_boot_id(&crate::platform::boot_id()?)
+}
+
+/// The hint for a boot id as the kernel prints it: without its newline,
+/// and none if empty or longer than a hint may be.
+pub fn machine_id_hint_from_boot_id(boot_id: &str) -> Option<String> {
+    let id = boot_id.trim_end_matches('\n');
     (!id.is_empty() && id.len() <= 64).then(|| id.to_owned())
 }
