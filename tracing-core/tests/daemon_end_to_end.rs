@@ -3,23 +3,18 @@
 //! consumer client recording and reading back.
 #![cfg(target_os = "linux")]
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use protozero::{Decoder, HeapWriter};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 struct Running {
-    stop: UnixStream,
-    thread: Option<JoinHandle<()>>,
+    daemon: Option<DaemonThread>,
     producer: Endpoint,
     consumer: Endpoint,
     dir: PathBuf,
@@ -49,24 +44,11 @@ impl Running {
     }
 
     fn with(cfg: DaemonConfig, dir: PathBuf) -> Running {
-        let mut producer = cfg.producer_sockets[0].clone();
-        let consumer = cfg.consumer_socket.clone();
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
-        let (ready_tx, ready) = std::sync::mpsc::channel();
-        // The core is single-threaded (not Send): build it on its thread.
-        let thread = std::thread::spawn(move || {
-            let mut daemon = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-            ready_tx.send(daemon.producer_tcp_addr()).unwrap();
-            daemon.run().unwrap();
-        });
-        if let Some(addr) = ready.recv().unwrap() {
-            producer = Endpoint::Tcp(addr.to_string());
-        }
+        let daemon = DaemonThread::spawn(cfg).unwrap();
         Running {
-            stop,
-            thread: Some(thread),
-            producer,
-            consumer,
+            producer: daemon.producer_endpoints()[0].clone(),
+            consumer: daemon.consumer_endpoint().clone(),
+            daemon: Some(daemon),
             dir,
         }
     }
@@ -75,9 +57,8 @@ impl Running {
 impl Running {
     /// Stops the daemon (its sockets go away), keeping the directory.
     fn stop(&mut self) {
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(d) = self.daemon.take() {
+            d.stop().unwrap();
         }
     }
 }
@@ -227,7 +208,13 @@ fn record(svc: Running, transport: Transport) {
             assert_eq!(d.trusted_uid(), Some(uid));
             assert_eq!(d.trusted_pid(), Some(std::process::id() as i32));
         } else {
-            assert_eq!(d.trusted_uid(), Some(0), "no kernel credentials over TCP");
+            // No kernel credentials over TCP: Perfetto's kInvalidUid, -1;
+            // the service's own uid where every TCP peer is this process.
+            let uid = match transport {
+                Transport::LocalTcp => rustix::process::getuid().as_raw() as i32,
+                _ => -1,
+            };
+            assert_eq!(d.trusted_uid(), Some(uid), "uid over TCP");
             assert_eq!(d.trusted_pid(), None);
             // As in Perfetto, a TCP producer is of this machine unless it
             // names another with set_peer_identity (a relay does).

@@ -35,7 +35,7 @@ impl Svc {
             ..DaemonConfig::default()
         };
         Svc {
-            _daemon: DaemonThread::start(cfg),
+            _daemon: DaemonThread::spawn(cfg).unwrap(),
             producer,
             dir,
         }
@@ -237,8 +237,8 @@ fn peer_identity_is_honoured_only_over_tcp() {
         log_level: 0,
         ..DaemonConfig::default()
     };
-    let daemon = DaemonThread::start(cfg);
-    let tcp = Endpoint::Tcp(daemon.tcp.unwrap().to_string());
+    let daemon = DaemonThread::spawn(cfg).unwrap();
+    let tcp = Endpoint::Tcp(daemon.producer_tcp_addr().unwrap().to_string());
     let claim = |ep: &Endpoint, name: &str| {
         let mut r = Raw::connect(ep);
         r.until(|e| matches!(e, ClientEvent::Bound { .. }));
@@ -395,14 +395,15 @@ fn a_consumer_that_stops_reading_is_dropped_and_others_go_on() {
     let dir = std::env::temp_dir().join(format!("zt-hostile-reader-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let consumer = Endpoint::Path(dir.join("c"));
-    let _daemon = DaemonThread::start(DaemonConfig {
+    let _daemon = DaemonThread::spawn(DaemonConfig {
         producer_sockets: vec![Endpoint::Path(dir.join("p"))],
         consumer_socket: consumer.clone(),
         log_level: 0,
         max_send_queue: 1 << 20,
         send_timeout_ms: 2_000,
         ..DaemonConfig::default()
-    });
+    })
+    .unwrap();
     let mut hog = Raw::connect_to(&consumer, "ConsumerPort");
     hog.until(|e| matches!(e, ClientEvent::Bound { .. }));
     hog.s.set_nonblocking(true).unwrap();

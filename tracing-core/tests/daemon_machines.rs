@@ -101,7 +101,7 @@ fn relayed_and_plain_tcp_producers_by_machine() {
     let dir = std::env::temp_dir().join(format!("zt-machines-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let consumer = Endpoint::Path(dir.join("c"));
-    let daemon = DaemonThread::start(DaemonConfig {
+    let daemon = DaemonThread::spawn(DaemonConfig {
         producer_sockets: vec![Endpoint::Tcp("127.0.0.1:0".into())],
         consumer_socket: consumer.clone(),
         log_level: 0,
@@ -110,8 +110,9 @@ fn relayed_and_plain_tcp_producers_by_machine() {
             ..DaemonConfig::default().options
         },
         ..DaemonConfig::default()
-    });
-    let tcp = Endpoint::Tcp(daemon.tcp.unwrap().to_string());
+    })
+    .unwrap();
+    let tcp = Endpoint::Tcp(daemon.producer_tcp_addr().unwrap().to_string());
     let _plain = Raw::producer(&tcp, "plain", None);
     let _relayed = Raw::producer(&tcp, "relayed", Some(("relay-a", "vm-a")));
 

@@ -265,12 +265,13 @@ fn a_producer_rewriting_its_smb_never_hurts_the_service() {
     std::fs::create_dir_all(&dir).unwrap();
     let producer_ep = Endpoint::Path(dir.join("p"));
     let consumer_ep = Endpoint::Path(dir.join("c"));
-    let _daemon = DaemonThread::start(DaemonConfig {
+    let _daemon = DaemonThread::spawn(DaemonConfig {
         producer_sockets: vec![producer_ep.clone()],
         consumer_socket: consumer_ep.clone(),
         log_level: 0,
         ..DaemonConfig::default()
-    });
+    })
+    .unwrap();
     let honest = ProducerClient::connect(
         &producer_ep,
         ProducerOptions {

@@ -473,12 +473,13 @@ mod driver {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let consumer = Endpoint::Path(dir.join("consumer"));
-        let daemon = DaemonThread::start(DaemonConfig {
+        let daemon = DaemonThread::spawn(DaemonConfig {
             producer_sockets: vec![Endpoint::Path(dir.join("producer"))],
             consumer_socket: consumer.clone(),
             log_level: 0,
             ..DaemonConfig::default()
-        });
+        })
+        .unwrap();
         (daemon, consumer, dir)
     }
 

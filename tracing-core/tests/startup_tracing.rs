@@ -5,17 +5,13 @@
 //! service refuses (startup data dropped, the service's SMB used).
 #![cfg(target_os = "linux")]
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use protozero::Decoder;
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::platform::boottime_ns;
 use zerotrace_core::producer::{
@@ -56,8 +52,7 @@ impl Drop for Paths {
 
 /// `zerotraced`'s driver on a thread.
 struct Running {
-    stop: UnixStream,
-    thread: Option<JoinHandle<()>>,
+    _daemon: DaemonThread,
 }
 
 impl Running {
@@ -68,27 +63,8 @@ impl Running {
             log_level: 1,
             ..DaemonConfig::default()
         };
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
-        let (ready_tx, ready) = std::sync::mpsc::channel();
-        // The core is single-threaded (not Send): build it on its thread.
-        let thread = std::thread::spawn(move || {
-            let mut daemon = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-            ready_tx.send(()).unwrap();
-            daemon.run().unwrap();
-        });
-        ready.recv().unwrap();
         Running {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            _daemon: DaemonThread::spawn(cfg).unwrap(),
         }
     }
 }

@@ -46,7 +46,7 @@ fn categories_threads_and_scoped_slices() {
         ..DaemonConfig::default()
     };
     let (p_ep, c_ep) = (cfg.producer_sockets[0].clone(), cfg.consumer_socket.clone());
-    let daemon = DaemonThread::start(cfg);
+    let daemon = DaemonThread::spawn(cfg).unwrap();
 
     let producer = Arc::new(
         ProducerClient::connect(

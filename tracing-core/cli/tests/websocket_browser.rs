@@ -15,14 +15,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use protozero::{Decoder, HeapWriter};
 use zerotrace_cli::websocket::{Bridge, TRACED_PATH, Target};
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::{ClientConnection, ClientEvent, Endpoint};
 use zerotrace_core::producer::{DataSourceSpec, ProducerClient, ProducerOptions};
 use zerotrace_protos::protos::{ReadBuffersResponseDecoder, TraceConfig};
@@ -405,21 +403,14 @@ fn the_ui_call_sequence_works_from_a_real_browser() {
         log_level: 0,
         ..DaemonConfig::default()
     };
-    let (stop, stop_rx) = UnixStream::pair().unwrap();
-    let (ready, bound) = std::sync::mpsc::channel();
-    let daemon = std::thread::spawn(move || {
-        let mut d = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-        ready.send(d.consumer_door().unwrap()).unwrap();
-        d.run().unwrap();
-    });
-    let door = bound.recv().unwrap();
+    let daemon = DaemonThread::spawn(cfg).unwrap();
 
     // The test's web server, and the bridge letting its origin in.
     let http = TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", http.local_addr().unwrap());
     let bridge = Bridge::start(
         "127.0.0.1:0",
-        Target::Door(door),
+        Target::Door(daemon.consumer_door()),
         vec![origin.clone()],
         false,
     )
@@ -528,8 +519,6 @@ fn the_ui_call_sequence_works_from_a_real_browser() {
     }
     drop(browser);
     drop(bridge);
-    let mut stop = stop;
-    let _ = stop.write_all(&[1]);
-    let _ = daemon.join();
+    daemon.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

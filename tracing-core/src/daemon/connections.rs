@@ -61,7 +61,7 @@ impl Daemon {
                     return;
                 }
             };
-            let identity = self.identity_of(&stream, port);
+            let identity = self.identity_of(&stream);
             self.add_conn(stream, port, identity);
         }
     }
@@ -72,7 +72,7 @@ impl Daemon {
     /// TCP peer is this process (`tcp_peers_are_local`). Every peer is of
     /// this machine (as in Perfetto, a TCP peer too) until a relay names
     /// its machine with set_peer_identity.
-    fn identity_of(&self, stream: &Stream, port: Port) -> PeerIdentity {
+    fn identity_of(&self, stream: &Stream) -> PeerIdentity {
         match stream.peer_cred() {
             Some(cred) => PeerIdentity {
                 uid: cred.uid,
@@ -83,9 +83,8 @@ impl Daemon {
                 uid: self.cfg.options.service_uid,
                 ..PeerIdentity::default()
             },
-            // A producer's uid is only reported and stamped on its packets
-            // (trusted_uid); it keeps the value it always had there.
-            None if port == Port::Producer => PeerIdentity::default(),
+            // A TCP producer too: its packets say trusted_uid -1, as
+            // Perfetto's do, and lockdown refuses it.
             None => PeerIdentity::UNKNOWN,
         }
     }

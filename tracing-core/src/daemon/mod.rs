@@ -15,6 +15,7 @@
 //! * `output.rs`: the output files of `write_into_file` sessions.
 //! * `env.rs`: [`OsEnv`], the core's [`ServiceEnv`](crate::service::ServiceEnv).
 //! * `poller.rs`: readiness (epoll, or `poll`).
+//! * `thread.rs`: [`DaemonThread`], the service on a thread of the caller.
 //!
 //! It runs wherever its sockets do: on Windows only TCP endpoints, whose
 //! producers emulate their SMB (see [`crate::ipc::Endpoint`]).
@@ -26,6 +27,7 @@ mod env;
 mod event_loop;
 mod output;
 mod poller;
+mod thread;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -43,6 +45,7 @@ use crate::service::{Action, ConsumerId, ProducerId, ServiceOptions, SessionId, 
 #[cfg(unix)]
 pub use self::door::ConsumerDoor;
 pub use self::env::{OsEnv, PassedSmb, SmbTable, machine_id_from_hint, map_provided_smb};
+pub use self::thread::DaemonThread;
 
 /// What stops a [`Daemon`] when it becomes readable: any fd on unix (a
 /// signal pipe, one end of a socket pair), a socket on Windows.

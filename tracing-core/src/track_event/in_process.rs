@@ -21,10 +21,8 @@
 //! producer's own mapping (`ProducerSmb::new` and
 //! `SharedMemoryAbi::peek_chunk` state the rule).
 
-use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use protozero::HeapWriter;
@@ -33,7 +31,7 @@ use zerotrace_protos::protos::TraceConfig;
 use super::backend::TrackEvent;
 use super::category::Category;
 use crate::consumer::{ConsumerClient, EnableRequest, SessionEnd};
-use crate::daemon::{Daemon, DaemonConfig, ShutdownFd};
+use crate::daemon::{DaemonConfig, DaemonThread};
 use crate::ipc::Endpoint;
 use crate::producer::{ProducerClient, ProducerOptions};
 
@@ -88,8 +86,7 @@ pub struct InProcessSession {
     consumer: ConsumerClient,
     session: EnableRequest,
     producer: Arc<ProducerClient>,
-    stop: StopSender,
-    service: Option<JoinHandle<()>>,
+    service: Option<DaemonThread>,
 }
 
 impl std::fmt::Debug for InProcessSession {
@@ -116,35 +113,9 @@ impl InProcessSession {
             tcp_peers_are_local: true,
             ..DaemonConfig::default()
         };
-        let (stop, stop_rx) = stop_pair().map_err(fail)?;
-        let (ready_tx, ready) = std::sync::mpsc::channel();
-        let service = std::thread::Builder::new()
-            .name("zerotrace-service".into())
-            .spawn(move || {
-                let (p_ep, c_ep) = (
-                    daemon_cfg.producer_sockets[0].clone(),
-                    daemon_cfg.consumer_socket.clone(),
-                );
-                match Daemon::bind(daemon_cfg, Some(stop_rx)) {
-                    Ok(mut d) => {
-                        // A TCP socket's port, now that the system picked it.
-                        let bound = |ep: Endpoint, addr: Option<std::net::SocketAddr>| {
-                            addr.map_or(ep, |a| Endpoint::Tcp(a.to_string()))
-                        };
-                        let endpoints = (
-                            bound(p_ep, d.producer_tcp_addr()),
-                            bound(c_ep, d.consumer_tcp_addr()),
-                        );
-                        let _ = ready_tx.send(Ok(endpoints));
-                        let _ = d.run();
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                    }
-                }
-            })
-            .map_err(fail)?;
-        let (p_ep, c_ep) = ready.recv().map_err(fail)?.map_err(fail)?;
+        let service = DaemonThread::spawn(daemon_cfg).map_err(fail)?;
+        let p_ep = service.producer_endpoints()[0].clone();
+        let c_ep = service.consumer_endpoint().clone();
         let name = std::env::args()
             .next()
             .unwrap_or_else(|| "zerotrace".into());
@@ -197,7 +168,6 @@ impl InProcessSession {
             consumer,
             session,
             producer,
-            stop,
             service: Some(service),
         })
     }
@@ -260,42 +230,9 @@ fn service_endpoints() -> (Endpoint, Endpoint) {
     )
 }
 
-/// The end of the stop signal this side writes a byte to.
-#[cfg(unix)]
-type StopSender = std::os::unix::net::UnixStream;
-/// The end of the stop signal this side writes a byte to.
-#[cfg(not(unix))]
-type StopSender = std::net::TcpStream;
-
-/// The two ends of the embedded service's stop signal: a byte written to
-/// the first makes the second readable, which stops the service.
-#[cfg(unix)]
-fn stop_pair() -> io::Result<(StopSender, ShutdownFd)> {
-    let (tx, rx) = StopSender::pair()?;
-    Ok((tx, ShutdownFd::from(rx)))
-}
-
-/// The two ends of the embedded service's stop signal: a connected pair of
-/// loopback TCP sockets (Windows has no socket pairs, and its `poll` waits
-/// on sockets only).
-#[cfg(not(unix))]
-fn stop_pair() -> io::Result<(StopSender, ShutdownFd)> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let tx = StopSender::connect(listener.local_addr()?)?;
-    loop {
-        // Someone else may connect first; the other end is ours.
-        let (rx, peer) = listener.accept()?;
-        if peer == tx.local_addr()? {
-            return Ok((tx, ShutdownFd::from(rx)));
-        }
-    }
-}
-
 impl Drop for InProcessSession {
     fn drop(&mut self) {
-        let _ = self.stop.write_all(&[1]);
-        if let Some(s) = self.service.take() {
-            let _ = s.join();
-        }
+        // The service stops first (as it always did), then the clients.
+        drop(self.service.take());
     }
 }

@@ -485,45 +485,7 @@ pub fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// A `zerotraced` loop on its own thread; stops (and joins) when dropped.
+/// The service on a thread of the test (zerotrace-core's own helper).
 #[cfg(target_os = "linux")]
-pub struct DaemonThread {
-    stop: std::os::unix::net::UnixStream,
-    thread: Option<std::thread::JoinHandle<()>>,
-    /// The TCP address of a `:0` producer socket, if there is one.
-    pub tcp: Option<std::net::SocketAddr>,
-}
-
-#[cfg(target_os = "linux")]
-impl DaemonThread {
-    /// Binds `cfg`'s sockets (on the daemon's thread: the core is not
-    /// `Send`) and returns once they listen.
-    pub fn start(cfg: zerotrace_core::daemon::DaemonConfig) -> DaemonThread {
-        let (stop, rx) = std::os::unix::net::UnixStream::pair().unwrap();
-        let (tx, ready) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let mut d =
-                zerotrace_core::daemon::Daemon::bind(cfg, Some(std::os::fd::OwnedFd::from(rx)))
-                    .unwrap();
-            tx.send(d.producer_tcp_addr()).unwrap();
-            d.run().unwrap();
-        });
-        let tcp = ready.recv().unwrap();
-        DaemonThread {
-            stop,
-            thread: Some(thread),
-            tcp,
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for DaemonThread {
-    fn drop(&mut self) {
-        use std::io::Write;
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
+#[allow(unused_imports)]
+pub use zerotrace_core::daemon::DaemonThread;

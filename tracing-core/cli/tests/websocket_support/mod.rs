@@ -7,7 +7,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -17,7 +16,7 @@ use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 use zerotrace_cli::websocket::{ALLOWED_ORIGINS, Bridge, Limits, TRACED_PATH, Target};
 use zerotrace_core::consumer::ConsumerClient;
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 
 /// An origin the test bridges let in besides the UI's.
@@ -30,8 +29,7 @@ pub struct Setup {
     pub producer: Endpoint,
     pub consumer: Endpoint,
     bridge: Option<Bridge>,
-    stop: UnixStream,
-    thread: Option<std::thread::JoinHandle<()>>,
+    daemon: Option<DaemonThread>,
 }
 
 impl Setup {
@@ -54,17 +52,10 @@ impl Setup {
             log_level: 0,
             ..DaemonConfig::default()
         };
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
-        let (ready, bound) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let mut d = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-            ready.send(d.consumer_door().unwrap()).unwrap();
-            d.run().unwrap();
-        });
-        let door = bound.recv().unwrap();
+        let daemon = DaemonThread::spawn(cfg).unwrap();
         let bridge = Bridge::start_with_limits(
             listen,
-            Target::Door(door),
+            Target::Door(daemon.consumer_door()),
             vec![EXTRA.to_owned()],
             false,
             limits,
@@ -75,8 +66,7 @@ impl Setup {
             producer,
             consumer,
             bridge: Some(bridge),
-            stop,
-            thread: Some(thread),
+            daemon: Some(daemon),
         }
     }
 
@@ -96,9 +86,8 @@ impl Setup {
 
     /// Stops the service (the bridge keeps listening).
     pub fn stop_service(&mut self) {
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(d) = self.daemon.take() {
+            d.stop().unwrap();
         }
     }
 }
