@@ -9,62 +9,15 @@
 //! Nesting deeper than the 16 open-slot levels kept inline spills the slot
 //! stack to the heap; that case may allocate and is only bounded here.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 /// Repetitions per test (fewer under Miri, which interprets every access).
 const ROUNDS: usize = if cfg!(miri) { 20 } else { 1000 };
 
 use protozero::{Decoder, Message, SliceWriter, TypedDecoder};
 
-/// Counts allocations made by the current thread.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count() {
-    // `try_with`: the slot may be gone while a thread is being torn down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counter is a const-initialized thread-local that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: zerotrace_test_alloc::CountingAlloc = zerotrace_test_alloc::CountingAlloc;
 
-/// Heap allocations the current thread makes while running `f`.
-fn allocations_during<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let r = f();
-    (ALLOCATIONS.with(Cell::get) - before, r)
-}
+use zerotrace_test_alloc::allocations_during;
 
 /// TracePacket{timestamp 8, sequence_flags 13, track_event 11 {type 9,
 /// track_uuid 11, name_iid 10, category_iids 3, debug_annotations 4 ×2}}.

@@ -9,8 +9,6 @@
 
 mod service_support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use protozero::HeapWriter;
@@ -27,28 +25,11 @@ use zerotrace_protos::protos::{
 };
 
 /// Live heap bytes of this test binary, to see that a flood leaves nothing.
-struct Counting;
+#[global_allocator]
+static ALLOC: zerotrace_test_alloc::CountingAlloc = zerotrace_test_alloc::CountingAlloc;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
 /// The tests run one at a time: the flood test reads a process-wide count.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-// SAFETY: forwards to the system allocator, only counting sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(p, l) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
@@ -485,7 +466,7 @@ fn a_commit_flood_leaves_nothing_behind() {
     let mut live_after_warmup = 0;
     for round in 0..2000u32 {
         if round == 100 {
-            live_after_warmup = LIVE.load(Ordering::Relaxed);
+            live_after_warmup = zerotrace_test_alloc::live_bytes();
         }
         let req = CommitDataRequest {
             chunks_to_move: (0..50)
@@ -514,7 +495,7 @@ fn a_commit_flood_leaves_nothing_behind() {
         h.pcall(evil, ProducerCall::CommitData(req));
         h.log.clear();
     }
-    let growth = LIVE.load(Ordering::Relaxed) - live_after_warmup;
+    let growth = zerotrace_test_alloc::live_bytes() - live_after_warmup;
     assert!(
         growth < 16 * 1024,
         "1,900 rounds of flood left {growth} bytes behind"

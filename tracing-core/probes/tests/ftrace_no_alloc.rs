@@ -6,56 +6,15 @@
 mod ftrace_common;
 
 use ftrace_common::{Recording, fixture_dir};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-/// Counts allocations made by the current thread.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count() {
-    // `try_with`: the slot may be gone while a thread is being torn down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counter is a const-initialized thread-local that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: zerotrace_test_alloc::CountingAlloc = zerotrace_test_alloc::CountingAlloc;
 
 #[test]
 fn parsing_pages_and_fields_allocates_nothing() {
     let rec = Recording::load(&fixture_dir()).expect("fixtures");
     let (table, layout) = rec.layout();
-    let before = ALLOCATIONS.with(Cell::get);
+    let before = zerotrace_test_alloc::allocations();
     let mut records = 0usize;
     let mut checksum = 0u64;
     for raw in &rec.raw {
@@ -79,7 +38,7 @@ fn parsing_pages_and_fields_allocates_nothing() {
             }
         }
     }
-    let after = ALLOCATIONS.with(Cell::get);
+    let after = zerotrace_test_alloc::allocations();
     assert!(records > 1000, "{records}");
     assert_eq!(after - before, 0, "{records} records, checksum {checksum}");
 }
