@@ -35,7 +35,7 @@ pub use shared_copy::copy_from_shared;
 pub use shared_memory_abi::SharedMemoryAbi;
 
 /// The chunk state machine's CAS steps, generic over the atomic word, for the
-/// loom models in `tests/loom_chunks.rs` only: not part of the API,
+/// loom models in `tracing-core/loom/tests/loom_chunks.rs` only: not part of the API,
 /// may change in any release. Users go through [`SharedMemoryAbi`].
 #[doc(hidden)]
 pub mod __private {

@@ -6,7 +6,7 @@
 //! acquire/release orderings fail to order a producer's writes before the
 //! service's reads, or if two parties ever own one chunk at once.
 //!
-//! Run: `RUSTFLAGS="--cfg zerotrace_loom" cargo test -p zerotrace-core --release --test loom_chunks`
+//! Run: `RUSTFLAGS="--cfg zerotrace_loom" cargo test -p zerotrace-loom --release --test loom_chunks`
 //! (`LOOM_MAX_PREEMPTIONS=N` changes the bound on preemptions explored; default 3).
 #![cfg(zerotrace_loom)]
 
