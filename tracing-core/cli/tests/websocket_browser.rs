@@ -15,6 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -355,6 +356,8 @@ impl Browser {
             .arg(url)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
+            // A group of its own, so that its helper processes go with it.
+            .process_group(0)
             .spawn()
             .expect("chromium starts");
         Browser(child, profile)
@@ -363,6 +366,11 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        // The browser's renderers and zygote outlive a kill of its main
+        // process: the whole group goes.
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0.id() as i32) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
         let _ = std::fs::remove_dir_all(&self.1);
