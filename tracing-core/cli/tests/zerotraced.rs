@@ -428,3 +428,16 @@ fn the_example_system_config_records_with_zerotrace_record() {
     drop(instance);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An option that would be parsed and then ignored is a usage error:
+/// `--http-additional-cors-origins` means nothing without `--websocket`.
+#[test]
+fn cors_origins_without_the_websocket_are_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+        .args(["--http-additional-cors-origins", "http://localhost:4242"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--websocket"), "{err}");
+}
