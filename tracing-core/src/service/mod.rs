@@ -27,6 +27,7 @@ mod config;
 mod core;
 mod env;
 mod ids;
+pub(crate) mod machines;
 mod packet_validator;
 // The daemon's `ServiceEnv` builds the service's packets.
 pub(crate) mod service_packets;

@@ -145,11 +145,12 @@ pub fn remote_system_info_packet(uid: u32, machine: u32, info: &[u8]) -> Vec<u8>
 }
 
 /// A remote machine's `remote_clock_sync` packet: its relay's clock
-/// exchanges, each the relay's readings and the service's.
-pub fn remote_clock_sync_packet(
+/// exchanges, each the relay's readings (`client`) and the service's
+/// (`host`).
+pub fn remote_clock_sync_packet<'a>(
     uid: u32,
     machine: u32,
-    synced: &[&crate::service::core::SyncedClocks],
+    synced: impl IntoIterator<Item = (&'a [ClockReading], &'a [ClockReading])>,
 ) -> Vec<u8> {
     encode(|m| {
         let mut p = TracePacket::from_message(m);
@@ -157,18 +158,18 @@ pub fn remote_clock_sync_packet(
         p.set_trusted_uid(uid as i32);
         {
             let mut r = p.begin_remote_clock_sync();
-            for s in synced {
+            for (client, host) in synced {
                 let mut e = r.add_synced_clocks();
                 {
                     let mut c = e.begin_client_clocks();
-                    for x in &s.client {
+                    for x in client {
                         c.add_clocks()
                             .set_clock_id(x.clock_id)
                             .set_timestamp(x.timestamp);
                     }
                 }
                 let mut h = e.begin_host_clocks();
-                for x in &s.host {
+                for x in host {
                     h.add_clocks()
                         .set_clock_id(x.clock_id)
                         .set_timestamp(x.timestamp);

@@ -32,7 +32,6 @@ use crate::service::trace_buffer::TraceBuffer;
 use crate::shm::SharedMemoryRegion;
 
 pub use read::GlobalStats;
-pub use relay_port::SyncedClocks;
 use state::{Consumer, PendingFlush, Producer, Session, Timer};
 pub use state::{DataSourceState, SessionState, SessionSummary};
 
@@ -132,8 +131,8 @@ pub struct TracingService {
     /// `ObservableEvents`, by the id their timer carries.
     clone_trigger_hits: BTreeMap<u64, Vec<u8>>,
     last_clone_trigger_hit: u64,
-    /// What relays told about their machines, by machine id.
-    remote_machines: BTreeMap<u32, relay_port::RemoteMachine>,
+    /// What relays told about their machines.
+    machines: crate::service::machines::Machines,
 }
 
 impl std::fmt::Debug for TracingService {
@@ -174,7 +173,7 @@ impl TracingService {
             trigger_history: VecDeque::new(),
             clone_trigger_hits: BTreeMap::new(),
             last_clone_trigger_hit: 0,
-            remote_machines: BTreeMap::new(),
+            machines: Default::default(),
         }
     }
 

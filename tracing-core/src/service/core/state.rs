@@ -174,7 +174,7 @@ pub(super) struct Session {
     pub events: Vec<(u64, u32)>,
     pub preamble_written: bool,
     /// What the trace holds of the machines relays described.
-    pub remote_written: super::relay_port::RemoteWritten,
+    pub remote_written: crate::service::machines::RemoteWritten,
     /// Where a read in progress is: buffer index, and whether its
     /// `begin_read` was called.
     pub read_buffer: usize,
