@@ -17,6 +17,7 @@ mod producer_port;
 mod read;
 mod relay_port;
 mod state;
+mod timers;
 mod triggers;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -115,10 +116,8 @@ pub struct TracingService {
     pending_flushes: BTreeMap<FlushRequestId, PendingFlush>,
     /// ReadBuffers calls still streaming: consumer to (session, request).
     pending_reads: BTreeMap<ConsumerId, (SessionId, RequestId)>,
-    /// Timers by (BOOTTIME deadline, sequence), with their MONOTONIC
-    /// deadline when they must not count suspended time.
-    timers: BTreeMap<(u64, u64), (Timer, Option<u64>)>,
-    timer_seq: u64,
+    /// Timers, by their deadline.
+    timers: timers::Timers,
     lockdown: bool,
     stats: ServiceStats,
     /// When each `unique_session_name` last began a session with
@@ -165,8 +164,7 @@ impl TracingService {
             last_flush_id: 0,
             pending_flushes: BTreeMap::new(),
             pending_reads: BTreeMap::new(),
-            timers: BTreeMap::new(),
-            timer_seq: 0,
+            timers: timers::Timers::default(),
             lockdown: false,
             stats: ServiceStats::default(),
             guardrail_names: BTreeMap::new(),
@@ -185,34 +183,18 @@ impl TracingService {
     /// The earliest time at which [`handle_timeout`](Self::handle_timeout)
     /// has work to do.
     pub fn poll_timeout(&self) -> Option<u64> {
-        self.timers.keys().next().map(|&(t, _)| t)
+        self.timers.next_deadline()
     }
 
     /// Runs every timer due at `now`.
     pub fn handle_timeout(&mut self, now: u64) {
         self.advance(now);
-        while let Some((&key, _)) = self.timers.iter().next() {
-            if key.0 > self.now {
+        loop {
+            let env = &mut self.env;
+            let Some(timer) = self.timers.pop_due(self.now, || env.monotonic_ns()) else {
                 break;
-            }
-            if let Some((timer, monotonic_at)) = self.timers.remove(&key) {
-                // Due on BOOTTIME; on MONOTONIC the machine may have slept
-                // through part of it.
-                let left = match (monotonic_at, self.env.monotonic_ns()) {
-                    (Some(at), Some(mono)) => at.saturating_sub(mono),
-                    _ => 0,
-                };
-                // (Under a millisecond left is the lag between the
-                // driver's clock reading and ours: due.)
-                if left >= 1_000_000 {
-                    self.timer_seq += 1;
-                    let at = self.now.saturating_add(left);
-                    self.timers
-                        .insert((at, self.timer_seq), (timer, monotonic_at));
-                    continue;
-                }
-                self.fire(timer);
-            }
+            };
+            self.fire(timer);
         }
     }
 
@@ -286,7 +268,6 @@ impl TracingService {
     /// Arms `timer` to fire `after_ms` from now: on BOOTTIME when it counts
     /// suspended time ([`Self::counts_suspend`]), else on MONOTONIC.
     fn arm(&mut self, after_ms: u64, timer: Timer) {
-        self.timer_seq += 1;
         let after = after_ms.saturating_mul(1_000_000);
         let at = self.now.saturating_add(after);
         let monotonic_at = if self.counts_suspend(&timer) {
@@ -294,8 +275,7 @@ impl TracingService {
         } else {
             self.env.monotonic_ns().map(|m| m.saturating_add(after))
         };
-        self.timers
-            .insert((at, self.timer_seq), (timer, monotonic_at));
+        self.timers.arm(at, monotonic_at, timer);
     }
 
     /// Whether `timer` runs on BOOTTIME (counting suspend), as Perfetto's:
@@ -322,7 +302,7 @@ impl TracingService {
 
     fn disarm(&mut self, pred: impl Fn(&Timer) -> bool) {
         let hits = &mut self.clone_trigger_hits;
-        self.timers.retain(|_, (t, _)| {
+        self.timers.retain(|t| {
             let keep = !pred(t);
             if let (false, Timer::CloneTriggerHit(_, id)) = (keep, t) {
                 hits.remove(id);
