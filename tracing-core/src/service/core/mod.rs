@@ -18,6 +18,7 @@ mod read;
 mod relay_port;
 mod state;
 mod timers;
+mod trigger_book;
 mod triggers;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -123,13 +124,8 @@ pub struct TracingService {
     /// When each `unique_session_name` last began a session with
     /// `enable_extra_guardrails` (BOOTTIME ns).
     guardrail_names: BTreeMap<String, u64>,
-    /// Trigger hits (BOOTTIME ns, name) of the last 24 hours, oldest first,
-    /// for `max_per_24_h`.
-    trigger_history: VecDeque<(u64, String)>,
-    /// CLONE_SNAPSHOT trigger hits waiting for their delay: the encoded
-    /// `ObservableEvents`, by the id their timer carries.
-    clone_trigger_hits: BTreeMap<u64, Vec<u8>>,
-    last_clone_trigger_hit: u64,
+    /// Trigger hits of the last day, clone-trigger notices held back.
+    trigger_book: trigger_book::TriggerBook,
     /// What relays told about their machines.
     machines: crate::service::machines::Machines,
 }
@@ -168,9 +164,7 @@ impl TracingService {
             lockdown: false,
             stats: ServiceStats::default(),
             guardrail_names: BTreeMap::new(),
-            trigger_history: VecDeque::new(),
-            clone_trigger_hits: BTreeMap::new(),
-            last_clone_trigger_hit: 0,
+            trigger_book: Default::default(),
             machines: Default::default(),
         }
     }
@@ -301,11 +295,11 @@ impl TracingService {
     }
 
     fn disarm(&mut self, pred: impl Fn(&Timer) -> bool) {
-        let hits = &mut self.clone_trigger_hits;
+        let book = &mut self.trigger_book;
         self.timers.retain(|t| {
             let keep = !pred(t);
             if let (false, Timer::CloneTriggerHit(_, id)) = (keep, t) {
-                hits.remove(id);
+                book.take_clone_hit(*id);
             }
             keep
         });

@@ -285,7 +285,7 @@ pub(super) enum Timer {
     TriggerTimeout(SessionId),
     TriggerStop(SessionId),
     /// A CLONE_SNAPSHOT trigger's hit, told to the consumer after the
-    /// trigger's stop delay (the event waits in `clone_trigger_hits`).
+    /// trigger's stop delay (the event waits in the `TriggerBook`).
     CloneTriggerHit(SessionId, u64),
     ClockSnapshot(SessionId),
 }

@@ -12,17 +12,6 @@ use crate::service::config::TriggerMode;
 use crate::service::ids::SessionId;
 use crate::service::service_packets::encode;
 
-/// The window of `max_per_24_h`.
-const TRIGGER_WINDOW_NS: u64 = 24 * 3600 * 1_000_000_000;
-
-/// Trigger hits remembered for `max_per_24_h` (a producer flooding
-/// triggers cannot grow the history without bound; beyond this many hits a
-/// day, newer ones are not counted).
-const MAX_TRIGGER_HISTORY: usize = 64 * 1024;
-
-/// CLONE_SNAPSHOT trigger hits waiting for their delay, at most.
-const MAX_PENDING_CLONE_TRIGGER_HITS: usize = 1024;
-
 impl TracingService {
     /// A trigger, from a producer (or a consumer's `activate_triggers`).
     pub(super) fn activate_trigger(&mut self, name: &str, producer_name: &str, uid: u32) {
@@ -30,13 +19,7 @@ impl TracingService {
         // `max_per_24_h` counts this trigger's hits of the last 24 hours,
         // across sessions (as Perfetto: a hit is a trigger that reached at
         // least one session, counted once).
-        self.trigger_history
-            .retain(|(at, _)| now.saturating_sub(*at) <= TRIGGER_WINDOW_NS);
-        let hits = self
-            .trigger_history
-            .iter()
-            .filter(|(_, n)| n == name)
-            .count() as u64;
+        let hits = self.trigger_book.hits_in_last_day(now, name);
         let mut hit = false;
         let ids: Vec<SessionId> = self.sessions.keys().copied().collect();
         for session in ids {
@@ -111,19 +94,16 @@ impl TracingService {
                         if let Some(consumer) = s.consumer {
                             self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
                         }
-                    } else if self.clone_trigger_hits.len() < MAX_PENDING_CLONE_TRIGGER_HITS {
+                    } else if let Some(id) = self.trigger_book.hold_clone_hit(data) {
                         // Counted awake, told to whoever consumes it then.
-                        self.last_clone_trigger_hit += 1;
-                        let id = self.last_clone_trigger_hit;
-                        self.clone_trigger_hits.insert(id, data);
                         self.arm(delay as u64, Timer::CloneTriggerHit(session, id));
                     }
                 }
                 _ => {}
             }
         }
-        if hit && self.trigger_history.len() < MAX_TRIGGER_HISTORY {
-            self.trigger_history.push_back((now, name.to_owned()));
+        if hit {
+            self.trigger_book.record_hit(now, name);
         }
     }
 
@@ -142,7 +122,7 @@ impl TracingService {
             }
             Timer::Duration(session) | Timer::TriggerStop(session) => self.flush_and_stop(session),
             Timer::CloneTriggerHit(session, id) => {
-                let data = self.clone_trigger_hits.remove(&id);
+                let data = self.trigger_book.take_clone_hit(id);
                 let consumer = self.sessions.get(&session).and_then(|s| s.consumer);
                 if let (Some(data), Some(consumer)) = (data, consumer) {
                     self.observe(consumer, OBSERVE_CLONE_TRIGGER, data);
