@@ -44,7 +44,7 @@ struct Args {
     #[arg(long)]
     probes: bool,
     /// Serve the Perfetto UI's WebSocket on /traced, as Perfetto's
-    /// websocket_bridge: ADDR, or localhost:8037 (127.0.0.1 and [::1]).
+    /// websocket_bridge: ADDR, or localhost:8037 (127.0.0.1 and `[::1]`).
     /// Each WebSocket is a consumer with the uid of the local process on
     /// its other end (as the kernel tells), else with none
     #[arg(long, value_name = "ADDR", num_args = 0..=1,

@@ -18,7 +18,7 @@
 //!
 //! A web page the user happens to visit must not be able to read or start
 //! traces: only the origins Perfetto's bridge allows, plus those given with
-//! `--http-additional-cors-origins`, get the upgrade ([`origin`]); any
+//! `--http-additional-cors-origins`, get the upgrade (`origin.rs`); any
 //! other origin, or none, gets 403. The origin keeps web pages out, not
 //! local programs, which can send any header.
 //!

@@ -16,7 +16,7 @@ pub const ALLOWED_ORIGINS: &[&str] = &[
 ///
 /// An origin only keeps other web pages out: any local program can send
 /// any header, so it decides nothing about who the peer is (see
-/// [`super::peer`]).
+/// `peer.rs`).
 pub fn origin_allowed(origin: Option<&str>, extra: &[String]) -> bool {
     origin.is_some_and(|o| {
         ALLOWED_ORIGINS
