@@ -6,9 +6,10 @@
 //! creation, one while its slice is open), events as instants inside their
 //! span, thread tracks named after their threads and the process track
 //! after the process, `follows_from` as a flow marked at both ends (cause
-//! before follower), a span entered on two threads as one slice on each
-//! thread's track, `counter.*` fields as counter tracks (a text one as an
-//! annotation), a plain message and a `log` record.
+//! before follower; a cause whose slice is over ends with the flow), a
+//! span entered on two threads as one slice on each thread's track, `counter.*` fields as counter tracks (a text one, and
+//! an unsigned one above `i64::MAX`, as an exact annotation), a plain
+//! message and a `log` record.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -209,6 +210,18 @@ fn workload(dispatch: &Dispatch) {
     drop(consume);
     drop(produce);
 
+    // The usual shape: a request returns, and a task it spawned (created
+    // later) follows from it and runs; a second task follows from it too.
+    let handle = tracing::info_span!("handle");
+    handle.in_scope(|| {});
+    let task = tracing::info_span!("task");
+    task.follows_from(&handle);
+    task.in_scope(|| {});
+    let task2 = tracing::info_span!("task2");
+    task2.follows_from(&handle);
+    task2.in_scope(|| {});
+    drop((task, task2, handle));
+
     let request = tracing::info_span!(
         "request",
         id = 7u64,
@@ -233,6 +246,9 @@ fn workload(dispatch: &Dispatch) {
         tracing::info!(counter.queue = 10i64);
         tracing::info!(counter.queue = 20i64, counter.load = 0.75f64);
         tracing::info!(counter.state = "busy");
+        // Above i64::MAX: an int64 counter_value would wrap it, a double
+        // round it; it stays an exact annotation.
+        tracing::info!(counter.big = u64::MAX - 1);
         tracing::info!("plain message");
         log::warn!("disk {} almost full", 3);
         // follows_from a span whose slice is open now.
@@ -332,6 +348,9 @@ fn a_workload_decodes_to_what_the_user_traced() {
     for (name, count) in [
         ("produce", 1),
         ("consume", 1),
+        ("handle", 1),
+        ("task", 1),
+        ("task2", 1),
         ("request", 1),
         ("parse", 1),
         ("batch", 1),
@@ -514,6 +533,7 @@ fn a_workload_decodes_to_what_the_user_traced() {
         ("queue", vec![Some(Val::Int(10)), Some(Val::Int(20))]),
         ("load", vec![Some(Val::Double(0.75))]),
         ("state", vec![]),
+        ("big", vec![]),
     ] {
         let got = samples(name);
         check("counter tracks", got == want, format!("{name}: {got:?}"));
@@ -535,6 +555,16 @@ fn a_workload_decodes_to_what_the_user_traced() {
         format!("{state:?}"),
     );
 
+    let big = find(&|i| ann(&i.ev.anns, "counter.big").is_some());
+    check(
+        "a counter.* value above i64::MAX is kept exactly",
+        big.is_some_and(|b| {
+            ann(&b.ev.anns, "counter.big") == Some(&Val::Uint(u64::MAX - 1))
+                && b.parent == Some(request)
+        }) && !trace.events.iter().any(|e| e.counter == Some(Val::Int(-2))),
+        format!("{big:?}"),
+    );
+
     // follows_from: a flow that leaves the cause's slice (an event inside
     // it starts it) and ends in the follower's, later.
     let within = |i: usize, ev: &Ev| {
@@ -542,6 +572,8 @@ fn a_workload_decodes_to_what_the_user_traced() {
     };
     for (cause, follower) in [
         ("produce", "consume"),
+        ("handle", "task"),
+        ("handle", "task2"),
         ("batch", "item"),
         ("remote", "local"),
     ] {
@@ -551,7 +583,7 @@ fn a_workload_decodes_to_what_the_user_traced() {
         let marks: Vec<&Ev> = [Some(&fs.begin), fs.end.as_ref()]
             .into_iter()
             .flatten()
-            .filter(|e| !e.terminating.is_empty() || !e.flows.is_empty())
+            .filter(|e| !e.terminating.is_empty())
             .collect();
         let arrival = marks
             .iter()
@@ -578,6 +610,23 @@ fn a_workload_decodes_to_what_the_user_traced() {
             &point,
             starts.iter().all(|s| s.ts < arrival.ts),
             "it runs from the cause to the follower".into(),
+        );
+    }
+    // A cause whose slice is over when the follower arrives: the flow
+    // starts at the cause's end, which carries it (`flow_ids`: Perfetto's
+    // importer binds them to the slice the end closes), so a reader that
+    // has already passed that time in a streamed trace still has it. The
+    // first follower of a slice ends that flow; a second one starts from
+    // an instant inside the slice.
+    for (cause, follower) in [("produce", "consume"), ("handle", "task")] {
+        let (c, f) = (&slices[one(cause)], &slices[one(follower)]);
+        let end = c.end.as_ref();
+        check(
+            "follows_from a cause whose slice is over",
+            end.is_some_and(|e| {
+                e.flows.len() == 1 && f.begin.terminating == e.flows && e.ts < f.begin.ts
+            }),
+            format!("{cause}'s end {end:?}, {follower}'s begin {:?}", f.begin),
         );
     }
     let t = thread_of(one("remote"));

@@ -96,6 +96,15 @@ fn process_name() -> &'static str {
 #[derive(Debug, Clone, Copy)]
 pub struct TrackEvent;
 
+/// The numbers behind this process's flow ids ([`TrackEvent::new_flow_id`]).
+static NEXT_FLOW: AtomicU64 = AtomicU64::new(1);
+
+/// The flow id of number `n` (from [`NEXT_FLOW`]): mixed with the pid, so
+/// unlikely to meet another process's.
+pub(crate) fn flow_id(n: u64) -> u64 {
+    (std::process::id() as u64) << 40 ^ n
+}
+
 impl TrackEvent {
     /// Registers the `track_event` data source with `categories` on
     /// `producer`. Call once per process.
@@ -156,9 +165,14 @@ impl TrackEvent {
     /// pid, unlikely to meet another process's), for `flow` /
     /// `terminating_flow` options.
     pub fn new_flow_id() -> u64 {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        (std::process::id() as u64) << 40 ^ n
+        flow_id(NEXT_FLOW.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// `n` flow ids at once, as the numbers `first..first + n` that
+    /// [`flow_id`] turns into ids no other call returns: a thread that
+    /// needs many takes a block and hands them out without an atomic each.
+    pub(crate) fn reserve_flow_ids(n: u64) -> u64 {
+        NEXT_FLOW.fetch_add(n, Ordering::Relaxed)
     }
 
     /// Flushes this thread's writer and sends what the producer has

@@ -400,6 +400,50 @@ impl EventWriter {
         ]);
     }
 
+    /// [`Self::slice_end_fast`] whose end also carries `flow` in
+    /// `flow_ids` (a flow that starts at the slice it ends, if a later
+    /// event goes on with it).
+    #[inline]
+    pub(crate) fn slice_end_fast_flow(
+        &mut self,
+        ts: u64,
+        category: &'static Category,
+        track: Option<u64>,
+        flow: u64,
+    ) {
+        if self.cleared || track.is_some_and(|t| t != self.thread.uuid) {
+            let opts = on_track(EventOptions::new().flow(flow), track);
+            return self.emit(
+                ts,
+                EventKind::SliceEnd,
+                Some(category),
+                None,
+                &opts,
+                &[],
+                |_| {},
+            );
+        }
+        let mut handle = self.writer.new_trace_packet();
+        let mut p = handle.root();
+        p.append_uint64(8, ts);
+        // sequence_flags (13), track_event (11) { type (9): SLICE_END,
+        // flow_ids (47, fixed64) }.
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&[
+            13 << 3,
+            SEQ_NEEDS_INCREMENTAL_STATE as u8,
+            11 << 3 | 2,
+            12,
+            9 << 3,
+            EventKind::SliceEnd as u8,
+            // 47 << 3 | 1 as a varint.
+            0xf9,
+            0x02,
+        ]);
+        b[8..].copy_from_slice(&flow.to_le_bytes());
+        p.append_raw_bytes(&b);
+    }
+
     /// Begins a slice on the thread track.
     pub fn slice_begin(
         &mut self,
@@ -612,6 +656,8 @@ mod tests {
                     w.site_event(ts, None, EventKind::Instant, &OTHER, "c", None, &[], |_| {});
                     w.slice_end_fast(ts + 1, &CAT, None);
                     w.slice_end_fast(ts + 2, &CAT, Some(99));
+                    w.slice_end_fast_flow(ts + 3, &CAT, Some(5), 1 << 60 | 3);
+                    w.slice_end_fast_flow(ts + 4, &CAT, Some(99), 4);
                 } else {
                     let o = EventOptions::new().location(here);
                     w.emit(
@@ -645,6 +691,10 @@ mod tests {
                     );
                     w.slice_end(ts + 1, &CAT);
                     w.slice_end_on(ts + 2, &CAT, Some(99));
+                    for (t, track, flow) in [(ts + 3, None, 1 << 60 | 3), (ts + 4, Some(99), 4)] {
+                        let o = on_track(EventOptions::new().flow(flow), track);
+                        w.emit(t, EventKind::SliceEnd, Some(&CAT), None, &o, &[], |_| {});
+                    }
                 }
             }
         }

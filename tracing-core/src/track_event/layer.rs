@@ -16,7 +16,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 use zerotrace_protos::protos::TrackEvent as TrackEventMsg;
 
-use super::backend::TrackEvent;
+use super::backend::{TrackEvent, flow_id};
 use super::callsite::SiteKey;
 use super::category::Category;
 use super::debug_value::DebugValue;
@@ -167,6 +167,19 @@ impl Visit for Fields {
 /// Fields named `counter.NAME` are counter samples.
 const COUNTER_PREFIX: &str = "counter.";
 
+/// Whether a `counter.NAME` field's value is a counter sample: an integer
+/// that `counter_value` (an int64) holds exactly, a float or a bool. Text,
+/// and an unsigned value above `i64::MAX` (which would wrap, and which a
+/// double would round), stay a debug annotation named `counter.NAME`,
+/// exact.
+fn is_sample(v: &Owned) -> bool {
+    match *v {
+        Owned::Int(_) | Owned::Double(_) | Owned::Bool(_) => true,
+        Owned::Uint(x) => i64::try_from(x).is_ok(),
+        Owned::Str(..) => false,
+    }
+}
+
 /// A stable uuid for the counter track named `name` in this process.
 fn counter_uuid(name: &str) -> u64 {
     // FNV-1a over the name, mixed with the pid so processes do not collide.
@@ -223,6 +236,18 @@ fn write_flows_slow(e: &mut TrackEventMsg<'_>, flows: &[Flow]) {
     }
 }
 
+/// The last slice of a span that ended on a thread track.
+#[derive(Debug, Default, Clone, Copy)]
+struct Ended {
+    /// Its track (0: none yet).
+    track: u64,
+    begin: u64,
+    end: u64,
+    /// The flow id its end carries (`flow_ids`), for a span that will
+    /// follow from this one; 0 once one has (or if none).
+    flow: u64,
+}
+
 /// What the layer keeps per span: its callsite, its fields, its slices
 /// open now (one per thread that entered it, and per nested entry), the
 /// last one that ended, and the flows waiting for its next slice event.
@@ -234,8 +259,8 @@ struct SpanState {
     meta: Option<&'static Metadata<'static>>,
     fields: Fields,
     open: Vec<OpenSlice>,
-    /// The last slice that ended: its track (0: none yet), begin and end.
-    last: (u64, u64, u64),
+    /// The last slice that ended on a thread track.
+    last: Ended,
     flows: Vec<Flow>,
 }
 
@@ -246,6 +271,30 @@ thread_local! {
     };
     /// This thread's [`thread_key`] (0 until it takes one).
     static THREAD_KEY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// This thread's block of flow ids for slice ends: the next one and
+    /// how many are left.
+    static END_FLOWS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// How many flow ids a thread takes at once for its slice ends.
+const END_FLOW_BLOCK: u64 = 4096;
+
+/// A fresh flow id for the end of a slice on this thread (0 if the thread
+/// is going away): one atomic per [`END_FLOW_BLOCK`] ends, not per end.
+#[inline]
+fn end_flow_id() -> u64 {
+    END_FLOWS
+        .try_with(|c| {
+            let (mut next, mut left) = c.get();
+            if left == 0 {
+                // Consecutive numbers below 2^40 are consecutive ids.
+                next = flow_id(TrackEvent::reserve_flow_ids(END_FLOW_BLOCK));
+                left = END_FLOW_BLOCK;
+            }
+            c.set((next + 1, left - 1));
+            next
+        })
+        .unwrap_or(0)
 }
 
 /// A number for the calling thread, never 0 and never another thread's:
@@ -267,7 +316,7 @@ impl Slot for SpanState {
         self.meta = None;
         self.fields.clear();
         self.open.clear();
-        self.last = (0, 0, 0);
+        self.last = Ended::default();
         self.flows.clear();
     }
 }
@@ -301,19 +350,26 @@ fn location(meta: &'static Metadata<'static>) -> Option<SourceLocation> {
 /// - **`counter.NAME` fields** with an integer, float or bool value are
 ///   samples of the counter track NAME (a bool counts 0 or 1); an event
 ///   that carries only such fields (and perhaps a message) makes no
-///   instant. A `counter.NAME` field with any other value (text, `Debug`)
-///   is not a sample: it stays a debug annotation, named `counter.NAME`, of
-///   the event's instant.
+///   instant. A `counter.NAME` field with any other value (text, `Debug`,
+///   or an unsigned integer above `i64::MAX`, which Perfetto's int64
+///   `counter_value` cannot hold and a double would round) is not a
+///   sample: it stays a debug annotation, named `counter.NAME`, of the
+///   event's instant, its value exact.
 /// - **`follows_from`** is a flow from the cause's slice to the span's,
-///   both ends marked while both spans are open: it starts at an instant
-///   named after the span, inside the cause's slice (the one open on this
-///   thread, else on another thread, else the last that ended, at a time
-///   within it), and ends (`terminating_flow_ids`) at the span's next slice
-///   event: the end of its open slice, else its next begin. A cause that
-///   has had no slice yet carries the flow (`flow_ids`) on its first one,
-///   and the two ends are then joined in the order they happen. After a
-///   span closes, `tracing` may reuse its id, so a closed cause gets no
-///   mark.
+///   ending (`terminating_flow_ids`) at the span's next slice event: the
+///   end of its open slice, else its next begin. Where it starts: a cause
+///   whose slice is open starts it at an instant named after the span,
+///   inside that slice (the one open on this thread, else on another
+///   thread). A cause whose slice is over (a request that has returned,
+///   its task following from it later) starts it at that slice's end:
+///   every slice end on a thread track carries a flow id of its own
+///   (`flow_ids`), which Perfetto's importer binds to the slice the end
+///   closes, and the first span to follow from it ends that flow; a
+///   second follower of the same slice gets an instant inside it instead,
+///   at a time it was open. A cause that has had no slice yet carries the
+///   flow (`flow_ids`) on its first one, and the two ends are then joined
+///   in the order they happen. After a span closes, `tracing` may reuse
+///   its id, so a closed cause gets no mark.
 ///
 /// Everything goes under one category, so a session turns the layer on or
 /// off like any other category.
@@ -454,11 +510,22 @@ impl PerfettoLayer {
             };
             let flows = &state.flows;
             let mut ended = None;
+            // A slice on a thread track ends with a flow id of its own: a
+            // span that follows from this one after the slice ended (a
+            // task spawned by a request that has returned) ends that flow,
+            // and Perfetto's importer binds an end's `flow_ids` to the
+            // slice it ends. (A span's own track ends at its close, after
+            // which nothing can follow from it.)
+            let end_flow = if on_thread { end_flow_id() } else { 0 };
             if slice.fields == state.fields.values.len() && flows.is_empty() {
-                // The usual end: nothing recorded while open, no flow.
+                // The usual end: nothing recorded while open, no other flow.
                 TrackEvent::with_writer(cat, |w| {
                     let ts = boottime_ns();
-                    w.slice_end_fast(ts, cat, Some(slice.track));
+                    if end_flow != 0 {
+                        w.slice_end_fast_flow(ts, cat, Some(slice.track), end_flow);
+                    } else {
+                        w.slice_end_fast(ts, cat, Some(slice.track));
+                    }
                     ended = Some(ts);
                 });
             } else {
@@ -475,7 +542,12 @@ impl PerfettoLayer {
                             None,
                             &opts,
                             fields,
-                            |e| write_flows(e, flows),
+                            |e| {
+                                write_flows(e, flows);
+                                if end_flow != 0 {
+                                    e.add_flow_ids(end_flow);
+                                }
+                            },
                         );
                         ended = Some(ts);
                     });
@@ -483,44 +555,64 @@ impl PerfettoLayer {
             }
             if let Some(ts) = ended {
                 state.flows.clear();
-                state.last = (slice.track, slice.begin, ts);
+                if on_thread {
+                    state.last = Ended {
+                        track: slice.track,
+                        begin: slice.begin,
+                        end: ts,
+                        flow: end_flow,
+                    };
+                }
             }
         }
     }
 
-    /// Marks the start of flow `flow` in `cause`'s slice: by an instant
-    /// named `name` now inside a slice of it that is open (the one this
-    /// thread began, else any), else inside the last one that ended (at a
-    /// time it was open). Returns false, and leaves the flow to its next
+    /// Marks the start of a flow in `cause`'s slice and returns its id,
+    /// which the follower's next slice event terminates: an instant named
+    /// `name` now, carrying `flow`, inside a slice of it that is open (the
+    /// one this thread began, else any); else the flow id that the end of
+    /// its last slice already carries; else (that id taken by an earlier
+    /// follower) an instant carrying `flow` inside that slice, at a time
+    /// it was open. Returns `None`, and leaves `flow` to the cause's next
     /// slice event, when it has no slice to mark.
-    fn mark_cause(&self, cause: &Id, flow: u64, name: &'static str) -> bool {
+    fn mark_cause(&self, cause: &Id, flow: u64, name: &'static str) -> Option<u64> {
         self.spans
             .with(cause.into_u64(), |state| self.mark_in(state, flow, name))
-            .unwrap_or(false)
+            .flatten()
     }
 
     /// [`Self::mark_cause`] on the cause's state.
-    fn mark_in(&self, state: &mut SpanState, flow: u64, name: &'static str) -> bool {
+    fn mark_in(&self, state: &mut SpanState, flow: u64, name: &'static str) -> Option<u64> {
         let cat = self.category;
         let key = thread_key();
         let open = state.open.iter().rev();
+        let last = state.last;
+        if state.open.is_empty() && last.flow != 0 {
+            // The usual case: a span created while its cause runs, or
+            // later, that follows from it once the cause's slice is over.
+            // Its end carries the flow already; one follower ends it.
+            state.last.flow = 0;
+            return Some(last.flow);
+        }
         let target = open
             .clone()
             .find(|o| o.thread == key)
             .or_else(|| state.open.last())
             .map(|o| (o.track, None))
             .or_else(|| {
-                // Strictly inside the ended slice, so the instant nests in it.
-                let (track, begin, end) = state.last;
-                (track != 0 && end.saturating_sub(begin) >= 2)
-                    .then(|| (track, Some(begin + (end - begin) / 2)))
+                // Strictly inside the ended slice, so the instant nests in
+                // it. A reader that sorts a streamed trace in windows may
+                // have passed that time already: only a second follower of
+                // one slice comes here.
+                (last.track != 0 && last.end.saturating_sub(last.begin) >= 2)
+                    .then(|| (last.track, Some(last.begin + (last.end - last.begin) / 2)))
             });
         let Some((track, at)) = target else {
             state.flows.push(Flow {
                 id: flow,
                 ends: false,
             });
-            return false;
+            return None;
         };
         let mut marked = false;
         TrackEvent::with_writer(cat, |w| {
@@ -542,8 +634,9 @@ impl PerfettoLayer {
                 id: flow,
                 ends: false,
             });
+            return None;
         }
-        marked
+        Some(flow)
     }
 }
 
@@ -633,8 +726,8 @@ where
         let marked = self.mark_cause(follows, flow, name);
         self.spans.with(id.into_u64(), |state| {
             state.flows.push(Flow {
-                id: flow,
-                ends: marked,
+                id: marked.unwrap_or(flow),
+                ends: marked.is_some(),
             });
         });
     }
@@ -693,8 +786,7 @@ impl PerfettoLayer {
         // `counter.NAME = value` fields with a numeric (or bool) value are
         // samples of counter track NAME; the other fields, a `counter.`
         // field with a text value included, annotate an instant.
-        let is_counter =
-            |k: &str, v: &Owned| k.starts_with(COUNTER_PREFIX) && !matches!(v, Owned::Str(..));
+        let is_counter = |k: &str, v: &Owned| k.starts_with(COUNTER_PREFIX) && is_sample(v);
         let counters = fields
             .values
             .iter()
@@ -708,7 +800,10 @@ impl PerfettoLayer {
                 w.define_track(ts, &track);
                 match *v {
                     Owned::Int(x) => w.counter(ts, track.uuid, x),
-                    Owned::Uint(x) => w.counter(ts, track.uuid, x as i64),
+                    // `is_sample` kept only those that fit.
+                    Owned::Uint(x) => {
+                        w.counter(ts, track.uuid, i64::try_from(x).unwrap_or(i64::MAX))
+                    }
                     Owned::Double(x) => w.counter_f64(ts, track.uuid, x),
                     Owned::Bool(x) => w.counter(ts, track.uuid, x as i64),
                     Owned::Str(..) => {}
