@@ -171,6 +171,7 @@ impl TrackEvent {
     /// `n` flow ids at once, as the numbers `first..first + n` that
     /// [`flow_id`] turns into ids no other call returns: a thread that
     /// needs many takes a block and hands them out without an atomic each.
+    #[cfg(feature = "tracing")]
     pub(crate) fn reserve_flow_ids(n: u64) -> u64 {
         NEXT_FLOW.fetch_add(n, Ordering::Relaxed)
     }

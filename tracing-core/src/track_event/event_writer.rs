@@ -403,6 +403,7 @@ impl EventWriter {
     /// [`Self::slice_end_fast`] whose end also carries `flow` in
     /// `flow_ids` (a flow that starts at the slice it ends, if a later
     /// event goes on with it).
+    #[cfg(feature = "tracing")]
     #[inline]
     pub(crate) fn slice_end_fast_flow(
         &mut self,

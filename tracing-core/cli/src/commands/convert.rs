@@ -255,5 +255,5 @@ pub fn run(path: &Path, out: Option<&Path>) -> Result<(), CliError> {
     let bytes = read_input(path)?;
     let json = convert(&path.display().to_string(), &bytes)?;
     let text = serde_json::to_string(&json).map_err(|e| CliError::Usage(e.to_string()))?;
-    write_output(out.unwrap_or(Path::new("-")), text.as_bytes())
+    write_output(out.unwrap_or(Path::new("-")), text.as_bytes(), false)
 }

@@ -13,6 +13,7 @@ macro_rules! outln {
     }};
 }
 
+mod background;
 mod convert;
 mod demo;
 mod dump;
@@ -80,6 +81,13 @@ pub enum CliError {
         /// What went wrong.
         reason: String,
     },
+    /// The `--background` recorder exited before its session started (it
+    /// said why on stderr, which the parent passed on).
+    #[error("the background recorder exited before its session started{}", code.map(|c| format!(" (exit status {c})")).unwrap_or_default())]
+    Background {
+        /// Its exit code, if it exited (not killed by a signal).
+        code: Option<u8>,
+    },
     /// A trace does not decode.
     #[error("{path}: not a valid trace: {reason}")]
     BadTrace {
@@ -99,6 +107,7 @@ impl CliError {
             CliError::Session(_) => exit::SESSION,
             CliError::Io { .. } => exit::IO,
             CliError::BadTrace { .. } => exit::BAD_TRACE,
+            CliError::Background { code } => code.filter(|&c| c != 0).unwrap_or(exit::SESSION),
         }
     }
 
@@ -168,6 +177,21 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The subcommand's name, as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Record(_) => "record",
+            Command::Query { .. } => "query",
+            Command::Dump { .. } => "dump",
+            Command::Stats { .. } => "stats",
+            Command::Convert { .. } => "convert",
+            Command::Relay(_) => "relay",
+            Command::Demo { .. } => "demo",
+        }
+    }
+}
+
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -182,6 +206,15 @@ pub fn main() -> ExitCode {
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
+    // Only `record` and `query` talk to the service: on the others the
+    // option would be parsed and ignored.
+    let connects = matches!(cli.command, Command::Record(_) | Command::Query { .. });
+    if cli.consumer_socket.is_some() && !connects {
+        return Err(CliError::Usage(format!(
+            "--consumer-socket: `{}` does not connect to a tracing service",
+            cli.command.name()
+        )));
+    }
     let socket = cli.consumer_socket.unwrap_or_else(consumer_socket_name);
     match cli.command {
         Command::Record(args) => record::run(&socket, args),
@@ -229,9 +262,26 @@ fn print_out(bytes: &[u8]) -> Result<(), CliError> {
 }
 
 /// Writes `bytes` to a file, or stdout for `-`.
-fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+/// With `no_clobber`, an existing file is an error, checked as the file is
+/// created (no window between a check and the write).
+fn write_output(path: &std::path::Path, bytes: &[u8], no_clobber: bool) -> Result<(), CliError> {
     if path.as_os_str() == "-" {
         return print_out(bytes);
     }
-    std::fs::write(path, bytes).map_err(|e| CliError::io(path.display(), e))
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if no_clobber {
+        open.create_new(true);
+    } else {
+        open.create(true).truncate(true);
+    }
+    let io = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            CliError::io(path.display(), "exists (and --no-clobber was given)")
+        } else {
+            CliError::io(path.display(), e)
+        }
+    };
+    let mut f = open.open(path).map_err(io)?;
+    std::io::Write::write_all(&mut f, bytes).map_err(io)
 }

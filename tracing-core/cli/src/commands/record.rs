@@ -16,7 +16,7 @@ use zerotrace_probes::protos::{FtraceConfig, ProcessStatsConfig, data_source_fie
 use zerotrace_protos::protos::{TraceConfig, TraceConfigDecoder, TracingServiceStateDecoder};
 
 use super::summary::{buffer_summary, human_bytes, per_data_source};
-use super::{CliError, connect, read_input, write_output};
+use super::{CliError, background, connect, read_input, write_output};
 use crate::{schema, text_config};
 
 /// What `record` takes.
@@ -290,10 +290,24 @@ fn check_options(args: &RecordArgs) -> Result<(), CliError> {
             "--txt says the -c config file is text, but no -c was given".into(),
         ));
     }
-    if args.detach.is_some() && args.background {
-        return Err(CliError::Usage(
-            "--detach and --background cannot be combined".into(),
-        ));
+    if args.background {
+        if args.detach.is_some() || args.attach.is_some() {
+            return Err(CliError::Usage(format!(
+                "{} and --background cannot be combined",
+                if args.detach.is_some() {
+                    "--detach"
+                } else {
+                    "--attach"
+                }
+            )));
+        }
+        if args.out.as_deref() == Some(Path::new("-")) {
+            return Err(CliError::Usage(
+                "--background with -o -: the recorder's stdout goes nowhere once the command \
+                 returns; give -o FILE"
+                    .into(),
+            ));
+        }
     }
     Ok(())
 }
@@ -345,10 +359,10 @@ fn take_detach_note(key: &str) -> Option<PathBuf> {
 pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
     check_options(&args)?;
     if args.background {
-        return background(&args);
+        return background::start();
     }
     if let Some(key) = &args.attach {
-        return attach(socket, key, args.out.as_deref());
+        return attach(socket, key, args.out.as_deref(), args.no_clobber);
     }
     // The config is checked before the service is asked for anything.
     let config = config_bytes(&args)?;
@@ -418,6 +432,19 @@ pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
     let req = consumer
         .enable_tracing(&config, file.as_ref())
         .map_err(|e| CliError::Session(e.to_string()))?;
+    if background::is_child() {
+        // The parent returns once the session runs: one round trip after
+        // EnableTracing, which the service answers in order, so a refusal
+        // has come by then.
+        let _ = consumer.trace_stats();
+        if let Some(SessionEnd::Error(e)) = consumer
+            .poll_end(req, Duration::ZERO)
+            .map_err(|e| CliError::Session(e.to_string()))?
+        {
+            return Err(CliError::Session(e));
+        }
+        background::started();
+    }
     if let Some(key) = &args.detach {
         consumer
             .detach(key)
@@ -440,12 +467,23 @@ pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
-    finish(&mut consumer, req, &output, &config)
+    finish(&mut consumer, req, &output, &config, args.no_clobber)
 }
 
 /// `--attach KEY`: waits for the detached session, then writes it to `-o`
 /// (or, for a session the service writes into a file, says where).
-fn attach(socket: &str, key: &str, out: Option<&Path>) -> Result<(), CliError> {
+fn attach(socket: &str, key: &str, out: Option<&Path>, no_clobber: bool) -> Result<(), CliError> {
+    if let Some(out) = out
+        && no_clobber
+        && out.as_os_str() != "-"
+        && out.exists()
+    {
+        // Before attaching: the session stays detached for another try.
+        return Err(CliError::io(
+            out.display(),
+            "exists (and --no-clobber was given)",
+        ));
+    }
     let mut consumer = connect(socket)?;
     let config = consumer
         .attach(key)
@@ -490,7 +528,7 @@ fn attach(socket: &str, key: &str, out: Option<&Path>) -> Result<(), CliError> {
     let req = consumer
         .enable_attach_notification()
         .map_err(|e| CliError::Session(e.to_string()))?;
-    finish(&mut consumer, req, &output, &config)
+    finish(&mut consumer, req, &output, &config, no_clobber)
 }
 
 /// Says which data sources of `config` no connected producer serves (a
@@ -528,6 +566,7 @@ fn finish(
     req: EnableRequest,
     output: &Output,
     config: &[u8],
+    no_clobber: bool,
 ) -> Result<(), CliError> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -585,7 +624,7 @@ fn finish(
     let trace = consumer
         .read_trace()
         .map_err(|e| CliError::Session(format!("reading the trace: {e}")))?;
-    write_output(out, &trace)?;
+    write_output(out, &trace, no_clobber)?;
     if out.as_os_str() != "-" {
         eprintln!(
             "zerotrace: wrote {} bytes to {}",
@@ -632,26 +671,6 @@ fn progress(consumer: &mut ConsumerClient, elapsed: Duration) {
         s.fill_percent(),
         s.losses(),
     );
-}
-
-/// `--background`: the same command without it, in a child that outlives
-/// us, detached from the terminal (its output goes nowhere; the trace file
-/// is the result).
-fn background(_args: &RecordArgs) -> Result<(), CliError> {
-    let exe = std::env::current_exe().map_err(|e| CliError::io("the zerotrace binary", e))?;
-    let rest: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--background")
-        .collect();
-    let child = std::process::Command::new(exe)
-        .args(rest)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| CliError::io("the background recorder", e))?;
-    println!("{}", child.id());
-    Ok(())
 }
 
 #[cfg(test)]
