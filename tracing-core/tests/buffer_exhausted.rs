@@ -106,23 +106,20 @@ fn stall_then_drop_waits_its_limit_then_drops() {
     assert_eq!(s.stalls, 5, "{s:?}");
 }
 
-/// The process half of the abort test (run in a child process).
-#[test]
-fn stall_then_abort_child() {
-    if std::env::var_os("ZT_ABORT_CHILD").is_none() {
-        return;
-    }
-    let (_arbiter, mut w) = starved(BufferExhaustedPolicy::StallThenAbort);
-    write(&mut w, 200, 200);
-    unreachable!("STALL_THEN_ABORT returned");
-}
-
+/// STALL_THEN_ABORT ends the process: the test runs itself again in a
+/// child (with `ZT_ABORT_CHILD` set, the child is the half that aborts)
+/// and checks how the child ended. No test passes without checking.
 #[test]
 fn stall_then_abort_ends_the_process_with_a_reason() {
+    if std::env::var_os("ZT_ABORT_CHILD").is_some() {
+        let (_arbiter, mut w) = starved(BufferExhaustedPolicy::StallThenAbort);
+        write(&mut w, 200, 200);
+        unreachable!("STALL_THEN_ABORT returned");
+    }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "stall_then_abort_child",
+            "stall_then_abort_ends_the_process_with_a_reason",
             "--nocapture",
             "--test-threads=1",
         ])

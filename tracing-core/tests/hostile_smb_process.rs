@@ -6,7 +6,7 @@
 //! records every packet byte for byte, and another consumer is served.
 //!
 //! The hostile producer is this test binary re-run as a child process
-//! (`scribbler_child`, which does nothing unless `ZT_SCRIBBLER` is set).
+//! (the test itself, which is the scribbler when `ZT_SCRIBBLER` is set).
 #![cfg(target_os = "linux")]
 
 mod service_support;
@@ -107,12 +107,9 @@ fn register_args(name: &str) -> Vec<u8> {
     w.finish().unwrap()
 }
 
-/// The hostile producer (child process only).
-#[test]
-fn scribbler_child() {
-    let Ok(socket) = std::env::var("ZT_SCRIBBLER") else {
-        return;
-    };
+/// The hostile producer (the child process), on the producer socket
+/// `socket`.
+fn scribbler(socket: String) {
     let seconds: u64 = std::env::var("ZT_SCRIBBLE_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -258,7 +255,8 @@ fn config(ds: &str) -> Vec<u8> {
 
 #[test]
 fn a_producer_rewriting_its_smb_never_hurts_the_service() {
-    if std::env::var("ZT_SCRIBBLER").is_ok() {
+    if let Ok(socket) = std::env::var("ZT_SCRIBBLER") {
+        scribbler(socket);
         return;
     }
     let dir = std::env::temp_dir().join(format!("zt-scribble-{}", std::process::id()));
@@ -302,7 +300,7 @@ fn a_producer_rewriting_its_smb_never_hurts_the_service() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "scribbler_child",
+            "a_producer_rewriting_its_smb_never_hurts_the_service",
             "--nocapture",
             "--test-threads=1",
         ])
