@@ -4,7 +4,8 @@
 //! PING is answered, with fresh readings), the next round 30 s after the
 //! last; reconnection delays that double from 1 s to 30 s and start over
 //! after a connection that got as far as the bind; a service without
-//! RelayPort is left.
+//! RelayPort is left; a refused InitRelay or SyncClock closes the
+//! connection with its reason, is no round, and backs off.
 
 use zerotrace_core::ipc::{HostConnection, HostEvent, Port};
 use zerotrace_core::relay::{
@@ -179,4 +180,94 @@ fn a_service_without_relay_port_is_left() {
     assert!(matches!(c.poll_event(), Some(RelayEvent::Close(_))));
     c.handle_disconnected(0);
     assert_eq!(c.poll_timeout(), Some(1_000 * MS));
+}
+
+/// A service that binds RelayPort but refuses SyncClock (or InitRelay):
+/// the refusal closes the connection with a reason that names the call, is
+/// no clock round, and while refusals go on the reconnection delay grows
+/// (a bind alone does not start it over); a completed round does.
+#[test]
+fn a_refused_call_is_reported_not_counted_and_backed_off() {
+    let mut c = RelayPortClient::new(identity());
+    assert_eq!(c.poll_event(), Some(RelayEvent::Connect));
+    let mut now = 0;
+    let mut reading = 0;
+    let mut delays = Vec::new();
+    for attempt in 0..4 {
+        let mut h = HostConnection::with_relay_port(Port::Producer, true);
+        c.handle_connected(now);
+        to_host(&mut c, &mut h);
+        to_client(&mut c, &mut h, now, &mut reading);
+        assert!(c.is_bound());
+        let cs = calls(&to_host(&mut c, &mut h));
+        assert_eq!((cs[0].0, cs[1].0), ("InitRelay", "SyncClock"));
+        if attempt == 3 {
+            // InitRelay refused: closed too, with its name.
+            h.reply(cs[0].1, Err(()), false);
+            to_client(&mut c, &mut h, now, &mut reading);
+            assert_eq!(
+                c.poll_event(),
+                Some(RelayEvent::Close(
+                    "the central service refused InitRelay".into()
+                ))
+            );
+        } else {
+            h.reply(cs[0].1, Ok(Vec::new()), false);
+            h.reply(cs[1].1, Err(()), false);
+            to_client(&mut c, &mut h, now, &mut reading);
+            assert_eq!(
+                c.poll_event(),
+                Some(RelayEvent::Close(
+                    "the central service refused SyncClock PING".into()
+                ))
+            );
+        }
+        assert_eq!(c.stats().clock_rounds, 0, "a refused round is no round");
+        c.handle_disconnected(now);
+        let at = c.poll_timeout().expect("tried again");
+        delays.push((at - now) / MS);
+        now = at;
+        c.handle_timeout(now, &mut Vec::new);
+        assert_eq!(c.poll_event(), Some(RelayEvent::Connect));
+    }
+    assert_eq!(delays, [1_000, 2_000, 4_000, 8_000]);
+    // UPDATE refused after PING went through: the same.
+    let mut h = HostConnection::with_relay_port(Port::Producer, true);
+    c.handle_connected(now);
+    to_host(&mut c, &mut h);
+    to_client(&mut c, &mut h, now, &mut reading);
+    let cs = calls(&to_host(&mut c, &mut h));
+    h.reply(cs[1].1, Ok(Vec::new()), false);
+    to_client(&mut c, &mut h, now, &mut reading);
+    let update = calls(&to_host(&mut c, &mut h));
+    h.reply(update[0].1, Err(()), false);
+    to_client(&mut c, &mut h, now, &mut reading);
+    assert_eq!(
+        c.poll_event(),
+        Some(RelayEvent::Close(
+            "the central service refused SyncClock UPDATE".into()
+        ))
+    );
+    assert_eq!(c.stats().clock_rounds, 0);
+    c.handle_disconnected(now);
+    assert_eq!(c.poll_timeout(), Some(now + 16_000 * MS));
+    now += 16_000 * MS;
+    c.handle_timeout(now, &mut Vec::new);
+    assert_eq!(c.poll_event(), Some(RelayEvent::Connect));
+    // A service that answers: one round, and the delays start over.
+    let mut h = HostConnection::with_relay_port(Port::Producer, true);
+    c.handle_connected(now);
+    to_host(&mut c, &mut h);
+    to_client(&mut c, &mut h, now, &mut reading);
+    let cs = calls(&to_host(&mut c, &mut h));
+    h.reply(cs[0].1, Ok(Vec::new()), false);
+    h.reply(cs[1].1, Ok(Vec::new()), false);
+    to_client(&mut c, &mut h, now, &mut reading);
+    let update = calls(&to_host(&mut c, &mut h));
+    h.reply(update[0].1, Ok(Vec::new()), false);
+    to_client(&mut c, &mut h, now, &mut reading);
+    assert_eq!(c.stats().clock_rounds, 1);
+    assert_eq!(c.poll_event(), None);
+    c.handle_disconnected(now);
+    assert_eq!(c.poll_timeout(), Some(now + 1_000 * MS));
 }

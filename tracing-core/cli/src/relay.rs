@@ -76,6 +76,22 @@ pub struct RelayCounters {
     pub relay_port_bound: AtomicBool,
     /// RelayPort connections lost or failed.
     pub relay_port_disconnects: std::sync::atomic::AtomicU64,
+    /// RelayPort connections the relay closed because the central service
+    /// refused something (the bind, InitRelay, a SyncClock).
+    pub relay_port_refusals: std::sync::atomic::AtomicU64,
+    /// Why the last one was closed.
+    last_refusal: Mutex<Option<String>>,
+}
+
+impl RelayCounters {
+    /// Why the central service's last refusal closed the RelayPort
+    /// connection, if it refused anything.
+    pub fn last_refusal(&self) -> Option<String> {
+        self.last_refusal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 /// A producer's pumping thread and a handle of its local socket (shut down
@@ -227,10 +243,14 @@ fn relay_producer(local: Stream, cfg: &RelayConfig) -> io::Result<()> {
 }
 
 /// Moves bytes between `local` and `central` until either closes, then
-/// closes both. `to_central` starts with what must go first.
+/// closes both. `to_central` starts with what must go first. When the
+/// producer hangs up first, everything it sent still reaches the central
+/// service: what is queued here and what is still unread in its socket
+/// ([`drain`]).
 fn pump(local: &Stream, central: &Stream, mut to_central: Vec<u8>) -> io::Result<()> {
     let mut to_local: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; READ_CHUNK];
+    let mut local_ended = false;
     let result = loop {
         let local_flags = in_if(to_central.len() < PUMP_BUFFER) | out_if(!to_local.is_empty());
         let central_flags = in_if(to_local.len() < PUMP_BUFFER) | out_if(!to_central.is_empty());
@@ -250,7 +270,10 @@ fn pump(local: &Stream, central: &Stream, mut to_central: Vec<u8>) -> io::Result
         if l.intersects(PollFlags::IN | gone) && local_flags.contains(PollFlags::IN) {
             match read_into(local, &mut buf, &mut to_central) {
                 Ok(true) => {}
-                Ok(false) => break Ok(()),
+                Ok(false) => {
+                    local_ended = true;
+                    break Ok(());
+                }
                 Err(e) => break Err(e),
             }
         }
@@ -267,18 +290,78 @@ fn pump(local: &Stream, central: &Stream, mut to_central: Vec<u8>) -> io::Result
         if let Err(e) = write_from(local, &mut to_local) {
             break Err(e);
         }
-        if (l.intersects(gone) && !l.contains(PollFlags::IN))
-            || (c.intersects(gone) && !c.contains(PollFlags::IN))
-        {
+        // A hang-up the poll reports while the queue toward the central
+        // service is full (so the producer's socket was not being read):
+        // its unread bytes are drained below, not dropped.
+        if l.intersects(gone) && !l.contains(PollFlags::IN) {
+            local_ended = true;
+            break Ok(());
+        }
+        if c.intersects(gone) && !c.contains(PollFlags::IN) {
             break Ok(());
         }
     };
-    // What the producer sent last still reaches the service (its final
-    // commits), if the service takes it within a second.
-    let _ = write_all(central, &to_central, Duration::from_secs(1));
+    if local_ended {
+        // The producer's last writes (its final commits) reach the
+        // service, as long as the service keeps taking them.
+        let _ = drain(local, central, &mut to_central, &mut buf, DRAIN_STALL);
+    }
     let _ = local.shutdown();
     let _ = central.shutdown();
     result
+}
+
+/// How long the central service may take no byte at all while a producer
+/// that hung up is drained toward it.
+const DRAIN_STALL: Duration = Duration::from_secs(5);
+
+/// After the producer hung up: reads what is left in its socket and sends
+/// it, with what is queued, to the central service; gives up only when
+/// the service takes nothing for `stall`.
+fn drain(
+    local: &Stream,
+    central: &Stream,
+    to_central: &mut Vec<u8>,
+    buf: &mut [u8],
+    stall: Duration,
+) -> io::Result<()> {
+    let mut local_open = true;
+    let mut last_progress = std::time::Instant::now();
+    loop {
+        while local_open && to_central.len() < PUMP_BUFFER {
+            let before = to_central.len();
+            match read_into(local, buf, to_central) {
+                Ok(true) if to_central.len() > before => {}
+                // Nothing more now: a socket that hung up has no more.
+                Ok(true) | Ok(false) | Err(_) => local_open = false,
+            }
+        }
+        if !local_open && to_central.is_empty() {
+            return Ok(());
+        }
+        let before = to_central.len();
+        write_from(central, to_central)?;
+        if to_central.len() < before {
+            last_progress = std::time::Instant::now();
+            continue;
+        }
+        let left = stall.saturating_sub(last_progress.elapsed());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        let mut fds = [PollFd::new(central, PollFlags::OUT)];
+        let ts = Timespec::try_from(left.min(IDLE_WAKE)).unwrap_or(Timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000_000,
+        });
+        match poll(&mut fds, Some(&ts)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR) {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
+    }
 }
 
 fn in_if(on: bool) -> PollFlags {
@@ -388,11 +471,30 @@ fn relay_port_loop(cfg: &RelayConfig, stop: &AtomicBool, counters: &RelayCounter
                     }
                     Err(_) => client.handle_disconnected(boottime_ns()),
                 },
-                RelayEvent::Close(_) => {
+                RelayEvent::Close(reason) => {
                     if let Some(s) = conn.take() {
                         let _ = s.shutdown();
                     }
                     client.handle_disconnected(boottime_ns());
+                    counters.relay_port_refusals.fetch_add(1, Ordering::Relaxed);
+                    // Said once per reason, not at every retry. Not fatal:
+                    // producers are relayed all the same (without clock
+                    // sync), and the service may come round, as with
+                    // Perfetto's relay, which keeps trying.
+                    let mut last = counters
+                        .last_refusal
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    if last.as_deref() != Some(reason.as_str()) {
+                        eprintln!(
+                            "zerotrace relay: {} ({}): its clocks are not synced; trying again \
+                             every {} s at most",
+                            reason,
+                            cfg.central,
+                            zerotrace_core::relay::RETRY_DELAY_MAX_MS / 1000
+                        );
+                        *last = Some(reason);
+                    }
                 }
             }
         }
@@ -448,5 +550,49 @@ fn relay_port_loop(cfg: &RelayConfig, stop: &AtomicBool, counters: &RelayCounter
     client.close();
     if let Some(s) = conn {
         let _ = s.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    use super::*;
+
+    /// A producer that writes far more than the relay holds, then hangs up
+    /// at once, while the central service is slow to read: every byte
+    /// still arrives, in order.
+    #[test]
+    fn a_producer_that_hangs_up_with_bytes_queued_is_drained() {
+        let (mut producer, relay_local) = UnixStream::pair().unwrap();
+        let (relay_central, mut central) = UnixStream::pair().unwrap();
+        let (relay_local, relay_central) = (Stream::Unix(relay_local), Stream::Unix(relay_central));
+        relay_local.set_nonblocking(true).unwrap();
+        relay_central.set_nonblocking(true).unwrap();
+        let total = 6 * PUMP_BUFFER;
+        let sent: Vec<u8> = (0..total).map(|i| (i * 7 + i / 4099) as u8).collect();
+        let pumping =
+            std::thread::spawn(move || pump(&relay_local, &relay_central, b"id".to_vec()));
+        let writing = {
+            let sent = sent.clone();
+            std::thread::spawn(move || {
+                producer.write_all(&sent).unwrap();
+                // Hangs up at once.
+                drop(producer);
+            })
+        };
+        // The central service reads nothing for a while: the relay's queue
+        // fills, and it stops reading the producer.
+        std::thread::sleep(Duration::from_millis(300));
+        let mut got = Vec::new();
+        central.read_to_end(&mut got).unwrap();
+        writing.join().unwrap();
+        pumping.join().unwrap().unwrap();
+        assert_eq!(got.len(), total + 2);
+        assert!(
+            got[..2] == *b"id" && got[2..] == sent[..],
+            "bytes lost or reordered"
+        );
     }
 }

@@ -41,6 +41,11 @@ struct Central {
 
 impl Central {
     fn start(dir: &std::path::Path, port: u16) -> Central {
+        Central::start_with(dir, port, true)
+    }
+
+    /// With `relay_endpoint` false the service does not serve RelayPort.
+    fn start_with(dir: &std::path::Path, port: u16, relay_endpoint: bool) -> Central {
         let (local_producer, consumer) = (
             Endpoint::Path(dir.join("central-producer")),
             Endpoint::Path(dir.join("central-consumer")),
@@ -52,7 +57,7 @@ impl Central {
             ],
             consumer_socket: consumer.clone(),
             log_level: 0,
-            relay_endpoint: true,
+            relay_endpoint,
             ..DaemonConfig::default()
         };
         let (stop, stop_rx) = UnixStream::pair().unwrap();
@@ -106,7 +111,7 @@ fn relay(dir: &std::path::Path, central: std::net::SocketAddr) -> (Relay, Endpoi
     (r, listen)
 }
 
-fn wait_until(what: &str, f: impl Fn() -> bool) {
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
@@ -145,10 +150,14 @@ fn producer_with(
 }
 
 fn config() -> Vec<u8> {
+    config_kb(1024)
+}
+
+fn config_kb(size_kb: u32) -> Vec<u8> {
     let mut w = protozero::HeapWriter::new();
     {
         let mut c = TraceConfig::from_message(w.root());
-        c.add_buffers().set_size_kb(1024);
+        c.add_buffers().set_size_kb(size_kb);
         c.add_data_sources().begin_config().set_name(DS);
         c.set_trace_all_machines(true);
     }
@@ -328,6 +337,72 @@ fn a_lost_central_service_is_reconnected_and_producers_come_back() {
     let s = seen(&trace);
     assert_eq!(tags(&s, "r"), (50, vec![Some(machine)]));
     assert!(s.system_info_machines.contains(&Some(machine)));
+    relay.stop();
+    drop(central);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A central service that does not serve RelayPort: the relay says so
+/// (once, with the reason), counts no clock round, and still relays its
+/// producers. One of them writes more than the relay holds toward the
+/// central service (its 1 MiB per direction) and hangs up at once: the
+/// central trace holds every packet.
+#[test]
+fn a_refusing_central_is_reported_and_a_producers_last_writes_arrive() {
+    let d = dir("refusing");
+    let central = Central::start_with(&d, 0, false);
+    let (relay, relay_socket) = relay(&d, central.tcp);
+    wait_until("the refusal", || {
+        relay
+            .counters()
+            .last_refusal()
+            .is_some_and(|r| r.contains("does not serve RelayPort"))
+    });
+    assert_eq!(relay.counters().clock_rounds.load(Ordering::Relaxed), 0);
+    assert!(!relay.counters().relay_port_bound.load(Ordering::Relaxed));
+
+    let remote = producer(&relay_socket, "burst");
+    let mut c = ConsumerClient::connect(&central.consumer).unwrap();
+    let session = c.enable_tracing(&config_kb(16 * 1024), None).unwrap();
+    let instance = remote.wait_for_start(DS, WAIT).unwrap();
+    let mut w = remote.create_trace_writer_for(&instance).unwrap();
+    const PACKETS: usize = 3000;
+    let pad = "x".repeat(1000);
+    for i in 0..PACKETS {
+        w.packet(|m| {
+            m.message()
+                .append_bytes(PAYLOAD_FIELD, format!("b-{i}-{pad}").as_bytes());
+        });
+    }
+    w.flush(None);
+    drop(w);
+    // Hangs up with about 3 MB on its way.
+    drop(remote);
+    // The relay closes the producer's central connection only once it has
+    // handed over all it had: when the service no longer lists the
+    // producer, every byte it sent has been taken in.
+    let mut q = ConsumerClient::connect(&central.consumer).unwrap();
+    wait_until("the producer's hang-up at the central service", || {
+        let state = q.query_service_state().unwrap();
+        !zerotrace_protos::protos::TracingServiceStateDecoder::new(&state)
+            .producers()
+            .any(|p| p.name() == Some("burst"))
+    });
+    c.disable_tracing().unwrap();
+    assert_eq!(
+        c.wait_for_end(session, Some(WAIT)).unwrap(),
+        SessionEnd::Disabled
+    );
+    let trace = c.read_trace().unwrap();
+    let s = seen(&trace);
+    let mut ids: Vec<usize> = s
+        .payloads
+        .iter()
+        .filter_map(|(t, _)| t.strip_prefix("b-")?.split('-').next()?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), PACKETS, "packets lost at the relay");
     relay.stop();
     drop(central);
     let _ = std::fs::remove_dir_all(&d);

@@ -4,7 +4,12 @@
 //! two calls (`SyncClock` PING, then UPDATE once PING's reply is back),
 //! a round every 30 s, as Perfetto's relay does. A lost connection is tried
 //! again after a delay that doubles from 1 s up to 30 s, and starts over at
-//! 1 s once a connection got as far as the bind.
+//! 1 s once a connection got as far as the bind. A refused call (a reply
+//! without success to InitRelay or SyncClock) closes the connection, as
+//! upstream's relay does ([`RelayEvent::Close`] says which), and is no
+//! clock round; unlike upstream, the delay then starts over only after a
+//! completed round, so a service that keeps refusing is asked every 30 s,
+//! not every second.
 //!
 //! The driver connects, passes bytes and the time in, sends what
 //! [`RelayPortClient::poll_transmit`] gives, and wakes at
@@ -79,6 +84,8 @@ enum State {
         ipc: Box<ClientConnection>,
         in_flight: Option<(u64, i32)>,
         next_round: Option<u64>,
+        /// The InitRelay call, until its reply.
+        init: Option<u64>,
     },
     /// Stopped for good.
     Closed,
@@ -93,6 +100,8 @@ pub struct RelayPortClient {
     transmit: VecDeque<Vec<u8>>,
     events: VecDeque<RelayEvent>,
     stats: RelayStats,
+    /// The service refused a call since the last completed clock round.
+    refused: bool,
 }
 
 impl RelayPortClient {
@@ -105,6 +114,7 @@ impl RelayPortClient {
             transmit: VecDeque::new(),
             events: VecDeque::from([RelayEvent::Connect]),
             stats: RelayStats::default(),
+            refused: false,
         }
     }
 
@@ -141,6 +151,7 @@ impl RelayPortClient {
             ipc: Box::new(ipc),
             in_flight: None,
             next_round: None,
+            init: None,
         };
     }
 
@@ -185,10 +196,15 @@ impl RelayPortClient {
         match ev {
             ClientEvent::Bound { success: true } => {
                 self.stats.connections += 1;
-                self.retry_delay_ms = RETRY_DELAY_MIN_MS;
+                // A connection that binds starts the delays over, unless
+                // the service refused the last one's calls: then only a
+                // completed clock round does.
+                if !self.refused {
+                    self.retry_delay_ms = RETRY_DELAY_MIN_MS;
+                }
                 let info = self.identity.system_info.clone();
-                if let State::Connected { ipc, .. } = &mut self.state {
-                    ipc.invoke("InitRelay", init_relay_request(&info), false);
+                if let State::Connected { ipc, init, .. } = &mut self.state {
+                    *init = Some(ipc.invoke("InitRelay", init_relay_request(&info), false));
                 }
                 self.send_sync(SYNC_CLOCK_PING, clocks);
             }
@@ -199,18 +215,45 @@ impl RelayPortClient {
             }
             ClientEvent::Reply {
                 request_id,
+                success,
                 has_more: false,
                 ..
             } => {
                 let State::Connected {
                     in_flight,
                     next_round,
+                    init,
                     ..
                 } = &mut self.state
                 else {
                     return;
                 };
+                if *init == Some(request_id) {
+                    *init = None;
+                    if !success {
+                        // As Perfetto's relay: a refused call ends the
+                        // connection, which is tried again.
+                        self.events.push_back(RelayEvent::Close(
+                            "the central service refused InitRelay".into(),
+                        ));
+                    }
+                    return;
+                }
                 match *in_flight {
+                    Some((req, phase)) if req == request_id && !success => {
+                        // Not a round: the connection ends and is tried
+                        // again, with a growing delay while refusals go on.
+                        *in_flight = None;
+                        self.refused = true;
+                        self.events.push_back(RelayEvent::Close(format!(
+                            "the central service refused SyncClock {}",
+                            if phase == SYNC_CLOCK_PING {
+                                "PING"
+                            } else {
+                                "UPDATE"
+                            }
+                        )));
+                    }
                     Some((req, SYNC_CLOCK_PING)) if req == request_id => {
                         *in_flight = None;
                         self.send_sync(SYNC_CLOCK_UPDATE, clocks);
@@ -219,6 +262,8 @@ impl RelayPortClient {
                         *in_flight = None;
                         *next_round = Some(now.saturating_add(SYNC_INTERVAL_MS * MS));
                         self.stats.clock_rounds += 1;
+                        self.refused = false;
+                        self.retry_delay_ms = RETRY_DELAY_MIN_MS;
                     }
                     _ => {}
                 }
