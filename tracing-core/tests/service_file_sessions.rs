@@ -10,10 +10,14 @@ mod service_support;
 
 use service_support::scenario::{command_kinds, data_packets, write_packets};
 use service_support::*;
+use zerotrace_core::protocol::CommitDataRequest;
+use zerotrace_core::service::ProducerCall;
 use zerotrace_core::service::{
     Action, ConsumerCall, ConsumerId, ProducerId, Reply, RequestId, SessionState, UNKNOWN_UID,
 };
-use zerotrace_protos::protos::{EnableTracingResponseDecoder, TraceConfig};
+use zerotrace_protos::protos::{
+    EnableTracingResponseDecoder, GetAsyncCommandResponseDecoder, TraceConfig,
+};
 
 /// EnableTracing from `c`, with or without a passed file descriptor.
 fn enable_with(h: &mut Harness, c: ConsumerId, config: Vec<u8>, fd_passed: bool) -> RequestId {
@@ -353,6 +357,83 @@ fn write_into_file_drains_periodically_and_respects_the_size_limit() {
         ts.windows(2).all(|w| w[1] == w[0] + 1),
         "every packet once, in order"
     );
+}
+
+/// `write_flush_mode`, by upstream's rule (`src/tracing/service/
+/// tracing_service_impl.cc`, where EnableTracing reads the mode): AUTO
+/// (and UNSPECIFIED) flushes every 5 s when the file is written at least
+/// that often, else before every write; ENABLED flushes before every
+/// write; both ignore `flush_period_ms`, which DISABLED keeps. A write that
+/// follows a flush waits for the flush to end.
+#[test]
+fn write_flush_mode_flushes_as_upstream_and_keeps_flush_period_ms_where_it_applies() {
+    // (write_flush_mode, file_write_period_ms, flush_period_ms) -> the
+    // times of the flushes in the first 12 s, and whether writes wait.
+    let cases: [(i32, u32, u32, &[u64], bool); 7] = [
+        (1, 1000, 300, &[5000, 10000], false),
+        (0, 1000, 0, &[5000, 10000], false),
+        (0, 5000, 700, &[5000, 10000], false),
+        (1, 6000, 300, &[6000, 12000], true),
+        (3, 4000, 300, &[4000, 8000, 12000], true),
+        (2, 2000, 3000, &[3000, 6000, 9000, 12000], false),
+        (2, 2000, 0, &[], false),
+    ];
+    for (mode, period, flush_period, want, waits) in cases {
+        let what =
+            format!("mode {mode}, file_write_period_ms {period}, flush_period_ms {flush_period}");
+        let mut h = Harness::new();
+        let (p, c) = setup(&mut h);
+        let cfg = file_config(|cfg| {
+            cfg.set_write_flush_mode_raw(mode);
+            cfg.set_file_write_period_ms(period);
+            if flush_period > 0 {
+                cfg.set_flush_period_ms(flush_period);
+            }
+        });
+        enable_with(&mut h, c, cfg, true);
+        h.take_commands(p);
+        take_file_actions(&mut h);
+        let mut flushes = Vec::new();
+        for step in 1..=120u64 {
+            h.advance_ms(100);
+            let at = step * 100;
+            let ids: Vec<u64> = h
+                .take_commands(p)
+                .iter()
+                .filter_map(|cmd| {
+                    GetAsyncCommandResponseDecoder::new(cmd)
+                        .flush()
+                        .map(|f| f.request_id().unwrap_or(0))
+                })
+                .collect();
+            let writes_before = take_file_actions(&mut h)
+                .iter()
+                .filter(|a| matches!(a, Action::WriteFile { .. }))
+                .count();
+            for id in ids {
+                flushes.push(at);
+                if waits {
+                    assert_eq!(writes_before, 0, "{what}: the write waits for the flush");
+                }
+                h.pcall(
+                    p,
+                    ProducerCall::CommitData(CommitDataRequest {
+                        flush_request_id: Some(id),
+                        ..Default::default()
+                    }),
+                );
+                let writes_after = take_file_actions(&mut h)
+                    .iter()
+                    .filter(|a| matches!(a, Action::WriteFile { .. }))
+                    .count();
+                if waits && at == want[0] {
+                    // The first write holds the service's own packets.
+                    assert_eq!(writes_after, 1, "{what}: the flush's end writes the file");
+                }
+            }
+        }
+        assert_eq!(flushes, want, "{what}");
+    }
 }
 
 /// The `AdoptPassedOutput` actions in the log, in order.

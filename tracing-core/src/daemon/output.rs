@@ -1,8 +1,8 @@
 //! The output files of `write_into_file` sessions, which the core decides
 //! and the daemon holds: a file the consumer passed with EnableTracing
 //! (kept when the core adopts it), or an `output_path` created without
-//! replacing an existing file; appended to, flushed and closed as the core
-//! asks, and reported back when a write fails.
+//! replacing an existing file; appended to, synced and closed as the core
+//! asks, and reported back when a write or the last sync fails.
 
 use std::fs::File;
 use std::io::Write;
@@ -63,14 +63,32 @@ impl Daemon {
         }
     }
 
-    /// Flushes and closes a session's file, as the core asked, and tells
-    /// the core how that went.
+    /// Syncs and closes a session's file, as the core asked, and tells the
+    /// core how that went: an error the kernel kept from an earlier write
+    /// (a full or failing disk, a network file system) comes back here, at
+    /// the last chance to tell the consumer.
     pub(super) fn close_output(&mut self, session: SessionId) {
         let error = self
             .files
             .remove(&session)
-            .and_then(|mut f| f.flush().err())
+            .and_then(|f| finish_file(f).err())
             .map(|e| e.to_string());
+        if let Some(e) = &error {
+            eprintln!("zerotraced E: session {session}: closing the trace file failed: {e}");
+        }
         self.svc.output_file_closed(boottime_ns(), session, error);
+    }
+}
+
+/// Flushes `f`'s data to its device, then closes it. A file that cannot be
+/// synced (a pipe, a terminal, `/dev/null`: `EINVAL`) has nothing held back
+/// and is no error. `close(2)` itself reports nothing on Linux that the sync
+/// did not (the descriptor is released either way), so the error seen is
+/// the sync's.
+fn finish_file(mut f: File) -> std::io::Result<()> {
+    f.flush()?;
+    match f.sync_data() {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+        other => other,
     }
 }

@@ -66,6 +66,9 @@ pub struct SessionConfig {
     pub deferred_start: bool,
     /// Periodic flush interval (0 = none), after the write_flush_mode rule.
     pub flush_period_ms: u32,
+    /// A file session flushes before each write into the file
+    /// (`write_flush_mode` ENABLED, or AUTO with a period over 5 s).
+    pub flush_before_write: bool,
     /// `flush_timeout_ms` (default 5000).
     pub flush_timeout_ms: u32,
     /// `data_source_stop_timeout_ms` (default 5000).
@@ -257,6 +260,7 @@ impl SessionConfig {
             max_file_size_bytes: d.max_file_size_bytes().unwrap_or(0),
             deferred_start: d.deferred_start().unwrap_or(false),
             flush_period_ms: file.flush_period_ms,
+            flush_before_write: file.flush_before_write,
             flush_timeout_ms: d.flush_timeout_ms().filter(|&t| t > 0).unwrap_or(5000),
             stop_timeout_ms: d
                 .data_source_stop_timeout_ms()

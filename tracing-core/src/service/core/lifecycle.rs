@@ -442,12 +442,15 @@ impl TracingService {
             return;
         };
         if pending >= max_pending {
-            if let FlushPurpose::Consumer(c, r) | FlushPurpose::Clone(c, r) = purpose {
-                self.reply(
+            match purpose {
+                FlushPurpose::Consumer(c, r) | FlushPurpose::Clone(c, r) => self.reply(
                     Peer::Consumer(c),
                     r,
                     Reply::Err("too many pending flushes".into()),
-                );
+                ),
+                // The file is written all the same, without the flush.
+                FlushPurpose::BeforeWrite => self.write_into_file_and_rearm(session),
+                FlushPurpose::Periodic | FlushPurpose::Stop => {}
             }
             return;
         }
@@ -554,8 +557,26 @@ impl TracingService {
                 self.reply(Peer::Consumer(c), r, reply);
             }
             FlushPurpose::Periodic => {}
+            FlushPurpose::BeforeWrite => self.write_into_file_and_rearm(session),
             FlushPurpose::Stop => self.stop_session(session),
             FlushPurpose::Clone(c, r) => self.finish_clone(session, c, r),
+        }
+    }
+
+    /// The periodic write into the file, and the next one's timer while
+    /// the session runs.
+    pub(super) fn write_into_file_and_rearm(&mut self, session: SessionId) {
+        let Some(s) = self.sessions.get(&session) else {
+            return;
+        };
+        let period = s.config.file_write_period_ms as u64;
+        self.write_into_file(session, false);
+        if self
+            .sessions
+            .get(&session)
+            .is_some_and(|s| s.state == SessionState::Started)
+        {
+            self.arm(period, Timer::FileWrite(session));
         }
     }
 

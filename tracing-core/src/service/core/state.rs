@@ -263,6 +263,8 @@ pub(super) enum FlushPurpose {
     Stop,
     /// The flush before a clone.
     Clone(ConsumerId, RequestId),
+    /// The flush before a write into the file (`write_flush_mode`).
+    BeforeWrite,
 }
 
 /// A flush sent to producers and not yet acknowledged by all.

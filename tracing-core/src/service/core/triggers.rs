@@ -143,16 +143,14 @@ impl TracingService {
                 }
             }
             Timer::FileWrite(session) => {
-                if let Some(s) = self.sessions.get(&session) {
-                    let period = s.config.file_write_period_ms as u64;
-                    self.write_into_file(session, false);
-                    if self
-                        .sessions
-                        .get(&session)
-                        .is_some_and(|s| s.state == SessionState::Started)
-                    {
-                        self.arm(period, Timer::FileWrite(session));
-                    }
+                let flush_first = self.sessions.get(&session).is_some_and(|s| {
+                    s.state == SessionState::Started && s.config.flush_before_write
+                });
+                if flush_first {
+                    // The write follows the flush's end (complete_flush).
+                    self.flush(session, 0, FLUSH_PERIODIC, FlushPurpose::BeforeWrite);
+                } else {
+                    self.write_into_file_and_rearm(session);
                 }
             }
             Timer::PeriodicFlush(session) => {
