@@ -262,6 +262,35 @@ pub struct Translator {
     renamed_pids: Vec<i32>,
     /// The `FtraceParseStatus` numbers met, as bits (all are below 32).
     parse_errors: u32,
+    /// Where the ring buffer's clock is not `boot`: the clock and a pair
+    /// of readings that every bundle carries.
+    clock: Option<ClockSnapshot>,
+}
+
+/// The ftrace clock of bundles whose clock is not `boot` (upstream's
+/// `FtraceClock`), and a reading of it taken at the same instant as one
+/// of CLOCK_BOOTTIME, so that a reader converts their timestamps:
+/// `boot = ts - ftrace_ts + boot_ts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockSnapshot {
+    /// `FtraceClock`: 1 unknown, 2 global, 3 local, 4 mono_raw.
+    pub clock: i32,
+    /// The ftrace clock's reading, ns.
+    pub ftrace_ts: i64,
+    /// CLOCK_BOOTTIME's, ns.
+    pub boot_ts: i64,
+}
+
+/// The `FtraceClock` number of tracefs clock `name`: `None` for `boot`,
+/// which bundles leave unsaid.
+pub fn ftrace_clock_of(name: &str) -> Option<i32> {
+    match name {
+        "boot" => None,
+        "global" => Some(2),
+        "local" => Some(3),
+        "mono_raw" => Some(4),
+        _ => Some(1),
+    }
 }
 
 /// The end of a field (offset + size), saturating.
@@ -416,12 +445,19 @@ impl Translator {
             seen_pids: None,
             renamed_pids: Vec::new(),
             parse_errors: 0,
+            clock: None,
         })
     }
 
     /// Whether `sched_switch`/`sched_waking` go to `compact_sched`.
     pub fn compact_sched(&self) -> bool {
         self.compact.is_some()
+    }
+
+    /// The clock readings the next bundles carry (`None`: the clock is
+    /// `boot`, and bundles say nothing of it).
+    pub fn set_clock_snapshot(&mut self, clock: Option<ClockSnapshot>) {
+        self.clock = clock;
     }
 
     /// Starts collecting the pid of every record translated (the task
@@ -505,6 +541,12 @@ impl Translator {
             .is_some_and(|p| p.missed != MissedEvents::None);
         let mut bundle = B::from_message(packet.begin_nested(packet_field::FTRACE_EVENTS));
         bundle.set_cpu(cpu);
+        if let Some(c) = self.clock {
+            bundle
+                .set_ftrace_clock_raw(c.clock)
+                .set_ftrace_timestamp(c.ftrace_ts)
+                .set_boot_timestamp(c.boot_ts);
+        }
         if lost {
             bundle.set_lost_events(true);
             self.stats.lost_bundles += 1;

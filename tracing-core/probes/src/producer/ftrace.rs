@@ -21,7 +21,7 @@ use crate::ftrace::config::{EventSelection, EventSpec, FtraceOptions};
 use crate::ftrace::cpu_reader::{CpuReader, CpuStats, StatsExtra, StatsPhase, write_ftrace_stats};
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::ftrace::tracefs::{self, Controller, Instance};
-use crate::ftrace::translate::has_typed_translation;
+use crate::ftrace::translate::{ClockSnapshot, ftrace_clock_of, has_typed_translation};
 use crate::ftrace::{EventFormat, FormatTable, HeaderPage, Options, PageLayout, Translator};
 use crate::protos::{data_source_field, interned_data_field, interned_string_field, packet_field};
 
@@ -171,6 +171,9 @@ struct Run {
     /// `symbolize_ksyms`: the kernel's symbols and how many of the
     /// translator's address indices were written as interned names.
     ksyms: Option<Symbols>,
+    /// The ring buffer's clock where it is not `boot` (`FtraceClock`):
+    /// each read pass then snapshots it beside BOOTTIME.
+    clock: Option<i32>,
 }
 
 /// The kernel symbols of a session and what of them was written.
@@ -182,6 +185,10 @@ struct Symbols {
     /// Whether a packet cleared the sequence's incremental state.
     cleared: bool,
 }
+
+/// Reads of the ftrace clock beside BOOTTIME per read pass (the tightest
+/// kept).
+const CLOCK_TRIES: usize = 3;
 
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
@@ -368,6 +375,13 @@ impl FtraceProbe {
             }
         };
         failed.extend(report.failed_events);
+        // Read back what the instance runs on (another session may have
+        // set it, or the kernel lacks `boot`).
+        let clock = reader
+            .controller
+            .sessions()
+            .clock()
+            .and_then(ftrace_clock_of);
         if reader.cpus.is_empty() {
             let mut readers = Vec::new();
             for &cpu in &cpus {
@@ -397,6 +411,7 @@ impl FtraceProbe {
             failed,
             cpus,
             ksyms: None,
+            clock,
         })
     }
 
@@ -439,9 +454,63 @@ impl FtraceProbe {
         for e in errors {
             self.read_error(&e);
         }
+        if chunks.is_empty() {
+            return;
+        }
+        let snapshot = self.clock_snapshot();
+        if let Some(run) = self.run.as_mut() {
+            run.translator.set_clock_snapshot(snapshot);
+        }
         for (cpu, bytes) in chunks {
             self.translate(cpu, &bytes, sink);
         }
+    }
+
+    /// Where the instance's clock is not `boot`: its reading (cpu0's
+    /// `now ts`) and BOOTTIME's, taken together once per read pass, for
+    /// every bundle of the pass (as upstream's probes write them).
+    /// BOOTTIME is read on both sides of the file read and the middle
+    /// taken; of [`CLOCK_TRIES`] tries the tightest pair is kept, so that a
+    /// preempted read does not skew the conversion.
+    fn clock_snapshot(&mut self) -> Option<ClockSnapshot> {
+        let run = self.run.as_ref()?;
+        let clock = run.clock?;
+        let mut best: Option<(u64, ClockSnapshot)> = None;
+        let mut failure = None;
+        for _ in 0..CLOCK_TRIES {
+            let before = (self.ctx.clock)();
+            let stats = CpuStats::read(run.instance.dir(), 0);
+            let after = (self.ctx.clock)();
+            match stats {
+                Ok(CpuStats {
+                    now_ts: Some(secs), ..
+                }) => {
+                    let window = after.saturating_sub(before);
+                    let snap = ClockSnapshot {
+                        clock,
+                        ftrace_ts: (secs * 1e9).round() as i64,
+                        boot_ts: before.saturating_add(window / 2) as i64,
+                    };
+                    if best.is_none_or(|(w, _)| window < w) {
+                        best = Some((window, snap));
+                    }
+                }
+                Ok(_) => failure = Some("cpu0/stats has no \"now ts\"".to_owned()),
+                Err(e) => failure = Some(e.to_string()),
+            }
+        }
+        if let Some((_, snap)) = best {
+            return Some(snap);
+        }
+        // As upstream: the clock said, the pair zero (no conversion).
+        if let Some(e) = failure {
+            self.read_error(&format!("the ftrace clock's offset to BOOTTIME: {e}"));
+        }
+        Some(ClockSnapshot {
+            clock,
+            ftrace_ts: 0,
+            boot_ts: 0,
+        })
     }
 
     fn translate(&mut self, cpu: u32, bytes: &[u8], sink: &mut dyn PacketSink) {
