@@ -813,7 +813,7 @@ fn a_clock_other_than_boot_is_said_and_converts_back_to_boottime() {
     let mut found = 0;
     for b in bundles(&sink.packets) {
         let d = FtraceEventBundleDecoder::new(&b);
-        let events = read_back(&[b.clone()]);
+        let events = read_back(std::slice::from_ref(&b));
         if events.is_empty() {
             continue;
         }
