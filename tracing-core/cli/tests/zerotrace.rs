@@ -144,6 +144,23 @@ fn record_with_a_text_config_keeps_unserved_data_source_configs_unchanged() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).is_empty(), "nothing on stdout: {}", stdout(&o));
+    // The field the probes do not implement is said before the session.
+    assert!(
+        stderr(&o).contains(
+            "warning: linux.process_stats: ProcessStatsConfig.quirks: not supported by these \
+             probes"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // And `stats` says it from the trace's own config.
+    let st = zerotrace().arg("stats").arg(&out).output().unwrap();
+    assert!(
+        stdout(&st).contains("setup errors: 1")
+            && stdout(&st).contains("linux.process_stats: ProcessStatsConfig.quirks"),
+        "{}",
+        stdout(&st)
+    );
     let trace = std::fs::read(&out).unwrap();
     let ours = trace_config_of(&trace);
     let want = protoc_encode(UNSERVED_CONFIG);
@@ -457,6 +474,66 @@ fn protoc_encode_trace(text: &str) -> Vec<u8> {
     let proto = "protos/perfetto/trace/trace.proto";
     upstream::protoc_encode(&upstream_root(), proto, "perfetto.protos.Trace", text)
         .expect("protoc --encode")
+}
+
+/// `stats` lists the ftrace setup errors a trace's `ftrace_stats` name
+/// (unknown and failed events, refused fields, atrace errors), each once.
+#[test]
+fn stats_names_the_ftrace_setup_errors() {
+    let d = dir("setup-errors");
+    let trace = protoc_encode_trace(
+        r#"
+        packet {
+          trusted_packet_sequence_id: 3
+          ftrace_stats {
+            phase: START_OF_TRACE
+            unknown_ftrace_events: "nosuch/event"
+            failed_ftrace_events: "kmem/kmalloc"
+            failed_ftrace_events: "FtraceConfig.kprobe_events: not supported by these probes, recorded without it"
+            atrace_errors: "atrace is Android-only"
+          }
+        }
+        packet {
+          trusted_packet_sequence_id: 3
+          ftrace_stats {
+            phase: END_OF_TRACE
+            unknown_ftrace_events: "nosuch/event"
+            failed_ftrace_events: "kmem/kmalloc"
+          }
+        }
+        "#,
+    );
+    let path = d.join("t.pftrace");
+    std::fs::write(&path, trace).unwrap();
+    let o = zerotrace().arg("stats").arg(&path).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in [
+        "setup errors: 4",
+        "unknown ftrace event nosuch/event",
+        "ftrace event kmem/kmalloc could not be enabled",
+        "FtraceConfig.kprobe_events: not supported",
+        "atrace: atrace is Android-only",
+    ] {
+        assert!(out.contains(want), "{want} in\n{out}");
+    }
+    // A trace without any: said too.
+    let o = zerotrace()
+        .args(["demo", "-o"])
+        .arg(d.join("demo.pftrace"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = zerotrace()
+        .arg("stats")
+        .arg(d.join("demo.pftrace"))
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("setup errors: none recorded"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

@@ -851,3 +851,45 @@ fn a_clock_other_than_boot_is_said_and_converts_back_to_boottime() {
         "the clock is restored"
     );
 }
+
+/// A refused `FtraceConfig` field does not stop the rest: the session
+/// records its events, and the trace's first `ftrace_stats` names the
+/// field among `failed_ftrace_events`, where Perfetto's importer shows
+/// ftrace setup errors.
+#[test]
+fn a_refused_field_is_named_in_the_trace_and_the_rest_records() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-refused-{}", std::process::id());
+    let inst = Instance::create(&root, &name).expect("instance");
+    let (ctx, _log) = context();
+    let cfg = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.add_ftrace_events("ftrace/print");
+        c.set_buffer_size_kb(512)
+            .set_instance_name(&name)
+            .set_enable_function_graph(true);
+    });
+    let mut probe = FtraceSource::at(&root)
+        .create(&cfg, &ctx)
+        .expect("accepted without the refused field");
+    let mut sink = BufferSink::default();
+    probe.start(now(), &mut sink);
+    inst.write("trace_marker", "zt-refused").expect("marker");
+    probe.stop(now(), &mut sink);
+    let st = stats(&sink.packets);
+    let start = FtraceStatsDecoder::new(&st[0]);
+    let failed: Vec<&str> = start.failed_ftrace_events().collect();
+    assert_eq!(
+        failed,
+        [zerotrace_probes::ftrace::config::refusal("enable_function_graph").as_str()]
+    );
+    let back = read_back(&bundles(&sink.packets));
+    assert!(
+        back.iter()
+            .any(|b| b.fields.as_deref() == Some("zt-refused")),
+        "the rest recorded"
+    );
+}

@@ -21,6 +21,7 @@ mod machines;
 mod query;
 mod record;
 mod relay_cmd;
+mod setup_errors;
 mod stats;
 mod summary;
 mod trace_reader;

@@ -16,7 +16,7 @@ use zerotrace_probes::protos::{FtraceConfig, ProcessStatsConfig, data_source_fie
 use zerotrace_protos::protos::{TraceConfig, TraceConfigDecoder, TracingServiceStateDecoder};
 
 use super::summary::{buffer_summary, human_bytes, per_data_source};
-use super::{CliError, background, connect, read_input, write_output};
+use super::{CliError, background, connect, read_input, setup_errors, write_output};
 use crate::{schema, text_config};
 
 /// What `record` takes.
@@ -414,6 +414,10 @@ pub fn run(socket: &str, args: RecordArgs) -> Result<(), CliError> {
     }
     let mut consumer = connect(socket)?;
     report_unserved(&mut consumer, &config);
+    // What the probes will not do of this config, before it runs.
+    for (ds, line) in setup_errors::refusals_of_config(&config) {
+        eprintln!("zerotrace: warning: {ds}: {line}");
+    }
     let (file, output) = match (&out, into_file, &service_path) {
         (_, true, Some(path)) => (None, Output::ByService(Some(PathBuf::from(path)))),
         (Some(path), true, None) if path.as_os_str() != "-" => (
@@ -653,6 +657,24 @@ fn report_per_data_source(trace: &[u8], config: &[u8]) {
         o.push_str("  ");
         o.push_str(&line);
         o.push('\n');
+    }
+    // The setup errors the ftrace data source wrote into the trace (the
+    // refused fields were said before the session started).
+    let said: Vec<String> = setup_errors::refusals_of_config(config)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    let errors: Vec<String> = setup_errors::ftrace_setup_errors(packets.iter().map(|p| &p[..]))
+        .into_iter()
+        .filter(|e| !said.contains(e))
+        .collect();
+    if !errors.is_empty() {
+        o.push_str("zerotrace: linux.ftrace setup errors (the trace's ftrace_stats):\n");
+        for e in errors {
+            o.push_str("  ");
+            o.push_str(&e);
+            o.push('\n');
+        }
     }
     eprint!("{o}");
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::machines::{machine_of, machines};
+use super::setup_errors::setup_errors_of_trace;
 use super::summary::{buffer_summary, human_bytes, packet_kind};
 use super::trace_reader::packets;
 use super::{CliError, print_out, read_input};
@@ -137,6 +138,19 @@ pub fn run(path: &Path) -> Result<(), CliError> {
             } else {
                 outln!(o, "  packet {i} (sequence {seq} of machine {machine})");
             }
+        }
+    }
+    let errors = setup_errors_of_trace(packets.iter().map(|p| &p[..]));
+    if errors.is_empty() {
+        outln!(o, "setup errors: none recorded");
+    } else {
+        outln!(
+            o,
+            "setup errors: {} (what data sources could not do as configured):",
+            errors.len()
+        );
+        for e in &errors {
+            outln!(o, "  {e}");
         }
     }
     print_out(o.as_bytes())

@@ -59,6 +59,8 @@ pub const FTRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
         "initialize_ksyms_synchronously_for_testing",
         Handling::Kept,
     ),
+    // With the kernel's synthetic rss_stat_throttled event where it exists;
+    // elsewhere kmem/rss_stat unthrottled, and ftrace_stats says so.
     (15, "throttle_rss_stat", Handling::Implemented),
     (32, "denser_generic_event_encoding", Handling::Refused),
     (16, "disable_generic_events", Handling::Implemented),
@@ -101,9 +103,6 @@ pub enum FtraceConfigError {
     /// The bytes are not an `FtraceConfig`.
     #[error("FtraceConfig does not decode: {0}")]
     Decode(protozero::DecodeError),
-    /// Fields this data source refuses are set.
-    #[error("FtraceConfig fields not supported: {}", .0.join(", "))]
-    Refused(Vec<&'static str>),
     /// An `ftrace_events` entry is not a valid event name (printable ASCII,
     /// at most one `/` neither first nor last, `*` only at the end).
     #[error("bad ftrace event name {0:?}")]
@@ -187,6 +186,18 @@ pub struct FtraceOptions {
     pub use_monotonic_raw_clock: bool,
     /// `instance_name`: a secondary instance under `instances/`.
     pub instance_name: Option<String>,
+    /// The fields set in the config that these probes refuse: the data
+    /// source records without them, and [`refusal`] says so in the
+    /// trace's `ftrace_stats` (`failed_ftrace_events`) and to `zerotrace
+    /// record`.
+    pub refused: Vec<&'static str>,
+}
+
+/// What the trace says of a refused `FtraceConfig` field (an entry of
+/// `FtraceStats.failed_ftrace_events`, which Perfetto's importer shows as
+/// an ftrace setup error).
+pub fn refusal(field: &str) -> String {
+    format!("FtraceConfig.{field}: not supported by these probes, recorded without it")
 }
 
 /// Whether a refused field is set to something other than its default.
@@ -242,10 +253,9 @@ impl FtraceOptions {
         if let Some(e) = c.decode_error() {
             return Err(FtraceConfigError::Decode(e));
         }
+        // Refused fields do not stop the rest: the data source records
+        // without them and says so where the user looks (`refused`).
         let refused = refused_fields(&c);
-        if !refused.is_empty() {
-            return Err(FtraceConfigError::Refused(refused));
-        }
         let events = strings(c.ftrace_events())?
             .into_iter()
             .map(EventSpec::parse)
@@ -298,6 +308,7 @@ impl FtraceOptions {
                 .unwrap_or(true),
             symbolize_ksyms: c.symbolize_ksyms() == Some(true),
             throttle_rss_stat: c.throttle_rss_stat() == Some(true),
+            refused,
             disable_generic_events: c.disable_generic_events() == Some(true),
             use_monotonic_raw_clock: c.use_monotonic_raw_clock() == Some(true),
             instance_name,
@@ -403,13 +414,24 @@ impl FtraceOptions {
                 }
             }
         }
-        if self.throttle_rss_stat
-            && catalog.has_event("synthetic", "rss_stat_throttled")
-            && wanted.remove(&("kmem".to_owned(), "rss_stat".to_owned()))
-        {
-            add(&mut wanted, "synthetic", "rss_stat_throttled");
-        }
         let mut failed = Vec::new();
+        let rss_stat = ("kmem".to_owned(), "rss_stat".to_owned());
+        if self.throttle_rss_stat && wanted.contains(&rss_stat) {
+            if catalog.has_event("synthetic", "rss_stat_throttled") {
+                wanted.remove(&rss_stat);
+                add(&mut wanted, "synthetic", "rss_stat_throttled");
+            } else {
+                // Upstream falls back to the unthrottled event without a
+                // word; the trace says it here. (Creating the synthetic
+                // event and its hist trigger changes the kernel's global
+                // tracing state, which these probes leave alone.)
+                failed.push(
+                    "FtraceConfig.throttle_rss_stat: no synthetic rss_stat_throttled event on \
+                     this kernel, kmem/rss_stat recorded unthrottled"
+                        .to_owned(),
+                );
+            }
+        }
         if self.disable_generic_events {
             wanted.retain(|(g, n)| {
                 let keep = is_typed(g, n);

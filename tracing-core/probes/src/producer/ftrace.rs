@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::ds_config;
 use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
-use crate::ftrace::config::{EventSelection, EventSpec, FtraceOptions};
+use crate::ftrace::config::{EventSelection, EventSpec, FtraceOptions, refusal};
 use crate::ftrace::cpu_reader::{CpuReader, CpuStats, StatsExtra, StatsPhase, write_ftrace_stats};
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::ftrace::tracefs::{self, Controller, Instance};
@@ -290,7 +290,12 @@ impl FtraceProbe {
         let selection = self
             .options
             .resolve(&instance, &|_, name| has_typed_translation(name));
-        let mut failed = selection.failed.clone();
+        // Refused config fields first: the trace's ftrace_stats name them.
+        let mut failed: Vec<String> = self.options.refused.iter().map(|f| refusal(f)).collect();
+        for f in &failed {
+            self.log(f);
+        }
+        failed.extend(selection.failed.iter().cloned());
         let mut table = FormatTable::new();
         let mut events = BTreeSet::new();
         for (g, n) in &selection.events {
@@ -615,7 +620,10 @@ impl Probe for FtraceProbe {
             }
             Err(why) => {
                 self.log(&format!("not recording: {why}"));
-                let failed = requested(&self.options);
+                // Why, then every event asked for: the trace says both.
+                let mut failed = vec![format!("linux.ftrace not recording: {why}")];
+                failed.extend(self.options.refused.iter().map(|f| refusal(f)));
+                failed.extend(requested(&self.options));
                 sink.packet(&mut |p| {
                     write_ftrace_stats(
                         p,

@@ -17,6 +17,7 @@ pub mod ds_config;
 pub mod ftrace;
 pub mod probe;
 pub mod process_stats;
+pub mod refusals;
 pub mod runtime;
 pub mod schedule;
 pub mod sys_stats;

@@ -1,0 +1,104 @@
+//! What these probes will not do of a data source's config, said the same
+//! way wherever the user looks: `zerotrace record` before it starts the
+//! session, `zerotrace stats` from the trace's own `trace_config`, and (for
+//! `linux.ftrace`) the trace's `ftrace_stats`, whose `failed_ftrace_events`
+//! carry the same lines. Perfetto's producers have no call that reports a
+//! data source's error to the service; upstream's probes log it and, for
+//! ftrace, name it in `ftrace_stats`.
+
+use super::ds_config;
+use crate::ftrace::config::{FtraceOptions, refusal};
+use crate::procfs::config::{ProcessStatsOptions, SysStatsOptions};
+use crate::protos::data_source_field;
+
+/// The lines that say which fields of data source `name`'s config
+/// (`DataSourceConfig`, encoded) these probes refuse or cannot read; the
+/// data source records without them. Empty for a data source the probes
+/// do not serve.
+pub fn config_refusals(name: &str, ds_config: &[u8]) -> Vec<String> {
+    let nested = |field| ds_config::nested(ds_config, field);
+    match name {
+        super::ftrace::NAME => match nested(data_source_field::FTRACE_CONFIG) {
+            Ok(b) => match FtraceOptions::from_config(b) {
+                Ok(o) => o.refused.iter().map(|f| refusal(f)).collect(),
+                Err(e) => vec![format!("{name}: {e}")],
+            },
+            Err(e) => vec![format!("{name}: {e}")],
+        },
+        super::process_stats::NAME => match nested(data_source_field::PROCESS_STATS_CONFIG) {
+            Ok(b) => match ProcessStatsOptions::from_config(b) {
+                Ok(o) => lines("ProcessStatsConfig", &o.not_implemented),
+                Err(e) => vec![format!("{name}: {e}")],
+            },
+            Err(e) => vec![format!("{name}: {e}")],
+        },
+        super::sys_stats::NAME => match nested(data_source_field::SYS_STATS_CONFIG) {
+            Ok(b) => match SysStatsOptions::from_config(b) {
+                Ok(o) => lines("SysStatsConfig", &o.not_implemented),
+                Err(e) => vec![format!("{name}: {e}")],
+            },
+            Err(e) => vec![format!("{name}: {e}")],
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn lines(message: &str, fields: &[&str]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|f| format!("{message}.{f}: not supported by these probes, recorded without it"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use protozero::HeapWriter;
+
+    use super::*;
+    use crate::protos::{FtraceConfig, ProcessStatsConfig, SysStatsConfig};
+
+    fn ds(f: impl FnOnce(&mut protozero::Message<'_>)) -> Vec<u8> {
+        let mut w = HeapWriter::new();
+        {
+            let mut m = w.root();
+            f(&mut m);
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn each_data_source_names_what_it_refuses() {
+        let ftrace = ds(|m| {
+            FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG))
+                .set_preserve_ftrace_buffer(true)
+                .add_ftrace_events("sched/sched_switch");
+        });
+        assert_eq!(
+            config_refusals("linux.ftrace", &ftrace),
+            [refusal("preserve_ftrace_buffer")]
+        );
+        let ps = ds(|m| {
+            ProcessStatsConfig::from_message(
+                m.begin_nested(data_source_field::PROCESS_STATS_CONFIG),
+            )
+            .set_scan_smaps_rollup(true)
+            .set_proc_stats_poll_ms(100);
+        });
+        let got = config_refusals("linux.process_stats", &ps);
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].starts_with("ProcessStatsConfig.scan_smaps_rollup: "),
+            "{got:?}"
+        );
+        let ss = ds(|m| {
+            SysStatsConfig::from_message(m.begin_nested(data_source_field::SYS_STATS_CONFIG))
+                .set_gpufreq_period_ms(100);
+        });
+        let got = config_refusals("linux.sys_stats", &ss);
+        assert!(
+            got[0].starts_with("SysStatsConfig.gpufreq_period_ms: "),
+            "{got:?}"
+        );
+        assert!(config_refusals("track_event", &ss).is_empty());
+    }
+}
