@@ -156,6 +156,7 @@ fn run_probes(root: &std::path::Path, rate: u64, secs: u64) -> Outcome {
         root: ProcRoot::system(),
         clock: Arc::new(zerotrace_core::platform::boottime_ns),
         log: Arc::new(|l| eprintln!("{l}")),
+        wake: zerotrace_probes::producer::no_waker(),
     };
     let source = FtraceSource::at(root);
     let stop = Arc::new(AtomicBool::new(false));

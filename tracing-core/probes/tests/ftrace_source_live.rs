@@ -79,6 +79,7 @@ fn context() -> (ProbeContext, Arc<Mutex<Vec<String>>>) {
         root: ProcRoot::system(),
         clock: Arc::new(zerotrace_core::platform::boottime_ns),
         log: Arc::new(move |l| keep.lock().unwrap().push(l.to_owned())),
+        wake: zerotrace_probes::producer::no_waker(),
     };
     (ctx, lines)
 }
@@ -465,23 +466,39 @@ fn without_tracefs_the_stats_and_the_log_say_so() {
     assert_eq!(st.len(), 1);
     let d = FtraceStatsDecoder::new(&st[0]);
     assert_eq!(d.phase(), Some(Phase::StartOfTrace));
-    assert_eq!(
-        d.failed_ftrace_events().collect::<Vec<_>>(),
-        ["sched/sched_switch", "print"]
+    // Why, then every event asked for.
+    let failed: Vec<&str> = d.failed_ftrace_events().collect();
+    assert_eq!(failed.len(), 3, "{failed:?}");
+    assert!(
+        failed[0].starts_with("linux.ftrace not recording: "),
+        "{failed:?}"
     );
+    assert_eq!(failed[1..], ["sched/sched_switch", "print"]);
     let log = log.lock().unwrap();
     assert!(
         log.iter()
             .any(|l| l.starts_with("linux.ftrace: not recording")),
         "{log:?}"
     );
-    // Refused fields are refused by name at create.
+    drop(log);
+    // A refused field does not stop the data source: the trace names it
+    // (with the reason it records nothing here).
     let refused = ds_config("linux.ftrace", |m| {
         let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
         c.set_enable_function_graph(true);
     });
-    let err = source.create(&refused, &ctx).err().expect("refused");
-    assert!(err.to_string().contains("enable_function_graph"), "{err}");
+    let mut probe = source.create(&refused, &ctx).expect("accepted");
+    let mut sink = BufferSink::default();
+    probe.start(1, &mut sink);
+    probe.stop(2, &mut sink);
+    let st = stats(&sink.packets);
+    let failed: Vec<&str> = FtraceStatsDecoder::new(&st[0])
+        .failed_ftrace_events()
+        .collect();
+    assert_eq!(
+        failed[1],
+        zerotrace_probes::ftrace::config::refusal("enable_function_graph")
+    );
 }
 
 /// `symbolize_ksyms`: the workqueue functions the kernel ran come as
@@ -892,4 +909,106 @@ fn a_refused_field_is_named_in_the_trace_and_the_rest_records() {
             .any(|b| b.fields.as_deref() == Some("zt-refused")),
         "the rest recorded"
     );
+}
+
+/// `drain_buffer_percent`: a burst many times the buffer, written faster
+/// than the drain period reads, is read as each CPU's buffer passes the
+/// watermark (the probe wakes its driver), and nothing is overrun. With
+/// the period alone (10 s here) the same burst overruns.
+#[test]
+fn drain_buffer_percent_reads_a_burst_without_overruns() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let release = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    if !zerotrace_probes::ftrace::watermark::poll_supported(&release) {
+        assert!(
+            std::env::var("ZEROTRACE_REQUIRE_TRACEFS").is_err(),
+            "Linux {release}: buffer_percent wake-ups need 6.9"
+        );
+        println!("drain_buffer_percent did not run: Linux {release} is older than 6.9");
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-burst-{}", std::process::id());
+    let inst = Instance::create(&root, &name).expect("instance");
+    let (mut ctx, log) = context();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let tx = Mutex::new(tx);
+    ctx.wake = Arc::new(move || {
+        let _ = tx.lock().unwrap().send(());
+    });
+    let cfg = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.add_ftrace_events("ftrace/print");
+        c.set_buffer_size_kb(128)
+            .set_drain_period_ms(10_000)
+            .set_drain_buffer_percent(20)
+            .set_instance_name(&name);
+    });
+    let mut probe = FtraceSource::at(&root)
+        .create(&cfg, &ctx)
+        .expect("config accepted");
+    let mut sink = BufferSink::default();
+    probe.start(now(), &mut sink);
+    assert_eq!(
+        inst.read("buffer_percent").expect("buffer_percent").trim(),
+        "20"
+    );
+    const MARKERS: usize = 10_000;
+    let path = root.join("instances").join(&name).join("trace_marker");
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        let pad = "p".repeat(180);
+        for i in 0..MARKERS {
+            f.write_all(format!("zt-burst {i:06} {pad}").as_bytes())
+                .unwrap();
+            if i % 20 == 19 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+    });
+    // The probes' thread, by hand: poll at the deadline or when woken.
+    let mut wakes = 0;
+    while !writer.is_finished() {
+        let wait = probe
+            .next_deadline()
+            .map_or(100_000_000, |d| d.saturating_sub(now()))
+            .min(100_000_000);
+        if rx
+            .recv_timeout(std::time::Duration::from_nanos(wait))
+            .is_ok()
+        {
+            wakes += 1;
+        }
+        if probe.next_deadline().is_some_and(|d| d <= now()) {
+            probe.poll(now(), &mut sink);
+        }
+    }
+    writer.join().unwrap();
+    probe.stop(now(), &mut sink);
+    let st = stats(&sink.packets);
+    let end = FtraceStatsDecoder::new(st.last().expect("stats"));
+    let overrun: u64 = end.cpu_stats().map(|c| c.overrun().unwrap_or(0)).sum();
+    let back = read_back(&bundles(&sink.packets));
+    let got = back
+        .iter()
+        .filter(|b| {
+            b.fields
+                .as_deref()
+                .is_some_and(|f| f.starts_with("zt-burst "))
+        })
+        .count();
+    println!("drain_buffer_percent: {wakes} wake-ups, {got} markers, overrun {overrun}");
+    assert!(
+        wakes > 5,
+        "woken by the watermark: {wakes}; {:?}",
+        log.lock().unwrap()
+    );
+    assert_eq!(overrun, 0, "nothing overrun");
+    assert_eq!(got, MARKERS, "every marker read");
 }

@@ -37,6 +37,7 @@ fn fake(root: ProcRoot) -> Fake {
             root,
             clock: Arc::new(move || c.load(Ordering::Relaxed)),
             log: Arc::new(move |line| l.lock().unwrap().push(line.to_owned())),
+            wake: zerotrace_probes::producer::no_waker(),
         },
         clock,
         log,

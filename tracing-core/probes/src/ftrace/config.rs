@@ -172,6 +172,10 @@ pub struct FtraceOptions {
     pub buffer_size_lower_bound: bool,
     /// `drain_period_ms`, defaulted and checked.
     pub drain_period_ms: u32,
+    /// Whether the config set `drain_period_ms` (in range): with
+    /// `drain_buffer_percent` working, an unset period reads every second
+    /// only, as upstream.
+    pub drain_period_set: bool,
     /// `drain_buffer_percent` (`buffer_percent`), if set.
     pub drain_buffer_percent: Option<u32>,
     /// `compact_sched`: on unless the config disables it.
@@ -301,6 +305,7 @@ impl FtraceOptions {
             buffer_size_kb: c.buffer_size_kb().unwrap_or(0),
             buffer_size_lower_bound: c.buffer_size_lower_bound() == Some(true),
             drain_period_ms,
+            drain_period_set: drain_period_ms == drain,
             drain_buffer_percent: c.drain_buffer_percent().filter(|&p| p > 0),
             compact_sched: c
                 .compact_sched()

@@ -74,6 +74,12 @@ impl CpuReader {
         self.cpu
     }
 
+    /// Another descriptor of the same open pipe, for waiting on its
+    /// readiness (`drain_buffer_percent`) on another thread.
+    pub fn watch_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        self.file.try_clone().map(std::os::fd::OwnedFd::from)
+    }
+
     /// Reads as many whole sub-buffers as are ready and fit in `buf`, each
     /// into its own `subbuf_size` slot (a short read is zero-padded to the
     /// slot; the page's commit word says how much of it is data). Returns

@@ -34,6 +34,7 @@ pub mod page;
 pub mod session;
 pub mod tracefs;
 pub mod translate;
+pub mod watermark;
 
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};

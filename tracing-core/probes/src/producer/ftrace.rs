@@ -22,6 +22,7 @@ use crate::ftrace::cpu_reader::{CpuReader, CpuStats, StatsExtra, StatsPhase, wri
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::ftrace::tracefs::{self, Controller, Instance};
 use crate::ftrace::translate::{ClockSnapshot, ftrace_clock_of, has_typed_translation};
+use crate::ftrace::watermark::{self, Watermark};
 use crate::ftrace::{EventFormat, FormatTable, HeaderPage, Options, PageLayout, Translator};
 use crate::protos::{data_source_field, interned_data_field, interned_string_field, packet_field};
 
@@ -174,6 +175,9 @@ struct Run {
     /// The ring buffer's clock where it is not `boot` (`FtraceClock`):
     /// each read pass then snapshots it beside BOOTTIME.
     clock: Option<i32>,
+    /// `drain_buffer_percent`: wakes the probes' thread when a CPU's
+    /// buffer passes the watermark.
+    watermark: Option<Watermark>,
 }
 
 /// The kernel symbols of a session and what of them was written.
@@ -185,6 +189,10 @@ struct Symbols {
     /// Whether a packet cleared the sequence's incremental state.
     cleared: bool,
 }
+
+/// The drain period where `drain_buffer_percent` wakes the reader and the
+/// config sets no period (upstream's tick while buffers are polled).
+const WATCHED_DRAIN_PERIOD_MS: u32 = 1000;
 
 /// Reads of the ftrace clock beside BOOTTIME per read pass (the tightest
 /// kept).
@@ -406,6 +414,47 @@ impl FtraceProbe {
             reader.cpu_buffer_bytes = buffer_kb.saturating_mul(1024);
         }
         reader.pending.insert(session, Vec::new());
+        let watermark = match self.options.drain_buffer_percent {
+            None => None,
+            Some(_) => {
+                let release = rustix::system::uname()
+                    .release()
+                    .to_string_lossy()
+                    .into_owned();
+                let why_not = if !watermark::poll_supported(&release) {
+                    Some(format!(
+                        "Linux {release} wakes no reader reliably at buffer_percent (6.9 does)"
+                    ))
+                } else if !instance.dir().join("buffer_percent").exists() {
+                    Some("this kernel has no buffer_percent".to_owned())
+                } else {
+                    None
+                };
+                match why_not {
+                    None => {
+                        let fds: Result<Vec<_>, _> =
+                            reader.cpus.iter().map(|c| c.watch_fd()).collect();
+                        match fds.and_then(|fds| Watermark::start(fds, self.ctx.wake.clone())) {
+                            Ok(w) => Some(w),
+                            Err(e) => {
+                                failed.push(format!(
+                                    "FtraceConfig.drain_buffer_percent: cannot watch the buffers \
+                                     ({e}); read every drain period only"
+                                ));
+                                None
+                            }
+                        }
+                    }
+                    Some(why) => {
+                        failed.push(format!(
+                            "FtraceConfig.drain_buffer_percent: {why}; read every drain period \
+                             only"
+                        ));
+                        None
+                    }
+                }
+            }
+        };
         Ok(Run {
             key,
             session,
@@ -417,6 +466,7 @@ impl FtraceProbe {
             cpus,
             ksyms: None,
             clock,
+            watermark,
         })
     }
 
@@ -642,22 +692,34 @@ impl Probe for FtraceProbe {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.next_drain
+        // A buffer past its watermark is read now.
+        let ready = self
+            .run
+            .as_ref()
+            .and_then(|r| r.watermark.as_ref())
+            .is_some_and(Watermark::is_ready);
+        if ready { Some(0) } else { self.next_drain }
     }
 
     fn poll(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
-        if self.run.is_none() {
+        let Some(run) = &self.run else {
             self.next_drain = None;
             return;
-        }
+        };
+        let woken = run.watermark.as_ref().is_some_and(Watermark::take_ready);
+        let due = self.next_drain.is_some_and(|d| d <= now_ns);
         self.drain(sink);
-        self.next_drain = Some(now_ns.saturating_add(self.drain_ns()));
+        if due || !woken {
+            self.next_drain = Some(now_ns.saturating_add(self.drain_ns()));
+        }
     }
 
     fn stop(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
-        if self.run.is_none() {
+        let Some(run) = self.run.as_mut() else {
             return;
-        }
+        };
+        // No more wake-ups; the pipes it watched close with it.
+        run.watermark = None;
         if self.is_last_session() {
             // Nothing more is recorded for anyone: stop the kernel writing
             // before the last read, so the end stats match what was read.
@@ -735,7 +797,14 @@ impl Probe for FtraceProbe {
 
 impl FtraceProbe {
     fn drain_ns(&self) -> u64 {
-        u64::from(self.options.drain_period_ms).saturating_mul(1_000_000)
+        let watched = self.run.as_ref().is_some_and(|r| r.watermark.is_some());
+        let ms = if watched && !self.options.drain_period_set {
+            // The watermark reads in time; the period only backs it up.
+            WATCHED_DRAIN_PERIOD_MS
+        } else {
+            self.options.drain_period_ms
+        };
+        u64::from(ms).saturating_mul(1_000_000)
     }
 }
 

@@ -25,6 +25,7 @@ pub mod system_info;
 
 pub use probe::{
     BufferSink, Clock, DataSource, Logger, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats,
+    Waker, no_waker,
 };
 pub use runtime::{ProbesOptions, ProbesProducer, Registry, RuntimeStats};
 pub use schedule::Schedule;

@@ -57,6 +57,17 @@ pub fn stderr_logger() -> Logger {
     Arc::new(|line| eprintln!("zerotrace-probes: {line}"))
 }
 
+/// Wakes the probes' thread before a probe's next deadline (a probe that
+/// learnt that it has data to read now, e.g. an ftrace buffer past its
+/// watermark): the thread then looks at every probe's
+/// [`Probe::next_deadline`] again.
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
+/// A waker that does nothing (probes driven by hand, in tests).
+pub fn no_waker() -> Waker {
+    Arc::new(|| {})
+}
+
 /// What a probe reads from and reports to.
 #[derive(Clone)]
 pub struct ProbeContext {
@@ -66,6 +77,8 @@ pub struct ProbeContext {
     pub clock: Clock,
     /// Where to log.
     pub log: Logger,
+    /// Wakes the thread that drives the probes.
+    pub wake: Waker,
 }
 
 impl std::fmt::Debug for ProbeContext {
@@ -83,6 +96,7 @@ impl ProbeContext {
             root: ProcRoot::system(),
             clock: Arc::new(zerotrace_core::platform::boottime_ns),
             log: stderr_logger(),
+            wake: no_waker(),
         }
     }
 }

@@ -116,6 +116,8 @@ enum Command {
     Start(Instance),
     Stop(u64, SyncSender<()>),
     Flush(u64, SyncSender<()>),
+    /// A probe has data to read before its deadline (see [`Waker`]).
+    Wake,
     Shutdown,
 }
 
@@ -171,10 +173,15 @@ impl ProbesProducer {
             registry.names().join(", "),
             options.name
         ));
+        let mut ctx = options.context;
+        let wake = Mutex::new(commands.clone());
+        ctx.wake = Arc::new(move || {
+            let _ = lock(&wake).send(Command::Wake);
+        });
         let driver = Driver {
             client: client.clone(),
             registry,
-            ctx: options.context,
+            ctx,
             running: HashMap::new(),
             stats: stats.clone(),
         };
@@ -299,6 +306,8 @@ impl Driver {
                     }
                     let _ = done.send(());
                 }
+                // The loop looks at the deadlines again.
+                Ok(Command::Wake) => {}
                 Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {}
             }
