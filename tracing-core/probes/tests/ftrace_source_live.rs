@@ -1012,3 +1012,63 @@ fn drain_buffer_percent_reads_a_burst_without_overruns() {
     assert_eq!(overrun, 0, "nothing overrun");
     assert_eq!(got, MARKERS, "every marker read");
 }
+
+/// `preserve_ftrace_buffer`: what the instance's ring buffer held before
+/// the session started (a marker written while nobody recorded) is read
+/// into the trace, as the kernel's own text of the buffer shows it, and
+/// the start's `ftrace_stats` says the buffer was kept; without it the
+/// start clears the buffer.
+#[test]
+fn preserve_ftrace_buffer_keeps_what_the_buffer_held() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for preserve in [true, false] {
+        let name = format!("zt-preserve-{preserve}-{}", std::process::id());
+        let inst = Instance::create(&root, &name).expect("instance");
+        inst.write("tracing_on", "1").expect("tracing_on");
+        inst.write("trace_marker", "zt-before").expect("marker");
+        let (ctx, _log) = context();
+        let cfg = ds_config("linux.ftrace", |m| {
+            let mut c =
+                FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+            c.add_ftrace_events("ftrace/print");
+            c.set_instance_name(&name)
+                .set_preserve_ftrace_buffer(preserve);
+        });
+        let mut probe = FtraceSource::at(&root)
+            .create(&cfg, &ctx)
+            .expect("accepted");
+        let mut sink = BufferSink::default();
+        probe.start(now(), &mut sink);
+        inst.write("trace_marker", "zt-after").expect("marker");
+        let text = inst.read("trace").expect("trace");
+        probe.stop(now(), &mut sink);
+        let st = stats(&sink.packets);
+        assert_eq!(
+            FtraceStatsDecoder::new(&st[0]).preserve_ftrace_buffer(),
+            preserve.then_some(true)
+        );
+        let back = read_back(&bundles(&sink.packets));
+        let ours: Vec<&str> = back
+            .iter()
+            .filter_map(|b| b.fields.as_deref())
+            .filter(|f| f.starts_with("zt-"))
+            .collect();
+        let theirs: Vec<&str> = ["zt-before", "zt-after"]
+            .into_iter()
+            .filter(|m| text.contains(&format!(": {m}")))
+            .collect();
+        assert_eq!(
+            ours, theirs,
+            "as the kernel's text (preserve: {preserve})\n{text}"
+        );
+        let want: &[&str] = if preserve {
+            &["zt-before", "zt-after"]
+        } else {
+            &["zt-after"]
+        };
+        assert_eq!(ours, want, "preserve: {preserve}");
+    }
+}

@@ -69,7 +69,7 @@ pub const FTRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (19, "enable_function_graph", Handling::Refused),
     (20, "function_filters", Handling::Refused),
     (21, "function_graph_roots", Handling::Refused),
-    (23, "preserve_ftrace_buffer", Handling::Refused),
+    (23, "preserve_ftrace_buffer", Handling::Implemented),
     (24, "use_monotonic_raw_clock", Handling::Implemented),
     (25, "instance_name", Handling::Implemented),
     (27, "buffer_size_lower_bound", Handling::Implemented),
@@ -188,6 +188,9 @@ pub struct FtraceOptions {
     pub disable_generic_events: bool,
     /// `use_monotonic_raw_clock`.
     pub use_monotonic_raw_clock: bool,
+    /// `preserve_ftrace_buffer`: what the ring buffer holds when the first
+    /// session starts is kept and read into the trace.
+    pub preserve_ftrace_buffer: bool,
     /// `instance_name`: a secondary instance under `instances/`.
     pub instance_name: Option<String>,
     /// The fields set in the config that these probes refuse: the data
@@ -220,10 +223,6 @@ fn refused_fields(c: &FtraceConfigDecoder<'_>) -> Vec<&'static str> {
         ),
         ("function_filters", c.has_function_filters()),
         ("function_graph_roots", c.has_function_graph_roots()),
-        (
-            "preserve_ftrace_buffer",
-            c.preserve_ftrace_buffer() == Some(true),
-        ),
         ("debug_ftrace_abi", c.debug_ftrace_abi() == Some(true)),
         (
             "function_graph_max_depth",
@@ -313,6 +312,7 @@ impl FtraceOptions {
                 .unwrap_or(true),
             symbolize_ksyms: c.symbolize_ksyms() == Some(true),
             throttle_rss_stat: c.throttle_rss_stat() == Some(true),
+            preserve_ftrace_buffer: c.preserve_ftrace_buffer() == Some(true),
             refused,
             disable_generic_events: c.disable_generic_events() == Some(true),
             use_monotonic_raw_clock: c.use_monotonic_raw_clock() == Some(true),
@@ -354,6 +354,7 @@ impl FtraceOptions {
             buffer_percent: self.drain_buffer_percent,
             mono_raw_clock: self.use_monotonic_raw_clock,
             drain_period_ms: self.drain_period_ms,
+            preserve_buffer: self.preserve_ftrace_buffer,
         }
     }
 

@@ -103,9 +103,6 @@ fn every_refused_field_is_refused_by_name() {
             "function_graph_roots" => {
                 c.add_function_graph_roots("do_sys_open");
             }
-            "preserve_ftrace_buffer" => {
-                c.set_preserve_ftrace_buffer(true);
-            }
             "debug_ftrace_abi" => {
                 c.set_debug_ftrace_abi(true);
             }

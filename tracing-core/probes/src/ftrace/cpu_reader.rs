@@ -229,6 +229,9 @@ pub struct StatsExtra<'a> {
     pub failed_ftrace_events: &'a [String],
     /// Every kind of parse error met (end of trace).
     pub parse_errors: &'a [crate::protos::FtraceParseStatus],
+    /// `preserve_ftrace_buffer`: the trace holds what the ring buffer held
+    /// before it started (start of trace).
+    pub preserve_ftrace_buffer: bool,
 }
 
 /// Writes an `ftrace_stats` packet into `packet` (a `TracePacket`).
@@ -270,6 +273,9 @@ pub fn write_ftrace_stats(
     }
     if let Some(n) = extra.kernel_symbols_mem_kb {
         st.set_kernel_symbols_mem_kb(n);
+    }
+    if extra.preserve_ftrace_buffer {
+        st.set_preserve_ftrace_buffer(true);
     }
     if let Some(e) = extra.atrace_errors {
         st.set_atrace_errors(e);

@@ -90,6 +90,10 @@ pub struct SessionWants {
     pub mono_raw_clock: bool,
     /// `drain_period_ms`.
     pub drain_period_ms: u32,
+    /// `preserve_ftrace_buffer` (used when this session is the first):
+    /// nothing that clears the ring buffer is written (no clear, no clock
+    /// or size change), and events already on stay on.
+    pub preserve_buffer: bool,
 }
 
 /// A session call that does not fit the machine's state.
@@ -198,7 +202,25 @@ impl Sessions {
             return Err(SessionError::AlreadyStarted(id));
         }
         let mut out = Vec::new();
-        if self.active.is_empty() {
+        if self.active.is_empty() && wants.preserve_buffer {
+            // What the ring buffer holds stays: the clock, the size and
+            // `tracing_on` as they are, no clear, and events someone else
+            // enabled stay on (the last stop puts the rest back).
+            self.saved = Some(current.clone());
+            self.buffer_percent = current.buffer_percent;
+            self.enabled = current.enabled_events.clone();
+            self.active.insert(id, wants);
+            self.clock = Some(current.clock.clone());
+            let mut events = Vec::new();
+            self.sync_events(&mut events);
+            self.sync_percent(&mut out);
+            out.extend(
+                events
+                    .into_iter()
+                    .filter(|w| matches!(w, Write::Event { enable: true, .. })),
+            );
+            out.push(Write::TracingOn(true));
+        } else if self.active.is_empty() {
             let first = wants.clone();
             self.saved = Some(current.clone());
             self.buffer_percent = current.buffer_percent;
@@ -407,6 +429,7 @@ mod tests {
             buffer_percent: None,
             mono_raw_clock: false,
             drain_period_ms: 100,
+            preserve_buffer: false,
         }
     }
 
@@ -487,6 +510,29 @@ mod tests {
         assert_eq!(inst, before, "restored exactly");
         assert!(s.is_idle());
         assert!(s.saved().is_none());
+    }
+
+    /// `preserve_ftrace_buffer`: nothing that clears the ring buffer
+    /// (tracing off, a clear, the clock, the size), events already on stay
+    /// on; the last stop restores the rest.
+    #[test]
+    fn a_first_session_that_preserves_the_buffer_clears_nothing() {
+        let before = state();
+        let mut inst = before.clone();
+        let mut s = Sessions::new();
+        let mut w1 = wants(&[("sched", "sched_waking"), ("ftrace", "print")], 4096);
+        w1.preserve_buffer = true;
+        let w = s.start(1, w1, &inst).expect("start");
+        assert_eq!(w, vec![on("sched", "sched_waking"), Write::TracingOn(true)]);
+        apply(&mut inst, &w);
+        assert_eq!(s.clock(), Some("local"), "the clock it had");
+        assert!(
+            inst.enabled_events
+                .contains(&ev("irq", "irq_handler_entry"))
+        );
+        let w = s.stop(1).expect("stop");
+        apply(&mut inst, &w);
+        assert_eq!(inst, before, "restored exactly");
     }
 
     #[test]

@@ -652,6 +652,9 @@ impl Probe for FtraceProbe {
                 let cpus = self.cpu_stats();
                 let Some(run) = &self.run else { return };
                 let atrace = self.options.atrace_error();
+                // As upstream: the start says the buffer was kept, so that
+                // a reader keeps the events from before the start.
+                let preserve = self.options.preserve_ftrace_buffer;
                 sink.packet(&mut |p| {
                     write_ftrace_stats(
                         p,
@@ -662,6 +665,7 @@ impl Probe for FtraceProbe {
                             atrace_errors: atrace,
                             unknown_ftrace_events: &run.unknown,
                             failed_ftrace_events: &run.failed,
+                            preserve_ftrace_buffer: preserve,
                             ..StatsExtra::default()
                         },
                     )

@@ -70,12 +70,12 @@ mod tests {
     fn each_data_source_names_what_it_refuses() {
         let ftrace = ds(|m| {
             FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG))
-                .set_preserve_ftrace_buffer(true)
+                .set_enable_function_graph(true)
                 .add_ftrace_events("sched/sched_switch");
         });
         assert_eq!(
             config_refusals("linux.ftrace", &ftrace),
-            [refusal("preserve_ftrace_buffer")]
+            [refusal("enable_function_graph")]
         );
         let ps = ds(|m| {
             ProcessStatsConfig::from_message(
