@@ -28,6 +28,7 @@ fn wants(events: &[(&str, &str)], kb: u32) -> SessionWants {
         buffer_percent: None,
         mono_raw_clock: false,
         drain_period_ms: 100,
+        preserve_buffer: false,
     }
 }
 
