@@ -1072,3 +1072,60 @@ fn preserve_ftrace_buffer_keeps_what_the_buffer_held() {
         assert_eq!(ours, want, "preserve: {preserve}");
     }
 }
+
+/// `print_filter`: of the `trace_marker` messages the kernel's own text of
+/// the buffer holds, the trace keeps exactly those the rules allow (first
+/// matching rule decides; no match keeps), atrace-style `B|PID|...` rules
+/// included.
+#[test]
+fn print_filter_keeps_what_the_rules_allow_of_the_kernels_text() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-printf-{}", std::process::id());
+    let inst = Instance::create(&root, &name).expect("instance");
+    let (ctx, _log) = context();
+    let cfg = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.add_ftrace_events("ftrace/print");
+        c.set_instance_name(&name);
+        let mut f = c.begin_print_filter();
+        f.add_rules().set_prefix("zt-drop").set_allow(false);
+        {
+            let mut r = f.add_rules();
+            r.begin_atrace_msg().set_type("B").set_prefix("keep");
+            r.set_allow(true);
+        }
+        f.add_rules().set_prefix("B|").set_allow(false);
+    });
+    let mut probe = FtraceSource::at(&root)
+        .create(&cfg, &ctx)
+        .expect("accepted");
+    let mut sink = BufferSink::default();
+    probe.start(now(), &mut sink);
+    let sent = [
+        "zt-drop 1",
+        "zt-keep 2",
+        "B|123|keep me",
+        "B|123|other",
+        "E|123",
+        "zt-drop-too 3",
+    ];
+    for m in sent {
+        inst.write("trace_marker", m).expect("marker");
+    }
+    let text = inst.read("trace").expect("trace");
+    probe.stop(now(), &mut sink);
+    // Every message is in the kernel's buffer...
+    for m in sent {
+        assert!(text.contains(&format!(": {m}")), "{m} in\n{text}");
+    }
+    // ... and the trace keeps those the rules allow, in order.
+    let ours: Vec<&str> = read_back(&bundles(&sink.packets))
+        .iter()
+        .filter_map(|b| b.fields.clone())
+        .map(|f| sent.into_iter().find(|m| *m == f).expect("a sent message"))
+        .collect();
+    assert_eq!(ours, ["zt-keep 2", "B|123|keep me", "E|123"]);
+}

@@ -49,7 +49,7 @@ pub const FTRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (11, "drain_period_ms", Handling::Implemented),
     (29, "drain_buffer_percent", Handling::Implemented),
     (12, "compact_sched", Handling::Implemented),
-    (22, "print_filter", Handling::Refused),
+    (22, "print_filter", Handling::Implemented),
     (13, "symbolize_ksyms", Handling::Implemented),
     // How long the symbol table stays in memory; ours lives for the session.
     (17, "ksyms_mem_policy", Handling::Kept),
@@ -110,6 +110,9 @@ pub enum FtraceConfigError {
     /// An atrace category or app name is not printable ASCII.
     #[error("bad atrace name {0:?}")]
     BadAtraceName(String),
+    /// `print_filter` does not decode.
+    #[error("FtraceConfig.print_filter does not decode")]
+    BadPrintFilter,
     /// `instance_name` is not a plain directory name.
     #[error("bad instance_name {0:?}")]
     BadInstanceName(String),
@@ -191,6 +194,8 @@ pub struct FtraceOptions {
     /// `preserve_ftrace_buffer`: what the ring buffer holds when the first
     /// session starts is kept and read into the trace.
     pub preserve_ftrace_buffer: bool,
+    /// `print_filter`: which `ftrace/print` events this session keeps.
+    pub print_filter: Option<super::print_filter::PrintFilter>,
     /// `instance_name`: a secondary instance under `instances/`.
     pub instance_name: Option<String>,
     /// The fields set in the config that these probes refuse: the data
@@ -211,7 +216,6 @@ pub fn refusal(field: &str) -> String {
 fn refused_fields(c: &FtraceConfigDecoder<'_>) -> Vec<&'static str> {
     let asks = [
         ("kprobe_events", c.has_kprobe_events()),
-        ("print_filter", c.has_print_filter()),
         (
             "denser_generic_event_encoding",
             c.denser_generic_event_encoding() == Some(true),
@@ -313,6 +317,13 @@ impl FtraceOptions {
             symbolize_ksyms: c.symbolize_ksyms() == Some(true),
             throttle_rss_stat: c.throttle_rss_stat() == Some(true),
             preserve_ftrace_buffer: c.preserve_ftrace_buffer() == Some(true),
+            print_filter: match c.print_filter_bytes() {
+                None => None,
+                Some(b) => Some(
+                    super::print_filter::PrintFilter::from_config(b)
+                        .ok_or(FtraceConfigError::BadPrintFilter)?,
+                ),
+            },
             refused,
             disable_generic_events: c.disable_generic_events() == Some(true),
             use_monotonic_raw_clock: c.use_monotonic_raw_clock() == Some(true),

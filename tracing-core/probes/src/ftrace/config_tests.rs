@@ -85,9 +85,6 @@ fn every_refused_field_is_refused_by_name() {
             "kprobe_events" => {
                 c.add_kprobe_events();
             }
-            "print_filter" => {
-                c.begin_print_filter();
-            }
             "denser_generic_event_encoding" => {
                 c.set_denser_generic_event_encoding(true);
             }

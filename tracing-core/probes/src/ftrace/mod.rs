@@ -31,6 +31,7 @@ pub mod decode;
 pub mod format;
 pub mod ksyms;
 pub mod page;
+pub mod print_filter;
 pub mod session;
 pub mod tracefs;
 pub mod translate;

@@ -31,6 +31,7 @@ mod event_field {
     pub(super) const PID: u32 = crate::protos::FtraceEvent::FIELD_PID;
     pub(super) const GENERIC: u32 = crate::protos::FtraceEvent::FIELD_GENERIC;
 }
+use super::print_filter::PrintFilter;
 use crate::protos::generic_ftrace_event::Field as GF;
 use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
 
@@ -90,6 +91,8 @@ pub struct Stats {
     pub page_errors: u64,
     /// Bundles flagged `lost_events`.
     pub lost_bundles: u64,
+    /// `ftrace/print` events `print_filter` left out.
+    pub filtered_prints: u64,
 }
 
 /// How one kernel field is read, after upstream's `InferFtraceType`.
@@ -265,6 +268,9 @@ pub struct Translator {
     /// Where the ring buffer's clock is not `boot`: the clock and a pair
     /// of readings that every bundle carries.
     clock: Option<ClockSnapshot>,
+    /// `print_filter`: the id of `ftrace/print`, the offset of its `buf`,
+    /// and the rules.
+    print_filter: Option<(u32, usize, PrintFilter)>,
 }
 
 /// The ftrace clock of bundles whose clock is not `boot` (upstream's
@@ -446,12 +452,31 @@ impl Translator {
             renamed_pids: Vec::new(),
             parse_errors: 0,
             clock: None,
+            print_filter: None,
         })
     }
 
     /// Whether `sched_switch`/`sched_waking` go to `compact_sched`.
     pub fn compact_sched(&self) -> bool {
         self.compact.is_some()
+    }
+
+    /// Keeps only the `ftrace/print` events `filter` allows (of the print
+    /// event in `table`, whose `buf` it reads). Returns false, filtering
+    /// nothing, where `table` has no print event with a `buf` text.
+    pub fn set_print_filter(&mut self, table: &FormatTable, filter: PrintFilter) -> bool {
+        let print = table.formats().find(|f| {
+            f.name == "print"
+                && f.fields
+                    .iter()
+                    .any(|x| x.name == "buf" && x.type_name.starts_with("char"))
+        });
+        let Some(f) = print else { return false };
+        let Some(buf) = f.fields.iter().find(|x| x.name == "buf") else {
+            return false;
+        };
+        self.print_filter = Some((f.id, buf.offset, filter));
+        true
     }
 
     /// The clock readings the next bundles carry (`None`: the clock is
@@ -595,6 +620,13 @@ impl Translator {
     /// Translates one record into `bundle` (or the compact buffer);
     /// whether it was written.
     fn write_record(&mut self, bundle: &mut Message<'_>, id: u32, ts: u64, payload: &[u8]) -> bool {
+        if let Some((print, at, filter)) = &self.print_filter
+            && id == *print
+            && !filter.allows(payload.get(*at..).unwrap_or_default())
+        {
+            self.stats.filtered_prints += 1;
+            return false;
+        }
         let plan = usize::try_from(id)
             .ok()
             .and_then(|i| self.index.get(i))

@@ -353,6 +353,19 @@ impl FtraceProbe {
         .map_err(|e| e.to_string())?;
         // For the process data source of the session (new processes).
         translator.collect_pids();
+        if let Some(filter) = &self.options.print_filter {
+            // print_filter reads ftrace/print's text: without that event's
+            // format (not asked for) there is nothing to filter.
+            if !translator.set_print_filter(&table, filter.clone())
+                && table.formats().any(|f| f.name == "print")
+            {
+                failed.push(
+                    "FtraceConfig.print_filter: ftrace/print has no text field here; not \
+                     filtered"
+                        .to_owned(),
+                );
+            }
+        }
         let cpus = instance.cpus().map_err(|e| e.to_string())?;
         let wants = self.options.session_wants(
             &EventSelection {
