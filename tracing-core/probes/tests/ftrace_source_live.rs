@@ -1129,3 +1129,62 @@ fn print_filter_keeps_what_the_rules_allow_of_the_kernels_text() {
         .collect();
     assert_eq!(ours, ["zt-keep 2", "B|123|keep me", "E|123"]);
 }
+
+/// `syscall_events`: the kernel records only the named syscalls
+/// (`raw_syscalls` filtered by id), as its own text of the buffer shows,
+/// and the trace holds exactly those records.
+#[test]
+fn syscall_events_record_only_the_named_syscalls() {
+    let Some(root) = live_tracefs("ftrace_source_live") else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = format!("zt-syscalls-{}", std::process::id());
+    let inst = Instance::create(&root, &name).expect("instance");
+    let (ctx, log) = context();
+    let cfg = ds_config("linux.ftrace", |m| {
+        let mut c = FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+        c.add_syscall_events("sys_getppid");
+        c.set_instance_name(&name).set_buffer_size_kb(1024);
+    });
+    let mut probe = FtraceSource::at(&root)
+        .create(&cfg, &ctx)
+        .expect("accepted");
+    let mut sink = BufferSink::default();
+    probe.start(now(), &mut sink);
+    let getppid = zerotrace_probes::ftrace::syscalls::syscall_id("sys_getppid").expect("getppid");
+    assert_eq!(
+        inst.read("events/raw_syscalls/sys_enter/filter")
+            .expect("filter")
+            .trim(),
+        format!("id == {getppid}")
+    );
+    for _ in 0..5 {
+        std::hint::black_box(std::os::unix::process::parent_id());
+        std::hint::black_box(std::process::id());
+    }
+    inst.write("tracing_on", "0").expect("tracing_on");
+    let text = inst.read("trace").expect("trace");
+    probe.stop(now(), &mut sink);
+    assert_eq!(probe.stats().read_errors, 0, "{:?}", log.lock().unwrap());
+    // The kernel's text: every record is getppid's.
+    let count = |what: &str| text.lines().filter(|l| l.contains(what)).count();
+    let (enters, exits) = (count(" sys_enter: NR "), count(" sys_exit: NR "));
+    assert!(enters >= 5 && exits >= 5, "{text}");
+    assert_eq!(
+        count(&format!(" sys_enter: NR {getppid} ")),
+        enters,
+        "{text}"
+    );
+    // Ours: the same records.
+    let back = read_back(&bundles(&sink.packets));
+    let ours = |n: &str| back.iter().filter(|b| b.name == n).count();
+    assert_eq!((ours("sys_enter"), ours("sys_exit")), (enters, exits));
+    // The instance is given back without a filter.
+    assert_eq!(
+        inst.read("events/raw_syscalls/sys_enter/filter")
+            .expect("filter")
+            .trim(),
+        "none"
+    );
+}

@@ -29,6 +29,7 @@ fn wants(events: &[(&str, &str)], kb: u32) -> SessionWants {
         mono_raw_clock: false,
         drain_period_ms: 100,
         preserve_buffer: false,
+        syscalls: None,
     }
 }
 

@@ -65,7 +65,7 @@ pub const FTRACE_CONFIG_FIELDS: &[(u32, &str, Handling)] = &[
     (32, "denser_generic_event_encoding", Handling::Refused),
     (16, "disable_generic_events", Handling::Implemented),
     // Needs the architecture's syscall name table for the kernel filter.
-    (18, "syscall_events", Handling::Refused),
+    (18, "syscall_events", Handling::Implemented),
     (19, "enable_function_graph", Handling::Refused),
     (20, "function_filters", Handling::Refused),
     (21, "function_graph_roots", Handling::Refused),
@@ -196,6 +196,8 @@ pub struct FtraceOptions {
     pub preserve_ftrace_buffer: bool,
     /// `print_filter`: which `ftrace/print` events this session keeps.
     pub print_filter: Option<super::print_filter::PrintFilter>,
+    /// `syscall_events`: the syscalls (`sys_read`) `raw_syscalls` records.
+    pub syscall_events: Vec<String>,
     /// `instance_name`: a secondary instance under `instances/`.
     pub instance_name: Option<String>,
     /// The fields set in the config that these probes refuse: the data
@@ -220,7 +222,6 @@ fn refused_fields(c: &FtraceConfigDecoder<'_>) -> Vec<&'static str> {
             "denser_generic_event_encoding",
             c.denser_generic_event_encoding() == Some(true),
         ),
-        ("syscall_events", c.has_syscall_events()),
         (
             "enable_function_graph",
             c.enable_function_graph() == Some(true),
@@ -317,6 +318,7 @@ impl FtraceOptions {
             symbolize_ksyms: c.symbolize_ksyms() == Some(true),
             throttle_rss_stat: c.throttle_rss_stat() == Some(true),
             preserve_ftrace_buffer: c.preserve_ftrace_buffer() == Some(true),
+            syscall_events: names(c.syscall_events())?,
             print_filter: match c.print_filter_bytes() {
                 None => None,
                 Some(b) => Some(
@@ -366,6 +368,7 @@ impl FtraceOptions {
             mono_raw_clock: self.use_monotonic_raw_clock,
             drain_period_ms: self.drain_period_ms,
             preserve_buffer: self.preserve_ftrace_buffer,
+            syscalls: selection.syscalls.clone(),
         }
     }
 
@@ -449,6 +452,29 @@ impl FtraceOptions {
                 );
             }
         }
+        // syscall_events: the raw_syscalls pair, filtered to these ids.
+        let mut syscalls = None;
+        if !self.syscall_events.is_empty() {
+            for n in ["sys_enter", "sys_exit"] {
+                if catalog.has_event("raw_syscalls", n) {
+                    add(&mut wanted, "raw_syscalls", n);
+                } else {
+                    unknown.push(format!("raw_syscalls/{n}"));
+                }
+            }
+            let mut ids = BTreeSet::new();
+            for name in &self.syscall_events {
+                match super::syscalls::syscall_id(name) {
+                    Some(id) => {
+                        ids.insert(id);
+                    }
+                    None => failed.push(format!(
+                        "FtraceConfig.syscall_events: {name} is no syscall of this architecture"
+                    )),
+                }
+            }
+            syscalls = Some(ids);
+        }
         if self.disable_generic_events {
             wanted.retain(|(g, n)| {
                 let keep = is_typed(g, n);
@@ -462,6 +488,7 @@ impl FtraceOptions {
             events: wanted,
             unknown,
             failed,
+            syscalls,
         }
     }
 }
@@ -488,6 +515,9 @@ pub struct EventSelection {
     /// Requested events not enabled because of `disable_generic_events`
     /// (`ftrace_stats.failed_ftrace_events`).
     pub failed: Vec<String>,
+    /// `syscall_events`: the syscall ids `raw_syscalls` is filtered to
+    /// (`None`: every syscall, where raw_syscalls is recorded at all).
+    pub syscalls: Option<BTreeSet<u32>>,
 }
 
 /// Checks that [`FTRACE_CONFIG_FIELDS`] decides exactly the fields of the

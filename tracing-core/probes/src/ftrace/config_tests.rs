@@ -88,9 +88,6 @@ fn every_refused_field_is_refused_by_name() {
             "denser_generic_event_encoding" => {
                 c.set_denser_generic_event_encoding(true);
             }
-            "syscall_events" => {
-                c.add_syscall_events("sys_read");
-            }
             "enable_function_graph" => {
                 c.set_enable_function_graph(true);
             }

@@ -33,6 +33,7 @@ pub mod ksyms;
 pub mod page;
 pub mod print_filter;
 pub mod session;
+pub mod syscalls;
 pub mod tracefs;
 pub mod translate;
 pub mod watermark;

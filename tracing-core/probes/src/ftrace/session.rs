@@ -68,6 +68,8 @@ pub enum Write {
     },
     /// `buffer_percent`.
     BufferPercent(u32),
+    /// `events/raw_syscalls/sys_{enter,exit}/filter` (`0` clears it).
+    SyscallFilter(String),
     /// `events/G/N/enable`.
     Event {
         /// The event.
@@ -94,6 +96,9 @@ pub struct SessionWants {
     /// nothing that clears the ring buffer is written (no clear, no clock
     /// or size change), and events already on stay on.
     pub preserve_buffer: bool,
+    /// `syscall_events`: the syscall ids its `raw_syscalls` events are
+    /// for (`None`: all of them).
+    pub syscalls: Option<BTreeSet<u32>>,
 }
 
 /// A session call that does not fit the machine's state.
@@ -116,6 +121,8 @@ pub struct Sessions {
     enabled: BTreeSet<EventId>,
     clock: Option<String>,
     buffer_percent: Option<u32>,
+    /// The raw_syscalls filter written, if any.
+    syscall_filter: Option<String>,
 }
 
 /// Whether an event has an `enable` file (the `ftrace` group's do not).
@@ -179,6 +186,29 @@ impl Sessions {
         self.enabled = want;
     }
 
+    /// The raw_syscalls filter the sessions that record raw_syscalls
+    /// want: the union of their syscalls, or none if one wants all.
+    fn sync_syscalls(&mut self, out: &mut Vec<Write>) {
+        let recording = |w: &SessionWants| w.events.iter().any(|e| e.0 == "raw_syscalls");
+        let wishes: Vec<Option<&BTreeSet<u32>>> = self
+            .active
+            .values()
+            .filter(|w| recording(w))
+            .map(|w| w.syscalls.as_ref())
+            .collect();
+        if wishes.is_empty() && self.syscall_filter.is_none() {
+            return;
+        }
+        let text = super::syscalls::filter_text(super::syscalls::union(wishes).as_ref());
+        if self.syscall_filter.as_deref() != Some(text.as_str()) {
+            // Nothing written before and nothing to filter: leave it.
+            if !(self.syscall_filter.is_none() && text == "0") {
+                out.push(Write::SyscallFilter(text.clone()));
+                self.syscall_filter = Some(text);
+            }
+        }
+    }
+
     fn sync_percent(&mut self, out: &mut Vec<Write>) {
         let want = self.wanted_percent();
         if let Some(p) = want {
@@ -214,6 +244,7 @@ impl Sessions {
             let mut events = Vec::new();
             self.sync_events(&mut events);
             self.sync_percent(&mut out);
+            self.sync_syscalls(&mut out);
             out.extend(
                 events
                     .into_iter()
@@ -252,10 +283,14 @@ impl Sessions {
                 out.push(Write::BufferSizeKb(first.buffer_size_kb));
             }
             self.sync_percent(&mut out);
+            self.sync_syscalls(&mut out);
             out.extend(enable);
             out.push(Write::TracingOn(true));
         } else {
             self.active.insert(id, wants);
+            // The filter first: newly enabled events record only what
+            // some session wants.
+            self.sync_syscalls(&mut out);
             self.sync_events(&mut out);
             self.sync_percent(&mut out);
         }
@@ -271,6 +306,7 @@ impl Sessions {
         if !self.active.is_empty() {
             self.sync_events(&mut out);
             self.sync_percent(&mut out);
+            self.sync_syscalls(&mut out);
             return Ok(out);
         }
         let Some(saved) = self.saved.take() else {
@@ -284,6 +320,10 @@ impl Sessions {
             });
         }
         out.push(Write::ClearTrace);
+        // A filter these sessions wrote is cleared (upstream too).
+        if self.syscall_filter.take().is_some_and(|f| f != "0") {
+            out.push(Write::SyscallFilter("0".to_owned()));
+        }
         if let Some(clock) = self.clock.take() {
             if clock != saved.clock {
                 out.push(Write::Clock(saved.clock.clone()));
@@ -430,6 +470,7 @@ mod tests {
             mono_raw_clock: false,
             drain_period_ms: 100,
             preserve_buffer: false,
+            syscalls: None,
         }
     }
 
@@ -468,6 +509,7 @@ mod tests {
                     };
                 }
                 Write::BufferPercent(p) => s.buffer_percent = Some(*p),
+                Write::SyscallFilter(_) => {}
                 Write::Event { event, enable } => {
                     assert_ne!(event.0, "ftrace", "ftrace events have no enable file");
                     if *enable {
@@ -533,6 +575,59 @@ mod tests {
         let w = s.stop(1).expect("stop");
         apply(&mut inst, &w);
         assert_eq!(inst, before, "restored exactly");
+    }
+
+    /// `syscall_events`: the kernel filter is the union of the sessions
+    /// that record raw_syscalls (none if one wants every syscall), set
+    /// before their events are enabled and cleared by the last stop.
+    #[test]
+    fn the_syscall_filter_is_the_union_of_the_sessions() {
+        let inst = state();
+        let mut s = Sessions::new();
+        let raw = [("raw_syscalls", "sys_enter"), ("raw_syscalls", "sys_exit")];
+        let mut a = wants(&raw, 1024);
+        a.syscalls = Some([0, 1].into());
+        let w = s.start(1, a, &inst).expect("start");
+        let filter = w
+            .iter()
+            .position(|w| *w == Write::SyscallFilter("id == 0 || id == 1".into()))
+            .expect("filter written");
+        let enable = w
+            .iter()
+            .position(|w| *w == on("raw_syscalls", "sys_enter"))
+            .expect("enabled");
+        assert!(filter < enable, "{w:?}");
+        let mut b = wants(&raw, 1024);
+        b.syscalls = Some([1, 39].into());
+        let w = s.start(2, b, &inst).expect("start");
+        assert_eq!(
+            w,
+            vec![Write::SyscallFilter(
+                "id == 0 || id == 1 || id == 39".into()
+            )]
+        );
+        // A session of other events changes nothing; one of every
+        // syscall clears the filter.
+        let w = s
+            .start(3, wants(&[("sched", "sched_switch")], 1024), &inst)
+            .expect("start");
+        assert!(
+            !w.iter().any(|w| matches!(w, Write::SyscallFilter(_))),
+            "{w:?}"
+        );
+        let w = s.start(4, wants(&raw, 1024), &inst).expect("start");
+        assert_eq!(w, vec![Write::SyscallFilter("0".into())]);
+        let w = s.stop(4).expect("stop");
+        assert_eq!(
+            w,
+            vec![Write::SyscallFilter(
+                "id == 0 || id == 1 || id == 39".into()
+            )]
+        );
+        s.stop(1).expect("stop");
+        s.stop(3).expect("stop");
+        let w = s.stop(2).expect("stop");
+        assert!(w.contains(&Write::SyscallFilter("0".into())), "{w:?}");
     }
 
     #[test]

@@ -281,6 +281,9 @@ impl Instance {
                 self.write(&format!("per_cpu/cpu{cpu}/buffer_size_kb"), &kb.to_string())
             }
             Write::BufferPercent(p) => self.write("buffer_percent", &p.to_string()),
+            Write::SyscallFilter(f) => self
+                .write("events/raw_syscalls/sys_enter/filter", f)
+                .and_then(|()| self.write("events/raw_syscalls/sys_exit/filter", f)),
             Write::Event { event, enable } => self.write(
                 &format!("events/{}/{}/enable", event.0, event.1),
                 if *enable { "1" } else { "0" },

@@ -34,6 +34,7 @@ mod event_field {
 use super::print_filter::PrintFilter;
 use crate::protos::generic_ftrace_event::Field as GF;
 use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
+use std::collections::BTreeSet;
 
 /// Upstream flushes a bundle once its comm table has more entries than
 /// this (checked between pages), keeping interning cheap.
@@ -93,6 +94,8 @@ pub struct Stats {
     pub lost_bundles: u64,
     /// `ftrace/print` events `print_filter` left out.
     pub filtered_prints: u64,
+    /// `raw_syscalls` records of syscalls the session did not ask for.
+    pub filtered_syscalls: u64,
 }
 
 /// How one kernel field is read, after upstream's `InferFtraceType`.
@@ -271,7 +274,14 @@ pub struct Translator {
     /// `print_filter`: the id of `ftrace/print`, the offset of its `buf`,
     /// and the rules.
     print_filter: Option<(u32, usize, PrintFilter)>,
+    /// `syscall_events`: the ids of `raw_syscalls/sys_enter` and
+    /// `sys_exit` with the offset of their `id` field, and the syscalls
+    /// this session keeps.
+    syscall_filter: Option<(Vec<SyscallEvent>, BTreeSet<u32>)>,
 }
+
+/// A `raw_syscalls` event's id and the offset of its `id` field.
+type SyscallEvent = (u32, usize);
 
 /// The ftrace clock of bundles whose clock is not `boot` (upstream's
 /// `FtraceClock`), and a reading of it taken at the same instant as one
@@ -453,6 +463,7 @@ impl Translator {
             parse_errors: 0,
             clock: None,
             print_filter: None,
+            syscall_filter: None,
         })
     }
 
@@ -477,6 +488,20 @@ impl Translator {
         };
         self.print_filter = Some((f.id, buf.offset, filter));
         true
+    }
+
+    /// Keeps only the `raw_syscalls` records of syscalls `ids` (other
+    /// sessions on the instance may have the kernel record more).
+    pub fn set_syscall_filter(&mut self, table: &FormatTable, ids: BTreeSet<u32>) {
+        let events: Vec<SyscallEvent> = table
+            .formats()
+            .filter(|f| f.name == "sys_enter" || f.name == "sys_exit")
+            .filter_map(|f| {
+                let id = f.fields.iter().find(|x| x.name == "id" && x.size == 8)?;
+                Some((f.id, id.offset))
+            })
+            .collect();
+        self.syscall_filter = Some((events, ids));
     }
 
     /// The clock readings the next bundles carry (`None`: the clock is
@@ -626,6 +651,18 @@ impl Translator {
         {
             self.stats.filtered_prints += 1;
             return false;
+        }
+        if let Some((events, ids)) = &self.syscall_filter
+            && let Some(&(_, at)) = events.iter().find(|(e, _)| *e == id)
+        {
+            let nr = payload
+                .get(at..at + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(i64::from_ne_bytes);
+            if !nr.is_some_and(|n| u32::try_from(n).is_ok_and(|n| ids.contains(&n))) {
+                self.stats.filtered_syscalls += 1;
+                return false;
+            }
         }
         let plan = usize::try_from(id)
             .ok()

@@ -353,6 +353,9 @@ impl FtraceProbe {
         .map_err(|e| e.to_string())?;
         // For the process data source of the session (new processes).
         translator.collect_pids();
+        if let Some(ids) = &selection.syscalls {
+            translator.set_syscall_filter(&table, ids.clone());
+        }
         if let Some(filter) = &self.options.print_filter {
             // print_filter reads ftrace/print's text: without that event's
             // format (not asked for) there is nothing to filter.
@@ -369,6 +372,7 @@ impl FtraceProbe {
         let cpus = instance.cpus().map_err(|e| e.to_string())?;
         let wants = self.options.session_wants(
             &EventSelection {
+                syscalls: selection.syscalls.clone(),
                 events,
                 ..EventSelection::default()
             },
