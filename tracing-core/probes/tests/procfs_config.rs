@@ -34,10 +34,8 @@ fn process_stats_options() {
     }
     let bytes = w.finish().expect("writes");
     let o = ProcessStatsOptions::from_config(&bytes).expect("decodes");
-    assert_eq!(
-        o.not_implemented,
-        ["quirks", "resolve_process_fds", "scan_smaps_rollup"]
-    );
+    assert_eq!(o.not_implemented, ["quirks"]);
+    assert!(o.scan_smaps_rollup && o.resolve_process_fds);
     assert_eq!(o.proc_stats_poll_ms, None);
     assert!(o.record_process_age && o.record_process_runtime);
     assert!(ProcessStatsOptions::from_config(&[0x10]).is_err());

@@ -5,6 +5,8 @@
 //! counters must match what the test reads from `/proc` itself at the same
 //! moment.
 
+mod producer_common;
+
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
@@ -326,4 +328,106 @@ fn scans_survive_processes_coming_and_going() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let spawned = churn.join().expect("churn thread");
     assert!(spawned > 0, "processes came and went during the scans");
+}
+
+/// `scan_smaps_rollup` and `resolve_process_fds` through the data source:
+/// an idle child's PSS counters equal the kernel's own
+/// `/proc/PID/smaps_rollup`, its descriptors equal what `/proc/PID/fd`
+/// links to (a file it holds open on fd 7 among them), and a descriptor is
+/// named once per session, not at every poll.
+#[test]
+fn smaps_rollup_and_fds_match_the_kernels_files() {
+    use zerotrace_probes::producer::process_stats::ProcessStatsSource;
+    use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
+    use zerotrace_probes::protos::{ProcessStatsConfig, data_source_field, packet_field};
+
+    let mut child = Command::new("sh")
+        .args(["-c", "exec 7</proc/version; exec sleep 3603"])
+        .spawn()
+        .expect("spawn sh");
+    let pid = i32::try_from(child.id()).expect("pid");
+    let links = || -> Vec<(u64, String)> {
+        let mut v: Vec<(u64, String)> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|d| {
+                d.filter_map(|e| {
+                    let e = e.ok()?;
+                    let fd = e.file_name().to_str()?.parse().ok()?;
+                    let t = std::fs::read_link(e.path()).ok()?;
+                    Some((fd, t.to_string_lossy().into_owned()))
+                })
+                .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    // Asleep in `sleep`, fd 7 open: its memory no longer moves.
+    let rollup =
+        || std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let mut last = rollup();
+    for _ in 0..300 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let now = rollup();
+        let asleep = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .is_ok_and(|s| s.contains("State:\tS") && s.contains("Name:\tsleep"));
+        if now == last && asleep && links().iter().any(|(fd, _)| *fd == 7) {
+            break;
+        }
+        last = now;
+    }
+    let cfg = producer_common::ds_config("linux.process_stats", |m| {
+        ProcessStatsConfig::from_message(m.begin_nested(data_source_field::PROCESS_STATS_CONFIG))
+            .set_proc_stats_poll_ms(100)
+            .set_scan_smaps_rollup(true)
+            .set_resolve_process_fds(true);
+    });
+    let ctx = ProbeContext::system();
+    let mut probe = ProcessStatsSource.create(&cfg, &ctx).expect("accepted");
+    let mut sink = BufferSink::default();
+    probe.start(1, &mut sink);
+    let kernel_rollup = rollup();
+    let kernel_fds = links();
+    probe.poll(u64::MAX / 2, &mut sink);
+    let _ = child.kill();
+    let _ = child.wait();
+    let ours: Vec<Vec<u8>> = sink
+        .packets
+        .iter()
+        .filter_map(|p| producer_common::payload(p, packet_field::PROCESS_STATS).map(|(_, b)| b))
+        .collect();
+    assert_eq!(ours.len(), 2, "a process_stats at start and at the poll");
+    let mine = |i: usize| {
+        ProcessStatsDecoder::new(&ours[i])
+            .processes()
+            .find(|p| p.pid() == Some(pid))
+            .expect("the child")
+    };
+    let field = |key: &str| -> Option<u64> {
+        kernel_rollup
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.split_whitespace().next()?.parse().ok())
+    };
+    let p = mine(0);
+    assert!(field("Pss:").is_some_and(|v| v > 0), "{kernel_rollup}");
+    assert_eq!(p.smr_rss_kb(), field("Rss:"));
+    assert_eq!(p.smr_pss_kb(), field("Pss:"));
+    assert_eq!(p.smr_pss_anon_kb(), field("Pss_Anon:"));
+    assert_eq!(p.smr_pss_file_kb(), field("Pss_File:"));
+    assert_eq!(p.smr_pss_shmem_kb(), field("Pss_Shmem:"));
+    assert_eq!(p.smr_swap_pss_kb(), field("SwapPss:"));
+    let fds: Vec<(u64, String)> = p
+        .fds()
+        .map(|f| {
+            (
+                f.fd().unwrap_or(u64::MAX),
+                f.path().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(fds, kernel_fds);
+    assert!(fds.contains(&(7, "/proc/version".to_owned())), "{fds:?}");
+    // Named once: the next poll carries the counters, not the fds again.
+    let again = mine(1);
+    assert_eq!(again.fds().count(), 0);
+    assert_eq!(again.smr_pss_kb(), field("Pss:"));
 }

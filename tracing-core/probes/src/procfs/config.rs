@@ -37,6 +37,12 @@ pub struct ProcessStatsOptions {
     pub record_process_runtime: bool,
     /// `proc_stats_poll_ms`: a `process_stats` packet every so often.
     pub proc_stats_poll_ms: Option<u32>,
+    /// `scan_smaps_rollup`: `process_stats` carry the PSS counters of
+    /// `/proc/PID/smaps_rollup`.
+    pub scan_smaps_rollup: bool,
+    /// `resolve_process_fds`: `process_stats` name each process's open
+    /// descriptors (each once per session).
+    pub resolve_process_fds: bool,
     /// Fields set in the config that these probes do not implement.
     pub not_implemented: Vec<&'static str>,
 }
@@ -58,8 +64,6 @@ impl ProcessStatsOptions {
                 "proc_stats_cache_ttl_ms",
                 c.proc_stats_cache_ttl_ms().unwrap_or(0) > 0,
             ),
-            ("resolve_process_fds", c.resolve_process_fds() == Some(true)),
-            ("scan_smaps_rollup", c.scan_smaps_rollup() == Some(true)),
         ];
         for (name, asked) in asks {
             if asked {
@@ -72,6 +76,8 @@ impl ProcessStatsOptions {
             record_process_age: c.record_process_age() == Some(true),
             record_process_runtime: c.record_process_runtime() == Some(true),
             proc_stats_poll_ms: period(c.proc_stats_poll_ms()),
+            scan_smaps_rollup: c.scan_smaps_rollup() == Some(true),
+            resolve_process_fds: c.resolve_process_fds() == Some(true),
             not_implemented,
         })
     }

@@ -24,6 +24,7 @@ pub mod pid_status;
 pub mod psi;
 pub mod root;
 pub mod sample;
+pub mod smaps_rollup;
 pub mod stat;
 pub mod thermal;
 pub mod vmstat;

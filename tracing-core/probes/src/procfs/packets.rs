@@ -147,6 +147,29 @@ pub fn write_process_stats(
             w.set_runtime_user_mode(user.saturating_mul(NS_PER_USER_HZ))
                 .set_runtime_kernel_mode(kernel.saturating_mul(NS_PER_USER_HZ));
         }
+        if let Some(r) = &p.smaps_rollup {
+            if let Some(v) = r.rss_kb {
+                w.set_smr_rss_kb(v);
+            }
+            if let Some(v) = r.pss_kb {
+                w.set_smr_pss_kb(v);
+            }
+            if let Some(v) = r.pss_anon_kb {
+                w.set_smr_pss_anon_kb(v);
+            }
+            if let Some(v) = r.pss_file_kb {
+                w.set_smr_pss_file_kb(v);
+            }
+            if let Some(v) = r.pss_shmem_kb {
+                w.set_smr_pss_shmem_kb(v);
+            }
+            if let Some(v) = r.swap_pss_kb {
+                w.set_smr_swap_pss_kb(v);
+            }
+        }
+        for (fd, path) in &p.fds {
+            w.add_fds().set_fd(*fd).set_path(path);
+        }
     }
     if let Some(end) = collection_end_ns {
         stats.set_collection_end_timestamp(end);

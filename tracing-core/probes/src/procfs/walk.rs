@@ -3,7 +3,7 @@
 //! does during a scan: processes and threads that exit between being
 //! listed and being read are skipped, not errors.
 
-use super::{ProcError, ProcRoot, cmdline, pid_stat, pid_status};
+use super::{ProcError, ProcRoot, cmdline, pid_stat, pid_status, smaps_rollup};
 
 /// Cap for `cmdline` (longer ones are kept truncated, as `ps` does).
 pub const CMDLINE_CAP: usize = 128 * 1024;
@@ -51,6 +51,39 @@ pub struct ProcessMemory {
     pub oom_score_adj: Option<i64>,
     /// User and kernel time, clock ticks (`/proc/PID/stat`), if read.
     pub runtime_ticks: Option<(u64, u64)>,
+    /// `/proc/PID/smaps_rollup`, where asked for and readable.
+    pub smaps_rollup: Option<smaps_rollup::SmapsRollup>,
+    /// Its open file descriptors and what they name (`/proc/PID/fd`),
+    /// where asked for.
+    pub fds: Vec<(u64, String)>,
+}
+
+/// What [`read_memory_with`] reads beside `status`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryOptions {
+    /// `smaps_rollup` (`scan_smaps_rollup`).
+    pub smaps_rollup: bool,
+    /// The open descriptors (`resolve_process_fds`).
+    pub fds: bool,
+}
+
+/// The descriptors of `pid` and their targets (`readlink` of each entry of
+/// `/proc/PID/fd`), by number; entries that vanish meanwhile are skipped.
+pub fn read_fds(root: &ProcRoot, pid: i32) -> Vec<(u64, String)> {
+    let dir = root.path(format!("proc/{pid}/fd"));
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u64, String)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let fd: u64 = e.file_name().to_str()?.parse().ok()?;
+            let target = std::fs::read_link(e.path()).ok()?;
+            Some((fd, target.to_string_lossy().into_owned()))
+        })
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 fn numeric(names: Vec<String>) -> Vec<i32> {
@@ -157,6 +190,15 @@ pub fn scan_processes(
 
 /// Reads one process's memory counters; `Ok(None)` if it exited meanwhile.
 pub fn read_memory(root: &ProcRoot, pid: i32) -> Result<Option<ProcessMemory>, ProcError> {
+    read_memory_with(root, pid, MemoryOptions::default())
+}
+
+/// [`read_memory`], and what `opts` asks for beside.
+pub fn read_memory_with(
+    root: &ProcRoot,
+    pid: i32,
+    opts: MemoryOptions,
+) -> Result<Option<ProcessMemory>, ProcError> {
     let status = match root.read(format!("proc/{pid}/status"), SMALL_CAP) {
         Ok(b) => pid_status::parse(&b)?,
         Err(e) if e.is_gone() => return Ok(None),
@@ -166,11 +208,26 @@ pub fn read_memory(root: &ProcRoot, pid: i32) -> Result<Option<ProcessMemory>, P
         .read(format!("proc/{pid}/oom_score_adj"), SMALL_CAP)
         .ok()
         .and_then(|b| pid_status::parse_oom_score_adj(&b).ok());
+    let has_memory = status.has_memory();
+    let smaps_rollup = (opts.smaps_rollup && has_memory)
+        .then(|| {
+            root.read(format!("proc/{pid}/smaps_rollup"), SMALL_CAP)
+                .ok()
+        })
+        .flatten()
+        .map(|b| smaps_rollup::parse(&b));
+    let fds = if opts.fds && has_memory {
+        read_fds(root, pid)
+    } else {
+        Vec::new()
+    };
     Ok(Some(ProcessMemory {
         pid,
         status,
         oom_score_adj,
         runtime_ticks: read_stat(root, pid).map(|s| (s.utime, s.stime)),
+        smaps_rollup,
+        fds,
     }))
 }
 
@@ -178,10 +235,18 @@ pub fn read_memory(root: &ProcRoot, pid: i32) -> Result<Option<ProcessMemory>, P
 /// threads have none and are left out), tolerating exits as
 /// [`scan_processes`] does.
 pub fn scan_memory(root: &ProcRoot) -> Result<(Vec<ProcessMemory>, Vec<ProcError>), ProcError> {
+    scan_memory_with(root, MemoryOptions::default())
+}
+
+/// [`scan_memory`], reading what `opts` asks for beside.
+pub fn scan_memory_with(
+    root: &ProcRoot,
+    opts: MemoryOptions,
+) -> Result<(Vec<ProcessMemory>, Vec<ProcError>), ProcError> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for pid in pids(root)? {
-        match read_memory(root, pid) {
+        match read_memory_with(root, pid, opts) {
             Ok(Some(m)) if m.status.has_memory() => out.push(m),
             Ok(_) => {}
             Err(e) => errors.push(e),

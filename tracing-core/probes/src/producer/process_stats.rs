@@ -52,6 +52,9 @@ pub struct ProcessStatsProbe {
     packets: u64,
     /// Tasks (pids and tids) already described in this session.
     described: std::collections::HashSet<i32>,
+    /// `resolve_process_fds`: the descriptors already named, per process
+    /// (as upstream, each once per session).
+    seen_fds: std::collections::HashMap<i32, std::collections::HashSet<u64>>,
 }
 
 impl ProcessStatsProbe {
@@ -64,6 +67,7 @@ impl ProcessStatsProbe {
             errors: ErrorLog::default(),
             packets: 0,
             described: std::collections::HashSet::new(),
+            seen_fds: std::collections::HashMap::new(),
         }
     }
 
@@ -135,7 +139,11 @@ impl ProcessStatsProbe {
     }
 
     fn write_stats(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
-        let (memory, errors) = match walk::scan_memory(&self.ctx.root) {
+        let opts = walk::MemoryOptions {
+            smaps_rollup: self.options.scan_smaps_rollup,
+            fds: self.options.resolve_process_fds,
+        };
+        let (mut memory, errors) = match walk::scan_memory_with(&self.ctx.root, opts) {
             Ok(r) => r,
             Err(e) => {
                 self.errors.record(&self.ctx, NAME, &[e]);
@@ -143,6 +151,15 @@ impl ProcessStatsProbe {
             }
         };
         self.errors.record(&self.ctx, NAME, &errors);
+        if self.options.resolve_process_fds {
+            // Processes gone are forgotten (their pids may come back).
+            let live: std::collections::HashSet<i32> = memory.iter().map(|m| m.pid).collect();
+            self.seen_fds.retain(|pid, _| live.contains(pid));
+            for m in &mut memory {
+                let seen = self.seen_fds.entry(m.pid).or_default();
+                m.fds.retain(|(fd, _)| seen.insert(*fd));
+            }
+        }
         let end = (self.ctx.clock)();
         let runtime = self.options.record_process_runtime;
         sink.packet(&mut |p| {

@@ -81,13 +81,13 @@ mod tests {
             ProcessStatsConfig::from_message(
                 m.begin_nested(data_source_field::PROCESS_STATS_CONFIG),
             )
-            .set_scan_smaps_rollup(true)
+            .set_proc_stats_cache_ttl_ms(1000)
             .set_proc_stats_poll_ms(100);
         });
         let got = config_refusals("linux.process_stats", &ps);
         assert_eq!(got.len(), 1);
         assert!(
-            got[0].starts_with("ProcessStatsConfig.scan_smaps_rollup: "),
+            got[0].starts_with("ProcessStatsConfig.proc_stats_cache_ttl_ms: "),
             "{got:?}"
         );
         let ss = ds(|m| {
