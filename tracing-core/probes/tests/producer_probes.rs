@@ -238,13 +238,13 @@ fn configs_that_do_not_decode_or_ask_for_the_unimplemented_are_said_so() {
     ));
     let smaps = ds_config("linux.process_stats", |m| {
         ProcessStatsConfig::from_message(m.begin_nested(data_source_field::PROCESS_STATS_CONFIG))
-            .set_scan_smaps_rollup(true);
+            .set_proc_stats_cache_ttl_ms(1000);
     });
     assert!(ProcessStatsSource.create(&smaps, &f.ctx).is_ok());
     let log = f.log.lock().unwrap().clone();
     assert_eq!(
         log,
-        ["linux.process_stats: not implemented, ignored: scan_smaps_rollup"]
+        ["linux.process_stats: not implemented, ignored: proc_stats_cache_ttl_ms"]
     );
 }
 
