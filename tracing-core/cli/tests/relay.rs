@@ -8,16 +8,13 @@
 //! goes away is reconnected to, and the relay's producers see the
 //! disconnect and come back.
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use protozero::Decoder;
 use zerotrace_cli::relay::{Relay, RelayConfig};
 use zerotrace_core::consumer::{ConsumerClient, SessionEnd};
-use zerotrace_core::daemon::{Daemon, DaemonConfig, machine_id_from_hint};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread, machine_id_from_hint};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::producer::{
     DataSourceSpec, ProducerClient, ProducerOptions, StartupTracingOptions,
@@ -35,8 +32,7 @@ struct Central {
     consumer: Endpoint,
     local_producer: Endpoint,
     tcp: std::net::SocketAddr,
-    stop: UnixStream,
-    thread: Option<std::thread::JoinHandle<()>>,
+    daemon: Option<DaemonThread>,
 }
 
 impl Central {
@@ -50,7 +46,7 @@ impl Central {
             Endpoint::Path(dir.join("central-producer")),
             Endpoint::Path(dir.join("central-consumer")),
         );
-        let cfg = DaemonConfig {
+        let daemon = DaemonThread::spawn(DaemonConfig {
             producer_sockets: vec![
                 local_producer.clone(),
                 Endpoint::Tcp(format!("127.0.0.1:{port}")),
@@ -59,35 +55,21 @@ impl Central {
             log_level: 0,
             relay_endpoint,
             ..DaemonConfig::default()
-        };
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
-        let (ready, bound) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let mut d = Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))).unwrap();
-            ready.send(d.producer_tcp_addr().unwrap()).unwrap();
-            d.run().unwrap();
-        });
-        let tcp = bound.recv().unwrap();
+        })
+        .unwrap();
+        let tcp = daemon.producer_tcp_addr().unwrap();
         Central {
             consumer,
             local_producer,
             tcp,
-            stop,
-            thread: Some(thread),
+            daemon: Some(daemon),
         }
     }
 
     fn stop(&mut self) {
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(d) = self.daemon.take() {
+            let _ = d.stop();
         }
-    }
-}
-
-impl Drop for Central {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 

@@ -3,13 +3,9 @@
 //! [`Daemon`] on a thread of the test process) and Perfetto's genuine one
 //! ([`GenuineService`], on its own task-runner thread).
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::thread::JoinHandle;
 
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 
 use crate::genuine::GenuineService;
@@ -24,10 +20,7 @@ pub enum Which {
 }
 
 enum Running {
-    Ours {
-        stop: UnixStream,
-        thread: Option<JoinHandle<()>>,
-    },
+    Ours(Option<DaemonThread>),
     Genuine(Option<GenuineService>),
 }
 
@@ -95,28 +88,8 @@ impl Service {
                     relay_endpoint: relay.is_some(),
                     ..DaemonConfig::default()
                 };
-                let (stop, stop_rx) = UnixStream::pair().expect("a socket pair");
-                let (ready_tx, ready) = std::sync::mpsc::channel();
-                // The core is single-threaded (not Send): built on its thread.
-                let thread = std::thread::spawn(move || {
-                    let mut daemon = match Daemon::bind(cfg, Some(OwnedFd::from(stop_rx))) {
-                        Ok(d) => d,
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e.to_string()));
-                            return;
-                        }
-                    };
-                    let _ = ready_tx.send(Ok(()));
-                    daemon.run().expect("zerotraced's loop");
-                });
-                ready
-                    .recv()
-                    .expect("the daemon thread")
-                    .unwrap_or_else(|e| panic!("zerotraced: {e}"));
-                Running::Ours {
-                    stop,
-                    thread: Some(thread),
-                }
+                let daemon = DaemonThread::spawn(cfg).unwrap_or_else(|e| panic!("zerotraced: {e}"));
+                Running::Ours(Some(daemon))
             }
             Which::Genuine => Running::Genuine(Some(
                 match &relay {
@@ -167,10 +140,9 @@ impl Service {
 impl Drop for Service {
     fn drop(&mut self) {
         match &mut self.running {
-            Running::Ours { stop, thread } => {
-                let _ = stop.write_all(&[1]);
-                if let Some(t) = thread.take() {
-                    let _ = t.join();
+            Running::Ours(daemon) => {
+                if let Some(d) = daemon.take() {
+                    let _ = d.stop();
                 }
             }
             Running::Genuine(svc) => drop(svc.take()),

@@ -8,14 +8,12 @@
 
 mod producer_common;
 
-use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex, mpsc};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use producer_common::{ds_config, packets_of, payload, process_stats_config, sys_stats_config};
 use zerotrace_core::consumer::ConsumerClient;
-use zerotrace_core::daemon::{Daemon, DaemonConfig};
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_probes::producer::{ProbeContext, ProbesOptions, ProbesProducer, Registry};
 use zerotrace_probes::protos::{
@@ -32,8 +30,7 @@ const THREAD_NAME: &str = "zt-named-probe";
 struct Service {
     producer: Endpoint,
     consumer: Endpoint,
-    stop: UnixStream,
-    thread: Option<JoinHandle<()>>,
+    _daemon: DaemonThread,
 }
 
 impl Service {
@@ -46,44 +43,19 @@ impl Service {
             Endpoint::Abstract(format!("{base}-p")),
             Endpoint::Abstract(format!("{base}-c")),
         );
-        let cfg = DaemonConfig {
+        let daemon = DaemonThread::spawn(DaemonConfig {
             producer_sockets: vec![producer.clone()],
             consumer_socket: consumer.clone(),
             producer_socket_mode: None,
             consumer_socket_mode: None,
             log_level: 0,
             ..DaemonConfig::default()
-        };
-        let (stop, stop_rx) = UnixStream::pair().unwrap();
-        let (ready, bound) = mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            // The daemon is not Send: bound and run on its own thread.
-            match Daemon::bind(cfg, Some(std::os::fd::OwnedFd::from(stop_rx))) {
-                Ok(mut d) => {
-                    let _ = ready.send(Ok(()));
-                    let _ = d.run();
-                }
-                Err(e) => {
-                    let _ = ready.send(Err(e.to_string()));
-                }
-            }
-        });
-        bound.recv().unwrap().unwrap();
+        })
+        .expect("the service listens");
         Service {
             producer,
             consumer,
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        use std::io::Write;
-        let _ = self.stop.write_all(&[1]);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            _daemon: daemon,
         }
     }
 }
