@@ -110,6 +110,8 @@ pub fn procfs(data: &[u8]) {
             status,
             oom_score_adj: oom,
             runtime_ticks: None,
+            smaps_rollup: None,
+            fds: Vec::new(),
         };
         let bytes = payload(9, |p| {
             packets::write_process_stats(p, 0, std::slice::from_ref(&mem), true, None);

@@ -1,6 +1,6 @@
 //! The two tracing services the interop tests run side by side, each on a
 //! fresh pair of unix sockets in a private directory: ours (`zerotraced`'s
-//! [`Daemon`] on a thread of the test process) and Perfetto's genuine one
+//! `Daemon`, a [`DaemonThread`] of the test process) and Perfetto's genuine one
 //! ([`GenuineService`], on its own task-runner thread).
 
 use std::path::PathBuf;
