@@ -144,20 +144,49 @@ fn record_with_a_text_config_keeps_unserved_data_source_configs_unchanged() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).is_empty(), "nothing on stdout: {}", stdout(&o));
-    // The field the probes do not implement is said before the session.
+    // Every field of it is one the probes implement: nothing to warn of.
+    assert!(!stderr(&o).contains("not supported"), "{}", stderr(&o));
+    let st = zerotrace().arg("stats").arg(&out).output().unwrap();
+    assert!(
+        stdout(&st).contains("setup errors: none recorded"),
+        "{}",
+        stdout(&st)
+    );
+    // A field the probes refuse is said before the session, and `stats`
+    // says it from the trace's own config.
+    std::fs::write(
+        &cfg,
+        "buffers { size_kb: 256 } duration_ms: 200 data_sources { config { name: \
+         \"linux.sys_stats\" sys_stats_config { gpufreq_period_ms: 100 } } }",
+    )
+    .unwrap();
+    let refused = d.join("refused.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--txt",
+            "-c",
+        ])
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&refused)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "warning: linux.process_stats: ProcessStatsConfig.quirks: not supported by these \
+            "warning: linux.sys_stats: SysStatsConfig.gpufreq_period_ms: not supported by these \
              probes"
         ),
         "{}",
         stderr(&o)
     );
-    // And `stats` says it from the trace's own config.
-    let st = zerotrace().arg("stats").arg(&out).output().unwrap();
+    let st = zerotrace().arg("stats").arg(&refused).output().unwrap();
     assert!(
         stdout(&st).contains("setup errors: 1")
-            && stdout(&st).contains("linux.process_stats: ProcessStatsConfig.quirks"),
+            && stdout(&st).contains("linux.sys_stats: SysStatsConfig.gpufreq_period_ms"),
         "{}",
         stdout(&st)
     );

@@ -20,6 +20,7 @@ fn process_stats_options() {
     let bytes = w.finish().expect("writes");
     let o = ProcessStatsOptions::from_config(&bytes).expect("decodes");
     assert!(o.scan_all_processes_on_start && o.record_thread_names);
+    assert!(o.on_demand, "describes the tasks ftrace sees by default");
     assert_eq!(o.proc_stats_poll_ms, Some(MIN_PERIOD_MS));
     assert!(o.not_implemented.is_empty());
 
@@ -34,8 +35,9 @@ fn process_stats_options() {
     }
     let bytes = w.finish().expect("writes");
     let o = ProcessStatsOptions::from_config(&bytes).expect("decodes");
-    assert_eq!(o.not_implemented, ["quirks"]);
+    assert!(o.not_implemented.is_empty(), "{:?}", o.not_implemented);
     assert!(o.scan_smaps_rollup && o.resolve_process_fds);
+    assert!(!o.on_demand, "DISABLE_ON_DEMAND");
     assert_eq!(o.proc_stats_poll_ms, None);
     assert!(o.record_process_age && o.record_process_runtime);
     assert!(ProcessStatsOptions::from_config(&[0x10]).is_err());

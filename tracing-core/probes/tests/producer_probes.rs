@@ -238,13 +238,25 @@ fn configs_that_do_not_decode_or_ask_for_the_unimplemented_are_said_so() {
     ));
     let smaps = ds_config("linux.process_stats", |m| {
         ProcessStatsConfig::from_message(m.begin_nested(data_source_field::PROCESS_STATS_CONFIG))
-            .set_proc_stats_cache_ttl_ms(1000);
+            .set_proc_stats_cache_ttl_ms(1000)
+            .set_scan_smaps_rollup(true);
     });
     assert!(ProcessStatsSource.create(&smaps, &f.ctx).is_ok());
+    // Every ProcessStatsConfig field is implemented: nothing to say.
+    let log = f.log.lock().unwrap().clone();
+    assert!(log.is_empty(), "{log:?}");
+    // sys_stats' gpufreq is not.
+    let gpu = ds_config("linux.sys_stats", |m| {
+        zerotrace_probes::protos::SysStatsConfig::from_message(
+            m.begin_nested(data_source_field::SYS_STATS_CONFIG),
+        )
+        .set_gpufreq_period_ms(100);
+    });
+    assert!(SysStatsSource.create(&gpu, &f.ctx).is_ok());
     let log = f.log.lock().unwrap().clone();
     assert_eq!(
         log,
-        ["linux.process_stats: not implemented, ignored: proc_stats_cache_ttl_ms"]
+        ["linux.sys_stats: not implemented, ignored: gpufreq_period_ms"]
     );
 }
 
@@ -263,4 +275,34 @@ fn the_registry_serves_traced_probes_names_and_takes_more() {
     // A further source is one line; one of the same name replaces it.
     r.add(SystemInfo);
     assert_eq!(r.names().len(), 4);
+}
+
+/// The tasks the session's ftrace saw are described as they come (a
+/// `process_tree` of their processes), unless the `DISABLE_ON_DEMAND`
+/// quirk turns that off, as upstream.
+#[test]
+fn tasks_seen_are_described_unless_disable_on_demand() {
+    for disabled in [false, true] {
+        let f = fake(fixtures());
+        let cfg = ds_config("linux.process_stats", |m| {
+            let mut c = ProcessStatsConfig::from_message(
+                m.begin_nested(data_source_field::PROCESS_STATS_CONFIG),
+            );
+            if disabled {
+                c.add_quirks(
+                    zerotrace_probes::protos::process_stats_config::Quirks::DisableOnDemand,
+                );
+            }
+        });
+        let mut probe = ProcessStatsSource.create(&cfg, &f.ctx).unwrap();
+        let mut sink = BufferSink::default();
+        probe.start(T0, &mut sink);
+        let before = sink.packets.len();
+        probe.on_pids(T0 + MS, &[42], &mut sink);
+        let trees = sink.packets[before..]
+            .iter()
+            .filter(|p| payload(p, packet_field::PROCESS_TREE).is_some())
+            .count();
+        assert_eq!(trees, usize::from(!disabled), "disabled: {disabled}");
+    }
 }

@@ -37,6 +37,13 @@ pub struct ProcessStatsOptions {
     pub record_process_runtime: bool,
     /// `proc_stats_poll_ms`: a `process_stats` packet every so often.
     pub proc_stats_poll_ms: Option<u32>,
+    /// Whether the tasks the session's ftrace sees are described as they
+    /// appear (the `DISABLE_ON_DEMAND` quirk turns it off).
+    pub on_demand: bool,
+    /// `proc_stats_cache_ttl_ms` (0: unset): between two clears of the
+    /// cache, every so many polls, a poll writes only the counters that
+    /// changed (and only the processes with one).
+    pub proc_stats_cache_ttl_ms: u32,
     /// `scan_smaps_rollup`: `process_stats` carry the PSS counters of
     /// `/proc/PID/smaps_rollup`.
     pub scan_smaps_rollup: bool,
@@ -57,25 +64,22 @@ impl ProcessStatsOptions {
                 error,
             });
         }
-        let mut not_implemented = Vec::new();
-        let asks = [
-            ("quirks", c.has_quirks()),
-            (
-                "proc_stats_cache_ttl_ms",
-                c.proc_stats_cache_ttl_ms().unwrap_or(0) > 0,
-            ),
-        ];
-        for (name, asked) in asks {
-            if asked {
-                not_implemented.push(name);
-            }
-        }
+        // Every field is implemented; the list stays for configs of a newer
+        // schema and for the data sources that share it.
+        let not_implemented = Vec::new();
+        // DISABLE_ON_DEMAND: no describing of the tasks ftrace saw.
+        // DISABLE_INITIAL_DUMP is deprecated and ignored upstream too.
+        let on_demand = !c
+            .quirks_raw()
+            .any(|q| q == crate::protos::process_stats_config::Quirks::DisableOnDemand as i32);
         Ok(ProcessStatsOptions {
+            on_demand,
             scan_all_processes_on_start: c.scan_all_processes_on_start() == Some(true),
             record_thread_names: c.record_thread_names() == Some(true),
             record_process_age: c.record_process_age() == Some(true),
             record_process_runtime: c.record_process_runtime() == Some(true),
             proc_stats_poll_ms: period(c.proc_stats_poll_ms()),
+            proc_stats_cache_ttl_ms: c.proc_stats_cache_ttl_ms().unwrap_or(0),
             scan_smaps_rollup: c.scan_smaps_rollup() == Some(true),
             resolve_process_fds: c.resolve_process_fds() == Some(true),
             not_implemented,

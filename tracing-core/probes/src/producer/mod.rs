@@ -20,6 +20,7 @@ pub mod process_stats;
 pub mod refusals;
 pub mod runtime;
 pub mod schedule;
+pub mod stats_cache;
 pub mod sys_stats;
 pub mod system_info;
 

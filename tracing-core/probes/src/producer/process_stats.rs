@@ -11,6 +11,7 @@
 use super::ds_config;
 use super::probe::{DataSource, ErrorLog, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
 use super::schedule::Schedule;
+use super::stats_cache::StatsCache;
 use crate::procfs::config::ProcessStatsOptions;
 use crate::procfs::packets::{self, TreeOptions};
 use crate::procfs::walk;
@@ -55,11 +56,18 @@ pub struct ProcessStatsProbe {
     /// `resolve_process_fds`: the descriptors already named, per process
     /// (as upstream, each once per session).
     seen_fds: std::collections::HashMap<i32, std::collections::HashSet<u64>>,
+    /// `proc_stats_cache_ttl_ms`: what was written, so that a poll writes
+    /// what changed.
+    cache: StatsCache,
 }
 
 impl ProcessStatsProbe {
     /// An instance with `options`, not yet started.
     pub fn new(options: ProcessStatsOptions, ctx: ProbeContext) -> Self {
+        let cache = StatsCache::new(
+            options.proc_stats_cache_ttl_ms,
+            options.proc_stats_poll_ms.unwrap_or(0),
+        );
         ProcessStatsProbe {
             options,
             ctx,
@@ -68,6 +76,7 @@ impl ProcessStatsProbe {
             packets: 0,
             described: std::collections::HashSet::new(),
             seen_fds: std::collections::HashMap::new(),
+            cache,
         }
     }
 
@@ -160,6 +169,7 @@ impl ProcessStatsProbe {
                 m.fds.retain(|(fd, _)| seen.insert(*fd));
             }
         }
+        self.cache.keep_changed(&mut memory);
         let end = (self.ctx.clock)();
         let runtime = self.options.record_process_runtime;
         sink.packet(&mut |p| {
@@ -189,10 +199,15 @@ impl Probe for ProcessStatsProbe {
     }
 
     fn on_pids(&mut self, now_ns: u64, pids: &[i32], sink: &mut dyn PacketSink) {
-        self.describe(now_ns, pids, sink);
+        if self.options.on_demand {
+            self.describe(now_ns, pids, sink);
+        }
     }
 
     fn on_renamed_pids(&mut self, now_ns: u64, pids: &[i32], sink: &mut dyn PacketSink) {
+        if !self.options.on_demand {
+            return;
+        }
         // Described before the exec or rename: describe them again.
         for pid in pids {
             self.described.remove(pid);

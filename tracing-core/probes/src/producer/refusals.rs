@@ -77,19 +77,16 @@ mod tests {
             config_refusals("linux.ftrace", &ftrace),
             [refusal("enable_function_graph")]
         );
+        // Every ProcessStatsConfig field is implemented.
         let ps = ds(|m| {
             ProcessStatsConfig::from_message(
                 m.begin_nested(data_source_field::PROCESS_STATS_CONFIG),
             )
             .set_proc_stats_cache_ttl_ms(1000)
+            .set_scan_smaps_rollup(true)
             .set_proc_stats_poll_ms(100);
         });
-        let got = config_refusals("linux.process_stats", &ps);
-        assert_eq!(got.len(), 1);
-        assert!(
-            got[0].starts_with("ProcessStatsConfig.proc_stats_cache_ttl_ms: "),
-            "{got:?}"
-        );
+        assert!(config_refusals("linux.process_stats", &ps).is_empty());
         let ss = ds(|m| {
             SysStatsConfig::from_message(m.begin_nested(data_source_field::SYS_STATS_CONFIG))
                 .set_gpufreq_period_ms(100);
