@@ -3,7 +3,9 @@
 //! set is named, periods below 10 ms are raised, bad bytes are an error.
 
 use protozero::HeapWriter;
-use zerotrace_probes::procfs::config::{MIN_PERIOD_MS, ProcessStatsOptions, SysStatsOptions};
+use zerotrace_probes::procfs::config::{
+    MIN_PERIOD_MS, MIN_PROC_STATS_POLL_MS, ProcessStatsOptions, SysStatsOptions,
+};
 use zerotrace_probes::procfs::packets::Selection;
 use zerotrace_probes::protos::process_stats_config::Quirks;
 use zerotrace_probes::protos::{MeminfoCounters, ProcessStatsConfig, SysStatsConfig};
@@ -21,7 +23,7 @@ fn process_stats_options() {
     let o = ProcessStatsOptions::from_config(&bytes).expect("decodes");
     assert!(o.scan_all_processes_on_start && o.record_thread_names);
     assert!(o.on_demand, "describes the tasks ftrace sees by default");
-    assert_eq!(o.proc_stats_poll_ms, Some(MIN_PERIOD_MS));
+    assert_eq!(o.proc_stats_poll_ms, Some(MIN_PROC_STATS_POLL_MS));
     assert!(o.not_implemented.is_empty());
 
     let mut w = HeapWriter::new();

@@ -191,11 +191,11 @@ fn read_errors_are_counted_and_logged_never_fatal() {
     let f = fake(ProcRoot::at(&empty));
     let mut sink = BufferSink::default();
     let mut procs = ProcessStatsSource
-        .create(&process_stats_config(10), &f.ctx)
+        .create(&process_stats_config(100), &f.ctx)
         .unwrap();
     procs.start(T0, &mut sink);
     for i in 1..=10 {
-        procs.poll(T0 + i * 10 * MS, &mut sink);
+        procs.poll(T0 + i * 100 * MS, &mut sink);
     }
     let mut sys = SysStatsSource
         .create(&sys_stats_config(10, 10), &f.ctx)

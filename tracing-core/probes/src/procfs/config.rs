@@ -17,8 +17,13 @@ pub struct ConfigError {
     pub error: protozero::DecodeError,
 }
 
-/// The smallest poll period upstream allows; shorter ones are raised to it.
+/// The smallest `sys_stats` period upstream allows; shorter ones are
+/// raised to it.
 pub const MIN_PERIOD_MS: u32 = 10;
+
+/// The smallest `proc_stats_poll_ms` upstream allows (a scan of every
+/// process is costly); shorter ones are raised to it.
+pub const MIN_PROC_STATS_POLL_MS: u32 = 100;
 
 fn period(ms: Option<u32>) -> Option<u32> {
     ms.filter(|&ms| ms > 0).map(|ms| ms.max(MIN_PERIOD_MS))
@@ -78,7 +83,10 @@ impl ProcessStatsOptions {
             record_thread_names: c.record_thread_names() == Some(true),
             record_process_age: c.record_process_age() == Some(true),
             record_process_runtime: c.record_process_runtime() == Some(true),
-            proc_stats_poll_ms: period(c.proc_stats_poll_ms()),
+            proc_stats_poll_ms: c
+                .proc_stats_poll_ms()
+                .filter(|&ms| ms > 0)
+                .map(|ms| ms.max(MIN_PROC_STATS_POLL_MS)),
             proc_stats_cache_ttl_ms: c.proc_stats_cache_ttl_ms().unwrap_or(0),
             scan_smaps_rollup: c.scan_smaps_rollup() == Some(true),
             resolve_process_fds: c.resolve_process_fds() == Some(true),
