@@ -194,9 +194,13 @@ struct Symbols {
 /// config sets no period (upstream's tick while buffers are polled).
 const WATCHED_DRAIN_PERIOD_MS: u32 = 1000;
 
-/// Reads of the ftrace clock beside BOOTTIME per read pass (the tightest
-/// kept).
-const CLOCK_TRIES: usize = 3;
+/// Reads of the ftrace clock beside BOOTTIME per read pass, at most (the
+/// tightest kept); fewer once one is tighter than [`CLOCK_TIGHT_NS`].
+const CLOCK_TRIES: usize = 8;
+
+/// A clock read this tight (BOOTTIME before and after the `stats` read)
+/// puts the pair within half of it: no need to try again.
+const CLOCK_TIGHT_NS: u64 = 10_000;
 
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
@@ -542,8 +546,8 @@ impl FtraceProbe {
     /// `now ts`) and BOOTTIME's, taken together once per read pass, for
     /// every bundle of the pass (as upstream's probes write them).
     /// BOOTTIME is read on both sides of the file read and the middle
-    /// taken; of [`CLOCK_TRIES`] tries the tightest pair is kept, so that a
-    /// preempted read does not skew the conversion.
+    /// taken; of up to [`CLOCK_TRIES`] tries the tightest pair is kept, so
+    /// that a preempted read does not skew the conversion.
     fn clock_snapshot(&mut self) -> Option<ClockSnapshot> {
         let run = self.run.as_ref()?;
         let clock = run.clock?;
@@ -565,6 +569,9 @@ impl FtraceProbe {
                     };
                     if best.is_none_or(|(w, _)| window < w) {
                         best = Some((window, snap));
+                    }
+                    if window < CLOCK_TIGHT_NS {
+                        break;
                     }
                 }
                 Ok(_) => failure = Some("cpu0/stats has no \"now ts\"".to_owned()),
