@@ -27,7 +27,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Regenerate protos/src/generated from protos/proto.
+    /// Regenerate every output of the schema pipeline (protos/pipeline):
+    /// protos/src/generated, the probes' and the command's generated files.
     Codegen {
         /// Do not write; fail (exit 1) and list the files that are stale.
         #[arg(long)]

@@ -1,13 +1,13 @@
 //! Where cargo unpacked a pinned crate's sources, for build scripts that
 //! read files shipped in a crate they never build.
 //!
-//! `zerotrace-cli`'s build script compiles Perfetto's upstream `.proto`
-//! files (crate `perfetto_protos`) and `zerotrace-interop`'s compiles
-//! Perfetto's amalgamated C++ (crate `perfetto-sdk-sys`). Each declares its
+//! The schema pipeline (`protos/pipeline`) reads Perfetto's upstream
+//! `.proto` files (crate `perfetto_protos`) and `zerotrace-interop`'s build
+//! script compiles Perfetto's amalgamated C++ (crate `perfetto-sdk-sys`). Each declares its
 //! crate for a `cfg(any())` target, so cargo resolves and downloads it but
 //! never builds it, and then needs the directory cargo unpacked it into.
 //! Both asked `cargo metadata` the same way, each with its own copy of the
-//! code; this crate is that lookup, once (a build-dependency of both).
+//! code; this crate is that lookup, once (a dependency of both).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The upstream trace and config messages the procfs probes write and read,
-//! as protozero writers and decoders generated at build time from
-//! Perfetto's own `.proto` files (see `build.rs`), so packets carry exactly
+//! as protozero writers and decoders generated from Perfetto's own `.proto`
+//! files by the schema pipeline (`protos/pipeline`, which names the files;
+//! `cargo xtask codegen` writes `src/generated`), so packets carry exactly
 //! upstream's field numbers without this crate restating them.
 //!
 //! Generated: `ProcessTree`, `ProcessStats`, `SysStats`, `CpuInfo`,
@@ -11,7 +12,7 @@
 //! and the bundle's `CompactSched`); [`FTRACE_EVENT_MESSAGES`] lists those
 //! events' fields as upstream declares them. `TracePacket` itself is not generated (its schema
 //! imports most of Perfetto); the few of its fields the probes set are in
-//! [`packet_field`], their numbers read from upstream by the build script,
+//! [`packet_field`], their numbers read from upstream by the pipeline,
 //! as are the `DataSourceConfig` fields the data sources read their nested
 //! configs from ([`data_source_field`]).
 
@@ -24,7 +25,7 @@
 )]
 #[rustfmt::skip]
 mod generated {
-    include!(concat!(env!("OUT_DIR"), "/protos/mod.rs"));
+    include!("generated/mod.rs");
 }
 
 pub use generated::perfetto::protos::*;
@@ -69,7 +70,7 @@ pub struct EventMessage {
     pub fields: &'static [ProtoField],
 }
 
-include!(concat!(env!("OUT_DIR"), "/protos/extra.rs"));
+include!("generated/extra.rs");
 
 /// The `VmstatCounters` number of a `/proc/vmstat` key, if upstream names
 /// one (`nr_free_pages` → `VMSTAT_NR_FREE_PAGES`).

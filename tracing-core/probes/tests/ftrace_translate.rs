@@ -323,7 +323,7 @@ fn protoc_decodes_the_packets_with_upstreams_schema() {
     let protoc =
         protoc_bin_vendored::protoc_bin_path().expect("a vendored protoc for this platform");
     let rec = Recording::load(&fixture_dir()).expect("fixtures");
-    let root = env!("ZEROTRACE_PERFETTO_PROTOS_ROOT");
+    let root = zerotrace_schema_pipeline::upstream_root().expect("the upstream schema");
     for (compact, rename) in [(true, false), (false, false), (true, true)] {
         let table = table_of(&rec, rename);
         let (bundles, _) = translate(
@@ -344,7 +344,7 @@ fn protoc_decodes_the_packets_with_upstreams_schema() {
         }
         let bytes = w.finish().expect("writes");
         let mut child = Command::new(&protoc)
-            .arg(format!("-I{root}"))
+            .arg(format!("-I{}", root.display()))
             .arg("--decode=perfetto.protos.Trace")
             .arg("protos/perfetto/trace/trace.proto")
             .stdin(Stdio::piped())

@@ -1,93 +1,90 @@
-//! Builds the descriptor set the `zerotrace` command reads text configs and
-//! names trace fields with: Perfetto's upstream schema (the `.proto` files
-//! of the `perfetto_protos` crate, v51, found through `cargo metadata` by
-//! `zerotrace-crate-source`, which downloads it; never copied into this
-//! repository) compiled by the
-//! vendored `protoc`, with the fields Perfetto added since, which our own
-//! schema in `protos/proto` declares, merged into their messages.
+//! The command's descriptor set (`tracing-core/cli/src/generated`):
+//! Perfetto's upstream schema from [`DESCRIPTOR_ROOTS`] compiled by
+//! Google's `protoc` (vendored), with the fields Perfetto added since v51,
+//! which our schemas in `protos/proto` declare, merged into their
+//! messages. `zerotrace` parses text configs and names trace fields with it.
 
 use std::collections::{BTreeSet, HashMap};
-use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use prost::Message;
 use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
+use protozero_codegen::{Generated, GeneratedFile};
 
-const UPSTREAM_CRATE: &str = "perfetto_protos";
-const UPSTREAM_VERSION: &str = "0.51.1";
-/// The roots: every config (TraceConfig and the data source configs it
-/// imports), every trace packet, and the service state `query` prints.
-const ROOTS: &[&str] = &[
-    "protos/perfetto/config/trace_config.proto",
-    "protos/perfetto/trace/trace.proto",
-    "protos/perfetto/common/tracing_service_state.proto",
-];
+use crate::{DESCRIPTOR_FILE, DESCRIPTOR_ROOTS, PipelineError};
 
-fn main() {
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
-    let ours = manifest.join("../../protos/proto");
-    println!("cargo:rerun-if-changed={}", ours.display());
-    println!("cargo:rerun-if-env-changed=ZEROTRACE_PERFETTO_PROTOS_DIR");
-    let upstream_root = locate_upstream(&manifest);
-    let upstream = compile(&upstream_root, ROOTS);
-    let our_files: Vec<String> = proto_files(&ours, &ours);
+/// Upstream's roots merged with every file of `ours`.
+pub(crate) fn generate(upstream_root: &Path, ours: &Path) -> Result<Generated, PipelineError> {
+    let upstream = compile(upstream_root, DESCRIPTOR_ROOTS)?;
+    let mut our_files = Vec::new();
+    proto_files(ours, ours, &mut our_files)?;
     let our_refs: Vec<&str> = our_files.iter().map(String::as_str).collect();
-    let ours = compile(&ours, &our_refs);
+    let ours = compile(ours, &our_refs)?;
     let merged = merge(upstream, &ours);
-    let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR")).join("perfetto_descriptor.bin");
-    std::fs::write(&out, merged.encode_to_vec()).expect("write the descriptor set");
+    Ok(Generated {
+        files: vec![GeneratedFile {
+            path: PathBuf::from(DESCRIPTOR_FILE),
+            contents: merged.encode_to_vec(),
+        }],
+    })
 }
 
-/// The root of the unpacked upstream crate (it holds `protos/perfetto/...`).
-fn locate_upstream(manifest: &Path) -> PathBuf {
-    zerotrace_crate_source::crate_source_dir(
-        "ZEROTRACE_PERFETTO_PROTOS_DIR",
-        manifest,
-        UPSTREAM_CRATE,
-        UPSTREAM_VERSION,
-    )
-    .unwrap_or_else(|e| panic!("locating {UPSTREAM_CRATE}: {e}"))
-}
-
-/// Every `.proto` under `dir`, relative to `root`, sorted.
-fn proto_files(root: &Path, dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("read our proto directory")
-        .flatten()
-        .collect();
+/// Appends every `.proto` under `dir`, relative to `root`, sorted.
+fn proto_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PipelineError> {
+    let io = |source| PipelineError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(io)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(io)?;
     entries.sort_by_key(|e| e.path());
     for e in entries {
         let p = e.path();
         if p.is_dir() {
-            out.extend(proto_files(root, &p));
+            proto_files(root, &p, out)?;
         } else if p.extension().is_some_and(|x| x == "proto") {
-            let rel = p.strip_prefix(root).expect("under the root");
-            out.push(rel.to_string_lossy().replace('\\', "/"));
+            if let Ok(rel) = p.strip_prefix(root) {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
         }
     }
-    out
+    Ok(())
 }
 
 /// `protoc --include_imports --descriptor_set_out` over `files` in `root`.
-fn compile(root: &Path, files: &[&str]) -> FileDescriptorSet {
-    let protoc = protoc_bin_vendored::protoc_bin_path().expect("the vendored protoc");
-    let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR")).join(format!(
-        "set-{}.bin",
-        root.file_name().map_or("x".into(), |n| n.to_string_lossy())
-    ));
-    let status = Command::new(protoc)
+fn compile(root: &Path, files: &[&str]) -> Result<FileDescriptorSet, PipelineError> {
+    let protoc = protoc_bin_vendored::protoc_bin_path()
+        .map_err(|e| PipelineError::Protoc(format!("the vendored protoc: {e}")))?;
+    let dir = tempfile::tempdir().map_err(|source| PipelineError::Io {
+        path: std::env::temp_dir(),
+        source,
+    })?;
+    let out = dir.path().join("set.bin");
+    let output = Command::new(&protoc)
         .current_dir(root)
         .arg("-I.")
         .arg("--include_imports")
         .arg(format!("--descriptor_set_out={}", out.display()))
         .args(files)
-        .status()
-        .expect("run protoc");
-    assert!(status.success(), "protoc failed in {}", root.display());
-    let bytes = std::fs::read(&out).expect("read the descriptor set");
-    FileDescriptorSet::decode(bytes.as_slice()).expect("a descriptor set")
+        .output()
+        .map_err(|e| PipelineError::Protoc(format!("running {}: {e}", protoc.display())))?;
+    if !output.status.success() {
+        return Err(PipelineError::Protoc(format!(
+            "{} in {}: {}",
+            output.status,
+            root.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    let bytes = std::fs::read(&out).map_err(|source| PipelineError::Io {
+        path: out.clone(),
+        source,
+    })?;
+    FileDescriptorSet::decode(bytes.as_slice())
+        .map_err(|e| PipelineError::Protoc(format!("its descriptor set: {e}")))
 }
 
 /// Full names (`.perfetto.protos.X.Y`) of every message and enum in `set`.
@@ -132,17 +129,16 @@ fn merge_message(
             // A oneof member joins the upstream oneof of the same name
             // (declared there if upstream has none).
             if let Some(i) = f.oneof_index {
-                let oneof = ours.oneof_decl.get(i as usize).map(|o| o.name().to_owned());
-                f.oneof_index =
-                    oneof.map(
-                        |name| match up.oneof_decl.iter().position(|o| o.name() == name) {
-                            Some(j) => j as i32,
-                            None => {
-                                up.oneof_decl.push(ours.oneof_decl[i as usize].clone());
-                                up.oneof_decl.len() as i32 - 1
-                            }
-                        },
-                    );
+                let decl = usize::try_from(i).ok().and_then(|i| ours.oneof_decl.get(i));
+                f.oneof_index = decl.map(|decl| {
+                    match up.oneof_decl.iter().position(|o| o.name() == decl.name()) {
+                        Some(j) => j as i32,
+                        None => {
+                            up.oneof_decl.push(decl.clone());
+                            up.oneof_decl.len() as i32 - 1
+                        }
+                    }
+                });
             }
             up.field.push(f);
             added += 1;

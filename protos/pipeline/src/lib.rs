@@ -1,0 +1,366 @@
+//! The one schema pipeline. Protobuf schemas reach zerotrace's code from two
+//! sources, our own wire-compatible `.proto` files in `protos/proto` and
+//! Perfetto's upstream files (crate `perfetto_protos`, never copied into the
+//! repository), and this crate is the single place that says which files are
+//! used, the single generator run that makes every output from them, and what
+//! the single staleness check compares.
+//!
+//! The outputs, all checked in:
+//!
+//! | output | from | used by |
+//! |---|---|---|
+//! | `protos/src/generated` | every file of `protos/proto` | `zerotrace-protos` (the service, the SDK) |
+//! | `tracing-core/probes/src/generated` | [`PROBES_FILES`] upstream, `FtraceEvent` cut to [`FTRACE_EVENTS`], plus the tables of [`FIELD_TABLES`] | the probes' writers and decoders |
+//! | `tracing-core/cli/src/generated` | upstream from [`DESCRIPTOR_ROOTS`] with `protos/proto`'s newer fields merged in | the command's text configs and named dumps |
+//!
+//! `cargo xtask codegen` writes them, `cargo xtask codegen --check` and the
+//! test `protos/tests/generated_code_is_fresh.rs` fail when any is stale.
+//! A new data source's config and packets are a line in [`PROBES_FILES`]
+//! (and one per `TracePacket` field it writes in [`FIELD_TABLES`]); the
+//! descriptor set takes every config and packet already.
+
+mod descriptor;
+mod ours;
+mod probes;
+mod upstream;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use protozero_codegen::{CodegenError, Generated};
+
+pub use upstream::upstream_root;
+
+/// The crate whose sources ship Perfetto's `.proto` files.
+pub const UPSTREAM_CRATE: &str = "perfetto_protos";
+/// Its version (Perfetto v51); keep `Cargo.toml`'s pin in step.
+pub const UPSTREAM_VERSION: &str = "0.51.1";
+/// Names a directory holding `protos/perfetto/...` to use instead of the crate.
+pub const UPSTREAM_DIR_VAR: &str = "ZEROTRACE_PERFETTO_PROTOS_DIR";
+
+/// The command that rewrites stale outputs.
+pub const FIX_COMMAND: &str = "cargo xtask codegen";
+
+/// Our schemas, relative to the workspace root.
+pub const OUR_PROTO_DIR: &str = "protos/proto";
+/// Where the code generated from [`OUR_PROTO_DIR`] goes.
+pub const OUR_OUT_DIR: &str = "protos/src/generated";
+/// Where the probes' code generated from upstream goes.
+pub const PROBES_OUT_DIR: &str = "tracing-core/probes/src/generated";
+/// Where the command's descriptor set goes.
+pub const DESCRIPTOR_OUT_DIR: &str = "tracing-core/cli/src/generated";
+/// The descriptor set's file name in [`DESCRIPTOR_OUT_DIR`].
+pub const DESCRIPTOR_FILE: &str = "perfetto_descriptor.bin";
+
+/// Upstream files (relative to the crate root) generated as protozero
+/// writers and decoders for the probes, with what they import.
+pub const PROBES_FILES: &[&str] = &[
+    "protos/perfetto/common/sys_stats_counters.proto",
+    "protos/perfetto/trace/ps/process_tree.proto",
+    "protos/perfetto/trace/ps/process_stats.proto",
+    "protos/perfetto/trace/sys_stats/sys_stats.proto",
+    "protos/perfetto/trace/system_info/cpu_info.proto",
+    "protos/perfetto/config/process_stats/process_stats_config.proto",
+    "protos/perfetto/config/sys_stats/sys_stats_config.proto",
+    "protos/perfetto/config/ftrace/ftrace_config.proto",
+    "protos/perfetto/trace/ftrace/ftrace_stats.proto",
+    "protos/perfetto/trace/ftrace/ftrace_event_bundle.proto",
+];
+
+/// The `FtraceEvent` fields the probes' code keeps: the common ones, the
+/// events they translate into typed messages (upstream names each field
+/// after the kernel event) and the generic event. The bundle's import of
+/// `ftrace_event.proto` would otherwise bring all of upstream's events.
+pub const FTRACE_EVENTS: &[&str] = &[
+    "timestamp",
+    "pid",
+    "common_flags",
+    "generic",
+    "print",
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_process_fork",
+    "sched_process_exit",
+    "sched_process_free",
+    "sched_process_exec",
+    "sched_process_hang",
+    "sched_process_wait",
+    "task_newtask",
+    "task_rename",
+    "cpu_frequency",
+    "cpu_idle",
+    "sys_enter",
+    "sys_exit",
+    "irq_handler_entry",
+    "irq_handler_exit",
+    "softirq_entry",
+    "softirq_exit",
+    "softirq_raise",
+    "workqueue_execute_start",
+    "workqueue_execute_end",
+    "workqueue_activate_work",
+    "workqueue_queue_work",
+];
+
+/// Field numbers of an upstream message the probes' code names without
+/// generating the message (its file imports most of Perfetto).
+#[derive(Debug, Clone, Copy)]
+pub struct FieldTable {
+    /// The upstream file declaring the message.
+    pub file: &'static str,
+    /// The message.
+    pub message: &'static str,
+    /// The Rust module the constants go in.
+    pub module: &'static str,
+    /// (constant, upstream field name).
+    pub fields: &'static [(&'static str, &'static str)],
+}
+
+/// The field-number tables emitted beside the probes' generated code.
+pub const FIELD_TABLES: &[FieldTable] = &[
+    FieldTable {
+        file: "protos/perfetto/trace/trace_packet.proto",
+        message: "TracePacket",
+        module: "packet_field",
+        fields: &[
+            ("TIMESTAMP", "timestamp"),
+            ("TRUSTED_PACKET_SEQUENCE_ID", "trusted_packet_sequence_id"),
+            ("PROCESS_TREE", "process_tree"),
+            ("PROCESS_STATS", "process_stats"),
+            ("SYS_STATS", "sys_stats"),
+            ("CPU_INFO", "cpu_info"),
+            ("FTRACE_EVENTS", "ftrace_events"),
+            ("FTRACE_STATS", "ftrace_stats"),
+            ("INTERNED_DATA", "interned_data"),
+            ("SEQUENCE_FLAGS", "sequence_flags"),
+        ],
+    },
+    FieldTable {
+        file: "protos/perfetto/config/data_source_config.proto",
+        message: "DataSourceConfig",
+        module: "data_source_field",
+        fields: &[
+            ("NAME", "name"),
+            ("FTRACE_CONFIG", "ftrace_config"),
+            ("PROCESS_STATS_CONFIG", "process_stats_config"),
+            ("SYS_STATS_CONFIG", "sys_stats_config"),
+        ],
+    },
+    FieldTable {
+        file: "protos/perfetto/trace/interned_data/interned_data.proto",
+        message: "InternedData",
+        module: "interned_data_field",
+        fields: &[("KERNEL_SYMBOLS", "kernel_symbols")],
+    },
+    FieldTable {
+        file: "protos/perfetto/trace/profiling/profile_common.proto",
+        message: "InternedString",
+        module: "interned_string_field",
+        fields: &[("IID", "iid"), ("STR", "str")],
+    },
+];
+
+/// The upstream roots of the command's descriptor set: every config
+/// (`TraceConfig` and the data source configs it imports), every trace
+/// packet, and the service state `zerotrace query` prints.
+pub const DESCRIPTOR_ROOTS: &[&str] = &[
+    "protos/perfetto/config/trace_config.proto",
+    "protos/perfetto/trace/trace.proto",
+    "protos/perfetto/common/tracing_service_state.proto",
+];
+
+/// Why the pipeline could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The generator refused a schema or could not read or write a file.
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    /// The upstream crate's sources could not be found.
+    #[error("locating {UPSTREAM_CRATE} {UPSTREAM_VERSION}: {0}")]
+    Locate(#[from] zerotrace_crate_source::LocateError),
+    /// Upstream's schema lacks something this manifest names.
+    #[error("upstream schema: {0}")]
+    Upstream(String),
+    /// `protoc` failed or could not be run.
+    #[error("protoc: {0}")]
+    Protoc(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+}
+
+/// One output directory and the files the run made for it.
+#[derive(Debug)]
+pub struct Output {
+    /// The directory, relative to the workspace root.
+    pub dir: &'static str,
+    /// Its files, relative to `dir`.
+    pub generated: Generated,
+}
+
+/// Everything one run makes.
+#[derive(Debug)]
+pub struct Outputs {
+    /// Per output directory.
+    pub outputs: Vec<Output>,
+}
+
+/// Runs the generator over both sources: our schemas from `root` (the
+/// workspace root), upstream's from [`upstream_root`]. With `protoc`, the
+/// schemas are parsed by Google's `protoc` instead of the pure-Rust front
+/// end (the generated Rust must be the same; the descriptor set is always
+/// `protoc`'s).
+pub fn generate(root: &Path, protoc: bool) -> Result<Outputs, PipelineError> {
+    let upstream = upstream_root()?;
+    Ok(Outputs {
+        outputs: vec![
+            Output {
+                dir: OUR_OUT_DIR,
+                generated: ours::generate(&root.join(OUR_PROTO_DIR), protoc)?,
+            },
+            Output {
+                dir: PROBES_OUT_DIR,
+                generated: probes::generate(&upstream, protoc)?,
+            },
+            Output {
+                dir: DESCRIPTOR_OUT_DIR,
+                generated: descriptor::generate(&upstream, &root.join(OUR_PROTO_DIR))?,
+            },
+        ],
+    })
+}
+
+impl Outputs {
+    /// Files (relative to the workspace root) that are missing under `root`
+    /// or differ from what the run made.
+    pub fn stale(&self, root: &Path) -> Vec<PathBuf> {
+        self.outputs
+            .iter()
+            .flat_map(|o| {
+                o.generated
+                    .stale_in(root.join(o.dir))
+                    .into_iter()
+                    .map(|p| Path::new(o.dir).join(p))
+            })
+            .collect()
+    }
+
+    /// Files (relative to the workspace root) in the output directories that
+    /// the run did not make (left over from removed schemas), sorted.
+    pub fn obsolete(&self, root: &Path) -> Result<Vec<PathBuf>, PipelineError> {
+        let mut out = Vec::new();
+        for o in &self.outputs {
+            for p in extra_files(&root.join(o.dir), &o.generated)? {
+                out.push(Path::new(o.dir).join(p));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Writes every output under `root` and removes obsolete files; returns
+    /// (files rewritten, files removed), relative to `root`.
+    pub fn write(&self, root: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), PipelineError> {
+        let obsolete = self.obsolete(root)?;
+        let mut written = Vec::new();
+        for o in &self.outputs {
+            for p in o.generated.write_to(root.join(o.dir))? {
+                written.push(Path::new(o.dir).join(p));
+            }
+        }
+        for p in &obsolete {
+            let path = root.join(p);
+            std::fs::remove_file(&path).map_err(|source| PipelineError::Io { path, source })?;
+        }
+        Ok((written, obsolete))
+    }
+
+    /// How many files the run made.
+    pub fn len(&self) -> usize {
+        self.outputs.iter().map(|o| o.generated.files.len()).sum()
+    }
+
+    /// Whether the run made no file (never, for a real workspace).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Files under `dir` that `generated` does not contain, relative to `dir`,
+/// sorted.
+fn extra_files(dir: &Path, generated: &Generated) -> Result<Vec<PathBuf>, PipelineError> {
+    let wanted: BTreeSet<&Path> = generated.files.iter().map(|f| f.path.as_path()).collect();
+    let mut extra = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let abs = dir.join(&rel);
+        let entries = match std::fs::read_dir(&abs) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(PipelineError::Io { path: abs, source }),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|source| PipelineError::Io {
+                path: abs.clone(),
+                source,
+            })?;
+            let rel_child = rel.join(entry.file_name());
+            if entry.path().is_dir() {
+                stack.push(rel_child);
+            } else if !wanted.contains(rel_child.as_path()) {
+                extra.push(rel_child);
+            }
+        }
+    }
+    extra.sort();
+    Ok(extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftover_files_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let generated = Generated {
+            files: vec![protozero_codegen::GeneratedFile {
+                path: PathBuf::from("a/keep.rs"),
+                contents: b"x".to_vec(),
+            }],
+        };
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/keep.rs"), "x").unwrap();
+        std::fs::write(dir.path().join("a/b/old.rs"), "y").unwrap();
+        assert_eq!(
+            extra_files(dir.path(), &generated).unwrap(),
+            [PathBuf::from("a/b/old.rs")]
+        );
+        assert!(
+            extra_files(&dir.path().join("missing"), &generated)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    /// Every upstream file the manifest names exists in the pinned crate.
+    #[test]
+    fn the_manifest_names_upstream_files_that_exist() {
+        let root = upstream_root().unwrap();
+        let named = PROBES_FILES
+            .iter()
+            .chain(DESCRIPTOR_ROOTS)
+            .copied()
+            .chain(FIELD_TABLES.iter().map(|t| t.file));
+        for f in named {
+            assert!(root.join(f).is_file(), "{f} is not in {}", root.display());
+        }
+    }
+}
