@@ -29,6 +29,7 @@ use crate::producer::buffer_exhausted_policy::{BufferExhaustedPolicy, StallConfi
 use crate::producer::commit_sink::{CommitSink, FlushCallback};
 use crate::producer::error::ProducerError;
 use crate::producer::patch_list::{Patch, PatchList};
+use crate::producer::smb_view::SmbView;
 use crate::producer::startup::{Release, Route, StartupRegistry, discard_chunk, split_held};
 use crate::producer::trace_writer::TraceWriter;
 use crate::producer::writer_id_allocator::WriterIdAllocator;
@@ -173,7 +174,9 @@ fn append_request(req: &mut CommitDataRequest, mut more: CommitDataRequest) {
 
 /// Chunk allocator and commit batcher for one shared memory buffer.
 pub struct SharedMemoryArbiter {
-    abi: SharedMemoryAbi,
+    /// The buffer (its ABI view and the region keeping it mapped), shared
+    /// with the commit path of the connection it came with.
+    smb: Arc<SmbView>,
     /// Where commits go; unset while an arbiter made unbound waits for it.
     sink: OnceLock<Arc<dyn CommitSink>>,
     /// Made unbound: its writers never stall.
@@ -183,14 +186,12 @@ pub struct SharedMemoryArbiter {
     /// Held while a request is taken and handed to the sink, so requests reach
     /// the sink in the order they were taken (patches after their chunk).
     commit_order: Mutex<()>,
-    /// Keeps the memory behind `abi` mapped; dropped after it.
-    region: Arc<dyn SharedMemoryRegion>,
 }
 
 impl core::fmt::Debug for SharedMemoryArbiter {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("SharedMemoryArbiter")
-            .field("abi", &self.abi)
+            .field("abi", &self.smb.abi)
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -234,39 +235,50 @@ impl SharedMemoryArbiter {
         sink: OnceLock<Arc<dyn CommitSink>>,
         config: ArbiterConfig,
     ) -> Result<Arc<SharedMemoryArbiter>, ProducerError> {
-        let ever_unbound = sink.get().is_none();
+        // Checked before the region is claimed, so a refused layout leaves
+        // it free.
         if config.page_layout == PageLayout::NotPartitioned {
             return Err(ProducerError::InvalidLayout);
         }
-        if !region.claim() {
-            return Err(ProducerError::RegionInUse);
+        Self::over(SmbView::claim(region, page_size)?, sink, config)
+    }
+
+    /// An arbiter over the claimed buffer `smb` (the client's commit path
+    /// holds it too), committing to `sink` once it is set.
+    pub(crate) fn over(
+        smb: Arc<SmbView>,
+        sink: OnceLock<Arc<dyn CommitSink>>,
+        config: ArbiterConfig,
+    ) -> Result<Arc<SharedMemoryArbiter>, ProducerError> {
+        if config.page_layout == PageLayout::NotPartitioned {
+            return Err(ProducerError::InvalidLayout);
         }
-        // SAFETY: `region` guarantees the memory stays mapped while it lives,
-        // and the arbiter keeps it alive for as long as `abi` and every chunk
-        // (chunks live in writers, which hold an `Arc` to the arbiter). The
-        // claim above makes this the only arbiter over the memory, so no
-        // other page size is imposed on it from this process.
-        let abi = unsafe { SharedMemoryAbi::new(region.as_ptr(), region.size(), page_size) }?;
-        let state = ArbiterState::preallocated(abi.num_pages() * config.page_layout.num_chunks());
+        let ever_unbound = sink.get().is_none();
+        let state =
+            ArbiterState::preallocated(smb.abi.num_pages() * config.page_layout.num_chunks());
         Ok(Arc::new(SharedMemoryArbiter {
-            abi,
+            smb,
             sink,
             ever_unbound,
             config,
             state: Mutex::new(state),
             commit_order: Mutex::new(()),
-            region,
         }))
+    }
+
+    /// The buffer, for a commit path that must reach its chunks.
+    pub(crate) fn smb(&self) -> &Arc<SmbView> {
+        &self.smb
     }
 
     /// The ABI view of the buffer (an in-process service reads chunks through it).
     pub fn abi(&self) -> &SharedMemoryAbi {
-        &self.abi
+        &self.smb.abi
     }
 
     /// The memory region.
     pub fn region(&self) -> &Arc<dyn SharedMemoryRegion> {
-        &self.region
+        &self.smb.region
     }
 
     /// The settings.
@@ -340,19 +352,26 @@ impl SharedMemoryArbiter {
             // A writer of an aborted reservation: its data goes nowhere.
             return None;
         }
-        let n = self.abi.num_pages();
+        let n = self.smb.abi.num_pages();
         let start = st.page_idx;
         for i in 0..n {
             let page = (start + i) % n;
-            if self.abi.is_page_free(page) {
+            if self.smb.abi.is_page_free(page) {
                 // Losing this race to another partitioner is fine.
-                let _ = self.abi.try_partition_page(page, self.config.page_layout);
+                let _ = self
+                    .smb
+                    .abi
+                    .try_partition_page(page, self.config.page_layout);
             }
-            let mut free = self.abi.free_chunks(page);
+            let mut free = self.smb.abi.free_chunks(page);
             while free != 0 {
                 let idx = free.trailing_zeros() as usize;
                 free &= free - 1;
-                if let Ok(chunk) = self.abi.try_acquire_chunk_for_writing(page, idx, header) {
+                if let Ok(chunk) = self
+                    .smb
+                    .abi
+                    .try_acquire_chunk_for_writing(page, idx, header)
+                {
                     st.page_idx = page;
                     st.stats.chunks_acquired += 1;
                     // SAFETY: chunks handed out here live only in this
@@ -440,7 +459,7 @@ impl SharedMemoryArbiter {
              the tracing service is not freeing chunks. The data source's \
              buffer_exhausted_policy is STALL_THEN_ABORT, so the process aborts \
              (STALL_THEN_DROP or DROP would drop packets instead).",
-            self.abi.size()
+            self.smb.abi.size()
         );
         std::process::abort()
     }
@@ -498,7 +517,7 @@ impl SharedMemoryArbiter {
                         if let Some(chunk) = chunk {
                             stats.chunks_returned += 1;
                             let (page, index) = (chunk.page_index(), chunk.chunk_index());
-                            if discard_chunk(&self.abi, page, index, Some(chunk)) {
+                            if discard_chunk(&self.smb.abi, page, index, Some(chunk)) {
                                 stats.startup_chunks_discarded += 1;
                             } else {
                                 stats.abi_errors += 1;
@@ -525,7 +544,7 @@ impl SharedMemoryArbiter {
                     unpatched.push(chunk);
                     Ok(page)
                 } else {
-                    self.abi.release_chunk_as_complete(chunk)
+                    self.smb.abi.release_chunk_as_complete(chunk)
                 };
                 match released {
                     Ok(page) => {
@@ -544,7 +563,7 @@ impl SharedMemoryArbiter {
             while let Some(p) = patch_list.pop_ready() {
                 let more = patch_list.front().is_some_and(|f| f.chunk_id == p.chunk_id);
                 if self.config.direct_patching
-                    && try_direct_patch(unpatched, stats, &self.abi, writer_id, &p, more)
+                    && try_direct_patch(unpatched, stats, &self.smb.abi, writer_id, &p, more)
                 {
                     continue;
                 }
@@ -574,7 +593,7 @@ impl SharedMemoryArbiter {
                     .front()
                     .is_some_and(|f| f.chunk_id == group.chunk_id);
             }
-            let urgent = last.is_some() || *bytes_pending_commit >= self.abi.size() / 2;
+            let urgent = last.is_some() || *bytes_pending_commit >= self.smb.abi.size() / 2;
             (urgent, new_batch)
         };
         let Some(sink) = self.sink.get() else {
@@ -611,7 +630,7 @@ impl SharedMemoryArbiter {
                 unpatched, stats, ..
             } = &mut *st;
             for chunk in unpatched.drain(..) {
-                if self.abi.release_chunk_as_complete(chunk).is_err() {
+                if self.smb.abi.release_chunk_as_complete(chunk).is_err() {
                     stats.abi_errors += 1;
                 }
             }

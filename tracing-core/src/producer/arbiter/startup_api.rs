@@ -189,7 +189,7 @@ impl SharedMemoryArbiter {
                 .iter()
                 .position(|c| c.page_index() == page && c.chunk_index() == chunk)
                 .map(|i| st.unpatched.swap_remove(i));
-            if discard_chunk(&self.abi, page, chunk, owned) {
+            if discard_chunk(&self.smb.abi, page, chunk, owned) {
                 freed += 1;
             } else {
                 st.stats.abi_errors += 1;

@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::outbox::{BATCH_WINDOW, Outbox, Outgoing};
@@ -25,7 +25,10 @@ use crate::producer::endpoint::{
     DataSourceEvent, EndpointEvent, EndpointOptions, ProducerEndpoint, SmbSetup, StartupStep,
     Transmit,
 };
-use crate::producer::{ArbiterConfig, BufferExhaustedPolicy, FlushCallback, SharedMemoryArbiter};
+use crate::producer::smb_view::SmbView;
+use crate::producer::{
+    ArbiterConfig, BufferExhaustedPolicy, CommitSink, FlushCallback, SharedMemoryArbiter,
+};
 use crate::shm::{HeapShm, SharedMemoryRegion};
 
 /// The endpoint and the driver state under one lock.
@@ -268,8 +271,7 @@ impl Shared {
                 let Some(arbiter) = self.startup_arbiter() else {
                     return;
                 };
-                let sink = IpcSink::new(&self.outbox, false);
-                sink.set_arbiter(&arbiter);
+                let sink = IpcSink::new(&self.outbox, false, arbiter.smb());
                 if arbiter.bind_to_sink(sink).is_ok() {
                     lock(&self.core).arbiter = Some(arbiter);
                 }
@@ -304,10 +306,13 @@ impl Shared {
                 (page_size, shm, false)
             }
         };
-        let sink = IpcSink::new(&self.outbox, emulation);
-        let made = SharedMemoryArbiter::new(region, page, sink.clone(), ArbiterConfig::default());
-        if let Ok(a) = made {
-            sink.set_arbiter(&a);
+        let Ok(smb) = SmbView::claim(region, page) else {
+            return;
+        };
+        let sink: Arc<dyn CommitSink> = IpcSink::new(&self.outbox, emulation, &smb);
+        let bound = OnceLock::new();
+        let _ = bound.set(sink);
+        if let Ok(a) = SharedMemoryArbiter::over(smb, bound, ArbiterConfig::default()) {
             lock(&self.core).arbiter = Some(a);
         }
     }
@@ -363,10 +368,10 @@ impl Core {
                 Outgoing::Commit {
                     mut request,
                     callback,
-                    arbiter,
+                    smb,
                 } => {
                     if generation != current {
-                        discard(&arbiter, &mut request, None);
+                        discard(&smb, &mut request, None);
                         ready.extend(callback);
                         continue;
                     }

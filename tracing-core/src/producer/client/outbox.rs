@@ -7,22 +7,23 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::producer::{FlushCallback, SharedMemoryArbiter};
+use crate::producer::FlushCallback;
+use crate::producer::smb_view::SmbView;
 use crate::protocol::CommitDataRequest;
 
 use super::lock;
 
 /// One thing a sink has to send.
 pub(super) enum Outgoing {
-    /// A CommitData; `arbiter` frees its chunks if it comes too late for
-    /// its connection.
+    /// A CommitData; its chunks are freed in `smb` if it comes too late
+    /// for its connection.
     Commit {
         request: CommitDataRequest,
         callback: Option<FlushCallback>,
-        arbiter: Weak<SharedMemoryArbiter>,
+        smb: Arc<SmbView>,
     },
     /// RegisterTraceWriter.
     Register { writer_id: u16, target_buffer: u16 },
