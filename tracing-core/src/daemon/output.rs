@@ -92,3 +92,66 @@ fn finish_file(mut f: File) -> std::io::Result<()> {
         other => other,
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    /// A fresh file path under the temporary directory.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("zt-output-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("t")
+    }
+
+    /// A sync the kernel refuses for a real reason is the close's error
+    /// (a descriptor opened for no I/O: `EBADF` from `fdatasync`, as a
+    /// failing device's `EIO` would be), never swallowed.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri does not support O_PATH opens; no unsafe code of ours here"
+    )]
+    fn a_failed_sync_is_the_closes_error() {
+        let path = scratch("sync");
+        std::fs::write(&path, b"x").unwrap();
+        let fd = rustix::fs::open(
+            &path,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let err = finish_file(File::from(fd)).unwrap_err();
+        assert_eq!(
+            err.raw_os_error(),
+            Some(rustix::io::Errno::BADF.raw_os_error())
+        );
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+
+    /// A file that cannot be synced (a pipe) closes cleanly, with what was
+    /// written delivered; a regular file is synced.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "kernel files and pipes only; no unsafe code of ours here"
+    )]
+    fn pipes_close_cleanly_and_files_are_synced() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let mut f = File::from(std::os::fd::OwnedFd::from(writer));
+        f.write_all(b"trace").unwrap();
+        finish_file(f).unwrap();
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"trace");
+
+        let path = scratch("file");
+        let mut f = File::create(&path).unwrap();
+        f.write_all(b"trace").unwrap();
+        finish_file(f).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"trace");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+}
