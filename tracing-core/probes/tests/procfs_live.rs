@@ -387,25 +387,78 @@ fn smaps_rollup_and_fds_match_the_kernels_files() {
     let kernel_fds = links();
     probe.start(1, &mut sink);
     // PSS moves whenever another process maps or drops a page the child
-    // shares (tests run side by side): compare a poll read between two
-    // equal reads of the kernel's file.
-    let mut stable = None;
+    // shares (tests run side by side, spawning processes that share libc
+    // with it), even between two equal reads of the kernel's file. So a
+    // poll is compared with the kernel's file read just before and just
+    // after it, and the test asks that some poll within 100 agree on every
+    // counter exactly: a misparsed or misplaced counter never does.
+    let stats_of = |packets: &[Vec<u8>]| -> Vec<Vec<u8>> {
+        packets
+            .iter()
+            .filter_map(|p| {
+                producer_common::payload(p, packet_field::PROCESS_STATS).map(|(_, b)| b)
+            })
+            .collect()
+    };
+    let counters = |rollup: &str| -> Vec<Option<u64>> {
+        let field = |key: &str| -> Option<u64> {
+            rollup
+                .lines()
+                .find_map(|l| l.strip_prefix(key)?.split_whitespace().next()?.parse().ok())
+        };
+        [
+            "Rss:",
+            "Pss:",
+            "Pss_Anon:",
+            "Pss_File:",
+            "Pss_Shmem:",
+            "SwapPss:",
+        ]
+        .into_iter()
+        .map(field)
+        .collect()
+    };
+    let mut last_mismatch = String::new();
+    let mut agreed = false;
     for i in 1..=100u64 {
         let before = rollup();
+        let from = sink.packets.len();
         probe.poll(i * 1_000_000_000, &mut sink);
-        if rollup() == before {
-            stable = Some(before);
+        if rollup() != before {
+            continue;
+        }
+        let kernel = counters(&before);
+        assert!(kernel[1].is_some_and(|v| v > 0), "{before}");
+        let polled = stats_of(sink.packets.get(from..).unwrap_or_default());
+        let p = polled
+            .iter()
+            .find_map(|b| {
+                ProcessStatsDecoder::new(b)
+                    .processes()
+                    .find(|p| p.pid() == Some(pid))
+            })
+            .expect("the child in the poll's process_stats");
+        let probe_said = vec![
+            p.smr_rss_kb(),
+            p.smr_pss_kb(),
+            p.smr_pss_anon_kb(),
+            p.smr_pss_file_kb(),
+            p.smr_pss_shmem_kb(),
+            p.smr_swap_pss_kb(),
+        ];
+        if probe_said == kernel {
+            agreed = true;
             break;
         }
+        last_mismatch = format!("poll {i}: ours {probe_said:?}, the kernel's {kernel:?}");
     }
     let _ = child.kill();
     let _ = child.wait();
-    let kernel_rollup = stable.expect("a stable smaps_rollup within 100 polls");
-    let ours: Vec<Vec<u8>> = sink
-        .packets
-        .iter()
-        .filter_map(|p| producer_common::payload(p, packet_field::PROCESS_STATS).map(|(_, b)| b))
-        .collect();
+    assert!(
+        agreed,
+        "no poll agreed with the kernel's smaps_rollup; last: {last_mismatch}"
+    );
+    let ours = stats_of(&sink.packets);
     assert!(ours.len() >= 2, "a process_stats at start and at each poll");
     let mine = |i: usize| {
         ProcessStatsDecoder::new(&ours[i])
@@ -413,19 +466,6 @@ fn smaps_rollup_and_fds_match_the_kernels_files() {
             .find(|p| p.pid() == Some(pid))
             .expect("the child")
     };
-    let field = |key: &str| -> Option<u64> {
-        kernel_rollup
-            .lines()
-            .find_map(|l| l.strip_prefix(key)?.split_whitespace().next()?.parse().ok())
-    };
-    let p = mine(ours.len() - 1);
-    assert!(field("Pss:").is_some_and(|v| v > 0), "{kernel_rollup}");
-    assert_eq!(p.smr_rss_kb(), field("Rss:"));
-    assert_eq!(p.smr_pss_kb(), field("Pss:"));
-    assert_eq!(p.smr_pss_anon_kb(), field("Pss_Anon:"));
-    assert_eq!(p.smr_pss_file_kb(), field("Pss_File:"));
-    assert_eq!(p.smr_pss_shmem_kb(), field("Pss_Shmem:"));
-    assert_eq!(p.smr_swap_pss_kb(), field("SwapPss:"));
     // The descriptors, named at the first poll and never again.
     let fds: Vec<(u64, String)> = mine(0)
         .fds()
