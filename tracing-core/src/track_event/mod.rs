@@ -13,6 +13,8 @@ mod in_process;
 mod interning;
 #[cfg(feature = "tracing")]
 mod layer;
+#[cfg(feature = "tracing")]
+mod layer_fields;
 mod names;
 mod options;
 mod site_cache;
