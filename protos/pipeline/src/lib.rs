@@ -293,6 +293,16 @@ impl Outputs {
     }
 }
 
+/// The front end that parses the schemas: Google's `protoc`, or the
+/// pure-Rust one.
+pub(crate) fn front_end(protoc: bool) -> protozero_codegen::FrontEnd {
+    if protoc {
+        protozero_codegen::FrontEnd::Protoc(None)
+    } else {
+        protozero_codegen::FrontEnd::Pure
+    }
+}
+
 /// Files under `dir` that `generated` does not contain, relative to `dir`,
 /// sorted.
 fn extra_files(dir: &Path, generated: &Generated) -> Result<Vec<PathBuf>, PipelineError> {

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use protozero_codegen::{Config, FrontEnd, Generated};
+use protozero_codegen::{Config, Generated};
 
-use crate::PipelineError;
+use crate::{PipelineError, front_end};
 
 /// First line of every file generated from our schemas.
 pub(crate) const HEADER: &str =
@@ -14,13 +14,8 @@ pub(crate) const HEADER: &str =
 
 /// Generates the code of every schema under `proto_dir`.
 pub(crate) fn generate(proto_dir: &Path, protoc: bool) -> Result<Generated, PipelineError> {
-    let front_end = if protoc {
-        FrontEnd::Protoc(None)
-    } else {
-        FrontEnd::Pure
-    };
     Ok(Config::new()
-        .front_end(front_end)
+        .front_end(front_end(protoc))
         .include(proto_dir)
         .inputs_under(proto_dir)?
         .header(HEADER)

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use protozero_codegen::model::{FieldType, Label, MessageDef, Scalar};
-use protozero_codegen::{Config, FrontEnd, Generated, GeneratedFile, Schema};
+use protozero_codegen::{Config, Generated, GeneratedFile, Schema};
 
 use crate::{
     FIELD_TABLES, FTRACE_EVENTS, FieldTable, PROBES_FILES, PipelineError, UPSTREAM_VERSION,
@@ -28,12 +28,7 @@ fn header() -> String {
 /// Generates the probes' files from the upstream root `root`.
 pub(crate) fn generate(root: &Path, protoc: bool) -> Result<Generated, PipelineError> {
     let mut config = Config::new();
-    config.include(root);
-    if protoc {
-        config.front_end(FrontEnd::Protoc(None));
-    } else {
-        config.front_end(FrontEnd::Pure);
-    }
+    config.include(root).front_end(crate::front_end(protoc));
     for f in PROBES_FILES {
         config.input(root.join(f));
     }

@@ -136,11 +136,11 @@ impl<T: Slot> SpanTable<T> {
     /// spans may share a shard.
     #[inline]
     fn lock(&self, place: Place) -> MutexGuard<'_, Shard<T>> {
-        match self.shards.get(place.shard) {
-            Some(s) => s.0.lock().unwrap_or_else(|e| e.into_inner()),
-            // `place` masks the shard to the array's length.
-            None => self.shards[0].0.lock().unwrap_or_else(|e| e.into_inner()),
-        }
+        // `place` masks the shard to the array's length.
+        self.shards[place.shard & (SHARDS - 1)]
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs `f` with span `id`'s value, if the table has one.

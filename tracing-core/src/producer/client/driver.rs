@@ -310,9 +310,9 @@ impl Shared {
             return;
         };
         let sink: Arc<dyn CommitSink> = IpcSink::new(&self.outbox, emulation, &smb);
-        let bound = OnceLock::new();
-        let _ = bound.set(sink);
-        if let Ok(a) = SharedMemoryArbiter::over(smb, bound, ArbiterConfig::default()) {
+        if let Ok(a) =
+            SharedMemoryArbiter::over(smb, OnceLock::from(sink), ArbiterConfig::default())
+        {
             lock(&self.core).arbiter = Some(a);
         }
     }
