@@ -7,9 +7,12 @@
 //!
 //! * per message `Foo`, a writer `Foo<'w>` (wrapping `protozero::Message`)
 //!   with `set_x` / `add_x` / `begin_x` methods and `FIELD_X` constants, and
-//!   a decoder `FooDecoder<'a>` (over `protozero::TypedDecoder`) with `x()`,
-//!   `has_x()` and iterator accessors, and a `Debug` that prints the fields
-//!   present by their `.proto` names;
+//!   a decoder `FooDecoder<'a>` with `x()`, `has_x()` and iterator
+//!   accessors, and a `Debug` that prints the fields present by their
+//!   `.proto` names. `FooDecoder::new` reads the message once, handing each
+//!   field to a generated `match` that keeps the declared fields' last
+//!   values (a repeated field's extent, a oneof's last member) in the
+//!   decoder itself, so an accessor is a load and a conversion;
 //! * `#[repr(i32)]` enums; an enum field `x` of enum `E` decodes as
 //!   `x() -> Option<E>` (`None` for numbers `E` does not name) next to
 //!   `x_raw() -> Option<i32>` (the number as sent, named or not); repeated

@@ -8,7 +8,9 @@
 //! back (a committed chunk), the delegate turns it into a patch.
 //!
 //! Decoders never allocate and never panic: [`Decoder`] iterates fields of a
-//! borrowed buffer, [`TypedDecoder`] indexes them by field id for generated code.
+//! borrowed buffer, [`TypedDecoder`] indexes them by field id for code without
+//! a schema, and the decoders `protozero-codegen` generates read a message in
+//! one pass into slots for exactly the fields its schema declares.
 //!
 //! ```
 //! use protozero::HeapWriter;
@@ -31,6 +33,7 @@ mod bytecopy;
 mod codegen_support;
 mod debug_support;
 mod decoder;
+mod decoder_slots;
 mod delegate;
 mod error;
 mod heap_buffer;
@@ -90,6 +93,9 @@ pub use protozero_derive::{ProtoRead, ProtoWrite};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::debug_support::{DebugDecoder, DebugFields, MAX_DEBUG_BYTES, MAX_DEBUG_DEPTH};
+    pub use crate::decoder_slots::{
+        Occurrences, OneofSlot, bytes, fields_of, fixed32, fixed64, group, varint,
+    };
     pub use crate::proto_traits::__private::*;
     pub use crate::proto_traits::{
         PathSegment, ProtoDecode, ProtoEncode, ProtoOneofRead, ProtoOneofWrite, ProtoPacked,

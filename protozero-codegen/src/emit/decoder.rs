@@ -1,10 +1,13 @@
-//! Emits a message's decoder: a typed view over `protozero::TypedDecoder`
-//! that parses the bytes once and answers each accessor from the field table.
-//! Accessors return `Option`s and iterators; a field with an unexpected wire
-//! type or invalid UTF-8 reads as absent, so hostile input cannot panic.
+//! Emits a message's decoder: one forward pass over the message's bytes that
+//! hands each field to a generated `match` on its number and keeps what the
+//! accessors need in slots of the decoder itself (see the runtime's
+//! `decoder_slots`): a singular field's raw value, a repeated field's first
+//! and last occurrence, a oneof's last member. Accessors return `Option`s and
+//! iterators; a field with an unexpected wire type or invalid UTF-8 reads as
+//! absent, so hostile input cannot panic.
 
 use proc_macro2::{Ident, Literal, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::fields::{FieldPlan, Shape, scalar_info, which_names};
 use crate::error::CodegenError;
@@ -12,19 +15,103 @@ use crate::model::{MessageDef, Scalar};
 use crate::names::{ident_in, module_name, type_ident, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
-/// How generated accessor bodies reach the parsed field table.
-pub(crate) struct Access {
-    /// Expression of type `&TypedDecoder` (`self.dec` in a decoder's own
-    /// impl, `self.typed_decoder()` in an extension trait impl).
-    pub dec: TokenStream,
-    /// Iterator-returning accessors say `+ use<'a>` (not in trait items,
-    /// where precise capturing needs a newer compiler than our MSRV).
-    pub precise_capture: bool,
+/// Where generated accessor bodies find a field's value.
+pub(crate) enum Access {
+    /// The decoder's own slots, filled by its pass (`groups`: the schema has
+    /// groups, so repeated fields are scanned with a group-aware reader).
+    Slots { groups: bool },
+    /// Lookups in a `protozero::TypedDecoder` (extension traits, whose
+    /// fields the extended decoder has no slots for): `dec` is an
+    /// expression of that type.
+    Table { dec: TokenStream },
 }
 
-/// Fields with numbers below this go to the decoder's dense table; larger
-/// numbers (rare) are found by scanning the message from the first of them.
+impl Access {
+    /// Iterator-returning accessors say `+ use<'a>` (not in trait items,
+    /// where precise capturing needs a newer compiler than our MSRV).
+    fn precise_capture(&self) -> bool {
+        matches!(self, Access::Slots { .. })
+    }
+}
+
+/// Ids below this go to the dense table of the `TypedDecoder` that
+/// `typed_decoder()` and `Debug` build on demand (not to the decoder's own
+/// slots, which hold exactly the declared fields).
 pub const MAX_DENSE_FIELDS: u32 = 128;
+
+/// The runtime function picking the raw value a field's slot holds, and the
+/// slot's type.
+fn extract(p: &FieldPlan<'_>) -> (TokenStream, TokenStream) {
+    let bytes = (quote!(bytes), quote!(&'a [u8]));
+    match &p.shape {
+        Shape::Message { .. } if p.def.delimited => (quote!(group), quote!(&'a [u8])),
+        Shape::Message { .. } => bytes,
+        Shape::Enum(_) => (quote!(varint), quote!(u64)),
+        Shape::Scalar(s) => match s {
+            Scalar::String | Scalar::Bytes => bytes,
+            Scalar::Fixed32 | Scalar::Sfixed32 | Scalar::Float => (quote!(fixed32), quote!(u32)),
+            Scalar::Fixed64 | Scalar::Sfixed64 | Scalar::Double => (quote!(fixed64), quote!(u64)),
+            _ => (quote!(varint), quote!(u64)),
+        },
+    }
+}
+
+/// `raw` (an `Option` of the slot's type) turned into the accessor's value.
+fn convert(s: Scalar, raw: TokenStream) -> TokenStream {
+    let vz = quote!(::protozero::varint);
+    let map = match s {
+        Scalar::Bytes | Scalar::Uint64 | Scalar::Fixed32 | Scalar::Fixed64 => return raw,
+        Scalar::String => return quote!(#raw.and_then(|b| ::core::str::from_utf8(b).ok())),
+        Scalar::Sint64 => return quote!(#raw.map(#vz::unzigzag64)),
+        Scalar::Float => return quote!(#raw.map(f32::from_bits)),
+        Scalar::Double => return quote!(#raw.map(f64::from_bits)),
+        Scalar::Int32 | Scalar::Sfixed32 => quote!(v as i32),
+        Scalar::Int64 | Scalar::Sfixed64 => quote!(v as i64),
+        Scalar::Uint32 => quote!(v as u32),
+        Scalar::Sint32 => quote!(#vz::unzigzag32(v as u32)),
+        Scalar::Bool => quote!(v != 0),
+    };
+    quote!(#raw.map(|v| #map))
+}
+
+fn slot(prefix: &str, n: u32) -> Ident {
+    format_ident!("{}{}", prefix, n)
+}
+
+/// A singular field's raw value, `Option<slot type>`.
+fn singular_raw(p: &FieldPlan<'_>, id: &Literal, a: &Access) -> TokenStream {
+    let (ex, _) = extract(p);
+    match a {
+        Access::Slots { .. } => match p.def.oneof {
+            Some(k) => {
+                let o = slot("o", k as u32);
+                quote!(self.#o.get(#id).and_then(::protozero::__private::#ex))
+            }
+            None => {
+                let f = slot("f", p.def.number);
+                quote!(self.#f)
+            }
+        },
+        Access::Table { dec } => {
+            quote!(#dec.get(#id).and_then(|f| ::protozero::__private::#ex(f.value)))
+        }
+    }
+}
+
+/// A repeated field's occurrences, a `protozero::RepeatedFields`.
+fn repeated_raw(p: &FieldPlan<'_>, id: &Literal, a: &Access) -> TokenStream {
+    match a {
+        Access::Slots { groups } => {
+            let r = slot("r", p.def.number);
+            if *groups {
+                quote!(self.#r.fields_with_groups(self.buf, #id))
+            } else {
+                quote!(self.#r.fields(self.buf, #id))
+            }
+        }
+        Access::Table { dec } => quote!(#dec.repeated(#id)),
+    }
+}
 
 /// The decoder struct, its inherent impl and its `MessageDecoder` impl.
 pub(crate) fn emit_decoder(
@@ -38,56 +125,55 @@ pub(crate) fn emit_decoder(
     let dense =
         Literal::usize_unsuffixed((msg.max_field_number() + 1).min(MAX_DENSE_FIELDS) as usize);
     let doc = format!(
-        "Zero-copy decoder of message `{full_name}` (from `{file}`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names."
+        "Zero-copy decoder of message `{full_name}` (from `{file}`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names."
     );
-    let access = Access {
-        dec: quote!(self.dec),
-        precise_capture: true,
-    };
+    let access = Access::Slots { groups };
     let accessors = plans.iter().map(|p| field_accessors(msg, p, &access));
     let which = which_names(msg, plans, file)?;
     let oneofs = which
         .iter()
         .enumerate()
-        .map(|(i, method)| which_method(msg, i, method, plans, groups, file))
+        .map(|(i, method)| which_method(msg, i, method, plans, file))
         .collect::<Result<Vec<_>, _>>()?;
-    let ctor = if groups {
-        quote!(::protozero::TypedDecoder::with_groups(buf))
+    let table = if groups {
+        quote!(::protozero::TypedDecoder::with_groups(self.buf))
     } else {
-        quote!(::protozero::TypedDecoder::new(buf))
+        quote!(::protozero::TypedDecoder::new(self.buf))
     };
+    let (slots, pass) = slots_and_pass(msg, plans, groups);
     let debug = debug_impl(&name, plans);
     Ok(quote! {
         #[doc = #doc]
         #[derive(Clone)]
         pub struct #name<'a> {
-            dec: ::protozero::TypedDecoder<'a, #dense>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            #slots
         }
 
         impl<'a> #name<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self { dec: #ctor }
+                #pass
             }
 
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
             #[inline]
             pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
 
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
 
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, #dense> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, #dense> {
+                #table
             }
 
             #(#accessors)*
@@ -104,12 +190,111 @@ pub(crate) fn emit_decoder(
 
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
 
         #debug
     })
+}
+
+/// The slot declarations, and the body of `new`: the one pass.
+fn slots_and_pass(
+    msg: &MessageDef,
+    plans: &[FieldPlan<'_>],
+    groups: bool,
+) -> (TokenStream, TokenStream) {
+    let mut decls = TokenStream::new();
+    let mut inits = TokenStream::new();
+    let mut arms = Vec::new();
+    let mut any_repeated = false;
+    for p in plans.iter().filter(|p| p.def.oneof.is_none()) {
+        let id = Literal::u32_unsuffixed(p.def.number);
+        if p.repeated() {
+            any_repeated = true;
+            let r = slot("r", p.def.number);
+            decls.extend(quote!(#r: ::protozero::__private::Occurrences,));
+            inits.extend(quote!(#r: ::protozero::__private::Occurrences::NONE,));
+            arms.push((quote!(#id), quote!(d.#r.add(start, it.offset()))));
+        } else {
+            let f = slot("f", p.def.number);
+            let (ex, ty) = extract(p);
+            decls.extend(quote!(#f: ::core::option::Option<#ty>,));
+            inits.extend(quote!(#f: ::core::option::Option::None,));
+            arms.push((
+                quote!(#id),
+                quote!(d.#f = ::protozero::__private::#ex(f.value)),
+            ));
+        }
+    }
+    for k in 0..msg.oneofs.len() {
+        let o = slot("o", k as u32);
+        let ids: Vec<Literal> = plans
+            .iter()
+            .filter(|p| p.def.oneof == Some(k))
+            .map(|p| Literal::u32_unsuffixed(p.def.number))
+            .collect();
+        decls.extend(quote!(#o: ::protozero::__private::OneofSlot<'a>,));
+        inits.extend(quote!(#o: ::protozero::__private::OneofSlot::NONE,));
+        for id in ids {
+            arms.push((
+                quote!(#id),
+                quote!(d.#o = ::protozero::__private::OneofSlot::new(f)),
+            ));
+        }
+    }
+    let start = any_repeated.then(|| quote!(let start = it.offset();));
+    let dispatch = match arms.as_slice() {
+        [(ids, action)] if ids.to_string().parse::<u32>().is_ok() => quote! {
+            if f.id == #ids {
+                #action;
+            }
+        },
+        _ => {
+            let arms = arms.iter().map(|(ids, action)| quote!(#ids => #action,));
+            quote! {
+                match f.id {
+                    #(#arms)*
+                    _ => {}
+                }
+            }
+        }
+    };
+    let body = if arms.is_empty() {
+        quote! {
+            for field in it.by_ref() {
+                if let ::core::result::Result::Err(e) = field {
+                    d.error = ::core::option::Option::Some(e);
+                }
+            }
+        }
+    } else {
+        quote! {
+            loop {
+                #start
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                #dispatch
+            }
+        }
+    };
+    let pass = quote! {
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            #inits
+        };
+        let mut it = ::protozero::__private::fields_of(buf, #groups);
+        #body
+        d
+    };
+    (decls, pass)
 }
 
 /// `Debug` for a decoder: the fields present, in field-number order, under
@@ -150,7 +335,7 @@ fn debug_impl(name: &Ident, plans: &[FieldPlan<'_>]) -> TokenStream {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
                 #(#fields)*
                 s.check_fields(d, &[#(#known),*]);
@@ -204,43 +389,66 @@ fn debug_method(p: &FieldPlan<'_>) -> (Ident, TokenStream, TokenStream) {
     )
 }
 
-pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, d: &Access) -> TokenStream {
+pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, a: &Access) -> TokenStream {
     let id = Literal::u32_unsuffixed(p.def.number);
     let has = &p.d_has;
     let what = p.describe(msg);
     let has_doc = if p.repeated() {
         format!("Whether {} occurs at least once.", lower(&what))
     } else {
-        format!("Whether {} is present.", lower(&what))
+        format!(
+            "Whether {} is present (with the wire type its type has).",
+            lower(&what)
+        )
     };
-    let dec = &d.dec;
+    let present = match (p.repeated(), a) {
+        (true, Access::Slots { .. }) => {
+            let r = slot("r", p.def.number);
+            quote!(!self.#r.is_empty())
+        }
+        (true, Access::Table { dec }) => quote!(#dec.has(#id)),
+        (false, _) => {
+            let raw = singular_raw(p, &id, a);
+            quote!(#raw.is_some())
+        }
+    };
     let has_fn = quote! {
         #[doc = #has_doc]
         #[inline]
         pub fn #has(&self) -> bool {
-            #dec.has(#id)
+            #present
         }
     };
     let main = if p.repeated() {
-        repeated_accessors(p, &id, &what, d)
+        repeated_accessors(p, &id, &what, a)
     } else {
-        singular_accessors(p, &id, &what, d)
+        singular_accessors(p, &id, &what, a)
     };
     quote! { #main #has_fn }
 }
 
+/// The typed value of member/field `p` from `raw`, its raw `Option`.
+fn typed_value(p: &FieldPlan<'_>, raw: TokenStream) -> TokenStream {
+    match &p.shape {
+        Shape::Scalar(s) => convert(*s, raw),
+        Shape::Enum(path) => quote!(
+            #raw.and_then(|v| <#path as ::protozero::ProtoEnum>::from_i32(v as i32))
+        ),
+        Shape::Message { decoder, .. } => quote!(#raw.map(#decoder::new)),
+    }
+}
+
 fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
-    let d = &a.dec;
     let get = &p.d_get;
+    let raw = singular_raw(p, id, a);
     let doc = format!("{what}; `None` when absent or malformed.");
+    let value = typed_value(p, raw.clone());
     match &p.shape {
         Shape::Scalar(s) => {
-            let info = scalar_info(*s);
-            let getter = info.getter;
             let ty = match s {
                 Scalar::String => quote!(&'a str),
                 Scalar::Bytes => quote!(&'a [u8]),
-                _ => info.rust_ty,
+                _ => scalar_info(*s).rust_ty,
             };
             let bytes = p.d_bytes.as_ref().map(|b| {
                 let doc = format!("{what}, as raw bytes (not checked to be UTF-8).");
@@ -248,7 +456,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                     #[doc = #doc]
                     #[inline]
                     pub fn #b(&self) -> ::core::option::Option<&'a [u8]> {
-                        #d.get(#id).and_then(|f| f.as_bytes().ok())
+                        #raw
                     }
                 }
             });
@@ -261,21 +469,21 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                 #[doc = #doc]
                 #[inline]
                 pub fn #get(&self) -> ::core::option::Option<#ty> {
-                    #d.get(#id).and_then(|f| f.#getter().ok())
+                    #value
                 }
                 #bytes
             }
         }
         Shape::Enum(path) => {
-            let raw = p.d_raw.as_ref().map(|raw| {
+            let raw_fn = p.d_raw.as_ref().map(|raw_name| {
                 let doc = format!(
                     "{what}, as the number on the wire (also when the enum does not name it); `None` when absent or malformed."
                 );
                 quote! {
                     #[doc = #doc]
                     #[inline]
-                    pub fn #raw(&self) -> ::core::option::Option<i32> {
-                        #d.get(#id).and_then(|f| f.as_i32().ok())
+                    pub fn #raw_name(&self) -> ::core::option::Option<i32> {
+                        #raw.map(|v| v as i32)
                     }
                 }
             });
@@ -292,22 +500,16 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                 #[doc = #doc]
                 #[inline]
                 pub fn #get(&self) -> ::core::option::Option<#path> {
-                    #d
-                        .get(#id)
-                        .and_then(|f| f.as_i32().ok())
-                        .and_then(<#path as ::protozero::ProtoEnum>::from_i32)
+                    #value
                 }
-                #raw
+                #raw_fn
             }
         }
         Shape::Message { decoder, .. } => {
-            let (as_payload, what_bytes) = if p.def.delimited {
-                (
-                    quote!(as_group),
-                    "as its encoded group contents (without the group tags)",
-                )
+            let what_bytes = if p.def.delimited {
+                "as its encoded group contents (without the group tags)"
             } else {
-                (quote!(as_bytes), "as its encoded bytes")
+                "as its encoded bytes"
             };
             let bytes = p.d_bytes.as_ref().map(|b| {
                 let doc = format!("{what}, {what_bytes}.");
@@ -315,7 +517,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                     #[doc = #doc]
                     #[inline]
                     pub fn #b(&self) -> ::core::option::Option<&'a [u8]> {
-                        #d.get(#id).and_then(|f| f.#as_payload().ok())
+                        #raw
                     }
                 }
             });
@@ -323,7 +525,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                 #[doc = #doc]
                 #[inline]
                 pub fn #get(&self) -> ::core::option::Option<#decoder<'a>> {
-                    #d.get(#id).and_then(|f| f.#as_payload().ok()).map(#decoder::new)
+                    #value
                 }
                 #bytes
             }
@@ -332,11 +534,11 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
 }
 
 fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
-    let d = &a.dec;
     let get = &p.d_get;
     if p.def.delimited {
         return repeated_groups(p, id, what, a);
     }
+    let fields = repeated_raw(p, id, a);
     let doc = if matches!(p.shape, Shape::Enum(_)) {
         match &p.d_raw {
             Some(raw) => format!(
@@ -381,7 +583,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
             #[doc = #doc]
             #[inline]
             pub fn #raw(&self) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-                ::protozero::RepeatedScalars::new(#d.repeated(#id))
+                ::protozero::RepeatedScalars::new(#fields)
             }
         }
     });
@@ -391,7 +593,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
             #[doc = #doc]
             #[inline]
             pub fn #b(&self) -> ::protozero::RepeatedBytes<'a> {
-                ::protozero::RepeatedBytes::new(#d.repeated(#id))
+                ::protozero::RepeatedBytes::new(#fields)
             }
         }
     });
@@ -399,7 +601,7 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
         #[doc = #doc]
         #[inline]
         pub fn #get(&self) -> #ty {
-            #ctor(#d.repeated(#id))
+            #ctor(#fields)
         }
         #raw
         #bytes
@@ -409,20 +611,20 @@ fn repeated_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
 /// Repeated group fields: iterators over the elements' group contents
 /// (elements with another wire type are skipped).
 fn repeated_groups(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
-    let d = &a.dec;
     let get = &p.d_get;
     let Shape::Message { decoder, .. } = &p.shape else {
         return TokenStream::new();
     };
+    let fields = repeated_raw(p, id, a);
     let doc = format!("{what}: every element in order, each written as a group.");
-    let capture = a.precise_capture.then(|| quote!(+ use<'a>));
+    let capture = a.precise_capture().then(|| quote!(+ use<'a>));
     let bytes = p.d_bytes.as_ref().map(|b| {
         let doc = format!("{what}, as each element's group contents.");
         quote! {
             #[doc = #doc]
             #[inline]
             pub fn #b(&self) -> impl ::core::iter::Iterator<Item = &'a [u8]> #capture {
-                #d.repeated(#id).filter_map(|f| f.as_group().ok())
+                #fields.filter_map(|f| f.as_group().ok())
             }
         }
     });
@@ -430,7 +632,7 @@ fn repeated_groups(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> T
         #[doc = #doc]
         #[inline]
         pub fn #get(&self) -> impl ::core::iter::Iterator<Item = #decoder<'a>> #capture {
-            #d.repeated(#id).filter_map(|f| f.as_group().ok()).map(#decoder::new)
+            #fields.filter_map(|f| f.as_group().ok()).map(#decoder::new)
         }
         #bytes
     }
@@ -455,14 +657,13 @@ pub(crate) fn oneof_variant(p: &FieldPlan<'_>, file: &str) -> Result<Ident, Code
     ident_in(file, &type_ident(upper_camel(&p.def.name)))
 }
 
-/// `which_x()`: scans for the member that appears last, as protobuf's
-/// "last one wins" requires across members of a oneof.
+/// `which_x()`: the member seen last (protobuf's "last one wins" across a
+/// oneof's members), read from the oneof's slot.
 fn which_method(
     msg: &MessageDef,
     index: usize,
     method: &Ident,
     plans: &[FieldPlan<'_>],
-    groups: bool,
     file: &str,
 ) -> Result<TokenStream, CodegenError> {
     let module = ident_in(file, &module_name(&msg.name))?;
@@ -470,60 +671,26 @@ fn which_method(
     let lt = oneof_borrows(plans, index).then(|| quote!(<'a>));
     let oneof = &msg.oneofs[index].name;
     let doc = format!(
-        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over."
+        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name."
     );
+    let o = slot("o", index as u32);
     let mut arms = Vec::new();
     for p in plans.iter().filter(|p| p.def.oneof == Some(index)) {
-        let arm = {
-            let id = Literal::u32_unsuffixed(p.def.number);
-            let variant = oneof_variant(p, file)?;
-            let convert = match &p.shape {
-                Shape::Scalar(s) => {
-                    let getter = scalar_info(*s).getter;
-                    quote!(field.#getter().ok())
-                }
-                Shape::Enum(path) => quote!(
-                    field
-                        .as_i32()
-                        .ok()
-                        .and_then(<#path as ::protozero::ProtoEnum>::from_i32)
-                ),
-                Shape::Message { .. } if p.def.delimited => quote!(
-                    field
-                        .as_group()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                ),
-                Shape::Message { .. } => quote!(
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                ),
-            };
-            quote! { #id => #convert.map(#module::#enum_name::#variant), }
-        };
-        arms.push(arm);
+        let id = Literal::u32_unsuffixed(p.def.number);
+        let variant = oneof_variant(p, file)?;
+        let (ex, _) = extract(p);
+        let value = typed_value(p, quote!(::protozero::__private::#ex(v)));
+        arms.push(quote! { #id => #value.map(#module::#enum_name::#variant), });
     }
-    let fields = if groups {
-        quote!(::protozero::Decoder::new(self.dec.buffer()).accept_groups())
-    } else {
-        quote!(::protozero::Decoder::new(self.dec.buffer()))
-    };
     Ok(quote! {
         #[doc = #doc]
+        #[inline]
         pub fn #method(&self) -> ::core::option::Option<#module::#enum_name #lt> {
-            let mut found = ::core::option::Option::None;
-            for field in #fields.map_while(::core::result::Result::ok) {
-                let value = match field.id {
-                    #(#arms)*
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
-                }
+            let v = self.#o.value();
+            match self.#o.id() {
+                #(#arms)*
+                _ => ::core::option::Option::None,
             }
-            found
         }
     })
 }

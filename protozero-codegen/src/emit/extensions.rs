@@ -9,7 +9,7 @@
 //!
 //! Writer methods are default methods over `MessageWriter::message`, so one
 //! blanket-free `impl` per extended writer suffices; decoder methods read the
-//! extended decoder's `typed_decoder()`. The method bodies are the same ones
+//! extended decoder's bytes through a `TypedDecoder`. The method bodies are the same ones
 //! the per-message emitters produce, turned into trait items with `syn`.
 //! Inherent methods of the extended types win over same-named extension
 //! methods (call those as `Trait::method(&x)`).
@@ -78,10 +78,17 @@ pub(crate) fn emit_extensions(
             .iter()
             .map(|p| trait_defaults(field_methods(&pseudo, p, &recv), &ctx.file.name))
             .collect::<Result<Vec<_>, _>>()?;
-        let access = Access {
-            dec: quote!(self.typed_decoder()),
-            precise_capture: false,
+        // Extensions have no slots in the extended decoder: each accessor
+        // scans the message's bytes (a one-entry table sends every id to
+        // the scan).
+        let table = if ctx.groups {
+            quote!(::protozero::TypedDecoder::<'a, 1>::with_groups(
+                self.raw_bytes()
+            ))
+        } else {
+            quote!(::protozero::TypedDecoder::<'a, 1>::new(self.raw_bytes()))
         };
+        let access = Access::Table { dec: table };
         let (d_decls, d_impls): (Vec<_>, Vec<_>) = plans
             .iter()
             .map(|p| split_decls(field_accessors(&pseudo, p, &access), &ctx.file.name))

@@ -21,8 +21,6 @@ pub(crate) struct ScalarInfo {
     pub rust_ty: TokenStream,
     /// `protozero::Message` method appending one value.
     pub append: Ident,
-    /// `protozero::Field` method reading one value.
-    pub getter: Ident,
     /// `protozero::kinds` marker (numeric types only).
     pub kind: Option<Ident>,
     /// Packed writer: `Some(method)` for fixed-width (slice input) types.
@@ -30,22 +28,22 @@ pub(crate) struct ScalarInfo {
 }
 
 pub(crate) fn scalar_info(s: Scalar) -> ScalarInfo {
-    let (ty, name, getter, fixed) = match s {
-        Scalar::Double => (quote!(f64), "double", "as_f64", true),
-        Scalar::Float => (quote!(f32), "float", "as_f32", true),
-        Scalar::Int32 => (quote!(i32), "int32", "as_i32", false),
-        Scalar::Int64 => (quote!(i64), "int64", "as_i64", false),
-        Scalar::Uint32 => (quote!(u32), "uint32", "as_u32", false),
-        Scalar::Uint64 => (quote!(u64), "uint64", "as_u64", false),
-        Scalar::Sint32 => (quote!(i32), "sint32", "as_sint32", false),
-        Scalar::Sint64 => (quote!(i64), "sint64", "as_sint64", false),
-        Scalar::Fixed32 => (quote!(u32), "fixed32", "as_fixed32", true),
-        Scalar::Fixed64 => (quote!(u64), "fixed64", "as_fixed64", true),
-        Scalar::Sfixed32 => (quote!(i32), "sfixed32", "as_sfixed32", true),
-        Scalar::Sfixed64 => (quote!(i64), "sfixed64", "as_sfixed64", true),
-        Scalar::Bool => (quote!(bool), "bool", "as_bool", false),
-        Scalar::String => (quote!(&str), "string", "as_str", false),
-        Scalar::Bytes => (quote!(&[u8]), "bytes", "as_bytes", false),
+    let (ty, name, fixed) = match s {
+        Scalar::Double => (quote!(f64), "double", true),
+        Scalar::Float => (quote!(f32), "float", true),
+        Scalar::Int32 => (quote!(i32), "int32", false),
+        Scalar::Int64 => (quote!(i64), "int64", false),
+        Scalar::Uint32 => (quote!(u32), "uint32", false),
+        Scalar::Uint64 => (quote!(u64), "uint64", false),
+        Scalar::Sint32 => (quote!(i32), "sint32", false),
+        Scalar::Sint64 => (quote!(i64), "sint64", false),
+        Scalar::Fixed32 => (quote!(u32), "fixed32", true),
+        Scalar::Fixed64 => (quote!(u64), "fixed64", true),
+        Scalar::Sfixed32 => (quote!(i32), "sfixed32", true),
+        Scalar::Sfixed64 => (quote!(i64), "sfixed64", true),
+        Scalar::Bool => (quote!(bool), "bool", false),
+        Scalar::String => (quote!(&str), "string", false),
+        Scalar::Bytes => (quote!(&[u8]), "bytes", false),
     };
     let kind = s
         .is_packable()
@@ -53,7 +51,6 @@ pub(crate) fn scalar_info(s: Scalar) -> ScalarInfo {
     ScalarInfo {
         rust_ty: ty,
         append: format_ident!("append_{}", name),
-        getter: format_ident!("{}", getter),
         kind,
         packed_fixed: fixed.then(|| format_ident!("append_packed_{}", name)),
     }

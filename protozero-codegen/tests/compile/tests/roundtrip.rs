@@ -65,11 +65,17 @@ fn absent_and_malformed_fields_read_as_none() {
     let empty = ScalarsDecoder::new(&[]);
     assert_eq!(empty.f_uint64(), None);
     assert!(!empty.has_f_uint64());
-    // f_uint64 (6) sent as fixed32: wrong wire type reads as absent.
+    // f_uint64 (6) sent as fixed32: wrong wire type reads as absent (as
+    // protobuf's parsers keep such a field among the unknown ones).
     let wrong = [0x35, 1, 0, 0, 0];
     let d = ScalarsDecoder::new(&wrong);
-    assert!(d.has_f_uint64());
+    assert!(!d.has_f_uint64());
     assert_eq!(d.f_uint64(), None);
+    // The last occurrence decides: a good value after a bad one is read.
+    let then_good = [0x35, 1, 0, 0, 0, 0x30, 7];
+    assert_eq!(ScalarsDecoder::new(&then_good).f_uint64(), Some(7));
+    let then_bad = [0x30, 7, 0x35, 1, 0, 0, 0];
+    assert_eq!(ScalarsDecoder::new(&then_bad).f_uint64(), None);
     // Invalid UTF-8 in a string: accessor says None, raw bytes stay readable.
     let bad = [0x72, 1, 0xFF];
     let d = ScalarsDecoder::new(&bad);
@@ -235,7 +241,10 @@ fn oneof_last_member_wins() {
         Some(choice::Value::TextValue("last"))
     ));
     assert!(matches!(d.which_small(), Some(choice::Small::Flag(true))));
-    assert_eq!(d.int_value(), Some(5));
+    // A later member clears the earlier ones, as in protobuf's parsers.
+    assert_eq!(d.int_value(), None);
+    assert!(!d.has_int_value());
+    assert_eq!(d.text_value(), Some("last"));
 
     let bytes = encode(|w| {
         let mut c = Choice::from_message(w.root());
@@ -252,8 +261,8 @@ fn oneof_last_member_wins() {
     let only_enum = encode(|w| {
         Choice::from_message(w.root()).set_level_value_raw(12);
     });
-    // An enum member with a number the enum does not name is passed over,
-    // like a malformed member; its number stays readable.
+    // An enum member with a number the enum does not name reads as no
+    // member, like a malformed member; its number stays readable.
     let only_enum = ChoiceDecoder::new(&only_enum);
     assert!(only_enum.which_value().is_none());
     assert_eq!(only_enum.level_value(), None);
@@ -263,10 +272,10 @@ fn oneof_last_member_wins() {
             .set_level_value(Level::High)
             .set_level_value_raw(12);
     });
-    assert!(matches!(
-        ChoiceDecoder::new(&known_then_unknown).which_value(),
-        Some(choice::Value::LevelValue(Level::High))
-    ));
+    // The member last on the wire decides, even when it is an unnamed number.
+    let d = ChoiceDecoder::new(&known_then_unknown);
+    assert!(d.which_value().is_none());
+    assert_eq!(d.level_value_raw(), Some(12));
     assert!(ChoiceDecoder::new(&[]).which_value().is_none());
 }
 

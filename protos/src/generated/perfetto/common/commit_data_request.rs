@@ -77,34 +77,60 @@ impl<'w> ::protozero::MessageWriter<'w> for CommitDataRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CommitDataRequest` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CommitDataRequest` (from `perfetto/common/commit_data_request.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CommitDataRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> CommitDataRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `chunks_to_move` = 1 (repeated `perfetto.protos.CommitDataRequest.ChunksToMove`) of `perfetto.protos.CommitDataRequest`: every element in order (packed or not).
     #[inline]
@@ -114,17 +140,17 @@ impl<'a> CommitDataRequestDecoder<'a> {
         'a,
         commit_data_request::ChunksToMoveDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `chunks_to_move` = 1 (repeated `perfetto.protos.CommitDataRequest.ChunksToMove`) of `perfetto.protos.CommitDataRequest`, as raw bytes.
     #[inline]
     pub fn chunks_to_move_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `chunks_to_move` = 1 (repeated `perfetto.protos.CommitDataRequest.ChunksToMove`) of `perfetto.protos.CommitDataRequest` occurs at least once.
     #[inline]
     pub fn has_chunks_to_move(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `chunks_to_patch` = 2 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch`) of `perfetto.protos.CommitDataRequest`: every element in order (packed or not).
     #[inline]
@@ -134,27 +160,27 @@ impl<'a> CommitDataRequestDecoder<'a> {
         'a,
         commit_data_request::ChunkToPatchDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `chunks_to_patch` = 2 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch`) of `perfetto.protos.CommitDataRequest`, as raw bytes.
     #[inline]
     pub fn chunks_to_patch_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `chunks_to_patch` = 2 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch`) of `perfetto.protos.CommitDataRequest` occurs at least once.
     #[inline]
     pub fn has_chunks_to_patch(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `flush_request_id` = 3 (`uint64`) of `perfetto.protos.CommitDataRequest`; `None` when absent or malformed.
     #[inline]
     pub fn flush_request_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `flush_request_id` = 3 (`uint64`) of `perfetto.protos.CommitDataRequest` is present.
+    /// Whether field `flush_request_id` = 3 (`uint64`) of `perfetto.protos.CommitDataRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush_request_id(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CommitDataRequestDecoder<'a> {
@@ -165,7 +191,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CommitDataRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CommitDataRequestDecoder<'_> {
@@ -180,7 +206,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CommitDataRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 commit_data_request::ChunksToMoveDecoder<'a>,
@@ -274,84 +300,115 @@ pub mod commit_data_request {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunksToMove` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunksToMove` (from `perfetto/common/commit_data_request.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ChunksToMoveDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<&'a [u8]>,
+        f5: ::core::option::Option<u64>,
     }
     impl<'a> ChunksToMoveDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `page` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove`; `None` when absent or malformed.
         #[inline]
         pub fn page(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `page` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present.
+        /// Whether field `page` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present (with the wire type its type has).
         #[inline]
         pub fn has_page(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `chunk` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove`; `None` when absent or malformed.
         #[inline]
         pub fn chunk(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `chunk` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present.
+        /// Whether field `chunk` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunk(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `target_buffer` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove`; `None` when absent or malformed.
         #[inline]
         pub fn target_buffer(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `target_buffer` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present.
+        /// Whether field `target_buffer` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present (with the wire type its type has).
         #[inline]
         pub fn has_target_buffer(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `data` = 4 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunksToMove`; `None` when absent or malformed.
         #[inline]
         pub fn data(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `data` = 4 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present.
+        /// Whether field `data` = 4 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present (with the wire type its type has).
         #[inline]
         pub fn has_data(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `chunk_incomplete` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunksToMove`; `None` when absent or malformed.
         #[inline]
         pub fn chunk_incomplete(&self) -> ::core::option::Option<bool> {
-            self.dec.get(5).and_then(|f| f.as_bool().ok())
+            self.f5.map(|v| v != 0)
         }
-        /// Whether field `chunk_incomplete` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present.
+        /// Whether field `chunk_incomplete` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunksToMove` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunk_incomplete(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ChunksToMoveDecoder<'a> {
@@ -362,7 +419,7 @@ pub mod commit_data_request {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ChunksToMoveDecoder<'_> {
@@ -377,7 +434,7 @@ pub mod commit_data_request {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -478,91 +535,123 @@ pub mod commit_data_request {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch` (from `perfetto/common/commit_data_request.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ChunkToPatchDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        r4: ::protozero::__private::Occurrences,
+        f5: ::core::option::Option<u64>,
     }
     impl<'a> ChunkToPatchDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                r4: ::protozero::__private::Occurrences::NONE,
+                f5: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.r4.add(start, it.offset()),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `target_buffer` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`; `None` when absent or malformed.
         #[inline]
         pub fn target_buffer(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `target_buffer` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present.
+        /// Whether field `target_buffer` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_target_buffer(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `writer_id` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`; `None` when absent or malformed.
         #[inline]
         pub fn writer_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `writer_id` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present.
+        /// Whether field `writer_id` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_writer_id(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `chunk_id` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`; `None` when absent or malformed.
         #[inline]
         pub fn chunk_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `chunk_id` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present.
+        /// Whether field `chunk_id` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunk_id(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `patches` = 4 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`: every element in order (packed or not).
         #[inline]
         pub fn patches(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, chunk_to_patch::PatchDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(4))
+            ::protozero::RepeatedMessages::new(self.r4.fields(self.buf, 4))
         }
         /// Field `patches` = 4 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`, as raw bytes.
         #[inline]
         pub fn patches_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+            ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `patches` = 4 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` occurs at least once.
         #[inline]
         pub fn has_patches(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
         /// Field `has_more_patches` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`; `None` when absent or malformed.
         #[inline]
         pub fn has_more_patches(&self) -> ::core::option::Option<bool> {
-            self.dec.get(5).and_then(|f| f.as_bool().ok())
+            self.f5.map(|v| v != 0)
         }
-        /// Whether field `has_more_patches` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present.
+        /// Whether field `has_more_patches` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunkToPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_has_more_patches(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ChunkToPatchDecoder<'a> {
@@ -573,7 +662,7 @@ pub mod commit_data_request {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ChunkToPatchDecoder<'_> {
@@ -588,7 +677,7 @@ pub mod commit_data_request {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -662,18 +751,40 @@ pub mod commit_data_request {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` (from `perfetto/common/commit_data_request.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` (from `perfetto/common/commit_data_request.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct PatchDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 3>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<u64>,
+            f2: ::core::option::Option<&'a [u8]>,
         }
         impl<'a> PatchDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::varint(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -681,37 +792,37 @@ pub mod commit_data_request {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `offset` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`; `None` when absent or malformed.
             #[inline]
             pub fn offset(&self) -> ::core::option::Option<u32> {
-                self.dec.get(1).and_then(|f| f.as_u32().ok())
+                self.f1.map(|v| v as u32)
             }
-            /// Whether field `offset` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` is present.
+            /// Whether field `offset` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` is present (with the wire type its type has).
             #[inline]
             pub fn has_offset(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `data` = 2 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`; `None` when absent or malformed.
             #[inline]
             pub fn data(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `data` = 2 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` is present.
+            /// Whether field `data` = 2 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` is present (with the wire type its type has).
             #[inline]
             pub fn has_data(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for PatchDecoder<'a> {
@@ -722,7 +833,7 @@ pub mod commit_data_request {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for PatchDecoder<'_> {
@@ -737,7 +848,7 @@ pub mod commit_data_request {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,

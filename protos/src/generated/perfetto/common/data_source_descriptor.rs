@@ -145,171 +145,211 @@ impl<'w> ::protozero::MessageWriter<'w> for DataSourceDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DataSourceDescriptor` (from `perfetto/common/data_source_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DataSourceDescriptor` (from `perfetto/common/data_source_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DataSourceDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 11>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f7: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<&'a [u8]>,
+    f5: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<&'a [u8]>,
+    f8: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DataSourceDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::bytes(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                8 => d.f8 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 11> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 11> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `id` = 7 (`uint64`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(7).and_then(|f| f.as_u64().ok())
+        self.f7
     }
-    /// Whether field `id` = 7 (`uint64`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `id` = 7 (`uint64`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_id(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `will_notify_on_stop` = 2 (`bool`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn will_notify_on_stop(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `will_notify_on_stop` = 2 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `will_notify_on_stop` = 2 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_will_notify_on_stop(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `will_notify_on_start` = 3 (`bool`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn will_notify_on_start(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `will_notify_on_start` = 3 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `will_notify_on_start` = 3 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_will_notify_on_start(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `handles_incremental_state_clear` = 4 (`bool`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn handles_incremental_state_clear(&self) -> ::core::option::Option<bool> {
-        self.dec.get(4).and_then(|f| f.as_bool().ok())
+        self.f4.map(|v| v != 0)
     }
-    /// Whether field `handles_incremental_state_clear` = 4 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `handles_incremental_state_clear` = 4 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_handles_incremental_state_clear(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `no_flush` = 9 (`bool`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn no_flush(&self) -> ::core::option::Option<bool> {
-        self.dec.get(9).and_then(|f| f.as_bool().ok())
+        self.f9.map(|v| v != 0)
     }
-    /// Whether field `no_flush` = 9 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `no_flush` = 9 (`bool`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_no_flush(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn protovm_program(&self) -> ::core::option::Option<VmProgramDecoder<'a>> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok()).map(VmProgramDecoder::new)
+        self.f10.map(VmProgramDecoder::new)
     }
     /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`, as its encoded bytes.
     #[inline]
     pub fn protovm_program_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok())
+        self.f10
     }
-    /// Whether field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_program(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn gpu_counter_descriptor(
         &self,
     ) -> ::core::option::Option<GpuCounterDescriptorDecoder<'a>> {
-        self.dec
-            .get(5)
-            .and_then(|f| f.as_bytes().ok())
-            .map(GpuCounterDescriptorDecoder::new)
+        self.f5.map(GpuCounterDescriptorDecoder::new)
     }
     /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`, as its encoded bytes.
     #[inline]
     pub fn gpu_counter_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_gpu_counter_descriptor(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn track_event_descriptor(
         &self,
     ) -> ::core::option::Option<TrackEventDescriptorDecoder<'a>> {
-        self.dec
-            .get(6)
-            .and_then(|f| f.as_bytes().ok())
-            .map(TrackEventDescriptorDecoder::new)
+        self.f6.map(TrackEventDescriptorDecoder::new)
     }
     /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`, as its encoded bytes.
     #[inline]
     pub fn track_event_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event_descriptor(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn ftrace_descriptor(
         &self,
     ) -> ::core::option::Option<FtraceDescriptorDecoder<'a>> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok()).map(FtraceDescriptorDecoder::new)
+        self.f8.map(FtraceDescriptorDecoder::new)
     }
     /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`, as its encoded bytes.
     #[inline]
     pub fn ftrace_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.f8
     }
-    /// Whether field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present.
+    /// Whether field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_ftrace_descriptor(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDescriptorDecoder<'a> {
@@ -320,7 +360,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DataSourceDescriptorDecoder<'_> {
@@ -335,7 +375,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DataSourceDescriptorDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("name", d.get(1));
         s.scalar("will_notify_on_stop", d.get(2), ::protozero::kinds::Bool);

@@ -126,34 +126,75 @@ impl<'w> ::protozero::MessageWriter<'w> for GpuCounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GpuCounterDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    r6: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
 }
 impl<'a> GpuCounterDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            r6: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                6 => d.r6.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `specs` = 1 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`) of `perfetto.protos.GpuCounterDescriptor`: every element in order (packed or not).
     #[inline]
@@ -163,17 +204,17 @@ impl<'a> GpuCounterDescriptorDecoder<'a> {
         'a,
         gpu_counter_descriptor::GpuCounterSpecDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `specs` = 1 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`) of `perfetto.protos.GpuCounterDescriptor`, as raw bytes.
     #[inline]
     pub fn specs_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `specs` = 1 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`) of `perfetto.protos.GpuCounterDescriptor` occurs at least once.
     #[inline]
     pub fn has_specs(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `blocks` = 2 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`) of `perfetto.protos.GpuCounterDescriptor`: every element in order (packed or not).
     #[inline]
@@ -183,17 +224,17 @@ impl<'a> GpuCounterDescriptorDecoder<'a> {
         'a,
         gpu_counter_descriptor::GpuCounterBlockDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `blocks` = 2 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`) of `perfetto.protos.GpuCounterDescriptor`, as raw bytes.
     #[inline]
     pub fn blocks_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `blocks` = 2 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`) of `perfetto.protos.GpuCounterDescriptor` occurs at least once.
     #[inline]
     pub fn has_blocks(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `counter_groups` = 6 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`) of `perfetto.protos.GpuCounterDescriptor`: every element in order (packed or not).
     #[inline]
@@ -203,67 +244,67 @@ impl<'a> GpuCounterDescriptorDecoder<'a> {
         'a,
         gpu_counter_descriptor::GpuCounterGroupSpecDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(6))
+        ::protozero::RepeatedMessages::new(self.r6.fields(self.buf, 6))
     }
     /// Field `counter_groups` = 6 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`) of `perfetto.protos.GpuCounterDescriptor`, as raw bytes.
     #[inline]
     pub fn counter_groups_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(6))
+        ::protozero::RepeatedBytes::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `counter_groups` = 6 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`) of `perfetto.protos.GpuCounterDescriptor` occurs at least once.
     #[inline]
     pub fn has_counter_groups(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `min_sampling_period_ns` = 3 (`uint64`) of `perfetto.protos.GpuCounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn min_sampling_period_ns(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `min_sampling_period_ns` = 3 (`uint64`) of `perfetto.protos.GpuCounterDescriptor` is present.
+    /// Whether field `min_sampling_period_ns` = 3 (`uint64`) of `perfetto.protos.GpuCounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_min_sampling_period_ns(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `max_sampling_period_ns` = 4 (`uint64`) of `perfetto.protos.GpuCounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn max_sampling_period_ns(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `max_sampling_period_ns` = 4 (`uint64`) of `perfetto.protos.GpuCounterDescriptor` is present.
+    /// Whether field `max_sampling_period_ns` = 4 (`uint64`) of `perfetto.protos.GpuCounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_max_sampling_period_ns(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `supports_instrumented_sampling` = 5 (`bool`) of `perfetto.protos.GpuCounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn supports_instrumented_sampling(&self) -> ::core::option::Option<bool> {
-        self.dec.get(5).and_then(|f| f.as_bool().ok())
+        self.f5.map(|v| v != 0)
     }
-    /// Whether field `supports_instrumented_sampling` = 5 (`bool`) of `perfetto.protos.GpuCounterDescriptor` is present.
+    /// Whether field `supports_instrumented_sampling` = 5 (`bool`) of `perfetto.protos.GpuCounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_supports_instrumented_sampling(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `supports_counter_names` = 7 (`bool`) of `perfetto.protos.GpuCounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn supports_counter_names(&self) -> ::core::option::Option<bool> {
-        self.dec.get(7).and_then(|f| f.as_bool().ok())
+        self.f7.map(|v| v != 0)
     }
-    /// Whether field `supports_counter_names` = 7 (`bool`) of `perfetto.protos.GpuCounterDescriptor` is present.
+    /// Whether field `supports_counter_names` = 7 (`bool`) of `perfetto.protos.GpuCounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_supports_counter_names(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `supports_counter_name_globs` = 8 (`bool`) of `perfetto.protos.GpuCounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn supports_counter_name_globs(&self) -> ::core::option::Option<bool> {
-        self.dec.get(8).and_then(|f| f.as_bool().ok())
+        self.f8.map(|v| v != 0)
     }
-    /// Whether field `supports_counter_name_globs` = 8 (`bool`) of `perfetto.protos.GpuCounterDescriptor` is present.
+    /// Whether field `supports_counter_name_globs` = 8 (`bool`) of `perfetto.protos.GpuCounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_supports_counter_name_globs(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterDescriptorDecoder<'a> {
@@ -274,7 +315,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for GpuCounterDescriptorDecoder<'_> {
@@ -289,7 +330,7 @@ impl<'a> ::protozero::__private::DebugDecoder for GpuCounterDescriptorDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 gpu_counter_descriptor::GpuCounterSpecDecoder<'a>,
@@ -826,206 +867,240 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GpuCounterSpecDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 12>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<&'a [u8]>,
+        r7: ::protozero::__private::Occurrences,
+        r8: ::protozero::__private::Occurrences,
+        f9: ::core::option::Option<u64>,
+        r10: ::protozero::__private::Occurrences,
+        f11: ::core::option::Option<u64>,
+        o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> GpuCounterSpecDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                r7: ::protozero::__private::Occurrences::NONE,
+                r8: ::protozero::__private::Occurrences::NONE,
+                f9: ::core::option::Option::None,
+                r10: ::protozero::__private::Occurrences::NONE,
+                f11: ::core::option::Option::None,
+                o0: ::protozero::__private::OneofSlot::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    7 => d.r7.add(start, it.offset()),
+                    8 => d.r8.add(start, it.offset()),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    10 => d.r10.add(start, it.offset()),
+                    11 => d.f11 = ::protozero::__private::varint(f.value),
+                    5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 12> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 12> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `counter_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
         #[inline]
         pub fn counter_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `counter_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `counter_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_counter_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn description(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_description(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `int_peak_value` = 5 (`int64`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
         #[inline]
         pub fn int_peak_value(&self) -> ::core::option::Option<i64> {
-            self.dec.get(5).and_then(|f| f.as_i64().ok())
+            self.o0.get(5).and_then(::protozero::__private::varint).map(|v| v as i64)
         }
-        /// Whether field `int_peak_value` = 5 (`int64`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `int_peak_value` = 5 (`int64`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_peak_value(&self) -> bool {
-            self.dec.has(5)
+            self.o0.get(5).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `double_peak_value` = 6 (`double`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
         #[inline]
         pub fn double_peak_value(&self) -> ::core::option::Option<f64> {
-            self.dec.get(6).and_then(|f| f.as_f64().ok())
+            self.o0.get(6).and_then(::protozero::__private::fixed64).map(f64::from_bits)
         }
-        /// Whether field `double_peak_value` = 6 (`double`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `double_peak_value` = 6 (`double`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_double_peak_value(&self) -> bool {
-            self.dec.has(6)
+            self.o0.get(6).and_then(::protozero::__private::fixed64).is_some()
         }
         /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::numerator_units_raw`]).
         #[inline]
         pub fn numerator_units(&self) -> ::protozero::RepeatedEnums<'a, MeasureUnit> {
-            ::protozero::RepeatedEnums::new(self.dec.repeated(7))
+            ::protozero::RepeatedEnums::new(self.r7.fields(self.buf, 7))
         }
         /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn numerator_units_raw(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(7))
+            ::protozero::RepeatedScalars::new(self.r7.fields(self.buf, 7))
         }
         /// Whether field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` occurs at least once.
         #[inline]
         pub fn has_numerator_units(&self) -> bool {
-            self.dec.has(7)
+            !self.r7.is_empty()
         }
         /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::denominator_units_raw`]).
         #[inline]
         pub fn denominator_units(&self) -> ::protozero::RepeatedEnums<'a, MeasureUnit> {
-            ::protozero::RepeatedEnums::new(self.dec.repeated(8))
+            ::protozero::RepeatedEnums::new(self.r8.fields(self.buf, 8))
         }
         /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn denominator_units_raw(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(8))
+            ::protozero::RepeatedScalars::new(self.r8.fields(self.buf, 8))
         }
         /// Whether field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` occurs at least once.
         #[inline]
         pub fn has_denominator_units(&self) -> bool {
-            self.dec.has(8)
+            !self.r8.is_empty()
         }
         /// Field `select_by_default` = 9 (`bool`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed.
         #[inline]
         pub fn select_by_default(&self) -> ::core::option::Option<bool> {
-            self.dec.get(9).and_then(|f| f.as_bool().ok())
+            self.f9.map(|v| v != 0)
         }
-        /// Whether field `select_by_default` = 9 (`bool`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `select_by_default` = 9 (`bool`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_select_by_default(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::groups_raw`]).
         #[inline]
         pub fn groups(&self) -> ::protozero::RepeatedEnums<'a, GpuCounterGroup> {
-            ::protozero::RepeatedEnums::new(self.dec.repeated(10))
+            ::protozero::RepeatedEnums::new(self.r10.fields(self.buf, 10))
         }
         /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the numbers on the wire, known to the enum or not.
         #[inline]
         pub fn groups_raw(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(10))
+            ::protozero::RepeatedScalars::new(self.r10.fields(self.buf, 10))
         }
         /// Whether field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` occurs at least once.
         #[inline]
         pub fn has_groups(&self) -> bool {
-            self.dec.has(10)
+            !self.r10.is_empty()
         }
         /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or a number the enum does not name (see [`Self::value_direction_raw`]).
         #[inline]
         pub fn value_direction(
             &self,
         ) -> ::core::option::Option<gpu_counter_spec::ValueDirection> {
-            self.dec
-                .get(11)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(
-                    <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32,
-                )
+            self.f11
+                .and_then(|v| <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn value_direction_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(11).and_then(|f| f.as_i32().ok())
+            self.f11.map(|v| v as i32)
         }
-        /// Whether field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present.
+        /// Whether field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_value_direction(&self) -> bool {
-            self.dec.has(11)
+            self.f11.is_some()
         }
-        /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+        /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+        #[inline]
         pub fn which_peak_value(
             &self,
         ) -> ::core::option::Option<gpu_counter_spec::PeakValue> {
-            let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer())
-                .map_while(::core::result::Result::ok)
-            {
-                let value = match field.id {
-                    5 => {
-                        field
-                            .as_i64()
-                            .ok()
-                            .map(gpu_counter_spec::PeakValue::IntPeakValue)
-                    }
-                    6 => {
-                        field
-                            .as_f64()
-                            .ok()
-                            .map(gpu_counter_spec::PeakValue::DoublePeakValue)
-                    }
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
+            let v = self.o0.value();
+            match self.o0.id() {
+                5 => {
+                    ::protozero::__private::varint(v)
+                        .map(|v| v as i64)
+                        .map(gpu_counter_spec::PeakValue::IntPeakValue)
                 }
+                6 => {
+                    ::protozero::__private::fixed64(v)
+                        .map(f64::from_bits)
+                        .map(gpu_counter_spec::PeakValue::DoublePeakValue)
+                }
+                _ => ::core::option::Option::None,
             }
-            found
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterSpecDecoder<'a> {
@@ -1036,7 +1111,7 @@ pub mod gpu_counter_descriptor {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for GpuCounterSpecDecoder<'_> {
@@ -1051,7 +1126,7 @@ pub mod gpu_counter_descriptor {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1247,96 +1322,128 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GpuCounterBlockDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
+        f4: ::core::option::Option<&'a [u8]>,
+        r5: ::protozero::__private::Occurrences,
     }
     impl<'a> GpuCounterBlockDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                r5: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    5 => d.r5.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `block_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent or malformed.
         #[inline]
         pub fn block_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `block_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present.
+        /// Whether field `block_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present (with the wire type its type has).
         #[inline]
         pub fn has_block_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `block_capacity` = 2 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent or malformed.
         #[inline]
         pub fn block_capacity(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `block_capacity` = 2 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present.
+        /// Whether field `block_capacity` = 2 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present (with the wire type its type has).
         #[inline]
         pub fn has_block_capacity(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present.
+        /// Whether field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn description(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(4).and_then(|f| f.as_str().ok())
+            self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present.
+        /// Whether field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present (with the wire type its type has).
         #[inline]
         pub fn has_description(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `counter_ids` = 5 (repeated `uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`: every element in order (packed or not).
         #[inline]
         pub fn counter_ids(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(5))
+            ::protozero::RepeatedScalars::new(self.r5.fields(self.buf, 5))
         }
         /// Whether field `counter_ids` = 5 (repeated `uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` occurs at least once.
         #[inline]
         pub fn has_counter_ids(&self) -> bool {
-            self.dec.has(5)
+            !self.r5.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterBlockDecoder<'a> {
@@ -1347,7 +1454,7 @@ pub mod gpu_counter_descriptor {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for GpuCounterBlockDecoder<'_> {
@@ -1362,7 +1469,7 @@ pub mod gpu_counter_descriptor {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1448,86 +1555,115 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GpuCounterGroupSpecDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<&'a [u8]>,
+        r4: ::protozero::__private::Occurrences,
     }
     impl<'a> GpuCounterGroupSpecDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                r4: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.r4.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `group_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent or malformed.
         #[inline]
         pub fn group_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `group_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present.
+        /// Whether field `group_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_group_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present.
+        /// Whether field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn description(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present.
+        /// Whether field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_description(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `counter_ids` = 4 (repeated `uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`: every element in order (packed or not).
         #[inline]
         pub fn counter_ids(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(4))
+            ::protozero::RepeatedScalars::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `counter_ids` = 4 (repeated `uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` occurs at least once.
         #[inline]
         pub fn has_counter_ids(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterGroupSpecDecoder<'a> {
@@ -1538,7 +1674,7 @@ pub mod gpu_counter_descriptor {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for GpuCounterGroupSpecDecoder<'_> {
@@ -1553,7 +1689,7 @@ pub mod gpu_counter_descriptor {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -79,34 +79,60 @@ impl<'w> ::protozero::MessageWriter<'w> for ObservableEvents<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObservableEvents` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ObservableEvents` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ObservableEventsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> ObservableEventsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `instance_state_changes` = 1 (repeated `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`) of `perfetto.protos.ObservableEvents`: every element in order (packed or not).
     #[inline]
@@ -116,47 +142,44 @@ impl<'a> ObservableEventsDecoder<'a> {
         'a,
         observable_events::DataSourceInstanceStateChangeDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `instance_state_changes` = 1 (repeated `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`) of `perfetto.protos.ObservableEvents`, as raw bytes.
     #[inline]
     pub fn instance_state_changes_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `instance_state_changes` = 1 (repeated `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`) of `perfetto.protos.ObservableEvents` occurs at least once.
     #[inline]
     pub fn has_instance_state_changes(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `all_data_sources_started` = 2 (`bool`) of `perfetto.protos.ObservableEvents`; `None` when absent or malformed.
     #[inline]
     pub fn all_data_sources_started(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `all_data_sources_started` = 2 (`bool`) of `perfetto.protos.ObservableEvents` is present.
+    /// Whether field `all_data_sources_started` = 2 (`bool`) of `perfetto.protos.ObservableEvents` is present (with the wire type its type has).
     #[inline]
     pub fn has_all_data_sources_started(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`; `None` when absent or malformed.
     #[inline]
     pub fn clone_trigger_hit(
         &self,
     ) -> ::core::option::Option<observable_events::CloneTriggerHitDecoder<'a>> {
-        self.dec
-            .get(3)
-            .and_then(|f| f.as_bytes().ok())
-            .map(observable_events::CloneTriggerHitDecoder::new)
+        self.f3.map(observable_events::CloneTriggerHitDecoder::new)
     }
     /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`, as its encoded bytes.
     #[inline]
     pub fn clone_trigger_hit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents` is present.
+    /// Whether field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_trigger_hit(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ObservableEventsDecoder<'a> {
@@ -167,7 +190,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObservableEventsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ObservableEventsDecoder<'_> {
@@ -182,7 +205,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ObservableEventsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 observable_events::DataSourceInstanceStateChangeDecoder<'a>,
@@ -430,82 +453,107 @@ pub mod observable_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourceInstanceStateChangeDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<u64>,
     }
     impl<'a> DataSourceInstanceStateChangeDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present.
+        /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn data_source_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn data_source_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present.
+        /// Whether field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has).
         #[inline]
         pub fn has_data_source_name(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or a number the enum does not name (see [`Self::state_raw`]).
         #[inline]
         pub fn state(&self) -> ::core::option::Option<DataSourceInstanceState> {
-            self.dec
-                .get(3)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32)
+            self.f3
+                .and_then(|v| <DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn state_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(3).and_then(|f| f.as_i32().ok())
+            self.f3.map(|v| v as i32)
         }
-        /// Whether field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present.
+        /// Whether field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has).
         #[inline]
         pub fn has_state(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a>
@@ -517,7 +565,7 @@ pub mod observable_events {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DataSourceInstanceStateChangeDecoder<'_> {
@@ -533,7 +581,7 @@ pub mod observable_events {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -633,104 +681,138 @@ pub mod observable_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CloneTriggerHitDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 7>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<&'a [u8]>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
     }
     impl<'a> CloneTriggerHitDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 7> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 7> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `tracing_session_id` = 1 (`int64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent or malformed.
         #[inline]
         pub fn tracing_session_id(&self) -> ::core::option::Option<i64> {
-            self.dec.get(1).and_then(|f| f.as_i64().ok())
+            self.f1.map(|v| v as i64)
         }
-        /// Whether field `tracing_session_id` = 1 (`int64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present.
+        /// Whether field `tracing_session_id` = 1 (`int64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_tracing_session_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn trigger_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn trigger_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present.
+        /// Whether field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_trigger_name(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present.
+        /// Whether field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_name(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `producer_uid` = 4 (`uint32`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent or malformed.
         #[inline]
         pub fn producer_uid(&self) -> ::core::option::Option<u32> {
-            self.dec.get(4).and_then(|f| f.as_u32().ok())
+            self.f4.map(|v| v as u32)
         }
-        /// Whether field `producer_uid` = 4 (`uint32`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present.
+        /// Whether field `producer_uid` = 4 (`uint32`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_uid(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `boot_time_ns` = 5 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent or malformed.
         #[inline]
         pub fn boot_time_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `boot_time_ns` = 5 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present.
+        /// Whether field `boot_time_ns` = 5 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_boot_time_ns(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `trigger_delay_ms` = 6 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent or malformed.
         #[inline]
         pub fn trigger_delay_ms(&self) -> ::core::option::Option<u64> {
-            self.dec.get(6).and_then(|f| f.as_u64().ok())
+            self.f6
         }
-        /// Whether field `trigger_delay_ms` = 6 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present.
+        /// Whether field `trigger_delay_ms` = 6 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_trigger_delay_ms(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CloneTriggerHitDecoder<'a> {
@@ -741,7 +823,7 @@ pub mod observable_events {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CloneTriggerHitDecoder<'_> {
@@ -756,7 +838,7 @@ pub mod observable_events {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -71,94 +71,122 @@ impl<'w> ::protozero::MessageWriter<'w> for Utsname<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Utsname` (from `perfetto/common/system_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Utsname` (from `perfetto/common/system_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UtsnameDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> UtsnameDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `sysname` = 1 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn sysname(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `sysname` = 1 (`string`) of `perfetto.protos.Utsname`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn sysname_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `sysname` = 1 (`string`) of `perfetto.protos.Utsname` is present.
+    /// Whether field `sysname` = 1 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_sysname(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `version` = 2 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn version(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `version` = 2 (`string`) of `perfetto.protos.Utsname`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `version` = 2 (`string`) of `perfetto.protos.Utsname` is present.
+    /// Whether field `version` = 2 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_version(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `release` = 3 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn release(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(3).and_then(|f| f.as_str().ok())
+        self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `release` = 3 (`string`) of `perfetto.protos.Utsname`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn release_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `release` = 3 (`string`) of `perfetto.protos.Utsname` is present.
+    /// Whether field `release` = 3 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_release(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `machine` = 4 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn machine(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(4).and_then(|f| f.as_str().ok())
+        self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `machine` = 4 (`string`) of `perfetto.protos.Utsname`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn machine_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.f4
     }
-    /// Whether field `machine` = 4 (`string`) of `perfetto.protos.Utsname` is present.
+    /// Whether field `machine` = 4 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_machine(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UtsnameDecoder<'a> {
@@ -169,7 +197,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UtsnameDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UtsnameDecoder<'_> {
@@ -184,7 +212,7 @@ impl<'a> ::protozero::__private::DebugDecoder for UtsnameDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("sysname", d.get(1));
         s.string("version", d.get(2));
@@ -374,259 +402,326 @@ impl<'w> ::protozero::MessageWriter<'w> for SystemInfo<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SystemInfoDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 18>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f14: ::core::option::Option<&'a [u8]>,
+    f9: ::core::option::Option<&'a [u8]>,
+    f13: ::core::option::Option<&'a [u8]>,
+    f10: ::core::option::Option<&'a [u8]>,
+    f11: ::core::option::Option<&'a [u8]>,
+    f12: ::core::option::Option<&'a [u8]>,
+    f15: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<&'a [u8]>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f16: ::core::option::Option<u64>,
+    f17: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> SystemInfoDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f13: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f15: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f16: ::core::option::Option::None,
+            f17: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                14 => d.f14 = ::protozero::__private::bytes(f.value),
+                9 => d.f9 = ::protozero::__private::bytes(f.value),
+                13 => d.f13 = ::protozero::__private::bytes(f.value),
+                10 => d.f10 = ::protozero::__private::bytes(f.value),
+                11 => d.f11 = ::protozero::__private::bytes(f.value),
+                12 => d.f12 = ::protozero::__private::bytes(f.value),
+                15 => d.f15 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::bytes(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                16 => d.f16 = ::protozero::__private::varint(f.value),
+                17 => d.f17 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 18> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 18> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn utsname(&self) -> ::core::option::Option<UtsnameDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(UtsnameDecoder::new)
+        self.f1.map(UtsnameDecoder::new)
     }
     /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`, as its encoded bytes.
     #[inline]
     pub fn utsname_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_utsname(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_build_fingerprint(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_build_fingerprint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_build_fingerprint(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_device_manufacturer(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(14).and_then(|f| f.as_str().ok())
+        self.f14.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_device_manufacturer_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(14).and_then(|f| f.as_bytes().ok())
+        self.f14
     }
-    /// Whether field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_device_manufacturer(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
     /// Field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_soc_model(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(9).and_then(|f| f.as_str().ok())
+        self.f9.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_soc_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(9).and_then(|f| f.as_bytes().ok())
+        self.f9
     }
-    /// Whether field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_soc_model(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_guest_soc_model(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(13).and_then(|f| f.as_str().ok())
+        self.f13.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_guest_soc_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(13).and_then(|f| f.as_bytes().ok())
+        self.f13
     }
-    /// Whether field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_guest_soc_model(&self) -> bool {
-        self.dec.has(13)
+        self.f13.is_some()
     }
     /// Field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_hardware_revision(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(10).and_then(|f| f.as_str().ok())
+        self.f10.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_hardware_revision_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok())
+        self.f10
     }
-    /// Whether field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_hardware_revision(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_storage_model(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(11).and_then(|f| f.as_str().ok())
+        self.f11.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_storage_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.f11
     }
-    /// Whether field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_storage_model(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_ram_model(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(12).and_then(|f| f.as_str().ok())
+        self.f12.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_ram_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(12).and_then(|f| f.as_bytes().ok())
+        self.f12
     }
-    /// Whether field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_ram_model(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn android_serial_console(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(15).and_then(|f| f.as_str().ok())
+        self.f15.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn android_serial_console_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(15).and_then(|f| f.as_bytes().ok())
+        self.f15
     }
-    /// Whether field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_serial_console(&self) -> bool {
-        self.dec.has(15)
+        self.f15.is_some()
     }
     /// Field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn tracing_service_version(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(4).and_then(|f| f.as_str().ok())
+        self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn tracing_service_version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.f4
     }
-    /// Whether field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_service_version(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `android_sdk_version` = 5 (`uint64`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn android_sdk_version(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `android_sdk_version` = 5 (`uint64`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `android_sdk_version` = 5 (`uint64`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_sdk_version(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `page_size` = 6 (`uint32`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn page_size(&self) -> ::core::option::Option<u32> {
-        self.dec.get(6).and_then(|f| f.as_u32().ok())
+        self.f6.map(|v| v as u32)
     }
-    /// Whether field `page_size` = 6 (`uint32`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `page_size` = 6 (`uint32`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_page_size(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `num_cpus` = 8 (`uint32`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn num_cpus(&self) -> ::core::option::Option<u32> {
-        self.dec.get(8).and_then(|f| f.as_u32().ok())
+        self.f8.map(|v| v as u32)
     }
-    /// Whether field `num_cpus` = 8 (`uint32`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `num_cpus` = 8 (`uint32`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_num_cpus(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `timezone_off_mins` = 7 (`int32`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn timezone_off_mins(&self) -> ::core::option::Option<i32> {
-        self.dec.get(7).and_then(|f| f.as_i32().ok())
+        self.f7.map(|v| v as i32)
     }
-    /// Whether field `timezone_off_mins` = 7 (`int32`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `timezone_off_mins` = 7 (`int32`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_timezone_off_mins(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `hz` = 3 (`int64`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn hz(&self) -> ::core::option::Option<i64> {
-        self.dec.get(3).and_then(|f| f.as_i64().ok())
+        self.f3.map(|v| v as i64)
     }
-    /// Whether field `hz` = 3 (`int64`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `hz` = 3 (`int64`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_hz(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `system_ram_bytes` = 16 (`uint64`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
     #[inline]
     pub fn system_ram_bytes(&self) -> ::core::option::Option<u64> {
-        self.dec.get(16).and_then(|f| f.as_u64().ok())
+        self.f16
     }
-    /// Whether field `system_ram_bytes` = 16 (`uint64`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `system_ram_bytes` = 16 (`uint64`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_system_ram_bytes(&self) -> bool {
-        self.dec.has(16)
+        self.f16.is_some()
     }
     /// Field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn machine_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(17).and_then(|f| f.as_str().ok())
+        self.f17.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn machine_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(17).and_then(|f| f.as_bytes().ok())
+        self.f17
     }
-    /// Whether field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo` is present.
+    /// Whether field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_machine_name(&self) -> bool {
-        self.dec.has(17)
+        self.f17.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SystemInfoDecoder<'a> {
@@ -637,7 +732,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SystemInfoDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SystemInfoDecoder<'_> {
@@ -652,7 +747,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SystemInfoDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<UtsnameDecoder<'a>>("utsname", d.get(1));
         s.string("android_build_fingerprint", d.get(2));

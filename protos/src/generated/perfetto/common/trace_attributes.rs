@@ -54,51 +54,70 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceAttributes<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceAttributes` (from `perfetto/common/trace_attributes.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceAttributes` (from `perfetto/common/trace_attributes.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceAttributesDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> TraceAttributesDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `attribute` = 1 (repeated `perfetto.protos.TraceAttributes.Attribute`) of `perfetto.protos.TraceAttributes`: every element in order (packed or not).
     #[inline]
     pub fn attribute(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_attributes::AttributeDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `attribute` = 1 (repeated `perfetto.protos.TraceAttributes.Attribute`) of `perfetto.protos.TraceAttributes`, as raw bytes.
     #[inline]
     pub fn attribute_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `attribute` = 1 (repeated `perfetto.protos.TraceAttributes.Attribute`) of `perfetto.protos.TraceAttributes` occurs at least once.
     #[inline]
     pub fn has_attribute(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TraceAttributesDecoder<'a> {
@@ -109,7 +128,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceAttributesDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TraceAttributesDecoder<'_> {
@@ -124,7 +143,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceAttributesDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 trace_attributes::AttributeDecoder<'a>,
@@ -198,91 +217,118 @@ pub mod trace_attributes {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct AttributeDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> AttributeDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                o0: ::protozero::__private::OneofSlot::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn key(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present.
+        /// Whether field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
         pub fn has_key(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `long_value` = 2 (`int64`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent or malformed.
         #[inline]
         pub fn long_value(&self) -> ::core::option::Option<i64> {
-            self.dec.get(2).and_then(|f| f.as_i64().ok())
+            self.o0.get(2).and_then(::protozero::__private::varint).map(|v| v as i64)
         }
-        /// Whether field `long_value` = 2 (`int64`) of `perfetto.protos.TraceAttributes.Attribute` is present.
+        /// Whether field `long_value` = 2 (`int64`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
         pub fn has_long_value(&self) -> bool {
-            self.dec.has(2)
+            self.o0.get(2).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn string_value(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.o0
+                .get(3)
+                .and_then(::protozero::__private::bytes)
+                .and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.o0.get(3).and_then(::protozero::__private::bytes)
         }
-        /// Whether field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present.
+        /// Whether field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_value(&self) -> bool {
-            self.dec.has(3)
+            self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
         }
-        /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+        /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+        #[inline]
         pub fn which_value(&self) -> ::core::option::Option<attribute::Value<'a>> {
-            let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer())
-                .map_while(::core::result::Result::ok)
-            {
-                let value = match field.id {
-                    2 => field.as_i64().ok().map(attribute::Value::LongValue),
-                    3 => field.as_str().ok().map(attribute::Value::StringValue),
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
+            let v = self.o0.value();
+            match self.o0.id() {
+                2 => {
+                    ::protozero::__private::varint(v)
+                        .map(|v| v as i64)
+                        .map(attribute::Value::LongValue)
                 }
+                3 => {
+                    ::protozero::__private::bytes(v)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                        .map(attribute::Value::StringValue)
+                }
+                _ => ::core::option::Option::None,
             }
-            found
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for AttributeDecoder<'a> {
@@ -293,7 +339,7 @@ pub mod trace_attributes {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for AttributeDecoder<'_> {
@@ -308,7 +354,7 @@ pub mod trace_attributes {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

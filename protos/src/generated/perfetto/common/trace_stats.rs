@@ -205,242 +205,305 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceStatsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 19>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r17: ::protozero::__private::Occurrences,
+    r18: ::protozero::__private::Occurrences,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<u64>,
+    f11: ::core::option::Option<&'a [u8]>,
+    f12: ::core::option::Option<u64>,
+    f13: ::core::option::Option<u64>,
+    f14: ::core::option::Option<u64>,
+    f15: ::core::option::Option<u64>,
 }
 impl<'a> TraceStatsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r17: ::protozero::__private::Occurrences::NONE,
+            r18: ::protozero::__private::Occurrences::NONE,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f13: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+            f15: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                17 => d.r17.add(start, it.offset()),
+                18 => d.r18.add(start, it.offset()),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::bytes(f.value),
+                12 => d.f12 = ::protozero::__private::varint(f.value),
+                13 => d.f13 = ::protozero::__private::varint(f.value),
+                14 => d.f14 = ::protozero::__private::varint(f.value),
+                15 => d.f15 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 19> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 19> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `buffer_stats` = 1 (repeated `perfetto.protos.TraceStats.BufferStats`) of `perfetto.protos.TraceStats`: every element in order (packed or not).
     #[inline]
     pub fn buffer_stats(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_stats::BufferStatsDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `buffer_stats` = 1 (repeated `perfetto.protos.TraceStats.BufferStats`) of `perfetto.protos.TraceStats`, as raw bytes.
     #[inline]
     pub fn buffer_stats_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `buffer_stats` = 1 (repeated `perfetto.protos.TraceStats.BufferStats`) of `perfetto.protos.TraceStats` occurs at least once.
     #[inline]
     pub fn has_buffer_stats(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `chunk_payload_histogram_def` = 17 (repeated `int64`) of `perfetto.protos.TraceStats`: every element in order (packed or not).
     #[inline]
     pub fn chunk_payload_histogram_def(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(17))
+        ::protozero::RepeatedScalars::new(self.r17.fields(self.buf, 17))
     }
     /// Whether field `chunk_payload_histogram_def` = 17 (repeated `int64`) of `perfetto.protos.TraceStats` occurs at least once.
     #[inline]
     pub fn has_chunk_payload_histogram_def(&self) -> bool {
-        self.dec.has(17)
+        !self.r17.is_empty()
     }
     /// Field `writer_stats` = 18 (repeated `perfetto.protos.TraceStats.WriterStats`) of `perfetto.protos.TraceStats`: every element in order (packed or not).
     #[inline]
     pub fn writer_stats(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_stats::WriterStatsDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(18))
+        ::protozero::RepeatedMessages::new(self.r18.fields(self.buf, 18))
     }
     /// Field `writer_stats` = 18 (repeated `perfetto.protos.TraceStats.WriterStats`) of `perfetto.protos.TraceStats`, as raw bytes.
     #[inline]
     pub fn writer_stats_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(18))
+        ::protozero::RepeatedBytes::new(self.r18.fields(self.buf, 18))
     }
     /// Whether field `writer_stats` = 18 (repeated `perfetto.protos.TraceStats.WriterStats`) of `perfetto.protos.TraceStats` occurs at least once.
     #[inline]
     pub fn has_writer_stats(&self) -> bool {
-        self.dec.has(18)
+        !self.r18.is_empty()
     }
     /// Field `producers_connected` = 2 (`uint32`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn producers_connected(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `producers_connected` = 2 (`uint32`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `producers_connected` = 2 (`uint32`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_producers_connected(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `producers_seen` = 3 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn producers_seen(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `producers_seen` = 3 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `producers_seen` = 3 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_producers_seen(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `data_sources_registered` = 4 (`uint32`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn data_sources_registered(&self) -> ::core::option::Option<u32> {
-        self.dec.get(4).and_then(|f| f.as_u32().ok())
+        self.f4.map(|v| v as u32)
     }
-    /// Whether field `data_sources_registered` = 4 (`uint32`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `data_sources_registered` = 4 (`uint32`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_sources_registered(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `data_sources_seen` = 5 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn data_sources_seen(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `data_sources_seen` = 5 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `data_sources_seen` = 5 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_sources_seen(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `tracing_sessions` = 6 (`uint32`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn tracing_sessions(&self) -> ::core::option::Option<u32> {
-        self.dec.get(6).and_then(|f| f.as_u32().ok())
+        self.f6.map(|v| v as u32)
     }
-    /// Whether field `tracing_sessions` = 6 (`uint32`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `tracing_sessions` = 6 (`uint32`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_sessions(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `total_buffers` = 7 (`uint32`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn total_buffers(&self) -> ::core::option::Option<u32> {
-        self.dec.get(7).and_then(|f| f.as_u32().ok())
+        self.f7.map(|v| v as u32)
     }
-    /// Whether field `total_buffers` = 7 (`uint32`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `total_buffers` = 7 (`uint32`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_total_buffers(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `chunks_discarded` = 8 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn chunks_discarded(&self) -> ::core::option::Option<u64> {
-        self.dec.get(8).and_then(|f| f.as_u64().ok())
+        self.f8
     }
-    /// Whether field `chunks_discarded` = 8 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `chunks_discarded` = 8 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_chunks_discarded(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `patches_discarded` = 9 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn patches_discarded(&self) -> ::core::option::Option<u64> {
-        self.dec.get(9).and_then(|f| f.as_u64().ok())
+        self.f9
     }
-    /// Whether field `patches_discarded` = 9 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `patches_discarded` = 9 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_patches_discarded(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `invalid_packets` = 10 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn invalid_packets(&self) -> ::core::option::Option<u64> {
-        self.dec.get(10).and_then(|f| f.as_u64().ok())
+        self.f10
     }
-    /// Whether field `invalid_packets` = 10 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `invalid_packets` = 10 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_invalid_packets(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn filter_stats(
         &self,
     ) -> ::core::option::Option<trace_stats::FilterStatsDecoder<'a>> {
-        self.dec
-            .get(11)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_stats::FilterStatsDecoder::new)
+        self.f11.map(trace_stats::FilterStatsDecoder::new)
     }
     /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`, as its encoded bytes.
     #[inline]
     pub fn filter_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.f11
     }
-    /// Whether field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_filter_stats(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `flushes_requested` = 12 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn flushes_requested(&self) -> ::core::option::Option<u64> {
-        self.dec.get(12).and_then(|f| f.as_u64().ok())
+        self.f12
     }
-    /// Whether field `flushes_requested` = 12 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `flushes_requested` = 12 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_flushes_requested(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `flushes_succeeded` = 13 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn flushes_succeeded(&self) -> ::core::option::Option<u64> {
-        self.dec.get(13).and_then(|f| f.as_u64().ok())
+        self.f13
     }
-    /// Whether field `flushes_succeeded` = 13 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `flushes_succeeded` = 13 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_flushes_succeeded(&self) -> bool {
-        self.dec.has(13)
+        self.f13.is_some()
     }
     /// Field `flushes_failed` = 14 (`uint64`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn flushes_failed(&self) -> ::core::option::Option<u64> {
-        self.dec.get(14).and_then(|f| f.as_u64().ok())
+        self.f14
     }
-    /// Whether field `flushes_failed` = 14 (`uint64`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `flushes_failed` = 14 (`uint64`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_flushes_failed(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
     /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent, malformed or a number the enum does not name (see [`Self::final_flush_outcome_raw`]).
     #[inline]
     pub fn final_flush_outcome(
         &self,
     ) -> ::core::option::Option<trace_stats::FinalFlushOutcome> {
-        self.dec
-            .get(15)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f15
+            .and_then(|v| <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn final_flush_outcome_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(15).and_then(|f| f.as_i32().ok())
+        self.f15.map(|v| v as i32)
     }
-    /// Whether field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats` is present.
+    /// Whether field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_final_flush_outcome(&self) -> bool {
-        self.dec.has(15)
+        self.f15.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TraceStatsDecoder<'a> {
@@ -451,7 +514,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceStatsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TraceStatsDecoder<'_> {
@@ -466,7 +529,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceStatsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 trace_stats::BufferStatsDecoder<'a>,
@@ -783,234 +846,310 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.BufferStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.BufferStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BufferStatsDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 21>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f12: ::core::option::Option<u64>,
+        f1: ::core::option::Option<u64>,
+        f13: ::core::option::Option<u64>,
+        f14: ::core::option::Option<u64>,
+        f15: ::core::option::Option<u64>,
+        f16: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f10: ::core::option::Option<u64>,
+        f20: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f18: ::core::option::Option<u64>,
+        f17: ::core::option::Option<u64>,
+        f11: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f9: ::core::option::Option<u64>,
+        f19: ::core::option::Option<u64>,
     }
     impl<'a> BufferStatsDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f12: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f13: ::core::option::Option::None,
+                f14: ::core::option::Option::None,
+                f15: ::core::option::Option::None,
+                f16: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f10: ::core::option::Option::None,
+                f20: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f18: ::core::option::Option::None,
+                f17: ::core::option::Option::None,
+                f11: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+                f19: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    12 => d.f12 = ::protozero::__private::varint(f.value),
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    13 => d.f13 = ::protozero::__private::varint(f.value),
+                    14 => d.f14 = ::protozero::__private::varint(f.value),
+                    15 => d.f15 = ::protozero::__private::varint(f.value),
+                    16 => d.f16 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    10 => d.f10 = ::protozero::__private::varint(f.value),
+                    20 => d.f20 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    18 => d.f18 = ::protozero::__private::varint(f.value),
+                    17 => d.f17 = ::protozero::__private::varint(f.value),
+                    11 => d.f11 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    19 => d.f19 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 21> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 21> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `buffer_size` = 12 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn buffer_size(&self) -> ::core::option::Option<u64> {
-            self.dec.get(12).and_then(|f| f.as_u64().ok())
+            self.f12
         }
-        /// Whether field `buffer_size` = 12 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `buffer_size` = 12 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_buffer_size(&self) -> bool {
-            self.dec.has(12)
+            self.f12.is_some()
         }
         /// Field `bytes_written` = 1 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn bytes_written(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `bytes_written` = 1 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `bytes_written` = 1 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_bytes_written(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `bytes_overwritten` = 13 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn bytes_overwritten(&self) -> ::core::option::Option<u64> {
-            self.dec.get(13).and_then(|f| f.as_u64().ok())
+            self.f13
         }
-        /// Whether field `bytes_overwritten` = 13 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `bytes_overwritten` = 13 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_bytes_overwritten(&self) -> bool {
-            self.dec.has(13)
+            self.f13.is_some()
         }
         /// Field `bytes_read` = 14 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn bytes_read(&self) -> ::core::option::Option<u64> {
-            self.dec.get(14).and_then(|f| f.as_u64().ok())
+            self.f14
         }
-        /// Whether field `bytes_read` = 14 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `bytes_read` = 14 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_bytes_read(&self) -> bool {
-            self.dec.has(14)
+            self.f14.is_some()
         }
         /// Field `padding_bytes_written` = 15 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn padding_bytes_written(&self) -> ::core::option::Option<u64> {
-            self.dec.get(15).and_then(|f| f.as_u64().ok())
+            self.f15
         }
-        /// Whether field `padding_bytes_written` = 15 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `padding_bytes_written` = 15 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_padding_bytes_written(&self) -> bool {
-            self.dec.has(15)
+            self.f15.is_some()
         }
         /// Field `padding_bytes_cleared` = 16 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn padding_bytes_cleared(&self) -> ::core::option::Option<u64> {
-            self.dec.get(16).and_then(|f| f.as_u64().ok())
+            self.f16
         }
-        /// Whether field `padding_bytes_cleared` = 16 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `padding_bytes_cleared` = 16 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_padding_bytes_cleared(&self) -> bool {
-            self.dec.has(16)
+            self.f16.is_some()
         }
         /// Field `chunks_written` = 2 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_written(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `chunks_written` = 2 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_written` = 2 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_written(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `chunks_rewritten` = 10 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_rewritten(&self) -> ::core::option::Option<u64> {
-            self.dec.get(10).and_then(|f| f.as_u64().ok())
+            self.f10
         }
-        /// Whether field `chunks_rewritten` = 10 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_rewritten` = 10 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_rewritten(&self) -> bool {
-            self.dec.has(10)
+            self.f10.is_some()
         }
         /// Field `chunks_relocated` = 20 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_relocated(&self) -> ::core::option::Option<u64> {
-            self.dec.get(20).and_then(|f| f.as_u64().ok())
+            self.f20
         }
-        /// Whether field `chunks_relocated` = 20 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_relocated` = 20 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_relocated(&self) -> bool {
-            self.dec.has(20)
+            self.f20.is_some()
         }
         /// Field `chunks_overwritten` = 3 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_overwritten(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `chunks_overwritten` = 3 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_overwritten` = 3 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_overwritten(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `chunks_discarded` = 18 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_discarded(&self) -> ::core::option::Option<u64> {
-            self.dec.get(18).and_then(|f| f.as_u64().ok())
+            self.f18
         }
-        /// Whether field `chunks_discarded` = 18 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_discarded` = 18 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_discarded(&self) -> bool {
-            self.dec.has(18)
+            self.f18.is_some()
         }
         /// Field `chunks_read` = 17 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_read(&self) -> ::core::option::Option<u64> {
-            self.dec.get(17).and_then(|f| f.as_u64().ok())
+            self.f17
         }
-        /// Whether field `chunks_read` = 17 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_read` = 17 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_read(&self) -> bool {
-            self.dec.has(17)
+            self.f17.is_some()
         }
         /// Field `chunks_committed_out_of_order` = 11 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn chunks_committed_out_of_order(&self) -> ::core::option::Option<u64> {
-            self.dec.get(11).and_then(|f| f.as_u64().ok())
+            self.f11
         }
-        /// Whether field `chunks_committed_out_of_order` = 11 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `chunks_committed_out_of_order` = 11 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_chunks_committed_out_of_order(&self) -> bool {
-            self.dec.has(11)
+            self.f11.is_some()
         }
         /// Field `write_wrap_count` = 4 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn write_wrap_count(&self) -> ::core::option::Option<u64> {
-            self.dec.get(4).and_then(|f| f.as_u64().ok())
+            self.f4
         }
-        /// Whether field `write_wrap_count` = 4 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `write_wrap_count` = 4 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_write_wrap_count(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `patches_succeeded` = 5 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn patches_succeeded(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `patches_succeeded` = 5 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `patches_succeeded` = 5 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_patches_succeeded(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `patches_failed` = 6 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn patches_failed(&self) -> ::core::option::Option<u64> {
-            self.dec.get(6).and_then(|f| f.as_u64().ok())
+            self.f6
         }
-        /// Whether field `patches_failed` = 6 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `patches_failed` = 6 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_patches_failed(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `readaheads_succeeded` = 7 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn readaheads_succeeded(&self) -> ::core::option::Option<u64> {
-            self.dec.get(7).and_then(|f| f.as_u64().ok())
+            self.f7
         }
-        /// Whether field `readaheads_succeeded` = 7 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `readaheads_succeeded` = 7 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_readaheads_succeeded(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `readaheads_failed` = 8 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn readaheads_failed(&self) -> ::core::option::Option<u64> {
-            self.dec.get(8).and_then(|f| f.as_u64().ok())
+            self.f8
         }
-        /// Whether field `readaheads_failed` = 8 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `readaheads_failed` = 8 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_readaheads_failed(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `abi_violations` = 9 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn abi_violations(&self) -> ::core::option::Option<u64> {
-            self.dec.get(9).and_then(|f| f.as_u64().ok())
+            self.f9
         }
-        /// Whether field `abi_violations` = 9 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `abi_violations` = 9 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_abi_violations(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `trace_writer_packet_loss` = 19 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`; `None` when absent or malformed.
         #[inline]
         pub fn trace_writer_packet_loss(&self) -> ::core::option::Option<u64> {
-            self.dec.get(19).and_then(|f| f.as_u64().ok())
+            self.f19
         }
-        /// Whether field `trace_writer_packet_loss` = 19 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present.
+        /// Whether field `trace_writer_packet_loss` = 19 (`uint64`) of `perfetto.protos.TraceStats.BufferStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_trace_writer_packet_loss(&self) -> bool {
-            self.dec.has(19)
+            self.f19.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BufferStatsDecoder<'a> {
@@ -1021,7 +1160,7 @@ pub mod trace_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BufferStatsDecoder<'_> {
@@ -1036,7 +1175,7 @@ pub mod trace_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1158,78 +1297,107 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct WriterStatsDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        r2: ::protozero::__private::Occurrences,
+        r3: ::protozero::__private::Occurrences,
     }
     impl<'a> WriterStatsDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                r2: ::protozero::__private::Occurrences::NONE,
+                r3: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    2 => d.r2.add(start, it.offset()),
+                    3 => d.r3.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `sequence_id` = 1 (`uint64`) of `perfetto.protos.TraceStats.WriterStats`; `None` when absent or malformed.
         #[inline]
         pub fn sequence_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `sequence_id` = 1 (`uint64`) of `perfetto.protos.TraceStats.WriterStats` is present.
+        /// Whether field `sequence_id` = 1 (`uint64`) of `perfetto.protos.TraceStats.WriterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_sequence_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `buffer` = 4 (`uint32`) of `perfetto.protos.TraceStats.WriterStats`; `None` when absent or malformed.
         #[inline]
         pub fn buffer(&self) -> ::core::option::Option<u32> {
-            self.dec.get(4).and_then(|f| f.as_u32().ok())
+            self.f4.map(|v| v as u32)
         }
-        /// Whether field `buffer` = 4 (`uint32`) of `perfetto.protos.TraceStats.WriterStats` is present.
+        /// Whether field `buffer` = 4 (`uint32`) of `perfetto.protos.TraceStats.WriterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_buffer(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `chunk_payload_histogram_counts` = 2 (repeated `uint64`) of `perfetto.protos.TraceStats.WriterStats`, packed: every element in order (packed or not).
         #[inline]
         pub fn chunk_payload_histogram_counts(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+            ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `chunk_payload_histogram_counts` = 2 (repeated `uint64`) of `perfetto.protos.TraceStats.WriterStats`, packed occurs at least once.
         #[inline]
         pub fn has_chunk_payload_histogram_counts(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `chunk_payload_histogram_sum` = 3 (repeated `int64`) of `perfetto.protos.TraceStats.WriterStats`, packed: every element in order (packed or not).
         #[inline]
         pub fn chunk_payload_histogram_sum(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(3))
+            ::protozero::RepeatedScalars::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `chunk_payload_histogram_sum` = 3 (repeated `int64`) of `perfetto.protos.TraceStats.WriterStats`, packed occurs at least once.
         #[inline]
         pub fn has_chunk_payload_histogram_sum(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for WriterStatsDecoder<'a> {
@@ -1240,7 +1408,7 @@ pub mod trace_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for WriterStatsDecoder<'_> {
@@ -1255,7 +1423,7 @@ pub mod trace_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1364,96 +1532,131 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FilterStatsDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 21>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        r20: ::protozero::__private::Occurrences,
     }
     impl<'a> FilterStatsDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                r20: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    20 => d.r20.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 21> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 21> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `input_packets` = 1 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`; `None` when absent or malformed.
         #[inline]
         pub fn input_packets(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `input_packets` = 1 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present.
+        /// Whether field `input_packets` = 1 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_input_packets(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `input_bytes` = 2 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`; `None` when absent or malformed.
         #[inline]
         pub fn input_bytes(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `input_bytes` = 2 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present.
+        /// Whether field `input_bytes` = 2 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_input_bytes(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `output_bytes` = 3 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`; `None` when absent or malformed.
         #[inline]
         pub fn output_bytes(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `output_bytes` = 3 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present.
+        /// Whether field `output_bytes` = 3 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_output_bytes(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `errors` = 4 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`; `None` when absent or malformed.
         #[inline]
         pub fn errors(&self) -> ::core::option::Option<u64> {
-            self.dec.get(4).and_then(|f| f.as_u64().ok())
+            self.f4
         }
-        /// Whether field `errors` = 4 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present.
+        /// Whether field `errors` = 4 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_errors(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `time_taken_ns` = 5 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`; `None` when absent or malformed.
         #[inline]
         pub fn time_taken_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `time_taken_ns` = 5 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present.
+        /// Whether field `time_taken_ns` = 5 (`uint64`) of `perfetto.protos.TraceStats.FilterStats` is present (with the wire type its type has).
         #[inline]
         pub fn has_time_taken_ns(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `bytes_discarded_per_buffer` = 20 (repeated `uint64`) of `perfetto.protos.TraceStats.FilterStats`: every element in order (packed or not).
         #[inline]
         pub fn bytes_discarded_per_buffer(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(20))
+            ::protozero::RepeatedScalars::new(self.r20.fields(self.buf, 20))
         }
         /// Whether field `bytes_discarded_per_buffer` = 20 (repeated `uint64`) of `perfetto.protos.TraceStats.FilterStats` occurs at least once.
         #[inline]
         pub fn has_bytes_discarded_per_buffer(&self) -> bool {
-            self.dec.has(20)
+            !self.r20.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for FilterStatsDecoder<'a> {
@@ -1464,7 +1667,7 @@ pub mod trace_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for FilterStatsDecoder<'_> {
@@ -1479,7 +1682,7 @@ pub mod trace_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -80,83 +80,112 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceCapabilities<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceCapabilities` (from `perfetto/common/tracing_service_capabilities.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceCapabilities` (from `perfetto/common/tracing_service_capabilities.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracingServiceCapabilitiesDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> TracingServiceCapabilitiesDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `has_query_capabilities` = 1 (`bool`) of `perfetto.protos.TracingServiceCapabilities`; `None` when absent or malformed.
     #[inline]
     pub fn has_query_capabilities(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.f1.map(|v| v != 0)
     }
-    /// Whether field `has_query_capabilities` = 1 (`bool`) of `perfetto.protos.TracingServiceCapabilities` is present.
+    /// Whether field `has_query_capabilities` = 1 (`bool`) of `perfetto.protos.TracingServiceCapabilities` is present (with the wire type its type has).
     #[inline]
     pub fn has_has_query_capabilities(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::observable_events_raw`]).
     #[inline]
     pub fn observable_events(
         &self,
     ) -> ::protozero::RepeatedEnums<'a, observable_events::Type> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(2))
+        ::protozero::RepeatedEnums::new(self.r2.fields(self.buf, 2))
     }
     /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn observable_events_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+        ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities` occurs at least once.
     #[inline]
     pub fn has_observable_events(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `has_trace_config_output_path` = 3 (`bool`) of `perfetto.protos.TracingServiceCapabilities`; `None` when absent or malformed.
     #[inline]
     pub fn has_trace_config_output_path(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `has_trace_config_output_path` = 3 (`bool`) of `perfetto.protos.TracingServiceCapabilities` is present.
+    /// Whether field `has_trace_config_output_path` = 3 (`bool`) of `perfetto.protos.TracingServiceCapabilities` is present (with the wire type its type has).
     #[inline]
     pub fn has_has_trace_config_output_path(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `has_clone_session` = 4 (`bool`) of `perfetto.protos.TracingServiceCapabilities`; `None` when absent or malformed.
     #[inline]
     pub fn has_clone_session(&self) -> ::core::option::Option<bool> {
-        self.dec.get(4).and_then(|f| f.as_bool().ok())
+        self.f4.map(|v| v != 0)
     }
-    /// Whether field `has_clone_session` = 4 (`bool`) of `perfetto.protos.TracingServiceCapabilities` is present.
+    /// Whether field `has_clone_session` = 4 (`bool`) of `perfetto.protos.TracingServiceCapabilities` is present (with the wire type its type has).
     #[inline]
     pub fn has_has_clone_session(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceCapabilitiesDecoder<'a> {
@@ -167,7 +196,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceCapabilitiesDecoder<'
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TracingServiceCapabilitiesDecoder<'_> {
@@ -182,7 +211,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracingServiceCapabilitiesDeco
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("has_query_capabilities", d.get(1), ::protozero::kinds::Bool);
         s.repeated_enums::<observable_events::Type>("observable_events", d.repeated(2));

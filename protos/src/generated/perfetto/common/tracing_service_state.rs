@@ -116,51 +116,89 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceState<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceState` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceState` (from `perfetto/common/tracing_service_state.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracingServiceStateDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 8>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    r6: ::protozero::__private::Occurrences,
+    f7: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TracingServiceStateDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            r6: ::protozero::__private::Occurrences::NONE,
+            f7: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                6 => d.r6.add(start, it.offset()),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `producers` = 1 (repeated `perfetto.protos.TracingServiceState.Producer`) of `perfetto.protos.TracingServiceState`: every element in order (packed or not).
     #[inline]
     pub fn producers(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, tracing_service_state::ProducerDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `producers` = 1 (repeated `perfetto.protos.TracingServiceState.Producer`) of `perfetto.protos.TracingServiceState`, as raw bytes.
     #[inline]
     pub fn producers_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `producers` = 1 (repeated `perfetto.protos.TracingServiceState.Producer`) of `perfetto.protos.TracingServiceState` occurs at least once.
     #[inline]
     pub fn has_producers(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `data_sources` = 2 (repeated `perfetto.protos.TracingServiceState.DataSource`) of `perfetto.protos.TracingServiceState`: every element in order (packed or not).
     #[inline]
@@ -170,17 +208,17 @@ impl<'a> TracingServiceStateDecoder<'a> {
         'a,
         tracing_service_state::DataSourceDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `data_sources` = 2 (repeated `perfetto.protos.TracingServiceState.DataSource`) of `perfetto.protos.TracingServiceState`, as raw bytes.
     #[inline]
     pub fn data_sources_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `data_sources` = 2 (repeated `perfetto.protos.TracingServiceState.DataSource`) of `perfetto.protos.TracingServiceState` occurs at least once.
     #[inline]
     pub fn has_data_sources(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `tracing_sessions` = 6 (repeated `perfetto.protos.TracingServiceState.TracingSession`) of `perfetto.protos.TracingServiceState`: every element in order (packed or not).
     #[inline]
@@ -190,62 +228,62 @@ impl<'a> TracingServiceStateDecoder<'a> {
         'a,
         tracing_service_state::TracingSessionDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(6))
+        ::protozero::RepeatedMessages::new(self.r6.fields(self.buf, 6))
     }
     /// Field `tracing_sessions` = 6 (repeated `perfetto.protos.TracingServiceState.TracingSession`) of `perfetto.protos.TracingServiceState`, as raw bytes.
     #[inline]
     pub fn tracing_sessions_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(6))
+        ::protozero::RepeatedBytes::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `tracing_sessions` = 6 (repeated `perfetto.protos.TracingServiceState.TracingSession`) of `perfetto.protos.TracingServiceState` occurs at least once.
     #[inline]
     pub fn has_tracing_sessions(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `supports_tracing_sessions` = 7 (`bool`) of `perfetto.protos.TracingServiceState`; `None` when absent or malformed.
     #[inline]
     pub fn supports_tracing_sessions(&self) -> ::core::option::Option<bool> {
-        self.dec.get(7).and_then(|f| f.as_bool().ok())
+        self.f7.map(|v| v != 0)
     }
-    /// Whether field `supports_tracing_sessions` = 7 (`bool`) of `perfetto.protos.TracingServiceState` is present.
+    /// Whether field `supports_tracing_sessions` = 7 (`bool`) of `perfetto.protos.TracingServiceState` is present (with the wire type its type has).
     #[inline]
     pub fn has_supports_tracing_sessions(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `num_sessions` = 3 (`int32`) of `perfetto.protos.TracingServiceState`; `None` when absent or malformed.
     #[inline]
     pub fn num_sessions(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `num_sessions` = 3 (`int32`) of `perfetto.protos.TracingServiceState` is present.
+    /// Whether field `num_sessions` = 3 (`int32`) of `perfetto.protos.TracingServiceState` is present (with the wire type its type has).
     #[inline]
     pub fn has_num_sessions(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `num_sessions_started` = 4 (`int32`) of `perfetto.protos.TracingServiceState`; `None` when absent or malformed.
     #[inline]
     pub fn num_sessions_started(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `num_sessions_started` = 4 (`int32`) of `perfetto.protos.TracingServiceState` is present.
+    /// Whether field `num_sessions_started` = 4 (`int32`) of `perfetto.protos.TracingServiceState` is present (with the wire type its type has).
     #[inline]
     pub fn has_num_sessions_started(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `tracing_service_version` = 5 (`string`) of `perfetto.protos.TracingServiceState`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn tracing_service_version(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(5).and_then(|f| f.as_str().ok())
+        self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `tracing_service_version` = 5 (`string`) of `perfetto.protos.TracingServiceState`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn tracing_service_version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `tracing_service_version` = 5 (`string`) of `perfetto.protos.TracingServiceState` is present.
+    /// Whether field `tracing_service_version` = 5 (`string`) of `perfetto.protos.TracingServiceState` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_service_version(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceStateDecoder<'a> {
@@ -256,7 +294,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceStateDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TracingServiceStateDecoder<'_> {
@@ -271,7 +309,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracingServiceStateDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 tracing_service_state::ProducerDecoder<'a>,
@@ -395,129 +433,169 @@ pub mod tracing_service_state {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.Producer` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.Producer` (from `perfetto/common/tracing_service_state.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProducerDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 9>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f5: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<&'a [u8]>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> ProducerDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `id` = 1 (`int32`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent or malformed.
         #[inline]
         pub fn id(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `id` = 1 (`int32`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `id` = 1 (`int32`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.TracingServiceState.Producer`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `name` = 2 (`string`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `name` = 2 (`string`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `pid` = 5 (`int32`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent or malformed.
         #[inline]
         pub fn pid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(5).and_then(|f| f.as_i32().ok())
+            self.f5.map(|v| v as i32)
         }
-        /// Whether field `pid` = 5 (`int32`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `pid` = 5 (`int32`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_pid(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `uid` = 3 (`int32`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent or malformed.
         #[inline]
         pub fn uid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(3).and_then(|f| f.as_i32().ok())
+            self.f3.map(|v| v as i32)
         }
-        /// Whether field `uid` = 3 (`int32`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `uid` = 3 (`int32`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_uid(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `sdk_version` = 4 (`string`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn sdk_version(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(4).and_then(|f| f.as_str().ok())
+            self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `sdk_version` = 4 (`string`) of `perfetto.protos.TracingServiceState.Producer`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn sdk_version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `sdk_version` = 4 (`string`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `sdk_version` = 4 (`string`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_sdk_version(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `frozen` = 6 (`bool`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent or malformed.
         #[inline]
         pub fn frozen(&self) -> ::core::option::Option<bool> {
-            self.dec.get(6).and_then(|f| f.as_bool().ok())
+            self.f6.map(|v| v != 0)
         }
-        /// Whether field `frozen` = 6 (`bool`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `frozen` = 6 (`bool`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_frozen(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `machine_id` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent or malformed.
         #[inline]
         pub fn machine_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(7).and_then(|f| f.as_u32().ok())
+            self.f7.map(|v| v as u32)
         }
-        /// Whether field `machine_id` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `machine_id` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_machine_id(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `machine_name` = 8 (`string`) of `perfetto.protos.TracingServiceState.Producer`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn machine_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(8).and_then(|f| f.as_str().ok())
+            self.f8.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `machine_name` = 8 (`string`) of `perfetto.protos.TracingServiceState.Producer`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn machine_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(8).and_then(|f| f.as_bytes().ok())
+            self.f8
         }
-        /// Whether field `machine_name` = 8 (`string`) of `perfetto.protos.TracingServiceState.Producer` is present.
+        /// Whether field `machine_name` = 8 (`string`) of `perfetto.protos.TracingServiceState.Producer` is present (with the wire type its type has).
         #[inline]
         pub fn has_machine_name(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProducerDecoder<'a> {
@@ -528,7 +606,7 @@ pub mod tracing_service_state {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProducerDecoder<'_> {
@@ -543,7 +621,7 @@ pub mod tracing_service_state {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -623,64 +701,83 @@ pub mod tracing_service_state {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.DataSource` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.DataSource` (from `perfetto/common/tracing_service_state.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> DataSourceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `ds_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.TracingServiceState.DataSource`; `None` when absent or malformed.
         #[inline]
         pub fn ds_descriptor(
             &self,
         ) -> ::core::option::Option<super::DataSourceDescriptorDecoder<'a>> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_bytes().ok())
-                .map(super::DataSourceDescriptorDecoder::new)
+            self.f1.map(super::DataSourceDescriptorDecoder::new)
         }
         /// Field `ds_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.TracingServiceState.DataSource`, as its encoded bytes.
         #[inline]
         pub fn ds_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `ds_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.TracingServiceState.DataSource` is present.
+        /// Whether field `ds_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.TracingServiceState.DataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_ds_descriptor(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `producer_id` = 2 (`int32`) of `perfetto.protos.TracingServiceState.DataSource`; `None` when absent or malformed.
         #[inline]
         pub fn producer_id(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `producer_id` = 2 (`int32`) of `perfetto.protos.TracingServiceState.DataSource` is present.
+        /// Whether field `producer_id` = 2 (`int32`) of `perfetto.protos.TracingServiceState.DataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_id(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDecoder<'a> {
@@ -691,7 +788,7 @@ pub mod tracing_service_state {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DataSourceDecoder<'_> {
@@ -706,7 +803,7 @@ pub mod tracing_service_state {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -847,161 +944,211 @@ pub mod tracing_service_state {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.TracingSession` (from `perfetto/common/tracing_service_state.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceState.TracingSession` (from `perfetto/common/tracing_service_state.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TracingSessionDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 12>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
+        f4: ::core::option::Option<&'a [u8]>,
+        r5: ::protozero::__private::Occurrences,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f9: ::core::option::Option<u64>,
+        f10: ::core::option::Option<&'a [u8]>,
+        f11: ::core::option::Option<u64>,
     }
     impl<'a> TracingSessionDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                r5: ::protozero::__private::Occurrences::NONE,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+                f10: ::core::option::Option::None,
+                f11: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    5 => d.r5.add(start, it.offset()),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    10 => d.f10 = ::protozero::__private::bytes(f.value),
+                    11 => d.f11 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 12> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 12> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `id` = 1 (`uint64`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `id` = 1 (`uint64`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `id` = 1 (`uint64`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `consumer_uid` = 2 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn consumer_uid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `consumer_uid` = 2 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `consumer_uid` = 2 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_consumer_uid(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `state` = 3 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn state(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `state` = 3 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `state` = 3 (`string`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `state` = 3 (`string`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_state(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn unique_session_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(4).and_then(|f| f.as_str().ok())
+            self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn unique_session_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `unique_session_name` = 4 (`string`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `unique_session_name` = 4 (`string`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_unique_session_name(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `buffer_size_kb` = 5 (repeated `uint32`) of `perfetto.protos.TracingServiceState.TracingSession`: every element in order (packed or not).
         #[inline]
         pub fn buffer_size_kb(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(5))
+            ::protozero::RepeatedScalars::new(self.r5.fields(self.buf, 5))
         }
         /// Whether field `buffer_size_kb` = 5 (repeated `uint32`) of `perfetto.protos.TracingServiceState.TracingSession` occurs at least once.
         #[inline]
         pub fn has_buffer_size_kb(&self) -> bool {
-            self.dec.has(5)
+            !self.r5.is_empty()
         }
         /// Field `duration_ms` = 6 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn duration_ms(&self) -> ::core::option::Option<u32> {
-            self.dec.get(6).and_then(|f| f.as_u32().ok())
+            self.f6.map(|v| v as u32)
         }
-        /// Whether field `duration_ms` = 6 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `duration_ms` = 6 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_duration_ms(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `num_data_sources` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn num_data_sources(&self) -> ::core::option::Option<u32> {
-            self.dec.get(7).and_then(|f| f.as_u32().ok())
+            self.f7.map(|v| v as u32)
         }
-        /// Whether field `num_data_sources` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `num_data_sources` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_num_data_sources(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `start_realtime_ns` = 8 (`int64`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn start_realtime_ns(&self) -> ::core::option::Option<i64> {
-            self.dec.get(8).and_then(|f| f.as_i64().ok())
+            self.f8.map(|v| v as i64)
         }
-        /// Whether field `start_realtime_ns` = 8 (`int64`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `start_realtime_ns` = 8 (`int64`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_start_realtime_ns(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `bugreport_score` = 9 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn bugreport_score(&self) -> ::core::option::Option<i32> {
-            self.dec.get(9).and_then(|f| f.as_i32().ok())
+            self.f9.map(|v| v as i32)
         }
-        /// Whether field `bugreport_score` = 9 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `bugreport_score` = 9 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_bugreport_score(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `bugreport_filename` = 10 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn bugreport_filename(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(10).and_then(|f| f.as_str().ok())
+            self.f10.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `bugreport_filename` = 10 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn bugreport_filename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(10).and_then(|f| f.as_bytes().ok())
+            self.f10
         }
-        /// Whether field `bugreport_filename` = 10 (`string`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `bugreport_filename` = 10 (`string`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_bugreport_filename(&self) -> bool {
-            self.dec.has(10)
+            self.f10.is_some()
         }
         /// Field `is_started` = 11 (`bool`) of `perfetto.protos.TracingServiceState.TracingSession`; `None` when absent or malformed.
         #[inline]
         pub fn is_started(&self) -> ::core::option::Option<bool> {
-            self.dec.get(11).and_then(|f| f.as_bool().ok())
+            self.f11.map(|v| v != 0)
         }
-        /// Whether field `is_started` = 11 (`bool`) of `perfetto.protos.TracingServiceState.TracingSession` is present.
+        /// Whether field `is_started` = 11 (`bool`) of `perfetto.protos.TracingServiceState.TracingSession` is present (with the wire type its type has).
         #[inline]
         pub fn has_is_started(&self) -> bool {
-            self.dec.has(11)
+            self.f11.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for TracingSessionDecoder<'a> {
@@ -1012,7 +1159,7 @@ pub mod tracing_service_state {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for TracingSessionDecoder<'_> {
@@ -1027,7 +1174,7 @@ pub mod tracing_service_state {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

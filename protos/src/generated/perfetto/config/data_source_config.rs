@@ -229,288 +229,342 @@ impl<'w> ::protozero::MessageWriter<'w> for DataSourceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DataSourceConfig` (from `perfetto/config/data_source_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DataSourceConfig` (from `perfetto/config/data_source_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DataSourceConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 128>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f11: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
+    f122: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<&'a [u8]>,
+    f12: ::core::option::Option<&'a [u8]>,
+    f113: ::core::option::Option<&'a [u8]>,
+    f101: ::core::option::Option<&'a [u8]>,
+    f115: ::core::option::Option<&'a [u8]>,
+    f1000: ::core::option::Option<&'a [u8]>,
+    f1001: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DataSourceConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f122: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f113: ::core::option::Option::None,
+            f101: ::core::option::Option::None,
+            f115: ::core::option::Option::None,
+            f1000: ::core::option::Option::None,
+            f1001: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                122 => d.f122 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::bytes(f.value),
+                12 => d.f12 = ::protozero::__private::bytes(f.value),
+                113 => d.f113 = ::protozero::__private::bytes(f.value),
+                101 => d.f101 = ::protozero::__private::bytes(f.value),
+                115 => d.f115 = ::protozero::__private::bytes(f.value),
+                1000 => d.f1000 = ::protozero::__private::bytes(f.value),
+                1001 => d.f1001 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 128> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 128> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `target_buffer` = 2 (`uint32`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn target_buffer(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `target_buffer` = 2 (`uint32`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `target_buffer` = 2 (`uint32`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_target_buffer(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn target_buffer_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(11).and_then(|f| f.as_str().ok())
+        self.f11.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn target_buffer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.f11
     }
-    /// Whether field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_target_buffer_name(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `trace_duration_ms` = 3 (`uint32`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trace_duration_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `trace_duration_ms` = 3 (`uint32`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `trace_duration_ms` = 3 (`uint32`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_duration_ms(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `prefer_suspend_clock_for_duration` = 122 (`bool`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn prefer_suspend_clock_for_duration(&self) -> ::core::option::Option<bool> {
-        self.dec.get(122).and_then(|f| f.as_bool().ok())
+        self.f122.map(|v| v != 0)
     }
-    /// Whether field `prefer_suspend_clock_for_duration` = 122 (`bool`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `prefer_suspend_clock_for_duration` = 122 (`bool`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_prefer_suspend_clock_for_duration(&self) -> bool {
-        self.dec.has(122)
+        self.f122.is_some()
     }
     /// Field `stop_timeout_ms` = 7 (`uint32`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn stop_timeout_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(7).and_then(|f| f.as_u32().ok())
+        self.f7.map(|v| v as u32)
     }
-    /// Whether field `stop_timeout_ms` = 7 (`uint32`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `stop_timeout_ms` = 7 (`uint32`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_stop_timeout_ms(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `enable_extra_guardrails` = 6 (`bool`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn enable_extra_guardrails(&self) -> ::core::option::Option<bool> {
-        self.dec.get(6).and_then(|f| f.as_bool().ok())
+        self.f6.map(|v| v != 0)
     }
-    /// Whether field `enable_extra_guardrails` = 6 (`bool`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `enable_extra_guardrails` = 6 (`bool`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_enable_extra_guardrails(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::session_initiator_raw`]).
     #[inline]
     pub fn session_initiator(
         &self,
     ) -> ::core::option::Option<data_source_config::SessionInitiator> {
-        self.dec
-            .get(8)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f8
+            .and_then(|v| <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn session_initiator_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(8).and_then(|f| f.as_i32().ok())
+        self.f8.map(|v| v as i32)
     }
-    /// Whether field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_session_initiator(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `tracing_session_id` = 4 (`uint64`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn tracing_session_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `tracing_session_id` = 4 (`uint64`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `tracing_session_id` = 4 (`uint64`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_session_id(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::buffer_exhausted_policy_raw`]).
     #[inline]
     pub fn buffer_exhausted_policy(
         &self,
     ) -> ::core::option::Option<data_source_config::BufferExhaustedPolicy> {
-        self.dec
-            .get(9)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f9
+            .and_then(|v| <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn buffer_exhausted_policy_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(9).and_then(|f| f.as_i32().ok())
+        self.f9.map(|v| v as i32)
     }
-    /// Whether field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_buffer_exhausted_policy(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn priority_boost(
         &self,
     ) -> ::core::option::Option<PriorityBoostConfigDecoder<'a>> {
-        self.dec
-            .get(10)
-            .and_then(|f| f.as_bytes().ok())
-            .map(PriorityBoostConfigDecoder::new)
+        self.f10.map(PriorityBoostConfigDecoder::new)
     }
     /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
     #[inline]
     pub fn priority_boost_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok())
+        self.f10
     }
-    /// Whether field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_priority_boost(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn protovm_config(&self) -> ::core::option::Option<ProtoVmConfigDecoder<'a>> {
-        self.dec.get(12).and_then(|f| f.as_bytes().ok()).map(ProtoVmConfigDecoder::new)
+        self.f12.map(ProtoVmConfigDecoder::new)
     }
     /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
     #[inline]
     pub fn protovm_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(12).and_then(|f| f.as_bytes().ok())
+        self.f12
     }
-    /// Whether field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_config(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn track_event_config(
         &self,
     ) -> ::core::option::Option<TrackEventConfigDecoder<'a>> {
-        self.dec
-            .get(113)
-            .and_then(|f| f.as_bytes().ok())
-            .map(TrackEventConfigDecoder::new)
+        self.f113.map(TrackEventConfigDecoder::new)
     }
     /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
     #[inline]
     pub fn track_event_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(113).and_then(|f| f.as_bytes().ok())
+        self.f113
     }
-    /// Whether field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event_config(&self) -> bool {
-        self.dec.has(113)
+        self.f113.is_some()
     }
     /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn chrome_config(&self) -> ::core::option::Option<ChromeConfigDecoder<'a>> {
-        self.dec.get(101).and_then(|f| f.as_bytes().ok()).map(ChromeConfigDecoder::new)
+        self.f101.map(ChromeConfigDecoder::new)
     }
     /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
     #[inline]
     pub fn chrome_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(101).and_then(|f| f.as_bytes().ok())
+        self.f101
     }
-    /// Whether field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_config(&self) -> bool {
-        self.dec.has(101)
+        self.f101.is_some()
     }
     /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn interceptor_config(
         &self,
     ) -> ::core::option::Option<InterceptorConfigDecoder<'a>> {
-        self.dec
-            .get(115)
-            .and_then(|f| f.as_bytes().ok())
-            .map(InterceptorConfigDecoder::new)
+        self.f115.map(InterceptorConfigDecoder::new)
     }
     /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
     #[inline]
     pub fn interceptor_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(115).and_then(|f| f.as_bytes().ok())
+        self.f115
     }
-    /// Whether field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_interceptor_config(&self) -> bool {
-        self.dec.has(115)
+        self.f115.is_some()
     }
     /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn legacy_config(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1000).and_then(|f| f.as_str().ok())
+        self.f1000.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn legacy_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1000).and_then(|f| f.as_bytes().ok())
+        self.f1000
     }
-    /// Whether field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_config(&self) -> bool {
-        self.dec.has(1000)
+        self.f1000.is_some()
     }
     /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn for_testing(&self) -> ::core::option::Option<TestConfigDecoder<'a>> {
-        self.dec.get(1001).and_then(|f| f.as_bytes().ok()).map(TestConfigDecoder::new)
+        self.f1001.map(TestConfigDecoder::new)
     }
     /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
     #[inline]
     pub fn for_testing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1001).and_then(|f| f.as_bytes().ok())
+        self.f1001
     }
-    /// Whether field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig` is present.
+    /// Whether field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_for_testing(&self) -> bool {
-        self.dec.has(1001)
+        self.f1001.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DataSourceConfigDecoder<'a> {
@@ -521,7 +575,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DataSourceConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DataSourceConfigDecoder<'_> {
@@ -536,7 +590,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DataSourceConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("name", d.get(1));
         s.scalar("target_buffer", d.get(2), ::protozero::kinds::Uint32);

@@ -60,64 +60,86 @@ impl<'w> ::protozero::MessageWriter<'w> for InterceptorConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InterceptorConfig` (from `perfetto/config/interceptor_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InterceptorConfig` (from `perfetto/config/interceptor_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InterceptorConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 101>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f100: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> InterceptorConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f100: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                100 => d.f100 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 101> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 101> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig` is present.
+    /// Whether field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`; `None` when absent or malformed.
     #[inline]
     pub fn console_config(&self) -> ::core::option::Option<ConsoleConfigDecoder<'a>> {
-        self.dec.get(100).and_then(|f| f.as_bytes().ok()).map(ConsoleConfigDecoder::new)
+        self.f100.map(ConsoleConfigDecoder::new)
     }
     /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`, as its encoded bytes.
     #[inline]
     pub fn console_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(100).and_then(|f| f.as_bytes().ok())
+        self.f100
     }
-    /// Whether field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig` is present.
+    /// Whether field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_console_config(&self) -> bool {
-        self.dec.has(100)
+        self.f100.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InterceptorConfigDecoder<'a> {
@@ -128,7 +150,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InterceptorConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InterceptorConfigDecoder<'_> {
@@ -143,7 +165,7 @@ impl<'a> ::protozero::__private::DebugDecoder for InterceptorConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("name", d.get(1));
         s.message::<ConsoleConfigDecoder<'a>>("console_config", d.get(100));

@@ -94,104 +94,135 @@ impl<'w> ::protozero::MessageWriter<'w> for TestConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TestConfig` (from `perfetto/config/test_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TestConfig` (from `perfetto/config/test_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TestConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 7>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TestConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 7> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 7> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `message_count` = 1 (`uint32`) of `perfetto.protos.TestConfig`; `None` when absent or malformed.
     #[inline]
     pub fn message_count(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `message_count` = 1 (`uint32`) of `perfetto.protos.TestConfig` is present.
+    /// Whether field `message_count` = 1 (`uint32`) of `perfetto.protos.TestConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_message_count(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `max_messages_per_second` = 2 (`uint32`) of `perfetto.protos.TestConfig`; `None` when absent or malformed.
     #[inline]
     pub fn max_messages_per_second(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `max_messages_per_second` = 2 (`uint32`) of `perfetto.protos.TestConfig` is present.
+    /// Whether field `max_messages_per_second` = 2 (`uint32`) of `perfetto.protos.TestConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_max_messages_per_second(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `seed` = 3 (`uint32`) of `perfetto.protos.TestConfig`; `None` when absent or malformed.
     #[inline]
     pub fn seed(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `seed` = 3 (`uint32`) of `perfetto.protos.TestConfig` is present.
+    /// Whether field `seed` = 3 (`uint32`) of `perfetto.protos.TestConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_seed(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `message_size` = 4 (`uint32`) of `perfetto.protos.TestConfig`; `None` when absent or malformed.
     #[inline]
     pub fn message_size(&self) -> ::core::option::Option<u32> {
-        self.dec.get(4).and_then(|f| f.as_u32().ok())
+        self.f4.map(|v| v as u32)
     }
-    /// Whether field `message_size` = 4 (`uint32`) of `perfetto.protos.TestConfig` is present.
+    /// Whether field `message_size` = 4 (`uint32`) of `perfetto.protos.TestConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_message_size(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `send_batch_on_register` = 5 (`bool`) of `perfetto.protos.TestConfig`; `None` when absent or malformed.
     #[inline]
     pub fn send_batch_on_register(&self) -> ::core::option::Option<bool> {
-        self.dec.get(5).and_then(|f| f.as_bool().ok())
+        self.f5.map(|v| v != 0)
     }
-    /// Whether field `send_batch_on_register` = 5 (`bool`) of `perfetto.protos.TestConfig` is present.
+    /// Whether field `send_batch_on_register` = 5 (`bool`) of `perfetto.protos.TestConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_send_batch_on_register(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `dummy_fields` = 6 (`perfetto.protos.TestConfig.DummyFields`) of `perfetto.protos.TestConfig`; `None` when absent or malformed.
     #[inline]
     pub fn dummy_fields(
         &self,
     ) -> ::core::option::Option<test_config::DummyFieldsDecoder<'a>> {
-        self.dec
-            .get(6)
-            .and_then(|f| f.as_bytes().ok())
-            .map(test_config::DummyFieldsDecoder::new)
+        self.f6.map(test_config::DummyFieldsDecoder::new)
     }
     /// Field `dummy_fields` = 6 (`perfetto.protos.TestConfig.DummyFields`) of `perfetto.protos.TestConfig`, as its encoded bytes.
     #[inline]
     pub fn dummy_fields_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `dummy_fields` = 6 (`perfetto.protos.TestConfig.DummyFields`) of `perfetto.protos.TestConfig` is present.
+    /// Whether field `dummy_fields` = 6 (`perfetto.protos.TestConfig.DummyFields`) of `perfetto.protos.TestConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_dummy_fields(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TestConfigDecoder<'a> {
@@ -202,7 +233,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TestConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TestConfigDecoder<'_> {
@@ -217,7 +248,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TestConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("message_count", d.get(1), ::protozero::kinds::Uint32);
         s.scalar("max_messages_per_second", d.get(2), ::protozero::kinds::Uint32);
@@ -382,179 +413,237 @@ pub mod test_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestConfig.DummyFields` (from `perfetto/config/test_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestConfig.DummyFields` (from `perfetto/config/test_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DummyFieldsDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 15>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u32>,
+        f8: ::core::option::Option<u32>,
+        f9: ::core::option::Option<u64>,
+        f10: ::core::option::Option<u32>,
+        f11: ::core::option::Option<u64>,
+        f12: ::core::option::Option<u64>,
+        f13: ::core::option::Option<&'a [u8]>,
+        f14: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> DummyFieldsDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+                f10: ::core::option::Option::None,
+                f11: ::core::option::Option::None,
+                f12: ::core::option::Option::None,
+                f13: ::core::option::Option::None,
+                f14: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::fixed64(f.value),
+                    6 => d.f6 = ::protozero::__private::fixed64(f.value),
+                    7 => d.f7 = ::protozero::__private::fixed32(f.value),
+                    8 => d.f8 = ::protozero::__private::fixed32(f.value),
+                    9 => d.f9 = ::protozero::__private::fixed64(f.value),
+                    10 => d.f10 = ::protozero::__private::fixed32(f.value),
+                    11 => d.f11 = ::protozero::__private::varint(f.value),
+                    12 => d.f12 = ::protozero::__private::varint(f.value),
+                    13 => d.f13 = ::protozero::__private::bytes(f.value),
+                    14 => d.f14 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 15> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 15> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `field_uint32` = 1 (`uint32`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_uint32(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `field_uint32` = 1 (`uint32`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_uint32` = 1 (`uint32`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_uint32(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `field_int32` = 2 (`int32`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_int32(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `field_int32` = 2 (`int32`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_int32` = 2 (`int32`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_int32(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `field_uint64` = 3 (`uint64`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_uint64(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `field_uint64` = 3 (`uint64`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_uint64` = 3 (`uint64`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_uint64(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `field_int64` = 4 (`int64`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_int64(&self) -> ::core::option::Option<i64> {
-            self.dec.get(4).and_then(|f| f.as_i64().ok())
+            self.f4.map(|v| v as i64)
         }
-        /// Whether field `field_int64` = 4 (`int64`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_int64` = 4 (`int64`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_int64(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `field_fixed64` = 5 (`fixed64`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_fixed64(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_fixed64().ok())
+            self.f5
         }
-        /// Whether field `field_fixed64` = 5 (`fixed64`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_fixed64` = 5 (`fixed64`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_fixed64(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `field_sfixed64` = 6 (`sfixed64`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_sfixed64(&self) -> ::core::option::Option<i64> {
-            self.dec.get(6).and_then(|f| f.as_sfixed64().ok())
+            self.f6.map(|v| v as i64)
         }
-        /// Whether field `field_sfixed64` = 6 (`sfixed64`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_sfixed64` = 6 (`sfixed64`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_sfixed64(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `field_fixed32` = 7 (`fixed32`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_fixed32(&self) -> ::core::option::Option<u32> {
-            self.dec.get(7).and_then(|f| f.as_fixed32().ok())
+            self.f7
         }
-        /// Whether field `field_fixed32` = 7 (`fixed32`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_fixed32` = 7 (`fixed32`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_fixed32(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `field_sfixed32` = 8 (`sfixed32`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_sfixed32(&self) -> ::core::option::Option<i32> {
-            self.dec.get(8).and_then(|f| f.as_sfixed32().ok())
+            self.f8.map(|v| v as i32)
         }
-        /// Whether field `field_sfixed32` = 8 (`sfixed32`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_sfixed32` = 8 (`sfixed32`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_sfixed32(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `field_double` = 9 (`double`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_double(&self) -> ::core::option::Option<f64> {
-            self.dec.get(9).and_then(|f| f.as_f64().ok())
+            self.f9.map(f64::from_bits)
         }
-        /// Whether field `field_double` = 9 (`double`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_double` = 9 (`double`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_double(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `field_float` = 10 (`float`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_float(&self) -> ::core::option::Option<f32> {
-            self.dec.get(10).and_then(|f| f.as_f32().ok())
+            self.f10.map(f32::from_bits)
         }
-        /// Whether field `field_float` = 10 (`float`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_float` = 10 (`float`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_float(&self) -> bool {
-            self.dec.has(10)
+            self.f10.is_some()
         }
         /// Field `field_sint64` = 11 (`sint64`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_sint64(&self) -> ::core::option::Option<i64> {
-            self.dec.get(11).and_then(|f| f.as_sint64().ok())
+            self.f11.map(::protozero::varint::unzigzag64)
         }
-        /// Whether field `field_sint64` = 11 (`sint64`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_sint64` = 11 (`sint64`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_sint64(&self) -> bool {
-            self.dec.has(11)
+            self.f11.is_some()
         }
         /// Field `field_sint32` = 12 (`sint32`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_sint32(&self) -> ::core::option::Option<i32> {
-            self.dec.get(12).and_then(|f| f.as_sint32().ok())
+            self.f12.map(|v| ::protozero::varint::unzigzag32(v as u32))
         }
-        /// Whether field `field_sint32` = 12 (`sint32`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_sint32` = 12 (`sint32`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_sint32(&self) -> bool {
-            self.dec.has(12)
+            self.f12.is_some()
         }
         /// Field `field_string` = 13 (`string`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn field_string(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(13).and_then(|f| f.as_str().ok())
+            self.f13.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `field_string` = 13 (`string`) of `perfetto.protos.TestConfig.DummyFields`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn field_string_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(13).and_then(|f| f.as_bytes().ok())
+            self.f13
         }
-        /// Whether field `field_string` = 13 (`string`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_string` = 13 (`string`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_string(&self) -> bool {
-            self.dec.has(13)
+            self.f13.is_some()
         }
         /// Field `field_bytes` = 14 (`bytes`) of `perfetto.protos.TestConfig.DummyFields`; `None` when absent or malformed.
         #[inline]
         pub fn field_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(14).and_then(|f| f.as_bytes().ok())
+            self.f14
         }
-        /// Whether field `field_bytes` = 14 (`bytes`) of `perfetto.protos.TestConfig.DummyFields` is present.
+        /// Whether field `field_bytes` = 14 (`bytes`) of `perfetto.protos.TestConfig.DummyFields` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_bytes(&self) -> bool {
-            self.dec.has(14)
+            self.f14.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for DummyFieldsDecoder<'a> {
@@ -565,7 +654,7 @@ pub mod test_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DummyFieldsDecoder<'_> {
@@ -580,7 +669,7 @@ pub mod test_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -540,669 +540,775 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 49>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    f20: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
+    f36: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    r6: ::protozero::__private::Occurrences,
+    f7: ::core::option::Option<&'a [u8]>,
+    f8: ::core::option::Option<u64>,
+    f29: ::core::option::Option<&'a [u8]>,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<u64>,
+    f11: ::core::option::Option<&'a [u8]>,
+    f12: ::core::option::Option<u64>,
+    f13: ::core::option::Option<u64>,
+    f14: ::core::option::Option<u64>,
+    f23: ::core::option::Option<u64>,
+    f16: ::core::option::Option<u64>,
+    f30: ::core::option::Option<u64>,
+    f38: ::core::option::Option<&'a [u8]>,
+    f17: ::core::option::Option<&'a [u8]>,
+    r18: ::protozero::__private::Occurrences,
+    f21: ::core::option::Option<&'a [u8]>,
+    f19: ::core::option::Option<u64>,
+    f22: ::core::option::Option<&'a [u8]>,
+    f24: ::core::option::Option<u64>,
+    f47: ::core::option::Option<&'a [u8]>,
+    f25: ::core::option::Option<&'a [u8]>,
+    f31: ::core::option::Option<u64>,
+    f27: ::core::option::Option<u64>,
+    f28: ::core::option::Option<u64>,
+    f33: ::core::option::Option<&'a [u8]>,
+    f34: ::core::option::Option<&'a [u8]>,
+    f35: ::core::option::Option<&'a [u8]>,
+    r39: ::protozero::__private::Occurrences,
+    f40: ::core::option::Option<&'a [u8]>,
+    f41: ::core::option::Option<u64>,
+    f44: ::core::option::Option<u64>,
+    f45: ::core::option::Option<u64>,
+    f43: ::core::option::Option<u64>,
+    f48: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TraceConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f20: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f36: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            r6: ::protozero::__private::Occurrences::NONE,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f29: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f13: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+            f23: ::core::option::Option::None,
+            f16: ::core::option::Option::None,
+            f30: ::core::option::Option::None,
+            f38: ::core::option::Option::None,
+            f17: ::core::option::Option::None,
+            r18: ::protozero::__private::Occurrences::NONE,
+            f21: ::core::option::Option::None,
+            f19: ::core::option::Option::None,
+            f22: ::core::option::Option::None,
+            f24: ::core::option::Option::None,
+            f47: ::core::option::Option::None,
+            f25: ::core::option::Option::None,
+            f31: ::core::option::Option::None,
+            f27: ::core::option::Option::None,
+            f28: ::core::option::Option::None,
+            f33: ::core::option::Option::None,
+            f34: ::core::option::Option::None,
+            f35: ::core::option::Option::None,
+            r39: ::protozero::__private::Occurrences::NONE,
+            f40: ::core::option::Option::None,
+            f41: ::core::option::Option::None,
+            f44: ::core::option::Option::None,
+            f45: ::core::option::Option::None,
+            f43: ::core::option::Option::None,
+            f48: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                20 => d.f20 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                36 => d.f36 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.r6.add(start, it.offset()),
+                7 => d.f7 = ::protozero::__private::bytes(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                29 => d.f29 = ::protozero::__private::bytes(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::bytes(f.value),
+                12 => d.f12 = ::protozero::__private::varint(f.value),
+                13 => d.f13 = ::protozero::__private::varint(f.value),
+                14 => d.f14 = ::protozero::__private::varint(f.value),
+                23 => d.f23 = ::protozero::__private::varint(f.value),
+                16 => d.f16 = ::protozero::__private::varint(f.value),
+                30 => d.f30 = ::protozero::__private::varint(f.value),
+                38 => d.f38 = ::protozero::__private::bytes(f.value),
+                17 => d.f17 = ::protozero::__private::bytes(f.value),
+                18 => d.r18.add(start, it.offset()),
+                21 => d.f21 = ::protozero::__private::bytes(f.value),
+                19 => d.f19 = ::protozero::__private::varint(f.value),
+                22 => d.f22 = ::protozero::__private::bytes(f.value),
+                24 => d.f24 = ::protozero::__private::varint(f.value),
+                47 => d.f47 = ::protozero::__private::bytes(f.value),
+                25 => d.f25 = ::protozero::__private::bytes(f.value),
+                31 => d.f31 = ::protozero::__private::varint(f.value),
+                27 => d.f27 = ::protozero::__private::varint(f.value),
+                28 => d.f28 = ::protozero::__private::varint(f.value),
+                33 => d.f33 = ::protozero::__private::bytes(f.value),
+                34 => d.f34 = ::protozero::__private::bytes(f.value),
+                35 => d.f35 = ::protozero::__private::bytes(f.value),
+                39 => d.r39.add(start, it.offset()),
+                40 => d.f40 = ::protozero::__private::bytes(f.value),
+                41 => d.f41 = ::protozero::__private::varint(f.value),
+                44 => d.f44 = ::protozero::__private::varint(f.value),
+                45 => d.f45 = ::protozero::__private::varint(f.value),
+                43 => d.f43 = ::protozero::__private::varint(f.value),
+                48 => d.f48 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 49> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 49> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `buffers` = 1 (repeated `perfetto.protos.TraceConfig.BufferConfig`) of `perfetto.protos.TraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn buffers(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_config::BufferConfigDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `buffers` = 1 (repeated `perfetto.protos.TraceConfig.BufferConfig`) of `perfetto.protos.TraceConfig`, as raw bytes.
     #[inline]
     pub fn buffers_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `buffers` = 1 (repeated `perfetto.protos.TraceConfig.BufferConfig`) of `perfetto.protos.TraceConfig` occurs at least once.
     #[inline]
     pub fn has_buffers(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `data_sources` = 2 (repeated `perfetto.protos.TraceConfig.DataSource`) of `perfetto.protos.TraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn data_sources(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_config::DataSourceDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `data_sources` = 2 (repeated `perfetto.protos.TraceConfig.DataSource`) of `perfetto.protos.TraceConfig`, as raw bytes.
     #[inline]
     pub fn data_sources_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `data_sources` = 2 (repeated `perfetto.protos.TraceConfig.DataSource`) of `perfetto.protos.TraceConfig` occurs at least once.
     #[inline]
     pub fn has_data_sources(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn builtin_data_sources(
         &self,
     ) -> ::core::option::Option<trace_config::BuiltinDataSourceDecoder<'a>> {
-        self.dec
-            .get(20)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::BuiltinDataSourceDecoder::new)
+        self.f20.map(trace_config::BuiltinDataSourceDecoder::new)
     }
     /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn builtin_data_sources_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(20).and_then(|f| f.as_bytes().ok())
+        self.f20
     }
-    /// Whether field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_builtin_data_sources(&self) -> bool {
-        self.dec.has(20)
+        self.f20.is_some()
     }
     /// Field `duration_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn duration_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `duration_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `duration_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_duration_ms(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `prefer_suspend_clock_for_duration` = 36 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn prefer_suspend_clock_for_duration(&self) -> ::core::option::Option<bool> {
-        self.dec.get(36).and_then(|f| f.as_bool().ok())
+        self.f36.map(|v| v != 0)
     }
-    /// Whether field `prefer_suspend_clock_for_duration` = 36 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `prefer_suspend_clock_for_duration` = 36 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_prefer_suspend_clock_for_duration(&self) -> bool {
-        self.dec.has(36)
+        self.f36.is_some()
     }
     /// Field `enable_extra_guardrails` = 4 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn enable_extra_guardrails(&self) -> ::core::option::Option<bool> {
-        self.dec.get(4).and_then(|f| f.as_bool().ok())
+        self.f4.map(|v| v != 0)
     }
-    /// Whether field `enable_extra_guardrails` = 4 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `enable_extra_guardrails` = 4 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_enable_extra_guardrails(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::lockdown_mode_raw`]).
     #[inline]
     pub fn lockdown_mode(
         &self,
     ) -> ::core::option::Option<trace_config::LockdownModeOperation> {
-        self.dec
-            .get(5)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f5
+            .and_then(|v| <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn lockdown_mode_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(5).and_then(|f| f.as_i32().ok())
+        self.f5.map(|v| v as i32)
     }
-    /// Whether field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_lockdown_mode(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `producers` = 6 (repeated `perfetto.protos.TraceConfig.ProducerConfig`) of `perfetto.protos.TraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn producers(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_config::ProducerConfigDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(6))
+        ::protozero::RepeatedMessages::new(self.r6.fields(self.buf, 6))
     }
     /// Field `producers` = 6 (repeated `perfetto.protos.TraceConfig.ProducerConfig`) of `perfetto.protos.TraceConfig`, as raw bytes.
     #[inline]
     pub fn producers_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(6))
+        ::protozero::RepeatedBytes::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `producers` = 6 (repeated `perfetto.protos.TraceConfig.ProducerConfig`) of `perfetto.protos.TraceConfig` occurs at least once.
     #[inline]
     pub fn has_producers(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn statsd_metadata(
         &self,
     ) -> ::core::option::Option<trace_config::StatsdMetadataDecoder<'a>> {
-        self.dec
-            .get(7)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::StatsdMetadataDecoder::new)
+        self.f7.map(trace_config::StatsdMetadataDecoder::new)
     }
     /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn statsd_metadata_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.f7
     }
-    /// Whether field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_statsd_metadata(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `write_into_file` = 8 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn write_into_file(&self) -> ::core::option::Option<bool> {
-        self.dec.get(8).and_then(|f| f.as_bool().ok())
+        self.f8.map(|v| v != 0)
     }
-    /// Whether field `write_into_file` = 8 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `write_into_file` = 8 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_write_into_file(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn output_path(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(29).and_then(|f| f.as_str().ok())
+        self.f29.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn output_path_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(29).and_then(|f| f.as_bytes().ok())
+        self.f29
     }
-    /// Whether field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_output_path(&self) -> bool {
-        self.dec.has(29)
+        self.f29.is_some()
     }
     /// Field `file_write_period_ms` = 9 (`uint32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn file_write_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(9).and_then(|f| f.as_u32().ok())
+        self.f9.map(|v| v as u32)
     }
-    /// Whether field `file_write_period_ms` = 9 (`uint32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `file_write_period_ms` = 9 (`uint32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_file_write_period_ms(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `max_file_size_bytes` = 10 (`uint64`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn max_file_size_bytes(&self) -> ::core::option::Option<u64> {
-        self.dec.get(10).and_then(|f| f.as_u64().ok())
+        self.f10
     }
-    /// Whether field `max_file_size_bytes` = 10 (`uint64`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `max_file_size_bytes` = 10 (`uint64`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_max_file_size_bytes(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn guardrail_overrides(
         &self,
     ) -> ::core::option::Option<trace_config::GuardrailOverridesDecoder<'a>> {
-        self.dec
-            .get(11)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::GuardrailOverridesDecoder::new)
+        self.f11.map(trace_config::GuardrailOverridesDecoder::new)
     }
     /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn guardrail_overrides_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.f11
     }
-    /// Whether field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_guardrail_overrides(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `deferred_start` = 12 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn deferred_start(&self) -> ::core::option::Option<bool> {
-        self.dec.get(12).and_then(|f| f.as_bool().ok())
+        self.f12.map(|v| v != 0)
     }
-    /// Whether field `deferred_start` = 12 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `deferred_start` = 12 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_deferred_start(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `flush_period_ms` = 13 (`uint32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn flush_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(13).and_then(|f| f.as_u32().ok())
+        self.f13.map(|v| v as u32)
     }
-    /// Whether field `flush_period_ms` = 13 (`uint32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `flush_period_ms` = 13 (`uint32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush_period_ms(&self) -> bool {
-        self.dec.has(13)
+        self.f13.is_some()
     }
     /// Field `flush_timeout_ms` = 14 (`uint32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn flush_timeout_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(14).and_then(|f| f.as_u32().ok())
+        self.f14.map(|v| v as u32)
     }
-    /// Whether field `flush_timeout_ms` = 14 (`uint32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `flush_timeout_ms` = 14 (`uint32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush_timeout_ms(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
     /// Field `data_source_stop_timeout_ms` = 23 (`uint32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn data_source_stop_timeout_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(23).and_then(|f| f.as_u32().ok())
+        self.f23.map(|v| v as u32)
     }
-    /// Whether field `data_source_stop_timeout_ms` = 23 (`uint32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `data_source_stop_timeout_ms` = 23 (`uint32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_source_stop_timeout_ms(&self) -> bool {
-        self.dec.has(23)
+        self.f23.is_some()
     }
     /// Field `notify_traceur` = 16 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn notify_traceur(&self) -> ::core::option::Option<bool> {
-        self.dec.get(16).and_then(|f| f.as_bool().ok())
+        self.f16.map(|v| v != 0)
     }
-    /// Whether field `notify_traceur` = 16 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `notify_traceur` = 16 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_notify_traceur(&self) -> bool {
-        self.dec.has(16)
+        self.f16.is_some()
     }
     /// Field `bugreport_score` = 30 (`int32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn bugreport_score(&self) -> ::core::option::Option<i32> {
-        self.dec.get(30).and_then(|f| f.as_i32().ok())
+        self.f30.map(|v| v as i32)
     }
-    /// Whether field `bugreport_score` = 30 (`int32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `bugreport_score` = 30 (`int32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_bugreport_score(&self) -> bool {
-        self.dec.has(30)
+        self.f30.is_some()
     }
     /// Field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn bugreport_filename(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(38).and_then(|f| f.as_str().ok())
+        self.f38.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn bugreport_filename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(38).and_then(|f| f.as_bytes().ok())
+        self.f38
     }
-    /// Whether field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_bugreport_filename(&self) -> bool {
-        self.dec.has(38)
+        self.f38.is_some()
     }
     /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trigger_config(
         &self,
     ) -> ::core::option::Option<trace_config::TriggerConfigDecoder<'a>> {
-        self.dec
-            .get(17)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::TriggerConfigDecoder::new)
+        self.f17.map(trace_config::TriggerConfigDecoder::new)
     }
     /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn trigger_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(17).and_then(|f| f.as_bytes().ok())
+        self.f17
     }
-    /// Whether field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trigger_config(&self) -> bool {
-        self.dec.has(17)
+        self.f17.is_some()
     }
     /// Field `activate_triggers` = 18 (repeated `string`) of `perfetto.protos.TraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn activate_triggers(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(18))
+        ::protozero::RepeatedStrs::new(self.r18.fields(self.buf, 18))
     }
     /// Field `activate_triggers` = 18 (repeated `string`) of `perfetto.protos.TraceConfig`, as raw bytes.
     #[inline]
     pub fn activate_triggers_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(18))
+        ::protozero::RepeatedBytes::new(self.r18.fields(self.buf, 18))
     }
     /// Whether field `activate_triggers` = 18 (repeated `string`) of `perfetto.protos.TraceConfig` occurs at least once.
     #[inline]
     pub fn has_activate_triggers(&self) -> bool {
-        self.dec.has(18)
+        !self.r18.is_empty()
     }
     /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn incremental_state_config(
         &self,
     ) -> ::core::option::Option<trace_config::IncrementalStateConfigDecoder<'a>> {
-        self.dec
-            .get(21)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::IncrementalStateConfigDecoder::new)
+        self.f21.map(trace_config::IncrementalStateConfigDecoder::new)
     }
     /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn incremental_state_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(21).and_then(|f| f.as_bytes().ok())
+        self.f21
     }
-    /// Whether field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_incremental_state_config(&self) -> bool {
-        self.dec.has(21)
+        self.f21.is_some()
     }
     /// Field `allow_user_build_tracing` = 19 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn allow_user_build_tracing(&self) -> ::core::option::Option<bool> {
-        self.dec.get(19).and_then(|f| f.as_bool().ok())
+        self.f19.map(|v| v != 0)
     }
-    /// Whether field `allow_user_build_tracing` = 19 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `allow_user_build_tracing` = 19 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_allow_user_build_tracing(&self) -> bool {
-        self.dec.has(19)
+        self.f19.is_some()
     }
     /// Field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn unique_session_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(22).and_then(|f| f.as_str().ok())
+        self.f22.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn unique_session_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(22).and_then(|f| f.as_bytes().ok())
+        self.f22
     }
-    /// Whether field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_unique_session_name(&self) -> bool {
-        self.dec.has(22)
+        self.f22.is_some()
     }
     /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::compression_type_raw`]).
     #[inline]
     pub fn compression_type(
         &self,
     ) -> ::core::option::Option<trace_config::CompressionType> {
-        self.dec
-            .get(24)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f24
+            .and_then(|v| <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn compression_type_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(24).and_then(|f| f.as_i32().ok())
+        self.f24.map(|v| v as i32)
     }
-    /// Whether field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_compression_type(&self) -> bool {
-        self.dec.has(24)
+        self.f24.is_some()
     }
     /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn compression(
         &self,
     ) -> ::core::option::Option<trace_config::CompressionConfigDecoder<'a>> {
-        self.dec
-            .get(47)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::CompressionConfigDecoder::new)
+        self.f47.map(trace_config::CompressionConfigDecoder::new)
     }
     /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn compression_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(47).and_then(|f| f.as_bytes().ok())
+        self.f47
     }
-    /// Whether field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_compression(&self) -> bool {
-        self.dec.has(47)
+        self.f47.is_some()
     }
     /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn incident_report_config(
         &self,
     ) -> ::core::option::Option<trace_config::IncidentReportConfigDecoder<'a>> {
-        self.dec
-            .get(25)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::IncidentReportConfigDecoder::new)
+        self.f25.map(trace_config::IncidentReportConfigDecoder::new)
     }
     /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn incident_report_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(25).and_then(|f| f.as_bytes().ok())
+        self.f25
     }
-    /// Whether field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_incident_report_config(&self) -> bool {
-        self.dec.has(25)
+        self.f25.is_some()
     }
     /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::statsd_logging_raw`]).
     #[inline]
     pub fn statsd_logging(&self) -> ::core::option::Option<trace_config::StatsdLogging> {
-        self.dec
-            .get(31)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32)
+        self.f31
+            .and_then(|v| <trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn statsd_logging_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(31).and_then(|f| f.as_i32().ok())
+        self.f31.map(|v| v as i32)
     }
-    /// Whether field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_statsd_logging(&self) -> bool {
-        self.dec.has(31)
+        self.f31.is_some()
     }
     /// Field `trace_uuid_msb` = 27 (`int64`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trace_uuid_msb(&self) -> ::core::option::Option<i64> {
-        self.dec.get(27).and_then(|f| f.as_i64().ok())
+        self.f27.map(|v| v as i64)
     }
-    /// Whether field `trace_uuid_msb` = 27 (`int64`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `trace_uuid_msb` = 27 (`int64`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_uuid_msb(&self) -> bool {
-        self.dec.has(27)
+        self.f27.is_some()
     }
     /// Field `trace_uuid_lsb` = 28 (`int64`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trace_uuid_lsb(&self) -> ::core::option::Option<i64> {
-        self.dec.get(28).and_then(|f| f.as_i64().ok())
+        self.f28.map(|v| v as i64)
     }
-    /// Whether field `trace_uuid_lsb` = 28 (`int64`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `trace_uuid_lsb` = 28 (`int64`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_uuid_lsb(&self) -> bool {
-        self.dec.has(28)
+        self.f28.is_some()
     }
     /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trace_filter(
         &self,
     ) -> ::core::option::Option<trace_config::TraceFilterDecoder<'a>> {
-        self.dec
-            .get(33)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::TraceFilterDecoder::new)
+        self.f33.map(trace_config::TraceFilterDecoder::new)
     }
     /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn trace_filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(33).and_then(|f| f.as_bytes().ok())
+        self.f33
     }
-    /// Whether field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_filter(&self) -> bool {
-        self.dec.has(33)
+        self.f33.is_some()
     }
     /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn android_report_config(
         &self,
     ) -> ::core::option::Option<trace_config::AndroidReportConfigDecoder<'a>> {
-        self.dec
-            .get(34)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::AndroidReportConfigDecoder::new)
+        self.f34.map(trace_config::AndroidReportConfigDecoder::new)
     }
     /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn android_report_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(34).and_then(|f| f.as_bytes().ok())
+        self.f34
     }
-    /// Whether field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_report_config(&self) -> bool {
-        self.dec.has(34)
+        self.f34.is_some()
     }
     /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn cmd_trace_start_delay(
         &self,
     ) -> ::core::option::Option<trace_config::CmdTraceStartDelayDecoder<'a>> {
-        self.dec
-            .get(35)
-            .and_then(|f| f.as_bytes().ok())
-            .map(trace_config::CmdTraceStartDelayDecoder::new)
+        self.f35.map(trace_config::CmdTraceStartDelayDecoder::new)
     }
     /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn cmd_trace_start_delay_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(35).and_then(|f| f.as_bytes().ok())
+        self.f35
     }
-    /// Whether field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_cmd_trace_start_delay(&self) -> bool {
-        self.dec.has(35)
+        self.f35.is_some()
     }
     /// Field `session_semaphores` = 39 (repeated `perfetto.protos.TraceConfig.SessionSemaphore`) of `perfetto.protos.TraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn session_semaphores(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_config::SessionSemaphoreDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(39))
+        ::protozero::RepeatedMessages::new(self.r39.fields(self.buf, 39))
     }
     /// Field `session_semaphores` = 39 (repeated `perfetto.protos.TraceConfig.SessionSemaphore`) of `perfetto.protos.TraceConfig`, as raw bytes.
     #[inline]
     pub fn session_semaphores_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(39))
+        ::protozero::RepeatedBytes::new(self.r39.fields(self.buf, 39))
     }
     /// Whether field `session_semaphores` = 39 (repeated `perfetto.protos.TraceConfig.SessionSemaphore`) of `perfetto.protos.TraceConfig` occurs at least once.
     #[inline]
     pub fn has_session_semaphores(&self) -> bool {
-        self.dec.has(39)
+        !self.r39.is_empty()
     }
     /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn priority_boost(
         &self,
     ) -> ::core::option::Option<PriorityBoostConfigDecoder<'a>> {
-        self.dec
-            .get(40)
-            .and_then(|f| f.as_bytes().ok())
-            .map(PriorityBoostConfigDecoder::new)
+        self.f40.map(PriorityBoostConfigDecoder::new)
     }
     /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn priority_boost_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(40).and_then(|f| f.as_bytes().ok())
+        self.f40
     }
-    /// Whether field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_priority_boost(&self) -> bool {
-        self.dec.has(40)
+        self.f40.is_some()
     }
     /// Field `exclusive_prio` = 41 (`uint32`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn exclusive_prio(&self) -> ::core::option::Option<u32> {
-        self.dec.get(41).and_then(|f| f.as_u32().ok())
+        self.f41.map(|v| v as u32)
     }
-    /// Whether field `exclusive_prio` = 41 (`uint32`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `exclusive_prio` = 41 (`uint32`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_exclusive_prio(&self) -> bool {
-        self.dec.has(41)
+        self.f41.is_some()
     }
     /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::write_flush_mode_raw`]).
     #[inline]
     pub fn write_flush_mode(
         &self,
     ) -> ::core::option::Option<trace_config::WriteFlushMode> {
-        self.dec
-            .get(44)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32)
+        self.f44
+            .and_then(|v| <trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn write_flush_mode_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(44).and_then(|f| f.as_i32().ok())
+        self.f44.map(|v| v as i32)
     }
-    /// Whether field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_write_flush_mode(&self) -> bool {
-        self.dec.has(44)
+        self.f44.is_some()
     }
     /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fflush_post_write_raw`]).
     #[inline]
     pub fn fflush_post_write(&self) -> ::core::option::Option<trace_config::FFlushMode> {
-        self.dec
-            .get(45)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32)
+        self.f45
+            .and_then(|v| <trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn fflush_post_write_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(45).and_then(|f| f.as_i32().ok())
+        self.f45.map(|v| v as i32)
     }
-    /// Whether field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_fflush_post_write(&self) -> bool {
-        self.dec.has(45)
+        self.f45.is_some()
     }
     /// Field `trace_all_machines` = 43 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trace_all_machines(&self) -> ::core::option::Option<bool> {
-        self.dec.get(43).and_then(|f| f.as_bool().ok())
+        self.f43.map(|v| v != 0)
     }
-    /// Whether field `trace_all_machines` = 43 (`bool`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `trace_all_machines` = 43 (`bool`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_all_machines(&self) -> bool {
-        self.dec.has(43)
+        self.f43.is_some()
     }
     /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn trace_attributes(
         &self,
     ) -> ::core::option::Option<TraceAttributesDecoder<'a>> {
-        self.dec.get(48).and_then(|f| f.as_bytes().ok()).map(TraceAttributesDecoder::new)
+        self.f48.map(TraceAttributesDecoder::new)
     }
     /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`, as its encoded bytes.
     #[inline]
     pub fn trace_attributes_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(48).and_then(|f| f.as_bytes().ok())
+        self.f48
     }
-    /// Whether field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig` is present.
+    /// Whether field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_attributes(&self) -> bool {
-        self.dec.has(48)
+        self.f48.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TraceConfigDecoder<'a> {
@@ -1213,7 +1319,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TraceConfigDecoder<'_> {
@@ -1228,7 +1334,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 trace_config::BufferConfigDecoder<'a>,
@@ -1817,121 +1923,151 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BufferConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BufferConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BufferConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 9>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<&'a [u8]>,
+        f8: ::core::option::Option<u64>,
     }
     impl<'a> BufferConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::bytes(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `size_kb` = 1 (`uint32`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
         #[inline]
         pub fn size_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `size_kb` = 1 (`uint32`) of `perfetto.protos.TraceConfig.BufferConfig` is present.
+        /// Whether field `size_kb` = 1 (`uint32`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_size_kb(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fill_policy_raw`]).
         #[inline]
         pub fn fill_policy(&self) -> ::core::option::Option<buffer_config::FillPolicy> {
-            self.dec
-                .get(4)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(
-                    <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32,
-                )
+            self.f4
+                .and_then(|v| <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn fill_policy_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(4).and_then(|f| f.as_i32().ok())
+            self.f4.map(|v| v as i32)
         }
-        /// Whether field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig` is present.
+        /// Whether field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_fill_policy(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `transfer_on_clone` = 5 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
         #[inline]
         pub fn transfer_on_clone(&self) -> ::core::option::Option<bool> {
-            self.dec.get(5).and_then(|f| f.as_bool().ok())
+            self.f5.map(|v| v != 0)
         }
-        /// Whether field `transfer_on_clone` = 5 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig` is present.
+        /// Whether field `transfer_on_clone` = 5 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_transfer_on_clone(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `clear_before_clone` = 6 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
         #[inline]
         pub fn clear_before_clone(&self) -> ::core::option::Option<bool> {
-            self.dec.get(6).and_then(|f| f.as_bool().ok())
+            self.f6.map(|v| v != 0)
         }
-        /// Whether field `clear_before_clone` = 6 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig` is present.
+        /// Whether field `clear_before_clone` = 6 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_clear_before_clone(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(7).and_then(|f| f.as_str().ok())
+            self.f7.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(7).and_then(|f| f.as_bytes().ok())
+            self.f7
         }
-        /// Whether field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig` is present.
+        /// Whether field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::experimental_mode_raw`]).
         #[inline]
         pub fn experimental_mode(
             &self,
         ) -> ::core::option::Option<buffer_config::ExperimentalMode> {
-            self.dec
-                .get(8)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(
-                    <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32,
-                )
+            self.f8
+                .and_then(|v| <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn experimental_mode_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(8).and_then(|f| f.as_i32().ok())
+            self.f8.map(|v| v as i32)
         }
-        /// Whether field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig` is present.
+        /// Whether field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_experimental_mode(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BufferConfigDecoder<'a> {
@@ -1942,7 +2078,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BufferConfigDecoder<'_> {
@@ -1957,7 +2093,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2209,101 +2345,127 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.DataSource` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.DataSource` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        r2: ::protozero::__private::Occurrences,
+        r3: ::protozero::__private::Occurrences,
+        r4: ::protozero::__private::Occurrences,
     }
     impl<'a> DataSourceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                r2: ::protozero::__private::Occurrences::NONE,
+                r3: ::protozero::__private::Occurrences::NONE,
+                r4: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.r2.add(start, it.offset()),
+                    3 => d.r3.add(start, it.offset()),
+                    4 => d.r4.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`; `None` when absent or malformed.
         #[inline]
         pub fn config(
             &self,
         ) -> ::core::option::Option<super::DataSourceConfigDecoder<'a>> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_bytes().ok())
-                .map(super::DataSourceConfigDecoder::new)
+            self.f1.map(super::DataSourceConfigDecoder::new)
         }
         /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`, as its encoded bytes.
         #[inline]
         pub fn config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource` is present.
+        /// Whether field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_config(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `producer_name_filter` = 2 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`: every element in order (packed or not).
         #[inline]
         pub fn producer_name_filter(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(2))
+            ::protozero::RepeatedStrs::new(self.r2.fields(self.buf, 2))
         }
         /// Field `producer_name_filter` = 2 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`, as raw bytes.
         #[inline]
         pub fn producer_name_filter_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+            ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `producer_name_filter` = 2 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource` occurs at least once.
         #[inline]
         pub fn has_producer_name_filter(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `producer_name_regex_filter` = 3 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`: every element in order (packed or not).
         #[inline]
         pub fn producer_name_regex_filter(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(3))
+            ::protozero::RepeatedStrs::new(self.r3.fields(self.buf, 3))
         }
         /// Field `producer_name_regex_filter` = 3 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`, as raw bytes.
         #[inline]
         pub fn producer_name_regex_filter_bytes(
             &self,
         ) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+            ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `producer_name_regex_filter` = 3 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource` occurs at least once.
         #[inline]
         pub fn has_producer_name_regex_filter(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
         /// Field `machine_name_filter` = 4 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`: every element in order (packed or not).
         #[inline]
         pub fn machine_name_filter(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(4))
+            ::protozero::RepeatedStrs::new(self.r4.fields(self.buf, 4))
         }
         /// Field `machine_name_filter` = 4 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`, as raw bytes.
         #[inline]
         pub fn machine_name_filter_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+            ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `machine_name_filter` = 4 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource` occurs at least once.
         #[inline]
         pub fn has_machine_name_filter(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDecoder<'a> {
@@ -2314,7 +2476,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DataSourceDecoder<'_> {
@@ -2329,7 +2491,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2477,144 +2639,190 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BuiltinDataSourceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 11>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f9: ::core::option::Option<u64>,
+        f10: ::core::option::Option<u64>,
     }
     impl<'a> BuiltinDataSourceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+                f10: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    10 => d.f10 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 11> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 11> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `disable_clock_snapshotting` = 1 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn disable_clock_snapshotting(&self) -> ::core::option::Option<bool> {
-            self.dec.get(1).and_then(|f| f.as_bool().ok())
+            self.f1.map(|v| v != 0)
         }
-        /// Whether field `disable_clock_snapshotting` = 1 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `disable_clock_snapshotting` = 1 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_disable_clock_snapshotting(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `disable_trace_config` = 2 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn disable_trace_config(&self) -> ::core::option::Option<bool> {
-            self.dec.get(2).and_then(|f| f.as_bool().ok())
+            self.f2.map(|v| v != 0)
         }
-        /// Whether field `disable_trace_config` = 2 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `disable_trace_config` = 2 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_disable_trace_config(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `disable_system_info` = 3 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn disable_system_info(&self) -> ::core::option::Option<bool> {
-            self.dec.get(3).and_then(|f| f.as_bool().ok())
+            self.f3.map(|v| v != 0)
         }
-        /// Whether field `disable_system_info` = 3 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `disable_system_info` = 3 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_disable_system_info(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `disable_service_events` = 4 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn disable_service_events(&self) -> ::core::option::Option<bool> {
-            self.dec.get(4).and_then(|f| f.as_bool().ok())
+            self.f4.map(|v| v != 0)
         }
-        /// Whether field `disable_service_events` = 4 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `disable_service_events` = 4 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_disable_service_events(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
         #[inline]
         pub fn primary_trace_clock(
             &self,
         ) -> ::core::option::Option<super::BuiltinClock> {
-            self.dec
-                .get(5)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<super::BuiltinClock as ::protozero::ProtoEnum>::from_i32)
+            self.f5
+                .and_then(|v| <super::BuiltinClock as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(5).and_then(|f| f.as_i32().ok())
+            self.f5.map(|v| v as i32)
         }
-        /// Whether field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_primary_trace_clock(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `snapshot_interval_ms` = 6 (`uint32`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn snapshot_interval_ms(&self) -> ::core::option::Option<u32> {
-            self.dec.get(6).and_then(|f| f.as_u32().ok())
+            self.f6.map(|v| v as u32)
         }
-        /// Whether field `snapshot_interval_ms` = 6 (`uint32`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `snapshot_interval_ms` = 6 (`uint32`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_snapshot_interval_ms(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `prefer_suspend_clock_for_snapshot` = 7 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn prefer_suspend_clock_for_snapshot(&self) -> ::core::option::Option<bool> {
-            self.dec.get(7).and_then(|f| f.as_bool().ok())
+            self.f7.map(|v| v != 0)
         }
-        /// Whether field `prefer_suspend_clock_for_snapshot` = 7 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `prefer_suspend_clock_for_snapshot` = 7 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_prefer_suspend_clock_for_snapshot(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `disable_chunk_usage_histograms` = 8 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn disable_chunk_usage_histograms(&self) -> ::core::option::Option<bool> {
-            self.dec.get(8).and_then(|f| f.as_bool().ok())
+            self.f8.map(|v| v != 0)
         }
-        /// Whether field `disable_chunk_usage_histograms` = 8 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `disable_chunk_usage_histograms` = 8 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_disable_chunk_usage_histograms(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `disable_extension_descriptors` = 9 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn disable_extension_descriptors(&self) -> ::core::option::Option<bool> {
-            self.dec.get(9).and_then(|f| f.as_bool().ok())
+            self.f9.map(|v| v != 0)
         }
-        /// Whether field `disable_extension_descriptors` = 9 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `disable_extension_descriptors` = 9 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_disable_extension_descriptors(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `enable_concurrent_session_events` = 10 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn enable_concurrent_session_events(&self) -> ::core::option::Option<bool> {
-            self.dec.get(10).and_then(|f| f.as_bool().ok())
+            self.f10.map(|v| v != 0)
         }
-        /// Whether field `enable_concurrent_session_events` = 10 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present.
+        /// Whether field `enable_concurrent_session_events` = 10 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_enable_concurrent_session_events(&self) -> bool {
-            self.dec.has(10)
+            self.f10.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BuiltinDataSourceDecoder<'a> {
@@ -2625,7 +2833,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BuiltinDataSourceDecoder<'_> {
@@ -2640,7 +2848,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2739,69 +2947,94 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProducerConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
     }
     impl<'a> ProducerConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig` is present.
+        /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `shm_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig`; `None` when absent or malformed.
         #[inline]
         pub fn shm_size_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `shm_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig` is present.
+        /// Whether field `shm_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_shm_size_kb(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `page_size_kb` = 3 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig`; `None` when absent or malformed.
         #[inline]
         pub fn page_size_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `page_size_kb` = 3 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig` is present.
+        /// Whether field `page_size_kb` = 3 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_page_size_kb(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProducerConfigDecoder<'a> {
@@ -2812,7 +3045,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProducerConfigDecoder<'_> {
@@ -2827,7 +3060,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2911,74 +3144,102 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct StatsdMetadataDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
     }
     impl<'a> StatsdMetadataDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `triggering_alert_id` = 1 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata`; `None` when absent or malformed.
         #[inline]
         pub fn triggering_alert_id(&self) -> ::core::option::Option<i64> {
-            self.dec.get(1).and_then(|f| f.as_i64().ok())
+            self.f1.map(|v| v as i64)
         }
-        /// Whether field `triggering_alert_id` = 1 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present.
+        /// Whether field `triggering_alert_id` = 1 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present (with the wire type its type has).
         #[inline]
         pub fn has_triggering_alert_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `triggering_config_uid` = 2 (`int32`) of `perfetto.protos.TraceConfig.StatsdMetadata`; `None` when absent or malformed.
         #[inline]
         pub fn triggering_config_uid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `triggering_config_uid` = 2 (`int32`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present.
+        /// Whether field `triggering_config_uid` = 2 (`int32`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present (with the wire type its type has).
         #[inline]
         pub fn has_triggering_config_uid(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `triggering_config_id` = 3 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata`; `None` when absent or malformed.
         #[inline]
         pub fn triggering_config_id(&self) -> ::core::option::Option<i64> {
-            self.dec.get(3).and_then(|f| f.as_i64().ok())
+            self.f3.map(|v| v as i64)
         }
-        /// Whether field `triggering_config_id` = 3 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present.
+        /// Whether field `triggering_config_id` = 3 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present (with the wire type its type has).
         #[inline]
         pub fn has_triggering_config_id(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `triggering_subscription_id` = 4 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata`; `None` when absent or malformed.
         #[inline]
         pub fn triggering_subscription_id(&self) -> ::core::option::Option<i64> {
-            self.dec.get(4).and_then(|f| f.as_i64().ok())
+            self.f4.map(|v| v as i64)
         }
-        /// Whether field `triggering_subscription_id` = 4 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present.
+        /// Whether field `triggering_subscription_id` = 4 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata` is present (with the wire type its type has).
         #[inline]
         pub fn has_triggering_subscription_id(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for StatsdMetadataDecoder<'a> {
@@ -2989,7 +3250,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for StatsdMetadataDecoder<'_> {
@@ -3004,7 +3265,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3073,54 +3334,76 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GuardrailOverridesDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> GuardrailOverridesDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `max_upload_per_day_bytes` = 1 (`uint64`) of `perfetto.protos.TraceConfig.GuardrailOverrides`; `None` when absent or malformed.
         #[inline]
         pub fn max_upload_per_day_bytes(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `max_upload_per_day_bytes` = 1 (`uint64`) of `perfetto.protos.TraceConfig.GuardrailOverrides` is present.
+        /// Whether field `max_upload_per_day_bytes` = 1 (`uint64`) of `perfetto.protos.TraceConfig.GuardrailOverrides` is present (with the wire type its type has).
         #[inline]
         pub fn has_max_upload_per_day_bytes(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `max_tracing_buffer_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.GuardrailOverrides`; `None` when absent or malformed.
         #[inline]
         pub fn max_tracing_buffer_size_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `max_tracing_buffer_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.GuardrailOverrides` is present.
+        /// Whether field `max_tracing_buffer_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.GuardrailOverrides` is present (with the wire type its type has).
         #[inline]
         pub fn has_max_tracing_buffer_size_kb(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for GuardrailOverridesDecoder<'a> {
@@ -3131,7 +3414,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for GuardrailOverridesDecoder<'_> {
@@ -3146,7 +3429,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3245,93 +3528,120 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TriggerConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        r2: ::protozero::__private::Occurrences,
+        f3: ::core::option::Option<u64>,
     }
     impl<'a> TriggerConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                r2: ::protozero::__private::Occurrences::NONE,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    2 => d.r2.add(start, it.offset()),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::trigger_mode_raw`]).
         #[inline]
         pub fn trigger_mode(
             &self,
         ) -> ::core::option::Option<trigger_config::TriggerMode> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(
-                    <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32,
-                )
+            self.f1
+                .and_then(|v| <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn trigger_mode_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig` is present.
+        /// Whether field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_trigger_mode(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `use_clone_snapshot_if_available` = 5 (`bool`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent or malformed.
         #[inline]
         pub fn use_clone_snapshot_if_available(&self) -> ::core::option::Option<bool> {
-            self.dec.get(5).and_then(|f| f.as_bool().ok())
+            self.f5.map(|v| v != 0)
         }
-        /// Whether field `use_clone_snapshot_if_available` = 5 (`bool`) of `perfetto.protos.TraceConfig.TriggerConfig` is present.
+        /// Whether field `use_clone_snapshot_if_available` = 5 (`bool`) of `perfetto.protos.TraceConfig.TriggerConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_use_clone_snapshot_if_available(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `triggers` = 2 (repeated `perfetto.protos.TraceConfig.TriggerConfig.Trigger`) of `perfetto.protos.TraceConfig.TriggerConfig`: every element in order (packed or not).
         #[inline]
         pub fn triggers(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, trigger_config::TriggerDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+            ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
         }
         /// Field `triggers` = 2 (repeated `perfetto.protos.TraceConfig.TriggerConfig.Trigger`) of `perfetto.protos.TraceConfig.TriggerConfig`, as raw bytes.
         #[inline]
         pub fn triggers_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+            ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `triggers` = 2 (repeated `perfetto.protos.TraceConfig.TriggerConfig.Trigger`) of `perfetto.protos.TraceConfig.TriggerConfig` occurs at least once.
         #[inline]
         pub fn has_triggers(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `trigger_timeout_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent or malformed.
         #[inline]
         pub fn trigger_timeout_ms(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `trigger_timeout_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig` is present.
+        /// Whether field `trigger_timeout_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_trigger_timeout_ms(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for TriggerConfigDecoder<'a> {
@@ -3342,7 +3652,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for TriggerConfigDecoder<'_> {
@@ -3357,7 +3667,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3540,18 +3850,49 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct TriggerDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 6>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<&'a [u8]>,
+            f2: ::core::option::Option<&'a [u8]>,
+            f3: ::core::option::Option<u64>,
+            f4: ::core::option::Option<u64>,
+            f5: ::core::option::Option<u64>,
         }
         impl<'a> TriggerDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                    f3: ::core::option::Option::None,
+                    f4: ::core::option::Option::None,
+                    f5: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::bytes(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        3 => d.f3 = ::protozero::__private::varint(f.value),
+                        4 => d.f4 = ::protozero::__private::varint(f.value),
+                        5 => d.f5 = ::protozero::__private::fixed64(f.value),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -3559,77 +3900,77 @@ pub mod trace_config {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn name(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(1).and_then(|f| f.as_str().ok())
+                self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(1).and_then(|f| f.as_bytes().ok())
+                self.f1
             }
-            /// Whether field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present.
+            /// Whether field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
             pub fn has_name(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn producer_name_regex(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(2).and_then(|f| f.as_str().ok())
+                self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn producer_name_regex_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present.
+            /// Whether field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
             pub fn has_producer_name_regex(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
             /// Field `stop_delay_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent or malformed.
             #[inline]
             pub fn stop_delay_ms(&self) -> ::core::option::Option<u32> {
-                self.dec.get(3).and_then(|f| f.as_u32().ok())
+                self.f3.map(|v| v as u32)
             }
-            /// Whether field `stop_delay_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present.
+            /// Whether field `stop_delay_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
             pub fn has_stop_delay_ms(&self) -> bool {
-                self.dec.has(3)
+                self.f3.is_some()
             }
             /// Field `max_per_24_h` = 4 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent or malformed.
             #[inline]
             pub fn max_per_24_h(&self) -> ::core::option::Option<u32> {
-                self.dec.get(4).and_then(|f| f.as_u32().ok())
+                self.f4.map(|v| v as u32)
             }
-            /// Whether field `max_per_24_h` = 4 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present.
+            /// Whether field `max_per_24_h` = 4 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
             pub fn has_max_per_24_h(&self) -> bool {
-                self.dec.has(4)
+                self.f4.is_some()
             }
             /// Field `skip_probability` = 5 (`double`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent or malformed.
             #[inline]
             pub fn skip_probability(&self) -> ::core::option::Option<f64> {
-                self.dec.get(5).and_then(|f| f.as_f64().ok())
+                self.f5.map(f64::from_bits)
             }
-            /// Whether field `skip_probability` = 5 (`double`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present.
+            /// Whether field `skip_probability` = 5 (`double`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
             pub fn has_skip_probability(&self) -> bool {
-                self.dec.has(5)
+                self.f5.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for TriggerDecoder<'a> {
@@ -3640,7 +3981,7 @@ pub mod trace_config {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for TriggerDecoder<'_> {
@@ -3655,7 +3996,7 @@ pub mod trace_config {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -3718,44 +4059,62 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct IncrementalStateConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
     }
     impl<'a> IncrementalStateConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `clear_period_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.IncrementalStateConfig`; `None` when absent or malformed.
         #[inline]
         pub fn clear_period_ms(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `clear_period_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.IncrementalStateConfig` is present.
+        /// Whether field `clear_period_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.IncrementalStateConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_clear_period_ms(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for IncrementalStateConfigDecoder<'a> {
@@ -3766,7 +4125,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for IncrementalStateConfigDecoder<'_> {
@@ -3781,7 +4140,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3861,74 +4220,90 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CompressionConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> CompressionConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`; `None` when absent or malformed.
         #[inline]
         pub fn deflate(
             &self,
         ) -> ::core::option::Option<compression_config::DeflateDecoder<'a>> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_bytes().ok())
-                .map(compression_config::DeflateDecoder::new)
+            self.f1.map(compression_config::DeflateDecoder::new)
         }
         /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`, as its encoded bytes.
         #[inline]
         pub fn deflate_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig` is present.
+        /// Whether field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_deflate(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`; `None` when absent or malformed.
         #[inline]
         pub fn zstd(
             &self,
         ) -> ::core::option::Option<compression_config::ZstdDecoder<'a>> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_bytes().ok())
-                .map(compression_config::ZstdDecoder::new)
+            self.f2.map(compression_config::ZstdDecoder::new)
         }
         /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`, as its encoded bytes.
         #[inline]
         pub fn zstd_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig` is present.
+        /// Whether field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_zstd(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CompressionConfigDecoder<'a> {
@@ -3939,7 +4314,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CompressionConfigDecoder<'_> {
@@ -3954,7 +4329,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -4007,18 +4382,26 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct DeflateDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 1>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
         }
         impl<'a> DeflateDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                for field in it.by_ref() {
+                    if let ::core::result::Result::Err(e) = field {
+                        d.error = ::core::option::Option::Some(e);
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -4026,17 +4409,17 @@ pub mod trace_config {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for DeflateDecoder<'a> {
@@ -4047,7 +4430,7 @@ pub mod trace_config {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for DeflateDecoder<'_> {
@@ -4062,7 +4445,7 @@ pub mod trace_config {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -4119,18 +4502,36 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct ZstdDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 2>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<u64>,
         }
         impl<'a> ZstdDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    if f.id == 1 {
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -4138,27 +4539,27 @@ pub mod trace_config {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `level` = 1 (`int32`) of `perfetto.protos.TraceConfig.CompressionConfig.Zstd`; `None` when absent or malformed.
             #[inline]
             pub fn level(&self) -> ::core::option::Option<i32> {
-                self.dec.get(1).and_then(|f| f.as_i32().ok())
+                self.f1.map(|v| v as i32)
             }
-            /// Whether field `level` = 1 (`int32`) of `perfetto.protos.TraceConfig.CompressionConfig.Zstd` is present.
+            /// Whether field `level` = 1 (`int32`) of `perfetto.protos.TraceConfig.CompressionConfig.Zstd` is present (with the wire type its type has).
             #[inline]
             pub fn has_level(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for ZstdDecoder<'a> {
@@ -4169,7 +4570,7 @@ pub mod trace_config {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for ZstdDecoder<'_> {
@@ -4184,7 +4585,7 @@ pub mod trace_config {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -4275,94 +4676,125 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct IncidentReportConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
     }
     impl<'a> IncidentReportConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn destination_package(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn destination_package_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present.
+        /// Whether field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_destination_package(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn destination_class(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn destination_class_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present.
+        /// Whether field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_destination_class(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `privacy_level` = 3 (`int32`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent or malformed.
         #[inline]
         pub fn privacy_level(&self) -> ::core::option::Option<i32> {
-            self.dec.get(3).and_then(|f| f.as_i32().ok())
+            self.f3.map(|v| v as i32)
         }
-        /// Whether field `privacy_level` = 3 (`int32`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present.
+        /// Whether field `privacy_level` = 3 (`int32`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_privacy_level(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `skip_incidentd` = 5 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent or malformed.
         #[inline]
         pub fn skip_incidentd(&self) -> ::core::option::Option<bool> {
-            self.dec.get(5).and_then(|f| f.as_bool().ok())
+            self.f5.map(|v| v != 0)
         }
-        /// Whether field `skip_incidentd` = 5 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present.
+        /// Whether field `skip_incidentd` = 5 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_skip_incidentd(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `skip_dropbox` = 4 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent or malformed.
         #[inline]
         pub fn skip_dropbox(&self) -> ::core::option::Option<bool> {
-            self.dec.get(4).and_then(|f| f.as_bool().ok())
+            self.f4.map(|v| v != 0)
         }
-        /// Whether field `skip_dropbox` = 4 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present.
+        /// Whether field `skip_dropbox` = 4 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_skip_dropbox(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for IncidentReportConfigDecoder<'a> {
@@ -4373,7 +4805,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for IncidentReportConfigDecoder<'_> {
@@ -4388,7 +4820,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -4500,104 +4932,129 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TraceFilterDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<&'a [u8]>,
+        f4: ::core::option::Option<&'a [u8]>,
+        f5: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> TraceFilterDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    5 => d.f5 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `bytecode` = 1 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
         #[inline]
         pub fn bytecode(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `bytecode` = 1 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter` is present.
+        /// Whether field `bytecode` = 1 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
         pub fn has_bytecode(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `bytecode_v2` = 2 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
         #[inline]
         pub fn bytecode_v2(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `bytecode_v2` = 2 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter` is present.
+        /// Whether field `bytecode_v2` = 2 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
         pub fn has_bytecode_v2(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
         #[inline]
         pub fn string_filter_chain(
             &self,
         ) -> ::core::option::Option<trace_filter::StringFilterChainDecoder<'a>> {
-            self.dec
-                .get(3)
-                .and_then(|f| f.as_bytes().ok())
-                .map(trace_filter::StringFilterChainDecoder::new)
+            self.f3.map(trace_filter::StringFilterChainDecoder::new)
         }
         /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`, as its encoded bytes.
         #[inline]
         pub fn string_filter_chain_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter` is present.
+        /// Whether field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_filter_chain(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `bytecode_overlay_v54` = 4 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
         #[inline]
         pub fn bytecode_overlay_v54(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `bytecode_overlay_v54` = 4 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter` is present.
+        /// Whether field `bytecode_overlay_v54` = 4 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
         pub fn has_bytecode_overlay_v54(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
         #[inline]
         pub fn string_filter_chain_v54(
             &self,
         ) -> ::core::option::Option<trace_filter::StringFilterChainDecoder<'a>> {
-            self.dec
-                .get(5)
-                .and_then(|f| f.as_bytes().ok())
-                .map(trace_filter::StringFilterChainDecoder::new)
+            self.f5.map(trace_filter::StringFilterChainDecoder::new)
         }
         /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`, as its encoded bytes.
         #[inline]
         pub fn string_filter_chain_v54_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(5).and_then(|f| f.as_bytes().ok())
+            self.f5
         }
-        /// Whether field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter` is present.
+        /// Whether field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_filter_chain_v54(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for TraceFilterDecoder<'a> {
@@ -4608,7 +5065,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for TraceFilterDecoder<'_> {
@@ -4623,7 +5080,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -4850,18 +5307,50 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct StringFilterRuleDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 6>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<u64>,
+            f2: ::core::option::Option<&'a [u8]>,
+            f3: ::core::option::Option<&'a [u8]>,
+            f4: ::core::option::Option<&'a [u8]>,
+            r5: ::protozero::__private::Occurrences,
         }
         impl<'a> StringFilterRuleDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                    f3: ::core::option::Option::None,
+                    f4: ::core::option::Option::None,
+                    r5: ::protozero::__private::Occurrences::NONE,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let start = it.offset();
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::varint(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        3 => d.f3 = ::protozero::__private::bytes(f.value),
+                        4 => d.f4 = ::protozero::__private::bytes(f.value),
+                        5 => d.r5.add(start, it.offset()),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -4869,101 +5358,101 @@ pub mod trace_config {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
             #[inline]
             pub fn policy(&self) -> ::core::option::Option<StringFilterPolicy> {
-                self.dec
-                    .get(1)
-                    .and_then(|f| f.as_i32().ok())
-                    .and_then(<StringFilterPolicy as ::protozero::ProtoEnum>::from_i32)
+                self.f1
+                    .and_then(|v| <StringFilterPolicy as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ))
             }
             /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
             #[inline]
             pub fn policy_raw(&self) -> ::core::option::Option<i32> {
-                self.dec.get(1).and_then(|f| f.as_i32().ok())
+                self.f1.map(|v| v as i32)
             }
-            /// Whether field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present.
+            /// Whether field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
             pub fn has_policy(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn regex_pattern(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(2).and_then(|f| f.as_str().ok())
+                self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn regex_pattern_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present.
+            /// Whether field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
             pub fn has_regex_pattern(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
             /// Field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn atrace_payload_starts_with(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(3).and_then(|f| f.as_str().ok())
+                self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn atrace_payload_starts_with_bytes(
                 &self,
             ) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(3).and_then(|f| f.as_bytes().ok())
+                self.f3
             }
-            /// Whether field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present.
+            /// Whether field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
             pub fn has_atrace_payload_starts_with(&self) -> bool {
-                self.dec.has(3)
+                self.f3.is_some()
             }
             /// Field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn name(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(4).and_then(|f| f.as_str().ok())
+                self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(4).and_then(|f| f.as_bytes().ok())
+                self.f4
             }
-            /// Whether field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present.
+            /// Whether field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
             pub fn has_name(&self) -> bool {
-                self.dec.has(4)
+                self.f4.is_some()
             }
             /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::semantic_type_raw`]).
             #[inline]
             pub fn semantic_type(
                 &self,
             ) -> ::protozero::RepeatedEnums<'a, super::super::SemanticType> {
-                ::protozero::RepeatedEnums::new(self.dec.repeated(5))
+                ::protozero::RepeatedEnums::new(self.r5.fields(self.buf, 5))
             }
             /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the numbers on the wire, known to the enum or not.
             #[inline]
             pub fn semantic_type_raw(
                 &self,
             ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-                ::protozero::RepeatedScalars::new(self.dec.repeated(5))
+                ::protozero::RepeatedScalars::new(self.r5.fields(self.buf, 5))
             }
             /// Whether field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` occurs at least once.
             #[inline]
             pub fn has_semantic_type(&self) -> bool {
-                self.dec.has(5)
+                !self.r5.is_empty()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for StringFilterRuleDecoder<'a> {
@@ -4974,7 +5463,7 @@ pub mod trace_config {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for StringFilterRuleDecoder<'_> {
@@ -4989,7 +5478,7 @@ pub mod trace_config {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -5058,18 +5547,37 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct StringFilterChainDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 2>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            r1: ::protozero::__private::Occurrences,
         }
         impl<'a> StringFilterChainDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    r1: ::protozero::__private::Occurrences::NONE,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let start = it.offset();
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    if f.id == 1 {
+                        d.r1.add(start, it.offset());
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -5077,34 +5585,34 @@ pub mod trace_config {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `rules` = 1 (repeated `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`: every element in order (packed or not).
             #[inline]
             pub fn rules(
                 &self,
             ) -> ::protozero::RepeatedMessages<'a, StringFilterRuleDecoder<'a>> {
-                ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+                ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
             }
             /// Field `rules` = 1 (repeated `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`, as raw bytes.
             #[inline]
             pub fn rules_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-                ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+                ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
             }
             /// Whether field `rules` = 1 (repeated `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` occurs at least once.
             #[inline]
             pub fn has_rules(&self) -> bool {
-                self.dec.has(1)
+                !self.r1.is_empty()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for StringFilterChainDecoder<'a> {
@@ -5115,7 +5623,7 @@ pub mod trace_config {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for StringFilterChainDecoder<'_> {
@@ -5130,7 +5638,7 @@ pub mod trace_config {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -5218,86 +5726,114 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct AndroidReportConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
     }
     impl<'a> AndroidReportConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn reporter_service_package(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn reporter_service_package_bytes(
             &self,
         ) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present.
+        /// Whether field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_reporter_service_package(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn reporter_service_class(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn reporter_service_class_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present.
+        /// Whether field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_reporter_service_class(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `skip_report` = 3 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent or malformed.
         #[inline]
         pub fn skip_report(&self) -> ::core::option::Option<bool> {
-            self.dec.get(3).and_then(|f| f.as_bool().ok())
+            self.f3.map(|v| v != 0)
         }
-        /// Whether field `skip_report` = 3 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present.
+        /// Whether field `skip_report` = 3 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_skip_report(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `use_pipe_in_framework_for_testing` = 4 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent or malformed.
         #[inline]
         pub fn use_pipe_in_framework_for_testing(&self) -> ::core::option::Option<bool> {
-            self.dec.get(4).and_then(|f| f.as_bool().ok())
+            self.f4.map(|v| v != 0)
         }
-        /// Whether field `use_pipe_in_framework_for_testing` = 4 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present.
+        /// Whether field `use_pipe_in_framework_for_testing` = 4 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_use_pipe_in_framework_for_testing(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for AndroidReportConfigDecoder<'a> {
@@ -5308,7 +5844,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for AndroidReportConfigDecoder<'_> {
@@ -5323,7 +5859,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -5396,54 +5932,76 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CmdTraceStartDelayDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> CmdTraceStartDelayDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `min_delay_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay`; `None` when absent or malformed.
         #[inline]
         pub fn min_delay_ms(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `min_delay_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay` is present.
+        /// Whether field `min_delay_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay` is present (with the wire type its type has).
         #[inline]
         pub fn has_min_delay_ms(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `max_delay_ms` = 2 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay`; `None` when absent or malformed.
         #[inline]
         pub fn max_delay_ms(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `max_delay_ms` = 2 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay` is present.
+        /// Whether field `max_delay_ms` = 2 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay` is present (with the wire type its type has).
         #[inline]
         pub fn has_max_delay_ms(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CmdTraceStartDelayDecoder<'a> {
@@ -5454,7 +6012,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CmdTraceStartDelayDecoder<'_> {
@@ -5469,7 +6027,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -5536,59 +6094,81 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SessionSemaphoreDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> SessionSemaphoreDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore` is present.
+        /// Whether field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `max_other_session_count` = 2 (`uint64`) of `perfetto.protos.TraceConfig.SessionSemaphore`; `None` when absent or malformed.
         #[inline]
         pub fn max_other_session_count(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `max_other_session_count` = 2 (`uint64`) of `perfetto.protos.TraceConfig.SessionSemaphore` is present.
+        /// Whether field `max_other_session_count` = 2 (`uint64`) of `perfetto.protos.TraceConfig.SessionSemaphore` is present (with the wire type its type has).
         #[inline]
         pub fn has_max_other_session_count(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SessionSemaphoreDecoder<'a> {
@@ -5599,7 +6179,7 @@ pub mod trace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SessionSemaphoreDecoder<'_> {
@@ -5614,7 +6194,7 @@ pub mod trace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -60,59 +60,81 @@ impl<'w> ::protozero::MessageWriter<'w> for EnableTracingRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EnableTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.EnableTracingRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct EnableTracingRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> EnableTracingRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.EnableTracingRequest`; `None` when absent or malformed.
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<TraceConfigDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(TraceConfigDecoder::new)
+        self.f1.map(TraceConfigDecoder::new)
     }
     /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.EnableTracingRequest`, as its encoded bytes.
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.EnableTracingRequest` is present.
+    /// Whether field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.EnableTracingRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `attach_notification_only` = 2 (`bool`) of `perfetto.protos.EnableTracingRequest`; `None` when absent or malformed.
     #[inline]
     pub fn attach_notification_only(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `attach_notification_only` = 2 (`bool`) of `perfetto.protos.EnableTracingRequest` is present.
+    /// Whether field `attach_notification_only` = 2 (`bool`) of `perfetto.protos.EnableTracingRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_attach_notification_only(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for EnableTracingRequestDecoder<'a> {
@@ -123,7 +145,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for EnableTracingRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for EnableTracingRequestDecoder<'_> {
@@ -138,7 +160,7 @@ impl<'a> ::protozero::__private::DebugDecoder for EnableTracingRequestDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(1));
         s.scalar("attach_notification_only", d.get(2), ::protozero::kinds::Bool);
@@ -201,75 +223,94 @@ impl<'w> ::protozero::MessageWriter<'w> for EnableTracingResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EnableTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.EnableTracingResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct EnableTracingResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f3: ::core::option::Option<&'a [u8]>,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> EnableTracingResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `disabled` = 1 (`bool`) of `perfetto.protos.EnableTracingResponse`; `None` when absent or malformed.
     #[inline]
     pub fn disabled(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `disabled` = 1 (`bool`) of `perfetto.protos.EnableTracingResponse` is present.
+    /// Whether field `disabled` = 1 (`bool`) of `perfetto.protos.EnableTracingResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_disabled(&self) -> bool {
-        self.dec.has(1)
+        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `error` = 3 (`string`) of `perfetto.protos.EnableTracingResponse`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn error(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(3).and_then(|f| f.as_str().ok())
+        self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `error` = 3 (`string`) of `perfetto.protos.EnableTracingResponse`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `error` = 3 (`string`) of `perfetto.protos.EnableTracingResponse` is present.
+    /// Whether field `error` = 3 (`string`) of `perfetto.protos.EnableTracingResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_error(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
-    /// Which member of oneof `state` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `state` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_state(&self) -> ::core::option::Option<enable_tracing_response::State> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                1 => field.as_bool().ok().map(enable_tracing_response::State::Disabled),
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            1 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(enable_tracing_response::State::Disabled)
             }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for EnableTracingResponseDecoder<'a> {
@@ -280,7 +321,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for EnableTracingResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for EnableTracingResponseDecoder<'_> {
@@ -295,7 +336,7 @@ impl<'a> ::protozero::__private::DebugDecoder for EnableTracingResponseDecoder<'
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("disabled", d.get(1), ::protozero::kinds::Bool);
         s.string("error", d.get(3));
@@ -352,34 +393,42 @@ impl<'w> ::protozero::MessageWriter<'w> for StartTracingRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.StartTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.StartTracingRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct StartTracingRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> StartTracingRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for StartTracingRequestDecoder<'a> {
@@ -390,7 +439,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for StartTracingRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for StartTracingRequestDecoder<'_> {
@@ -405,7 +454,7 @@ impl<'a> ::protozero::__private::DebugDecoder for StartTracingRequestDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -450,34 +499,42 @@ impl<'w> ::protozero::MessageWriter<'w> for StartTracingResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.StartTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.StartTracingResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct StartTracingResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> StartTracingResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for StartTracingResponseDecoder<'a> {
@@ -488,7 +545,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for StartTracingResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for StartTracingResponseDecoder<'_> {
@@ -503,7 +560,7 @@ impl<'a> ::protozero::__private::DebugDecoder for StartTracingResponseDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -561,49 +618,67 @@ impl<'w> ::protozero::MessageWriter<'w> for ChangeTraceConfigRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ChangeTraceConfigRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> ChangeTraceConfigRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.ChangeTraceConfigRequest`; `None` when absent or malformed.
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<TraceConfigDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(TraceConfigDecoder::new)
+        self.f1.map(TraceConfigDecoder::new)
     }
     /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.ChangeTraceConfigRequest`, as its encoded bytes.
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.ChangeTraceConfigRequest` is present.
+    /// Whether field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.ChangeTraceConfigRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ChangeTraceConfigRequestDecoder<'a> {
@@ -614,7 +689,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChangeTraceConfigRequestDecoder<'a>
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ChangeTraceConfigRequestDecoder<'_> {
@@ -629,7 +704,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ChangeTraceConfigRequestDecode
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(1));
         s.check_fields(d, &[1]);
@@ -675,34 +750,42 @@ impl<'w> ::protozero::MessageWriter<'w> for ChangeTraceConfigResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ChangeTraceConfigResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ChangeTraceConfigResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> ChangeTraceConfigResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ChangeTraceConfigResponseDecoder<'a> {
@@ -713,7 +796,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChangeTraceConfigResponseDecoder<'a
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ChangeTraceConfigResponseDecoder<'_> {
@@ -728,7 +811,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ChangeTraceConfigResponseDecod
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -773,34 +856,42 @@ impl<'w> ::protozero::MessageWriter<'w> for DisableTracingRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DisableTracingRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DisableTracingRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DisableTracingRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> DisableTracingRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DisableTracingRequestDecoder<'a> {
@@ -811,7 +902,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DisableTracingRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DisableTracingRequestDecoder<'_> {
@@ -826,7 +917,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DisableTracingRequestDecoder<'
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -871,34 +962,42 @@ impl<'w> ::protozero::MessageWriter<'w> for DisableTracingResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DisableTracingResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DisableTracingResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DisableTracingResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> DisableTracingResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DisableTracingResponseDecoder<'a> {
@@ -909,7 +1008,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DisableTracingResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DisableTracingResponseDecoder<'_> {
@@ -924,7 +1023,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DisableTracingResponseDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -969,34 +1068,42 @@ impl<'w> ::protozero::MessageWriter<'w> for ReadBuffersRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ReadBuffersRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ReadBuffersRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ReadBuffersRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> ReadBuffersRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ReadBuffersRequestDecoder<'a> {
@@ -1007,7 +1114,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ReadBuffersRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ReadBuffersRequestDecoder<'_> {
@@ -1022,7 +1129,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ReadBuffersRequestDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1082,51 +1189,70 @@ impl<'w> ::protozero::MessageWriter<'w> for ReadBuffersResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ReadBuffersResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> ReadBuffersResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 2 {
+                d.r2.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `slices` = 2 (repeated `perfetto.protos.ReadBuffersResponse.Slice`) of `perfetto.protos.ReadBuffersResponse`: every element in order (packed or not).
     #[inline]
     pub fn slices(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, read_buffers_response::SliceDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `slices` = 2 (repeated `perfetto.protos.ReadBuffersResponse.Slice`) of `perfetto.protos.ReadBuffersResponse`, as raw bytes.
     #[inline]
     pub fn slices_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `slices` = 2 (repeated `perfetto.protos.ReadBuffersResponse.Slice`) of `perfetto.protos.ReadBuffersResponse` occurs at least once.
     #[inline]
     pub fn has_slices(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ReadBuffersResponseDecoder<'a> {
@@ -1137,7 +1263,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ReadBuffersResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ReadBuffersResponseDecoder<'_> {
@@ -1152,7 +1278,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ReadBuffersResponseDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 read_buffers_response::SliceDecoder<'a>,
@@ -1218,54 +1344,76 @@ pub mod read_buffers_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse.Slice` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ReadBuffersResponse.Slice` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SliceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> SliceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `data` = 1 (`bytes`) of `perfetto.protos.ReadBuffersResponse.Slice`; `None` when absent or malformed.
         #[inline]
         pub fn data(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `data` = 1 (`bytes`) of `perfetto.protos.ReadBuffersResponse.Slice` is present.
+        /// Whether field `data` = 1 (`bytes`) of `perfetto.protos.ReadBuffersResponse.Slice` is present (with the wire type its type has).
         #[inline]
         pub fn has_data(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `last_slice_for_packet` = 2 (`bool`) of `perfetto.protos.ReadBuffersResponse.Slice`; `None` when absent or malformed.
         #[inline]
         pub fn last_slice_for_packet(&self) -> ::core::option::Option<bool> {
-            self.dec.get(2).and_then(|f| f.as_bool().ok())
+            self.f2.map(|v| v != 0)
         }
-        /// Whether field `last_slice_for_packet` = 2 (`bool`) of `perfetto.protos.ReadBuffersResponse.Slice` is present.
+        /// Whether field `last_slice_for_packet` = 2 (`bool`) of `perfetto.protos.ReadBuffersResponse.Slice` is present (with the wire type its type has).
         #[inline]
         pub fn has_last_slice_for_packet(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SliceDecoder<'a> {
@@ -1276,7 +1424,7 @@ pub mod read_buffers_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SliceDecoder<'_> {
@@ -1291,7 +1439,7 @@ pub mod read_buffers_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1351,46 +1499,65 @@ impl<'w> ::protozero::MessageWriter<'w> for FreeBuffersRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FreeBuffersRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FreeBuffersRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FreeBuffersRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> FreeBuffersRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `buffer_ids` = 1 (repeated `uint32`) of `perfetto.protos.FreeBuffersRequest`: every element in order (packed or not).
     #[inline]
     pub fn buffer_ids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+        ::protozero::RepeatedScalars::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `buffer_ids` = 1 (repeated `uint32`) of `perfetto.protos.FreeBuffersRequest` occurs at least once.
     #[inline]
     pub fn has_buffer_ids(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FreeBuffersRequestDecoder<'a> {
@@ -1401,7 +1568,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FreeBuffersRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FreeBuffersRequestDecoder<'_> {
@@ -1416,7 +1583,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FreeBuffersRequestDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_scalars("buffer_ids", d.repeated(1), ::protozero::kinds::Uint32);
         s.check_fields(d, &[1]);
@@ -1462,34 +1629,42 @@ impl<'w> ::protozero::MessageWriter<'w> for FreeBuffersResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FreeBuffersResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FreeBuffersResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FreeBuffersResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> FreeBuffersResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FreeBuffersResponseDecoder<'a> {
@@ -1500,7 +1675,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FreeBuffersResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FreeBuffersResponseDecoder<'_> {
@@ -1515,7 +1690,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FreeBuffersResponseDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1576,54 +1751,76 @@ impl<'w> ::protozero::MessageWriter<'w> for FlushRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FlushRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FlushRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FlushRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> FlushRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `timeout_ms` = 1 (`uint32`) of `perfetto.protos.FlushRequest`; `None` when absent or malformed.
     #[inline]
     pub fn timeout_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `timeout_ms` = 1 (`uint32`) of `perfetto.protos.FlushRequest` is present.
+    /// Whether field `timeout_ms` = 1 (`uint32`) of `perfetto.protos.FlushRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_timeout_ms(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `flags` = 2 (`uint64`) of `perfetto.protos.FlushRequest`; `None` when absent or malformed.
     #[inline]
     pub fn flags(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `flags` = 2 (`uint64`) of `perfetto.protos.FlushRequest` is present.
+    /// Whether field `flags` = 2 (`uint64`) of `perfetto.protos.FlushRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_flags(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FlushRequestDecoder<'a> {
@@ -1634,7 +1831,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FlushRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FlushRequestDecoder<'_> {
@@ -1649,7 +1846,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FlushRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("timeout_ms", d.get(1), ::protozero::kinds::Uint32);
         s.scalar("flags", d.get(2), ::protozero::kinds::Uint64);
@@ -1696,34 +1893,42 @@ impl<'w> ::protozero::MessageWriter<'w> for FlushResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FlushResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FlushResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FlushResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> FlushResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FlushResponseDecoder<'a> {
@@ -1734,7 +1939,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FlushResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FlushResponseDecoder<'_> {
@@ -1749,7 +1954,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FlushResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1802,49 +2007,67 @@ impl<'w> ::protozero::MessageWriter<'w> for DetachRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DetachRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DetachRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DetachRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DetachRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `key` = 1 (`string`) of `perfetto.protos.DetachRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn key(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `key` = 1 (`string`) of `perfetto.protos.DetachRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `key` = 1 (`string`) of `perfetto.protos.DetachRequest` is present.
+    /// Whether field `key` = 1 (`string`) of `perfetto.protos.DetachRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_key(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DetachRequestDecoder<'a> {
@@ -1855,7 +2078,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DetachRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DetachRequestDecoder<'_> {
@@ -1870,7 +2093,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DetachRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("key", d.get(1));
         s.check_fields(d, &[1]);
@@ -1916,34 +2139,42 @@ impl<'w> ::protozero::MessageWriter<'w> for DetachResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DetachResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DetachResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DetachResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> DetachResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DetachResponseDecoder<'a> {
@@ -1954,7 +2185,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DetachResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DetachResponseDecoder<'_> {
@@ -1969,7 +2200,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DetachResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -2022,49 +2253,67 @@ impl<'w> ::protozero::MessageWriter<'w> for AttachRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.AttachRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.AttachRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct AttachRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> AttachRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `key` = 1 (`string`) of `perfetto.protos.AttachRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn key(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `key` = 1 (`string`) of `perfetto.protos.AttachRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `key` = 1 (`string`) of `perfetto.protos.AttachRequest` is present.
+    /// Whether field `key` = 1 (`string`) of `perfetto.protos.AttachRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_key(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for AttachRequestDecoder<'a> {
@@ -2075,7 +2324,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for AttachRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for AttachRequestDecoder<'_> {
@@ -2090,7 +2339,7 @@ impl<'a> ::protozero::__private::DebugDecoder for AttachRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("key", d.get(1));
         s.check_fields(d, &[1]);
@@ -2149,49 +2398,67 @@ impl<'w> ::protozero::MessageWriter<'w> for AttachResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.AttachResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.AttachResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct AttachResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> AttachResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.AttachResponse`; `None` when absent or malformed.
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<TraceConfigDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(TraceConfigDecoder::new)
+        self.f1.map(TraceConfigDecoder::new)
     }
     /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.AttachResponse`, as its encoded bytes.
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.AttachResponse` is present.
+    /// Whether field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.AttachResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for AttachResponseDecoder<'a> {
@@ -2202,7 +2469,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for AttachResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for AttachResponseDecoder<'_> {
@@ -2217,7 +2484,7 @@ impl<'a> ::protozero::__private::DebugDecoder for AttachResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(1));
         s.check_fields(d, &[1]);
@@ -2263,34 +2530,42 @@ impl<'w> ::protozero::MessageWriter<'w> for GetTraceStatsRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GetTraceStatsRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> GetTraceStatsRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for GetTraceStatsRequestDecoder<'a> {
@@ -2301,7 +2576,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetTraceStatsRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for GetTraceStatsRequestDecoder<'_> {
@@ -2316,7 +2591,7 @@ impl<'a> ::protozero::__private::DebugDecoder for GetTraceStatsRequestDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -2374,49 +2649,67 @@ impl<'w> ::protozero::MessageWriter<'w> for GetTraceStatsResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GetTraceStatsResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GetTraceStatsResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> GetTraceStatsResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_stats` = 1 (`perfetto.protos.TraceStats`) of `perfetto.protos.GetTraceStatsResponse`; `None` when absent or malformed.
     #[inline]
     pub fn trace_stats(&self) -> ::core::option::Option<TraceStatsDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(TraceStatsDecoder::new)
+        self.f1.map(TraceStatsDecoder::new)
     }
     /// Field `trace_stats` = 1 (`perfetto.protos.TraceStats`) of `perfetto.protos.GetTraceStatsResponse`, as its encoded bytes.
     #[inline]
     pub fn trace_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `trace_stats` = 1 (`perfetto.protos.TraceStats`) of `perfetto.protos.GetTraceStatsResponse` is present.
+    /// Whether field `trace_stats` = 1 (`perfetto.protos.TraceStats`) of `perfetto.protos.GetTraceStatsResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_stats(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for GetTraceStatsResponseDecoder<'a> {
@@ -2427,7 +2720,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetTraceStatsResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for GetTraceStatsResponseDecoder<'_> {
@@ -2442,7 +2735,7 @@ impl<'a> ::protozero::__private::DebugDecoder for GetTraceStatsResponseDecoder<'
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TraceStatsDecoder<'a>>("trace_stats", d.get(1));
         s.check_fields(d, &[1]);
@@ -2505,53 +2798,72 @@ impl<'w> ::protozero::MessageWriter<'w> for ObserveEventsRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObserveEventsRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ObserveEventsRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ObserveEventsRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> ObserveEventsRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::events_to_observe_raw`]).
     #[inline]
     pub fn events_to_observe(
         &self,
     ) -> ::protozero::RepeatedEnums<'a, observable_events::Type> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(1))
+        ::protozero::RepeatedEnums::new(self.r1.fields(self.buf, 1))
     }
     /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn events_to_observe_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+        ::protozero::RepeatedScalars::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest` occurs at least once.
     #[inline]
     pub fn has_events_to_observe(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ObserveEventsRequestDecoder<'a> {
@@ -2562,7 +2874,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObserveEventsRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ObserveEventsRequestDecoder<'_> {
@@ -2577,7 +2889,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ObserveEventsRequestDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_enums::<observable_events::Type>("events_to_observe", d.repeated(1));
         s.check_fields(d, &[1]);
@@ -2636,49 +2948,67 @@ impl<'w> ::protozero::MessageWriter<'w> for ObserveEventsResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObserveEventsResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ObserveEventsResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ObserveEventsResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> ObserveEventsResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `events` = 1 (`perfetto.protos.ObservableEvents`) of `perfetto.protos.ObserveEventsResponse`; `None` when absent or malformed.
     #[inline]
     pub fn events(&self) -> ::core::option::Option<ObservableEventsDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(ObservableEventsDecoder::new)
+        self.f1.map(ObservableEventsDecoder::new)
     }
     /// Field `events` = 1 (`perfetto.protos.ObservableEvents`) of `perfetto.protos.ObserveEventsResponse`, as its encoded bytes.
     #[inline]
     pub fn events_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `events` = 1 (`perfetto.protos.ObservableEvents`) of `perfetto.protos.ObserveEventsResponse` is present.
+    /// Whether field `events` = 1 (`perfetto.protos.ObservableEvents`) of `perfetto.protos.ObserveEventsResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_events(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ObserveEventsResponseDecoder<'a> {
@@ -2689,7 +3019,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObserveEventsResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ObserveEventsResponseDecoder<'_> {
@@ -2704,7 +3034,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ObserveEventsResponseDecoder<'
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<ObservableEventsDecoder<'a>>("events", d.get(1));
         s.check_fields(d, &[1]);
@@ -2758,44 +3088,62 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryServiceStateRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct QueryServiceStateRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> QueryServiceStateRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `sessions_only` = 1 (`bool`) of `perfetto.protos.QueryServiceStateRequest`; `None` when absent or malformed.
     #[inline]
     pub fn sessions_only(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.f1.map(|v| v != 0)
     }
-    /// Whether field `sessions_only` = 1 (`bool`) of `perfetto.protos.QueryServiceStateRequest` is present.
+    /// Whether field `sessions_only` = 1 (`bool`) of `perfetto.protos.QueryServiceStateRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_sessions_only(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for QueryServiceStateRequestDecoder<'a> {
@@ -2806,7 +3154,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryServiceStateRequestDecoder<'a>
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for QueryServiceStateRequestDecoder<'_> {
@@ -2821,7 +3169,7 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryServiceStateRequestDecode
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("sessions_only", d.get(1), ::protozero::kinds::Bool);
         s.check_fields(d, &[1]);
@@ -2882,54 +3230,69 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryServiceStateResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.QueryServiceStateResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct QueryServiceStateResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> QueryServiceStateResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `service_state` = 1 (`perfetto.protos.TracingServiceState`) of `perfetto.protos.QueryServiceStateResponse`; `None` when absent or malformed.
     #[inline]
     pub fn service_state(
         &self,
     ) -> ::core::option::Option<TracingServiceStateDecoder<'a>> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_bytes().ok())
-            .map(TracingServiceStateDecoder::new)
+        self.f1.map(TracingServiceStateDecoder::new)
     }
     /// Field `service_state` = 1 (`perfetto.protos.TracingServiceState`) of `perfetto.protos.QueryServiceStateResponse`, as its encoded bytes.
     #[inline]
     pub fn service_state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `service_state` = 1 (`perfetto.protos.TracingServiceState`) of `perfetto.protos.QueryServiceStateResponse` is present.
+    /// Whether field `service_state` = 1 (`perfetto.protos.TracingServiceState`) of `perfetto.protos.QueryServiceStateResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_service_state(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for QueryServiceStateResponseDecoder<'a> {
@@ -2940,7 +3303,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryServiceStateResponseDecoder<'a
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for QueryServiceStateResponseDecoder<'_> {
@@ -2955,7 +3318,7 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryServiceStateResponseDecod
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TracingServiceStateDecoder<'a>>("service_state", d.get(1));
         s.check_fields(d, &[1]);
@@ -3001,34 +3364,42 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryCapabilitiesRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct QueryCapabilitiesRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> QueryCapabilitiesRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for QueryCapabilitiesRequestDecoder<'a> {
@@ -3039,7 +3410,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryCapabilitiesRequestDecoder<'a>
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for QueryCapabilitiesRequestDecoder<'_> {
@@ -3054,7 +3425,7 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryCapabilitiesRequestDecode
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -3114,54 +3485,69 @@ impl<'w> ::protozero::MessageWriter<'w> for QueryCapabilitiesResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.QueryCapabilitiesResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct QueryCapabilitiesResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> QueryCapabilitiesResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `capabilities` = 1 (`perfetto.protos.TracingServiceCapabilities`) of `perfetto.protos.QueryCapabilitiesResponse`; `None` when absent or malformed.
     #[inline]
     pub fn capabilities(
         &self,
     ) -> ::core::option::Option<TracingServiceCapabilitiesDecoder<'a>> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_bytes().ok())
-            .map(TracingServiceCapabilitiesDecoder::new)
+        self.f1.map(TracingServiceCapabilitiesDecoder::new)
     }
     /// Field `capabilities` = 1 (`perfetto.protos.TracingServiceCapabilities`) of `perfetto.protos.QueryCapabilitiesResponse`, as its encoded bytes.
     #[inline]
     pub fn capabilities_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `capabilities` = 1 (`perfetto.protos.TracingServiceCapabilities`) of `perfetto.protos.QueryCapabilitiesResponse` is present.
+    /// Whether field `capabilities` = 1 (`perfetto.protos.TracingServiceCapabilities`) of `perfetto.protos.QueryCapabilitiesResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_capabilities(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for QueryCapabilitiesResponseDecoder<'a> {
@@ -3172,7 +3558,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for QueryCapabilitiesResponseDecoder<'a
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for QueryCapabilitiesResponseDecoder<'_> {
@@ -3187,7 +3573,7 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryCapabilitiesResponseDecod
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TracingServiceCapabilitiesDecoder<'a>>("capabilities", d.get(1));
         s.check_fields(d, &[1]);
@@ -3233,34 +3619,42 @@ impl<'w> ::protozero::MessageWriter<'w> for SaveTraceForBugreportRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SaveTraceForBugreportRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> SaveTraceForBugreportRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SaveTraceForBugreportRequestDecoder<'a> {
@@ -3271,7 +3665,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SaveTraceForBugreportRequestDecoder
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SaveTraceForBugreportRequestDecoder<'_> {
@@ -3287,7 +3681,7 @@ for SaveTraceForBugreportRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -3348,59 +3742,81 @@ impl<'w> ::protozero::MessageWriter<'w> for SaveTraceForBugreportResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SaveTraceForBugreportResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SaveTraceForBugreportResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> SaveTraceForBugreportResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `success` = 1 (`bool`) of `perfetto.protos.SaveTraceForBugreportResponse`; `None` when absent or malformed.
     #[inline]
     pub fn success(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.f1.map(|v| v != 0)
     }
-    /// Whether field `success` = 1 (`bool`) of `perfetto.protos.SaveTraceForBugreportResponse` is present.
+    /// Whether field `success` = 1 (`bool`) of `perfetto.protos.SaveTraceForBugreportResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_success(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `msg` = 2 (`string`) of `perfetto.protos.SaveTraceForBugreportResponse`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn msg(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `msg` = 2 (`string`) of `perfetto.protos.SaveTraceForBugreportResponse`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn msg_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `msg` = 2 (`string`) of `perfetto.protos.SaveTraceForBugreportResponse` is present.
+    /// Whether field `msg` = 2 (`string`) of `perfetto.protos.SaveTraceForBugreportResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SaveTraceForBugreportResponseDecoder<'a> {
@@ -3411,7 +3827,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SaveTraceForBugreportResponseDecode
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SaveTraceForBugreportResponseDecoder<'_> {
@@ -3427,7 +3843,7 @@ for SaveTraceForBugreportResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("success", d.get(1), ::protozero::kinds::Bool);
         s.string("msg", d.get(2));
@@ -3546,163 +3962,202 @@ impl<'w> ::protozero::MessageWriter<'w> for CloneSessionRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CloneSessionRequest` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CloneSessionRequest` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CloneSessionRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 10>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<&'a [u8]>,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> CloneSessionRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 10> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 10> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `session_id` = 1 (`uint64`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn session_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.o0.get(1).and_then(::protozero::__private::varint)
     }
-    /// Whether field `session_id` = 1 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `session_id` = 1 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_session_id(&self) -> bool {
-        self.dec.has(1)
+        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn unique_session_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(4).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(4)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn unique_session_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.o0.get(4).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_unique_session_name(&self) -> bool {
-        self.dec.has(4)
+        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `skip_trace_filter` = 2 (`bool`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn skip_trace_filter(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `skip_trace_filter` = 2 (`bool`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `skip_trace_filter` = 2 (`bool`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_skip_trace_filter(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `for_bugreport` = 3 (`bool`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn for_bugreport(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `for_bugreport` = 3 (`bool`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `for_bugreport` = 3 (`bool`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_for_bugreport(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `clone_trigger_name` = 5 (`string`) of `perfetto.protos.CloneSessionRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn clone_trigger_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(5).and_then(|f| f.as_str().ok())
+        self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `clone_trigger_name` = 5 (`string`) of `perfetto.protos.CloneSessionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn clone_trigger_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `clone_trigger_name` = 5 (`string`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `clone_trigger_name` = 5 (`string`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_trigger_name(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `clone_trigger_producer_name` = 6 (`string`) of `perfetto.protos.CloneSessionRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn clone_trigger_producer_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(6).and_then(|f| f.as_str().ok())
+        self.f6.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `clone_trigger_producer_name` = 6 (`string`) of `perfetto.protos.CloneSessionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn clone_trigger_producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `clone_trigger_producer_name` = 6 (`string`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `clone_trigger_producer_name` = 6 (`string`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_trigger_producer_name(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `clone_trigger_trusted_producer_uid` = 7 (`int32`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn clone_trigger_trusted_producer_uid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(7).and_then(|f| f.as_i32().ok())
+        self.f7.map(|v| v as i32)
     }
-    /// Whether field `clone_trigger_trusted_producer_uid` = 7 (`int32`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `clone_trigger_trusted_producer_uid` = 7 (`int32`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_trigger_trusted_producer_uid(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `clone_trigger_boot_time_ns` = 8 (`uint64`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn clone_trigger_boot_time_ns(&self) -> ::core::option::Option<u64> {
-        self.dec.get(8).and_then(|f| f.as_u64().ok())
+        self.f8
     }
-    /// Whether field `clone_trigger_boot_time_ns` = 8 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `clone_trigger_boot_time_ns` = 8 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_trigger_boot_time_ns(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `clone_trigger_delay_ms` = 9 (`uint64`) of `perfetto.protos.CloneSessionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn clone_trigger_delay_ms(&self) -> ::core::option::Option<u64> {
-        self.dec.get(9).and_then(|f| f.as_u64().ok())
+        self.f9
     }
-    /// Whether field `clone_trigger_delay_ms` = 9 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present.
+    /// Whether field `clone_trigger_delay_ms` = 9 (`uint64`) of `perfetto.protos.CloneSessionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_trigger_delay_ms(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
-    /// Which member of oneof `selector` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `selector` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_selector(
         &self,
     ) -> ::core::option::Option<clone_session_request::Selector<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                1 => field.as_u64().ok().map(clone_session_request::Selector::SessionId),
-                4 => {
-                    field
-                        .as_str()
-                        .ok()
-                        .map(clone_session_request::Selector::UniqueSessionName)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            1 => {
+                ::protozero::__private::varint(v)
+                    .map(clone_session_request::Selector::SessionId)
             }
+            4 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(clone_session_request::Selector::UniqueSessionName)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CloneSessionRequestDecoder<'a> {
@@ -3713,7 +4168,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CloneSessionRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CloneSessionRequestDecoder<'_> {
@@ -3728,7 +4183,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CloneSessionRequestDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("session_id", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("skip_trace_filter", d.get(2), ::protozero::kinds::Bool);
@@ -3838,89 +4293,120 @@ impl<'w> ::protozero::MessageWriter<'w> for CloneSessionResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CloneSessionResponse` (from `perfetto/ipc/consumer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CloneSessionResponse` (from `perfetto/ipc/consumer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CloneSessionResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 6>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
 }
 impl<'a> CloneSessionResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `success` = 1 (`bool`) of `perfetto.protos.CloneSessionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn success(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.f1.map(|v| v != 0)
     }
-    /// Whether field `success` = 1 (`bool`) of `perfetto.protos.CloneSessionResponse` is present.
+    /// Whether field `success` = 1 (`bool`) of `perfetto.protos.CloneSessionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_success(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `error` = 2 (`string`) of `perfetto.protos.CloneSessionResponse`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn error(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `error` = 2 (`string`) of `perfetto.protos.CloneSessionResponse`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `error` = 2 (`string`) of `perfetto.protos.CloneSessionResponse` is present.
+    /// Whether field `error` = 2 (`string`) of `perfetto.protos.CloneSessionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_error(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `uuid_msb` = 3 (`int64`) of `perfetto.protos.CloneSessionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn uuid_msb(&self) -> ::core::option::Option<i64> {
-        self.dec.get(3).and_then(|f| f.as_i64().ok())
+        self.f3.map(|v| v as i64)
     }
-    /// Whether field `uuid_msb` = 3 (`int64`) of `perfetto.protos.CloneSessionResponse` is present.
+    /// Whether field `uuid_msb` = 3 (`int64`) of `perfetto.protos.CloneSessionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_uuid_msb(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `uuid_lsb` = 4 (`int64`) of `perfetto.protos.CloneSessionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn uuid_lsb(&self) -> ::core::option::Option<i64> {
-        self.dec.get(4).and_then(|f| f.as_i64().ok())
+        self.f4.map(|v| v as i64)
     }
-    /// Whether field `uuid_lsb` = 4 (`int64`) of `perfetto.protos.CloneSessionResponse` is present.
+    /// Whether field `uuid_lsb` = 4 (`int64`) of `perfetto.protos.CloneSessionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_uuid_lsb(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `was_write_into_file` = 5 (`bool`) of `perfetto.protos.CloneSessionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn was_write_into_file(&self) -> ::core::option::Option<bool> {
-        self.dec.get(5).and_then(|f| f.as_bool().ok())
+        self.f5.map(|v| v != 0)
     }
-    /// Whether field `was_write_into_file` = 5 (`bool`) of `perfetto.protos.CloneSessionResponse` is present.
+    /// Whether field `was_write_into_file` = 5 (`bool`) of `perfetto.protos.CloneSessionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_was_write_into_file(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CloneSessionResponseDecoder<'a> {
@@ -3931,7 +4417,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CloneSessionResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CloneSessionResponseDecoder<'_> {
@@ -3946,7 +4432,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CloneSessionResponseDecoder<'a
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("success", d.get(1), ::protozero::kinds::Bool);
         s.string("error", d.get(2));

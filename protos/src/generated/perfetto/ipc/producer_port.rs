@@ -104,131 +104,166 @@ impl<'w> ::protozero::MessageWriter<'w> for InitializeConnectionRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InitializeConnectionRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f8: ::core::option::Option<&'a [u8]>,
+    f7: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> InitializeConnectionRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::bytes(f.value),
+                7 => d.f7 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `shared_memory_page_size_hint_bytes` = 1 (`uint32`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn shared_memory_page_size_hint_bytes(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `shared_memory_page_size_hint_bytes` = 1 (`uint32`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `shared_memory_page_size_hint_bytes` = 1 (`uint32`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_shared_memory_page_size_hint_bytes(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `shared_memory_size_hint_bytes` = 2 (`uint32`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn shared_memory_size_hint_bytes(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `shared_memory_size_hint_bytes` = 2 (`uint32`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `shared_memory_size_hint_bytes` = 2 (`uint32`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_shared_memory_size_hint_bytes(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `producer_name` = 3 (`string`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(3).and_then(|f| f.as_str().ok())
+        self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `producer_name` = 3 (`string`) of `perfetto.protos.InitializeConnectionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `producer_name` = 3 (`string`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `producer_name` = 3 (`string`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_producer_name(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or a number the enum does not name (see [`Self::smb_scraping_mode_raw`]).
     #[inline]
     pub fn smb_scraping_mode(
         &self,
     ) -> ::core::option::Option<initialize_connection_request::ProducerSMBScrapingMode> {
-        self.dec
-            .get(4)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f4
+            .and_then(|v| <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn smb_scraping_mode_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_smb_scraping_mode(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `producer_provided_shmem` = 6 (`bool`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed.
     #[inline]
     pub fn producer_provided_shmem(&self) -> ::core::option::Option<bool> {
-        self.dec.get(6).and_then(|f| f.as_bool().ok())
+        self.f6.map(|v| v != 0)
     }
-    /// Whether field `producer_provided_shmem` = 6 (`bool`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `producer_provided_shmem` = 6 (`bool`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_producer_provided_shmem(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `sdk_version` = 8 (`string`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn sdk_version(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(8).and_then(|f| f.as_str().ok())
+        self.f8.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `sdk_version` = 8 (`string`) of `perfetto.protos.InitializeConnectionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn sdk_version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.f8
     }
-    /// Whether field `sdk_version` = 8 (`string`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `sdk_version` = 8 (`string`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_sdk_version(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `shm_key_windows` = 7 (`string`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn shm_key_windows(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(7).and_then(|f| f.as_str().ok())
+        self.f7.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `shm_key_windows` = 7 (`string`) of `perfetto.protos.InitializeConnectionRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn shm_key_windows_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.f7
     }
-    /// Whether field `shm_key_windows` = 7 (`string`) of `perfetto.protos.InitializeConnectionRequest` is present.
+    /// Whether field `shm_key_windows` = 7 (`string`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_shm_key_windows(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InitializeConnectionRequestDecoder<'a> {
@@ -239,7 +274,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InitializeConnectionRequestDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InitializeConnectionRequestDecoder<'_> {
@@ -255,7 +290,7 @@ for InitializeConnectionRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar(
             "shared_memory_page_size_hint_bytes",
@@ -423,64 +458,89 @@ impl<'w> ::protozero::MessageWriter<'w> for InitializeConnectionResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InitializeConnectionResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InitializeConnectionResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> InitializeConnectionResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `using_shmem_provided_by_producer` = 1 (`bool`) of `perfetto.protos.InitializeConnectionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn using_shmem_provided_by_producer(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.f1.map(|v| v != 0)
     }
-    /// Whether field `using_shmem_provided_by_producer` = 1 (`bool`) of `perfetto.protos.InitializeConnectionResponse` is present.
+    /// Whether field `using_shmem_provided_by_producer` = 1 (`bool`) of `perfetto.protos.InitializeConnectionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_using_shmem_provided_by_producer(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `direct_smb_patching_supported` = 2 (`bool`) of `perfetto.protos.InitializeConnectionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn direct_smb_patching_supported(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `direct_smb_patching_supported` = 2 (`bool`) of `perfetto.protos.InitializeConnectionResponse` is present.
+    /// Whether field `direct_smb_patching_supported` = 2 (`bool`) of `perfetto.protos.InitializeConnectionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_direct_smb_patching_supported(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `use_shmem_emulation` = 3 (`bool`) of `perfetto.protos.InitializeConnectionResponse`; `None` when absent or malformed.
     #[inline]
     pub fn use_shmem_emulation(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `use_shmem_emulation` = 3 (`bool`) of `perfetto.protos.InitializeConnectionResponse` is present.
+    /// Whether field `use_shmem_emulation` = 3 (`bool`) of `perfetto.protos.InitializeConnectionResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_use_shmem_emulation(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InitializeConnectionResponseDecoder<'a> {
@@ -491,7 +551,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InitializeConnectionResponseDecoder
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InitializeConnectionResponseDecoder<'_> {
@@ -507,7 +567,7 @@ for InitializeConnectionResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("using_shmem_provided_by_producer", d.get(1), ::protozero::kinds::Bool);
         s.scalar("direct_smb_patching_supported", d.get(2), ::protozero::kinds::Bool);
@@ -570,54 +630,69 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterDataSourceRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct RegisterDataSourceRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> RegisterDataSourceRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.RegisterDataSourceRequest`; `None` when absent or malformed.
     #[inline]
     pub fn data_source_descriptor(
         &self,
     ) -> ::core::option::Option<DataSourceDescriptorDecoder<'a>> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_bytes().ok())
-            .map(DataSourceDescriptorDecoder::new)
+        self.f1.map(DataSourceDescriptorDecoder::new)
     }
     /// Field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.RegisterDataSourceRequest`, as its encoded bytes.
     #[inline]
     pub fn data_source_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.RegisterDataSourceRequest` is present.
+    /// Whether field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.RegisterDataSourceRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_source_descriptor(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for RegisterDataSourceRequestDecoder<'a> {
@@ -628,7 +703,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterDataSourceRequestDecoder<'a
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for RegisterDataSourceRequestDecoder<'_> {
@@ -643,7 +718,7 @@ impl<'a> ::protozero::__private::DebugDecoder for RegisterDataSourceRequestDecod
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<DataSourceDescriptorDecoder<'a>>("data_source_descriptor", d.get(1));
         s.check_fields(d, &[1]);
@@ -697,49 +772,67 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterDataSourceResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.RegisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct RegisterDataSourceResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> RegisterDataSourceResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `error` = 1 (`string`) of `perfetto.protos.RegisterDataSourceResponse`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn error(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `error` = 1 (`string`) of `perfetto.protos.RegisterDataSourceResponse`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `error` = 1 (`string`) of `perfetto.protos.RegisterDataSourceResponse` is present.
+    /// Whether field `error` = 1 (`string`) of `perfetto.protos.RegisterDataSourceResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_error(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for RegisterDataSourceResponseDecoder<'a> {
@@ -750,7 +843,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterDataSourceResponseDecoder<'
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for RegisterDataSourceResponseDecoder<'_> {
@@ -765,7 +858,7 @@ impl<'a> ::protozero::__private::DebugDecoder for RegisterDataSourceResponseDeco
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("error", d.get(1));
         s.check_fields(d, &[1]);
@@ -826,54 +919,69 @@ impl<'w> ::protozero::MessageWriter<'w> for UpdateDataSourceRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UpdateDataSourceRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> UpdateDataSourceRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.UpdateDataSourceRequest`; `None` when absent or malformed.
     #[inline]
     pub fn data_source_descriptor(
         &self,
     ) -> ::core::option::Option<DataSourceDescriptorDecoder<'a>> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_bytes().ok())
-            .map(DataSourceDescriptorDecoder::new)
+        self.f1.map(DataSourceDescriptorDecoder::new)
     }
     /// Field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.UpdateDataSourceRequest`, as its encoded bytes.
     #[inline]
     pub fn data_source_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.UpdateDataSourceRequest` is present.
+    /// Whether field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.UpdateDataSourceRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_source_descriptor(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UpdateDataSourceRequestDecoder<'a> {
@@ -884,7 +992,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UpdateDataSourceRequestDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UpdateDataSourceRequestDecoder<'_> {
@@ -899,7 +1007,7 @@ impl<'a> ::protozero::__private::DebugDecoder for UpdateDataSourceRequestDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<DataSourceDescriptorDecoder<'a>>("data_source_descriptor", d.get(1));
         s.check_fields(d, &[1]);
@@ -945,34 +1053,42 @@ impl<'w> ::protozero::MessageWriter<'w> for UpdateDataSourceResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UpdateDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UpdateDataSourceResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> UpdateDataSourceResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UpdateDataSourceResponseDecoder<'a> {
@@ -983,7 +1099,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UpdateDataSourceResponseDecoder<'a>
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UpdateDataSourceResponseDecoder<'_> {
@@ -998,7 +1114,7 @@ impl<'a> ::protozero::__private::DebugDecoder for UpdateDataSourceResponseDecode
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1051,49 +1167,67 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterDataSourceRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UnregisterDataSourceRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> UnregisterDataSourceRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `data_source_name` = 1 (`string`) of `perfetto.protos.UnregisterDataSourceRequest`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn data_source_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `data_source_name` = 1 (`string`) of `perfetto.protos.UnregisterDataSourceRequest`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn data_source_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `data_source_name` = 1 (`string`) of `perfetto.protos.UnregisterDataSourceRequest` is present.
+    /// Whether field `data_source_name` = 1 (`string`) of `perfetto.protos.UnregisterDataSourceRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_source_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UnregisterDataSourceRequestDecoder<'a> {
@@ -1104,7 +1238,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterDataSourceRequestDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UnregisterDataSourceRequestDecoder<'_> {
@@ -1120,7 +1254,7 @@ for UnregisterDataSourceRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("data_source_name", d.get(1));
         s.check_fields(d, &[1]);
@@ -1166,34 +1300,42 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterDataSourceResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UnregisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UnregisterDataSourceResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> UnregisterDataSourceResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UnregisterDataSourceResponseDecoder<'a> {
@@ -1204,7 +1346,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterDataSourceResponseDecoder
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UnregisterDataSourceResponseDecoder<'_> {
@@ -1220,7 +1362,7 @@ for UnregisterDataSourceResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1281,54 +1423,76 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterTraceWriterRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct RegisterTraceWriterRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> RegisterTraceWriterRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest`; `None` when absent or malformed.
     #[inline]
     pub fn trace_writer_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest` is present.
+    /// Whether field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_writer_id(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `target_buffer` = 2 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest`; `None` when absent or malformed.
     #[inline]
     pub fn target_buffer(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `target_buffer` = 2 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest` is present.
+    /// Whether field `target_buffer` = 2 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_target_buffer(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for RegisterTraceWriterRequestDecoder<'a> {
@@ -1339,7 +1503,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterTraceWriterRequestDecoder<'
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for RegisterTraceWriterRequestDecoder<'_> {
@@ -1354,7 +1518,7 @@ impl<'a> ::protozero::__private::DebugDecoder for RegisterTraceWriterRequestDeco
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("trace_writer_id", d.get(1), ::protozero::kinds::Uint32);
         s.scalar("target_buffer", d.get(2), ::protozero::kinds::Uint32);
@@ -1401,34 +1565,42 @@ impl<'w> ::protozero::MessageWriter<'w> for RegisterTraceWriterResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.RegisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct RegisterTraceWriterResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> RegisterTraceWriterResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for RegisterTraceWriterResponseDecoder<'a> {
@@ -1439,7 +1611,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for RegisterTraceWriterResponseDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for RegisterTraceWriterResponseDecoder<'_> {
@@ -1455,7 +1627,7 @@ for RegisterTraceWriterResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1508,44 +1680,62 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterTraceWriterRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UnregisterTraceWriterRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> UnregisterTraceWriterRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.UnregisterTraceWriterRequest`; `None` when absent or malformed.
     #[inline]
     pub fn trace_writer_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.UnregisterTraceWriterRequest` is present.
+    /// Whether field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.UnregisterTraceWriterRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_writer_id(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UnregisterTraceWriterRequestDecoder<'a> {
@@ -1556,7 +1746,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterTraceWriterRequestDecoder
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UnregisterTraceWriterRequestDecoder<'_> {
@@ -1572,7 +1762,7 @@ for UnregisterTraceWriterRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("trace_writer_id", d.get(1), ::protozero::kinds::Uint32);
         s.check_fields(d, &[1]);
@@ -1618,34 +1808,42 @@ impl<'w> ::protozero::MessageWriter<'w> for UnregisterTraceWriterResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UnregisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UnregisterTraceWriterResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> UnregisterTraceWriterResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UnregisterTraceWriterResponseDecoder<'a> {
@@ -1656,7 +1854,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnregisterTraceWriterResponseDecode
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UnregisterTraceWriterResponseDecoder<'_> {
@@ -1672,7 +1870,7 @@ for UnregisterTraceWriterResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1717,34 +1915,42 @@ impl<'w> ::protozero::MessageWriter<'w> for CommitDataResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CommitDataResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CommitDataResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CommitDataResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> CommitDataResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CommitDataResponseDecoder<'a> {
@@ -1755,7 +1961,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CommitDataResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CommitDataResponseDecoder<'_> {
@@ -1770,7 +1976,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CommitDataResponseDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1823,44 +2029,62 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStartedRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct NotifyDataSourceStartedRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> NotifyDataSourceStartedRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStartedRequest`; `None` when absent or malformed.
     #[inline]
     pub fn data_source_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStartedRequest` is present.
+    /// Whether field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStartedRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_source_id(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStartedRequestDecoder<'a> {
@@ -1871,7 +2095,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStartedRequestDecod
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for NotifyDataSourceStartedRequestDecoder<'_> {
@@ -1887,7 +2111,7 @@ for NotifyDataSourceStartedRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("data_source_id", d.get(1), ::protozero::kinds::Uint64);
         s.check_fields(d, &[1]);
@@ -1933,34 +2157,42 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStartedResponse<'w> 
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStartedResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct NotifyDataSourceStartedResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> NotifyDataSourceStartedResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStartedResponseDecoder<'a> {
@@ -1971,7 +2203,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStartedResponseDeco
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for NotifyDataSourceStartedResponseDecoder<'_> {
@@ -1987,7 +2219,7 @@ for NotifyDataSourceStartedResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -2040,44 +2272,62 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStoppedRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct NotifyDataSourceStoppedRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> NotifyDataSourceStoppedRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStoppedRequest`; `None` when absent or malformed.
     #[inline]
     pub fn data_source_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStoppedRequest` is present.
+    /// Whether field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStoppedRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_data_source_id(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStoppedRequestDecoder<'a> {
@@ -2088,7 +2338,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStoppedRequestDecod
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for NotifyDataSourceStoppedRequestDecoder<'_> {
@@ -2104,7 +2354,7 @@ for NotifyDataSourceStoppedRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("data_source_id", d.get(1), ::protozero::kinds::Uint64);
         s.check_fields(d, &[1]);
@@ -2150,34 +2400,42 @@ impl<'w> ::protozero::MessageWriter<'w> for NotifyDataSourceStoppedResponse<'w> 
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.NotifyDataSourceStoppedResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct NotifyDataSourceStoppedResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> NotifyDataSourceStoppedResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStoppedResponseDecoder<'a> {
@@ -2188,7 +2446,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for NotifyDataSourceStoppedResponseDeco
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for NotifyDataSourceStoppedResponseDecoder<'_> {
@@ -2204,7 +2462,7 @@ for NotifyDataSourceStoppedResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -2257,49 +2515,68 @@ impl<'w> ::protozero::MessageWriter<'w> for ActivateTriggersRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ActivateTriggersRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> ActivateTriggersRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trigger_names` = 1 (repeated `string`) of `perfetto.protos.ActivateTriggersRequest`: every element in order (packed or not).
     #[inline]
     pub fn trigger_names(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(1))
+        ::protozero::RepeatedStrs::new(self.r1.fields(self.buf, 1))
     }
     /// Field `trigger_names` = 1 (repeated `string`) of `perfetto.protos.ActivateTriggersRequest`, as raw bytes.
     #[inline]
     pub fn trigger_names_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `trigger_names` = 1 (repeated `string`) of `perfetto.protos.ActivateTriggersRequest` occurs at least once.
     #[inline]
     pub fn has_trigger_names(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ActivateTriggersRequestDecoder<'a> {
@@ -2310,7 +2587,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ActivateTriggersRequestDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ActivateTriggersRequestDecoder<'_> {
@@ -2325,7 +2602,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ActivateTriggersRequestDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_strings("trigger_names", d.repeated(1));
         s.check_fields(d, &[1]);
@@ -2371,34 +2648,42 @@ impl<'w> ::protozero::MessageWriter<'w> for ActivateTriggersResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ActivateTriggersResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ActivateTriggersResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> ActivateTriggersResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ActivateTriggersResponseDecoder<'a> {
@@ -2409,7 +2694,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ActivateTriggersResponseDecoder<'a>
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ActivateTriggersResponseDecoder<'_> {
@@ -2424,7 +2709,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ActivateTriggersResponseDecode
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -2469,34 +2754,42 @@ impl<'w> ::protozero::MessageWriter<'w> for GetAsyncCommandRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GetAsyncCommandRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> GetAsyncCommandRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for GetAsyncCommandRequestDecoder<'a> {
@@ -2507,7 +2800,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetAsyncCommandRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for GetAsyncCommandRequestDecoder<'_> {
@@ -2522,7 +2815,7 @@ impl<'a> ::protozero::__private::DebugDecoder for GetAsyncCommandRequestDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -2667,134 +2960,158 @@ impl<'w> ::protozero::MessageWriter<'w> for GetAsyncCommandResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GetAsyncCommandResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 8>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> GetAsyncCommandResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed.
     #[inline]
     pub fn setup_tracing(
         &self,
     ) -> ::core::option::Option<get_async_command_response::SetupTracingDecoder<'a>> {
-        self.dec
+        self.o0
             .get(3)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(get_async_command_response::SetupTracingDecoder::new)
     }
     /// Field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn setup_tracing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.o0.get(3).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse` is present.
+    /// Whether field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_setup_tracing(&self) -> bool {
-        self.dec.has(3)
+        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed.
     #[inline]
     pub fn setup_data_source(
         &self,
     ) -> ::core::option::Option<get_async_command_response::SetupDataSourceDecoder<'a>> {
-        self.dec
+        self.o0
             .get(6)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(get_async_command_response::SetupDataSourceDecoder::new)
     }
     /// Field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn setup_data_source_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.o0.get(6).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present.
+    /// Whether field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_setup_data_source(&self) -> bool {
-        self.dec.has(6)
+        self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed.
     #[inline]
     pub fn start_data_source(
         &self,
     ) -> ::core::option::Option<get_async_command_response::StartDataSourceDecoder<'a>> {
-        self.dec
+        self.o0
             .get(1)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(get_async_command_response::StartDataSourceDecoder::new)
     }
     /// Field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn start_data_source_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.o0.get(1).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present.
+    /// Whether field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_start_data_source(&self) -> bool {
-        self.dec.has(1)
+        self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed.
     #[inline]
     pub fn stop_data_source(
         &self,
     ) -> ::core::option::Option<get_async_command_response::StopDataSourceDecoder<'a>> {
-        self.dec
+        self.o0
             .get(2)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(get_async_command_response::StopDataSourceDecoder::new)
     }
     /// Field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn stop_data_source_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.o0.get(2).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present.
+    /// Whether field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_stop_data_source(&self) -> bool {
-        self.dec.has(2)
+        self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed.
     #[inline]
     pub fn flush(
         &self,
     ) -> ::core::option::Option<get_async_command_response::FlushDecoder<'a>> {
-        self.dec
+        self.o0
             .get(5)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(get_async_command_response::FlushDecoder::new)
     }
     /// Field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn flush_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.o0.get(5).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse` is present.
+    /// Whether field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush(&self) -> bool {
-        self.dec.has(5)
+        self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse`; `None` when absent or malformed.
     #[inline]
@@ -2803,79 +3120,60 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     ) -> ::core::option::Option<
         get_async_command_response::ClearIncrementalStateDecoder<'a>,
     > {
-        self.dec
+        self.o0
             .get(7)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(get_async_command_response::ClearIncrementalStateDecoder::new)
     }
     /// Field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse`, as its encoded bytes.
     #[inline]
     pub fn clear_incremental_state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.o0.get(7).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse` is present.
+    /// Whether field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse` is present (with the wire type its type has).
     #[inline]
     pub fn has_clear_incremental_state(&self) -> bool {
-        self.dec.has(7)
+        self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `cmd` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_cmd(
         &self,
     ) -> ::core::option::Option<get_async_command_response::Cmd<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                3 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(get_async_command_response::Cmd::SetupTracing)
-                }
-                6 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(get_async_command_response::Cmd::SetupDataSource)
-                }
-                1 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(get_async_command_response::Cmd::StartDataSource)
-                }
-                2 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(get_async_command_response::Cmd::StopDataSource)
-                }
-                5 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(get_async_command_response::Cmd::Flush)
-                }
-                7 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(get_async_command_response::Cmd::ClearIncrementalState)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            3 => {
+                ::protozero::__private::bytes(v)
+                    .map(get_async_command_response::SetupTracingDecoder::new)
+                    .map(get_async_command_response::Cmd::SetupTracing)
             }
+            6 => {
+                ::protozero::__private::bytes(v)
+                    .map(get_async_command_response::SetupDataSourceDecoder::new)
+                    .map(get_async_command_response::Cmd::SetupDataSource)
+            }
+            1 => {
+                ::protozero::__private::bytes(v)
+                    .map(get_async_command_response::StartDataSourceDecoder::new)
+                    .map(get_async_command_response::Cmd::StartDataSource)
+            }
+            2 => {
+                ::protozero::__private::bytes(v)
+                    .map(get_async_command_response::StopDataSourceDecoder::new)
+                    .map(get_async_command_response::Cmd::StopDataSource)
+            }
+            5 => {
+                ::protozero::__private::bytes(v)
+                    .map(get_async_command_response::FlushDecoder::new)
+                    .map(get_async_command_response::Cmd::Flush)
+            }
+            7 => {
+                ::protozero::__private::bytes(v)
+                    .map(get_async_command_response::ClearIncrementalStateDecoder::new)
+                    .map(get_async_command_response::Cmd::ClearIncrementalState)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for GetAsyncCommandResponseDecoder<'a> {
@@ -2886,7 +3184,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for GetAsyncCommandResponseDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for GetAsyncCommandResponseDecoder<'_> {
@@ -2901,7 +3199,7 @@ impl<'a> ::protozero::__private::DebugDecoder for GetAsyncCommandResponseDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<
                 get_async_command_response::StartDataSourceDecoder<'a>,
@@ -3004,64 +3302,83 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SetupDataSourceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> SetupDataSourceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn new_instance_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` is present.
+        /// Whether field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_new_instance_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn config(
             &self,
         ) -> ::core::option::Option<super::DataSourceConfigDecoder<'a>> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_bytes().ok())
-                .map(super::DataSourceConfigDecoder::new)
+            self.f2.map(super::DataSourceConfigDecoder::new)
         }
         /// Field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource`, as its encoded bytes.
         #[inline]
         pub fn config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` is present.
+        /// Whether field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_config(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SetupDataSourceDecoder<'a> {
@@ -3072,7 +3389,7 @@ pub mod get_async_command_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SetupDataSourceDecoder<'_> {
@@ -3087,7 +3404,7 @@ pub mod get_async_command_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3161,64 +3478,83 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct StartDataSourceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> StartDataSourceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn new_instance_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource` is present.
+        /// Whether field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_new_instance_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn config(
             &self,
         ) -> ::core::option::Option<super::DataSourceConfigDecoder<'a>> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_bytes().ok())
-                .map(super::DataSourceConfigDecoder::new)
+            self.f2.map(super::DataSourceConfigDecoder::new)
         }
         /// Field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource`, as its encoded bytes.
         #[inline]
         pub fn config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource` is present.
+        /// Whether field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_config(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for StartDataSourceDecoder<'a> {
@@ -3229,7 +3565,7 @@ pub mod get_async_command_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for StartDataSourceDecoder<'_> {
@@ -3244,7 +3580,7 @@ pub mod get_async_command_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3303,44 +3639,62 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct StopDataSourceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
     }
     impl<'a> StopDataSourceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StopDataSource`; `None` when absent or malformed.
         #[inline]
         pub fn instance_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StopDataSource` is present.
+        /// Whether field `instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StopDataSource` is present (with the wire type its type has).
         #[inline]
         pub fn has_instance_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for StopDataSourceDecoder<'a> {
@@ -3351,7 +3705,7 @@ pub mod get_async_command_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for StopDataSourceDecoder<'_> {
@@ -3366,7 +3720,7 @@ pub mod get_async_command_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3432,59 +3786,81 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SetupTracingDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> SetupTracingDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `shared_buffer_page_size_kb` = 1 (`uint32`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing`; `None` when absent or malformed.
         #[inline]
         pub fn shared_buffer_page_size_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `shared_buffer_page_size_kb` = 1 (`uint32`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing` is present.
+        /// Whether field `shared_buffer_page_size_kb` = 1 (`uint32`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing` is present (with the wire type its type has).
         #[inline]
         pub fn has_shared_buffer_page_size_kb(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `shm_key_windows` = 2 (`string`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn shm_key_windows(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `shm_key_windows` = 2 (`string`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn shm_key_windows_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `shm_key_windows` = 2 (`string`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing` is present.
+        /// Whether field `shm_key_windows` = 2 (`string`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing` is present (with the wire type its type has).
         #[inline]
         pub fn has_shm_key_windows(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SetupTracingDecoder<'a> {
@@ -3495,7 +3871,7 @@ pub mod get_async_command_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SetupTracingDecoder<'_> {
@@ -3510,7 +3886,7 @@ pub mod get_async_command_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3585,66 +3961,92 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.Flush` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.Flush` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FlushDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
     }
     impl<'a> FlushDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.r1.add(start, it.offset()),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `data_source_ids` = 1 (repeated `uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush`: every element in order (packed or not).
         #[inline]
         pub fn data_source_ids(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+            ::protozero::RepeatedScalars::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `data_source_ids` = 1 (repeated `uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush` occurs at least once.
         #[inline]
         pub fn has_data_source_ids(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
         /// Field `request_id` = 2 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush`; `None` when absent or malformed.
         #[inline]
         pub fn request_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `request_id` = 2 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush` is present.
+        /// Whether field `request_id` = 2 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush` is present (with the wire type its type has).
         #[inline]
         pub fn has_request_id(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `flags` = 3 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush`; `None` when absent or malformed.
         #[inline]
         pub fn flags(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `flags` = 3 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush` is present.
+        /// Whether field `flags` = 3 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush` is present (with the wire type its type has).
         #[inline]
         pub fn has_flags(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for FlushDecoder<'a> {
@@ -3655,7 +4057,7 @@ pub mod get_async_command_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for FlushDecoder<'_> {
@@ -3670,7 +4072,7 @@ pub mod get_async_command_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3734,46 +4136,65 @@ pub mod get_async_command_response {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ClearIncrementalStateDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
     }
     impl<'a> ClearIncrementalStateDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.r1.add(start, it.offset());
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `data_source_ids` = 1 (repeated `uint64`) of `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`: every element in order (packed or not).
         #[inline]
         pub fn data_source_ids(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+            ::protozero::RepeatedScalars::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `data_source_ids` = 1 (repeated `uint64`) of `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` occurs at least once.
         #[inline]
         pub fn has_data_source_ids(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ClearIncrementalStateDecoder<'a> {
@@ -3784,7 +4205,7 @@ pub mod get_async_command_response {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ClearIncrementalStateDecoder<'_> {
@@ -3799,7 +4220,7 @@ pub mod get_async_command_response {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -3854,34 +4275,42 @@ impl<'w> ::protozero::MessageWriter<'w> for SyncRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SyncRequest` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SyncRequest` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SyncRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> SyncRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SyncRequestDecoder<'a> {
@@ -3892,7 +4321,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SyncRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SyncRequestDecoder<'_> {
@@ -3907,7 +4336,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -3952,34 +4381,42 @@ impl<'w> ::protozero::MessageWriter<'w> for SyncResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SyncResponse` (from `perfetto/ipc/producer_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SyncResponse` (from `perfetto/ipc/producer_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SyncResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> SyncResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SyncResponseDecoder<'a> {
@@ -3990,7 +4427,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SyncResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SyncResponseDecoder<'_> {
@@ -4005,7 +4442,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()

@@ -52,49 +52,67 @@ impl<'w> ::protozero::MessageWriter<'w> for InitRelayRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InitRelayRequest` (from `perfetto/ipc/relay_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InitRelayRequest` (from `perfetto/ipc/relay_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InitRelayRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> InitRelayRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::bytes(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `system_info` = 1 (`perfetto.protos.SystemInfo`) of `perfetto.protos.InitRelayRequest`; `None` when absent or malformed.
     #[inline]
     pub fn system_info(&self) -> ::core::option::Option<SystemInfoDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(SystemInfoDecoder::new)
+        self.f1.map(SystemInfoDecoder::new)
     }
     /// Field `system_info` = 1 (`perfetto.protos.SystemInfo`) of `perfetto.protos.InitRelayRequest`, as its encoded bytes.
     #[inline]
     pub fn system_info_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `system_info` = 1 (`perfetto.protos.SystemInfo`) of `perfetto.protos.InitRelayRequest` is present.
+    /// Whether field `system_info` = 1 (`perfetto.protos.SystemInfo`) of `perfetto.protos.InitRelayRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_system_info(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InitRelayRequestDecoder<'a> {
@@ -105,7 +123,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InitRelayRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InitRelayRequestDecoder<'_> {
@@ -120,7 +138,7 @@ impl<'a> ::protozero::__private::DebugDecoder for InitRelayRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<SystemInfoDecoder<'a>>("system_info", d.get(1));
         s.check_fields(d, &[1]);
@@ -166,34 +184,42 @@ impl<'w> ::protozero::MessageWriter<'w> for InitRelayResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InitRelayResponse` (from `perfetto/ipc/relay_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InitRelayResponse` (from `perfetto/ipc/relay_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InitRelayResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> InitRelayResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InitRelayResponseDecoder<'a> {
@@ -204,7 +230,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InitRelayResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InitRelayResponseDecoder<'_> {
@@ -219,7 +245,7 @@ impl<'a> ::protozero::__private::DebugDecoder for InitRelayResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -293,69 +319,92 @@ impl<'w> ::protozero::MessageWriter<'w> for SyncClockRequest<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SyncClockRequest` (from `perfetto/ipc/relay_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SyncClockRequest` (from `perfetto/ipc/relay_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SyncClockRequestDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> SyncClockRequestDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `phase` = 1 (`perfetto.protos.SyncClockRequest.Phase`) of `perfetto.protos.SyncClockRequest`; `None` when absent, malformed or a number the enum does not name (see [`Self::phase_raw`]).
     #[inline]
     pub fn phase(&self) -> ::core::option::Option<sync_clock_request::Phase> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<sync_clock_request::Phase as ::protozero::ProtoEnum>::from_i32)
+        self.f1
+            .and_then(|v| <sync_clock_request::Phase as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `phase` = 1 (`perfetto.protos.SyncClockRequest.Phase`) of `perfetto.protos.SyncClockRequest`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn phase_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `phase` = 1 (`perfetto.protos.SyncClockRequest.Phase`) of `perfetto.protos.SyncClockRequest` is present.
+    /// Whether field `phase` = 1 (`perfetto.protos.SyncClockRequest.Phase`) of `perfetto.protos.SyncClockRequest` is present (with the wire type its type has).
     #[inline]
     pub fn has_phase(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `clocks` = 2 (repeated `perfetto.protos.SyncClockRequest.Clock`) of `perfetto.protos.SyncClockRequest`: every element in order (packed or not).
     #[inline]
     pub fn clocks(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sync_clock_request::ClockDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `clocks` = 2 (repeated `perfetto.protos.SyncClockRequest.Clock`) of `perfetto.protos.SyncClockRequest`, as raw bytes.
     #[inline]
     pub fn clocks_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `clocks` = 2 (repeated `perfetto.protos.SyncClockRequest.Clock`) of `perfetto.protos.SyncClockRequest` occurs at least once.
     #[inline]
     pub fn has_clocks(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SyncClockRequestDecoder<'a> {
@@ -366,7 +415,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SyncClockRequestDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SyncClockRequestDecoder<'_> {
@@ -381,7 +430,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncClockRequestDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<sync_clock_request::Phase>("phase", d.get(1));
         s.repeated_messages::<
@@ -520,54 +569,76 @@ pub mod sync_clock_request {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SyncClockRequest.Clock` (from `perfetto/ipc/relay_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SyncClockRequest.Clock` (from `perfetto/ipc/relay_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ClockDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> ClockDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `clock_id` = 1 (`uint32`) of `perfetto.protos.SyncClockRequest.Clock`; `None` when absent or malformed.
         #[inline]
         pub fn clock_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `clock_id` = 1 (`uint32`) of `perfetto.protos.SyncClockRequest.Clock` is present.
+        /// Whether field `clock_id` = 1 (`uint32`) of `perfetto.protos.SyncClockRequest.Clock` is present (with the wire type its type has).
         #[inline]
         pub fn has_clock_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `timestamp` = 2 (`uint64`) of `perfetto.protos.SyncClockRequest.Clock`; `None` when absent or malformed.
         #[inline]
         pub fn timestamp(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `timestamp` = 2 (`uint64`) of `perfetto.protos.SyncClockRequest.Clock` is present.
+        /// Whether field `timestamp` = 2 (`uint64`) of `perfetto.protos.SyncClockRequest.Clock` is present (with the wire type its type has).
         #[inline]
         pub fn has_timestamp(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ClockDecoder<'a> {
@@ -578,7 +649,7 @@ pub mod sync_clock_request {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ClockDecoder<'_> {
@@ -593,7 +664,7 @@ pub mod sync_clock_request {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -645,34 +716,42 @@ impl<'w> ::protozero::MessageWriter<'w> for SyncClockResponse<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SyncClockResponse` (from `perfetto/ipc/relay_port.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SyncClockResponse` (from `perfetto/ipc/relay_port.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SyncClockResponseDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> SyncClockResponseDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SyncClockResponseDecoder<'a> {
@@ -683,7 +762,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SyncClockResponseDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SyncClockResponseDecoder<'_> {
@@ -698,7 +777,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncClockResponseDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()

@@ -145,231 +145,243 @@ impl<'w> ::protozero::MessageWriter<'w> for IPCFrame<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IPCFrame` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.IPCFrame` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct IPCFrameDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f2: ::core::option::Option<u64>,
+    r1: ::protozero::__private::Occurrences,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> IPCFrameDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                1 => d.r1.add(start, it.offset()),
+                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `request_id` = 2 (`uint64`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn request_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `request_id` = 2 (`uint64`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `request_id` = 2 (`uint64`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_request_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn msg_bind_service(
         &self,
     ) -> ::core::option::Option<ipc_frame::BindServiceDecoder<'a>> {
-        self.dec
+        self.o0
             .get(3)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ipc_frame::BindServiceDecoder::new)
     }
     /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_bind_service_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.o0.get(3).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_bind_service(&self) -> bool {
-        self.dec.has(3)
+        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn msg_bind_service_reply(
         &self,
     ) -> ::core::option::Option<ipc_frame::BindServiceReplyDecoder<'a>> {
-        self.dec
+        self.o0
             .get(4)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ipc_frame::BindServiceReplyDecoder::new)
     }
     /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_bind_service_reply_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.o0.get(4).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_bind_service_reply(&self) -> bool {
-        self.dec.has(4)
+        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn msg_invoke_method(
         &self,
     ) -> ::core::option::Option<ipc_frame::InvokeMethodDecoder<'a>> {
-        self.dec
+        self.o0
             .get(5)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ipc_frame::InvokeMethodDecoder::new)
     }
     /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_invoke_method_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.o0.get(5).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_invoke_method(&self) -> bool {
-        self.dec.has(5)
+        self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn msg_invoke_method_reply(
         &self,
     ) -> ::core::option::Option<ipc_frame::InvokeMethodReplyDecoder<'a>> {
-        self.dec
+        self.o0
             .get(6)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ipc_frame::InvokeMethodReplyDecoder::new)
     }
     /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_invoke_method_reply_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.o0.get(6).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_invoke_method_reply(&self) -> bool {
-        self.dec.has(6)
+        self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn msg_request_error(
         &self,
     ) -> ::core::option::Option<ipc_frame::RequestErrorDecoder<'a>> {
-        self.dec
+        self.o0
             .get(7)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ipc_frame::RequestErrorDecoder::new)
     }
     /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn msg_request_error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.o0.get(7).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_request_error(&self) -> bool {
-        self.dec.has(7)
+        self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
     #[inline]
     pub fn set_peer_identity(
         &self,
     ) -> ::core::option::Option<ipc_frame::SetPeerIdentityDecoder<'a>> {
-        self.dec
+        self.o0
             .get(8)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ipc_frame::SetPeerIdentityDecoder::new)
     }
     /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`, as its encoded bytes.
     #[inline]
     pub fn set_peer_identity_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.o0.get(8).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame` is present.
+    /// Whether field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_set_peer_identity(&self) -> bool {
-        self.dec.has(8)
+        self.o0.get(8).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `data_for_testing` = 1 (repeated `bytes`) of `perfetto.protos.IPCFrame`: every element in order (packed or not).
     #[inline]
     pub fn data_for_testing(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `data_for_testing` = 1 (repeated `bytes`) of `perfetto.protos.IPCFrame` occurs at least once.
     #[inline]
     pub fn has_data_for_testing(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
-    /// Which member of oneof `msg` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `msg` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_msg(&self) -> ::core::option::Option<ipc_frame::Msg<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                3 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ipc_frame::Msg::MsgBindService)
-                }
-                4 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ipc_frame::Msg::MsgBindServiceReply)
-                }
-                5 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ipc_frame::Msg::MsgInvokeMethod)
-                }
-                6 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ipc_frame::Msg::MsgInvokeMethodReply)
-                }
-                7 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ipc_frame::Msg::MsgRequestError)
-                }
-                8 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ipc_frame::Msg::SetPeerIdentity)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            3 => {
+                ::protozero::__private::bytes(v)
+                    .map(ipc_frame::BindServiceDecoder::new)
+                    .map(ipc_frame::Msg::MsgBindService)
             }
+            4 => {
+                ::protozero::__private::bytes(v)
+                    .map(ipc_frame::BindServiceReplyDecoder::new)
+                    .map(ipc_frame::Msg::MsgBindServiceReply)
+            }
+            5 => {
+                ::protozero::__private::bytes(v)
+                    .map(ipc_frame::InvokeMethodDecoder::new)
+                    .map(ipc_frame::Msg::MsgInvokeMethod)
+            }
+            6 => {
+                ::protozero::__private::bytes(v)
+                    .map(ipc_frame::InvokeMethodReplyDecoder::new)
+                    .map(ipc_frame::Msg::MsgInvokeMethodReply)
+            }
+            7 => {
+                ::protozero::__private::bytes(v)
+                    .map(ipc_frame::RequestErrorDecoder::new)
+                    .map(ipc_frame::Msg::MsgRequestError)
+            }
+            8 => {
+                ::protozero::__private::bytes(v)
+                    .map(ipc_frame::SetPeerIdentityDecoder::new)
+                    .map(ipc_frame::Msg::SetPeerIdentity)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for IPCFrameDecoder<'a> {
@@ -380,7 +392,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for IPCFrameDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for IPCFrameDecoder<'_> {
@@ -395,7 +407,7 @@ impl<'a> ::protozero::__private::DebugDecoder for IPCFrameDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_bytes("data_for_testing", d.repeated(1));
         s.scalar("request_id", d.get(2), ::protozero::kinds::Uint64);
@@ -481,49 +493,67 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindService` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindService` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BindServiceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> BindServiceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn service_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn service_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService` is present.
+        /// Whether field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService` is present (with the wire type its type has).
         #[inline]
         pub fn has_service_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BindServiceDecoder<'a> {
@@ -534,7 +564,7 @@ pub mod ipc_frame {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BindServiceDecoder<'_> {
@@ -549,7 +579,7 @@ pub mod ipc_frame {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -630,54 +660,80 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BindServiceReplyDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        r3: ::protozero::__private::Occurrences,
     }
     impl<'a> BindServiceReplyDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                r3: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.r3.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.BindServiceReply`; `None` when absent or malformed.
         #[inline]
         pub fn success(&self) -> ::core::option::Option<bool> {
-            self.dec.get(1).and_then(|f| f.as_bool().ok())
+            self.f1.map(|v| v != 0)
         }
-        /// Whether field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.BindServiceReply` is present.
+        /// Whether field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.BindServiceReply` is present (with the wire type its type has).
         #[inline]
         pub fn has_success(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `service_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply`; `None` when absent or malformed.
         #[inline]
         pub fn service_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `service_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply` is present.
+        /// Whether field `service_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply` is present (with the wire type its type has).
         #[inline]
         pub fn has_service_id(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `methods` = 3 (repeated `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`) of `perfetto.protos.IPCFrame.BindServiceReply`: every element in order (packed or not).
         #[inline]
@@ -687,17 +743,17 @@ pub mod ipc_frame {
             'a,
             bind_service_reply::MethodInfoDecoder<'a>,
         > {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(3))
+            ::protozero::RepeatedMessages::new(self.r3.fields(self.buf, 3))
         }
         /// Field `methods` = 3 (repeated `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`) of `perfetto.protos.IPCFrame.BindServiceReply`, as raw bytes.
         #[inline]
         pub fn methods_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+            ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `methods` = 3 (repeated `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`) of `perfetto.protos.IPCFrame.BindServiceReply` occurs at least once.
         #[inline]
         pub fn has_methods(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BindServiceReplyDecoder<'a> {
@@ -708,7 +764,7 @@ pub mod ipc_frame {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BindServiceReplyDecoder<'_> {
@@ -723,7 +779,7 @@ pub mod ipc_frame {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -795,18 +851,40 @@ pub mod ipc_frame {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct MethodInfoDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 3>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<u64>,
+            f2: ::core::option::Option<&'a [u8]>,
         }
         impl<'a> MethodInfoDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::varint(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -814,42 +892,42 @@ pub mod ipc_frame {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`; `None` when absent or malformed.
             #[inline]
             pub fn id(&self) -> ::core::option::Option<u32> {
-                self.dec.get(1).and_then(|f| f.as_u32().ok())
+                self.f1.map(|v| v as u32)
             }
-            /// Whether field `id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` is present.
+            /// Whether field `id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` is present (with the wire type its type has).
             #[inline]
             pub fn has_id(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn name(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(2).and_then(|f| f.as_str().ok())
+                self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` is present.
+            /// Whether field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` is present (with the wire type its type has).
             #[inline]
             pub fn has_name(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for MethodInfoDecoder<'a> {
@@ -860,7 +938,7 @@ pub mod ipc_frame {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for MethodInfoDecoder<'_> {
@@ -875,7 +953,7 @@ pub mod ipc_frame {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -959,74 +1037,102 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InvokeMethodDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
+        f4: ::core::option::Option<u64>,
     }
     impl<'a> InvokeMethodDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `service_id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod`; `None` when absent or malformed.
         #[inline]
         pub fn service_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `service_id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod` is present.
+        /// Whether field `service_id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod` is present (with the wire type its type has).
         #[inline]
         pub fn has_service_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `method_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod`; `None` when absent or malformed.
         #[inline]
         pub fn method_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `method_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod` is present.
+        /// Whether field `method_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod` is present (with the wire type its type has).
         #[inline]
         pub fn has_method_id(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `args_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethod`; `None` when absent or malformed.
         #[inline]
         pub fn args_proto(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `args_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethod` is present.
+        /// Whether field `args_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethod` is present (with the wire type its type has).
         #[inline]
         pub fn has_args_proto(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `drop_reply` = 4 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethod`; `None` when absent or malformed.
         #[inline]
         pub fn drop_reply(&self) -> ::core::option::Option<bool> {
-            self.dec.get(4).and_then(|f| f.as_bool().ok())
+            self.f4.map(|v| v != 0)
         }
-        /// Whether field `drop_reply` = 4 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethod` is present.
+        /// Whether field `drop_reply` = 4 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethod` is present (with the wire type its type has).
         #[inline]
         pub fn has_drop_reply(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for InvokeMethodDecoder<'a> {
@@ -1037,7 +1143,7 @@ pub mod ipc_frame {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for InvokeMethodDecoder<'_> {
@@ -1052,7 +1158,7 @@ pub mod ipc_frame {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1129,64 +1235,89 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InvokeMethodReplyDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> InvokeMethodReplyDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply`; `None` when absent or malformed.
         #[inline]
         pub fn success(&self) -> ::core::option::Option<bool> {
-            self.dec.get(1).and_then(|f| f.as_bool().ok())
+            self.f1.map(|v| v != 0)
         }
-        /// Whether field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply` is present.
+        /// Whether field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply` is present (with the wire type its type has).
         #[inline]
         pub fn has_success(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `has_more` = 2 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply`; `None` when absent or malformed.
         #[inline]
         pub fn has_more(&self) -> ::core::option::Option<bool> {
-            self.dec.get(2).and_then(|f| f.as_bool().ok())
+            self.f2.map(|v| v != 0)
         }
-        /// Whether field `has_more` = 2 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply` is present.
+        /// Whether field `has_more` = 2 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply` is present (with the wire type its type has).
         #[inline]
         pub fn has_has_more(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `reply_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethodReply`; `None` when absent or malformed.
         #[inline]
         pub fn reply_proto(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `reply_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethodReply` is present.
+        /// Whether field `reply_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethodReply` is present (with the wire type its type has).
         #[inline]
         pub fn has_reply_proto(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for InvokeMethodReplyDecoder<'a> {
@@ -1197,7 +1328,7 @@ pub mod ipc_frame {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for InvokeMethodReplyDecoder<'_> {
@@ -1212,7 +1343,7 @@ pub mod ipc_frame {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1272,49 +1403,67 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct RequestErrorDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> RequestErrorDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn error(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError` is present.
+        /// Whether field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError` is present (with the wire type its type has).
         #[inline]
         pub fn has_error(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for RequestErrorDecoder<'a> {
@@ -1325,7 +1474,7 @@ pub mod ipc_frame {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for RequestErrorDecoder<'_> {
@@ -1340,7 +1489,7 @@ pub mod ipc_frame {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1422,84 +1571,112 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SetPeerIdentityDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
+        f4: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> SetPeerIdentityDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `pid` = 1 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent or malformed.
         #[inline]
         pub fn pid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present.
+        /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present (with the wire type its type has).
         #[inline]
         pub fn has_pid(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `uid` = 2 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent or malformed.
         #[inline]
         pub fn uid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `uid` = 2 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present.
+        /// Whether field `uid` = 2 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present (with the wire type its type has).
         #[inline]
         pub fn has_uid(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn machine_id_hint(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn machine_id_hint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present.
+        /// Whether field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present (with the wire type its type has).
         #[inline]
         pub fn has_machine_id_hint(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn machine_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(4).and_then(|f| f.as_str().ok())
+            self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn machine_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present.
+        /// Whether field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present (with the wire type its type has).
         #[inline]
         pub fn has_machine_name(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SetPeerIdentityDecoder<'a> {
@@ -1510,7 +1687,7 @@ pub mod ipc_frame {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SetPeerIdentityDecoder<'_> {
@@ -1525,7 +1702,7 @@ pub mod ipc_frame {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

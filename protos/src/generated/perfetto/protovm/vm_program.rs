@@ -144,61 +144,84 @@ impl<'w> ::protozero::MessageWriter<'w> for VmProgram<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmProgram` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmProgram` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmProgramDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> VmProgramDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `version` = 1 (`uint32`) of `perfetto.protos.VmProgram`; `None` when absent or malformed.
     #[inline]
     pub fn version(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `version` = 1 (`uint32`) of `perfetto.protos.VmProgram` is present.
+    /// Whether field `version` = 1 (`uint32`) of `perfetto.protos.VmProgram` is present (with the wire type its type has).
     #[inline]
     pub fn has_version(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `instructions` = 2 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmProgram`: every element in order (packed or not).
     #[inline]
     pub fn instructions(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, VmInstructionDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `instructions` = 2 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmProgram`, as raw bytes.
     #[inline]
     pub fn instructions_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `instructions` = 2 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmProgram` occurs at least once.
     #[inline]
     pub fn has_instructions(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmProgramDecoder<'a> {
@@ -209,7 +232,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmProgramDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmProgramDecoder<'_> {
@@ -224,7 +247,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmProgramDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("version", d.get(1), ::protozero::kinds::Uint32);
         s.repeated_messages::<VmInstructionDecoder<'a>>("instructions", d.repeated(2));
@@ -365,196 +388,215 @@ impl<'w> ::protozero::MessageWriter<'w> for VmInstruction<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmInstruction` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmInstruction` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmInstructionDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 8>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f6: ::core::option::Option<u64>,
+    r7: ::protozero::__private::Occurrences,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> VmInstructionDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            r7: ::protozero::__private::Occurrences::NONE,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.r7.add(start, it.offset()),
+                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
     #[inline]
     pub fn select(&self) -> ::core::option::Option<VmOpSelectDecoder<'a>> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok()).map(VmOpSelectDecoder::new)
+        self.o0
+            .get(1)
+            .and_then(::protozero::__private::bytes)
+            .map(VmOpSelectDecoder::new)
     }
     /// Field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn select_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.o0.get(1).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction` is present.
+    /// Whether field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_select(&self) -> bool {
-        self.dec.has(1)
+        self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
     #[inline]
     pub fn reg_load(&self) -> ::core::option::Option<VmOpRegLoadDecoder<'a>> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok()).map(VmOpRegLoadDecoder::new)
+        self.o0
+            .get(2)
+            .and_then(::protozero::__private::bytes)
+            .map(VmOpRegLoadDecoder::new)
     }
     /// Field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn reg_load_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.o0.get(2).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction` is present.
+    /// Whether field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_reg_load(&self) -> bool {
-        self.dec.has(2)
+        self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
     #[inline]
     pub fn merge(&self) -> ::core::option::Option<VmOpMergeDecoder<'a>> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok()).map(VmOpMergeDecoder::new)
+        self.o0.get(3).and_then(::protozero::__private::bytes).map(VmOpMergeDecoder::new)
     }
     /// Field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn merge_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.o0.get(3).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction` is present.
+    /// Whether field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_merge(&self) -> bool {
-        self.dec.has(3)
+        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
     #[inline]
     pub fn set(&self) -> ::core::option::Option<VmOpSetDecoder<'a>> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok()).map(VmOpSetDecoder::new)
+        self.o0.get(4).and_then(::protozero::__private::bytes).map(VmOpSetDecoder::new)
     }
     /// Field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn set_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.o0.get(4).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction` is present.
+    /// Whether field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_set(&self) -> bool {
-        self.dec.has(4)
+        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed.
     #[inline]
     pub fn del(&self) -> ::core::option::Option<VmOpDelDecoder<'a>> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok()).map(VmOpDelDecoder::new)
+        self.o0.get(5).and_then(::protozero::__private::bytes).map(VmOpDelDecoder::new)
     }
     /// Field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction`, as its encoded bytes.
     #[inline]
     pub fn del_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.o0.get(5).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction` is present.
+    /// Whether field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_del(&self) -> bool {
-        self.dec.has(5)
+        self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent, malformed or a number the enum does not name (see [`Self::abort_level_raw`]).
     #[inline]
     pub fn abort_level(&self) -> ::core::option::Option<vm_instruction::AbortLevel> {
-        self.dec
-            .get(6)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32)
+        self.f6
+            .and_then(|v| <vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn abort_level_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(6).and_then(|f| f.as_i32().ok())
+        self.f6.map(|v| v as i32)
     }
-    /// Whether field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction` is present.
+    /// Whether field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
     #[inline]
     pub fn has_abort_level(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `nested_instructions` = 7 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmInstruction`: every element in order (packed or not).
     #[inline]
     pub fn nested_instructions(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, VmInstructionDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(7))
+        ::protozero::RepeatedMessages::new(self.r7.fields(self.buf, 7))
     }
     /// Field `nested_instructions` = 7 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmInstruction`, as raw bytes.
     #[inline]
     pub fn nested_instructions_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(7))
+        ::protozero::RepeatedBytes::new(self.r7.fields(self.buf, 7))
     }
     /// Whether field `nested_instructions` = 7 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmInstruction` occurs at least once.
     #[inline]
     pub fn has_nested_instructions(&self) -> bool {
-        self.dec.has(7)
+        !self.r7.is_empty()
     }
-    /// Which member of oneof `operation` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `operation` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_operation(
         &self,
     ) -> ::core::option::Option<vm_instruction::Operation<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                1 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(vm_instruction::Operation::Select)
-                }
-                2 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(vm_instruction::Operation::RegLoad)
-                }
-                3 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(vm_instruction::Operation::Merge)
-                }
-                4 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(vm_instruction::Operation::Set)
-                }
-                5 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(vm_instruction::Operation::Del)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            1 => {
+                ::protozero::__private::bytes(v)
+                    .map(VmOpSelectDecoder::new)
+                    .map(vm_instruction::Operation::Select)
             }
+            2 => {
+                ::protozero::__private::bytes(v)
+                    .map(VmOpRegLoadDecoder::new)
+                    .map(vm_instruction::Operation::RegLoad)
+            }
+            3 => {
+                ::protozero::__private::bytes(v)
+                    .map(VmOpMergeDecoder::new)
+                    .map(vm_instruction::Operation::Merge)
+            }
+            4 => {
+                ::protozero::__private::bytes(v)
+                    .map(VmOpSetDecoder::new)
+                    .map(vm_instruction::Operation::Set)
+            }
+            5 => {
+                ::protozero::__private::bytes(v)
+                    .map(VmOpDelDecoder::new)
+                    .map(vm_instruction::Operation::Del)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmInstructionDecoder<'a> {
@@ -565,7 +607,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmInstructionDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmInstructionDecoder<'_> {
@@ -580,7 +622,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmInstructionDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<VmOpSelectDecoder<'a>>("select", d.get(1));
         s.message::<VmOpRegLoadDecoder<'a>>("reg_load", d.get(2));
@@ -778,79 +820,103 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpSelect<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpSelect` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmOpSelect` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmOpSelectDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> VmOpSelectDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
     #[inline]
     pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<VmCursorEnum as ::protozero::ProtoEnum>::from_i32)
+        self.f1
+            .and_then(|v| <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(v as i32))
     }
     /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect` is present.
+    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect` is present (with the wire type its type has).
     #[inline]
     pub fn has_cursor(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `relative_path` = 2 (repeated `perfetto.protos.VmOpSelect.PathComponent`) of `perfetto.protos.VmOpSelect`: every element in order (packed or not).
     #[inline]
     pub fn relative_path(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, vm_op_select::PathComponentDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `relative_path` = 2 (repeated `perfetto.protos.VmOpSelect.PathComponent`) of `perfetto.protos.VmOpSelect`, as raw bytes.
     #[inline]
     pub fn relative_path_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `relative_path` = 2 (repeated `perfetto.protos.VmOpSelect.PathComponent`) of `perfetto.protos.VmOpSelect` occurs at least once.
     #[inline]
     pub fn has_relative_path(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `create_if_not_exist` = 3 (`bool`) of `perfetto.protos.VmOpSelect`; `None` when absent or malformed.
     #[inline]
     pub fn create_if_not_exist(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `create_if_not_exist` = 3 (`bool`) of `perfetto.protos.VmOpSelect` is present.
+    /// Whether field `create_if_not_exist` = 3 (`bool`) of `perfetto.protos.VmOpSelect` is present (with the wire type its type has).
     #[inline]
     pub fn has_create_if_not_exist(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmOpSelectDecoder<'a> {
@@ -861,7 +927,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpSelectDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmOpSelectDecoder<'_> {
@@ -876,7 +942,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpSelectDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<VmCursorEnum>("cursor", d.get(1));
         s.repeated_messages::<
@@ -979,112 +1045,147 @@ pub mod vm_op_select {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.VmOpSelect.PathComponent` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.VmOpSelect.PathComponent` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct PathComponentDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 8>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> PathComponentDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                o0: ::protozero::__private::OneofSlot::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `field_id` = 1 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn field_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v as u32)
         }
-        /// Whether field `field_id` = 1 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present.
+        /// Whether field `field_id` = 1 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_id(&self) -> bool {
-            self.dec.has(1)
+            self.o0.get(1).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `array_index` = 2 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn array_index(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.o0.get(2).and_then(::protozero::__private::varint).map(|v| v as u32)
         }
-        /// Whether field `array_index` = 2 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present.
+        /// Whether field `array_index` = 2 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_array_index(&self) -> bool {
-            self.dec.has(2)
+            self.o0.get(2).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `map_key_field_id` = 3 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn map_key_field_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.o0.get(3).and_then(::protozero::__private::varint).map(|v| v as u32)
         }
-        /// Whether field `map_key_field_id` = 3 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present.
+        /// Whether field `map_key_field_id` = 3 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_map_key_field_id(&self) -> bool {
-            self.dec.has(3)
+            self.o0.get(3).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `is_repeated` = 5 (`bool`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn is_repeated(&self) -> ::core::option::Option<bool> {
-            self.dec.get(5).and_then(|f| f.as_bool().ok())
+            self.f5.map(|v| v != 0)
         }
-        /// Whether field `is_repeated` = 5 (`bool`) of `perfetto.protos.VmOpSelect.PathComponent` is present.
+        /// Whether field `is_repeated` = 5 (`bool`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_is_repeated(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `register_to_match` = 6 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn register_to_match(&self) -> ::core::option::Option<u32> {
-            self.dec.get(6).and_then(|f| f.as_u32().ok())
+            self.f6.map(|v| v as u32)
         }
-        /// Whether field `register_to_match` = 6 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present.
+        /// Whether field `register_to_match` = 6 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_register_to_match(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `store_foreach_index_into_register` = 7 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`; `None` when absent or malformed.
         #[inline]
         pub fn store_foreach_index_into_register(&self) -> ::core::option::Option<u32> {
-            self.dec.get(7).and_then(|f| f.as_u32().ok())
+            self.f7.map(|v| v as u32)
         }
-        /// Whether field `store_foreach_index_into_register` = 7 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present.
+        /// Whether field `store_foreach_index_into_register` = 7 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent` is present (with the wire type its type has).
         #[inline]
         pub fn has_store_foreach_index_into_register(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
-        /// Which member of oneof `field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+        /// Which member of oneof `field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+        #[inline]
         pub fn which_field(&self) -> ::core::option::Option<path_component::Field> {
-            let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer())
-                .map_while(::core::result::Result::ok)
-            {
-                let value = match field.id {
-                    1 => field.as_u32().ok().map(path_component::Field::FieldId),
-                    2 => field.as_u32().ok().map(path_component::Field::ArrayIndex),
-                    3 => field.as_u32().ok().map(path_component::Field::MapKeyFieldId),
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
+            let v = self.o0.value();
+            match self.o0.id() {
+                1 => {
+                    ::protozero::__private::varint(v)
+                        .map(|v| v as u32)
+                        .map(path_component::Field::FieldId)
                 }
+                2 => {
+                    ::protozero::__private::varint(v)
+                        .map(|v| v as u32)
+                        .map(path_component::Field::ArrayIndex)
+                }
+                3 => {
+                    ::protozero::__private::varint(v)
+                        .map(|v| v as u32)
+                        .map(path_component::Field::MapKeyFieldId)
+                }
+                _ => ::core::option::Option::None,
             }
-            found
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for PathComponentDecoder<'a> {
@@ -1095,7 +1196,7 @@ pub mod vm_op_select {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for PathComponentDecoder<'_> {
@@ -1110,7 +1211,7 @@ pub mod vm_op_select {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1206,62 +1307,82 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpRegLoad<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpRegLoad` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmOpRegLoad` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmOpRegLoadDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> VmOpRegLoadDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
     #[inline]
     pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<VmCursorEnum as ::protozero::ProtoEnum>::from_i32)
+        self.f1
+            .and_then(|v| <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(v as i32))
     }
     /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad` is present.
+    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad` is present (with the wire type its type has).
     #[inline]
     pub fn has_cursor(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `dst_register` = 2 (`uint32`) of `perfetto.protos.VmOpRegLoad`; `None` when absent or malformed.
     #[inline]
     pub fn dst_register(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `dst_register` = 2 (`uint32`) of `perfetto.protos.VmOpRegLoad` is present.
+    /// Whether field `dst_register` = 2 (`uint32`) of `perfetto.protos.VmOpRegLoad` is present (with the wire type its type has).
     #[inline]
     pub fn has_dst_register(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmOpRegLoadDecoder<'a> {
@@ -1272,7 +1393,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpRegLoadDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmOpRegLoadDecoder<'_> {
@@ -1287,7 +1408,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpRegLoadDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<VmCursorEnum>("cursor", d.get(1));
         s.scalar("dst_register", d.get(2), ::protozero::kinds::Uint32);
@@ -1350,54 +1471,76 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpMerge<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpMerge` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmOpMerge` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmOpMergeDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> VmOpMergeDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `skip_submessages` = 1 (`bool`) of `perfetto.protos.VmOpMerge`; `None` when absent or malformed.
     #[inline]
     pub fn skip_submessages(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.f1.map(|v| v != 0)
     }
-    /// Whether field `skip_submessages` = 1 (`bool`) of `perfetto.protos.VmOpMerge` is present.
+    /// Whether field `skip_submessages` = 1 (`bool`) of `perfetto.protos.VmOpMerge` is present (with the wire type its type has).
     #[inline]
     pub fn has_skip_submessages(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `del_if_src_empty` = 2 (`bool`) of `perfetto.protos.VmOpMerge`; `None` when absent or malformed.
     #[inline]
     pub fn del_if_src_empty(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `del_if_src_empty` = 2 (`bool`) of `perfetto.protos.VmOpMerge` is present.
+    /// Whether field `del_if_src_empty` = 2 (`bool`) of `perfetto.protos.VmOpMerge` is present (with the wire type its type has).
     #[inline]
     pub fn has_del_if_src_empty(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmOpMergeDecoder<'a> {
@@ -1408,7 +1551,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpMergeDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmOpMergeDecoder<'_> {
@@ -1423,7 +1566,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpMergeDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("skip_submessages", d.get(1), ::protozero::kinds::Bool);
         s.scalar("del_if_src_empty", d.get(2), ::protozero::kinds::Bool);
@@ -1470,34 +1613,42 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpSet<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpSet` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmOpSet` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmOpSetDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> VmOpSetDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmOpSetDecoder<'a> {
@@ -1508,7 +1659,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpSetDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmOpSetDecoder<'_> {
@@ -1523,7 +1674,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpSetDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()
@@ -1568,34 +1719,42 @@ impl<'w> ::protozero::MessageWriter<'w> for VmOpDel<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.VmOpDel` (from `perfetto/protovm/vm_program.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.VmOpDel` (from `perfetto/protovm/vm_program.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct VmOpDelDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> VmOpDelDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for VmOpDelDecoder<'a> {
@@ -1606,7 +1765,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for VmOpDelDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for VmOpDelDecoder<'_> {
@@ -1621,7 +1780,7 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpDelDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()

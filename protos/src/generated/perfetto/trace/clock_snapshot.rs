@@ -66,69 +66,90 @@ impl<'w> ::protozero::MessageWriter<'w> for ClockSnapshot<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ClockSnapshot` (from `perfetto/trace/clock_snapshot.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ClockSnapshot` (from `perfetto/trace/clock_snapshot.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ClockSnapshotDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> ClockSnapshotDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `clocks` = 1 (repeated `perfetto.protos.ClockSnapshot.Clock`) of `perfetto.protos.ClockSnapshot`: every element in order (packed or not).
     #[inline]
     pub fn clocks(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, clock_snapshot::ClockDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `clocks` = 1 (repeated `perfetto.protos.ClockSnapshot.Clock`) of `perfetto.protos.ClockSnapshot`, as raw bytes.
     #[inline]
     pub fn clocks_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `clocks` = 1 (repeated `perfetto.protos.ClockSnapshot.Clock`) of `perfetto.protos.ClockSnapshot` occurs at least once.
     #[inline]
     pub fn has_clocks(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
     #[inline]
     pub fn primary_trace_clock(&self) -> ::core::option::Option<BuiltinClock> {
-        self.dec
-            .get(2)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<BuiltinClock as ::protozero::ProtoEnum>::from_i32)
+        self.f2
+            .and_then(|v| <BuiltinClock as ::protozero::ProtoEnum>::from_i32(v as i32))
     }
     /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot` is present.
+    /// Whether field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot` is present (with the wire type its type has).
     #[inline]
     pub fn has_primary_trace_clock(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ClockSnapshotDecoder<'a> {
@@ -139,7 +160,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ClockSnapshotDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ClockSnapshotDecoder<'_> {
@@ -154,7 +175,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ClockSnapshotDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<clock_snapshot::ClockDecoder<'a>>("clocks", d.repeated(1));
         s.enumeration::<BuiltinClock>("primary_trace_clock", d.get(2));
@@ -235,74 +256,102 @@ pub mod clock_snapshot {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ClockSnapshot.Clock` (from `perfetto/trace/clock_snapshot.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ClockSnapshot.Clock` (from `perfetto/trace/clock_snapshot.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ClockDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
     }
     impl<'a> ClockDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `clock_id` = 1 (`uint32`) of `perfetto.protos.ClockSnapshot.Clock`; `None` when absent or malformed.
         #[inline]
         pub fn clock_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `clock_id` = 1 (`uint32`) of `perfetto.protos.ClockSnapshot.Clock` is present.
+        /// Whether field `clock_id` = 1 (`uint32`) of `perfetto.protos.ClockSnapshot.Clock` is present (with the wire type its type has).
         #[inline]
         pub fn has_clock_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `timestamp` = 2 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock`; `None` when absent or malformed.
         #[inline]
         pub fn timestamp(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `timestamp` = 2 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock` is present.
+        /// Whether field `timestamp` = 2 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock` is present (with the wire type its type has).
         #[inline]
         pub fn has_timestamp(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `is_incremental` = 3 (`bool`) of `perfetto.protos.ClockSnapshot.Clock`; `None` when absent or malformed.
         #[inline]
         pub fn is_incremental(&self) -> ::core::option::Option<bool> {
-            self.dec.get(3).and_then(|f| f.as_bool().ok())
+            self.f3.map(|v| v != 0)
         }
-        /// Whether field `is_incremental` = 3 (`bool`) of `perfetto.protos.ClockSnapshot.Clock` is present.
+        /// Whether field `is_incremental` = 3 (`bool`) of `perfetto.protos.ClockSnapshot.Clock` is present (with the wire type its type has).
         #[inline]
         pub fn has_is_incremental(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `unit_multiplier_ns` = 4 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock`; `None` when absent or malformed.
         #[inline]
         pub fn unit_multiplier_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(4).and_then(|f| f.as_u64().ok())
+            self.f4
         }
-        /// Whether field `unit_multiplier_ns` = 4 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock` is present.
+        /// Whether field `unit_multiplier_ns` = 4 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock` is present (with the wire type its type has).
         #[inline]
         pub fn has_unit_multiplier_ns(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ClockDecoder<'a> {
@@ -313,7 +362,7 @@ pub mod clock_snapshot {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ClockDecoder<'_> {
@@ -328,7 +377,7 @@ pub mod clock_snapshot {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -54,51 +54,70 @@ impl<'w> ::protozero::MessageWriter<'w> for RemoteClockSync<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RemoteClockSync` (from `perfetto/trace/remote_clock_sync.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.RemoteClockSync` (from `perfetto/trace/remote_clock_sync.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct RemoteClockSyncDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> RemoteClockSyncDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `synced_clocks` = 1 (repeated `perfetto.protos.RemoteClockSync.SyncedClocks`) of `perfetto.protos.RemoteClockSync`: every element in order (packed or not).
     #[inline]
     pub fn synced_clocks(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, remote_clock_sync::SyncedClocksDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `synced_clocks` = 1 (repeated `perfetto.protos.RemoteClockSync.SyncedClocks`) of `perfetto.protos.RemoteClockSync`, as raw bytes.
     #[inline]
     pub fn synced_clocks_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `synced_clocks` = 1 (repeated `perfetto.protos.RemoteClockSync.SyncedClocks`) of `perfetto.protos.RemoteClockSync` occurs at least once.
     #[inline]
     pub fn has_synced_clocks(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for RemoteClockSyncDecoder<'a> {
@@ -109,7 +128,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for RemoteClockSyncDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for RemoteClockSyncDecoder<'_> {
@@ -124,7 +143,7 @@ impl<'a> ::protozero::__private::DebugDecoder for RemoteClockSyncDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 remote_clock_sync::SyncedClocksDecoder<'a>,
@@ -204,74 +223,90 @@ pub mod remote_clock_sync {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.RemoteClockSync.SyncedClocks` (from `perfetto/trace/remote_clock_sync.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.RemoteClockSync.SyncedClocks` (from `perfetto/trace/remote_clock_sync.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SyncedClocksDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f2: ::core::option::Option<&'a [u8]>,
+        f3: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> SyncedClocksDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`; `None` when absent or malformed.
         #[inline]
         pub fn client_clocks(
             &self,
         ) -> ::core::option::Option<super::ClockSnapshotDecoder<'a>> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_bytes().ok())
-                .map(super::ClockSnapshotDecoder::new)
+            self.f2.map(super::ClockSnapshotDecoder::new)
         }
         /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`, as its encoded bytes.
         #[inline]
         pub fn client_clocks_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks` is present.
+        /// Whether field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks` is present (with the wire type its type has).
         #[inline]
         pub fn has_client_clocks(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`; `None` when absent or malformed.
         #[inline]
         pub fn host_clocks(
             &self,
         ) -> ::core::option::Option<super::ClockSnapshotDecoder<'a>> {
-            self.dec
-                .get(3)
-                .and_then(|f| f.as_bytes().ok())
-                .map(super::ClockSnapshotDecoder::new)
+            self.f3.map(super::ClockSnapshotDecoder::new)
         }
         /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`, as its encoded bytes.
         #[inline]
         pub fn host_clocks_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks` is present.
+        /// Whether field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks` is present (with the wire type its type has).
         #[inline]
         pub fn has_host_clocks(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SyncedClocksDecoder<'a> {
@@ -282,7 +317,7 @@ pub mod remote_clock_sync {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SyncedClocksDecoder<'_> {
@@ -297,7 +332,7 @@ pub mod remote_clock_sync {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

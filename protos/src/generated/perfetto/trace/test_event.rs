@@ -116,137 +116,165 @@ impl<'w> ::protozero::MessageWriter<'w> for TestEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TestEvent` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TestEvent` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TestEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 8>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<&'a [u8]>,
+    f7: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TestEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                7 => d.f7 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `str` = 1 (`string`) of `perfetto.protos.TestEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn str(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `str` = 1 (`string`) of `perfetto.protos.TestEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `str` = 1 (`string`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `str` = 1 (`string`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_str(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `seq_value` = 2 (`uint32`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
     #[inline]
     pub fn seq_value(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `seq_value` = 2 (`uint32`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `seq_value` = 2 (`uint32`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_seq_value(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `counter` = 3 (`uint64`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
     #[inline]
     pub fn counter(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `counter` = 3 (`uint64`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `counter` = 3 (`uint64`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_counter(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `is_last` = 4 (`bool`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
     #[inline]
     pub fn is_last(&self) -> ::core::option::Option<bool> {
-        self.dec.get(4).and_then(|f| f.as_bool().ok())
+        self.f4.map(|v| v != 0)
     }
-    /// Whether field `is_last` = 4 (`bool`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `is_last` = 4 (`bool`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_is_last(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
     #[inline]
     pub fn payload(&self) -> ::core::option::Option<test_event::TestPayloadDecoder<'a>> {
-        self.dec
-            .get(5)
-            .and_then(|f| f.as_bytes().ok())
-            .map(test_event::TestPayloadDecoder::new)
+        self.f5.map(test_event::TestPayloadDecoder::new)
     }
     /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`, as its encoded bytes.
     #[inline]
     pub fn payload_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_payload(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
     #[inline]
     pub fn protovm_patch(
         &self,
     ) -> ::core::option::Option<test_event::ProtoVmPatchDecoder<'a>> {
-        self.dec
-            .get(6)
-            .and_then(|f| f.as_bytes().ok())
-            .map(test_event::ProtoVmPatchDecoder::new)
+        self.f6.map(test_event::ProtoVmPatchDecoder::new)
     }
     /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`, as its encoded bytes.
     #[inline]
     pub fn protovm_patch_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_patch(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
     #[inline]
     pub fn protovm_incremental_state(
         &self,
     ) -> ::core::option::Option<test_event::ProtoVmIncrementalStateDecoder<'a>> {
-        self.dec
-            .get(7)
-            .and_then(|f| f.as_bytes().ok())
-            .map(test_event::ProtoVmIncrementalStateDecoder::new)
+        self.f7.map(test_event::ProtoVmIncrementalStateDecoder::new)
     }
     /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`, as its encoded bytes.
     #[inline]
     pub fn protovm_incremental_state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.f7
     }
-    /// Whether field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent` is present.
+    /// Whether field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_incremental_state(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TestEventDecoder<'a> {
@@ -257,7 +285,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TestEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TestEventDecoder<'_> {
@@ -272,7 +300,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TestEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("str", d.get(1));
         s.scalar("seq_value", d.get(2), ::protozero::kinds::Uint32);
@@ -396,130 +424,168 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TestPayloadDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 8>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
+        r2: ::protozero::__private::Occurrences,
+        f4: ::core::option::Option<&'a [u8]>,
+        f5: ::core::option::Option<u64>,
+        r6: ::protozero::__private::Occurrences,
+        f3: ::core::option::Option<u64>,
+        r7: ::protozero::__private::Occurrences,
     }
     impl<'a> TestPayloadDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+                r2: ::protozero::__private::Occurrences::NONE,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                r6: ::protozero::__private::Occurrences::NONE,
+                f3: ::core::option::Option::None,
+                r7: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.r1.add(start, it.offset()),
+                    2 => d.r2.add(start, it.offset()),
+                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.r6.add(start, it.offset()),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    7 => d.r7.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `str` = 1 (repeated `string`) of `perfetto.protos.TestEvent.TestPayload`: every element in order (packed or not).
         #[inline]
         pub fn str(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(1))
+            ::protozero::RepeatedStrs::new(self.r1.fields(self.buf, 1))
         }
         /// Field `str` = 1 (repeated `string`) of `perfetto.protos.TestEvent.TestPayload`, as raw bytes.
         #[inline]
         pub fn str_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+            ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `str` = 1 (repeated `string`) of `perfetto.protos.TestEvent.TestPayload` occurs at least once.
         #[inline]
         pub fn has_str(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
         /// Field `nested` = 2 (repeated `perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent.TestPayload`: every element in order (packed or not).
         #[inline]
         pub fn nested(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, TestPayloadDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+            ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
         }
         /// Field `nested` = 2 (repeated `perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent.TestPayload`, as raw bytes.
         #[inline]
         pub fn nested_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+            ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `nested` = 2 (repeated `perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent.TestPayload` occurs at least once.
         #[inline]
         pub fn has_nested(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn single_string(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(4).and_then(|f| f.as_str().ok())
+            self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn single_string_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.f4
         }
-        /// Whether field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload` is present.
+        /// Whether field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload` is present (with the wire type its type has).
         #[inline]
         pub fn has_single_string(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `single_int` = 5 (`int32`) of `perfetto.protos.TestEvent.TestPayload`; `None` when absent or malformed.
         #[inline]
         pub fn single_int(&self) -> ::core::option::Option<i32> {
-            self.dec.get(5).and_then(|f| f.as_i32().ok())
+            self.f5.map(|v| v as i32)
         }
-        /// Whether field `single_int` = 5 (`int32`) of `perfetto.protos.TestEvent.TestPayload` is present.
+        /// Whether field `single_int` = 5 (`int32`) of `perfetto.protos.TestEvent.TestPayload` is present (with the wire type its type has).
         #[inline]
         pub fn has_single_int(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `repeated_ints` = 6 (repeated `int32`) of `perfetto.protos.TestEvent.TestPayload`: every element in order (packed or not).
         #[inline]
         pub fn repeated_ints(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(6))
+            ::protozero::RepeatedScalars::new(self.r6.fields(self.buf, 6))
         }
         /// Whether field `repeated_ints` = 6 (repeated `int32`) of `perfetto.protos.TestEvent.TestPayload` occurs at least once.
         #[inline]
         pub fn has_repeated_ints(&self) -> bool {
-            self.dec.has(6)
+            !self.r6.is_empty()
         }
         /// Field `remaining_nesting_depth` = 3 (`uint32`) of `perfetto.protos.TestEvent.TestPayload`; `None` when absent or malformed.
         #[inline]
         pub fn remaining_nesting_depth(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `remaining_nesting_depth` = 3 (`uint32`) of `perfetto.protos.TestEvent.TestPayload` is present.
+        /// Whether field `remaining_nesting_depth` = 3 (`uint32`) of `perfetto.protos.TestEvent.TestPayload` is present (with the wire type its type has).
         #[inline]
         pub fn has_remaining_nesting_depth(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `debug_annotations` = 7 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TestEvent.TestPayload`: every element in order (packed or not).
         #[inline]
         pub fn debug_annotations(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, super::DebugAnnotationDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(7))
+            ::protozero::RepeatedMessages::new(self.r7.fields(self.buf, 7))
         }
         /// Field `debug_annotations` = 7 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TestEvent.TestPayload`, as raw bytes.
         #[inline]
         pub fn debug_annotations_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(7))
+            ::protozero::RepeatedBytes::new(self.r7.fields(self.buf, 7))
         }
         /// Whether field `debug_annotations` = 7 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TestEvent.TestPayload` occurs at least once.
         #[inline]
         pub fn has_debug_annotations(&self) -> bool {
-            self.dec.has(7)
+            !self.r7.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for TestPayloadDecoder<'a> {
@@ -530,7 +596,7 @@ pub mod test_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for TestPayloadDecoder<'_> {
@@ -545,7 +611,7 @@ pub mod test_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -630,64 +696,83 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmMessageDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> ProtoVmMessageDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `id` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage`; `None` when absent or malformed.
         #[inline]
         pub fn id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `id` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage` is present.
+        /// Whether field `id` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage` is present (with the wire type its type has).
         #[inline]
         pub fn has_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`; `None` when absent or malformed.
         #[inline]
         pub fn submessage(
             &self,
         ) -> ::core::option::Option<proto_vm_message::ProtoVmSubmessageDecoder<'a>> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_bytes().ok())
-                .map(proto_vm_message::ProtoVmSubmessageDecoder::new)
+            self.f2.map(proto_vm_message::ProtoVmSubmessageDecoder::new)
         }
         /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`, as its encoded bytes.
         #[inline]
         pub fn submessage_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage` is present.
+        /// Whether field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage` is present (with the wire type its type has).
         #[inline]
         pub fn has_submessage(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProtoVmMessageDecoder<'a> {
@@ -698,7 +783,7 @@ pub mod test_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProtoVmMessageDecoder<'_> {
@@ -713,7 +798,7 @@ pub mod test_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -776,18 +861,36 @@ pub mod test_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct ProtoVmSubmessageDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 2>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<u64>,
         }
         impl<'a> ProtoVmSubmessageDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    if f.id == 1 {
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -795,27 +898,27 @@ pub mod test_event {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `single_int` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`; `None` when absent or malformed.
             #[inline]
             pub fn single_int(&self) -> ::core::option::Option<u32> {
-                self.dec.get(1).and_then(|f| f.as_u32().ok())
+                self.f1.map(|v| v as u32)
             }
-            /// Whether field `single_int` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` is present.
+            /// Whether field `single_int` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` is present (with the wire type its type has).
             #[inline]
             pub fn has_single_int(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for ProtoVmSubmessageDecoder<'a> {
@@ -826,7 +929,7 @@ pub mod test_event {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for ProtoVmSubmessageDecoder<'_> {
@@ -841,7 +944,7 @@ pub mod test_event {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -944,108 +1047,137 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmPatchDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
+        r4: ::protozero::__private::Occurrences,
+        r5: ::protozero::__private::Occurrences,
     }
     impl<'a> ProtoVmPatchDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                r4: ::protozero::__private::Occurrences::NONE,
+                r5: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.r4.add(start, it.offset()),
+                    5 => d.r5.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn string_to_merge(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn string_to_merge_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present.
+        /// Whether field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_to_merge(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `int_to_merge` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent or malformed.
         #[inline]
         pub fn int_to_merge(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `int_to_merge` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present.
+        /// Whether field `int_to_merge` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_to_merge(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent or malformed.
         #[inline]
         pub fn single_message(
             &self,
         ) -> ::core::option::Option<ProtoVmMessageDecoder<'a>> {
-            self.dec
-                .get(3)
-                .and_then(|f| f.as_bytes().ok())
-                .map(ProtoVmMessageDecoder::new)
+            self.f3.map(ProtoVmMessageDecoder::new)
         }
         /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`, as its encoded bytes.
         #[inline]
         pub fn single_message_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present.
+        /// Whether field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present (with the wire type its type has).
         #[inline]
         pub fn has_single_message(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`: every element in order (packed or not).
         #[inline]
         pub fn messages(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, ProtoVmMessageDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(4))
+            ::protozero::RepeatedMessages::new(self.r4.fields(self.buf, 4))
         }
         /// Field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`, as raw bytes.
         #[inline]
         pub fn messages_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+            ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch` occurs at least once.
         #[inline]
         pub fn has_messages(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
         /// Field `delete_message_ids` = 5 (repeated `uint32`) of `perfetto.protos.TestEvent.ProtoVmPatch`: every element in order (packed or not).
         #[inline]
         pub fn delete_message_ids(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(5))
+            ::protozero::RepeatedScalars::new(self.r5.fields(self.buf, 5))
         }
         /// Whether field `delete_message_ids` = 5 (repeated `uint32`) of `perfetto.protos.TestEvent.ProtoVmPatch` occurs at least once.
         #[inline]
         pub fn has_delete_message_ids(&self) -> bool {
-            self.dec.has(5)
+            !self.r5.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProtoVmPatchDecoder<'a> {
@@ -1056,7 +1188,7 @@ pub mod test_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProtoVmPatchDecoder<'_> {
@@ -1071,7 +1203,7 @@ pub mod test_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1173,96 +1305,122 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmIncrementalStateDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
+        r4: ::protozero::__private::Occurrences,
     }
     impl<'a> ProtoVmIncrementalStateDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                r4: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    4 => d.r4.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn string_merged(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn string_merged_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present.
+        /// Whether field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_merged(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `int_merged` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent or malformed.
         #[inline]
         pub fn int_merged(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `int_merged` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present.
+        /// Whether field `int_merged` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_merged(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent or malformed.
         #[inline]
         pub fn single_message(
             &self,
         ) -> ::core::option::Option<ProtoVmMessageDecoder<'a>> {
-            self.dec
-                .get(3)
-                .and_then(|f| f.as_bytes().ok())
-                .map(ProtoVmMessageDecoder::new)
+            self.f3.map(ProtoVmMessageDecoder::new)
         }
         /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`, as its encoded bytes.
         #[inline]
         pub fn single_message_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present.
+        /// Whether field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present (with the wire type its type has).
         #[inline]
         pub fn has_single_message(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`: every element in order (packed or not).
         #[inline]
         pub fn messages(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, ProtoVmMessageDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(4))
+            ::protozero::RepeatedMessages::new(self.r4.fields(self.buf, 4))
         }
         /// Field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`, as raw bytes.
         #[inline]
         pub fn messages_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+            ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` occurs at least once.
         #[inline]
         pub fn has_messages(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProtoVmIncrementalStateDecoder<'a> {
@@ -1273,7 +1431,7 @@ pub mod test_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProtoVmIncrementalStateDecoder<'_> {
@@ -1289,7 +1447,7 @@ pub mod test_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

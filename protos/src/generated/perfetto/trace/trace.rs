@@ -52,49 +52,68 @@ impl<'w> ::protozero::MessageWriter<'w> for Trace<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Trace` (from `perfetto/trace/trace.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Trace` (from `perfetto/trace/trace.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> TraceDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `packet` = 1 (repeated `perfetto.protos.TracePacket`) of `perfetto.protos.Trace`: every element in order (packed or not).
     #[inline]
     pub fn packet(&self) -> ::protozero::RepeatedMessages<'a, TracePacketDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `packet` = 1 (repeated `perfetto.protos.TracePacket`) of `perfetto.protos.Trace`, as raw bytes.
     #[inline]
     pub fn packet_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `packet` = 1 (repeated `perfetto.protos.TracePacket`) of `perfetto.protos.Trace` occurs at least once.
     #[inline]
     pub fn has_packet(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TraceDecoder<'a> {
@@ -105,7 +124,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TraceDecoder<'_> {
@@ -120,7 +139,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<TracePacketDecoder<'a>>("packet", d.repeated(1));
         s.check_fields(d, &[1]);

@@ -406,675 +406,721 @@ impl<'w> ::protozero::MessageWriter<'w> for TracePacket<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracePacket` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracePacket` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracePacketDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 128>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f8: ::core::option::Option<u64>,
+    f58: ::core::option::Option<u64>,
+    f79: ::core::option::Option<u64>,
+    f12: ::core::option::Option<&'a [u8]>,
+    f13: ::core::option::Option<u64>,
+    f41: ::core::option::Option<u64>,
+    f59: ::core::option::Option<&'a [u8]>,
+    f42: ::core::option::Option<u64>,
+    f87: ::core::option::Option<u64>,
+    f98: ::core::option::Option<u64>,
+    o0: ::protozero::__private::OneofSlot<'a>,
+    o1: ::protozero::__private::OneofSlot<'a>,
+    o2: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TracePacketDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f58: ::core::option::Option::None,
+            f79: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f13: ::core::option::Option::None,
+            f41: ::core::option::Option::None,
+            f59: ::core::option::Option::None,
+            f42: ::core::option::Option::None,
+            f87: ::core::option::Option::None,
+            f98: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+            o1: ::protozero::__private::OneofSlot::NONE,
+            o2: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                58 => d.f58 = ::protozero::__private::varint(f.value),
+                79 => d.f79 = ::protozero::__private::varint(f.value),
+                12 => d.f12 = ::protozero::__private::bytes(f.value),
+                13 => d.f13 = ::protozero::__private::varint(f.value),
+                41 => d.f41 = ::protozero::__private::varint(f.value),
+                59 => d.f59 = ::protozero::__private::bytes(f.value),
+                42 => d.f42 = ::protozero::__private::varint(f.value),
+                87 => d.f87 = ::protozero::__private::varint(f.value),
+                98 => d.f98 = ::protozero::__private::varint(f.value),
+                11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                60 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                89 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                33 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                35 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                45 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                46 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                69 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                124 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                125 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                126 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                43 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                44 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                36 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                50 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                133 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                113 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                107 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                900 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                3 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                10 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 128> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 128> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `timestamp` = 8 (`uint64`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(8).and_then(|f| f.as_u64().ok())
+        self.f8
     }
-    /// Whether field `timestamp` = 8 (`uint64`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `timestamp` = 8 (`uint64`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_clock_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(58).and_then(|f| f.as_u32().ok())
+        self.f58.map(|v| v as u32)
     }
-    /// Whether field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_clock_id(&self) -> bool {
-        self.dec.has(58)
+        self.f58.is_some()
     }
     /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn track_event(&self) -> ::core::option::Option<TrackEventDecoder<'a>> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok()).map(TrackEventDecoder::new)
+        self.o0
+            .get(11)
+            .and_then(::protozero::__private::bytes)
+            .map(TrackEventDecoder::new)
     }
     /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn track_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.o0.get(11).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event(&self) -> bool {
-        self.dec.has(11)
+        self.o0.get(11).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn track_descriptor(
         &self,
     ) -> ::core::option::Option<TrackDescriptorDecoder<'a>> {
-        self.dec.get(60).and_then(|f| f.as_bytes().ok()).map(TrackDescriptorDecoder::new)
+        self.o0
+            .get(60)
+            .and_then(::protozero::__private::bytes)
+            .map(TrackDescriptorDecoder::new)
     }
     /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn track_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(60).and_then(|f| f.as_bytes().ok())
+        self.o0.get(60).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_descriptor(&self) -> bool {
-        self.dec.has(60)
+        self.o0.get(60).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn clock_snapshot(&self) -> ::core::option::Option<ClockSnapshotDecoder<'a>> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok()).map(ClockSnapshotDecoder::new)
+        self.o0
+            .get(6)
+            .and_then(::protozero::__private::bytes)
+            .map(ClockSnapshotDecoder::new)
     }
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn clock_snapshot_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.o0.get(6).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_clock_snapshot(&self) -> bool {
-        self.dec.has(6)
+        self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trace_uuid(&self) -> ::core::option::Option<TraceUuidDecoder<'a>> {
-        self.dec.get(89).and_then(|f| f.as_bytes().ok()).map(TraceUuidDecoder::new)
+        self.o0
+            .get(89)
+            .and_then(::protozero::__private::bytes)
+            .map(TraceUuidDecoder::new)
     }
     /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_uuid_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(89).and_then(|f| f.as_bytes().ok())
+        self.o0.get(89).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_uuid(&self) -> bool {
-        self.dec.has(89)
+        self.o0.get(89).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<TraceConfigDecoder<'a>> {
-        self.dec.get(33).and_then(|f| f.as_bytes().ok()).map(TraceConfigDecoder::new)
+        self.o0
+            .get(33)
+            .and_then(::protozero::__private::bytes)
+            .map(TraceConfigDecoder::new)
     }
     /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(33).and_then(|f| f.as_bytes().ok())
+        self.o0.get(33).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
-        self.dec.has(33)
+        self.o0.get(33).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trace_stats(&self) -> ::core::option::Option<TraceStatsDecoder<'a>> {
-        self.dec.get(35).and_then(|f| f.as_bytes().ok()).map(TraceStatsDecoder::new)
+        self.o0
+            .get(35)
+            .and_then(::protozero::__private::bytes)
+            .map(TraceStatsDecoder::new)
     }
     /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(35).and_then(|f| f.as_bytes().ok())
+        self.o0.get(35).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_stats(&self) -> bool {
-        self.dec.has(35)
+        self.o0.get(35).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn system_info(&self) -> ::core::option::Option<SystemInfoDecoder<'a>> {
-        self.dec.get(45).and_then(|f| f.as_bytes().ok()).map(SystemInfoDecoder::new)
+        self.o0
+            .get(45)
+            .and_then(::protozero::__private::bytes)
+            .map(SystemInfoDecoder::new)
     }
     /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn system_info_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(45).and_then(|f| f.as_bytes().ok())
+        self.o0.get(45).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_system_info(&self) -> bool {
-        self.dec.has(45)
+        self.o0.get(45).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trigger(&self) -> ::core::option::Option<TriggerDecoder<'a>> {
-        self.dec.get(46).and_then(|f| f.as_bytes().ok()).map(TriggerDecoder::new)
+        self.o0.get(46).and_then(::protozero::__private::bytes).map(TriggerDecoder::new)
     }
     /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trigger_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(46).and_then(|f| f.as_bytes().ok())
+        self.o0.get(46).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trigger(&self) -> bool {
-        self.dec.has(46)
+        self.o0.get(46).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn service_event(
         &self,
     ) -> ::core::option::Option<TracingServiceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(69)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(TracingServiceEventDecoder::new)
     }
     /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn service_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(69).and_then(|f| f.as_bytes().ok())
+        self.o0.get(69).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_service_event(&self) -> bool {
-        self.dec.has(69)
+        self.o0.get(69).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trace_provenance(
         &self,
     ) -> ::core::option::Option<TraceProvenanceDecoder<'a>> {
-        self.dec
+        self.o0
             .get(124)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(TraceProvenanceDecoder::new)
     }
     /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_provenance_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(124).and_then(|f| f.as_bytes().ok())
+        self.o0.get(124).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_provenance(&self) -> bool {
-        self.dec.has(124)
+        self.o0.get(124).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn protovms(&self) -> ::core::option::Option<trace_packet::ProtoVmsDecoder<'a>> {
-        self.dec
+        self.o0
             .get(125)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(trace_packet::ProtoVmsDecoder::new)
     }
     /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn protovms_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(125).and_then(|f| f.as_bytes().ok())
+        self.o0.get(125).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovms(&self) -> bool {
-        self.dec.has(125)
+        self.o0.get(125).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trace_attributes(
         &self,
     ) -> ::core::option::Option<TraceAttributesDecoder<'a>> {
-        self.dec
+        self.o0
             .get(126)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(TraceAttributesDecoder::new)
     }
     /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_attributes_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(126).and_then(|f| f.as_bytes().ok())
+        self.o0.get(126).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_attributes(&self) -> bool {
-        self.dec.has(126)
+        self.o0.get(126).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn process_descriptor(
         &self,
     ) -> ::core::option::Option<ProcessDescriptorDecoder<'a>> {
-        self.dec
+        self.o0
             .get(43)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ProcessDescriptorDecoder::new)
     }
     /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn process_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(43).and_then(|f| f.as_bytes().ok())
+        self.o0.get(43).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_descriptor(&self) -> bool {
-        self.dec.has(43)
+        self.o0.get(43).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn thread_descriptor(
         &self,
     ) -> ::core::option::Option<ThreadDescriptorDecoder<'a>> {
-        self.dec
+        self.o0
             .get(44)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(ThreadDescriptorDecoder::new)
     }
     /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn thread_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(44).and_then(|f| f.as_bytes().ok())
+        self.o0.get(44).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_descriptor(&self) -> bool {
-        self.dec.has(44)
+        self.o0.get(44).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `synchronization_marker` = 36 (`bytes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn synchronization_marker(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(36).and_then(|f| f.as_bytes().ok())
+        self.o0.get(36).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `synchronization_marker` = 36 (`bytes`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `synchronization_marker` = 36 (`bytes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_synchronization_marker(&self) -> bool {
-        self.dec.has(36)
+        self.o0.get(36).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `compressed_packets` = 50 (`bytes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn compressed_packets(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(50).and_then(|f| f.as_bytes().ok())
+        self.o0.get(50).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `compressed_packets` = 50 (`bytes`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `compressed_packets` = 50 (`bytes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_compressed_packets(&self) -> bool {
-        self.dec.has(50)
+        self.o0.get(50).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `zstd_compressed_packets` = 133 (`bytes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn zstd_compressed_packets(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(133).and_then(|f| f.as_bytes().ok())
+        self.o0.get(133).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `zstd_compressed_packets` = 133 (`bytes`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `zstd_compressed_packets` = 133 (`bytes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_zstd_compressed_packets(&self) -> bool {
-        self.dec.has(133)
+        self.o0.get(133).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn clone_snapshot_trigger(&self) -> ::core::option::Option<TriggerDecoder<'a>> {
-        self.dec.get(113).and_then(|f| f.as_bytes().ok()).map(TriggerDecoder::new)
+        self.o0.get(113).and_then(::protozero::__private::bytes).map(TriggerDecoder::new)
     }
     /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn clone_snapshot_trigger_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(113).and_then(|f| f.as_bytes().ok())
+        self.o0.get(113).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_snapshot_trigger(&self) -> bool {
-        self.dec.has(113)
+        self.o0.get(113).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn remote_clock_sync(
         &self,
     ) -> ::core::option::Option<RemoteClockSyncDecoder<'a>> {
-        self.dec
+        self.o0
             .get(107)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(RemoteClockSyncDecoder::new)
     }
     /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn remote_clock_sync_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(107).and_then(|f| f.as_bytes().ok())
+        self.o0.get(107).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_remote_clock_sync(&self) -> bool {
-        self.dec.has(107)
+        self.o0.get(107).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn for_testing(&self) -> ::core::option::Option<TestEventDecoder<'a>> {
-        self.dec.get(900).and_then(|f| f.as_bytes().ok()).map(TestEventDecoder::new)
+        self.o0
+            .get(900)
+            .and_then(::protozero::__private::bytes)
+            .map(TestEventDecoder::new)
     }
     /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn for_testing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(900).and_then(|f| f.as_bytes().ok())
+        self.o0.get(900).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_for_testing(&self) -> bool {
-        self.dec.has(900)
+        self.o0.get(900).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `trusted_uid` = 3 (`int32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trusted_uid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.o1.get(3).and_then(::protozero::__private::varint).map(|v| v as i32)
     }
-    /// Whether field `trusted_uid` = 3 (`int32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trusted_uid` = 3 (`int32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trusted_uid(&self) -> bool {
-        self.dec.has(3)
+        self.o1.get(3).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `trusted_packet_sequence_id` = 10 (`uint32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trusted_packet_sequence_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(10).and_then(|f| f.as_u32().ok())
+        self.o2.get(10).and_then(::protozero::__private::varint).map(|v| v as u32)
     }
-    /// Whether field `trusted_packet_sequence_id` = 10 (`uint32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trusted_packet_sequence_id` = 10 (`uint32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trusted_packet_sequence_id(&self) -> bool {
-        self.dec.has(10)
+        self.o2.get(10).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `trusted_pid` = 79 (`int32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trusted_pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(79).and_then(|f| f.as_i32().ok())
+        self.f79.map(|v| v as i32)
     }
-    /// Whether field `trusted_pid` = 79 (`int32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trusted_pid` = 79 (`int32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trusted_pid(&self) -> bool {
-        self.dec.has(79)
+        self.f79.is_some()
     }
     /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn interned_data(&self) -> ::core::option::Option<InternedDataDecoder<'a>> {
-        self.dec.get(12).and_then(|f| f.as_bytes().ok()).map(InternedDataDecoder::new)
+        self.f12.map(InternedDataDecoder::new)
     }
     /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn interned_data_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(12).and_then(|f| f.as_bytes().ok())
+        self.f12
     }
-    /// Whether field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_interned_data(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `sequence_flags` = 13 (`uint32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn sequence_flags(&self) -> ::core::option::Option<u32> {
-        self.dec.get(13).and_then(|f| f.as_u32().ok())
+        self.f13.map(|v| v as u32)
     }
-    /// Whether field `sequence_flags` = 13 (`uint32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `sequence_flags` = 13 (`uint32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_sequence_flags(&self) -> bool {
-        self.dec.has(13)
+        self.f13.is_some()
     }
     /// Field `incremental_state_cleared` = 41 (`bool`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn incremental_state_cleared(&self) -> ::core::option::Option<bool> {
-        self.dec.get(41).and_then(|f| f.as_bool().ok())
+        self.f41.map(|v| v != 0)
     }
-    /// Whether field `incremental_state_cleared` = 41 (`bool`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `incremental_state_cleared` = 41 (`bool`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_incremental_state_cleared(&self) -> bool {
-        self.dec.has(41)
+        self.f41.is_some()
     }
     /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn trace_packet_defaults(
         &self,
     ) -> ::core::option::Option<TracePacketDefaultsDecoder<'a>> {
-        self.dec
-            .get(59)
-            .and_then(|f| f.as_bytes().ok())
-            .map(TracePacketDefaultsDecoder::new)
+        self.f59.map(TracePacketDefaultsDecoder::new)
     }
     /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`, as its encoded bytes.
     #[inline]
     pub fn trace_packet_defaults_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(59).and_then(|f| f.as_bytes().ok())
+        self.f59
     }
-    /// Whether field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_packet_defaults(&self) -> bool {
-        self.dec.has(59)
+        self.f59.is_some()
     }
     /// Field `previous_packet_dropped` = 42 (`uint32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn previous_packet_dropped(&self) -> ::core::option::Option<u32> {
-        self.dec.get(42).and_then(|f| f.as_u32().ok())
+        self.f42.map(|v| v as u32)
     }
-    /// Whether field `previous_packet_dropped` = 42 (`uint32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `previous_packet_dropped` = 42 (`uint32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_previous_packet_dropped(&self) -> bool {
-        self.dec.has(42)
+        self.f42.is_some()
     }
     /// Field `first_packet_on_sequence` = 87 (`bool`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn first_packet_on_sequence(&self) -> ::core::option::Option<bool> {
-        self.dec.get(87).and_then(|f| f.as_bool().ok())
+        self.f87.map(|v| v != 0)
     }
-    /// Whether field `first_packet_on_sequence` = 87 (`bool`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `first_packet_on_sequence` = 87 (`bool`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_first_packet_on_sequence(&self) -> bool {
-        self.dec.has(87)
+        self.f87.is_some()
     }
     /// Field `machine_id` = 98 (`uint32`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
     pub fn machine_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(98).and_then(|f| f.as_u32().ok())
+        self.f98.map(|v| v as u32)
     }
-    /// Whether field `machine_id` = 98 (`uint32`) of `perfetto.protos.TracePacket` is present.
+    /// Whether field `machine_id` = 98 (`uint32`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_machine_id(&self) -> bool {
-        self.dec.has(98)
+        self.f98.is_some()
     }
-    /// Which member of oneof `data` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `data` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_data(&self) -> ::core::option::Option<trace_packet::Data<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                11 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TrackEvent)
-                }
-                60 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TrackDescriptor)
-                }
-                6 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::ClockSnapshot)
-                }
-                89 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TraceUuid)
-                }
-                33 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TraceConfig)
-                }
-                35 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TraceStats)
-                }
-                45 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::SystemInfo)
-                }
-                46 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::Trigger)
-                }
-                69 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::ServiceEvent)
-                }
-                124 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TraceProvenance)
-                }
-                125 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::Protovms)
-                }
-                126 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::TraceAttributes)
-                }
-                43 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::ProcessDescriptor)
-                }
-                44 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::ThreadDescriptor)
-                }
-                36 => {
-                    field.as_bytes().ok().map(trace_packet::Data::SynchronizationMarker)
-                }
-                50 => field.as_bytes().ok().map(trace_packet::Data::CompressedPackets),
-                133 => {
-                    field.as_bytes().ok().map(trace_packet::Data::ZstdCompressedPackets)
-                }
-                113 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::CloneSnapshotTrigger)
-                }
-                107 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::RemoteClockSync)
-                }
-                900 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(trace_packet::Data::ForTesting)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            11 => {
+                ::protozero::__private::bytes(v)
+                    .map(TrackEventDecoder::new)
+                    .map(trace_packet::Data::TrackEvent)
             }
+            60 => {
+                ::protozero::__private::bytes(v)
+                    .map(TrackDescriptorDecoder::new)
+                    .map(trace_packet::Data::TrackDescriptor)
+            }
+            6 => {
+                ::protozero::__private::bytes(v)
+                    .map(ClockSnapshotDecoder::new)
+                    .map(trace_packet::Data::ClockSnapshot)
+            }
+            89 => {
+                ::protozero::__private::bytes(v)
+                    .map(TraceUuidDecoder::new)
+                    .map(trace_packet::Data::TraceUuid)
+            }
+            33 => {
+                ::protozero::__private::bytes(v)
+                    .map(TraceConfigDecoder::new)
+                    .map(trace_packet::Data::TraceConfig)
+            }
+            35 => {
+                ::protozero::__private::bytes(v)
+                    .map(TraceStatsDecoder::new)
+                    .map(trace_packet::Data::TraceStats)
+            }
+            45 => {
+                ::protozero::__private::bytes(v)
+                    .map(SystemInfoDecoder::new)
+                    .map(trace_packet::Data::SystemInfo)
+            }
+            46 => {
+                ::protozero::__private::bytes(v)
+                    .map(TriggerDecoder::new)
+                    .map(trace_packet::Data::Trigger)
+            }
+            69 => {
+                ::protozero::__private::bytes(v)
+                    .map(TracingServiceEventDecoder::new)
+                    .map(trace_packet::Data::ServiceEvent)
+            }
+            124 => {
+                ::protozero::__private::bytes(v)
+                    .map(TraceProvenanceDecoder::new)
+                    .map(trace_packet::Data::TraceProvenance)
+            }
+            125 => {
+                ::protozero::__private::bytes(v)
+                    .map(trace_packet::ProtoVmsDecoder::new)
+                    .map(trace_packet::Data::Protovms)
+            }
+            126 => {
+                ::protozero::__private::bytes(v)
+                    .map(TraceAttributesDecoder::new)
+                    .map(trace_packet::Data::TraceAttributes)
+            }
+            43 => {
+                ::protozero::__private::bytes(v)
+                    .map(ProcessDescriptorDecoder::new)
+                    .map(trace_packet::Data::ProcessDescriptor)
+            }
+            44 => {
+                ::protozero::__private::bytes(v)
+                    .map(ThreadDescriptorDecoder::new)
+                    .map(trace_packet::Data::ThreadDescriptor)
+            }
+            36 => {
+                ::protozero::__private::bytes(v)
+                    .map(trace_packet::Data::SynchronizationMarker)
+            }
+            50 => {
+                ::protozero::__private::bytes(v)
+                    .map(trace_packet::Data::CompressedPackets)
+            }
+            133 => {
+                ::protozero::__private::bytes(v)
+                    .map(trace_packet::Data::ZstdCompressedPackets)
+            }
+            113 => {
+                ::protozero::__private::bytes(v)
+                    .map(TriggerDecoder::new)
+                    .map(trace_packet::Data::CloneSnapshotTrigger)
+            }
+            107 => {
+                ::protozero::__private::bytes(v)
+                    .map(RemoteClockSyncDecoder::new)
+                    .map(trace_packet::Data::RemoteClockSync)
+            }
+            900 => {
+                ::protozero::__private::bytes(v)
+                    .map(TestEventDecoder::new)
+                    .map(trace_packet::Data::ForTesting)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `optional_trusted_uid` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `optional_trusted_uid` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_optional_trusted_uid(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedUid> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                3 => {
-                    field.as_i32().ok().map(trace_packet::OptionalTrustedUid::TrustedUid)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o1.value();
+        match self.o1.id() {
+            3 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i32)
+                    .map(trace_packet::OptionalTrustedUid::TrustedUid)
             }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `optional_trusted_packet_sequence_id` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `optional_trusted_packet_sequence_id` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_optional_trusted_packet_sequence_id(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedPacketSequenceId> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                10 => {
-                    field
-                        .as_u32()
-                        .ok()
-                        .map(
-                            trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId,
-                        )
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o2.value();
+        match self.o2.id() {
+            10 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as u32)
+                    .map(
+                        trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId,
+                    )
             }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDecoder<'a> {
@@ -1085,7 +1131,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TracePacketDecoder<'_> {
@@ -1100,7 +1146,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("trusted_uid", d.get(3), ::protozero::kinds::Int32);
         s.message::<ClockSnapshotDecoder<'a>>("clock_snapshot", d.get(6));
@@ -1474,51 +1520,70 @@ pub mod trace_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmsDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
     }
     impl<'a> ProtoVmsDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.r1.add(start, it.offset());
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `instance` = 1 (repeated `perfetto.protos.TracePacket.ProtoVms.Instance`) of `perfetto.protos.TracePacket.ProtoVms`: every element in order (packed or not).
         #[inline]
         pub fn instance(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, proto_vms::InstanceDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+            ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
         }
         /// Field `instance` = 1 (repeated `perfetto.protos.TracePacket.ProtoVms.Instance`) of `perfetto.protos.TracePacket.ProtoVms`, as raw bytes.
         #[inline]
         pub fn instance_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+            ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `instance` = 1 (repeated `perfetto.protos.TracePacket.ProtoVms.Instance`) of `perfetto.protos.TracePacket.ProtoVms` occurs at least once.
         #[inline]
         pub fn has_instance(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProtoVmsDecoder<'a> {
@@ -1529,7 +1594,7 @@ pub mod trace_packet {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProtoVmsDecoder<'_> {
@@ -1544,7 +1609,7 @@ pub mod trace_packet {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1644,18 +1709,47 @@ pub mod trace_packet {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct InstanceDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 5>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<&'a [u8]>,
+            f2: ::core::option::Option<&'a [u8]>,
+            f3: ::core::option::Option<u64>,
+            r4: ::protozero::__private::Occurrences,
         }
         impl<'a> InstanceDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                    f3: ::core::option::Option::None,
+                    r4: ::protozero::__private::Occurrences::NONE,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let start = it.offset();
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::bytes(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        3 => d.f3 = ::protozero::__private::varint(f.value),
+                        4 => d.r4.add(start, it.offset()),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -1663,79 +1757,73 @@ pub mod trace_packet {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed.
             #[inline]
             pub fn program(
                 &self,
             ) -> ::core::option::Option<super::super::VmProgramDecoder<'a>> {
-                self.dec
-                    .get(1)
-                    .and_then(|f| f.as_bytes().ok())
-                    .map(super::super::VmProgramDecoder::new)
+                self.f1.map(super::super::VmProgramDecoder::new)
             }
             /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`, as its encoded bytes.
             #[inline]
             pub fn program_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(1).and_then(|f| f.as_bytes().ok())
+                self.f1
             }
-            /// Whether field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present.
+            /// Whether field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present (with the wire type its type has).
             #[inline]
             pub fn has_program(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed.
             #[inline]
             pub fn state(
                 &self,
             ) -> ::core::option::Option<super::super::TracePacketDecoder<'a>> {
-                self.dec
-                    .get(2)
-                    .and_then(|f| f.as_bytes().ok())
-                    .map(super::super::TracePacketDecoder::new)
+                self.f2.map(super::super::TracePacketDecoder::new)
             }
             /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`, as its encoded bytes.
             #[inline]
             pub fn state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present.
+            /// Whether field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present (with the wire type its type has).
             #[inline]
             pub fn has_state(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
             /// Field `memory_limit_kb` = 3 (`uint32`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed.
             #[inline]
             pub fn memory_limit_kb(&self) -> ::core::option::Option<u32> {
-                self.dec.get(3).and_then(|f| f.as_u32().ok())
+                self.f3.map(|v| v as u32)
             }
-            /// Whether field `memory_limit_kb` = 3 (`uint32`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present.
+            /// Whether field `memory_limit_kb` = 3 (`uint32`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present (with the wire type its type has).
             #[inline]
             pub fn has_memory_limit_kb(&self) -> bool {
-                self.dec.has(3)
+                self.f3.is_some()
             }
             /// Field `producer_id` = 4 (repeated `int32`) of `perfetto.protos.TracePacket.ProtoVms.Instance`: every element in order (packed or not).
             #[inline]
             pub fn producer_id(
                 &self,
             ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-                ::protozero::RepeatedScalars::new(self.dec.repeated(4))
+                ::protozero::RepeatedScalars::new(self.r4.fields(self.buf, 4))
             }
             /// Whether field `producer_id` = 4 (repeated `int32`) of `perfetto.protos.TracePacket.ProtoVms.Instance` occurs at least once.
             #[inline]
             pub fn has_producer_id(&self) -> bool {
-                self.dec.has(4)
+                !self.r4.is_empty()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for InstanceDecoder<'a> {
@@ -1746,7 +1834,7 @@ pub mod trace_packet {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for InstanceDecoder<'_> {
@@ -1761,7 +1849,7 @@ pub mod trace_packet {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,

@@ -62,64 +62,83 @@ impl<'w> ::protozero::MessageWriter<'w> for TracePacketDefaults<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracePacketDefaults` (from `perfetto/trace/trace_packet_defaults.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracePacketDefaults` (from `perfetto/trace/trace_packet_defaults.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracePacketDefaultsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 59>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f58: ::core::option::Option<u64>,
+    f11: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TracePacketDefaultsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f58: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                58 => d.f58 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 59> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 59> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacketDefaults`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_clock_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(58).and_then(|f| f.as_u32().ok())
+        self.f58.map(|v| v as u32)
     }
-    /// Whether field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacketDefaults` is present.
+    /// Whether field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacketDefaults` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_clock_id(&self) -> bool {
-        self.dec.has(58)
+        self.f58.is_some()
     }
     /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`; `None` when absent or malformed.
     #[inline]
     pub fn track_event_defaults(
         &self,
     ) -> ::core::option::Option<TrackEventDefaultsDecoder<'a>> {
-        self.dec
-            .get(11)
-            .and_then(|f| f.as_bytes().ok())
-            .map(TrackEventDefaultsDecoder::new)
+        self.f11.map(TrackEventDefaultsDecoder::new)
     }
     /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`, as its encoded bytes.
     #[inline]
     pub fn track_event_defaults_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.f11
     }
-    /// Whether field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults` is present.
+    /// Whether field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event_defaults(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDefaultsDecoder<'a> {
@@ -130,7 +149,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDefaultsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TracePacketDefaultsDecoder<'_> {
@@ -145,7 +164,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDefaultsDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.message::<TrackEventDefaultsDecoder<'a>>("track_event_defaults", d.get(11));
         s.scalar("timestamp_clock_id", d.get(58), ::protozero::kinds::Uint32);

@@ -71,84 +71,112 @@ impl<'w> ::protozero::MessageWriter<'w> for Trigger<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Trigger` (from `perfetto/trace/trigger.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Trigger` (from `perfetto/trace/trigger.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TriggerDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> TriggerDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn trigger_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn trigger_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger` is present.
+    /// Whether field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger` is present (with the wire type its type has).
     #[inline]
     pub fn has_trigger_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger` is present.
+    /// Whether field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger` is present (with the wire type its type has).
     #[inline]
     pub fn has_producer_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `trusted_producer_uid` = 3 (`int32`) of `perfetto.protos.Trigger`; `None` when absent or malformed.
     #[inline]
     pub fn trusted_producer_uid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `trusted_producer_uid` = 3 (`int32`) of `perfetto.protos.Trigger` is present.
+    /// Whether field `trusted_producer_uid` = 3 (`int32`) of `perfetto.protos.Trigger` is present (with the wire type its type has).
     #[inline]
     pub fn has_trusted_producer_uid(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `stop_delay_ms` = 4 (`uint64`) of `perfetto.protos.Trigger`; `None` when absent or malformed.
     #[inline]
     pub fn stop_delay_ms(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `stop_delay_ms` = 4 (`uint64`) of `perfetto.protos.Trigger` is present.
+    /// Whether field `stop_delay_ms` = 4 (`uint64`) of `perfetto.protos.Trigger` is present (with the wire type its type has).
     #[inline]
     pub fn has_stop_delay_ms(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TriggerDecoder<'a> {
@@ -159,7 +187,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TriggerDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TriggerDecoder<'_> {
@@ -174,7 +202,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TriggerDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("trigger_name", d.get(1));
         s.string("producer_name", d.get(2));

@@ -96,116 +96,148 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeConfig` (from `perfetto/config/chrome/chrome_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ChromeConfig` (from `perfetto/config/chrome/chrome_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ChromeConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 7>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<u64>,
 }
 impl<'a> ChromeConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 7> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 7> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig` is present.
+    /// Whether field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `privacy_filtering_enabled` = 2 (`bool`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed.
     #[inline]
     pub fn privacy_filtering_enabled(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `privacy_filtering_enabled` = 2 (`bool`) of `perfetto.protos.ChromeConfig` is present.
+    /// Whether field `privacy_filtering_enabled` = 2 (`bool`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_privacy_filtering_enabled(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `convert_to_legacy_json` = 3 (`bool`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed.
     #[inline]
     pub fn convert_to_legacy_json(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `convert_to_legacy_json` = 3 (`bool`) of `perfetto.protos.ChromeConfig` is present.
+    /// Whether field `convert_to_legacy_json` = 3 (`bool`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_convert_to_legacy_json(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::client_priority_raw`]).
     #[inline]
     pub fn client_priority(
         &self,
     ) -> ::core::option::Option<chrome_config::ClientPriority> {
-        self.dec
-            .get(4)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f4
+            .and_then(|v| <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn client_priority_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig` is present.
+    /// Whether field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_client_priority(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn json_agent_label_filter(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(5).and_then(|f| f.as_str().ok())
+        self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn json_agent_label_filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig` is present.
+    /// Whether field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_json_agent_label_filter(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `event_package_name_filter_enabled` = 6 (`bool`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed.
     #[inline]
     pub fn event_package_name_filter_enabled(&self) -> ::core::option::Option<bool> {
-        self.dec.get(6).and_then(|f| f.as_bool().ok())
+        self.f6.map(|v| v != 0)
     }
-    /// Whether field `event_package_name_filter_enabled` = 6 (`bool`) of `perfetto.protos.ChromeConfig` is present.
+    /// Whether field `event_package_name_filter_enabled` = 6 (`bool`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_event_package_name_filter_enabled(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ChromeConfigDecoder<'a> {
@@ -216,7 +248,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ChromeConfigDecoder<'_> {
@@ -231,7 +263,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ChromeConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("trace_config", d.get(1));
         s.scalar("privacy_filtering_enabled", d.get(2), ::protozero::kinds::Bool);

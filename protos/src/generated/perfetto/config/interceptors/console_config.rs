@@ -61,62 +61,84 @@ impl<'w> ::protozero::MessageWriter<'w> for ConsoleConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ConsoleConfig` (from `perfetto/config/interceptors/console_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ConsoleConfig` (from `perfetto/config/interceptors/console_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ConsoleConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> ConsoleConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::output_raw`]).
     #[inline]
     pub fn output(&self) -> ::core::option::Option<console_config::Output> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<console_config::Output as ::protozero::ProtoEnum>::from_i32)
+        self.f1
+            .and_then(|v| <console_config::Output as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn output_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig` is present.
+    /// Whether field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_output(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `enable_colors` = 2 (`bool`) of `perfetto.protos.ConsoleConfig`; `None` when absent or malformed.
     #[inline]
     pub fn enable_colors(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `enable_colors` = 2 (`bool`) of `perfetto.protos.ConsoleConfig` is present.
+    /// Whether field `enable_colors` = 2 (`bool`) of `perfetto.protos.ConsoleConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_enable_colors(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ConsoleConfigDecoder<'a> {
@@ -127,7 +149,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ConsoleConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ConsoleConfigDecoder<'_> {
@@ -142,7 +164,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ConsoleConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<console_config::Output>("output", d.get(1));
         s.scalar("enable_colors", d.get(2), ::protozero::kinds::Bool);

@@ -64,64 +64,84 @@ impl<'w> ::protozero::MessageWriter<'w> for PriorityBoostConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.PriorityBoostConfig` (from `perfetto/config/priority_boost/priority_boost_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.PriorityBoostConfig` (from `perfetto/config/priority_boost/priority_boost_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct PriorityBoostConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> PriorityBoostConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
     #[inline]
     pub fn policy(&self) -> ::core::option::Option<priority_boost_config::BoostPolicy> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f1
+            .and_then(|v| <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn policy_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig` is present.
+    /// Whether field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_policy(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `priority` = 2 (`uint32`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent or malformed.
     #[inline]
     pub fn priority(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `priority` = 2 (`uint32`) of `perfetto.protos.PriorityBoostConfig` is present.
+    /// Whether field `priority` = 2 (`uint32`) of `perfetto.protos.PriorityBoostConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_priority(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for PriorityBoostConfigDecoder<'a> {
@@ -132,7 +152,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for PriorityBoostConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for PriorityBoostConfigDecoder<'_> {
@@ -147,7 +167,7 @@ impl<'a> ::protozero::__private::DebugDecoder for PriorityBoostConfigDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<priority_boost_config::BoostPolicy>("policy", d.get(1));
         s.scalar("priority", d.get(2), ::protozero::kinds::Uint32);

@@ -119,154 +119,201 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventConfig` (from `perfetto/config/track_event/track_event_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackEventConfig` (from `perfetto/config/track_event/track_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackEventConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 11>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    r3: ::protozero::__private::Occurrences,
+    r4: ::protozero::__private::Occurrences,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f10: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
 }
 impl<'a> TrackEventConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            r3: ::protozero::__private::Occurrences::NONE,
+            r4: ::protozero::__private::Occurrences::NONE,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.r3.add(start, it.offset()),
+                4 => d.r4.add(start, it.offset()),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 11> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 11> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `disabled_categories` = 1 (repeated `string`) of `perfetto.protos.TrackEventConfig`: every element in order (packed or not).
     #[inline]
     pub fn disabled_categories(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(1))
+        ::protozero::RepeatedStrs::new(self.r1.fields(self.buf, 1))
     }
     /// Field `disabled_categories` = 1 (repeated `string`) of `perfetto.protos.TrackEventConfig`, as raw bytes.
     #[inline]
     pub fn disabled_categories_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `disabled_categories` = 1 (repeated `string`) of `perfetto.protos.TrackEventConfig` occurs at least once.
     #[inline]
     pub fn has_disabled_categories(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `enabled_categories` = 2 (repeated `string`) of `perfetto.protos.TrackEventConfig`: every element in order (packed or not).
     #[inline]
     pub fn enabled_categories(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(2))
+        ::protozero::RepeatedStrs::new(self.r2.fields(self.buf, 2))
     }
     /// Field `enabled_categories` = 2 (repeated `string`) of `perfetto.protos.TrackEventConfig`, as raw bytes.
     #[inline]
     pub fn enabled_categories_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `enabled_categories` = 2 (repeated `string`) of `perfetto.protos.TrackEventConfig` occurs at least once.
     #[inline]
     pub fn has_enabled_categories(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `disabled_tags` = 3 (repeated `string`) of `perfetto.protos.TrackEventConfig`: every element in order (packed or not).
     #[inline]
     pub fn disabled_tags(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(3))
+        ::protozero::RepeatedStrs::new(self.r3.fields(self.buf, 3))
     }
     /// Field `disabled_tags` = 3 (repeated `string`) of `perfetto.protos.TrackEventConfig`, as raw bytes.
     #[inline]
     pub fn disabled_tags_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+        ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
     }
     /// Whether field `disabled_tags` = 3 (repeated `string`) of `perfetto.protos.TrackEventConfig` occurs at least once.
     #[inline]
     pub fn has_disabled_tags(&self) -> bool {
-        self.dec.has(3)
+        !self.r3.is_empty()
     }
     /// Field `enabled_tags` = 4 (repeated `string`) of `perfetto.protos.TrackEventConfig`: every element in order (packed or not).
     #[inline]
     pub fn enabled_tags(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(4))
+        ::protozero::RepeatedStrs::new(self.r4.fields(self.buf, 4))
     }
     /// Field `enabled_tags` = 4 (repeated `string`) of `perfetto.protos.TrackEventConfig`, as raw bytes.
     #[inline]
     pub fn enabled_tags_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+        ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
     }
     /// Whether field `enabled_tags` = 4 (repeated `string`) of `perfetto.protos.TrackEventConfig` occurs at least once.
     #[inline]
     pub fn has_enabled_tags(&self) -> bool {
-        self.dec.has(4)
+        !self.r4.is_empty()
     }
     /// Field `disable_incremental_timestamps` = 5 (`bool`) of `perfetto.protos.TrackEventConfig`; `None` when absent or malformed.
     #[inline]
     pub fn disable_incremental_timestamps(&self) -> ::core::option::Option<bool> {
-        self.dec.get(5).and_then(|f| f.as_bool().ok())
+        self.f5.map(|v| v != 0)
     }
-    /// Whether field `disable_incremental_timestamps` = 5 (`bool`) of `perfetto.protos.TrackEventConfig` is present.
+    /// Whether field `disable_incremental_timestamps` = 5 (`bool`) of `perfetto.protos.TrackEventConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_disable_incremental_timestamps(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `timestamp_unit_multiplier` = 6 (`uint64`) of `perfetto.protos.TrackEventConfig`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_unit_multiplier(&self) -> ::core::option::Option<u64> {
-        self.dec.get(6).and_then(|f| f.as_u64().ok())
+        self.f6
     }
-    /// Whether field `timestamp_unit_multiplier` = 6 (`uint64`) of `perfetto.protos.TrackEventConfig` is present.
+    /// Whether field `timestamp_unit_multiplier` = 6 (`uint64`) of `perfetto.protos.TrackEventConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_unit_multiplier(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `filter_debug_annotations` = 7 (`bool`) of `perfetto.protos.TrackEventConfig`; `None` when absent or malformed.
     #[inline]
     pub fn filter_debug_annotations(&self) -> ::core::option::Option<bool> {
-        self.dec.get(7).and_then(|f| f.as_bool().ok())
+        self.f7.map(|v| v != 0)
     }
-    /// Whether field `filter_debug_annotations` = 7 (`bool`) of `perfetto.protos.TrackEventConfig` is present.
+    /// Whether field `filter_debug_annotations` = 7 (`bool`) of `perfetto.protos.TrackEventConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_filter_debug_annotations(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `enable_thread_time_sampling` = 8 (`bool`) of `perfetto.protos.TrackEventConfig`; `None` when absent or malformed.
     #[inline]
     pub fn enable_thread_time_sampling(&self) -> ::core::option::Option<bool> {
-        self.dec.get(8).and_then(|f| f.as_bool().ok())
+        self.f8.map(|v| v != 0)
     }
-    /// Whether field `enable_thread_time_sampling` = 8 (`bool`) of `perfetto.protos.TrackEventConfig` is present.
+    /// Whether field `enable_thread_time_sampling` = 8 (`bool`) of `perfetto.protos.TrackEventConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_enable_thread_time_sampling(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `thread_time_subsampling_ns` = 10 (`uint64`) of `perfetto.protos.TrackEventConfig`; `None` when absent or malformed.
     #[inline]
     pub fn thread_time_subsampling_ns(&self) -> ::core::option::Option<u64> {
-        self.dec.get(10).and_then(|f| f.as_u64().ok())
+        self.f10
     }
-    /// Whether field `thread_time_subsampling_ns` = 10 (`uint64`) of `perfetto.protos.TrackEventConfig` is present.
+    /// Whether field `thread_time_subsampling_ns` = 10 (`uint64`) of `perfetto.protos.TrackEventConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_time_subsampling_ns(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `filter_dynamic_event_names` = 9 (`bool`) of `perfetto.protos.TrackEventConfig`; `None` when absent or malformed.
     #[inline]
     pub fn filter_dynamic_event_names(&self) -> ::core::option::Option<bool> {
-        self.dec.get(9).and_then(|f| f.as_bool().ok())
+        self.f9.map(|v| v != 0)
     }
-    /// Whether field `filter_dynamic_event_names` = 9 (`bool`) of `perfetto.protos.TrackEventConfig` is present.
+    /// Whether field `filter_dynamic_event_names` = 9 (`bool`) of `perfetto.protos.TrackEventConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_filter_dynamic_event_names(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TrackEventConfigDecoder<'a> {
@@ -277,7 +324,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TrackEventConfigDecoder<'_> {
@@ -292,7 +339,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_strings("disabled_categories", d.repeated(1));
         s.repeated_strings("enabled_categories", d.repeated(2));

@@ -283,321 +283,389 @@ impl<'w> ::protozero::MessageWriter<'w> for InternedData<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InternedData` (from `perfetto/trace/interned_data/interned_data.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InternedData` (from `perfetto/trace/interned_data/interned_data.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InternedDataDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 44>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    r3: ::protozero::__private::Occurrences,
+    r27: ::protozero::__private::Occurrences,
+    r29: ::protozero::__private::Occurrences,
+    r43: ::protozero::__private::Occurrences,
+    r16: ::protozero::__private::Occurrences,
+    r17: ::protozero::__private::Occurrences,
+    r18: ::protozero::__private::Occurrences,
+    r5: ::protozero::__private::Occurrences,
+    r19: ::protozero::__private::Occurrences,
+    r6: ::protozero::__private::Occurrences,
+    r7: ::protozero::__private::Occurrences,
+    r4: ::protozero::__private::Occurrences,
+    r28: ::protozero::__private::Occurrences,
+    r20: ::protozero::__private::Occurrences,
+    r26: ::protozero::__private::Occurrences,
 }
 impl<'a> InternedDataDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            r3: ::protozero::__private::Occurrences::NONE,
+            r27: ::protozero::__private::Occurrences::NONE,
+            r29: ::protozero::__private::Occurrences::NONE,
+            r43: ::protozero::__private::Occurrences::NONE,
+            r16: ::protozero::__private::Occurrences::NONE,
+            r17: ::protozero::__private::Occurrences::NONE,
+            r18: ::protozero::__private::Occurrences::NONE,
+            r5: ::protozero::__private::Occurrences::NONE,
+            r19: ::protozero::__private::Occurrences::NONE,
+            r6: ::protozero::__private::Occurrences::NONE,
+            r7: ::protozero::__private::Occurrences::NONE,
+            r4: ::protozero::__private::Occurrences::NONE,
+            r28: ::protozero::__private::Occurrences::NONE,
+            r20: ::protozero::__private::Occurrences::NONE,
+            r26: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.r3.add(start, it.offset()),
+                27 => d.r27.add(start, it.offset()),
+                29 => d.r29.add(start, it.offset()),
+                43 => d.r43.add(start, it.offset()),
+                16 => d.r16.add(start, it.offset()),
+                17 => d.r17.add(start, it.offset()),
+                18 => d.r18.add(start, it.offset()),
+                5 => d.r5.add(start, it.offset()),
+                19 => d.r19.add(start, it.offset()),
+                6 => d.r6.add(start, it.offset()),
+                7 => d.r7.add(start, it.offset()),
+                4 => d.r4.add(start, it.offset()),
+                28 => d.r28.add(start, it.offset()),
+                20 => d.r20.add(start, it.offset()),
+                26 => d.r26.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 44> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 44> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `event_categories` = 1 (repeated `perfetto.protos.EventCategory`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn event_categories(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, EventCategoryDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `event_categories` = 1 (repeated `perfetto.protos.EventCategory`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn event_categories_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `event_categories` = 1 (repeated `perfetto.protos.EventCategory`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_event_categories(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `event_names` = 2 (repeated `perfetto.protos.EventName`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn event_names(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, EventNameDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `event_names` = 2 (repeated `perfetto.protos.EventName`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn event_names_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `event_names` = 2 (repeated `perfetto.protos.EventName`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_event_names(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `debug_annotation_names` = 3 (repeated `perfetto.protos.DebugAnnotationName`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn debug_annotation_names(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, DebugAnnotationNameDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(3))
+        ::protozero::RepeatedMessages::new(self.r3.fields(self.buf, 3))
     }
     /// Field `debug_annotation_names` = 3 (repeated `perfetto.protos.DebugAnnotationName`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn debug_annotation_names_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+        ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
     }
     /// Whether field `debug_annotation_names` = 3 (repeated `perfetto.protos.DebugAnnotationName`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_debug_annotation_names(&self) -> bool {
-        self.dec.has(3)
+        !self.r3.is_empty()
     }
     /// Field `debug_annotation_value_type_names` = 27 (repeated `perfetto.protos.DebugAnnotationValueTypeName`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn debug_annotation_value_type_names(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, DebugAnnotationValueTypeNameDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(27))
+        ::protozero::RepeatedMessages::new(self.r27.fields(self.buf, 27))
     }
     /// Field `debug_annotation_value_type_names` = 27 (repeated `perfetto.protos.DebugAnnotationValueTypeName`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn debug_annotation_value_type_names_bytes(
         &self,
     ) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(27))
+        ::protozero::RepeatedBytes::new(self.r27.fields(self.buf, 27))
     }
     /// Whether field `debug_annotation_value_type_names` = 27 (repeated `perfetto.protos.DebugAnnotationValueTypeName`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_debug_annotation_value_type_names(&self) -> bool {
-        self.dec.has(27)
+        !self.r27.is_empty()
     }
     /// Field `debug_annotation_string_values` = 29 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn debug_annotation_string_values(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(29))
+        ::protozero::RepeatedMessages::new(self.r29.fields(self.buf, 29))
     }
     /// Field `debug_annotation_string_values` = 29 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn debug_annotation_string_values_bytes(
         &self,
     ) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(29))
+        ::protozero::RepeatedBytes::new(self.r29.fields(self.buf, 29))
     }
     /// Whether field `debug_annotation_string_values` = 29 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_debug_annotation_string_values(&self) -> bool {
-        self.dec.has(29)
+        !self.r29.is_empty()
     }
     /// Field `correlation_id_str` = 43 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn correlation_id_str(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(43))
+        ::protozero::RepeatedMessages::new(self.r43.fields(self.buf, 43))
     }
     /// Field `correlation_id_str` = 43 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn correlation_id_str_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(43))
+        ::protozero::RepeatedBytes::new(self.r43.fields(self.buf, 43))
     }
     /// Whether field `correlation_id_str` = 43 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_correlation_id_str(&self) -> bool {
-        self.dec.has(43)
+        !self.r43.is_empty()
     }
     /// Field `build_ids` = 16 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn build_ids(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(16))
+        ::protozero::RepeatedMessages::new(self.r16.fields(self.buf, 16))
     }
     /// Field `build_ids` = 16 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn build_ids_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(16))
+        ::protozero::RepeatedBytes::new(self.r16.fields(self.buf, 16))
     }
     /// Whether field `build_ids` = 16 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_build_ids(&self) -> bool {
-        self.dec.has(16)
+        !self.r16.is_empty()
     }
     /// Field `mapping_paths` = 17 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn mapping_paths(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(17))
+        ::protozero::RepeatedMessages::new(self.r17.fields(self.buf, 17))
     }
     /// Field `mapping_paths` = 17 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn mapping_paths_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(17))
+        ::protozero::RepeatedBytes::new(self.r17.fields(self.buf, 17))
     }
     /// Whether field `mapping_paths` = 17 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_mapping_paths(&self) -> bool {
-        self.dec.has(17)
+        !self.r17.is_empty()
     }
     /// Field `source_paths` = 18 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn source_paths(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(18))
+        ::protozero::RepeatedMessages::new(self.r18.fields(self.buf, 18))
     }
     /// Field `source_paths` = 18 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn source_paths_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(18))
+        ::protozero::RepeatedBytes::new(self.r18.fields(self.buf, 18))
     }
     /// Whether field `source_paths` = 18 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_source_paths(&self) -> bool {
-        self.dec.has(18)
+        !self.r18.is_empty()
     }
     /// Field `function_names` = 5 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn function_names(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(5))
+        ::protozero::RepeatedMessages::new(self.r5.fields(self.buf, 5))
     }
     /// Field `function_names` = 5 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn function_names_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(5))
+        ::protozero::RepeatedBytes::new(self.r5.fields(self.buf, 5))
     }
     /// Whether field `function_names` = 5 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_function_names(&self) -> bool {
-        self.dec.has(5)
+        !self.r5.is_empty()
     }
     /// Field `mappings` = 19 (repeated `perfetto.protos.Mapping`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn mappings(&self) -> ::protozero::RepeatedMessages<'a, MappingDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(19))
+        ::protozero::RepeatedMessages::new(self.r19.fields(self.buf, 19))
     }
     /// Field `mappings` = 19 (repeated `perfetto.protos.Mapping`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn mappings_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(19))
+        ::protozero::RepeatedBytes::new(self.r19.fields(self.buf, 19))
     }
     /// Whether field `mappings` = 19 (repeated `perfetto.protos.Mapping`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_mappings(&self) -> bool {
-        self.dec.has(19)
+        !self.r19.is_empty()
     }
     /// Field `frames` = 6 (repeated `perfetto.protos.Frame`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn frames(&self) -> ::protozero::RepeatedMessages<'a, FrameDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(6))
+        ::protozero::RepeatedMessages::new(self.r6.fields(self.buf, 6))
     }
     /// Field `frames` = 6 (repeated `perfetto.protos.Frame`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn frames_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(6))
+        ::protozero::RepeatedBytes::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `frames` = 6 (repeated `perfetto.protos.Frame`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_frames(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `callstacks` = 7 (repeated `perfetto.protos.Callstack`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn callstacks(&self) -> ::protozero::RepeatedMessages<'a, CallstackDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(7))
+        ::protozero::RepeatedMessages::new(self.r7.fields(self.buf, 7))
     }
     /// Field `callstacks` = 7 (repeated `perfetto.protos.Callstack`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn callstacks_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(7))
+        ::protozero::RepeatedBytes::new(self.r7.fields(self.buf, 7))
     }
     /// Whether field `callstacks` = 7 (repeated `perfetto.protos.Callstack`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_callstacks(&self) -> bool {
-        self.dec.has(7)
+        !self.r7.is_empty()
     }
     /// Field `source_locations` = 4 (repeated `perfetto.protos.SourceLocation`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn source_locations(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, SourceLocationDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(4))
+        ::protozero::RepeatedMessages::new(self.r4.fields(self.buf, 4))
     }
     /// Field `source_locations` = 4 (repeated `perfetto.protos.SourceLocation`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn source_locations_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+        ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
     }
     /// Whether field `source_locations` = 4 (repeated `perfetto.protos.SourceLocation`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_source_locations(&self) -> bool {
-        self.dec.has(4)
+        !self.r4.is_empty()
     }
     /// Field `unsymbolized_source_locations` = 28 (repeated `perfetto.protos.UnsymbolizedSourceLocation`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn unsymbolized_source_locations(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, UnsymbolizedSourceLocationDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(28))
+        ::protozero::RepeatedMessages::new(self.r28.fields(self.buf, 28))
     }
     /// Field `unsymbolized_source_locations` = 28 (repeated `perfetto.protos.UnsymbolizedSourceLocation`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn unsymbolized_source_locations_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(28))
+        ::protozero::RepeatedBytes::new(self.r28.fields(self.buf, 28))
     }
     /// Whether field `unsymbolized_source_locations` = 28 (repeated `perfetto.protos.UnsymbolizedSourceLocation`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_unsymbolized_source_locations(&self) -> bool {
-        self.dec.has(28)
+        !self.r28.is_empty()
     }
     /// Field `log_message_body` = 20 (repeated `perfetto.protos.LogMessageBody`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn log_message_body(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, LogMessageBodyDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(20))
+        ::protozero::RepeatedMessages::new(self.r20.fields(self.buf, 20))
     }
     /// Field `log_message_body` = 20 (repeated `perfetto.protos.LogMessageBody`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn log_message_body_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(20))
+        ::protozero::RepeatedBytes::new(self.r20.fields(self.buf, 20))
     }
     /// Whether field `log_message_body` = 20 (repeated `perfetto.protos.LogMessageBody`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_log_message_body(&self) -> bool {
-        self.dec.has(20)
+        !self.r20.is_empty()
     }
     /// Field `kernel_symbols` = 26 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`: every element in order (packed or not).
     #[inline]
     pub fn kernel_symbols(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, InternedStringDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(26))
+        ::protozero::RepeatedMessages::new(self.r26.fields(self.buf, 26))
     }
     /// Field `kernel_symbols` = 26 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`, as raw bytes.
     #[inline]
     pub fn kernel_symbols_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(26))
+        ::protozero::RepeatedBytes::new(self.r26.fields(self.buf, 26))
     }
     /// Whether field `kernel_symbols` = 26 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData` occurs at least once.
     #[inline]
     pub fn has_kernel_symbols(&self) -> bool {
-        self.dec.has(26)
+        !self.r26.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InternedDataDecoder<'a> {
@@ -608,7 +676,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InternedDataDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InternedDataDecoder<'_> {
@@ -623,7 +691,7 @@ impl<'a> ::protozero::__private::DebugDecoder for InternedDataDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 EventCategoryDecoder<'a>,

@@ -54,51 +54,70 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceProvenance<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceProvenance` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceProvenance` (from `perfetto/trace/perfetto/trace_provenance.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceProvenanceDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> TraceProvenanceDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 2 {
+                d.r2.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `buffers` = 2 (repeated `perfetto.protos.TraceProvenance.Buffer`) of `perfetto.protos.TraceProvenance`: every element in order (packed or not).
     #[inline]
     pub fn buffers(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, trace_provenance::BufferDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `buffers` = 2 (repeated `perfetto.protos.TraceProvenance.Buffer`) of `perfetto.protos.TraceProvenance`, as raw bytes.
     #[inline]
     pub fn buffers_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `buffers` = 2 (repeated `perfetto.protos.TraceProvenance.Buffer`) of `perfetto.protos.TraceProvenance` occurs at least once.
     #[inline]
     pub fn has_buffers(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TraceProvenanceDecoder<'a> {
@@ -109,7 +128,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceProvenanceDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TraceProvenanceDecoder<'_> {
@@ -124,7 +143,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceProvenanceDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 trace_provenance::BufferDecoder<'a>,
@@ -190,54 +209,76 @@ pub mod trace_provenance {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Sequence` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Sequence` (from `perfetto/trace/perfetto/trace_provenance.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SequenceDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> SequenceDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `id` = 1 (`uint32`) of `perfetto.protos.TraceProvenance.Sequence`; `None` when absent or malformed.
         #[inline]
         pub fn id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `id` = 1 (`uint32`) of `perfetto.protos.TraceProvenance.Sequence` is present.
+        /// Whether field `id` = 1 (`uint32`) of `perfetto.protos.TraceProvenance.Sequence` is present (with the wire type its type has).
         #[inline]
         pub fn has_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `producer_id` = 2 (`int32`) of `perfetto.protos.TraceProvenance.Sequence`; `None` when absent or malformed.
         #[inline]
         pub fn producer_id(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `producer_id` = 2 (`int32`) of `perfetto.protos.TraceProvenance.Sequence` is present.
+        /// Whether field `producer_id` = 2 (`int32`) of `perfetto.protos.TraceProvenance.Sequence` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_id(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for SequenceDecoder<'a> {
@@ -248,7 +289,7 @@ pub mod trace_provenance {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for SequenceDecoder<'_> {
@@ -263,7 +304,7 @@ pub mod trace_provenance {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -327,51 +368,70 @@ pub mod trace_provenance {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Buffer` (from `perfetto/trace/perfetto/trace_provenance.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceProvenance.Buffer` (from `perfetto/trace/perfetto/trace_provenance.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BufferDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
     }
     impl<'a> BufferDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.r1.add(start, it.offset());
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `sequences` = 1 (repeated `perfetto.protos.TraceProvenance.Sequence`) of `perfetto.protos.TraceProvenance.Buffer`: every element in order (packed or not).
         #[inline]
         pub fn sequences(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, SequenceDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+            ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
         }
         /// Field `sequences` = 1 (repeated `perfetto.protos.TraceProvenance.Sequence`) of `perfetto.protos.TraceProvenance.Buffer`, as raw bytes.
         #[inline]
         pub fn sequences_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+            ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `sequences` = 1 (repeated `perfetto.protos.TraceProvenance.Sequence`) of `perfetto.protos.TraceProvenance.Buffer` occurs at least once.
         #[inline]
         pub fn has_sequences(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BufferDecoder<'a> {
@@ -382,7 +442,7 @@ pub mod trace_provenance {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BufferDecoder<'_> {
@@ -397,7 +457,7 @@ pub mod trace_provenance {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -145,133 +145,162 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracingServiceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 12>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TracingServiceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                9 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 12> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 12> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `tracing_started` = 2 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn tracing_started(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.o0.get(2).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `tracing_started` = 2 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `tracing_started` = 2 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_started(&self) -> bool {
-        self.dec.has(2)
+        self.o0.get(2).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `all_data_sources_started` = 1 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn all_data_sources_started(&self) -> ::core::option::Option<bool> {
-        self.dec.get(1).and_then(|f| f.as_bool().ok())
+        self.o0.get(1).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `all_data_sources_started` = 1 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `all_data_sources_started` = 1 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_all_data_sources_started(&self) -> bool {
-        self.dec.has(1)
+        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `flush_started` = 9 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn flush_started(&self) -> ::core::option::Option<bool> {
-        self.dec.get(9).and_then(|f| f.as_bool().ok())
+        self.o0.get(9).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `flush_started` = 9 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `flush_started` = 9 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_flush_started(&self) -> bool {
-        self.dec.has(9)
+        self.o0.get(9).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `all_data_sources_flushed` = 3 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn all_data_sources_flushed(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.o0.get(3).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `all_data_sources_flushed` = 3 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `all_data_sources_flushed` = 3 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_all_data_sources_flushed(&self) -> bool {
-        self.dec.has(3)
+        self.o0.get(3).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `read_tracing_buffers_completed` = 4 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn read_tracing_buffers_completed(&self) -> ::core::option::Option<bool> {
-        self.dec.get(4).and_then(|f| f.as_bool().ok())
+        self.o0.get(4).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `read_tracing_buffers_completed` = 4 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `read_tracing_buffers_completed` = 4 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_read_tracing_buffers_completed(&self) -> bool {
-        self.dec.has(4)
+        self.o0.get(4).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `tracing_disabled` = 5 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn tracing_disabled(&self) -> ::core::option::Option<bool> {
-        self.dec.get(5).and_then(|f| f.as_bool().ok())
+        self.o0.get(5).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `tracing_disabled` = 5 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `tracing_disabled` = 5 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_tracing_disabled(&self) -> bool {
-        self.dec.has(5)
+        self.o0.get(5).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `seized_for_bugreport` = 6 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn seized_for_bugreport(&self) -> ::core::option::Option<bool> {
-        self.dec.get(6).and_then(|f| f.as_bool().ok())
+        self.o0.get(6).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `seized_for_bugreport` = 6 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `seized_for_bugreport` = 6 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_seized_for_bugreport(&self) -> bool {
-        self.dec.has(6)
+        self.o0.get(6).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn slow_starting_data_sources(
         &self,
     ) -> ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>> {
-        self.dec
+        self.o0
             .get(7)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(tracing_service_event::DataSourcesDecoder::new)
     }
     /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, as its encoded bytes.
     #[inline]
     pub fn slow_starting_data_sources_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.o0.get(7).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_slow_starting_data_sources(&self) -> bool {
-        self.dec.has(7)
+        self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn last_flush_slow_data_sources(
         &self,
     ) -> ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>> {
-        self.dec
+        self.o0
             .get(8)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(tracing_service_event::DataSourcesDecoder::new)
     }
     /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, as its encoded bytes.
@@ -279,119 +308,97 @@ impl<'a> TracingServiceEventDecoder<'a> {
     pub fn last_flush_slow_data_sources_bytes(
         &self,
     ) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.o0.get(8).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_last_flush_slow_data_sources(&self) -> bool {
-        self.dec.has(8)
+        self.o0.get(8).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `clone_started` = 10 (`bool`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn clone_started(&self) -> ::core::option::Option<bool> {
-        self.dec.get(10).and_then(|f| f.as_bool().ok())
+        self.o0.get(10).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `clone_started` = 10 (`bool`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `clone_started` = 10 (`bool`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_started(&self) -> bool {
-        self.dec.has(10)
+        self.o0.get(10).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `buffer_cloned` = 11 (`uint32`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn buffer_cloned(&self) -> ::core::option::Option<u32> {
-        self.dec.get(11).and_then(|f| f.as_u32().ok())
+        self.o0.get(11).and_then(::protozero::__private::varint).map(|v| v as u32)
     }
-    /// Whether field `buffer_cloned` = 11 (`uint32`) of `perfetto.protos.TracingServiceEvent` is present.
+    /// Whether field `buffer_cloned` = 11 (`uint32`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_buffer_cloned(&self) -> bool {
-        self.dec.has(11)
+        self.o0.get(11).and_then(::protozero::__private::varint).is_some()
     }
-    /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `event_type` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_event_type(
         &self,
     ) -> ::core::option::Option<tracing_service_event::EventType<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                2 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::TracingStarted)
-                }
-                1 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::AllDataSourcesStarted)
-                }
-                9 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::FlushStarted)
-                }
-                3 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::AllDataSourcesFlushed)
-                }
-                4 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(
-                            tracing_service_event::EventType::ReadTracingBuffersCompleted,
-                        )
-                }
-                5 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::TracingDisabled)
-                }
-                6 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::SeizedForBugreport)
-                }
-                7 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(tracing_service_event::EventType::SlowStartingDataSources)
-                }
-                8 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(tracing_service_event::EventType::LastFlushSlowDataSources)
-                }
-                10 => {
-                    field
-                        .as_bool()
-                        .ok()
-                        .map(tracing_service_event::EventType::CloneStarted)
-                }
-                11 => {
-                    field
-                        .as_u32()
-                        .ok()
-                        .map(tracing_service_event::EventType::BufferCloned)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            2 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::TracingStarted)
             }
+            1 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::AllDataSourcesStarted)
+            }
+            9 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::FlushStarted)
+            }
+            3 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::AllDataSourcesFlushed)
+            }
+            4 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::ReadTracingBuffersCompleted)
+            }
+            5 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::TracingDisabled)
+            }
+            6 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::SeizedForBugreport)
+            }
+            7 => {
+                ::protozero::__private::bytes(v)
+                    .map(tracing_service_event::DataSourcesDecoder::new)
+                    .map(tracing_service_event::EventType::SlowStartingDataSources)
+            }
+            8 => {
+                ::protozero::__private::bytes(v)
+                    .map(tracing_service_event::DataSourcesDecoder::new)
+                    .map(tracing_service_event::EventType::LastFlushSlowDataSources)
+            }
+            10 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(tracing_service_event::EventType::CloneStarted)
+            }
+            11 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as u32)
+                    .map(tracing_service_event::EventType::BufferCloned)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceEventDecoder<'a> {
@@ -402,7 +409,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TracingServiceEventDecoder<'_> {
@@ -417,7 +424,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracingServiceEventDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("all_data_sources_started", d.get(1), ::protozero::kinds::Bool);
         s.scalar("tracing_started", d.get(2), ::protozero::kinds::Bool);
@@ -521,51 +528,70 @@ pub mod tracing_service_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourcesDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
     }
     impl<'a> DataSourcesDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.r1.add(start, it.offset());
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `data_source` = 1 (repeated `perfetto.protos.TracingServiceEvent.DataSources.DataSource`) of `perfetto.protos.TracingServiceEvent.DataSources`: every element in order (packed or not).
         #[inline]
         pub fn data_source(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, data_sources::DataSourceDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+            ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
         }
         /// Field `data_source` = 1 (repeated `perfetto.protos.TracingServiceEvent.DataSources.DataSource`) of `perfetto.protos.TracingServiceEvent.DataSources`, as raw bytes.
         #[inline]
         pub fn data_source_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+            ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `data_source` = 1 (repeated `perfetto.protos.TracingServiceEvent.DataSources.DataSource`) of `perfetto.protos.TracingServiceEvent.DataSources` occurs at least once.
         #[inline]
         pub fn has_data_source(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for DataSourcesDecoder<'a> {
@@ -576,7 +602,7 @@ pub mod tracing_service_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DataSourcesDecoder<'_> {
@@ -591,7 +617,7 @@ pub mod tracing_service_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -661,18 +687,40 @@ pub mod tracing_service_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct DataSourceDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 3>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<&'a [u8]>,
+            f2: ::core::option::Option<&'a [u8]>,
         }
         impl<'a> DataSourceDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::bytes(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -680,47 +728,47 @@ pub mod tracing_service_event {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(1).and_then(|f| f.as_str().ok())
+                self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(1).and_then(|f| f.as_bytes().ok())
+                self.f1
             }
-            /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource` is present.
+            /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource` is present (with the wire type its type has).
             #[inline]
             pub fn has_producer_name(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn data_source_name(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(2).and_then(|f| f.as_str().ok())
+                self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn data_source_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource` is present.
+            /// Whether field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource` is present (with the wire type its type has).
             #[inline]
             pub fn has_data_source_name(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDecoder<'a> {
@@ -731,7 +779,7 @@ pub mod tracing_service_event {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for DataSourceDecoder<'_> {
@@ -746,7 +794,7 @@ pub mod tracing_service_event {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,

@@ -55,54 +55,76 @@ impl<'w> ::protozero::MessageWriter<'w> for InternedString<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InternedString` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InternedString` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InternedStringDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> InternedStringDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.InternedString`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.InternedString` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.InternedString` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `str` = 2 (`bytes`) of `perfetto.protos.InternedString`; `None` when absent or malformed.
     #[inline]
     pub fn str(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `str` = 2 (`bytes`) of `perfetto.protos.InternedString` is present.
+    /// Whether field `str` = 2 (`bytes`) of `perfetto.protos.InternedString` is present (with the wire type its type has).
     #[inline]
     pub fn has_str(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for InternedStringDecoder<'a> {
@@ -113,7 +135,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for InternedStringDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for InternedStringDecoder<'_> {
@@ -128,7 +150,7 @@ impl<'a> ::protozero::__private::DebugDecoder for InternedStringDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.bytes("str", d.get(2));
@@ -199,74 +221,99 @@ impl<'w> ::protozero::MessageWriter<'w> for Line<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Line` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Line` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct LineDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> LineDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `function_name` = 1 (`string`) of `perfetto.protos.Line`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn function_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `function_name` = 1 (`string`) of `perfetto.protos.Line`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn function_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `function_name` = 1 (`string`) of `perfetto.protos.Line` is present.
+    /// Whether field `function_name` = 1 (`string`) of `perfetto.protos.Line` is present (with the wire type its type has).
     #[inline]
     pub fn has_function_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `source_file_name` = 2 (`string`) of `perfetto.protos.Line`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn source_file_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `source_file_name` = 2 (`string`) of `perfetto.protos.Line`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn source_file_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `source_file_name` = 2 (`string`) of `perfetto.protos.Line` is present.
+    /// Whether field `source_file_name` = 2 (`string`) of `perfetto.protos.Line` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_file_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `line_number` = 3 (`uint32`) of `perfetto.protos.Line`; `None` when absent or malformed.
     #[inline]
     pub fn line_number(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `line_number` = 3 (`uint32`) of `perfetto.protos.Line` is present.
+    /// Whether field `line_number` = 3 (`uint32`) of `perfetto.protos.Line` is present (with the wire type its type has).
     #[inline]
     pub fn has_line_number(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for LineDecoder<'a> {
@@ -277,7 +324,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for LineDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for LineDecoder<'_> {
@@ -292,7 +339,7 @@ impl<'a> ::protozero::__private::DebugDecoder for LineDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("function_name", d.get(1));
         s.string("source_file_name", d.get(2));
@@ -361,59 +408,82 @@ impl<'w> ::protozero::MessageWriter<'w> for AddressSymbols<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.AddressSymbols` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.AddressSymbols` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct AddressSymbolsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> AddressSymbolsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `address` = 1 (`uint64`) of `perfetto.protos.AddressSymbols`; `None` when absent or malformed.
     #[inline]
     pub fn address(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `address` = 1 (`uint64`) of `perfetto.protos.AddressSymbols` is present.
+    /// Whether field `address` = 1 (`uint64`) of `perfetto.protos.AddressSymbols` is present (with the wire type its type has).
     #[inline]
     pub fn has_address(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `lines` = 2 (repeated `perfetto.protos.Line`) of `perfetto.protos.AddressSymbols`: every element in order (packed or not).
     #[inline]
     pub fn lines(&self) -> ::protozero::RepeatedMessages<'a, LineDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `lines` = 2 (repeated `perfetto.protos.Line`) of `perfetto.protos.AddressSymbols`, as raw bytes.
     #[inline]
     pub fn lines_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `lines` = 2 (repeated `perfetto.protos.Line`) of `perfetto.protos.AddressSymbols` occurs at least once.
     #[inline]
     pub fn has_lines(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for AddressSymbolsDecoder<'a> {
@@ -424,7 +494,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for AddressSymbolsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for AddressSymbolsDecoder<'_> {
@@ -439,7 +509,7 @@ impl<'a> ::protozero::__private::DebugDecoder for AddressSymbolsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("address", d.get(1), ::protozero::kinds::Uint64);
         s.repeated_messages::<LineDecoder<'a>>("lines", d.repeated(2));
@@ -515,81 +585,107 @@ impl<'w> ::protozero::MessageWriter<'w> for ModuleSymbols<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ModuleSymbols` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ModuleSymbols` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ModuleSymbolsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<&'a [u8]>,
+    r3: ::protozero::__private::Occurrences,
 }
 impl<'a> ModuleSymbolsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            r3: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.r3.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `path` = 1 (`string`) of `perfetto.protos.ModuleSymbols`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn path(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `path` = 1 (`string`) of `perfetto.protos.ModuleSymbols`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn path_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `path` = 1 (`string`) of `perfetto.protos.ModuleSymbols` is present.
+    /// Whether field `path` = 1 (`string`) of `perfetto.protos.ModuleSymbols` is present (with the wire type its type has).
     #[inline]
     pub fn has_path(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `build_id` = 2 (`string`) of `perfetto.protos.ModuleSymbols`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn build_id(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `build_id` = 2 (`string`) of `perfetto.protos.ModuleSymbols`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn build_id_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `build_id` = 2 (`string`) of `perfetto.protos.ModuleSymbols` is present.
+    /// Whether field `build_id` = 2 (`string`) of `perfetto.protos.ModuleSymbols` is present (with the wire type its type has).
     #[inline]
     pub fn has_build_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `address_symbols` = 3 (repeated `perfetto.protos.AddressSymbols`) of `perfetto.protos.ModuleSymbols`: every element in order (packed or not).
     #[inline]
     pub fn address_symbols(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, AddressSymbolsDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(3))
+        ::protozero::RepeatedMessages::new(self.r3.fields(self.buf, 3))
     }
     /// Field `address_symbols` = 3 (repeated `perfetto.protos.AddressSymbols`) of `perfetto.protos.ModuleSymbols`, as raw bytes.
     #[inline]
     pub fn address_symbols_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+        ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
     }
     /// Whether field `address_symbols` = 3 (repeated `perfetto.protos.AddressSymbols`) of `perfetto.protos.ModuleSymbols` occurs at least once.
     #[inline]
     pub fn has_address_symbols(&self) -> bool {
-        self.dec.has(3)
+        !self.r3.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ModuleSymbolsDecoder<'a> {
@@ -600,7 +696,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ModuleSymbolsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ModuleSymbolsDecoder<'_> {
@@ -615,7 +711,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ModuleSymbolsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("path", d.get(1));
         s.string("build_id", d.get(2));
@@ -729,116 +825,157 @@ impl<'w> ::protozero::MessageWriter<'w> for Mapping<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Mapping` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Mapping` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct MappingDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    r7: ::protozero::__private::Occurrences,
 }
 impl<'a> MappingDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            r7: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.r7.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `build_id` = 2 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn build_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `build_id` = 2 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `build_id` = 2 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_build_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `exact_offset` = 8 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn exact_offset(&self) -> ::core::option::Option<u64> {
-        self.dec.get(8).and_then(|f| f.as_u64().ok())
+        self.f8
     }
-    /// Whether field `exact_offset` = 8 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `exact_offset` = 8 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_exact_offset(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `start_offset` = 3 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn start_offset(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `start_offset` = 3 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `start_offset` = 3 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_start_offset(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `start` = 4 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn start(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `start` = 4 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `start` = 4 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_start(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `end` = 5 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn end(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `end` = 5 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `end` = 5 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_end(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `load_bias` = 6 (`uint64`) of `perfetto.protos.Mapping`; `None` when absent or malformed.
     #[inline]
     pub fn load_bias(&self) -> ::core::option::Option<u64> {
-        self.dec.get(6).and_then(|f| f.as_u64().ok())
+        self.f6
     }
-    /// Whether field `load_bias` = 6 (`uint64`) of `perfetto.protos.Mapping` is present.
+    /// Whether field `load_bias` = 6 (`uint64`) of `perfetto.protos.Mapping` is present (with the wire type its type has).
     #[inline]
     pub fn has_load_bias(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `path_string_ids` = 7 (repeated `uint64`) of `perfetto.protos.Mapping`: every element in order (packed or not).
     #[inline]
     pub fn path_string_ids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(7))
+        ::protozero::RepeatedScalars::new(self.r7.fields(self.buf, 7))
     }
     /// Whether field `path_string_ids` = 7 (repeated `uint64`) of `perfetto.protos.Mapping` occurs at least once.
     #[inline]
     pub fn has_path_string_ids(&self) -> bool {
-        self.dec.has(7)
+        !self.r7.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for MappingDecoder<'a> {
@@ -849,7 +986,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for MappingDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for MappingDecoder<'_> {
@@ -864,7 +1001,7 @@ impl<'a> ::protozero::__private::DebugDecoder for MappingDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("build_id", d.get(2), ::protozero::kinds::Uint64);
@@ -987,150 +1124,188 @@ impl<'w> ::protozero::MessageWriter<'w> for Frame<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Frame` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Frame` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FrameDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> FrameDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.Frame`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.Frame` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `function_name_id` = 2 (`uint64`) of `perfetto.protos.Frame`; `None` when absent or malformed.
     #[inline]
     pub fn function_name_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `function_name_id` = 2 (`uint64`) of `perfetto.protos.Frame` is present.
+    /// Whether field `function_name_id` = 2 (`uint64`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_function_name_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `mapping_id` = 3 (`uint64`) of `perfetto.protos.Frame`; `None` when absent or malformed.
     #[inline]
     pub fn mapping_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `mapping_id` = 3 (`uint64`) of `perfetto.protos.Frame` is present.
+    /// Whether field `mapping_id` = 3 (`uint64`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_mapping_id(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `rel_pc` = 4 (`uint64`) of `perfetto.protos.Frame`; `None` when absent or malformed.
     #[inline]
     pub fn rel_pc(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `rel_pc` = 4 (`uint64`) of `perfetto.protos.Frame` is present.
+    /// Whether field `rel_pc` = 4 (`uint64`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_rel_pc(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `source_path_iid` = 5 (`uint64`) of `perfetto.protos.Frame`; `None` when absent or malformed.
     #[inline]
     pub fn source_path_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `source_path_iid` = 5 (`uint64`) of `perfetto.protos.Frame` is present.
+    /// Whether field `source_path_iid` = 5 (`uint64`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_path_iid(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `line_number` = 6 (`uint32`) of `perfetto.protos.Frame`; `None` when absent or malformed.
     #[inline]
     pub fn line_number(&self) -> ::core::option::Option<u32> {
-        self.dec.get(6).and_then(|f| f.as_u32().ok())
+        self.f6.map(|v| v as u32)
     }
-    /// Whether field `line_number` = 6 (`uint32`) of `perfetto.protos.Frame` is present.
+    /// Whether field `line_number` = 6 (`uint32`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_line_number(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent, malformed or a number the enum does not name (see [`Self::kind_raw`]).
     #[inline]
     pub fn kind(&self) -> ::core::option::Option<frame::Kind> {
-        self.dec
+        self.o0
             .get(7)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<frame::Kind as ::protozero::ProtoEnum>::from_i32)
+            .and_then(::protozero::__private::varint)
+            .and_then(|v| <frame::Kind as ::protozero::ProtoEnum>::from_i32(v as i32))
     }
     /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn kind_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(7).and_then(|f| f.as_i32().ok())
+        self.o0.get(7).and_then(::protozero::__private::varint).map(|v| v as i32)
     }
-    /// Whether field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame` is present.
+    /// Whether field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_kind(&self) -> bool {
-        self.dec.has(7)
+        self.o0.get(7).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn kind_str(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(8).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(8)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn kind_str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.o0.get(8).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `kind_str` = 8 (`string`) of `perfetto.protos.Frame` is present.
+    /// Whether field `kind_str` = 8 (`string`) of `perfetto.protos.Frame` is present (with the wire type its type has).
     #[inline]
     pub fn has_kind_str(&self) -> bool {
-        self.dec.has(8)
+        self.o0.get(8).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_kind_field(&self) -> ::core::option::Option<frame::KindField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                7 => {
-                    field
-                        .as_i32()
-                        .ok()
-                        .and_then(<frame::Kind as ::protozero::ProtoEnum>::from_i32)
-                        .map(frame::KindField::Kind)
-                }
-                8 => field.as_str().ok().map(frame::KindField::KindStr),
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            7 => {
+                ::protozero::__private::varint(v)
+                    .and_then(|v| <frame::Kind as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ))
+                    .map(frame::KindField::Kind)
             }
+            8 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(frame::KindField::KindStr)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FrameDecoder<'a> {
@@ -1141,7 +1316,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FrameDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FrameDecoder<'_> {
@@ -1156,7 +1331,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FrameDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("function_name_id", d.get(2), ::protozero::kinds::Uint64);
@@ -1334,56 +1509,79 @@ impl<'w> ::protozero::MessageWriter<'w> for Callstack<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Callstack` (from `perfetto/trace/profiling/profile_common.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Callstack` (from `perfetto/trace/profiling/profile_common.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CallstackDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> CallstackDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.Callstack`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.Callstack` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.Callstack` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `frame_ids` = 2 (repeated `uint64`) of `perfetto.protos.Callstack`: every element in order (packed or not).
     #[inline]
     pub fn frame_ids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+        ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `frame_ids` = 2 (repeated `uint64`) of `perfetto.protos.Callstack` occurs at least once.
     #[inline]
     pub fn has_frame_ids(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CallstackDecoder<'a> {
@@ -1394,7 +1592,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CallstackDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CallstackDecoder<'_> {
@@ -1409,7 +1607,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CallstackDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.repeated_scalars("frame_ids", d.repeated(2), ::protozero::kinds::Uint64);

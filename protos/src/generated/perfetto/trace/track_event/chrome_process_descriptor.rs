@@ -79,89 +79,120 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeProcessDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeProcessDescriptor` (from `perfetto/trace/track_event/chrome_process_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ChromeProcessDescriptor` (from `perfetto/trace/track_event/chrome_process_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ChromeProcessDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 6>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<&'a [u8]>,
+    f5: ::core::option::Option<u64>,
 }
 impl<'a> ChromeProcessDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::bytes(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `process_type` = 1 (`int32`) of `perfetto.protos.ChromeProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn process_type(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `process_type` = 1 (`int32`) of `perfetto.protos.ChromeProcessDescriptor` is present.
+    /// Whether field `process_type` = 1 (`int32`) of `perfetto.protos.ChromeProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_type(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `process_priority` = 2 (`int32`) of `perfetto.protos.ChromeProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn process_priority(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `process_priority` = 2 (`int32`) of `perfetto.protos.ChromeProcessDescriptor` is present.
+    /// Whether field `process_priority` = 2 (`int32`) of `perfetto.protos.ChromeProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_priority(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ChromeProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn legacy_sort_index(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ChromeProcessDescriptor` is present.
+    /// Whether field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ChromeProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_sort_index(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `host_app_package_name` = 4 (`string`) of `perfetto.protos.ChromeProcessDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn host_app_package_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(4).and_then(|f| f.as_str().ok())
+        self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `host_app_package_name` = 4 (`string`) of `perfetto.protos.ChromeProcessDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn host_app_package_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.f4
     }
-    /// Whether field `host_app_package_name` = 4 (`string`) of `perfetto.protos.ChromeProcessDescriptor` is present.
+    /// Whether field `host_app_package_name` = 4 (`string`) of `perfetto.protos.ChromeProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_host_app_package_name(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `crash_trace_id` = 5 (`uint64`) of `perfetto.protos.ChromeProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn crash_trace_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `crash_trace_id` = 5 (`uint64`) of `perfetto.protos.ChromeProcessDescriptor` is present.
+    /// Whether field `crash_trace_id` = 5 (`uint64`) of `perfetto.protos.ChromeProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_crash_trace_id(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ChromeProcessDescriptorDecoder<'a> {
@@ -172,7 +203,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeProcessDescriptorDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ChromeProcessDescriptorDecoder<'_> {
@@ -187,7 +218,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ChromeProcessDescriptorDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("process_type", d.get(1), ::protozero::kinds::Int32);
         s.scalar("process_priority", d.get(2), ::protozero::kinds::Int32);

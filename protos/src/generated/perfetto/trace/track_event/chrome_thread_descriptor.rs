@@ -63,64 +63,89 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeThreadDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeThreadDescriptor` (from `perfetto/trace/track_event/chrome_thread_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ChromeThreadDescriptor` (from `perfetto/trace/track_event/chrome_thread_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ChromeThreadDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> ChromeThreadDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `thread_type` = 1 (`int32`) of `perfetto.protos.ChromeThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn thread_type(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `thread_type` = 1 (`int32`) of `perfetto.protos.ChromeThreadDescriptor` is present.
+    /// Whether field `thread_type` = 1 (`int32`) of `perfetto.protos.ChromeThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_type(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `legacy_sort_index` = 2 (`int32`) of `perfetto.protos.ChromeThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn legacy_sort_index(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `legacy_sort_index` = 2 (`int32`) of `perfetto.protos.ChromeThreadDescriptor` is present.
+    /// Whether field `legacy_sort_index` = 2 (`int32`) of `perfetto.protos.ChromeThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_sort_index(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `is_sandboxed_tid` = 3 (`bool`) of `perfetto.protos.ChromeThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn is_sandboxed_tid(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `is_sandboxed_tid` = 3 (`bool`) of `perfetto.protos.ChromeThreadDescriptor` is present.
+    /// Whether field `is_sandboxed_tid` = 3 (`bool`) of `perfetto.protos.ChromeThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_is_sandboxed_tid(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ChromeThreadDescriptorDecoder<'a> {
@@ -131,7 +156,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeThreadDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ChromeThreadDescriptorDecoder<'_> {
@@ -146,7 +171,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ChromeThreadDescriptorDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("thread_type", d.get(1), ::protozero::kinds::Int32);
         s.scalar("legacy_sort_index", d.get(2), ::protozero::kinds::Int32);

@@ -110,139 +110,175 @@ impl<'w> ::protozero::MessageWriter<'w> for CounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CounterDescriptor` (from `perfetto/trace/track_event/counter_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CounterDescriptor` (from `perfetto/trace/track_event/counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CounterDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 8>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
+    f6: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f7: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> CounterDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
     #[inline]
     pub fn r#type(
         &self,
     ) -> ::core::option::Option<counter_descriptor::BuiltinCounterType> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f1
+            .and_then(|v| <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor` is present.
+    /// Whether field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_type(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `categories` = 2 (repeated `string`) of `perfetto.protos.CounterDescriptor`: every element in order (packed or not).
     #[inline]
     pub fn categories(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(2))
+        ::protozero::RepeatedStrs::new(self.r2.fields(self.buf, 2))
     }
     /// Field `categories` = 2 (repeated `string`) of `perfetto.protos.CounterDescriptor`, as raw bytes.
     #[inline]
     pub fn categories_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `categories` = 2 (repeated `string`) of `perfetto.protos.CounterDescriptor` occurs at least once.
     #[inline]
     pub fn has_categories(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::unit_raw`]).
     #[inline]
     pub fn unit(&self) -> ::core::option::Option<counter_descriptor::Unit> {
-        self.dec
-            .get(3)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32)
+        self.f3
+            .and_then(|v| <counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn unit_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor` is present.
+    /// Whether field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_unit(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `unit_name` = 6 (`string`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn unit_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(6).and_then(|f| f.as_str().ok())
+        self.f6.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `unit_name` = 6 (`string`) of `perfetto.protos.CounterDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn unit_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `unit_name` = 6 (`string`) of `perfetto.protos.CounterDescriptor` is present.
+    /// Whether field `unit_name` = 6 (`string`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_unit_name(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `unit_multiplier` = 4 (`int64`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn unit_multiplier(&self) -> ::core::option::Option<i64> {
-        self.dec.get(4).and_then(|f| f.as_i64().ok())
+        self.f4.map(|v| v as i64)
     }
-    /// Whether field `unit_multiplier` = 4 (`int64`) of `perfetto.protos.CounterDescriptor` is present.
+    /// Whether field `unit_multiplier` = 4 (`int64`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_unit_multiplier(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `is_incremental` = 5 (`bool`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn is_incremental(&self) -> ::core::option::Option<bool> {
-        self.dec.get(5).and_then(|f| f.as_bool().ok())
+        self.f5.map(|v| v != 0)
     }
-    /// Whether field `is_incremental` = 5 (`bool`) of `perfetto.protos.CounterDescriptor` is present.
+    /// Whether field `is_incremental` = 5 (`bool`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_is_incremental(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `y_axis_share_key` = 7 (`string`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn y_axis_share_key(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(7).and_then(|f| f.as_str().ok())
+        self.f7.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `y_axis_share_key` = 7 (`string`) of `perfetto.protos.CounterDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn y_axis_share_key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.f7
     }
-    /// Whether field `y_axis_share_key` = 7 (`string`) of `perfetto.protos.CounterDescriptor` is present.
+    /// Whether field `y_axis_share_key` = 7 (`string`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_y_axis_share_key(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CounterDescriptorDecoder<'a> {
@@ -253,7 +289,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CounterDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CounterDescriptorDecoder<'_> {
@@ -268,7 +304,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CounterDescriptorDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<counter_descriptor::BuiltinCounterType>("type", d.get(1));
         s.repeated_strings("categories", d.repeated(2));

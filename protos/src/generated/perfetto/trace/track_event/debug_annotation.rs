@@ -184,316 +184,382 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotation` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotation` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DebugAnnotationDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 18>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f14: ::core::option::Option<&'a [u8]>,
+    r11: ::protozero::__private::Occurrences,
+    r12: ::protozero::__private::Occurrences,
+    o0: ::protozero::__private::OneofSlot<'a>,
+    o1: ::protozero::__private::OneofSlot<'a>,
+    o2: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> DebugAnnotationDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+            r11: ::protozero::__private::Occurrences::NONE,
+            r12: ::protozero::__private::Occurrences::NONE,
+            o0: ::protozero::__private::OneofSlot::NONE,
+            o1: ::protozero::__private::OneofSlot::NONE,
+            o2: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                14 => d.f14 = ::protozero::__private::bytes(f.value),
+                11 => d.r11.add(start, it.offset()),
+                12 => d.r12.add(start, it.offset()),
+                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                2 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                3 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                4 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                5 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                7 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                8 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                9 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                6 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                17 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                16 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                13 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 18> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 18> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `name_iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn name_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.o0.get(1).and_then(::protozero::__private::varint)
     }
-    /// Whether field `name_iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `name_iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_name_iid(&self) -> bool {
-        self.dec.has(1)
+        self.o0.get(1).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(10).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(10)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok())
+        self.o0.get(10).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(10)
+        self.o0.get(10).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `bool_value` = 2 (`bool`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn bool_value(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.o1.get(2).and_then(::protozero::__private::varint).map(|v| v != 0)
     }
-    /// Whether field `bool_value` = 2 (`bool`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `bool_value` = 2 (`bool`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_bool_value(&self) -> bool {
-        self.dec.has(2)
+        self.o1.get(2).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `uint_value` = 3 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn uint_value(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.o1.get(3).and_then(::protozero::__private::varint)
     }
-    /// Whether field `uint_value` = 3 (`uint64`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `uint_value` = 3 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_uint_value(&self) -> bool {
-        self.dec.has(3)
+        self.o1.get(3).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `int_value` = 4 (`int64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn int_value(&self) -> ::core::option::Option<i64> {
-        self.dec.get(4).and_then(|f| f.as_i64().ok())
+        self.o1.get(4).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `int_value` = 4 (`int64`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `int_value` = 4 (`int64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_int_value(&self) -> bool {
-        self.dec.has(4)
+        self.o1.get(4).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `double_value` = 5 (`double`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn double_value(&self) -> ::core::option::Option<f64> {
-        self.dec.get(5).and_then(|f| f.as_f64().ok())
+        self.o1.get(5).and_then(::protozero::__private::fixed64).map(f64::from_bits)
     }
-    /// Whether field `double_value` = 5 (`double`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `double_value` = 5 (`double`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_double_value(&self) -> bool {
-        self.dec.has(5)
+        self.o1.get(5).and_then(::protozero::__private::fixed64).is_some()
     }
     /// Field `pointer_value` = 7 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn pointer_value(&self) -> ::core::option::Option<u64> {
-        self.dec.get(7).and_then(|f| f.as_u64().ok())
+        self.o1.get(7).and_then(::protozero::__private::varint)
     }
-    /// Whether field `pointer_value` = 7 (`uint64`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `pointer_value` = 7 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_pointer_value(&self) -> bool {
-        self.dec.has(7)
+        self.o1.get(7).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn nested_value(
         &self,
     ) -> ::core::option::Option<debug_annotation::NestedValueDecoder<'a>> {
-        self.dec
+        self.o1
             .get(8)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(debug_annotation::NestedValueDecoder::new)
     }
     /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`, as its encoded bytes.
     #[inline]
     pub fn nested_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.o1.get(8).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_nested_value(&self) -> bool {
-        self.dec.has(8)
+        self.o1.get(8).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn legacy_json_value(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(9).and_then(|f| f.as_str().ok())
+        self.o1
+            .get(9)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn legacy_json_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(9).and_then(|f| f.as_bytes().ok())
+        self.o1.get(9).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_json_value(&self) -> bool {
-        self.dec.has(9)
+        self.o1.get(9).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn string_value(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(6).and_then(|f| f.as_str().ok())
+        self.o1
+            .get(6)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.o1.get(6).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_string_value(&self) -> bool {
-        self.dec.has(6)
+        self.o1.get(6).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `string_value_iid` = 17 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn string_value_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(17).and_then(|f| f.as_u64().ok())
+        self.o1.get(17).and_then(::protozero::__private::varint)
     }
-    /// Whether field `string_value_iid` = 17 (`uint64`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `string_value_iid` = 17 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_string_value_iid(&self) -> bool {
-        self.dec.has(17)
+        self.o1.get(17).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn proto_type_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(16).and_then(|f| f.as_str().ok())
+        self.o2
+            .get(16)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn proto_type_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(16).and_then(|f| f.as_bytes().ok())
+        self.o2.get(16).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_proto_type_name(&self) -> bool {
-        self.dec.has(16)
+        self.o2.get(16).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `proto_type_name_iid` = 13 (`uint64`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn proto_type_name_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(13).and_then(|f| f.as_u64().ok())
+        self.o2.get(13).and_then(::protozero::__private::varint)
     }
-    /// Whether field `proto_type_name_iid` = 13 (`uint64`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `proto_type_name_iid` = 13 (`uint64`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_proto_type_name_iid(&self) -> bool {
-        self.dec.has(13)
+        self.o2.get(13).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `proto_value` = 14 (`bytes`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
     #[inline]
     pub fn proto_value(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(14).and_then(|f| f.as_bytes().ok())
+        self.f14
     }
-    /// Whether field `proto_value` = 14 (`bytes`) of `perfetto.protos.DebugAnnotation` is present.
+    /// Whether field `proto_value` = 14 (`bytes`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_proto_value(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
     /// Field `dict_entries` = 11 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation`: every element in order (packed or not).
     #[inline]
     pub fn dict_entries(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, DebugAnnotationDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(11))
+        ::protozero::RepeatedMessages::new(self.r11.fields(self.buf, 11))
     }
     /// Field `dict_entries` = 11 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation`, as raw bytes.
     #[inline]
     pub fn dict_entries_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(11))
+        ::protozero::RepeatedBytes::new(self.r11.fields(self.buf, 11))
     }
     /// Whether field `dict_entries` = 11 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation` occurs at least once.
     #[inline]
     pub fn has_dict_entries(&self) -> bool {
-        self.dec.has(11)
+        !self.r11.is_empty()
     }
     /// Field `array_values` = 12 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation`: every element in order (packed or not).
     #[inline]
     pub fn array_values(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, DebugAnnotationDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(12))
+        ::protozero::RepeatedMessages::new(self.r12.fields(self.buf, 12))
     }
     /// Field `array_values` = 12 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation`, as raw bytes.
     #[inline]
     pub fn array_values_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(12))
+        ::protozero::RepeatedBytes::new(self.r12.fields(self.buf, 12))
     }
     /// Whether field `array_values` = 12 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation` occurs at least once.
     #[inline]
     pub fn has_array_values(&self) -> bool {
-        self.dec.has(12)
+        !self.r12.is_empty()
     }
-    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<debug_annotation::NameField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                1 => field.as_u64().ok().map(debug_annotation::NameField::NameIid),
-                10 => field.as_str().ok().map(debug_annotation::NameField::Name),
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            1 => {
+                ::protozero::__private::varint(v)
+                    .map(debug_annotation::NameField::NameIid)
             }
+            10 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(debug_annotation::NameField::Name)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_value(&self) -> ::core::option::Option<debug_annotation::Value<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                2 => field.as_bool().ok().map(debug_annotation::Value::BoolValue),
-                3 => field.as_u64().ok().map(debug_annotation::Value::UintValue),
-                4 => field.as_i64().ok().map(debug_annotation::Value::IntValue),
-                5 => field.as_f64().ok().map(debug_annotation::Value::DoubleValue),
-                7 => field.as_u64().ok().map(debug_annotation::Value::PointerValue),
-                8 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(debug_annotation::Value::NestedValue)
-                }
-                9 => field.as_str().ok().map(debug_annotation::Value::LegacyJsonValue),
-                6 => field.as_str().ok().map(debug_annotation::Value::StringValue),
-                17 => field.as_u64().ok().map(debug_annotation::Value::StringValueIid),
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o1.value();
+        match self.o1.id() {
+            2 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v != 0)
+                    .map(debug_annotation::Value::BoolValue)
             }
+            3 => {
+                ::protozero::__private::varint(v).map(debug_annotation::Value::UintValue)
+            }
+            4 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(debug_annotation::Value::IntValue)
+            }
+            5 => {
+                ::protozero::__private::fixed64(v)
+                    .map(f64::from_bits)
+                    .map(debug_annotation::Value::DoubleValue)
+            }
+            7 => {
+                ::protozero::__private::varint(v)
+                    .map(debug_annotation::Value::PointerValue)
+            }
+            8 => {
+                ::protozero::__private::bytes(v)
+                    .map(debug_annotation::NestedValueDecoder::new)
+                    .map(debug_annotation::Value::NestedValue)
+            }
+            9 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(debug_annotation::Value::LegacyJsonValue)
+            }
+            6 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(debug_annotation::Value::StringValue)
+            }
+            17 => {
+                ::protozero::__private::varint(v)
+                    .map(debug_annotation::Value::StringValueIid)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `proto_type_descriptor` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `proto_type_descriptor` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_proto_type_descriptor(
         &self,
     ) -> ::core::option::Option<debug_annotation::ProtoTypeDescriptor<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                16 => {
-                    field
-                        .as_str()
-                        .ok()
-                        .map(debug_annotation::ProtoTypeDescriptor::ProtoTypeName)
-                }
-                13 => {
-                    field
-                        .as_u64()
-                        .ok()
-                        .map(debug_annotation::ProtoTypeDescriptor::ProtoTypeNameIid)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o2.value();
+        match self.o2.id() {
+            16 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(debug_annotation::ProtoTypeDescriptor::ProtoTypeName)
             }
+            13 => {
+                ::protozero::__private::varint(v)
+                    .map(debug_annotation::ProtoTypeDescriptor::ProtoTypeNameIid)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationDecoder<'a> {
@@ -504,7 +570,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DebugAnnotationDecoder<'_> {
@@ -519,7 +585,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DebugAnnotationDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("name_iid", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("bool_value", d.get(2), ::protozero::kinds::Bool);
@@ -707,146 +773,187 @@ pub mod debug_annotation {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.DebugAnnotation.NestedValue` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.DebugAnnotation.NestedValue` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct NestedValueDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 9>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        r2: ::protozero::__private::Occurrences,
+        r3: ::protozero::__private::Occurrences,
+        r4: ::protozero::__private::Occurrences,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> NestedValueDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                r2: ::protozero::__private::Occurrences::NONE,
+                r3: ::protozero::__private::Occurrences::NONE,
+                r4: ::protozero::__private::Occurrences::NONE,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.r2.add(start, it.offset()),
+                    3 => d.r3.add(start, it.offset()),
+                    4 => d.r4.add(start, it.offset()),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::fixed64(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::nested_type_raw`]).
         #[inline]
         pub fn nested_type(&self) -> ::core::option::Option<nested_value::NestedType> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<nested_value::NestedType as ::protozero::ProtoEnum>::from_i32)
+            self.f1
+                .and_then(|v| <nested_value::NestedType as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn nested_type_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue` is present.
+        /// Whether field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_nested_type(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `dict_keys` = 2 (repeated `string`) of `perfetto.protos.DebugAnnotation.NestedValue`: every element in order (packed or not).
         #[inline]
         pub fn dict_keys(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(2))
+            ::protozero::RepeatedStrs::new(self.r2.fields(self.buf, 2))
         }
         /// Field `dict_keys` = 2 (repeated `string`) of `perfetto.protos.DebugAnnotation.NestedValue`, as raw bytes.
         #[inline]
         pub fn dict_keys_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+            ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `dict_keys` = 2 (repeated `string`) of `perfetto.protos.DebugAnnotation.NestedValue` occurs at least once.
         #[inline]
         pub fn has_dict_keys(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `dict_values` = 3 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue`: every element in order (packed or not).
         #[inline]
         pub fn dict_values(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, NestedValueDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(3))
+            ::protozero::RepeatedMessages::new(self.r3.fields(self.buf, 3))
         }
         /// Field `dict_values` = 3 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue`, as raw bytes.
         #[inline]
         pub fn dict_values_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+            ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `dict_values` = 3 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue` occurs at least once.
         #[inline]
         pub fn has_dict_values(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
         /// Field `array_values` = 4 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue`: every element in order (packed or not).
         #[inline]
         pub fn array_values(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, NestedValueDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(4))
+            ::protozero::RepeatedMessages::new(self.r4.fields(self.buf, 4))
         }
         /// Field `array_values` = 4 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue`, as raw bytes.
         #[inline]
         pub fn array_values_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+            ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `array_values` = 4 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue` occurs at least once.
         #[inline]
         pub fn has_array_values(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
         /// Field `int_value` = 5 (`int64`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed.
         #[inline]
         pub fn int_value(&self) -> ::core::option::Option<i64> {
-            self.dec.get(5).and_then(|f| f.as_i64().ok())
+            self.f5.map(|v| v as i64)
         }
-        /// Whether field `int_value` = 5 (`int64`) of `perfetto.protos.DebugAnnotation.NestedValue` is present.
+        /// Whether field `int_value` = 5 (`int64`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_value(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `double_value` = 6 (`double`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed.
         #[inline]
         pub fn double_value(&self) -> ::core::option::Option<f64> {
-            self.dec.get(6).and_then(|f| f.as_f64().ok())
+            self.f6.map(f64::from_bits)
         }
-        /// Whether field `double_value` = 6 (`double`) of `perfetto.protos.DebugAnnotation.NestedValue` is present.
+        /// Whether field `double_value` = 6 (`double`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_double_value(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `bool_value` = 7 (`bool`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed.
         #[inline]
         pub fn bool_value(&self) -> ::core::option::Option<bool> {
-            self.dec.get(7).and_then(|f| f.as_bool().ok())
+            self.f7.map(|v| v != 0)
         }
-        /// Whether field `bool_value` = 7 (`bool`) of `perfetto.protos.DebugAnnotation.NestedValue` is present.
+        /// Whether field `bool_value` = 7 (`bool`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_bool_value(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn string_value(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(8).and_then(|f| f.as_str().ok())
+            self.f8.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(8).and_then(|f| f.as_bytes().ok())
+            self.f8
         }
-        /// Whether field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue` is present.
+        /// Whether field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_string_value(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for NestedValueDecoder<'a> {
@@ -857,7 +964,7 @@ pub mod debug_annotation {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for NestedValueDecoder<'_> {
@@ -872,7 +979,7 @@ pub mod debug_annotation {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1026,59 +1133,81 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotationName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationName` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationName` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DebugAnnotationNameDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DebugAnnotationNameDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationName`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationName` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationName` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName` is present.
+    /// Whether field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationNameDecoder<'a> {
@@ -1089,7 +1218,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationNameDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DebugAnnotationNameDecoder<'_> {
@@ -1104,7 +1233,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DebugAnnotationNameDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.string("name", d.get(2));
@@ -1167,59 +1296,81 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotationValueTypeName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DebugAnnotationValueTypeNameDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationValueTypeName`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationValueTypeName` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationValueTypeName` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName` is present.
+    /// Whether field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationValueTypeNameDecoder<'a> {
@@ -1230,7 +1381,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationValueTypeNameDecoder
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for DebugAnnotationValueTypeNameDecoder<'_> {
@@ -1246,7 +1397,7 @@ for DebugAnnotationValueTypeNameDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.string("name", d.get(2));

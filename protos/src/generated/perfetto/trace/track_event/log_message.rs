@@ -69,72 +69,97 @@ impl<'w> ::protozero::MessageWriter<'w> for LogMessage<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.LogMessage` (from `perfetto/trace/track_event/log_message.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.LogMessage` (from `perfetto/trace/track_event/log_message.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct LogMessageDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> LogMessageDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `source_location_iid` = 1 (`uint64`) of `perfetto.protos.LogMessage`; `None` when absent or malformed.
     #[inline]
     pub fn source_location_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `source_location_iid` = 1 (`uint64`) of `perfetto.protos.LogMessage` is present.
+    /// Whether field `source_location_iid` = 1 (`uint64`) of `perfetto.protos.LogMessage` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_location_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `body_iid` = 2 (`uint64`) of `perfetto.protos.LogMessage`; `None` when absent or malformed.
     #[inline]
     pub fn body_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `body_iid` = 2 (`uint64`) of `perfetto.protos.LogMessage` is present.
+    /// Whether field `body_iid` = 2 (`uint64`) of `perfetto.protos.LogMessage` is present (with the wire type its type has).
     #[inline]
     pub fn has_body_iid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent, malformed or a number the enum does not name (see [`Self::prio_raw`]).
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<log_message::Priority> {
-        self.dec
-            .get(3)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<log_message::Priority as ::protozero::ProtoEnum>::from_i32)
+        self.f3
+            .and_then(|v| <log_message::Priority as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn prio_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage` is present.
+    /// Whether field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for LogMessageDecoder<'a> {
@@ -145,7 +170,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for LogMessageDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for LogMessageDecoder<'_> {
@@ -160,7 +185,7 @@ impl<'a> ::protozero::__private::DebugDecoder for LogMessageDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("source_location_iid", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("body_iid", d.get(2), ::protozero::kinds::Uint64);
@@ -329,59 +354,81 @@ impl<'w> ::protozero::MessageWriter<'w> for LogMessageBody<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.LogMessageBody` (from `perfetto/trace/track_event/log_message.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.LogMessageBody` (from `perfetto/trace/track_event/log_message.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct LogMessageBodyDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> LogMessageBodyDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.LogMessageBody`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.LogMessageBody` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.LogMessageBody` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `body` = 2 (`string`) of `perfetto.protos.LogMessageBody`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn body(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `body` = 2 (`string`) of `perfetto.protos.LogMessageBody`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn body_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `body` = 2 (`string`) of `perfetto.protos.LogMessageBody` is present.
+    /// Whether field `body` = 2 (`string`) of `perfetto.protos.LogMessageBody` is present (with the wire type its type has).
     #[inline]
     pub fn has_body(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for LogMessageBodyDecoder<'a> {
@@ -392,7 +439,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for LogMessageBodyDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for LogMessageBodyDecoder<'_> {
@@ -407,7 +454,7 @@ impl<'a> ::protozero::__private::DebugDecoder for LogMessageBodyDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.string("body", d.get(2));

@@ -112,141 +112,180 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessDescriptor` (from `perfetto/trace/track_event/process_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProcessDescriptor` (from `perfetto/trace/track_event/process_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProcessDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f6: ::core::option::Option<&'a [u8]>,
+    f5: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    r8: ::protozero::__private::Occurrences,
 }
 impl<'a> ProcessDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f6: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            r8: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                8 => d.r8.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `pid` = 1 (`int32`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ProcessDescriptor` is present.
+    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `cmdline` = 2 (repeated `string`) of `perfetto.protos.ProcessDescriptor`: every element in order (packed or not).
     #[inline]
     pub fn cmdline(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(2))
+        ::protozero::RepeatedStrs::new(self.r2.fields(self.buf, 2))
     }
     /// Field `cmdline` = 2 (repeated `string`) of `perfetto.protos.ProcessDescriptor`, as raw bytes.
     #[inline]
     pub fn cmdline_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `cmdline` = 2 (repeated `string`) of `perfetto.protos.ProcessDescriptor` occurs at least once.
     #[inline]
     pub fn has_cmdline(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn process_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(6).and_then(|f| f.as_str().ok())
+        self.f6.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn process_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor` is present.
+    /// Whether field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_name(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `process_priority` = 5 (`int32`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn process_priority(&self) -> ::core::option::Option<i32> {
-        self.dec.get(5).and_then(|f| f.as_i32().ok())
+        self.f5.map(|v| v as i32)
     }
-    /// Whether field `process_priority` = 5 (`int32`) of `perfetto.protos.ProcessDescriptor` is present.
+    /// Whether field `process_priority` = 5 (`int32`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_priority(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `start_timestamp_ns` = 7 (`int64`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn start_timestamp_ns(&self) -> ::core::option::Option<i64> {
-        self.dec.get(7).and_then(|f| f.as_i64().ok())
+        self.f7.map(|v| v as i64)
     }
-    /// Whether field `start_timestamp_ns` = 7 (`int64`) of `perfetto.protos.ProcessDescriptor` is present.
+    /// Whether field `start_timestamp_ns` = 7 (`int64`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_start_timestamp_ns(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_process_type_raw`]).
     #[inline]
     pub fn chrome_process_type(
         &self,
     ) -> ::core::option::Option<process_descriptor::ChromeProcessType> {
-        self.dec
-            .get(4)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f4
+            .and_then(|v| <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_process_type_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor` is present.
+    /// Whether field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_process_type(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn legacy_sort_index(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ProcessDescriptor` is present.
+    /// Whether field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_sort_index(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `process_labels` = 8 (repeated `string`) of `perfetto.protos.ProcessDescriptor`: every element in order (packed or not).
     #[inline]
     pub fn process_labels(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(8))
+        ::protozero::RepeatedStrs::new(self.r8.fields(self.buf, 8))
     }
     /// Field `process_labels` = 8 (repeated `string`) of `perfetto.protos.ProcessDescriptor`, as raw bytes.
     #[inline]
     pub fn process_labels_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(8))
+        ::protozero::RepeatedBytes::new(self.r8.fields(self.buf, 8))
     }
     /// Whether field `process_labels` = 8 (repeated `string`) of `perfetto.protos.ProcessDescriptor` occurs at least once.
     #[inline]
     pub fn has_process_labels(&self) -> bool {
-        self.dec.has(8)
+        !self.r8.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ProcessDescriptorDecoder<'a> {
@@ -257,7 +296,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ProcessDescriptorDecoder<'_> {
@@ -272,7 +311,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessDescriptorDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
         s.repeated_strings("cmdline", d.repeated(2));

@@ -63,64 +63,89 @@ impl<'w> ::protozero::MessageWriter<'w> for UnsymbolizedSourceLocation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.UnsymbolizedSourceLocation` (from `perfetto/trace/track_event/source_location.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.UnsymbolizedSourceLocation` (from `perfetto/trace/track_event/source_location.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UnsymbolizedSourceLocationDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> UnsymbolizedSourceLocationDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `mapping_id` = 2 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation`; `None` when absent or malformed.
     #[inline]
     pub fn mapping_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `mapping_id` = 2 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation` is present.
+    /// Whether field `mapping_id` = 2 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_mapping_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `rel_pc` = 3 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation`; `None` when absent or malformed.
     #[inline]
     pub fn rel_pc(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `rel_pc` = 3 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation` is present.
+    /// Whether field `rel_pc` = 3 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_rel_pc(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for UnsymbolizedSourceLocationDecoder<'a> {
@@ -131,7 +156,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for UnsymbolizedSourceLocationDecoder<'
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for UnsymbolizedSourceLocationDecoder<'_> {
@@ -146,7 +171,7 @@ impl<'a> ::protozero::__private::DebugDecoder for UnsymbolizedSourceLocationDeco
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("mapping_id", d.get(2), ::protozero::kinds::Uint64);
@@ -226,84 +251,112 @@ impl<'w> ::protozero::MessageWriter<'w> for SourceLocation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SourceLocation` (from `perfetto/trace/track_event/source_location.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SourceLocation` (from `perfetto/trace/track_event/source_location.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SourceLocationDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> SourceLocationDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.SourceLocation`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.SourceLocation` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.SourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `file_name` = 2 (`string`) of `perfetto.protos.SourceLocation`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn file_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `file_name` = 2 (`string`) of `perfetto.protos.SourceLocation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn file_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `file_name` = 2 (`string`) of `perfetto.protos.SourceLocation` is present.
+    /// Whether field `file_name` = 2 (`string`) of `perfetto.protos.SourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_file_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `function_name` = 3 (`string`) of `perfetto.protos.SourceLocation`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn function_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(3).and_then(|f| f.as_str().ok())
+        self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `function_name` = 3 (`string`) of `perfetto.protos.SourceLocation`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn function_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `function_name` = 3 (`string`) of `perfetto.protos.SourceLocation` is present.
+    /// Whether field `function_name` = 3 (`string`) of `perfetto.protos.SourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_function_name(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `line_number` = 4 (`uint32`) of `perfetto.protos.SourceLocation`; `None` when absent or malformed.
     #[inline]
     pub fn line_number(&self) -> ::core::option::Option<u32> {
-        self.dec.get(4).and_then(|f| f.as_u32().ok())
+        self.f4.map(|v| v as u32)
     }
-    /// Whether field `line_number` = 4 (`uint32`) of `perfetto.protos.SourceLocation` is present.
+    /// Whether field `line_number` = 4 (`uint32`) of `perfetto.protos.SourceLocation` is present (with the wire type its type has).
     #[inline]
     pub fn has_line_number(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SourceLocationDecoder<'a> {
@@ -314,7 +367,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SourceLocationDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SourceLocationDecoder<'_> {
@@ -329,7 +382,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SourceLocationDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.string("file_name", d.get(2));

@@ -39,34 +39,42 @@ impl<'w> ::protozero::MessageWriter<'w> for StateDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.StateDescriptor` (from `perfetto/trace/track_event/state_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.StateDescriptor` (from `perfetto/trace/track_event/state_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct StateDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 1>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> StateDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        for field in it.by_ref() {
+            if let ::core::result::Result::Err(e) = field {
+                d.error = ::core::option::Option::Some(e);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 1> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 1> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for StateDescriptorDecoder<'a> {
@@ -77,7 +85,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for StateDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for StateDescriptorDecoder<'_> {
@@ -92,7 +100,7 @@ impl<'a> ::protozero::__private::DebugDecoder for StateDescriptorDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.check_fields(d, &[]);
         s.finish()

@@ -112,131 +112,169 @@ impl<'w> ::protozero::MessageWriter<'w> for ThreadDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ThreadDescriptor` (from `perfetto/trace/track_event/thread_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ThreadDescriptor` (from `perfetto/trace/track_event/thread_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ThreadDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 9>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> ThreadDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 9> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `pid` = 1 (`int32`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `tid` = 2 (`int64`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn tid(&self) -> ::core::option::Option<i64> {
-        self.dec.get(2).and_then(|f| f.as_i64().ok())
+        self.f2.map(|v| v as i64)
     }
-    /// Whether field `tid` = 2 (`int64`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `tid` = 2 (`int64`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_tid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `thread_name` = 5 (`string`) of `perfetto.protos.ThreadDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn thread_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(5).and_then(|f| f.as_str().ok())
+        self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `thread_name` = 5 (`string`) of `perfetto.protos.ThreadDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn thread_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `thread_name` = 5 (`string`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `thread_name` = 5 (`string`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_name(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_thread_type_raw`]).
     #[inline]
     pub fn chrome_thread_type(
         &self,
     ) -> ::core::option::Option<thread_descriptor::ChromeThreadType> {
-        self.dec
-            .get(4)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f4
+            .and_then(|v| <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_thread_type_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_thread_type(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `reference_timestamp_us` = 6 (`int64`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn reference_timestamp_us(&self) -> ::core::option::Option<i64> {
-        self.dec.get(6).and_then(|f| f.as_i64().ok())
+        self.f6.map(|v| v as i64)
     }
-    /// Whether field `reference_timestamp_us` = 6 (`int64`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `reference_timestamp_us` = 6 (`int64`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_reference_timestamp_us(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `reference_thread_time_us` = 7 (`int64`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn reference_thread_time_us(&self) -> ::core::option::Option<i64> {
-        self.dec.get(7).and_then(|f| f.as_i64().ok())
+        self.f7.map(|v| v as i64)
     }
-    /// Whether field `reference_thread_time_us` = 7 (`int64`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `reference_thread_time_us` = 7 (`int64`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_reference_thread_time_us(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `reference_thread_instruction_count` = 8 (`int64`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn reference_thread_instruction_count(&self) -> ::core::option::Option<i64> {
-        self.dec.get(8).and_then(|f| f.as_i64().ok())
+        self.f8.map(|v| v as i64)
     }
-    /// Whether field `reference_thread_instruction_count` = 8 (`int64`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `reference_thread_instruction_count` = 8 (`int64`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_reference_thread_instruction_count(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn legacy_sort_index(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ThreadDescriptor` is present.
+    /// Whether field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_sort_index(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ThreadDescriptorDecoder<'a> {
@@ -247,7 +285,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ThreadDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ThreadDescriptorDecoder<'_> {
@@ -262,7 +300,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ThreadDescriptorDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
         s.scalar("tid", d.get(2), ::protozero::kinds::Int64);

@@ -269,412 +269,459 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackDescriptorDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 21>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f14: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<&'a [u8]>,
+    f7: ::core::option::Option<&'a [u8]>,
+    f8: ::core::option::Option<&'a [u8]>,
+    f18: ::core::option::Option<&'a [u8]>,
+    f9: ::core::option::Option<u64>,
+    f11: ::core::option::Option<u64>,
+    f12: ::core::option::Option<u64>,
+    f15: ::core::option::Option<u64>,
+    f19: ::core::option::Option<u64>,
+    f20: ::core::option::Option<u64>,
+    o0: ::protozero::__private::OneofSlot<'a>,
+    o1: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TrackDescriptorDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f18: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f15: ::core::option::Option::None,
+            f19: ::core::option::Option::None,
+            f20: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+            o1: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                14 => d.f14 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::bytes(f.value),
+                7 => d.f7 = ::protozero::__private::bytes(f.value),
+                8 => d.f8 = ::protozero::__private::bytes(f.value),
+                18 => d.f18 = ::protozero::__private::bytes(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::varint(f.value),
+                12 => d.f12 = ::protozero::__private::varint(f.value),
+                15 => d.f15 = ::protozero::__private::varint(f.value),
+                19 => d.f19 = ::protozero::__private::varint(f.value),
+                20 => d.f20 = ::protozero::__private::varint(f.value),
+                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                13 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                16 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                17 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 21> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 21> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `uuid` = 1 (`uint64`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn uuid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `uuid` = 1 (`uint64`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `uuid` = 1 (`uint64`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_uuid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `parent_uuid` = 5 (`uint64`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn parent_uuid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `parent_uuid` = 5 (`uint64`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `parent_uuid` = 5 (`uint64`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_parent_uuid(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(2)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.o0.get(2).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(2)
+        self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn static_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(10).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(10)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn static_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok())
+        self.o0.get(10).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_static_name(&self) -> bool {
-        self.dec.has(10)
+        self.o0.get(10).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn atrace_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(13).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(13)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn atrace_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(13).and_then(|f| f.as_bytes().ok())
+        self.o0.get(13).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_atrace_name(&self) -> bool {
-        self.dec.has(13)
+        self.o0.get(13).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn description(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(14).and_then(|f| f.as_str().ok())
+        self.f14.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(14).and_then(|f| f.as_bytes().ok())
+        self.f14
     }
-    /// Whether field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_description(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
     /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn process(&self) -> ::core::option::Option<ProcessDescriptorDecoder<'a>> {
-        self.dec
-            .get(3)
-            .and_then(|f| f.as_bytes().ok())
-            .map(ProcessDescriptorDecoder::new)
+        self.f3.map(ProcessDescriptorDecoder::new)
     }
     /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`, as its encoded bytes.
     #[inline]
     pub fn process_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn chrome_process(
         &self,
     ) -> ::core::option::Option<ChromeProcessDescriptorDecoder<'a>> {
-        self.dec
-            .get(6)
-            .and_then(|f| f.as_bytes().ok())
-            .map(ChromeProcessDescriptorDecoder::new)
+        self.f6.map(ChromeProcessDescriptorDecoder::new)
     }
     /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`, as its encoded bytes.
     #[inline]
     pub fn chrome_process_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_process(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn thread(&self) -> ::core::option::Option<ThreadDescriptorDecoder<'a>> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok()).map(ThreadDescriptorDecoder::new)
+        self.f4.map(ThreadDescriptorDecoder::new)
     }
     /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`, as its encoded bytes.
     #[inline]
     pub fn thread_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.f4
     }
-    /// Whether field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn chrome_thread(
         &self,
     ) -> ::core::option::Option<ChromeThreadDescriptorDecoder<'a>> {
-        self.dec
-            .get(7)
-            .and_then(|f| f.as_bytes().ok())
-            .map(ChromeThreadDescriptorDecoder::new)
+        self.f7.map(ChromeThreadDescriptorDecoder::new)
     }
     /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`, as its encoded bytes.
     #[inline]
     pub fn chrome_thread_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(7).and_then(|f| f.as_bytes().ok())
+        self.f7
     }
-    /// Whether field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_thread(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn counter(&self) -> ::core::option::Option<CounterDescriptorDecoder<'a>> {
-        self.dec
-            .get(8)
-            .and_then(|f| f.as_bytes().ok())
-            .map(CounterDescriptorDecoder::new)
+        self.f8.map(CounterDescriptorDecoder::new)
     }
     /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`, as its encoded bytes.
     #[inline]
     pub fn counter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(8).and_then(|f| f.as_bytes().ok())
+        self.f8
     }
-    /// Whether field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_counter(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn state(&self) -> ::core::option::Option<StateDescriptorDecoder<'a>> {
-        self.dec.get(18).and_then(|f| f.as_bytes().ok()).map(StateDescriptorDecoder::new)
+        self.f18.map(StateDescriptorDecoder::new)
     }
     /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`, as its encoded bytes.
     #[inline]
     pub fn state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(18).and_then(|f| f.as_bytes().ok())
+        self.f18
     }
-    /// Whether field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_state(&self) -> bool {
-        self.dec.has(18)
+        self.f18.is_some()
     }
     /// Field `disallow_merging_with_system_tracks` = 9 (`bool`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn disallow_merging_with_system_tracks(&self) -> ::core::option::Option<bool> {
-        self.dec.get(9).and_then(|f| f.as_bool().ok())
+        self.f9.map(|v| v != 0)
     }
-    /// Whether field `disallow_merging_with_system_tracks` = 9 (`bool`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `disallow_merging_with_system_tracks` = 9 (`bool`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_disallow_merging_with_system_tracks(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::child_ordering_raw`]).
     #[inline]
     pub fn child_ordering(
         &self,
     ) -> ::core::option::Option<track_descriptor::ChildTracksOrdering> {
-        self.dec
-            .get(11)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <track_descriptor::ChildTracksOrdering as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f11
+            .and_then(|v| <track_descriptor::ChildTracksOrdering as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn child_ordering_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(11).and_then(|f| f.as_i32().ok())
+        self.f11.map(|v| v as i32)
     }
-    /// Whether field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_child_ordering(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `sibling_order_rank` = 12 (`int32`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn sibling_order_rank(&self) -> ::core::option::Option<i32> {
-        self.dec.get(12).and_then(|f| f.as_i32().ok())
+        self.f12.map(|v| v as i32)
     }
-    /// Whether field `sibling_order_rank` = 12 (`int32`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `sibling_order_rank` = 12 (`int32`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_sibling_order_rank(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::sibling_merge_behavior_raw`]).
     #[inline]
     pub fn sibling_merge_behavior(
         &self,
     ) -> ::core::option::Option<track_descriptor::SiblingMergeBehavior> {
-        self.dec
-            .get(15)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <track_descriptor::SiblingMergeBehavior as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f15
+            .and_then(|v| <track_descriptor::SiblingMergeBehavior as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn sibling_merge_behavior_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(15).and_then(|f| f.as_i32().ok())
+        self.f15.map(|v| v as i32)
     }
-    /// Whether field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_sibling_merge_behavior(&self) -> bool {
-        self.dec.has(15)
+        self.f15.is_some()
     }
     /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn sibling_merge_key(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(16).and_then(|f| f.as_str().ok())
+        self.o1
+            .get(16)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn sibling_merge_key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(16).and_then(|f| f.as_bytes().ok())
+        self.o1.get(16).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_sibling_merge_key(&self) -> bool {
-        self.dec.has(16)
+        self.o1.get(16).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sibling_merge_key_int` = 17 (`uint64`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
     pub fn sibling_merge_key_int(&self) -> ::core::option::Option<u64> {
-        self.dec.get(17).and_then(|f| f.as_u64().ok())
+        self.o1.get(17).and_then(::protozero::__private::varint)
     }
-    /// Whether field `sibling_merge_key_int` = 17 (`uint64`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `sibling_merge_key_int` = 17 (`uint64`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_sibling_merge_key_int(&self) -> bool {
-        self.dec.has(17)
+        self.o1.get(17).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::process_ordering_raw`]).
     #[inline]
     pub fn process_ordering(
         &self,
     ) -> ::core::option::Option<track_descriptor::ProcessOrdering> {
-        self.dec
-            .get(19)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <track_descriptor::ProcessOrdering as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f19
+            .and_then(|v| <track_descriptor::ProcessOrdering as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn process_ordering_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(19).and_then(|f| f.as_i32().ok())
+        self.f19.map(|v| v as i32)
     }
-    /// Whether field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_ordering(&self) -> bool {
-        self.dec.has(19)
+        self.f19.is_some()
     }
     /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::thread_ordering_raw`]).
     #[inline]
     pub fn thread_ordering(
         &self,
     ) -> ::core::option::Option<track_descriptor::ThreadOrdering> {
-        self.dec
-            .get(20)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <track_descriptor::ThreadOrdering as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f20
+            .and_then(|v| <track_descriptor::ThreadOrdering as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn thread_ordering_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(20).and_then(|f| f.as_i32().ok())
+        self.f20.map(|v| v as i32)
     }
-    /// Whether field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor` is present.
+    /// Whether field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_ordering(&self) -> bool {
-        self.dec.has(20)
+        self.f20.is_some()
     }
-    /// Which member of oneof `static_or_dynamic_name` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `static_or_dynamic_name` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_static_or_dynamic_name(
         &self,
     ) -> ::core::option::Option<track_descriptor::StaticOrDynamicName<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                2 => field.as_str().ok().map(track_descriptor::StaticOrDynamicName::Name),
-                10 => {
-                    field
-                        .as_str()
-                        .ok()
-                        .map(track_descriptor::StaticOrDynamicName::StaticName)
-                }
-                13 => {
-                    field
-                        .as_str()
-                        .ok()
-                        .map(track_descriptor::StaticOrDynamicName::AtraceName)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            2 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(track_descriptor::StaticOrDynamicName::Name)
             }
+            10 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(track_descriptor::StaticOrDynamicName::StaticName)
+            }
+            13 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(track_descriptor::StaticOrDynamicName::AtraceName)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `sibling_merge_key_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `sibling_merge_key_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_sibling_merge_key_field(
         &self,
     ) -> ::core::option::Option<track_descriptor::SiblingMergeKeyField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                16 => {
-                    field
-                        .as_str()
-                        .ok()
-                        .map(track_descriptor::SiblingMergeKeyField::SiblingMergeKey)
-                }
-                17 => {
-                    field
-                        .as_u64()
-                        .ok()
-                        .map(track_descriptor::SiblingMergeKeyField::SiblingMergeKeyInt)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o1.value();
+        match self.o1.id() {
+            16 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(track_descriptor::SiblingMergeKeyField::SiblingMergeKey)
             }
+            17 => {
+                ::protozero::__private::varint(v)
+                    .map(track_descriptor::SiblingMergeKeyField::SiblingMergeKeyInt)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TrackDescriptorDecoder<'a> {
@@ -685,7 +732,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackDescriptorDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TrackDescriptorDecoder<'_> {
@@ -700,7 +747,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackDescriptorDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("uuid", d.get(1), ::protozero::kinds::Uint64);
         s.string("name", d.get(2));

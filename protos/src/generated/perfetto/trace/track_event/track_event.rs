@@ -353,666 +353,721 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEvent` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackEvent` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 58>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r3: ::protozero::__private::Occurrences,
+    r22: ::protozero::__private::Occurrences,
+    f9: ::core::option::Option<u64>,
+    f11: ::core::option::Option<u64>,
+    r31: ::protozero::__private::Occurrences,
+    r12: ::protozero::__private::Occurrences,
+    r45: ::protozero::__private::Occurrences,
+    r46: ::protozero::__private::Occurrences,
+    r36: ::protozero::__private::Occurrences,
+    r47: ::protozero::__private::Occurrences,
+    r42: ::protozero::__private::Occurrences,
+    r48: ::protozero::__private::Occurrences,
+    f57: ::core::option::Option<u64>,
+    r4: ::protozero::__private::Occurrences,
+    f5: ::core::option::Option<&'a [u8]>,
+    f21: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<&'a [u8]>,
+    o0: ::protozero::__private::OneofSlot<'a>,
+    o1: ::protozero::__private::OneofSlot<'a>,
+    o2: ::protozero::__private::OneofSlot<'a>,
+    o3: ::protozero::__private::OneofSlot<'a>,
+    o4: ::protozero::__private::OneofSlot<'a>,
+    o5: ::protozero::__private::OneofSlot<'a>,
+    o6: ::protozero::__private::OneofSlot<'a>,
+    o7: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TrackEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r3: ::protozero::__private::Occurrences::NONE,
+            r22: ::protozero::__private::Occurrences::NONE,
+            f9: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            r31: ::protozero::__private::Occurrences::NONE,
+            r12: ::protozero::__private::Occurrences::NONE,
+            r45: ::protozero::__private::Occurrences::NONE,
+            r46: ::protozero::__private::Occurrences::NONE,
+            r36: ::protozero::__private::Occurrences::NONE,
+            r47: ::protozero::__private::Occurrences::NONE,
+            r42: ::protozero::__private::Occurrences::NONE,
+            r48: ::protozero::__private::Occurrences::NONE,
+            f57: ::core::option::Option::None,
+            r4: ::protozero::__private::Occurrences::NONE,
+            f5: ::core::option::Option::None,
+            f21: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+            o1: ::protozero::__private::OneofSlot::NONE,
+            o2: ::protozero::__private::OneofSlot::NONE,
+            o3: ::protozero::__private::OneofSlot::NONE,
+            o4: ::protozero::__private::OneofSlot::NONE,
+            o5: ::protozero::__private::OneofSlot::NONE,
+            o6: ::protozero::__private::OneofSlot::NONE,
+            o7: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                3 => d.r3.add(start, it.offset()),
+                22 => d.r22.add(start, it.offset()),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::varint(f.value),
+                31 => d.r31.add(start, it.offset()),
+                12 => d.r12.add(start, it.offset()),
+                45 => d.r45.add(start, it.offset()),
+                46 => d.r46.add(start, it.offset()),
+                36 => d.r36.add(start, it.offset()),
+                47 => d.r47.add(start, it.offset()),
+                42 => d.r42.add(start, it.offset()),
+                48 => d.r48.add(start, it.offset()),
+                57 => d.f57 = ::protozero::__private::fixed64(f.value),
+                4 => d.r4.add(start, it.offset()),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                21 => d.f21 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::bytes(f.value),
+                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                23 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                30 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                44 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                52 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                53 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                54 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                55 => d.o3 = ::protozero::__private::OneofSlot::new(f),
+                56 => d.o3 = ::protozero::__private::OneofSlot::new(f),
+                33 => d.o4 = ::protozero::__private::OneofSlot::new(f),
+                34 => d.o4 = ::protozero::__private::OneofSlot::new(f),
+                1 => d.o5 = ::protozero::__private::OneofSlot::new(f),
+                16 => d.o5 = ::protozero::__private::OneofSlot::new(f),
+                2 => d.o6 = ::protozero::__private::OneofSlot::new(f),
+                17 => d.o6 = ::protozero::__private::OneofSlot::new(f),
+                8 => d.o7 = ::protozero::__private::OneofSlot::new(f),
+                20 => d.o7 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 58> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 58> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `category_iids` = 3 (repeated `uint64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn category_iids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(3))
+        ::protozero::RepeatedScalars::new(self.r3.fields(self.buf, 3))
     }
     /// Whether field `category_iids` = 3 (repeated `uint64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_category_iids(&self) -> bool {
-        self.dec.has(3)
+        !self.r3.is_empty()
     }
     /// Field `categories` = 22 (repeated `string`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn categories(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(22))
+        ::protozero::RepeatedStrs::new(self.r22.fields(self.buf, 22))
     }
     /// Field `categories` = 22 (repeated `string`) of `perfetto.protos.TrackEvent`, as raw bytes.
     #[inline]
     pub fn categories_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(22))
+        ::protozero::RepeatedBytes::new(self.r22.fields(self.buf, 22))
     }
     /// Whether field `categories` = 22 (repeated `string`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_categories(&self) -> bool {
-        self.dec.has(22)
+        !self.r22.is_empty()
     }
     /// Field `name_iid` = 10 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn name_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(10).and_then(|f| f.as_u64().ok())
+        self.o0.get(10).and_then(::protozero::__private::varint)
     }
-    /// Whether field `name_iid` = 10 (`uint64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `name_iid` = 10 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_name_iid(&self) -> bool {
-        self.dec.has(10)
+        self.o0.get(10).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(23).and_then(|f| f.as_str().ok())
+        self.o0
+            .get(23)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(23).and_then(|f| f.as_bytes().ok())
+        self.o0.get(23).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `name` = 23 (`string`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `name` = 23 (`string`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(23)
+        self.o0.get(23).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
     #[inline]
     pub fn r#type(&self) -> ::core::option::Option<track_event::Type> {
-        self.dec
-            .get(9)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<track_event::Type as ::protozero::ProtoEnum>::from_i32)
+        self.f9
+            .and_then(|v| <track_event::Type as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(9).and_then(|f| f.as_i32().ok())
+        self.f9.map(|v| v as i32)
     }
-    /// Whether field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_type(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn track_uuid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(11).and_then(|f| f.as_u64().ok())
+        self.f11
     }
-    /// Whether field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_uuid(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `counter_value` = 30 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn counter_value(&self) -> ::core::option::Option<i64> {
-        self.dec.get(30).and_then(|f| f.as_i64().ok())
+        self.o1.get(30).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `counter_value` = 30 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `counter_value` = 30 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_counter_value(&self) -> bool {
-        self.dec.has(30)
+        self.o1.get(30).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `double_counter_value` = 44 (`double`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn double_counter_value(&self) -> ::core::option::Option<f64> {
-        self.dec.get(44).and_then(|f| f.as_f64().ok())
+        self.o1.get(44).and_then(::protozero::__private::fixed64).map(f64::from_bits)
     }
-    /// Whether field `double_counter_value` = 44 (`double`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `double_counter_value` = 44 (`double`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_double_counter_value(&self) -> bool {
-        self.dec.has(44)
+        self.o1.get(44).and_then(::protozero::__private::fixed64).is_some()
     }
     /// Field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn extra_counter_track_uuids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(31))
+        ::protozero::RepeatedScalars::new(self.r31.fields(self.buf, 31))
     }
     /// Whether field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_extra_counter_track_uuids(&self) -> bool {
-        self.dec.has(31)
+        !self.r31.is_empty()
     }
     /// Field `extra_counter_values` = 12 (repeated `int64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn extra_counter_values(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(12))
+        ::protozero::RepeatedScalars::new(self.r12.fields(self.buf, 12))
     }
     /// Whether field `extra_counter_values` = 12 (repeated `int64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_extra_counter_values(&self) -> bool {
-        self.dec.has(12)
+        !self.r12.is_empty()
     }
     /// Field `extra_double_counter_track_uuids` = 45 (repeated `uint64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn extra_double_counter_track_uuids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(45))
+        ::protozero::RepeatedScalars::new(self.r45.fields(self.buf, 45))
     }
     /// Whether field `extra_double_counter_track_uuids` = 45 (repeated `uint64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_extra_double_counter_track_uuids(&self) -> bool {
-        self.dec.has(45)
+        !self.r45.is_empty()
     }
     /// Field `extra_double_counter_values` = 46 (repeated `double`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn extra_double_counter_values(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Double> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(46))
+        ::protozero::RepeatedScalars::new(self.r46.fields(self.buf, 46))
     }
     /// Whether field `extra_double_counter_values` = 46 (repeated `double`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_extra_double_counter_values(&self) -> bool {
-        self.dec.has(46)
+        !self.r46.is_empty()
     }
     /// Field `flow_ids_old` = 36 (repeated `uint64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn flow_ids_old(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(36))
+        ::protozero::RepeatedScalars::new(self.r36.fields(self.buf, 36))
     }
     /// Whether field `flow_ids_old` = 36 (repeated `uint64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_flow_ids_old(&self) -> bool {
-        self.dec.has(36)
+        !self.r36.is_empty()
     }
     /// Field `flow_ids` = 47 (repeated `fixed64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn flow_ids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Fixed64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(47))
+        ::protozero::RepeatedScalars::new(self.r47.fields(self.buf, 47))
     }
     /// Whether field `flow_ids` = 47 (repeated `fixed64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_flow_ids(&self) -> bool {
-        self.dec.has(47)
+        !self.r47.is_empty()
     }
     /// Field `terminating_flow_ids_old` = 42 (repeated `uint64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn terminating_flow_ids_old(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(42))
+        ::protozero::RepeatedScalars::new(self.r42.fields(self.buf, 42))
     }
     /// Whether field `terminating_flow_ids_old` = 42 (repeated `uint64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_terminating_flow_ids_old(&self) -> bool {
-        self.dec.has(42)
+        !self.r42.is_empty()
     }
     /// Field `terminating_flow_ids` = 48 (repeated `fixed64`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn terminating_flow_ids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Fixed64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(48))
+        ::protozero::RepeatedScalars::new(self.r48.fields(self.buf, 48))
     }
     /// Whether field `terminating_flow_ids` = 48 (repeated `fixed64`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_terminating_flow_ids(&self) -> bool {
-        self.dec.has(48)
+        !self.r48.is_empty()
     }
     /// Field `correlation_id` = 52 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn correlation_id(&self) -> ::core::option::Option<u64> {
-        self.dec.get(52).and_then(|f| f.as_u64().ok())
+        self.o2.get(52).and_then(::protozero::__private::varint)
     }
-    /// Whether field `correlation_id` = 52 (`uint64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `correlation_id` = 52 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_correlation_id(&self) -> bool {
-        self.dec.has(52)
+        self.o2.get(52).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn correlation_id_str(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(53).and_then(|f| f.as_str().ok())
+        self.o2
+            .get(53)
+            .and_then(::protozero::__private::bytes)
+            .and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn correlation_id_str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(53).and_then(|f| f.as_bytes().ok())
+        self.o2.get(53).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_correlation_id_str(&self) -> bool {
-        self.dec.has(53)
+        self.o2.get(53).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `correlation_id_str_iid` = 54 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn correlation_id_str_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(54).and_then(|f| f.as_u64().ok())
+        self.o2.get(54).and_then(::protozero::__private::varint)
     }
-    /// Whether field `correlation_id_str_iid` = 54 (`uint64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `correlation_id_str_iid` = 54 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_correlation_id_str_iid(&self) -> bool {
-        self.dec.has(54)
+        self.o2.get(54).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn callstack(
         &self,
     ) -> ::core::option::Option<track_event::InlineCallstackDecoder<'a>> {
-        self.dec
+        self.o3
             .get(55)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(track_event::InlineCallstackDecoder::new)
     }
     /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn callstack_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(55).and_then(|f| f.as_bytes().ok())
+        self.o3.get(55).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_callstack(&self) -> bool {
-        self.dec.has(55)
+        self.o3.get(55).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `callstack_iid` = 56 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn callstack_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(56).and_then(|f| f.as_u64().ok())
+        self.o3.get(56).and_then(::protozero::__private::varint)
     }
-    /// Whether field `callstack_iid` = 56 (`uint64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `callstack_iid` = 56 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_callstack_iid(&self) -> bool {
-        self.dec.has(56)
+        self.o3.get(56).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `callstack_weight` = 57 (`double`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn callstack_weight(&self) -> ::core::option::Option<f64> {
-        self.dec.get(57).and_then(|f| f.as_f64().ok())
+        self.f57.map(f64::from_bits)
     }
-    /// Whether field `callstack_weight` = 57 (`double`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `callstack_weight` = 57 (`double`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_callstack_weight(&self) -> bool {
-        self.dec.has(57)
+        self.f57.is_some()
     }
     /// Field `debug_annotations` = 4 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TrackEvent`: every element in order (packed or not).
     #[inline]
     pub fn debug_annotations(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, DebugAnnotationDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(4))
+        ::protozero::RepeatedMessages::new(self.r4.fields(self.buf, 4))
     }
     /// Field `debug_annotations` = 4 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TrackEvent`, as raw bytes.
     #[inline]
     pub fn debug_annotations_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(4))
+        ::protozero::RepeatedBytes::new(self.r4.fields(self.buf, 4))
     }
     /// Whether field `debug_annotations` = 4 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TrackEvent` occurs at least once.
     #[inline]
     pub fn has_debug_annotations(&self) -> bool {
-        self.dec.has(4)
+        !self.r4.is_empty()
     }
     /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn task_execution(&self) -> ::core::option::Option<TaskExecutionDecoder<'a>> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok()).map(TaskExecutionDecoder::new)
+        self.f5.map(TaskExecutionDecoder::new)
     }
     /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn task_execution_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_execution(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn log_message(&self) -> ::core::option::Option<LogMessageDecoder<'a>> {
-        self.dec.get(21).and_then(|f| f.as_bytes().ok()).map(LogMessageDecoder::new)
+        self.f21.map(LogMessageDecoder::new)
     }
     /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn log_message_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(21).and_then(|f| f.as_bytes().ok())
+        self.f21
     }
-    /// Whether field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_log_message(&self) -> bool {
-        self.dec.has(21)
+        self.f21.is_some()
     }
     /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn source_location(&self) -> ::core::option::Option<SourceLocationDecoder<'a>> {
-        self.dec.get(33).and_then(|f| f.as_bytes().ok()).map(SourceLocationDecoder::new)
+        self.o4
+            .get(33)
+            .and_then(::protozero::__private::bytes)
+            .map(SourceLocationDecoder::new)
     }
     /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn source_location_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(33).and_then(|f| f.as_bytes().ok())
+        self.o4.get(33).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_location(&self) -> bool {
-        self.dec.has(33)
+        self.o4.get(33).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `source_location_iid` = 34 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn source_location_iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(34).and_then(|f| f.as_u64().ok())
+        self.o4.get(34).and_then(::protozero::__private::varint)
     }
-    /// Whether field `source_location_iid` = 34 (`uint64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `source_location_iid` = 34 (`uint64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_source_location_iid(&self) -> bool {
-        self.dec.has(34)
+        self.o4.get(34).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `timestamp_delta_us` = 1 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_delta_us(&self) -> ::core::option::Option<i64> {
-        self.dec.get(1).and_then(|f| f.as_i64().ok())
+        self.o5.get(1).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `timestamp_delta_us` = 1 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `timestamp_delta_us` = 1 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_delta_us(&self) -> bool {
-        self.dec.has(1)
+        self.o5.get(1).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `timestamp_absolute_us` = 16 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp_absolute_us(&self) -> ::core::option::Option<i64> {
-        self.dec.get(16).and_then(|f| f.as_i64().ok())
+        self.o5.get(16).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `timestamp_absolute_us` = 16 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `timestamp_absolute_us` = 16 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp_absolute_us(&self) -> bool {
-        self.dec.has(16)
+        self.o5.get(16).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `thread_time_delta_us` = 2 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_time_delta_us(&self) -> ::core::option::Option<i64> {
-        self.dec.get(2).and_then(|f| f.as_i64().ok())
+        self.o6.get(2).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `thread_time_delta_us` = 2 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `thread_time_delta_us` = 2 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_time_delta_us(&self) -> bool {
-        self.dec.has(2)
+        self.o6.get(2).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `thread_time_absolute_us` = 17 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_time_absolute_us(&self) -> ::core::option::Option<i64> {
-        self.dec.get(17).and_then(|f| f.as_i64().ok())
+        self.o6.get(17).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `thread_time_absolute_us` = 17 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `thread_time_absolute_us` = 17 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_time_absolute_us(&self) -> bool {
-        self.dec.has(17)
+        self.o6.get(17).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `thread_instruction_count_delta` = 8 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_instruction_count_delta(&self) -> ::core::option::Option<i64> {
-        self.dec.get(8).and_then(|f| f.as_i64().ok())
+        self.o7.get(8).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `thread_instruction_count_delta` = 8 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `thread_instruction_count_delta` = 8 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_instruction_count_delta(&self) -> bool {
-        self.dec.has(8)
+        self.o7.get(8).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `thread_instruction_count_absolute` = 20 (`int64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn thread_instruction_count_absolute(&self) -> ::core::option::Option<i64> {
-        self.dec.get(20).and_then(|f| f.as_i64().ok())
+        self.o7.get(20).and_then(::protozero::__private::varint).map(|v| v as i64)
     }
-    /// Whether field `thread_instruction_count_absolute` = 20 (`int64`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `thread_instruction_count_absolute` = 20 (`int64`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread_instruction_count_absolute(&self) -> bool {
-        self.dec.has(20)
+        self.o7.get(20).and_then(::protozero::__private::varint).is_some()
     }
     /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
     pub fn legacy_event(
         &self,
     ) -> ::core::option::Option<track_event::LegacyEventDecoder<'a>> {
-        self.dec
-            .get(6)
-            .and_then(|f| f.as_bytes().ok())
-            .map(track_event::LegacyEventDecoder::new)
+        self.f6.map(track_event::LegacyEventDecoder::new)
     }
     /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`, as its encoded bytes.
     #[inline]
     pub fn legacy_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(6).and_then(|f| f.as_bytes().ok())
+        self.f6
     }
-    /// Whether field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent` is present.
+    /// Whether field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_event(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
-    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `name_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<track_event::NameField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                10 => field.as_u64().ok().map(track_event::NameField::NameIid),
-                23 => field.as_str().ok().map(track_event::NameField::Name),
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            10 => ::protozero::__private::varint(v).map(track_event::NameField::NameIid),
+            23 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(track_event::NameField::Name)
             }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `counter_value_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `counter_value_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_counter_value_field(
         &self,
     ) -> ::core::option::Option<track_event::CounterValueField> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                30 => {
-                    field.as_i64().ok().map(track_event::CounterValueField::CounterValue)
-                }
-                44 => {
-                    field
-                        .as_f64()
-                        .ok()
-                        .map(track_event::CounterValueField::DoubleCounterValue)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o1.value();
+        match self.o1.id() {
+            30 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(track_event::CounterValueField::CounterValue)
             }
+            44 => {
+                ::protozero::__private::fixed64(v)
+                    .map(f64::from_bits)
+                    .map(track_event::CounterValueField::DoubleCounterValue)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `correlation_id_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `correlation_id_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_correlation_id_field(
         &self,
     ) -> ::core::option::Option<track_event::CorrelationIdField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                52 => {
-                    field
-                        .as_u64()
-                        .ok()
-                        .map(track_event::CorrelationIdField::CorrelationId)
-                }
-                53 => {
-                    field
-                        .as_str()
-                        .ok()
-                        .map(track_event::CorrelationIdField::CorrelationIdStr)
-                }
-                54 => {
-                    field
-                        .as_u64()
-                        .ok()
-                        .map(track_event::CorrelationIdField::CorrelationIdStrIid)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o2.value();
+        match self.o2.id() {
+            52 => {
+                ::protozero::__private::varint(v)
+                    .map(track_event::CorrelationIdField::CorrelationId)
             }
+            53 => {
+                ::protozero::__private::bytes(v)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                    .map(track_event::CorrelationIdField::CorrelationIdStr)
+            }
+            54 => {
+                ::protozero::__private::varint(v)
+                    .map(track_event::CorrelationIdField::CorrelationIdStrIid)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `callstack_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `callstack_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_callstack_field(
         &self,
     ) -> ::core::option::Option<track_event::CallstackField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                55 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(track_event::CallstackField::Callstack)
-                }
-                56 => field.as_u64().ok().map(track_event::CallstackField::CallstackIid),
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o3.value();
+        match self.o3.id() {
+            55 => {
+                ::protozero::__private::bytes(v)
+                    .map(track_event::InlineCallstackDecoder::new)
+                    .map(track_event::CallstackField::Callstack)
             }
+            56 => {
+                ::protozero::__private::varint(v)
+                    .map(track_event::CallstackField::CallstackIid)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `source_location_field` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `source_location_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_source_location_field(
         &self,
     ) -> ::core::option::Option<track_event::SourceLocationField<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                33 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(track_event::SourceLocationField::SourceLocation)
-                }
-                34 => {
-                    field
-                        .as_u64()
-                        .ok()
-                        .map(track_event::SourceLocationField::SourceLocationIid)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o4.value();
+        match self.o4.id() {
+            33 => {
+                ::protozero::__private::bytes(v)
+                    .map(SourceLocationDecoder::new)
+                    .map(track_event::SourceLocationField::SourceLocation)
             }
+            34 => {
+                ::protozero::__private::varint(v)
+                    .map(track_event::SourceLocationField::SourceLocationIid)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_timestamp(&self) -> ::core::option::Option<track_event::Timestamp> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                1 => field.as_i64().ok().map(track_event::Timestamp::TimestampDeltaUs),
-                16 => {
-                    field.as_i64().ok().map(track_event::Timestamp::TimestampAbsoluteUs)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o5.value();
+        match self.o5.id() {
+            1 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(track_event::Timestamp::TimestampDeltaUs)
             }
+            16 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(track_event::Timestamp::TimestampAbsoluteUs)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_thread_time(&self) -> ::core::option::Option<track_event::ThreadTime> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                2 => field.as_i64().ok().map(track_event::ThreadTime::ThreadTimeDeltaUs),
-                17 => {
-                    field
-                        .as_i64()
-                        .ok()
-                        .map(track_event::ThreadTime::ThreadTimeAbsoluteUs)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o6.value();
+        match self.o6.id() {
+            2 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(track_event::ThreadTime::ThreadTimeDeltaUs)
             }
+            17 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(track_event::ThreadTime::ThreadTimeAbsoluteUs)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
-    /// Which member of oneof `thread_instruction_count` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `thread_instruction_count` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_thread_instruction_count(
         &self,
     ) -> ::core::option::Option<track_event::ThreadInstructionCount> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                8 => {
-                    field
-                        .as_i64()
-                        .ok()
-                        .map(
-                            track_event::ThreadInstructionCount::ThreadInstructionCountDelta,
-                        )
-                }
-                20 => {
-                    field
-                        .as_i64()
-                        .ok()
-                        .map(
-                            track_event::ThreadInstructionCount::ThreadInstructionCountAbsolute,
-                        )
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o7.value();
+        match self.o7.id() {
+            8 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(
+                        track_event::ThreadInstructionCount::ThreadInstructionCountDelta,
+                    )
             }
+            20 => {
+                ::protozero::__private::varint(v)
+                    .map(|v| v as i64)
+                    .map(
+                        track_event::ThreadInstructionCount::ThreadInstructionCountAbsolute,
+                    )
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDecoder<'a> {
@@ -1023,7 +1078,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TrackEventDecoder<'_> {
@@ -1038,7 +1093,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("timestamp_delta_us", d.get(1), ::protozero::kinds::Int64);
         s.scalar("thread_time_delta_us", d.get(2), ::protozero::kinds::Int64);
@@ -1336,51 +1391,70 @@ pub mod track_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InlineCallstackDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
     }
     impl<'a> InlineCallstackDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.r1.add(start, it.offset());
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `frames` = 1 (repeated `perfetto.protos.TrackEvent.InlineCallstack.Frame`) of `perfetto.protos.TrackEvent.InlineCallstack`: every element in order (packed or not).
         #[inline]
         pub fn frames(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, inline_callstack::FrameDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+            ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
         }
         /// Field `frames` = 1 (repeated `perfetto.protos.TrackEvent.InlineCallstack.Frame`) of `perfetto.protos.TrackEvent.InlineCallstack`, as raw bytes.
         #[inline]
         pub fn frames_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+            ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `frames` = 1 (repeated `perfetto.protos.TrackEvent.InlineCallstack.Frame`) of `perfetto.protos.TrackEvent.InlineCallstack` occurs at least once.
         #[inline]
         pub fn has_frames(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for InlineCallstackDecoder<'a> {
@@ -1391,7 +1465,7 @@ pub mod track_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for InlineCallstackDecoder<'_> {
@@ -1406,7 +1480,7 @@ pub mod track_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1484,18 +1558,43 @@ pub mod track_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct FrameDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 4>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f1: ::core::option::Option<&'a [u8]>,
+            f2: ::core::option::Option<&'a [u8]>,
+            f3: ::core::option::Option<u64>,
         }
         impl<'a> FrameDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f1: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                    f3: ::core::option::Option::None,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        1 => d.f1 = ::protozero::__private::bytes(f.value),
+                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        3 => d.f3 = ::protozero::__private::varint(f.value),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -1503,57 +1602,57 @@ pub mod track_event {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn function_name(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(1).and_then(|f| f.as_str().ok())
+                self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn function_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(1).and_then(|f| f.as_bytes().ok())
+                self.f1
             }
-            /// Whether field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present.
+            /// Whether field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present (with the wire type its type has).
             #[inline]
             pub fn has_function_name(&self) -> bool {
-                self.dec.has(1)
+                self.f1.is_some()
             }
             /// Field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn source_file(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(2).and_then(|f| f.as_str().ok())
+                self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn source_file_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                self.f2
             }
-            /// Whether field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present.
+            /// Whether field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present (with the wire type its type has).
             #[inline]
             pub fn has_source_file(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
             /// Field `line_number` = 3 (`uint32`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent or malformed.
             #[inline]
             pub fn line_number(&self) -> ::core::option::Option<u32> {
-                self.dec.get(3).and_then(|f| f.as_u32().ok())
+                self.f3.map(|v| v as u32)
             }
-            /// Whether field `line_number` = 3 (`uint32`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present.
+            /// Whether field `line_number` = 3 (`uint32`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present (with the wire type its type has).
             #[inline]
             pub fn has_line_number(&self) -> bool {
-                self.dec.has(3)
+                self.f3.is_some()
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for FrameDecoder<'a> {
@@ -1564,7 +1663,7 @@ pub mod track_event {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for FrameDecoder<'_> {
@@ -1579,7 +1678,7 @@ pub mod track_event {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -1778,241 +1877,290 @@ pub mod track_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct LegacyEventDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 20>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f15: ::core::option::Option<u64>,
+        f7: ::core::option::Option<&'a [u8]>,
+        f9: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f12: ::core::option::Option<u64>,
+        f13: ::core::option::Option<u64>,
+        f14: ::core::option::Option<u64>,
+        f18: ::core::option::Option<u64>,
+        f19: ::core::option::Option<u64>,
+        o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> LegacyEventDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f15: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f12: ::core::option::Option::None,
+                f13: ::core::option::Option::None,
+                f14: ::core::option::Option::None,
+                f18: ::core::option::Option::None,
+                f19: ::core::option::Option::None,
+                o0: ::protozero::__private::OneofSlot::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    15 => d.f15 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::bytes(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    12 => d.f12 = ::protozero::__private::varint(f.value),
+                    13 => d.f13 = ::protozero::__private::varint(f.value),
+                    14 => d.f14 = ::protozero::__private::varint(f.value),
+                    18 => d.f18 = ::protozero::__private::varint(f.value),
+                    19 => d.f19 = ::protozero::__private::varint(f.value),
+                    6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 20> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 20> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `name_iid` = 1 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn name_iid(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `name_iid` = 1 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `name_iid` = 1 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_name_iid(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `phase` = 2 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn phase(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `phase` = 2 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `phase` = 2 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_phase(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `duration_us` = 3 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn duration_us(&self) -> ::core::option::Option<i64> {
-            self.dec.get(3).and_then(|f| f.as_i64().ok())
+            self.f3.map(|v| v as i64)
         }
-        /// Whether field `duration_us` = 3 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `duration_us` = 3 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_duration_us(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `thread_duration_us` = 4 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn thread_duration_us(&self) -> ::core::option::Option<i64> {
-            self.dec.get(4).and_then(|f| f.as_i64().ok())
+            self.f4.map(|v| v as i64)
         }
-        /// Whether field `thread_duration_us` = 4 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `thread_duration_us` = 4 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_thread_duration_us(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `thread_instruction_delta` = 15 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn thread_instruction_delta(&self) -> ::core::option::Option<i64> {
-            self.dec.get(15).and_then(|f| f.as_i64().ok())
+            self.f15.map(|v| v as i64)
         }
-        /// Whether field `thread_instruction_delta` = 15 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `thread_instruction_delta` = 15 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_thread_instruction_delta(&self) -> bool {
-            self.dec.has(15)
+            self.f15.is_some()
         }
         /// Field `unscoped_id` = 6 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn unscoped_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(6).and_then(|f| f.as_u64().ok())
+            self.o0.get(6).and_then(::protozero::__private::varint)
         }
-        /// Whether field `unscoped_id` = 6 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `unscoped_id` = 6 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_unscoped_id(&self) -> bool {
-            self.dec.has(6)
+            self.o0.get(6).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `local_id` = 10 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn local_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(10).and_then(|f| f.as_u64().ok())
+            self.o0.get(10).and_then(::protozero::__private::varint)
         }
-        /// Whether field `local_id` = 10 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `local_id` = 10 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_local_id(&self) -> bool {
-            self.dec.has(10)
+            self.o0.get(10).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `global_id` = 11 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn global_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(11).and_then(|f| f.as_u64().ok())
+            self.o0.get(11).and_then(::protozero::__private::varint)
         }
-        /// Whether field `global_id` = 11 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `global_id` = 11 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_global_id(&self) -> bool {
-            self.dec.has(11)
+            self.o0.get(11).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn id_scope(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(7).and_then(|f| f.as_str().ok())
+            self.f7.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn id_scope_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(7).and_then(|f| f.as_bytes().ok())
+            self.f7
         }
-        /// Whether field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_id_scope(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `use_async_tts` = 9 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn use_async_tts(&self) -> ::core::option::Option<bool> {
-            self.dec.get(9).and_then(|f| f.as_bool().ok())
+            self.f9.map(|v| v != 0)
         }
-        /// Whether field `use_async_tts` = 9 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `use_async_tts` = 9 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_use_async_tts(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `bind_id` = 8 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn bind_id(&self) -> ::core::option::Option<u64> {
-            self.dec.get(8).and_then(|f| f.as_u64().ok())
+            self.f8
         }
-        /// Whether field `bind_id` = 8 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `bind_id` = 8 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_bind_id(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `bind_to_enclosing` = 12 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn bind_to_enclosing(&self) -> ::core::option::Option<bool> {
-            self.dec.get(12).and_then(|f| f.as_bool().ok())
+            self.f12.map(|v| v != 0)
         }
-        /// Whether field `bind_to_enclosing` = 12 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `bind_to_enclosing` = 12 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_bind_to_enclosing(&self) -> bool {
-            self.dec.has(12)
+            self.f12.is_some()
         }
         /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::flow_direction_raw`]).
         #[inline]
         pub fn flow_direction(
             &self,
         ) -> ::core::option::Option<legacy_event::FlowDirection> {
-            self.dec
-                .get(13)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(
-                    <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32,
-                )
+            self.f13
+                .and_then(|v| <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn flow_direction_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(13).and_then(|f| f.as_i32().ok())
+            self.f13.map(|v| v as i32)
         }
-        /// Whether field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_flow_direction(&self) -> bool {
-            self.dec.has(13)
+            self.f13.is_some()
         }
         /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::instant_event_scope_raw`]).
         #[inline]
         pub fn instant_event_scope(
             &self,
         ) -> ::core::option::Option<legacy_event::InstantEventScope> {
-            self.dec
-                .get(14)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(
-                    <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32,
-                )
+            self.f14
+                .and_then(|v| <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn instant_event_scope_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(14).and_then(|f| f.as_i32().ok())
+            self.f14.map(|v| v as i32)
         }
-        /// Whether field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_instant_event_scope(&self) -> bool {
-            self.dec.has(14)
+            self.f14.is_some()
         }
         /// Field `pid_override` = 18 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn pid_override(&self) -> ::core::option::Option<i32> {
-            self.dec.get(18).and_then(|f| f.as_i32().ok())
+            self.f18.map(|v| v as i32)
         }
-        /// Whether field `pid_override` = 18 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `pid_override` = 18 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_pid_override(&self) -> bool {
-            self.dec.has(18)
+            self.f18.is_some()
         }
         /// Field `tid_override` = 19 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
         pub fn tid_override(&self) -> ::core::option::Option<i32> {
-            self.dec.get(19).and_then(|f| f.as_i32().ok())
+            self.f19.map(|v| v as i32)
         }
-        /// Whether field `tid_override` = 19 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent` is present.
+        /// Whether field `tid_override` = 19 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_tid_override(&self) -> bool {
-            self.dec.has(19)
+            self.f19.is_some()
         }
-        /// Which member of oneof `id` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+        /// Which member of oneof `id` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+        #[inline]
         pub fn which_id(&self) -> ::core::option::Option<legacy_event::Id> {
-            let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer())
-                .map_while(::core::result::Result::ok)
-            {
-                let value = match field.id {
-                    6 => field.as_u64().ok().map(legacy_event::Id::UnscopedId),
-                    10 => field.as_u64().ok().map(legacy_event::Id::LocalId),
-                    11 => field.as_u64().ok().map(legacy_event::Id::GlobalId),
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
-                }
+            let v = self.o0.value();
+            match self.o0.id() {
+                6 => ::protozero::__private::varint(v).map(legacy_event::Id::UnscopedId),
+                10 => ::protozero::__private::varint(v).map(legacy_event::Id::LocalId),
+                11 => ::protozero::__private::varint(v).map(legacy_event::Id::GlobalId),
+                _ => ::core::option::Option::None,
             }
-            found
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for LegacyEventDecoder<'a> {
@@ -2023,7 +2171,7 @@ pub mod track_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for LegacyEventDecoder<'_> {
@@ -2038,7 +2186,7 @@ pub mod track_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2312,68 +2460,94 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventDefaults<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventDefaults` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackEventDefaults` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackEventDefaultsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 46>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f11: ::core::option::Option<u64>,
+    r31: ::protozero::__private::Occurrences,
+    r45: ::protozero::__private::Occurrences,
 }
 impl<'a> TrackEventDefaultsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            r31: ::protozero::__private::Occurrences::NONE,
+            r45: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                11 => d.f11 = ::protozero::__private::varint(f.value),
+                31 => d.r31.add(start, it.offset()),
+                45 => d.r45.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 46> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 46> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEventDefaults`; `None` when absent or malformed.
     #[inline]
     pub fn track_uuid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(11).and_then(|f| f.as_u64().ok())
+        self.f11
     }
-    /// Whether field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEventDefaults` is present.
+    /// Whether field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEventDefaults` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_uuid(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEventDefaults`: every element in order (packed or not).
     #[inline]
     pub fn extra_counter_track_uuids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(31))
+        ::protozero::RepeatedScalars::new(self.r31.fields(self.buf, 31))
     }
     /// Whether field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEventDefaults` occurs at least once.
     #[inline]
     pub fn has_extra_counter_track_uuids(&self) -> bool {
-        self.dec.has(31)
+        !self.r31.is_empty()
     }
     /// Field `extra_double_counter_track_uuids` = 45 (repeated `uint64`) of `perfetto.protos.TrackEventDefaults`: every element in order (packed or not).
     #[inline]
     pub fn extra_double_counter_track_uuids(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(45))
+        ::protozero::RepeatedScalars::new(self.r45.fields(self.buf, 45))
     }
     /// Whether field `extra_double_counter_track_uuids` = 45 (repeated `uint64`) of `perfetto.protos.TrackEventDefaults` occurs at least once.
     #[inline]
     pub fn has_extra_double_counter_track_uuids(&self) -> bool {
-        self.dec.has(45)
+        !self.r45.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDefaultsDecoder<'a> {
@@ -2384,7 +2558,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDefaultsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TrackEventDefaultsDecoder<'_> {
@@ -2399,7 +2573,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventDefaultsDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("track_uuid", d.get(11), ::protozero::kinds::Uint64);
         s.repeated_scalars(
@@ -2471,59 +2645,81 @@ impl<'w> ::protozero::MessageWriter<'w> for EventCategory<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct EventCategoryDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> EventCategoryDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.EventCategory`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.EventCategory` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.EventCategory` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.EventCategory`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.EventCategory`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `name` = 2 (`string`) of `perfetto.protos.EventCategory` is present.
+    /// Whether field `name` = 2 (`string`) of `perfetto.protos.EventCategory` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for EventCategoryDecoder<'a> {
@@ -2534,7 +2730,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for EventCategoryDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for EventCategoryDecoder<'_> {
@@ -2549,7 +2745,7 @@ impl<'a> ::protozero::__private::DebugDecoder for EventCategoryDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.string("name", d.get(2));
@@ -2612,59 +2808,81 @@ impl<'w> ::protozero::MessageWriter<'w> for EventName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct EventNameDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> EventNameDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `iid` = 1 (`uint64`) of `perfetto.protos.EventName`; `None` when absent or malformed.
     #[inline]
     pub fn iid(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.EventName` is present.
+    /// Whether field `iid` = 1 (`uint64`) of `perfetto.protos.EventName` is present (with the wire type its type has).
     #[inline]
     pub fn has_iid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.EventName`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.EventName`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `name` = 2 (`string`) of `perfetto.protos.EventName` is present.
+    /// Whether field `name` = 2 (`string`) of `perfetto.protos.EventName` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for EventNameDecoder<'a> {
@@ -2675,7 +2893,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for EventNameDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for EventNameDecoder<'_> {
@@ -2690,7 +2908,7 @@ impl<'a> ::protozero::__private::DebugDecoder for EventNameDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("iid", d.get(1), ::protozero::kinds::Uint64);
         s.string("name", d.get(2));

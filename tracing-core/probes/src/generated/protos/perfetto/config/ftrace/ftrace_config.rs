@@ -281,375 +281,462 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 34>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r30: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    r3: ::protozero::__private::Occurrences,
+    r28: ::protozero::__private::Occurrences,
+    f10: ::core::option::Option<u64>,
+    f11: ::core::option::Option<u64>,
+    f29: ::core::option::Option<u64>,
+    f12: ::core::option::Option<&'a [u8]>,
+    f22: ::core::option::Option<&'a [u8]>,
+    f13: ::core::option::Option<u64>,
+    f17: ::core::option::Option<u64>,
+    f14: ::core::option::Option<u64>,
+    f15: ::core::option::Option<u64>,
+    f32: ::core::option::Option<u64>,
+    f16: ::core::option::Option<u64>,
+    r18: ::protozero::__private::Occurrences,
+    f19: ::core::option::Option<u64>,
+    r20: ::protozero::__private::Occurrences,
+    r21: ::protozero::__private::Occurrences,
+    f23: ::core::option::Option<u64>,
+    f24: ::core::option::Option<u64>,
+    f25: ::core::option::Option<&'a [u8]>,
+    f27: ::core::option::Option<u64>,
+    f31: ::core::option::Option<u64>,
+    f33: ::core::option::Option<u64>,
 }
 impl<'a> FtraceConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r30: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            r3: ::protozero::__private::Occurrences::NONE,
+            r28: ::protozero::__private::Occurrences::NONE,
+            f10: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f29: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f22: ::core::option::Option::None,
+            f13: ::core::option::Option::None,
+            f17: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+            f15: ::core::option::Option::None,
+            f32: ::core::option::Option::None,
+            f16: ::core::option::Option::None,
+            r18: ::protozero::__private::Occurrences::NONE,
+            f19: ::core::option::Option::None,
+            r20: ::protozero::__private::Occurrences::NONE,
+            r21: ::protozero::__private::Occurrences::NONE,
+            f23: ::core::option::Option::None,
+            f24: ::core::option::Option::None,
+            f25: ::core::option::Option::None,
+            f27: ::core::option::Option::None,
+            f31: ::core::option::Option::None,
+            f33: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                30 => d.r30.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.r3.add(start, it.offset()),
+                28 => d.r28.add(start, it.offset()),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::varint(f.value),
+                29 => d.f29 = ::protozero::__private::varint(f.value),
+                12 => d.f12 = ::protozero::__private::bytes(f.value),
+                22 => d.f22 = ::protozero::__private::bytes(f.value),
+                13 => d.f13 = ::protozero::__private::varint(f.value),
+                17 => d.f17 = ::protozero::__private::varint(f.value),
+                14 => d.f14 = ::protozero::__private::varint(f.value),
+                15 => d.f15 = ::protozero::__private::varint(f.value),
+                32 => d.f32 = ::protozero::__private::varint(f.value),
+                16 => d.f16 = ::protozero::__private::varint(f.value),
+                18 => d.r18.add(start, it.offset()),
+                19 => d.f19 = ::protozero::__private::varint(f.value),
+                20 => d.r20.add(start, it.offset()),
+                21 => d.r21.add(start, it.offset()),
+                23 => d.f23 = ::protozero::__private::varint(f.value),
+                24 => d.f24 = ::protozero::__private::varint(f.value),
+                25 => d.f25 = ::protozero::__private::bytes(f.value),
+                27 => d.f27 = ::protozero::__private::varint(f.value),
+                31 => d.f31 = ::protozero::__private::varint(f.value),
+                33 => d.f33 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 34> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 34> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `ftrace_events` = 1 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn ftrace_events(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(1))
+        ::protozero::RepeatedStrs::new(self.r1.fields(self.buf, 1))
     }
     /// Field `ftrace_events` = 1 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn ftrace_events_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `ftrace_events` = 1 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_ftrace_events(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `kprobe_events` = 30 (repeated `perfetto.protos.FtraceConfig.KprobeEvent`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn kprobe_events(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, ftrace_config::KprobeEventDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(30))
+        ::protozero::RepeatedMessages::new(self.r30.fields(self.buf, 30))
     }
     /// Field `kprobe_events` = 30 (repeated `perfetto.protos.FtraceConfig.KprobeEvent`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn kprobe_events_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(30))
+        ::protozero::RepeatedBytes::new(self.r30.fields(self.buf, 30))
     }
     /// Whether field `kprobe_events` = 30 (repeated `perfetto.protos.FtraceConfig.KprobeEvent`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_kprobe_events(&self) -> bool {
-        self.dec.has(30)
+        !self.r30.is_empty()
     }
     /// Field `atrace_categories` = 2 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn atrace_categories(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(2))
+        ::protozero::RepeatedStrs::new(self.r2.fields(self.buf, 2))
     }
     /// Field `atrace_categories` = 2 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn atrace_categories_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `atrace_categories` = 2 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_atrace_categories(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `atrace_apps` = 3 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn atrace_apps(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(3))
+        ::protozero::RepeatedStrs::new(self.r3.fields(self.buf, 3))
     }
     /// Field `atrace_apps` = 3 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn atrace_apps_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+        ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
     }
     /// Whether field `atrace_apps` = 3 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_atrace_apps(&self) -> bool {
-        self.dec.has(3)
+        !self.r3.is_empty()
     }
     /// Field `atrace_categories_prefer_sdk` = 28 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn atrace_categories_prefer_sdk(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(28))
+        ::protozero::RepeatedStrs::new(self.r28.fields(self.buf, 28))
     }
     /// Field `atrace_categories_prefer_sdk` = 28 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn atrace_categories_prefer_sdk_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(28))
+        ::protozero::RepeatedBytes::new(self.r28.fields(self.buf, 28))
     }
     /// Whether field `atrace_categories_prefer_sdk` = 28 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_atrace_categories_prefer_sdk(&self) -> bool {
-        self.dec.has(28)
+        !self.r28.is_empty()
     }
     /// Field `buffer_size_kb` = 10 (`uint32`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn buffer_size_kb(&self) -> ::core::option::Option<u32> {
-        self.dec.get(10).and_then(|f| f.as_u32().ok())
+        self.f10.map(|v| v as u32)
     }
-    /// Whether field `buffer_size_kb` = 10 (`uint32`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `buffer_size_kb` = 10 (`uint32`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_buffer_size_kb(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `drain_period_ms` = 11 (`uint32`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn drain_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(11).and_then(|f| f.as_u32().ok())
+        self.f11.map(|v| v as u32)
     }
-    /// Whether field `drain_period_ms` = 11 (`uint32`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `drain_period_ms` = 11 (`uint32`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_drain_period_ms(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `drain_buffer_percent` = 29 (`uint32`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn drain_buffer_percent(&self) -> ::core::option::Option<u32> {
-        self.dec.get(29).and_then(|f| f.as_u32().ok())
+        self.f29.map(|v| v as u32)
     }
-    /// Whether field `drain_buffer_percent` = 29 (`uint32`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `drain_buffer_percent` = 29 (`uint32`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_drain_buffer_percent(&self) -> bool {
-        self.dec.has(29)
+        self.f29.is_some()
     }
     /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn compact_sched(
         &self,
     ) -> ::core::option::Option<ftrace_config::CompactSchedConfigDecoder<'a>> {
-        self.dec
-            .get(12)
-            .and_then(|f| f.as_bytes().ok())
-            .map(ftrace_config::CompactSchedConfigDecoder::new)
+        self.f12.map(ftrace_config::CompactSchedConfigDecoder::new)
     }
     /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`, as its encoded bytes.
     #[inline]
     pub fn compact_sched_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(12).and_then(|f| f.as_bytes().ok())
+        self.f12
     }
-    /// Whether field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_compact_sched(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn print_filter(
         &self,
     ) -> ::core::option::Option<ftrace_config::PrintFilterDecoder<'a>> {
-        self.dec
-            .get(22)
-            .and_then(|f| f.as_bytes().ok())
-            .map(ftrace_config::PrintFilterDecoder::new)
+        self.f22.map(ftrace_config::PrintFilterDecoder::new)
     }
     /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`, as its encoded bytes.
     #[inline]
     pub fn print_filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(22).and_then(|f| f.as_bytes().ok())
+        self.f22
     }
-    /// Whether field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_print_filter(&self) -> bool {
-        self.dec.has(22)
+        self.f22.is_some()
     }
     /// Field `symbolize_ksyms` = 13 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn symbolize_ksyms(&self) -> ::core::option::Option<bool> {
-        self.dec.get(13).and_then(|f| f.as_bool().ok())
+        self.f13.map(|v| v != 0)
     }
-    /// Whether field `symbolize_ksyms` = 13 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `symbolize_ksyms` = 13 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_symbolize_ksyms(&self) -> bool {
-        self.dec.has(13)
+        self.f13.is_some()
     }
     /// Field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::ksyms_mem_policy_raw`]).
     #[inline]
     pub fn ksyms_mem_policy(
         &self,
     ) -> ::core::option::Option<ftrace_config::KsymsMemPolicy> {
-        self.dec
-            .get(17)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(
-                <ftrace_config::KsymsMemPolicy as ::protozero::ProtoEnum>::from_i32,
-            )
+        self.f17
+            .and_then(|v| <ftrace_config::KsymsMemPolicy as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn ksyms_mem_policy_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(17).and_then(|f| f.as_i32().ok())
+        self.f17.map(|v| v as i32)
     }
-    /// Whether field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_ksyms_mem_policy(&self) -> bool {
-        self.dec.has(17)
+        self.f17.is_some()
     }
     /// Field `initialize_ksyms_synchronously_for_testing` = 14 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn initialize_ksyms_synchronously_for_testing(
         &self,
     ) -> ::core::option::Option<bool> {
-        self.dec.get(14).and_then(|f| f.as_bool().ok())
+        self.f14.map(|v| v != 0)
     }
-    /// Whether field `initialize_ksyms_synchronously_for_testing` = 14 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `initialize_ksyms_synchronously_for_testing` = 14 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_initialize_ksyms_synchronously_for_testing(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
     /// Field `throttle_rss_stat` = 15 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn throttle_rss_stat(&self) -> ::core::option::Option<bool> {
-        self.dec.get(15).and_then(|f| f.as_bool().ok())
+        self.f15.map(|v| v != 0)
     }
-    /// Whether field `throttle_rss_stat` = 15 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `throttle_rss_stat` = 15 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_throttle_rss_stat(&self) -> bool {
-        self.dec.has(15)
+        self.f15.is_some()
     }
     /// Field `denser_generic_event_encoding` = 32 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn denser_generic_event_encoding(&self) -> ::core::option::Option<bool> {
-        self.dec.get(32).and_then(|f| f.as_bool().ok())
+        self.f32.map(|v| v != 0)
     }
-    /// Whether field `denser_generic_event_encoding` = 32 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `denser_generic_event_encoding` = 32 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_denser_generic_event_encoding(&self) -> bool {
-        self.dec.has(32)
+        self.f32.is_some()
     }
     /// Field `disable_generic_events` = 16 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn disable_generic_events(&self) -> ::core::option::Option<bool> {
-        self.dec.get(16).and_then(|f| f.as_bool().ok())
+        self.f16.map(|v| v != 0)
     }
-    /// Whether field `disable_generic_events` = 16 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `disable_generic_events` = 16 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_disable_generic_events(&self) -> bool {
-        self.dec.has(16)
+        self.f16.is_some()
     }
     /// Field `syscall_events` = 18 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn syscall_events(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(18))
+        ::protozero::RepeatedStrs::new(self.r18.fields(self.buf, 18))
     }
     /// Field `syscall_events` = 18 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn syscall_events_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(18))
+        ::protozero::RepeatedBytes::new(self.r18.fields(self.buf, 18))
     }
     /// Whether field `syscall_events` = 18 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_syscall_events(&self) -> bool {
-        self.dec.has(18)
+        !self.r18.is_empty()
     }
     /// Field `enable_function_graph` = 19 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn enable_function_graph(&self) -> ::core::option::Option<bool> {
-        self.dec.get(19).and_then(|f| f.as_bool().ok())
+        self.f19.map(|v| v != 0)
     }
-    /// Whether field `enable_function_graph` = 19 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `enable_function_graph` = 19 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_enable_function_graph(&self) -> bool {
-        self.dec.has(19)
+        self.f19.is_some()
     }
     /// Field `function_filters` = 20 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn function_filters(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(20))
+        ::protozero::RepeatedStrs::new(self.r20.fields(self.buf, 20))
     }
     /// Field `function_filters` = 20 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn function_filters_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(20))
+        ::protozero::RepeatedBytes::new(self.r20.fields(self.buf, 20))
     }
     /// Whether field `function_filters` = 20 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_function_filters(&self) -> bool {
-        self.dec.has(20)
+        !self.r20.is_empty()
     }
     /// Field `function_graph_roots` = 21 (repeated `string`) of `perfetto.protos.FtraceConfig`: every element in order (packed or not).
     #[inline]
     pub fn function_graph_roots(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(21))
+        ::protozero::RepeatedStrs::new(self.r21.fields(self.buf, 21))
     }
     /// Field `function_graph_roots` = 21 (repeated `string`) of `perfetto.protos.FtraceConfig`, as raw bytes.
     #[inline]
     pub fn function_graph_roots_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(21))
+        ::protozero::RepeatedBytes::new(self.r21.fields(self.buf, 21))
     }
     /// Whether field `function_graph_roots` = 21 (repeated `string`) of `perfetto.protos.FtraceConfig` occurs at least once.
     #[inline]
     pub fn has_function_graph_roots(&self) -> bool {
-        self.dec.has(21)
+        !self.r21.is_empty()
     }
     /// Field `preserve_ftrace_buffer` = 23 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn preserve_ftrace_buffer(&self) -> ::core::option::Option<bool> {
-        self.dec.get(23).and_then(|f| f.as_bool().ok())
+        self.f23.map(|v| v != 0)
     }
-    /// Whether field `preserve_ftrace_buffer` = 23 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `preserve_ftrace_buffer` = 23 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_preserve_ftrace_buffer(&self) -> bool {
-        self.dec.has(23)
+        self.f23.is_some()
     }
     /// Field `use_monotonic_raw_clock` = 24 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn use_monotonic_raw_clock(&self) -> ::core::option::Option<bool> {
-        self.dec.get(24).and_then(|f| f.as_bool().ok())
+        self.f24.map(|v| v != 0)
     }
-    /// Whether field `use_monotonic_raw_clock` = 24 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `use_monotonic_raw_clock` = 24 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_use_monotonic_raw_clock(&self) -> bool {
-        self.dec.has(24)
+        self.f24.is_some()
     }
     /// Field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn instance_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(25).and_then(|f| f.as_str().ok())
+        self.f25.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn instance_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(25).and_then(|f| f.as_bytes().ok())
+        self.f25
     }
-    /// Whether field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_instance_name(&self) -> bool {
-        self.dec.has(25)
+        self.f25.is_some()
     }
     /// Field `buffer_size_lower_bound` = 27 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn buffer_size_lower_bound(&self) -> ::core::option::Option<bool> {
-        self.dec.get(27).and_then(|f| f.as_bool().ok())
+        self.f27.map(|v| v != 0)
     }
-    /// Whether field `buffer_size_lower_bound` = 27 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `buffer_size_lower_bound` = 27 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_buffer_size_lower_bound(&self) -> bool {
-        self.dec.has(27)
+        self.f27.is_some()
     }
     /// Field `debug_ftrace_abi` = 31 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn debug_ftrace_abi(&self) -> ::core::option::Option<bool> {
-        self.dec.get(31).and_then(|f| f.as_bool().ok())
+        self.f31.map(|v| v != 0)
     }
-    /// Whether field `debug_ftrace_abi` = 31 (`bool`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `debug_ftrace_abi` = 31 (`bool`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_debug_ftrace_abi(&self) -> bool {
-        self.dec.has(31)
+        self.f31.is_some()
     }
     /// Field `function_graph_max_depth` = 33 (`uint32`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn function_graph_max_depth(&self) -> ::core::option::Option<u32> {
-        self.dec.get(33).and_then(|f| f.as_u32().ok())
+        self.f33.map(|v| v as u32)
     }
-    /// Whether field `function_graph_max_depth` = 33 (`uint32`) of `perfetto.protos.FtraceConfig` is present.
+    /// Whether field `function_graph_max_depth` = 33 (`uint32`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_function_graph_max_depth(&self) -> bool {
-        self.dec.has(33)
+        self.f33.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FtraceConfigDecoder<'a> {
@@ -660,7 +747,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FtraceConfigDecoder<'_> {
@@ -675,7 +762,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_strings("ftrace_events", d.repeated(1));
         s.repeated_strings("atrace_categories", d.repeated(2));
@@ -865,67 +952,89 @@ pub mod ftrace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.KprobeEvent` (from `protos/perfetto/config/ftrace/ftrace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.KprobeEvent` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct KprobeEventDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> KprobeEventDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn probe(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn probe_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present.
+        /// Whether field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_probe(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
         #[inline]
         pub fn r#type(&self) -> ::core::option::Option<kprobe_event::KprobeType> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<kprobe_event::KprobeType as ::protozero::ProtoEnum>::from_i32)
+            self.f2
+                .and_then(|v| <kprobe_event::KprobeType as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn type_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present.
+        /// Whether field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present (with the wire type its type has).
         #[inline]
         pub fn has_type(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for KprobeEventDecoder<'a> {
@@ -936,7 +1045,7 @@ pub mod ftrace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for KprobeEventDecoder<'_> {
@@ -951,7 +1060,7 @@ pub mod ftrace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1097,44 +1206,62 @@ pub mod ftrace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.CompactSchedConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.CompactSchedConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CompactSchedConfigDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
     }
     impl<'a> CompactSchedConfigDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `enabled` = 1 (`bool`) of `perfetto.protos.FtraceConfig.CompactSchedConfig`; `None` when absent or malformed.
         #[inline]
         pub fn enabled(&self) -> ::core::option::Option<bool> {
-            self.dec.get(1).and_then(|f| f.as_bool().ok())
+            self.f1.map(|v| v != 0)
         }
-        /// Whether field `enabled` = 1 (`bool`) of `perfetto.protos.FtraceConfig.CompactSchedConfig` is present.
+        /// Whether field `enabled` = 1 (`bool`) of `perfetto.protos.FtraceConfig.CompactSchedConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_enabled(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CompactSchedConfigDecoder<'a> {
@@ -1145,7 +1272,7 @@ pub mod ftrace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CompactSchedConfigDecoder<'_> {
@@ -1160,7 +1287,7 @@ pub mod ftrace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1223,51 +1350,70 @@ pub mod ftrace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter` (from `protos/perfetto/config/ftrace/ftrace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct PrintFilterDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r1: ::protozero::__private::Occurrences,
     }
     impl<'a> PrintFilterDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r1: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.r1.add(start, it.offset());
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `rules` = 1 (repeated `perfetto.protos.FtraceConfig.PrintFilter.Rule`) of `perfetto.protos.FtraceConfig.PrintFilter`: every element in order (packed or not).
         #[inline]
         pub fn rules(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, print_filter::RuleDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+            ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
         }
         /// Field `rules` = 1 (repeated `perfetto.protos.FtraceConfig.PrintFilter.Rule`) of `perfetto.protos.FtraceConfig.PrintFilter`, as raw bytes.
         #[inline]
         pub fn rules_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+            ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `rules` = 1 (repeated `perfetto.protos.FtraceConfig.PrintFilter.Rule`) of `perfetto.protos.FtraceConfig.PrintFilter` occurs at least once.
         #[inline]
         pub fn has_rules(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for PrintFilterDecoder<'a> {
@@ -1278,7 +1424,7 @@ pub mod ftrace_config {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for PrintFilterDecoder<'_> {
@@ -1293,7 +1439,7 @@ pub mod ftrace_config {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1376,18 +1522,41 @@ pub mod ftrace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule` (from `protos/perfetto/config/ftrace/ftrace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct RuleDecoder<'a> {
-            dec: ::protozero::TypedDecoder<'a, 4>,
+            buf: &'a [u8],
+            error: ::core::option::Option<::protozero::DecodeError>,
+            f2: ::core::option::Option<u64>,
+            o0: ::protozero::__private::OneofSlot<'a>,
         }
         impl<'a> RuleDecoder<'a> {
-            /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-            #[inline]
+            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
             pub fn new(buf: &'a [u8]) -> Self {
-                Self {
-                    dec: ::protozero::TypedDecoder::new(buf),
+                let mut d = Self {
+                    buf,
+                    error: ::core::option::Option::None,
+                    f2: ::core::option::Option::None,
+                    o0: ::protozero::__private::OneofSlot::NONE,
+                };
+                let mut it = ::protozero::__private::fields_of(buf, false);
+                loop {
+                    let f = match it.read_field() {
+                        ::core::option::Option::None => break,
+                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    match f.id {
+                        2 => d.f2 = ::protozero::__private::varint(f.value),
+                        1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                        3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                        _ => {}
+                    }
                 }
+                d
             }
             /// Why parsing stopped before the end of the bytes, if it did;
             /// fields before that point are still readable.
@@ -1395,85 +1564,83 @@ pub mod ftrace_config {
             pub fn decode_error(
                 &self,
             ) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
             /// The bytes being decoded.
             #[inline]
             pub fn raw_bytes(&self) -> &'a [u8] {
-                self.dec.buffer()
+                self.buf
             }
-            /// The untyped field table, for fields this schema does not know.
-            #[inline]
-            pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-                &self.dec
+            /// An untyped field table over the same bytes (parsed anew on
+            /// each call), for fields this schema does not know.
+            pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+                ::protozero::TypedDecoder::new(self.buf)
             }
             /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent, malformed or not UTF-8.
             #[inline]
             pub fn prefix(&self) -> ::core::option::Option<&'a str> {
-                self.dec.get(1).and_then(|f| f.as_str().ok())
+                self.o0
+                    .get(1)
+                    .and_then(::protozero::__private::bytes)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
             }
             /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, as raw bytes (not checked to be UTF-8).
             #[inline]
             pub fn prefix_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(1).and_then(|f| f.as_bytes().ok())
+                self.o0.get(1).and_then(::protozero::__private::bytes)
             }
-            /// Whether field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present.
+            /// Whether field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
             pub fn has_prefix(&self) -> bool {
-                self.dec.has(1)
+                self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
             }
             /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed.
             #[inline]
             pub fn atrace_msg(
                 &self,
             ) -> ::core::option::Option<rule::AtraceMessageDecoder<'a>> {
-                self.dec
+                self.o0
                     .get(3)
-                    .and_then(|f| f.as_bytes().ok())
+                    .and_then(::protozero::__private::bytes)
                     .map(rule::AtraceMessageDecoder::new)
             }
             /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, as its encoded bytes.
             #[inline]
             pub fn atrace_msg_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                self.dec.get(3).and_then(|f| f.as_bytes().ok())
+                self.o0.get(3).and_then(::protozero::__private::bytes)
             }
-            /// Whether field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present.
+            /// Whether field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
             pub fn has_atrace_msg(&self) -> bool {
-                self.dec.has(3)
+                self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
             }
             /// Field `allow` = 2 (`bool`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed.
             #[inline]
             pub fn allow(&self) -> ::core::option::Option<bool> {
-                self.dec.get(2).and_then(|f| f.as_bool().ok())
+                self.f2.map(|v| v != 0)
             }
-            /// Whether field `allow` = 2 (`bool`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present.
+            /// Whether field `allow` = 2 (`bool`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
             pub fn has_allow(&self) -> bool {
-                self.dec.has(2)
+                self.f2.is_some()
             }
-            /// Which member of oneof `match` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+            /// Which member of oneof `match` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+            #[inline]
             pub fn which_match(&self) -> ::core::option::Option<rule::Match<'a>> {
-                let mut found = ::core::option::Option::None;
-                for field in ::protozero::Decoder::new(self.dec.buffer())
-                    .map_while(::core::result::Result::ok)
-                {
-                    let value = match field.id {
-                        1 => field.as_str().ok().map(rule::Match::Prefix),
-                        3 => {
-                            field
-                                .as_bytes()
-                                .ok()
-                                .map(::protozero::MessageDecoder::decode)
-                                .map(rule::Match::AtraceMsg)
-                        }
-                        _ => continue,
-                    };
-                    if value.is_some() {
-                        found = value;
+                let v = self.o0.value();
+                match self.o0.id() {
+                    1 => {
+                        ::protozero::__private::bytes(v)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                            .map(rule::Match::Prefix)
                     }
+                    3 => {
+                        ::protozero::__private::bytes(v)
+                            .map(rule::AtraceMessageDecoder::new)
+                            .map(rule::Match::AtraceMsg)
+                    }
+                    _ => ::core::option::Option::None,
                 }
-                found
             }
         }
         impl<'a> ::protozero::MessageDecoder<'a> for RuleDecoder<'a> {
@@ -1484,7 +1651,7 @@ pub mod ftrace_config {
             }
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-                self.dec.error()
+                self.error
             }
         }
         impl ::core::fmt::Debug for RuleDecoder<'_> {
@@ -1499,7 +1666,7 @@ pub mod ftrace_config {
                 f: &mut ::core::fmt::Formatter<'_>,
                 depth: usize,
             ) -> ::core::fmt::Result {
-                let d = &self.dec;
+                let d = &self.typed_decoder();
                 let mut s = ::protozero::__private::DebugFields::new(
                     f,
                     Self::DEBUG_NAME,
@@ -1578,18 +1745,44 @@ pub mod ftrace_config {
                     &mut self.msg
                 }
             }
-            /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` (from `protos/perfetto/config/ftrace/ftrace_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+            /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
             #[derive(Clone)]
             pub struct AtraceMessageDecoder<'a> {
-                dec: ::protozero::TypedDecoder<'a, 3>,
+                buf: &'a [u8],
+                error: ::core::option::Option<::protozero::DecodeError>,
+                f1: ::core::option::Option<&'a [u8]>,
+                f2: ::core::option::Option<&'a [u8]>,
             }
             impl<'a> AtraceMessageDecoder<'a> {
-                /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-                #[inline]
+                /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
                 pub fn new(buf: &'a [u8]) -> Self {
-                    Self {
-                        dec: ::protozero::TypedDecoder::new(buf),
+                    let mut d = Self {
+                        buf,
+                        error: ::core::option::Option::None,
+                        f1: ::core::option::Option::None,
+                        f2: ::core::option::Option::None,
+                    };
+                    let mut it = ::protozero::__private::fields_of(buf, false);
+                    loop {
+                        let f = match it.read_field() {
+                            ::core::option::Option::None => break,
+                            ::core::option::Option::Some(
+                                ::core::result::Result::Ok(f),
+                            ) => f,
+                            ::core::option::Option::Some(
+                                ::core::result::Result::Err(e),
+                            ) => {
+                                d.error = ::core::option::Option::Some(e);
+                                break;
+                            }
+                        };
+                        match f.id {
+                            1 => d.f1 = ::protozero::__private::bytes(f.value),
+                            2 => d.f2 = ::protozero::__private::bytes(f.value),
+                            _ => {}
+                        }
                     }
+                    d
                 }
                 /// Why parsing stopped before the end of the bytes, if it did;
                 /// fields before that point are still readable.
@@ -1597,47 +1790,47 @@ pub mod ftrace_config {
                 pub fn decode_error(
                     &self,
                 ) -> ::core::option::Option<::protozero::DecodeError> {
-                    self.dec.error()
+                    self.error
                 }
                 /// The bytes being decoded.
                 #[inline]
                 pub fn raw_bytes(&self) -> &'a [u8] {
-                    self.dec.buffer()
+                    self.buf
                 }
-                /// The untyped field table, for fields this schema does not know.
-                #[inline]
-                pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-                    &self.dec
+                /// An untyped field table over the same bytes (parsed anew on
+                /// each call), for fields this schema does not know.
+                pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+                    ::protozero::TypedDecoder::new(self.buf)
                 }
                 /// Field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`; `None` when absent, malformed or not UTF-8.
                 #[inline]
                 pub fn r#type(&self) -> ::core::option::Option<&'a str> {
-                    self.dec.get(1).and_then(|f| f.as_str().ok())
+                    self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
                 }
                 /// Field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`, as raw bytes (not checked to be UTF-8).
                 #[inline]
                 pub fn type_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                    self.dec.get(1).and_then(|f| f.as_bytes().ok())
+                    self.f1
                 }
-                /// Whether field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` is present.
+                /// Whether field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` is present (with the wire type its type has).
                 #[inline]
                 pub fn has_type(&self) -> bool {
-                    self.dec.has(1)
+                    self.f1.is_some()
                 }
                 /// Field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`; `None` when absent, malformed or not UTF-8.
                 #[inline]
                 pub fn prefix(&self) -> ::core::option::Option<&'a str> {
-                    self.dec.get(2).and_then(|f| f.as_str().ok())
+                    self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
                 }
                 /// Field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`, as raw bytes (not checked to be UTF-8).
                 #[inline]
                 pub fn prefix_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-                    self.dec.get(2).and_then(|f| f.as_bytes().ok())
+                    self.f2
                 }
-                /// Whether field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` is present.
+                /// Whether field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` is present (with the wire type its type has).
                 #[inline]
                 pub fn has_prefix(&self) -> bool {
-                    self.dec.has(2)
+                    self.f2.is_some()
                 }
             }
             impl<'a> ::protozero::MessageDecoder<'a> for AtraceMessageDecoder<'a> {
@@ -1650,7 +1843,7 @@ pub mod ftrace_config {
                 fn decode_error(
                     &self,
                 ) -> ::core::option::Option<::protozero::DecodeError> {
-                    self.dec.error()
+                    self.error
                 }
             }
             impl ::core::fmt::Debug for AtraceMessageDecoder<'_> {
@@ -1668,7 +1861,7 @@ pub mod ftrace_config {
                     f: &mut ::core::fmt::Formatter<'_>,
                     depth: usize,
                 ) -> ::core::fmt::Result {
-                    let d = &self.dec;
+                    let d = &self.typed_decoder();
                     let mut s = ::protozero::__private::DebugFields::new(
                         f,
                         Self::DEBUG_NAME,

@@ -117,133 +117,177 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessStatsConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessStatsConfig` (from `protos/perfetto/config/process_stats/process_stats_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProcessStatsConfig` (from `protos/perfetto/config/process_stats/process_stats_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProcessStatsConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 13>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<u64>,
+    f11: ::core::option::Option<u64>,
+    f12: ::core::option::Option<u64>,
 }
 impl<'a> ProcessStatsConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::varint(f.value),
+                12 => d.f12 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 13> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 13> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `quirks` = 1 (repeated `perfetto.protos.ProcessStatsConfig.Quirks`) of `perfetto.protos.ProcessStatsConfig`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::quirks_raw`]).
     #[inline]
     pub fn quirks(
         &self,
     ) -> ::protozero::RepeatedEnums<'a, process_stats_config::Quirks> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(1))
+        ::protozero::RepeatedEnums::new(self.r1.fields(self.buf, 1))
     }
     /// Field `quirks` = 1 (repeated `perfetto.protos.ProcessStatsConfig.Quirks`) of `perfetto.protos.ProcessStatsConfig`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn quirks_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+        ::protozero::RepeatedScalars::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `quirks` = 1 (repeated `perfetto.protos.ProcessStatsConfig.Quirks`) of `perfetto.protos.ProcessStatsConfig` occurs at least once.
     #[inline]
     pub fn has_quirks(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `scan_all_processes_on_start` = 2 (`bool`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn scan_all_processes_on_start(&self) -> ::core::option::Option<bool> {
-        self.dec.get(2).and_then(|f| f.as_bool().ok())
+        self.f2.map(|v| v != 0)
     }
-    /// Whether field `scan_all_processes_on_start` = 2 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `scan_all_processes_on_start` = 2 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_scan_all_processes_on_start(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `record_thread_names` = 3 (`bool`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn record_thread_names(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `record_thread_names` = 3 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `record_thread_names` = 3 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_record_thread_names(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `proc_stats_poll_ms` = 4 (`uint32`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn proc_stats_poll_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(4).and_then(|f| f.as_u32().ok())
+        self.f4.map(|v| v as u32)
     }
-    /// Whether field `proc_stats_poll_ms` = 4 (`uint32`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `proc_stats_poll_ms` = 4 (`uint32`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_proc_stats_poll_ms(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `proc_stats_cache_ttl_ms` = 6 (`uint32`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn proc_stats_cache_ttl_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(6).and_then(|f| f.as_u32().ok())
+        self.f6.map(|v| v as u32)
     }
-    /// Whether field `proc_stats_cache_ttl_ms` = 6 (`uint32`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `proc_stats_cache_ttl_ms` = 6 (`uint32`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_proc_stats_cache_ttl_ms(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `resolve_process_fds` = 9 (`bool`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn resolve_process_fds(&self) -> ::core::option::Option<bool> {
-        self.dec.get(9).and_then(|f| f.as_bool().ok())
+        self.f9.map(|v| v != 0)
     }
-    /// Whether field `resolve_process_fds` = 9 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `resolve_process_fds` = 9 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_resolve_process_fds(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `scan_smaps_rollup` = 10 (`bool`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn scan_smaps_rollup(&self) -> ::core::option::Option<bool> {
-        self.dec.get(10).and_then(|f| f.as_bool().ok())
+        self.f10.map(|v| v != 0)
     }
-    /// Whether field `scan_smaps_rollup` = 10 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `scan_smaps_rollup` = 10 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_scan_smaps_rollup(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `record_process_age` = 11 (`bool`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn record_process_age(&self) -> ::core::option::Option<bool> {
-        self.dec.get(11).and_then(|f| f.as_bool().ok())
+        self.f11.map(|v| v != 0)
     }
-    /// Whether field `record_process_age` = 11 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `record_process_age` = 11 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_record_process_age(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `record_process_runtime` = 12 (`bool`) of `perfetto.protos.ProcessStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn record_process_runtime(&self) -> ::core::option::Option<bool> {
-        self.dec.get(12).and_then(|f| f.as_bool().ok())
+        self.f12.map(|v| v != 0)
     }
-    /// Whether field `record_process_runtime` = 12 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present.
+    /// Whether field `record_process_runtime` = 12 (`bool`) of `perfetto.protos.ProcessStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_record_process_runtime(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ProcessStatsConfigDecoder<'a> {
@@ -254,7 +298,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessStatsConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ProcessStatsConfigDecoder<'_> {
@@ -269,7 +313,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessStatsConfigDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_enums::<process_stats_config::Quirks>("quirks", d.repeated(1));
         s.scalar("scan_all_processes_on_start", d.get(2), ::protozero::kinds::Bool);

@@ -172,197 +172,256 @@ impl<'w> ::protozero::MessageWriter<'w> for SysStatsConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SysStatsConfig` (from `protos/perfetto/config/sys_stats/sys_stats_config.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SysStatsConfig` (from `protos/perfetto/config/sys_stats/sys_stats_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SysStatsConfigDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 15>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
+    r4: ::protozero::__private::Occurrences,
+    f5: ::core::option::Option<u64>,
+    r6: ::protozero::__private::Occurrences,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<u64>,
+    f11: ::core::option::Option<u64>,
+    f12: ::core::option::Option<u64>,
+    f13: ::core::option::Option<u64>,
+    f14: ::core::option::Option<u64>,
 }
 impl<'a> SysStatsConfigDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+            r4: ::protozero::__private::Occurrences::NONE,
+            f5: ::core::option::Option::None,
+            r6: ::protozero::__private::Occurrences::NONE,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            f11: ::core::option::Option::None,
+            f12: ::core::option::Option::None,
+            f13: ::core::option::Option::None,
+            f14: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.r4.add(start, it.offset()),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.r6.add(start, it.offset()),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                11 => d.f11 = ::protozero::__private::varint(f.value),
+                12 => d.f12 = ::protozero::__private::varint(f.value),
+                13 => d.f13 = ::protozero::__private::varint(f.value),
+                14 => d.f14 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 15> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 15> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `meminfo_period_ms` = 1 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn meminfo_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `meminfo_period_ms` = 1 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `meminfo_period_ms` = 1 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_meminfo_period_ms(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `meminfo_counters` = 2 (repeated `perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStatsConfig`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::meminfo_counters_raw`]).
     #[inline]
     pub fn meminfo_counters(&self) -> ::protozero::RepeatedEnums<'a, MeminfoCounters> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(2))
+        ::protozero::RepeatedEnums::new(self.r2.fields(self.buf, 2))
     }
     /// Field `meminfo_counters` = 2 (repeated `perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStatsConfig`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn meminfo_counters_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+        ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `meminfo_counters` = 2 (repeated `perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStatsConfig` occurs at least once.
     #[inline]
     pub fn has_meminfo_counters(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `vmstat_period_ms` = 3 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn vmstat_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `vmstat_period_ms` = 3 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `vmstat_period_ms` = 3 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_vmstat_period_ms(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `vmstat_counters` = 4 (repeated `perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStatsConfig`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::vmstat_counters_raw`]).
     #[inline]
     pub fn vmstat_counters(&self) -> ::protozero::RepeatedEnums<'a, VmstatCounters> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(4))
+        ::protozero::RepeatedEnums::new(self.r4.fields(self.buf, 4))
     }
     /// Field `vmstat_counters` = 4 (repeated `perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStatsConfig`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn vmstat_counters_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(4))
+        ::protozero::RepeatedScalars::new(self.r4.fields(self.buf, 4))
     }
     /// Whether field `vmstat_counters` = 4 (repeated `perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStatsConfig` occurs at least once.
     #[inline]
     pub fn has_vmstat_counters(&self) -> bool {
-        self.dec.has(4)
+        !self.r4.is_empty()
     }
     /// Field `stat_period_ms` = 5 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn stat_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(5).and_then(|f| f.as_u32().ok())
+        self.f5.map(|v| v as u32)
     }
-    /// Whether field `stat_period_ms` = 5 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `stat_period_ms` = 5 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_stat_period_ms(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `stat_counters` = 6 (repeated `perfetto.protos.SysStatsConfig.StatCounters`) of `perfetto.protos.SysStatsConfig`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::stat_counters_raw`]).
     #[inline]
     pub fn stat_counters(
         &self,
     ) -> ::protozero::RepeatedEnums<'a, sys_stats_config::StatCounters> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(6))
+        ::protozero::RepeatedEnums::new(self.r6.fields(self.buf, 6))
     }
     /// Field `stat_counters` = 6 (repeated `perfetto.protos.SysStatsConfig.StatCounters`) of `perfetto.protos.SysStatsConfig`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn stat_counters_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(6))
+        ::protozero::RepeatedScalars::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `stat_counters` = 6 (repeated `perfetto.protos.SysStatsConfig.StatCounters`) of `perfetto.protos.SysStatsConfig` occurs at least once.
     #[inline]
     pub fn has_stat_counters(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `devfreq_period_ms` = 7 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn devfreq_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(7).and_then(|f| f.as_u32().ok())
+        self.f7.map(|v| v as u32)
     }
-    /// Whether field `devfreq_period_ms` = 7 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `devfreq_period_ms` = 7 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_devfreq_period_ms(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `cpufreq_period_ms` = 8 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn cpufreq_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(8).and_then(|f| f.as_u32().ok())
+        self.f8.map(|v| v as u32)
     }
-    /// Whether field `cpufreq_period_ms` = 8 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `cpufreq_period_ms` = 8 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpufreq_period_ms(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `buddyinfo_period_ms` = 9 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn buddyinfo_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(9).and_then(|f| f.as_u32().ok())
+        self.f9.map(|v| v as u32)
     }
-    /// Whether field `buddyinfo_period_ms` = 9 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `buddyinfo_period_ms` = 9 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_buddyinfo_period_ms(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `diskstat_period_ms` = 10 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn diskstat_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(10).and_then(|f| f.as_u32().ok())
+        self.f10.map(|v| v as u32)
     }
-    /// Whether field `diskstat_period_ms` = 10 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `diskstat_period_ms` = 10 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_diskstat_period_ms(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `psi_period_ms` = 11 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn psi_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(11).and_then(|f| f.as_u32().ok())
+        self.f11.map(|v| v as u32)
     }
-    /// Whether field `psi_period_ms` = 11 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `psi_period_ms` = 11 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_psi_period_ms(&self) -> bool {
-        self.dec.has(11)
+        self.f11.is_some()
     }
     /// Field `thermal_period_ms` = 12 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn thermal_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(12).and_then(|f| f.as_u32().ok())
+        self.f12.map(|v| v as u32)
     }
-    /// Whether field `thermal_period_ms` = 12 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `thermal_period_ms` = 12 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_thermal_period_ms(&self) -> bool {
-        self.dec.has(12)
+        self.f12.is_some()
     }
     /// Field `cpuidle_period_ms` = 13 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn cpuidle_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(13).and_then(|f| f.as_u32().ok())
+        self.f13.map(|v| v as u32)
     }
-    /// Whether field `cpuidle_period_ms` = 13 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `cpuidle_period_ms` = 13 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpuidle_period_ms(&self) -> bool {
-        self.dec.has(13)
+        self.f13.is_some()
     }
     /// Field `gpufreq_period_ms` = 14 (`uint32`) of `perfetto.protos.SysStatsConfig`; `None` when absent or malformed.
     #[inline]
     pub fn gpufreq_period_ms(&self) -> ::core::option::Option<u32> {
-        self.dec.get(14).and_then(|f| f.as_u32().ok())
+        self.f14.map(|v| v as u32)
     }
-    /// Whether field `gpufreq_period_ms` = 14 (`uint32`) of `perfetto.protos.SysStatsConfig` is present.
+    /// Whether field `gpufreq_period_ms` = 14 (`uint32`) of `perfetto.protos.SysStatsConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_gpufreq_period_ms(&self) -> bool {
-        self.dec.has(14)
+        self.f14.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SysStatsConfigDecoder<'a> {
@@ -373,7 +432,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SysStatsConfigDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SysStatsConfigDecoder<'_> {
@@ -388,7 +447,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SysStatsConfigDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("meminfo_period_ms", d.get(1), ::protozero::kinds::Uint32);
         s.repeated_enums::<MeminfoCounters>("meminfo_counters", d.repeated(2));

@@ -55,59 +55,81 @@ impl<'w> ::protozero::MessageWriter<'w> for PrintFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.PrintFtraceEvent` (from `protos/perfetto/trace/ftrace/ftrace.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.PrintFtraceEvent` (from `protos/perfetto/trace/ftrace/ftrace.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct PrintFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> PrintFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `ip` = 1 (`uint64`) of `perfetto.protos.PrintFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn ip(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `ip` = 1 (`uint64`) of `perfetto.protos.PrintFtraceEvent` is present.
+    /// Whether field `ip` = 1 (`uint64`) of `perfetto.protos.PrintFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_ip(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `buf` = 2 (`string`) of `perfetto.protos.PrintFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn buf(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `buf` = 2 (`string`) of `perfetto.protos.PrintFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn buf_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `buf` = 2 (`string`) of `perfetto.protos.PrintFtraceEvent` is present.
+    /// Whether field `buf` = 2 (`string`) of `perfetto.protos.PrintFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_buf(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for PrintFtraceEventDecoder<'a> {
@@ -118,7 +140,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for PrintFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for PrintFtraceEventDecoder<'_> {
@@ -133,7 +155,7 @@ impl<'a> ::protozero::__private::DebugDecoder for PrintFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("ip", d.get(1), ::protozero::kinds::Uint64);
         s.string("buf", d.get(2));

@@ -462,795 +462,791 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceEvent` (from `protos/perfetto/trace/ftrace/ftrace_event.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceEvent` (from `protos/perfetto/trace/ftrace/ftrace_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 128>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> FtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            o0: ::protozero::__private::OneofSlot::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                13 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                17 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                20 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                24 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                25 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                26 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                36 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                37 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                56 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                57 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                58 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                59 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                114 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                235 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                236 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                237 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                238 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                239 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                240 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                241 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                242 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                327 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                329 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                330 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 128> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 128> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_timestamp(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`uint32`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `pid` = 2 (`uint32`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `pid` = 2 (`uint32`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `common_flags` = 5 (`uint32`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn common_flags(&self) -> ::core::option::Option<u32> {
-        self.dec.get(5).and_then(|f| f.as_u32().ok())
+        self.f5.map(|v| v as u32)
     }
-    /// Whether field `common_flags` = 5 (`uint32`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `common_flags` = 5 (`uint32`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_common_flags(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn print(&self) -> ::core::option::Option<PrintFtraceEventDecoder<'a>> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok()).map(PrintFtraceEventDecoder::new)
+        self.o0
+            .get(3)
+            .and_then(::protozero::__private::bytes)
+            .map(PrintFtraceEventDecoder::new)
     }
     /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn print_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.o0.get(3).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_print(&self) -> bool {
-        self.dec.has(3)
+        self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_switch(
         &self,
     ) -> ::core::option::Option<SchedSwitchFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(4)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedSwitchFtraceEventDecoder::new)
     }
     /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_switch_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.o0.get(4).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_switch(&self) -> bool {
-        self.dec.has(4)
+        self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn cpu_frequency(
         &self,
     ) -> ::core::option::Option<CpuFrequencyFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(11)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(CpuFrequencyFtraceEventDecoder::new)
     }
     /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn cpu_frequency_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(11).and_then(|f| f.as_bytes().ok())
+        self.o0.get(11).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_frequency(&self) -> bool {
-        self.dec.has(11)
+        self.o0.get(11).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn cpu_idle(&self) -> ::core::option::Option<CpuIdleFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(13)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(CpuIdleFtraceEventDecoder::new)
     }
     /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn cpu_idle_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(13).and_then(|f| f.as_bytes().ok())
+        self.o0.get(13).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_idle(&self) -> bool {
-        self.dec.has(13)
+        self.o0.get(13).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_wakeup(
         &self,
     ) -> ::core::option::Option<SchedWakeupFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(17)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedWakeupFtraceEventDecoder::new)
     }
     /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_wakeup_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(17).and_then(|f| f.as_bytes().ok())
+        self.o0.get(17).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_wakeup(&self) -> bool {
-        self.dec.has(17)
+        self.o0.get(17).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_waking(
         &self,
     ) -> ::core::option::Option<SchedWakingFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(20)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedWakingFtraceEventDecoder::new)
     }
     /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_waking_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(20).and_then(|f| f.as_bytes().ok())
+        self.o0.get(20).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_waking(&self) -> bool {
-        self.dec.has(20)
+        self.o0.get(20).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn softirq_entry(
         &self,
     ) -> ::core::option::Option<SoftirqEntryFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(24)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SoftirqEntryFtraceEventDecoder::new)
     }
     /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn softirq_entry_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(24).and_then(|f| f.as_bytes().ok())
+        self.o0.get(24).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_entry(&self) -> bool {
-        self.dec.has(24)
+        self.o0.get(24).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn softirq_exit(
         &self,
     ) -> ::core::option::Option<SoftirqExitFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(25)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SoftirqExitFtraceEventDecoder::new)
     }
     /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn softirq_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(25).and_then(|f| f.as_bytes().ok())
+        self.o0.get(25).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_exit(&self) -> bool {
-        self.dec.has(25)
+        self.o0.get(25).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn softirq_raise(
         &self,
     ) -> ::core::option::Option<SoftirqRaiseFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(26)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SoftirqRaiseFtraceEventDecoder::new)
     }
     /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn softirq_raise_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(26).and_then(|f| f.as_bytes().ok())
+        self.o0.get(26).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_raise(&self) -> bool {
-        self.dec.has(26)
+        self.o0.get(26).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn irq_handler_entry(
         &self,
     ) -> ::core::option::Option<IrqHandlerEntryFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(36)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(IrqHandlerEntryFtraceEventDecoder::new)
     }
     /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn irq_handler_entry_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(36).and_then(|f| f.as_bytes().ok())
+        self.o0.get(36).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq_handler_entry(&self) -> bool {
-        self.dec.has(36)
+        self.o0.get(36).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn irq_handler_exit(
         &self,
     ) -> ::core::option::Option<IrqHandlerExitFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(37)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(IrqHandlerExitFtraceEventDecoder::new)
     }
     /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn irq_handler_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(37).and_then(|f| f.as_bytes().ok())
+        self.o0.get(37).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq_handler_exit(&self) -> bool {
-        self.dec.has(37)
+        self.o0.get(37).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn workqueue_activate_work(
         &self,
     ) -> ::core::option::Option<WorkqueueActivateWorkFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(56)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(WorkqueueActivateWorkFtraceEventDecoder::new)
     }
     /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_activate_work_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(56).and_then(|f| f.as_bytes().ok())
+        self.o0.get(56).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_activate_work(&self) -> bool {
-        self.dec.has(56)
+        self.o0.get(56).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn workqueue_execute_end(
         &self,
     ) -> ::core::option::Option<WorkqueueExecuteEndFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(57)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(WorkqueueExecuteEndFtraceEventDecoder::new)
     }
     /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_execute_end_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(57).and_then(|f| f.as_bytes().ok())
+        self.o0.get(57).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_execute_end(&self) -> bool {
-        self.dec.has(57)
+        self.o0.get(57).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn workqueue_execute_start(
         &self,
     ) -> ::core::option::Option<WorkqueueExecuteStartFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(58)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(WorkqueueExecuteStartFtraceEventDecoder::new)
     }
     /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_execute_start_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(58).and_then(|f| f.as_bytes().ok())
+        self.o0.get(58).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_execute_start(&self) -> bool {
-        self.dec.has(58)
+        self.o0.get(58).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn workqueue_queue_work(
         &self,
     ) -> ::core::option::Option<WorkqueueQueueWorkFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(59)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(WorkqueueQueueWorkFtraceEventDecoder::new)
     }
     /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn workqueue_queue_work_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(59).and_then(|f| f.as_bytes().ok())
+        self.o0.get(59).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_queue_work(&self) -> bool {
-        self.dec.has(59)
+        self.o0.get(59).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_wakeup_new(
         &self,
     ) -> ::core::option::Option<SchedWakeupNewFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(114)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedWakeupNewFtraceEventDecoder::new)
     }
     /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_wakeup_new_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(114).and_then(|f| f.as_bytes().ok())
+        self.o0.get(114).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_wakeup_new(&self) -> bool {
-        self.dec.has(114)
+        self.o0.get(114).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn task_newtask(
         &self,
     ) -> ::core::option::Option<TaskNewtaskFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(235)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(TaskNewtaskFtraceEventDecoder::new)
     }
     /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn task_newtask_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(235).and_then(|f| f.as_bytes().ok())
+        self.o0.get(235).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_newtask(&self) -> bool {
-        self.dec.has(235)
+        self.o0.get(235).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn task_rename(
         &self,
     ) -> ::core::option::Option<TaskRenameFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(236)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(TaskRenameFtraceEventDecoder::new)
     }
     /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn task_rename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(236).and_then(|f| f.as_bytes().ok())
+        self.o0.get(236).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_rename(&self) -> bool {
-        self.dec.has(236)
+        self.o0.get(236).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_process_exec(
         &self,
     ) -> ::core::option::Option<SchedProcessExecFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(237)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedProcessExecFtraceEventDecoder::new)
     }
     /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_exec_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(237).and_then(|f| f.as_bytes().ok())
+        self.o0.get(237).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_exec(&self) -> bool {
-        self.dec.has(237)
+        self.o0.get(237).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_process_exit(
         &self,
     ) -> ::core::option::Option<SchedProcessExitFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(238)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedProcessExitFtraceEventDecoder::new)
     }
     /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(238).and_then(|f| f.as_bytes().ok())
+        self.o0.get(238).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_exit(&self) -> bool {
-        self.dec.has(238)
+        self.o0.get(238).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_process_fork(
         &self,
     ) -> ::core::option::Option<SchedProcessForkFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(239)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedProcessForkFtraceEventDecoder::new)
     }
     /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_fork_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(239).and_then(|f| f.as_bytes().ok())
+        self.o0.get(239).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_fork(&self) -> bool {
-        self.dec.has(239)
+        self.o0.get(239).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_process_free(
         &self,
     ) -> ::core::option::Option<SchedProcessFreeFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(240)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedProcessFreeFtraceEventDecoder::new)
     }
     /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_free_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(240).and_then(|f| f.as_bytes().ok())
+        self.o0.get(240).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_free(&self) -> bool {
-        self.dec.has(240)
+        self.o0.get(240).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_process_hang(
         &self,
     ) -> ::core::option::Option<SchedProcessHangFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(241)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedProcessHangFtraceEventDecoder::new)
     }
     /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_hang_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(241).and_then(|f| f.as_bytes().ok())
+        self.o0.get(241).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_hang(&self) -> bool {
-        self.dec.has(241)
+        self.o0.get(241).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sched_process_wait(
         &self,
     ) -> ::core::option::Option<SchedProcessWaitFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(242)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SchedProcessWaitFtraceEventDecoder::new)
     }
     /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sched_process_wait_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(242).and_then(|f| f.as_bytes().ok())
+        self.o0.get(242).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_wait(&self) -> bool {
-        self.dec.has(242)
+        self.o0.get(242).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn generic(&self) -> ::core::option::Option<GenericFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(327)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(GenericFtraceEventDecoder::new)
     }
     /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn generic_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(327).and_then(|f| f.as_bytes().ok())
+        self.o0.get(327).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_generic(&self) -> bool {
-        self.dec.has(327)
+        self.o0.get(327).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sys_enter(&self) -> ::core::option::Option<SysEnterFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(329)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SysEnterFtraceEventDecoder::new)
     }
     /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sys_enter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(329).and_then(|f| f.as_bytes().ok())
+        self.o0.get(329).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sys_enter(&self) -> bool {
-        self.dec.has(329)
+        self.o0.get(329).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn sys_exit(&self) -> ::core::option::Option<SysExitFtraceEventDecoder<'a>> {
-        self.dec
+        self.o0
             .get(330)
-            .and_then(|f| f.as_bytes().ok())
+            .and_then(::protozero::__private::bytes)
             .map(SysExitFtraceEventDecoder::new)
     }
     /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, as its encoded bytes.
     #[inline]
     pub fn sys_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(330).and_then(|f| f.as_bytes().ok())
+        self.o0.get(330).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present.
+    /// Whether field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sys_exit(&self) -> bool {
-        self.dec.has(330)
+        self.o0.get(330).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Which member of oneof `event` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+    /// Which member of oneof `event` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    #[inline]
     pub fn which_event(&self) -> ::core::option::Option<ftrace_event::Event<'a>> {
-        let mut found = ::core::option::Option::None;
-        for field in ::protozero::Decoder::new(self.dec.buffer())
-            .map_while(::core::result::Result::ok)
-        {
-            let value = match field.id {
-                3 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::Print)
-                }
-                4 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedSwitch)
-                }
-                11 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::CpuFrequency)
-                }
-                13 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::CpuIdle)
-                }
-                17 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedWakeup)
-                }
-                20 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedWaking)
-                }
-                24 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SoftirqEntry)
-                }
-                25 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SoftirqExit)
-                }
-                26 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SoftirqRaise)
-                }
-                36 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::IrqHandlerEntry)
-                }
-                37 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::IrqHandlerExit)
-                }
-                56 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::WorkqueueActivateWork)
-                }
-                57 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::WorkqueueExecuteEnd)
-                }
-                58 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::WorkqueueExecuteStart)
-                }
-                59 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::WorkqueueQueueWork)
-                }
-                114 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedWakeupNew)
-                }
-                235 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::TaskNewtask)
-                }
-                236 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::TaskRename)
-                }
-                237 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedProcessExec)
-                }
-                238 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedProcessExit)
-                }
-                239 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedProcessFork)
-                }
-                240 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedProcessFree)
-                }
-                241 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedProcessHang)
-                }
-                242 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SchedProcessWait)
-                }
-                327 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::Generic)
-                }
-                329 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SysEnter)
-                }
-                330 => {
-                    field
-                        .as_bytes()
-                        .ok()
-                        .map(::protozero::MessageDecoder::decode)
-                        .map(ftrace_event::Event::SysExit)
-                }
-                _ => continue,
-            };
-            if value.is_some() {
-                found = value;
+        let v = self.o0.value();
+        match self.o0.id() {
+            3 => {
+                ::protozero::__private::bytes(v)
+                    .map(PrintFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::Print)
             }
+            4 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedSwitchFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedSwitch)
+            }
+            11 => {
+                ::protozero::__private::bytes(v)
+                    .map(CpuFrequencyFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::CpuFrequency)
+            }
+            13 => {
+                ::protozero::__private::bytes(v)
+                    .map(CpuIdleFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::CpuIdle)
+            }
+            17 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedWakeupFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedWakeup)
+            }
+            20 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedWakingFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedWaking)
+            }
+            24 => {
+                ::protozero::__private::bytes(v)
+                    .map(SoftirqEntryFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SoftirqEntry)
+            }
+            25 => {
+                ::protozero::__private::bytes(v)
+                    .map(SoftirqExitFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SoftirqExit)
+            }
+            26 => {
+                ::protozero::__private::bytes(v)
+                    .map(SoftirqRaiseFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SoftirqRaise)
+            }
+            36 => {
+                ::protozero::__private::bytes(v)
+                    .map(IrqHandlerEntryFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::IrqHandlerEntry)
+            }
+            37 => {
+                ::protozero::__private::bytes(v)
+                    .map(IrqHandlerExitFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::IrqHandlerExit)
+            }
+            56 => {
+                ::protozero::__private::bytes(v)
+                    .map(WorkqueueActivateWorkFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::WorkqueueActivateWork)
+            }
+            57 => {
+                ::protozero::__private::bytes(v)
+                    .map(WorkqueueExecuteEndFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::WorkqueueExecuteEnd)
+            }
+            58 => {
+                ::protozero::__private::bytes(v)
+                    .map(WorkqueueExecuteStartFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::WorkqueueExecuteStart)
+            }
+            59 => {
+                ::protozero::__private::bytes(v)
+                    .map(WorkqueueQueueWorkFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::WorkqueueQueueWork)
+            }
+            114 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedWakeupNewFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedWakeupNew)
+            }
+            235 => {
+                ::protozero::__private::bytes(v)
+                    .map(TaskNewtaskFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::TaskNewtask)
+            }
+            236 => {
+                ::protozero::__private::bytes(v)
+                    .map(TaskRenameFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::TaskRename)
+            }
+            237 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedProcessExecFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedProcessExec)
+            }
+            238 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedProcessExitFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedProcessExit)
+            }
+            239 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedProcessForkFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedProcessFork)
+            }
+            240 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedProcessFreeFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedProcessFree)
+            }
+            241 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedProcessHangFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedProcessHang)
+            }
+            242 => {
+                ::protozero::__private::bytes(v)
+                    .map(SchedProcessWaitFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SchedProcessWait)
+            }
+            327 => {
+                ::protozero::__private::bytes(v)
+                    .map(GenericFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::Generic)
+            }
+            329 => {
+                ::protozero::__private::bytes(v)
+                    .map(SysEnterFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SysEnter)
+            }
+            330 => {
+                ::protozero::__private::bytes(v)
+                    .map(SysExitFtraceEventDecoder::new)
+                    .map(ftrace_event::Event::SysExit)
+            }
+            _ => ::core::option::Option::None,
         }
-        found
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FtraceEventDecoder<'a> {
@@ -1261,7 +1257,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FtraceEventDecoder<'_> {
@@ -1276,7 +1272,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("timestamp", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("pid", d.get(2), ::protozero::kinds::Uint32);

@@ -256,164 +256,211 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceEventBundle<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceEventBundleDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 128>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<&'a [u8]>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    r8: ::protozero::__private::Occurrences,
+    f9: ::core::option::Option<u64>,
+    f10: ::core::option::Option<u64>,
+    r11: ::protozero::__private::Occurrences,
+    f512: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> FtraceEventBundleDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            r8: ::protozero::__private::Occurrences::NONE,
+            f9: ::core::option::Option::None,
+            f10: ::core::option::Option::None,
+            r11: ::protozero::__private::Occurrences::NONE,
+            f512: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::bytes(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.r8.add(start, it.offset()),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.f10 = ::protozero::__private::varint(f.value),
+                11 => d.r11.add(start, it.offset()),
+                512 => d.f512 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 128> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 128> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `cpu` = 1 (`uint32`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn cpu(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `cpu` = 1 (`uint32`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `cpu` = 1 (`uint32`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `event` = 2 (repeated `perfetto.protos.FtraceEvent`) of `perfetto.protos.FtraceEventBundle`: every element in order (packed or not).
     #[inline]
     pub fn event(&self) -> ::protozero::RepeatedMessages<'a, FtraceEventDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `event` = 2 (repeated `perfetto.protos.FtraceEvent`) of `perfetto.protos.FtraceEventBundle`, as raw bytes.
     #[inline]
     pub fn event_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `event` = 2 (repeated `perfetto.protos.FtraceEvent`) of `perfetto.protos.FtraceEventBundle` occurs at least once.
     #[inline]
     pub fn has_event(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `lost_events` = 3 (`bool`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn lost_events(&self) -> ::core::option::Option<bool> {
-        self.dec.get(3).and_then(|f| f.as_bool().ok())
+        self.f3.map(|v| v != 0)
     }
-    /// Whether field `lost_events` = 3 (`bool`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `lost_events` = 3 (`bool`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_lost_events(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `compact_sched` = 4 (`perfetto.protos.FtraceEventBundle.CompactSched`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn compact_sched(
         &self,
     ) -> ::core::option::Option<ftrace_event_bundle::CompactSchedDecoder<'a>> {
-        self.dec
-            .get(4)
-            .and_then(|f| f.as_bytes().ok())
-            .map(ftrace_event_bundle::CompactSchedDecoder::new)
+        self.f4.map(ftrace_event_bundle::CompactSchedDecoder::new)
     }
     /// Field `compact_sched` = 4 (`perfetto.protos.FtraceEventBundle.CompactSched`) of `perfetto.protos.FtraceEventBundle`, as its encoded bytes.
     #[inline]
     pub fn compact_sched_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(4).and_then(|f| f.as_bytes().ok())
+        self.f4
     }
-    /// Whether field `compact_sched` = 4 (`perfetto.protos.FtraceEventBundle.CompactSched`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `compact_sched` = 4 (`perfetto.protos.FtraceEventBundle.CompactSched`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_compact_sched(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle`; `None` when absent, malformed or a number the enum does not name (see [`Self::ftrace_clock_raw`]).
     #[inline]
     pub fn ftrace_clock(&self) -> ::core::option::Option<FtraceClock> {
-        self.dec
-            .get(5)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<FtraceClock as ::protozero::ProtoEnum>::from_i32)
+        self.f5.and_then(|v| <FtraceClock as ::protozero::ProtoEnum>::from_i32(v as i32))
     }
     /// Field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn ftrace_clock_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(5).and_then(|f| f.as_i32().ok())
+        self.f5.map(|v| v as i32)
     }
-    /// Whether field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_ftrace_clock(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `ftrace_timestamp` = 6 (`int64`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn ftrace_timestamp(&self) -> ::core::option::Option<i64> {
-        self.dec.get(6).and_then(|f| f.as_i64().ok())
+        self.f6.map(|v| v as i64)
     }
-    /// Whether field `ftrace_timestamp` = 6 (`int64`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `ftrace_timestamp` = 6 (`int64`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_ftrace_timestamp(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `boot_timestamp` = 7 (`int64`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn boot_timestamp(&self) -> ::core::option::Option<i64> {
-        self.dec.get(7).and_then(|f| f.as_i64().ok())
+        self.f7.map(|v| v as i64)
     }
-    /// Whether field `boot_timestamp` = 7 (`int64`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `boot_timestamp` = 7 (`int64`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_boot_timestamp(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `error` = 8 (repeated `perfetto.protos.FtraceEventBundle.FtraceError`) of `perfetto.protos.FtraceEventBundle`: every element in order (packed or not).
     #[inline]
     pub fn error(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, ftrace_event_bundle::FtraceErrorDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(8))
+        ::protozero::RepeatedMessages::new(self.r8.fields(self.buf, 8))
     }
     /// Field `error` = 8 (repeated `perfetto.protos.FtraceEventBundle.FtraceError`) of `perfetto.protos.FtraceEventBundle`, as raw bytes.
     #[inline]
     pub fn error_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(8))
+        ::protozero::RepeatedBytes::new(self.r8.fields(self.buf, 8))
     }
     /// Whether field `error` = 8 (repeated `perfetto.protos.FtraceEventBundle.FtraceError`) of `perfetto.protos.FtraceEventBundle` occurs at least once.
     #[inline]
     pub fn has_error(&self) -> bool {
-        self.dec.has(8)
+        !self.r8.is_empty()
     }
     /// Field `last_read_event_timestamp` = 9 (`uint64`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn last_read_event_timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(9).and_then(|f| f.as_u64().ok())
+        self.f9
     }
-    /// Whether field `last_read_event_timestamp` = 9 (`uint64`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `last_read_event_timestamp` = 9 (`uint64`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_last_read_event_timestamp(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `previous_bundle_end_timestamp` = 10 (`uint64`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn previous_bundle_end_timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(10).and_then(|f| f.as_u64().ok())
+        self.f10
     }
-    /// Whether field `previous_bundle_end_timestamp` = 10 (`uint64`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `previous_bundle_end_timestamp` = 10 (`uint64`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_previous_bundle_end_timestamp(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
     /// Field `generic_event_descriptors` = 11 (repeated `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`) of `perfetto.protos.FtraceEventBundle`: every element in order (packed or not).
     #[inline]
@@ -423,27 +470,27 @@ impl<'a> FtraceEventBundleDecoder<'a> {
         'a,
         ftrace_event_bundle::GenericEventDescriptorDecoder<'a>,
     > {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(11))
+        ::protozero::RepeatedMessages::new(self.r11.fields(self.buf, 11))
     }
     /// Field `generic_event_descriptors` = 11 (repeated `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`) of `perfetto.protos.FtraceEventBundle`, as raw bytes.
     #[inline]
     pub fn generic_event_descriptors_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(11))
+        ::protozero::RepeatedBytes::new(self.r11.fields(self.buf, 11))
     }
     /// Whether field `generic_event_descriptors` = 11 (repeated `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`) of `perfetto.protos.FtraceEventBundle` occurs at least once.
     #[inline]
     pub fn has_generic_event_descriptors(&self) -> bool {
-        self.dec.has(11)
+        !self.r11.is_empty()
     }
     /// Field `broken_abi_trace_page` = 512 (`bytes`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
     pub fn broken_abi_trace_page(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(512).and_then(|f| f.as_bytes().ok())
+        self.f512
     }
-    /// Whether field `broken_abi_trace_page` = 512 (`bytes`) of `perfetto.protos.FtraceEventBundle` is present.
+    /// Whether field `broken_abi_trace_page` = 512 (`bytes`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
     #[inline]
     pub fn has_broken_abi_trace_page(&self) -> bool {
-        self.dec.has(512)
+        self.f512.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FtraceEventBundleDecoder<'a> {
@@ -454,7 +501,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceEventBundleDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FtraceEventBundleDecoder<'_> {
@@ -469,7 +516,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceEventBundleDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("cpu", d.get(1), ::protozero::kinds::Uint32);
         s.repeated_messages::<FtraceEventDecoder<'a>>("event", d.repeated(2));
@@ -679,181 +726,234 @@ pub mod ftrace_event_bundle {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle.CompactSched` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle.CompactSched` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CompactSchedDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 13>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        r5: ::protozero::__private::Occurrences,
+        r1: ::protozero::__private::Occurrences,
+        r2: ::protozero::__private::Occurrences,
+        r3: ::protozero::__private::Occurrences,
+        r4: ::protozero::__private::Occurrences,
+        r6: ::protozero::__private::Occurrences,
+        r7: ::protozero::__private::Occurrences,
+        r8: ::protozero::__private::Occurrences,
+        r9: ::protozero::__private::Occurrences,
+        r10: ::protozero::__private::Occurrences,
+        r11: ::protozero::__private::Occurrences,
+        r12: ::protozero::__private::Occurrences,
     }
     impl<'a> CompactSchedDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                r5: ::protozero::__private::Occurrences::NONE,
+                r1: ::protozero::__private::Occurrences::NONE,
+                r2: ::protozero::__private::Occurrences::NONE,
+                r3: ::protozero::__private::Occurrences::NONE,
+                r4: ::protozero::__private::Occurrences::NONE,
+                r6: ::protozero::__private::Occurrences::NONE,
+                r7: ::protozero::__private::Occurrences::NONE,
+                r8: ::protozero::__private::Occurrences::NONE,
+                r9: ::protozero::__private::Occurrences::NONE,
+                r10: ::protozero::__private::Occurrences::NONE,
+                r11: ::protozero::__private::Occurrences::NONE,
+                r12: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    5 => d.r5.add(start, it.offset()),
+                    1 => d.r1.add(start, it.offset()),
+                    2 => d.r2.add(start, it.offset()),
+                    3 => d.r3.add(start, it.offset()),
+                    4 => d.r4.add(start, it.offset()),
+                    6 => d.r6.add(start, it.offset()),
+                    7 => d.r7.add(start, it.offset()),
+                    8 => d.r8.add(start, it.offset()),
+                    9 => d.r9.add(start, it.offset()),
+                    10 => d.r10.add(start, it.offset()),
+                    11 => d.r11.add(start, it.offset()),
+                    12 => d.r12.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 13> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 13> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `intern_table` = 5 (repeated `string`) of `perfetto.protos.FtraceEventBundle.CompactSched`: every element in order (packed or not).
         #[inline]
         pub fn intern_table(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(5))
+            ::protozero::RepeatedStrs::new(self.r5.fields(self.buf, 5))
         }
         /// Field `intern_table` = 5 (repeated `string`) of `perfetto.protos.FtraceEventBundle.CompactSched`, as raw bytes.
         #[inline]
         pub fn intern_table_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(5))
+            ::protozero::RepeatedBytes::new(self.r5.fields(self.buf, 5))
         }
         /// Whether field `intern_table` = 5 (repeated `string`) of `perfetto.protos.FtraceEventBundle.CompactSched` occurs at least once.
         #[inline]
         pub fn has_intern_table(&self) -> bool {
-            self.dec.has(5)
+            !self.r5.is_empty()
         }
         /// Field `switch_timestamp` = 1 (repeated `uint64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn switch_timestamp(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(1))
+            ::protozero::RepeatedScalars::new(self.r1.fields(self.buf, 1))
         }
         /// Whether field `switch_timestamp` = 1 (repeated `uint64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_switch_timestamp(&self) -> bool {
-            self.dec.has(1)
+            !self.r1.is_empty()
         }
         /// Field `switch_prev_state` = 2 (repeated `int64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn switch_prev_state(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+            ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `switch_prev_state` = 2 (repeated `int64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_switch_prev_state(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `switch_next_pid` = 3 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn switch_next_pid(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(3))
+            ::protozero::RepeatedScalars::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `switch_next_pid` = 3 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_switch_next_pid(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
         /// Field `switch_next_prio` = 4 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn switch_next_prio(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(4))
+            ::protozero::RepeatedScalars::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `switch_next_prio` = 4 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_switch_next_prio(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
         /// Field `switch_next_comm_index` = 6 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn switch_next_comm_index(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(6))
+            ::protozero::RepeatedScalars::new(self.r6.fields(self.buf, 6))
         }
         /// Whether field `switch_next_comm_index` = 6 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_switch_next_comm_index(&self) -> bool {
-            self.dec.has(6)
+            !self.r6.is_empty()
         }
         /// Field `waking_timestamp` = 7 (repeated `uint64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn waking_timestamp(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(7))
+            ::protozero::RepeatedScalars::new(self.r7.fields(self.buf, 7))
         }
         /// Whether field `waking_timestamp` = 7 (repeated `uint64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_waking_timestamp(&self) -> bool {
-            self.dec.has(7)
+            !self.r7.is_empty()
         }
         /// Field `waking_pid` = 8 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn waking_pid(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(8))
+            ::protozero::RepeatedScalars::new(self.r8.fields(self.buf, 8))
         }
         /// Whether field `waking_pid` = 8 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_waking_pid(&self) -> bool {
-            self.dec.has(8)
+            !self.r8.is_empty()
         }
         /// Field `waking_target_cpu` = 9 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn waking_target_cpu(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(9))
+            ::protozero::RepeatedScalars::new(self.r9.fields(self.buf, 9))
         }
         /// Whether field `waking_target_cpu` = 9 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_waking_target_cpu(&self) -> bool {
-            self.dec.has(9)
+            !self.r9.is_empty()
         }
         /// Field `waking_prio` = 10 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn waking_prio(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(10))
+            ::protozero::RepeatedScalars::new(self.r10.fields(self.buf, 10))
         }
         /// Whether field `waking_prio` = 10 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_waking_prio(&self) -> bool {
-            self.dec.has(10)
+            !self.r10.is_empty()
         }
         /// Field `waking_comm_index` = 11 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn waking_comm_index(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(11))
+            ::protozero::RepeatedScalars::new(self.r11.fields(self.buf, 11))
         }
         /// Whether field `waking_comm_index` = 11 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_waking_comm_index(&self) -> bool {
-            self.dec.has(11)
+            !self.r11.is_empty()
         }
         /// Field `waking_common_flags` = 12 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed: every element in order (packed or not).
         #[inline]
         pub fn waking_common_flags(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(12))
+            ::protozero::RepeatedScalars::new(self.r12.fields(self.buf, 12))
         }
         /// Whether field `waking_common_flags` = 12 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed occurs at least once.
         #[inline]
         pub fn has_waking_common_flags(&self) -> bool {
-            self.dec.has(12)
+            !self.r12.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CompactSchedDecoder<'a> {
@@ -864,7 +964,7 @@ pub mod ftrace_event_bundle {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CompactSchedDecoder<'_> {
@@ -879,7 +979,7 @@ pub mod ftrace_event_bundle {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -998,62 +1098,84 @@ pub mod ftrace_event_bundle {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle.FtraceError` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle.FtraceError` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FtraceErrorDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> FtraceErrorDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEventBundle.FtraceError`; `None` when absent or malformed.
         #[inline]
         pub fn timestamp(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEventBundle.FtraceError` is present.
+        /// Whether field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEventBundle.FtraceError` is present (with the wire type its type has).
         #[inline]
         pub fn has_timestamp(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError`; `None` when absent, malformed or a number the enum does not name (see [`Self::status_raw`]).
         #[inline]
         pub fn status(&self) -> ::core::option::Option<super::FtraceParseStatus> {
-            self.dec
-                .get(2)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<super::FtraceParseStatus as ::protozero::ProtoEnum>::from_i32)
+            self.f2
+                .and_then(|v| <super::FtraceParseStatus as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn status_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError` is present.
+        /// Whether field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError` is present (with the wire type its type has).
         #[inline]
         pub fn has_status(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for FtraceErrorDecoder<'a> {
@@ -1064,7 +1186,7 @@ pub mod ftrace_event_bundle {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for FtraceErrorDecoder<'_> {
@@ -1079,7 +1201,7 @@ pub mod ftrace_event_bundle {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1146,54 +1268,76 @@ pub mod ftrace_event_bundle {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GenericEventDescriptorDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> GenericEventDescriptorDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `field_id` = 1 (`int32`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`; `None` when absent or malformed.
         #[inline]
         pub fn field_id(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `field_id` = 1 (`int32`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` is present.
+        /// Whether field `field_id` = 1 (`int32`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` is present (with the wire type its type has).
         #[inline]
         pub fn has_field_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `event_descriptor` = 2 (`bytes`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`; `None` when absent or malformed.
         #[inline]
         pub fn event_descriptor(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `event_descriptor` = 2 (`bytes`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` is present.
+        /// Whether field `event_descriptor` = 2 (`bytes`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` is present (with the wire type its type has).
         #[inline]
         pub fn has_event_descriptor(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for GenericEventDescriptorDecoder<'a> {
@@ -1204,7 +1348,7 @@ pub mod ftrace_event_bundle {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for GenericEventDescriptorDecoder<'_> {
@@ -1219,7 +1363,7 @@ pub mod ftrace_event_bundle {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

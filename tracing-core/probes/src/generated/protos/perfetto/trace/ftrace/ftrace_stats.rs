@@ -309,124 +309,167 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceCpuStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceCpuStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceCpuStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceCpuStatsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 10>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    f6: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
+    f8: ::core::option::Option<u64>,
+    f9: ::core::option::Option<u64>,
 }
 impl<'a> FtraceCpuStatsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+            f8: ::core::option::Option::None,
+            f9: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.f6 = ::protozero::__private::fixed64(f.value),
+                7 => d.f7 = ::protozero::__private::fixed64(f.value),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 10> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 10> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `cpu` = 1 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn cpu(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `cpu` = 1 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `cpu` = 1 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `entries` = 2 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn entries(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `entries` = 2 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `entries` = 2 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_entries(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `overrun` = 3 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn overrun(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `overrun` = 3 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `overrun` = 3 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_overrun(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `commit_overrun` = 4 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn commit_overrun(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `commit_overrun` = 4 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `commit_overrun` = 4 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_commit_overrun(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `bytes_read` = 5 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn bytes_read(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `bytes_read` = 5 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `bytes_read` = 5 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_bytes_read(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `oldest_event_ts` = 6 (`double`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn oldest_event_ts(&self) -> ::core::option::Option<f64> {
-        self.dec.get(6).and_then(|f| f.as_f64().ok())
+        self.f6.map(f64::from_bits)
     }
-    /// Whether field `oldest_event_ts` = 6 (`double`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `oldest_event_ts` = 6 (`double`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_oldest_event_ts(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `now_ts` = 7 (`double`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn now_ts(&self) -> ::core::option::Option<f64> {
-        self.dec.get(7).and_then(|f| f.as_f64().ok())
+        self.f7.map(f64::from_bits)
     }
-    /// Whether field `now_ts` = 7 (`double`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `now_ts` = 7 (`double`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_now_ts(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `dropped_events` = 8 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn dropped_events(&self) -> ::core::option::Option<u64> {
-        self.dec.get(8).and_then(|f| f.as_u64().ok())
+        self.f8
     }
-    /// Whether field `dropped_events` = 8 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `dropped_events` = 8 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_dropped_events(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `read_events` = 9 (`uint64`) of `perfetto.protos.FtraceCpuStats`; `None` when absent or malformed.
     #[inline]
     pub fn read_events(&self) -> ::core::option::Option<u64> {
-        self.dec.get(9).and_then(|f| f.as_u64().ok())
+        self.f9
     }
-    /// Whether field `read_events` = 9 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present.
+    /// Whether field `read_events` = 9 (`uint64`) of `perfetto.protos.FtraceCpuStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_read_events(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FtraceCpuStatsDecoder<'a> {
@@ -437,7 +480,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceCpuStatsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FtraceCpuStatsDecoder<'_> {
@@ -452,7 +495,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceCpuStatsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("cpu", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("entries", d.get(2), ::protozero::kinds::Uint64);
@@ -522,54 +565,76 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceKprobeStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceKprobeStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceKprobeStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceKprobeStatsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> FtraceKprobeStatsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `hits` = 1 (`int64`) of `perfetto.protos.FtraceKprobeStats`; `None` when absent or malformed.
     #[inline]
     pub fn hits(&self) -> ::core::option::Option<i64> {
-        self.dec.get(1).and_then(|f| f.as_i64().ok())
+        self.f1.map(|v| v as i64)
     }
-    /// Whether field `hits` = 1 (`int64`) of `perfetto.protos.FtraceKprobeStats` is present.
+    /// Whether field `hits` = 1 (`int64`) of `perfetto.protos.FtraceKprobeStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_hits(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `misses` = 2 (`int64`) of `perfetto.protos.FtraceKprobeStats`; `None` when absent or malformed.
     #[inline]
     pub fn misses(&self) -> ::core::option::Option<i64> {
-        self.dec.get(2).and_then(|f| f.as_i64().ok())
+        self.f2.map(|v| v as i64)
     }
-    /// Whether field `misses` = 2 (`int64`) of `perfetto.protos.FtraceKprobeStats` is present.
+    /// Whether field `misses` = 2 (`int64`) of `perfetto.protos.FtraceKprobeStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_misses(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FtraceKprobeStatsDecoder<'a> {
@@ -580,7 +645,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceKprobeStatsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FtraceKprobeStatsDecoder<'_> {
@@ -595,7 +660,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceKprobeStatsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("hits", d.get(1), ::protozero::kinds::Int64);
         s.scalar("misses", d.get(2), ::protozero::kinds::Int64);
@@ -744,181 +809,225 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceStatsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 11>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
+    r6: ::protozero::__private::Occurrences,
+    r7: ::protozero::__private::Occurrences,
+    f8: ::core::option::Option<u64>,
+    r9: ::protozero::__private::Occurrences,
+    f10: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> FtraceStatsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            r6: ::protozero::__private::Occurrences::NONE,
+            r7: ::protozero::__private::Occurrences::NONE,
+            f8: ::core::option::Option::None,
+            r9: ::protozero::__private::Occurrences::NONE,
+            f10: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                6 => d.r6.add(start, it.offset()),
+                7 => d.r7.add(start, it.offset()),
+                8 => d.f8 = ::protozero::__private::varint(f.value),
+                9 => d.r9.add(start, it.offset()),
+                10 => d.f10 = ::protozero::__private::bytes(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 11> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 11> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats`; `None` when absent, malformed or a number the enum does not name (see [`Self::phase_raw`]).
     #[inline]
     pub fn phase(&self) -> ::core::option::Option<ftrace_stats::Phase> {
-        self.dec
-            .get(1)
-            .and_then(|f| f.as_i32().ok())
-            .and_then(<ftrace_stats::Phase as ::protozero::ProtoEnum>::from_i32)
+        self.f1
+            .and_then(|v| <ftrace_stats::Phase as ::protozero::ProtoEnum>::from_i32(
+                v as i32,
+            ))
     }
     /// Field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn phase_raw(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats` is present.
+    /// Whether field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_phase(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `cpu_stats` = 2 (repeated `perfetto.protos.FtraceCpuStats`) of `perfetto.protos.FtraceStats`: every element in order (packed or not).
     #[inline]
     pub fn cpu_stats(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, FtraceCpuStatsDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `cpu_stats` = 2 (repeated `perfetto.protos.FtraceCpuStats`) of `perfetto.protos.FtraceStats`, as raw bytes.
     #[inline]
     pub fn cpu_stats_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `cpu_stats` = 2 (repeated `perfetto.protos.FtraceCpuStats`) of `perfetto.protos.FtraceStats` occurs at least once.
     #[inline]
     pub fn has_cpu_stats(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `kernel_symbols_parsed` = 3 (`uint32`) of `perfetto.protos.FtraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn kernel_symbols_parsed(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `kernel_symbols_parsed` = 3 (`uint32`) of `perfetto.protos.FtraceStats` is present.
+    /// Whether field `kernel_symbols_parsed` = 3 (`uint32`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_kernel_symbols_parsed(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `kernel_symbols_mem_kb` = 4 (`uint32`) of `perfetto.protos.FtraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn kernel_symbols_mem_kb(&self) -> ::core::option::Option<u32> {
-        self.dec.get(4).and_then(|f| f.as_u32().ok())
+        self.f4.map(|v| v as u32)
     }
-    /// Whether field `kernel_symbols_mem_kb` = 4 (`uint32`) of `perfetto.protos.FtraceStats` is present.
+    /// Whether field `kernel_symbols_mem_kb` = 4 (`uint32`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_kernel_symbols_mem_kb(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `atrace_errors` = 5 (`string`) of `perfetto.protos.FtraceStats`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn atrace_errors(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(5).and_then(|f| f.as_str().ok())
+        self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `atrace_errors` = 5 (`string`) of `perfetto.protos.FtraceStats`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn atrace_errors_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `atrace_errors` = 5 (`string`) of `perfetto.protos.FtraceStats` is present.
+    /// Whether field `atrace_errors` = 5 (`string`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_atrace_errors(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `unknown_ftrace_events` = 6 (repeated `string`) of `perfetto.protos.FtraceStats`: every element in order (packed or not).
     #[inline]
     pub fn unknown_ftrace_events(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(6))
+        ::protozero::RepeatedStrs::new(self.r6.fields(self.buf, 6))
     }
     /// Field `unknown_ftrace_events` = 6 (repeated `string`) of `perfetto.protos.FtraceStats`, as raw bytes.
     #[inline]
     pub fn unknown_ftrace_events_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(6))
+        ::protozero::RepeatedBytes::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `unknown_ftrace_events` = 6 (repeated `string`) of `perfetto.protos.FtraceStats` occurs at least once.
     #[inline]
     pub fn has_unknown_ftrace_events(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `failed_ftrace_events` = 7 (repeated `string`) of `perfetto.protos.FtraceStats`: every element in order (packed or not).
     #[inline]
     pub fn failed_ftrace_events(&self) -> ::protozero::RepeatedStrs<'a> {
-        ::protozero::RepeatedStrs::new(self.dec.repeated(7))
+        ::protozero::RepeatedStrs::new(self.r7.fields(self.buf, 7))
     }
     /// Field `failed_ftrace_events` = 7 (repeated `string`) of `perfetto.protos.FtraceStats`, as raw bytes.
     #[inline]
     pub fn failed_ftrace_events_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(7))
+        ::protozero::RepeatedBytes::new(self.r7.fields(self.buf, 7))
     }
     /// Whether field `failed_ftrace_events` = 7 (repeated `string`) of `perfetto.protos.FtraceStats` occurs at least once.
     #[inline]
     pub fn has_failed_ftrace_events(&self) -> bool {
-        self.dec.has(7)
+        !self.r7.is_empty()
     }
     /// Field `preserve_ftrace_buffer` = 8 (`bool`) of `perfetto.protos.FtraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn preserve_ftrace_buffer(&self) -> ::core::option::Option<bool> {
-        self.dec.get(8).and_then(|f| f.as_bool().ok())
+        self.f8.map(|v| v != 0)
     }
-    /// Whether field `preserve_ftrace_buffer` = 8 (`bool`) of `perfetto.protos.FtraceStats` is present.
+    /// Whether field `preserve_ftrace_buffer` = 8 (`bool`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_preserve_ftrace_buffer(&self) -> bool {
-        self.dec.has(8)
+        self.f8.is_some()
     }
     /// Field `ftrace_parse_errors` = 9 (repeated `perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceStats`: every element the enum names, in order (packed or not); other numbers are skipped (see [`Self::ftrace_parse_errors_raw`]).
     #[inline]
     pub fn ftrace_parse_errors(
         &self,
     ) -> ::protozero::RepeatedEnums<'a, FtraceParseStatus> {
-        ::protozero::RepeatedEnums::new(self.dec.repeated(9))
+        ::protozero::RepeatedEnums::new(self.r9.fields(self.buf, 9))
     }
     /// Field `ftrace_parse_errors` = 9 (repeated `perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceStats`, as the numbers on the wire, known to the enum or not.
     #[inline]
     pub fn ftrace_parse_errors_raw(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(9))
+        ::protozero::RepeatedScalars::new(self.r9.fields(self.buf, 9))
     }
     /// Whether field `ftrace_parse_errors` = 9 (repeated `perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceStats` occurs at least once.
     #[inline]
     pub fn has_ftrace_parse_errors(&self) -> bool {
-        self.dec.has(9)
+        !self.r9.is_empty()
     }
     /// Field `kprobe_stats` = 10 (`perfetto.protos.FtraceKprobeStats`) of `perfetto.protos.FtraceStats`; `None` when absent or malformed.
     #[inline]
     pub fn kprobe_stats(&self) -> ::core::option::Option<FtraceKprobeStatsDecoder<'a>> {
-        self.dec
-            .get(10)
-            .and_then(|f| f.as_bytes().ok())
-            .map(FtraceKprobeStatsDecoder::new)
+        self.f10.map(FtraceKprobeStatsDecoder::new)
     }
     /// Field `kprobe_stats` = 10 (`perfetto.protos.FtraceKprobeStats`) of `perfetto.protos.FtraceStats`, as its encoded bytes.
     #[inline]
     pub fn kprobe_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(10).and_then(|f| f.as_bytes().ok())
+        self.f10
     }
-    /// Whether field `kprobe_stats` = 10 (`perfetto.protos.FtraceKprobeStats`) of `perfetto.protos.FtraceStats` is present.
+    /// Whether field `kprobe_stats` = 10 (`perfetto.protos.FtraceKprobeStats`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_kprobe_stats(&self) -> bool {
-        self.dec.has(10)
+        self.f10.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for FtraceStatsDecoder<'a> {
@@ -929,7 +1038,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceStatsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for FtraceStatsDecoder<'_> {
@@ -944,7 +1053,7 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceStatsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.enumeration::<ftrace_stats::Phase>("phase", d.get(1));
         s.repeated_messages::<FtraceCpuStatsDecoder<'a>>("cpu_stats", d.repeated(2));

@@ -62,66 +62,89 @@ impl<'w> ::protozero::MessageWriter<'w> for GenericFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent` (from `protos/perfetto/trace/ftrace/generic.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent` (from `protos/perfetto/trace/ftrace/generic.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GenericFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> GenericFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.r2.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn event_name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn event_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent` is present.
+    /// Whether field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_event_name(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `field` = 2 (repeated `perfetto.protos.GenericFtraceEvent.Field`) of `perfetto.protos.GenericFtraceEvent`: every element in order (packed or not).
     #[inline]
     pub fn field(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, generic_ftrace_event::FieldDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `field` = 2 (repeated `perfetto.protos.GenericFtraceEvent.Field`) of `perfetto.protos.GenericFtraceEvent`, as raw bytes.
     #[inline]
     pub fn field_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `field` = 2 (repeated `perfetto.protos.GenericFtraceEvent.Field`) of `perfetto.protos.GenericFtraceEvent` occurs at least once.
     #[inline]
     pub fn has_field(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for GenericFtraceEventDecoder<'a> {
@@ -132,7 +155,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for GenericFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for GenericFtraceEventDecoder<'_> {
@@ -147,7 +170,7 @@ impl<'a> ::protozero::__private::DebugDecoder for GenericFtraceEventDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("event_name", d.get(1));
         s.repeated_messages::<
@@ -230,102 +253,130 @@ pub mod generic_ftrace_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent.Field` (from `protos/perfetto/trace/ftrace/generic.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent.Field` (from `protos/perfetto/trace/ftrace/generic.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FieldDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> FieldDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                o0: ::protozero::__private::OneofSlot::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present.
+        /// Whether field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn str_value(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.o0
+                .get(3)
+                .and_then(::protozero::__private::bytes)
+                .and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn str_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.o0.get(3).and_then(::protozero::__private::bytes)
         }
-        /// Whether field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present.
+        /// Whether field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_str_value(&self) -> bool {
-            self.dec.has(3)
+            self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
         }
         /// Field `int_value` = 4 (`int64`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed.
         #[inline]
         pub fn int_value(&self) -> ::core::option::Option<i64> {
-            self.dec.get(4).and_then(|f| f.as_i64().ok())
+            self.o0.get(4).and_then(::protozero::__private::varint).map(|v| v as i64)
         }
-        /// Whether field `int_value` = 4 (`int64`) of `perfetto.protos.GenericFtraceEvent.Field` is present.
+        /// Whether field `int_value` = 4 (`int64`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_int_value(&self) -> bool {
-            self.dec.has(4)
+            self.o0.get(4).and_then(::protozero::__private::varint).is_some()
         }
         /// Field `uint_value` = 5 (`uint64`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed.
         #[inline]
         pub fn uint_value(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.o0.get(5).and_then(::protozero::__private::varint)
         }
-        /// Whether field `uint_value` = 5 (`uint64`) of `perfetto.protos.GenericFtraceEvent.Field` is present.
+        /// Whether field `uint_value` = 5 (`uint64`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_uint_value(&self) -> bool {
-            self.dec.has(5)
+            self.o0.get(5).and_then(::protozero::__private::varint).is_some()
         }
-        /// Which member of oneof `value` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+        /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+        #[inline]
         pub fn which_value(&self) -> ::core::option::Option<field::Value<'a>> {
-            let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer())
-                .map_while(::core::result::Result::ok)
-            {
-                let value = match field.id {
-                    3 => field.as_str().ok().map(field::Value::StrValue),
-                    4 => field.as_i64().ok().map(field::Value::IntValue),
-                    5 => field.as_u64().ok().map(field::Value::UintValue),
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
+            let v = self.o0.value();
+            match self.o0.id() {
+                3 => {
+                    ::protozero::__private::bytes(v)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                        .map(field::Value::StrValue)
                 }
+                4 => {
+                    ::protozero::__private::varint(v)
+                        .map(|v| v as i64)
+                        .map(field::Value::IntValue)
+                }
+                5 => ::protozero::__private::varint(v).map(field::Value::UintValue),
+                _ => ::core::option::Option::None,
             }
-            found
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for FieldDecoder<'a> {
@@ -336,7 +387,7 @@ pub mod generic_ftrace_event {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for FieldDecoder<'_> {
@@ -351,7 +402,7 @@ pub mod generic_ftrace_event {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

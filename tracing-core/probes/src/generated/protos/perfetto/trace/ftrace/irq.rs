@@ -47,44 +47,62 @@ impl<'w> ::protozero::MessageWriter<'w> for SoftirqEntryFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SoftirqEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SoftirqEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SoftirqEntryFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> SoftirqEntryFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqEntryFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn vec(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqEntryFtraceEvent` is present.
+    /// Whether field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqEntryFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_vec(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SoftirqEntryFtraceEventDecoder<'a> {
@@ -95,7 +113,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SoftirqEntryFtraceEventDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SoftirqEntryFtraceEventDecoder<'_> {
@@ -110,7 +128,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SoftirqEntryFtraceEventDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("vec", d.get(1), ::protozero::kinds::Uint32);
         s.check_fields(d, &[1]);
@@ -164,44 +182,62 @@ impl<'w> ::protozero::MessageWriter<'w> for SoftirqExitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SoftirqExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SoftirqExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SoftirqExitFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> SoftirqExitFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn vec(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqExitFtraceEvent` is present.
+    /// Whether field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_vec(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SoftirqExitFtraceEventDecoder<'a> {
@@ -212,7 +248,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SoftirqExitFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SoftirqExitFtraceEventDecoder<'_> {
@@ -227,7 +263,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SoftirqExitFtraceEventDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("vec", d.get(1), ::protozero::kinds::Uint32);
         s.check_fields(d, &[1]);
@@ -281,44 +317,62 @@ impl<'w> ::protozero::MessageWriter<'w> for SoftirqRaiseFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SoftirqRaiseFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SoftirqRaiseFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SoftirqRaiseFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> SoftirqRaiseFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqRaiseFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn vec(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqRaiseFtraceEvent` is present.
+    /// Whether field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqRaiseFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_vec(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SoftirqRaiseFtraceEventDecoder<'a> {
@@ -329,7 +383,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SoftirqRaiseFtraceEventDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SoftirqRaiseFtraceEventDecoder<'_> {
@@ -344,7 +398,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SoftirqRaiseFtraceEventDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("vec", d.get(1), ::protozero::kinds::Uint32);
         s.check_fields(d, &[1]);
@@ -414,69 +468,94 @@ impl<'w> ::protozero::MessageWriter<'w> for IrqHandlerEntryFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IrqHandlerEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.IrqHandlerEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct IrqHandlerEntryFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn irq(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present.
+    /// Whether field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present.
+    /// Whether field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `handler` = 3 (`uint32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn handler(&self) -> ::core::option::Option<u32> {
-        self.dec.get(3).and_then(|f| f.as_u32().ok())
+        self.f3.map(|v| v as u32)
     }
-    /// Whether field `handler` = 3 (`uint32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present.
+    /// Whether field `handler` = 3 (`uint32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_handler(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for IrqHandlerEntryFtraceEventDecoder<'a> {
@@ -487,7 +566,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for IrqHandlerEntryFtraceEventDecoder<'
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for IrqHandlerEntryFtraceEventDecoder<'_> {
@@ -502,7 +581,7 @@ impl<'a> ::protozero::__private::DebugDecoder for IrqHandlerEntryFtraceEventDeco
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("irq", d.get(1), ::protozero::kinds::Int32);
         s.string("name", d.get(2));
@@ -566,54 +645,76 @@ impl<'w> ::protozero::MessageWriter<'w> for IrqHandlerExitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IrqHandlerExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.IrqHandlerExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct IrqHandlerExitFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> IrqHandlerExitFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn irq(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent` is present.
+    /// Whether field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `ret` = 2 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn ret(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `ret` = 2 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent` is present.
+    /// Whether field `ret` = 2 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_ret(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for IrqHandlerExitFtraceEventDecoder<'a> {
@@ -624,7 +725,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for IrqHandlerExitFtraceEventDecoder<'a
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for IrqHandlerExitFtraceEventDecoder<'_> {
@@ -639,7 +740,7 @@ impl<'a> ::protozero::__private::DebugDecoder for IrqHandlerExitFtraceEventDecod
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("irq", d.get(1), ::protozero::kinds::Int32);
         s.scalar("ret", d.get(2), ::protozero::kinds::Int32);

@@ -55,54 +55,76 @@ impl<'w> ::protozero::MessageWriter<'w> for CpuFrequencyFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CpuFrequencyFtraceEvent` (from `protos/perfetto/trace/ftrace/power.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CpuFrequencyFtraceEvent` (from `protos/perfetto/trace/ftrace/power.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CpuFrequencyFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> CpuFrequencyFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `state` = 1 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn state(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `state` = 1 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent` is present.
+    /// Whether field `state` = 1 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_state(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn cpu_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent` is present.
+    /// Whether field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CpuFrequencyFtraceEventDecoder<'a> {
@@ -113,7 +135,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CpuFrequencyFtraceEventDecoder<'a> 
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CpuFrequencyFtraceEventDecoder<'_> {
@@ -128,7 +150,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CpuFrequencyFtraceEventDecoder
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("state", d.get(1), ::protozero::kinds::Uint32);
         s.scalar("cpu_id", d.get(2), ::protozero::kinds::Uint32);
@@ -191,54 +213,76 @@ impl<'w> ::protozero::MessageWriter<'w> for CpuIdleFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CpuIdleFtraceEvent` (from `protos/perfetto/trace/ftrace/power.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CpuIdleFtraceEvent` (from `protos/perfetto/trace/ftrace/power.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CpuIdleFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> CpuIdleFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `state` = 1 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn state(&self) -> ::core::option::Option<u32> {
-        self.dec.get(1).and_then(|f| f.as_u32().ok())
+        self.f1.map(|v| v as u32)
     }
-    /// Whether field `state` = 1 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent` is present.
+    /// Whether field `state` = 1 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_state(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn cpu_id(&self) -> ::core::option::Option<u32> {
-        self.dec.get(2).and_then(|f| f.as_u32().ok())
+        self.f2.map(|v| v as u32)
     }
-    /// Whether field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent` is present.
+    /// Whether field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_id(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CpuIdleFtraceEventDecoder<'a> {
@@ -249,7 +293,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CpuIdleFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CpuIdleFtraceEventDecoder<'_> {
@@ -264,7 +308,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CpuIdleFtraceEventDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("state", d.get(1), ::protozero::kinds::Uint32);
         s.scalar("cpu_id", d.get(2), ::protozero::kinds::Uint32);

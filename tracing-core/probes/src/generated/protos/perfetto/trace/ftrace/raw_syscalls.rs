@@ -55,54 +55,77 @@ impl<'w> ::protozero::MessageWriter<'w> for SysEnterFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SysEnterFtraceEvent` (from `protos/perfetto/trace/ftrace/raw_syscalls.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SysEnterFtraceEvent` (from `protos/perfetto/trace/ftrace/raw_syscalls.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SysEnterFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    r2: ::protozero::__private::Occurrences,
 }
 impl<'a> SysEnterFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            r2: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.r2.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `id` = 1 (`int64`) of `perfetto.protos.SysEnterFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn id(&self) -> ::core::option::Option<i64> {
-        self.dec.get(1).and_then(|f| f.as_i64().ok())
+        self.f1.map(|v| v as i64)
     }
-    /// Whether field `id` = 1 (`int64`) of `perfetto.protos.SysEnterFtraceEvent` is present.
+    /// Whether field `id` = 1 (`int64`) of `perfetto.protos.SysEnterFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_id(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `args` = 2 (repeated `uint64`) of `perfetto.protos.SysEnterFtraceEvent`: every element in order (packed or not).
     #[inline]
     pub fn args(&self) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+        ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `args` = 2 (repeated `uint64`) of `perfetto.protos.SysEnterFtraceEvent` occurs at least once.
     #[inline]
     pub fn has_args(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SysEnterFtraceEventDecoder<'a> {
@@ -113,7 +136,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SysEnterFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SysEnterFtraceEventDecoder<'_> {
@@ -128,7 +151,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SysEnterFtraceEventDecoder<'a>
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("id", d.get(1), ::protozero::kinds::Int64);
         s.repeated_scalars("args", d.repeated(2), ::protozero::kinds::Uint64);
@@ -191,54 +214,76 @@ impl<'w> ::protozero::MessageWriter<'w> for SysExitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SysExitFtraceEvent` (from `protos/perfetto/trace/ftrace/raw_syscalls.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SysExitFtraceEvent` (from `protos/perfetto/trace/ftrace/raw_syscalls.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SysExitFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> SysExitFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `id` = 1 (`int64`) of `perfetto.protos.SysExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn id(&self) -> ::core::option::Option<i64> {
-        self.dec.get(1).and_then(|f| f.as_i64().ok())
+        self.f1.map(|v| v as i64)
     }
-    /// Whether field `id` = 1 (`int64`) of `perfetto.protos.SysExitFtraceEvent` is present.
+    /// Whether field `id` = 1 (`int64`) of `perfetto.protos.SysExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_id(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `ret` = 2 (`int64`) of `perfetto.protos.SysExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn ret(&self) -> ::core::option::Option<i64> {
-        self.dec.get(2).and_then(|f| f.as_i64().ok())
+        self.f2.map(|v| v as i64)
     }
-    /// Whether field `ret` = 2 (`int64`) of `perfetto.protos.SysExitFtraceEvent` is present.
+    /// Whether field `ret` = 2 (`int64`) of `perfetto.protos.SysExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_ret(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SysExitFtraceEventDecoder<'a> {
@@ -249,7 +294,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SysExitFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SysExitFtraceEventDecoder<'_> {
@@ -264,7 +309,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SysExitFtraceEventDecoder<'a> 
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("id", d.get(1), ::protozero::kinds::Int64);
         s.scalar("ret", d.get(2), ::protozero::kinds::Int64);

@@ -95,114 +95,151 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedSwitchFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedSwitchFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedSwitchFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedSwitchFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 8>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<&'a [u8]>,
+    f6: ::core::option::Option<u64>,
+    f7: ::core::option::Option<u64>,
 }
 impl<'a> SchedSwitchFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            f6: ::core::option::Option::None,
+            f7: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::bytes(f.value),
+                6 => d.f6 = ::protozero::__private::varint(f.value),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 8> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `prev_comm` = 1 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn prev_comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `prev_comm` = 1 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn prev_comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `prev_comm` = 1 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `prev_comm` = 1 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prev_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `prev_pid` = 2 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prev_pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `prev_pid` = 2 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `prev_pid` = 2 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prev_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prev_prio` = 3 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prev_prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prev_prio` = 3 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `prev_prio` = 3 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prev_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `prev_state` = 4 (`int64`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prev_state(&self) -> ::core::option::Option<i64> {
-        self.dec.get(4).and_then(|f| f.as_i64().ok())
+        self.f4.map(|v| v as i64)
     }
-    /// Whether field `prev_state` = 4 (`int64`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `prev_state` = 4 (`int64`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prev_state(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `next_comm` = 5 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn next_comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(5).and_then(|f| f.as_str().ok())
+        self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `next_comm` = 5 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn next_comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(5).and_then(|f| f.as_bytes().ok())
+        self.f5
     }
-    /// Whether field `next_comm` = 5 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `next_comm` = 5 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_next_comm(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `next_pid` = 6 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn next_pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(6).and_then(|f| f.as_i32().ok())
+        self.f6.map(|v| v as i32)
     }
-    /// Whether field `next_pid` = 6 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `next_pid` = 6 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_next_pid(&self) -> bool {
-        self.dec.has(6)
+        self.f6.is_some()
     }
     /// Field `next_prio` = 7 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn next_prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(7).and_then(|f| f.as_i32().ok())
+        self.f7.map(|v| v as i32)
     }
-    /// Whether field `next_prio` = 7 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present.
+    /// Whether field `next_prio` = 7 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_next_prio(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedSwitchFtraceEventDecoder<'a> {
@@ -213,7 +250,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedSwitchFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedSwitchFtraceEventDecoder<'_> {
@@ -228,7 +265,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedSwitchFtraceEventDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("prev_comm", d.get(1));
         s.scalar("prev_pid", d.get(2), ::protozero::kinds::Int32);
@@ -320,89 +357,120 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedWakeupFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedWakeupFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedWakeupFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedWakeupFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 6>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
 }
 impl<'a> SchedWakeupFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present.
+    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn success(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present.
+    /// Whether field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_success(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn target_cpu(&self) -> ::core::option::Option<i32> {
-        self.dec.get(5).and_then(|f| f.as_i32().ok())
+        self.f5.map(|v| v as i32)
     }
-    /// Whether field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present.
+    /// Whether field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_target_cpu(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedWakeupFtraceEventDecoder<'a> {
@@ -413,7 +481,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedWakeupFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedWakeupFtraceEventDecoder<'_> {
@@ -428,7 +496,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedWakeupFtraceEventDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -518,89 +586,120 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedWakingFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedWakingFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedWakingFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedWakingFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 6>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
 }
 impl<'a> SchedWakingFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakingFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakingFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedWakingFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedWakingFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present.
+    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `success` = 4 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn success(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `success` = 4 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present.
+    /// Whether field `success` = 4 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_success(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn target_cpu(&self) -> ::core::option::Option<i32> {
-        self.dec.get(5).and_then(|f| f.as_i32().ok())
+        self.f5.map(|v| v as i32)
     }
-    /// Whether field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present.
+    /// Whether field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_target_cpu(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedWakingFtraceEventDecoder<'a> {
@@ -611,7 +710,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedWakingFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedWakingFtraceEventDecoder<'_> {
@@ -626,7 +725,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedWakingFtraceEventDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -716,89 +815,120 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedWakeupNewFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedWakeupNewFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedWakeupNewFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedWakeupNewFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 6>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
 }
 impl<'a> SchedWakeupNewFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupNewFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupNewFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present.
+    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn success(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present.
+    /// Whether field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_success(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn target_cpu(&self) -> ::core::option::Option<i32> {
-        self.dec.get(5).and_then(|f| f.as_i32().ok())
+        self.f5.map(|v| v as i32)
     }
-    /// Whether field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present.
+    /// Whether field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_target_cpu(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedWakeupNewFtraceEventDecoder<'a> {
@@ -809,7 +939,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedWakeupNewFtraceEventDecoder<'a
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedWakeupNewFtraceEventDecoder<'_> {
@@ -824,7 +954,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedWakeupNewFtraceEventDecod
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -898,69 +1028,94 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedProcessExecFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedProcessExecFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedProcessExecFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedProcessExecFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> SchedProcessExecFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `filename` = 1 (`string`) of `perfetto.protos.SchedProcessExecFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn filename(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `filename` = 1 (`string`) of `perfetto.protos.SchedProcessExecFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn filename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `filename` = 1 (`string`) of `perfetto.protos.SchedProcessExecFtraceEvent` is present.
+    /// Whether field `filename` = 1 (`string`) of `perfetto.protos.SchedProcessExecFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_filename(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `old_pid` = 3 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn old_pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `old_pid` = 3 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent` is present.
+    /// Whether field `old_pid` = 3 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_old_pid(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessExecFtraceEventDecoder<'a> {
@@ -971,7 +1126,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessExecFtraceEventDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedProcessExecFtraceEventDecoder<'_> {
@@ -987,7 +1142,7 @@ for SchedProcessExecFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("filename", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -1067,79 +1222,107 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedProcessExitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedProcessExitFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedProcessExitFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedProcessExitFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> SchedProcessExitFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessExitFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessExitFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `tgid` = 3 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn tgid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `tgid` = 3 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present.
+    /// Whether field `tgid` = 3 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_tgid(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `prio` = 4 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `prio` = 4 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present.
+    /// Whether field `prio` = 4 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessExitFtraceEventDecoder<'a> {
@@ -1150,7 +1333,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessExitFtraceEventDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedProcessExitFtraceEventDecoder<'_> {
@@ -1166,7 +1349,7 @@ for SchedProcessExitFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -1247,84 +1430,112 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedProcessForkFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedProcessForkFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedProcessForkFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedProcessForkFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> SchedProcessForkFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `parent_comm` = 1 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn parent_comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `parent_comm` = 1 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn parent_comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `parent_comm` = 1 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present.
+    /// Whether field `parent_comm` = 1 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_parent_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `parent_pid` = 2 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn parent_pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `parent_pid` = 2 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present.
+    /// Whether field `parent_pid` = 2 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_parent_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `child_comm` = 3 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn child_comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(3).and_then(|f| f.as_str().ok())
+        self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `child_comm` = 3 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn child_comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `child_comm` = 3 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present.
+    /// Whether field `child_comm` = 3 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_child_comm(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `child_pid` = 4 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn child_pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `child_pid` = 4 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present.
+    /// Whether field `child_pid` = 4 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_child_pid(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessForkFtraceEventDecoder<'a> {
@@ -1335,7 +1546,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessForkFtraceEventDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedProcessForkFtraceEventDecoder<'_> {
@@ -1351,7 +1562,7 @@ for SchedProcessForkFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("parent_comm", d.get(1));
         s.scalar("parent_pid", d.get(2), ::protozero::kinds::Int32);
@@ -1424,69 +1635,94 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedProcessFreeFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedProcessFreeFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedProcessFreeFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedProcessFreeFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> SchedProcessFreeFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessFreeFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessFreeFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessFreeFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessFreeFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent` is present.
+    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessFreeFtraceEventDecoder<'a> {
@@ -1497,7 +1733,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessFreeFtraceEventDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedProcessFreeFtraceEventDecoder<'_> {
@@ -1513,7 +1749,7 @@ for SchedProcessFreeFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -1577,59 +1813,81 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedProcessHangFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedProcessHangFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedProcessHangFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedProcessHangFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> SchedProcessHangFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessHangFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessHangFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessHangFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessHangFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessHangFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessHangFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessHangFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessHangFtraceEventDecoder<'a> {
@@ -1640,7 +1898,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessHangFtraceEventDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedProcessHangFtraceEventDecoder<'_> {
@@ -1656,7 +1914,7 @@ for SchedProcessHangFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);
@@ -1727,69 +1985,94 @@ impl<'w> ::protozero::MessageWriter<'w> for SchedProcessWaitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SchedProcessWaitFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SchedProcessWaitFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SchedProcessWaitFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<&'a [u8]>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> SchedProcessWaitFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::bytes(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessWaitFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(1).and_then(|f| f.as_str().ok())
+        self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessWaitFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(1).and_then(|f| f.as_bytes().ok())
+        self.f1
     }
-    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessWaitFtraceEvent` is present.
+    /// Whether field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessWaitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(2).and_then(|f| f.as_i32().ok())
+        self.f2.map(|v| v as i32)
     }
-    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent` is present.
+    /// Whether field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<i32> {
-        self.dec.get(3).and_then(|f| f.as_i32().ok())
+        self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent` is present.
+    /// Whether field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessWaitFtraceEventDecoder<'a> {
@@ -1800,7 +2083,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SchedProcessWaitFtraceEventDecoder<
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SchedProcessWaitFtraceEventDecoder<'_> {
@@ -1816,7 +2099,7 @@ for SchedProcessWaitFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.string("comm", d.get(1));
         s.scalar("pid", d.get(2), ::protozero::kinds::Int32);

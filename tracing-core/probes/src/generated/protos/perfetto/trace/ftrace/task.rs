@@ -71,79 +71,107 @@ impl<'w> ::protozero::MessageWriter<'w> for TaskNewtaskFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TaskNewtaskFtraceEvent` (from `protos/perfetto/trace/ftrace/task.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TaskNewtaskFtraceEvent` (from `protos/perfetto/trace/ftrace/task.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TaskNewtaskFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> TaskNewtaskFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `pid` = 1 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present.
+    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `comm` = 2 (`string`) of `perfetto.protos.TaskNewtaskFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn comm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `comm` = 2 (`string`) of `perfetto.protos.TaskNewtaskFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn comm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `comm` = 2 (`string`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present.
+    /// Whether field `comm` = 2 (`string`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_comm(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `clone_flags` = 3 (`uint64`) of `perfetto.protos.TaskNewtaskFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn clone_flags(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `clone_flags` = 3 (`uint64`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present.
+    /// Whether field `clone_flags` = 3 (`uint64`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_flags(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn oom_score_adj(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present.
+    /// Whether field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_oom_score_adj(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TaskNewtaskFtraceEventDecoder<'a> {
@@ -154,7 +182,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TaskNewtaskFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TaskNewtaskFtraceEventDecoder<'_> {
@@ -169,7 +197,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TaskNewtaskFtraceEventDecoder<
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
         s.string("comm", d.get(2));
@@ -250,84 +278,112 @@ impl<'w> ::protozero::MessageWriter<'w> for TaskRenameFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TaskRenameFtraceEvent` (from `protos/perfetto/trace/ftrace/task.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TaskRenameFtraceEvent` (from `protos/perfetto/trace/ftrace/task.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TaskRenameFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 5>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<&'a [u8]>,
+    f3: ::core::option::Option<&'a [u8]>,
+    f4: ::core::option::Option<u64>,
 }
 impl<'a> TaskRenameFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `pid` = 1 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn pid(&self) -> ::core::option::Option<i32> {
-        self.dec.get(1).and_then(|f| f.as_i32().ok())
+        self.f1.map(|v| v as i32)
     }
-    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent` is present.
+    /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_pid(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `oldcomm` = 2 (`string`) of `perfetto.protos.TaskRenameFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn oldcomm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(2).and_then(|f| f.as_str().ok())
+        self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `oldcomm` = 2 (`string`) of `perfetto.protos.TaskRenameFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn oldcomm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(2).and_then(|f| f.as_bytes().ok())
+        self.f2
     }
-    /// Whether field `oldcomm` = 2 (`string`) of `perfetto.protos.TaskRenameFtraceEvent` is present.
+    /// Whether field `oldcomm` = 2 (`string`) of `perfetto.protos.TaskRenameFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_oldcomm(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `newcomm` = 3 (`string`) of `perfetto.protos.TaskRenameFtraceEvent`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn newcomm(&self) -> ::core::option::Option<&'a str> {
-        self.dec.get(3).and_then(|f| f.as_str().ok())
+        self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
     }
     /// Field `newcomm` = 3 (`string`) of `perfetto.protos.TaskRenameFtraceEvent`, as raw bytes (not checked to be UTF-8).
     #[inline]
     pub fn newcomm_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-        self.dec.get(3).and_then(|f| f.as_bytes().ok())
+        self.f3
     }
-    /// Whether field `newcomm` = 3 (`string`) of `perfetto.protos.TaskRenameFtraceEvent` is present.
+    /// Whether field `newcomm` = 3 (`string`) of `perfetto.protos.TaskRenameFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_newcomm(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn oom_score_adj(&self) -> ::core::option::Option<i32> {
-        self.dec.get(4).and_then(|f| f.as_i32().ok())
+        self.f4.map(|v| v as i32)
     }
-    /// Whether field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent` is present.
+    /// Whether field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_oom_score_adj(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TaskRenameFtraceEventDecoder<'a> {
@@ -338,7 +394,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for TaskRenameFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for TaskRenameFtraceEventDecoder<'_> {
@@ -353,7 +409,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TaskRenameFtraceEventDecoder<'
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("pid", d.get(1), ::protozero::kinds::Int32);
         s.string("oldcomm", d.get(2));

@@ -47,44 +47,62 @@ impl<'w> ::protozero::MessageWriter<'w> for WorkqueueActivateWorkFtraceEvent<'w>
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.WorkqueueActivateWorkFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.WorkqueueActivateWorkFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct WorkqueueActivateWorkFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
 }
 impl<'a> WorkqueueActivateWorkFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.f1 = ::protozero::__private::varint(f.value);
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueActivateWorkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn work(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueActivateWorkFtraceEvent` is present.
+    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueActivateWorkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a>
@@ -96,7 +114,7 @@ for WorkqueueActivateWorkFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for WorkqueueActivateWorkFtraceEventDecoder<'_> {
@@ -112,7 +130,7 @@ for WorkqueueActivateWorkFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("work", d.get(1), ::protozero::kinds::Uint64);
         s.check_fields(d, &[1]);
@@ -174,54 +192,76 @@ impl<'w> ::protozero::MessageWriter<'w> for WorkqueueExecuteEndFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.WorkqueueExecuteEndFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.WorkqueueExecuteEndFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct WorkqueueExecuteEndFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> WorkqueueExecuteEndFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn work(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent` is present.
+    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn function(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent` is present.
+    /// Whether field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_function(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for WorkqueueExecuteEndFtraceEventDecoder<'a> {
@@ -232,7 +272,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for WorkqueueExecuteEndFtraceEventDecod
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for WorkqueueExecuteEndFtraceEventDecoder<'_> {
@@ -248,7 +288,7 @@ for WorkqueueExecuteEndFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("work", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("function", d.get(2), ::protozero::kinds::Uint64);
@@ -311,54 +351,76 @@ impl<'w> ::protozero::MessageWriter<'w> for WorkqueueExecuteStartFtraceEvent<'w>
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.WorkqueueExecuteStartFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.WorkqueueExecuteStartFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct WorkqueueExecuteStartFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> WorkqueueExecuteStartFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn work(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent` is present.
+    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn function(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent` is present.
+    /// Whether field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_function(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a>
@@ -370,7 +432,7 @@ for WorkqueueExecuteStartFtraceEventDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for WorkqueueExecuteStartFtraceEventDecoder<'_> {
@@ -386,7 +448,7 @@ for WorkqueueExecuteStartFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("work", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("function", d.get(2), ::protozero::kinds::Uint64);
@@ -473,84 +535,115 @@ impl<'w> ::protozero::MessageWriter<'w> for WorkqueueQueueWorkFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.WorkqueueQueueWorkFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.WorkqueueQueueWorkFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct WorkqueueQueueWorkFtraceEventDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 6>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    f1: ::core::option::Option<u64>,
+    f2: ::core::option::Option<u64>,
+    f3: ::core::option::Option<u64>,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
 }
 impl<'a> WorkqueueQueueWorkFtraceEventDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            f1: ::core::option::Option::None,
+            f2: ::core::option::Option::None,
+            f3: ::core::option::Option::None,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.f1 = ::protozero::__private::varint(f.value),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn work(&self) -> ::core::option::Option<u64> {
-        self.dec.get(1).and_then(|f| f.as_u64().ok())
+        self.f1
     }
-    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present.
+    /// Whether field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.dec.has(1)
+        self.f1.is_some()
     }
     /// Field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn function(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present.
+    /// Whether field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_function(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
     /// Field `workqueue` = 3 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn workqueue(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `workqueue` = 3 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present.
+    /// Whether field `workqueue` = 3 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
     /// Field `req_cpu` = 4 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn req_cpu(&self) -> ::core::option::Option<u32> {
-        self.dec.get(4).and_then(|f| f.as_u32().ok())
+        self.f4.map(|v| v as u32)
     }
-    /// Whether field `req_cpu` = 4 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present.
+    /// Whether field `req_cpu` = 4 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_req_cpu(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `cpu` = 5 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`; `None` when absent or malformed.
     #[inline]
     pub fn cpu(&self) -> ::core::option::Option<u32> {
-        self.dec.get(5).and_then(|f| f.as_u32().ok())
+        self.f5.map(|v| v as u32)
     }
-    /// Whether field `cpu` = 5 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present.
+    /// Whether field `cpu` = 5 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for WorkqueueQueueWorkFtraceEventDecoder<'a> {
@@ -561,7 +654,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for WorkqueueQueueWorkFtraceEventDecode
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for WorkqueueQueueWorkFtraceEventDecoder<'_> {
@@ -577,7 +670,7 @@ for WorkqueueQueueWorkFtraceEventDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.scalar("work", d.get(1), ::protozero::kinds::Uint64);
         s.scalar("function", d.get(2), ::protozero::kinds::Uint64);

@@ -62,61 +62,84 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessStats` (from `protos/perfetto/trace/ps/process_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProcessStats` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProcessStatsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 3>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    f2: ::core::option::Option<u64>,
 }
 impl<'a> ProcessStatsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            f2: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.f2 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `processes` = 1 (repeated `perfetto.protos.ProcessStats.Process`) of `perfetto.protos.ProcessStats`: every element in order (packed or not).
     #[inline]
     pub fn processes(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, process_stats::ProcessDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `processes` = 1 (repeated `perfetto.protos.ProcessStats.Process`) of `perfetto.protos.ProcessStats`, as raw bytes.
     #[inline]
     pub fn processes_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `processes` = 1 (repeated `perfetto.protos.ProcessStats.Process`) of `perfetto.protos.ProcessStats` occurs at least once.
     #[inline]
     pub fn has_processes(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `collection_end_timestamp` = 2 (`uint64`) of `perfetto.protos.ProcessStats`; `None` when absent or malformed.
     #[inline]
     pub fn collection_end_timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(2).and_then(|f| f.as_u64().ok())
+        self.f2
     }
-    /// Whether field `collection_end_timestamp` = 2 (`uint64`) of `perfetto.protos.ProcessStats` is present.
+    /// Whether field `collection_end_timestamp` = 2 (`uint64`) of `perfetto.protos.ProcessStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_collection_end_timestamp(&self) -> bool {
-        self.dec.has(2)
+        self.f2.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ProcessStatsDecoder<'a> {
@@ -127,7 +150,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessStatsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ProcessStatsDecoder<'_> {
@@ -142,7 +165,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessStatsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 process_stats::ProcessDecoder<'a>,
@@ -201,44 +224,62 @@ pub mod process_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Thread` (from `protos/perfetto/trace/ps/process_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Thread` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ThreadDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 2>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
     }
     impl<'a> ThreadDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                if f.id == 1 {
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `tid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Thread`; `None` when absent or malformed.
         #[inline]
         pub fn tid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `tid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Thread` is present.
+        /// Whether field `tid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Thread` is present (with the wire type its type has).
         #[inline]
         pub fn has_tid(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ThreadDecoder<'a> {
@@ -249,7 +290,7 @@ pub mod process_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ThreadDecoder<'_> {
@@ -264,7 +305,7 @@ pub mod process_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -330,59 +371,81 @@ pub mod process_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.FDInfo` (from `protos/perfetto/trace/ps/process_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.FDInfo` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FDInfoDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> FDInfoDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `fd` = 1 (`uint64`) of `perfetto.protos.ProcessStats.FDInfo`; `None` when absent or malformed.
         #[inline]
         pub fn fd(&self) -> ::core::option::Option<u64> {
-            self.dec.get(1).and_then(|f| f.as_u64().ok())
+            self.f1
         }
-        /// Whether field `fd` = 1 (`uint64`) of `perfetto.protos.ProcessStats.FDInfo` is present.
+        /// Whether field `fd` = 1 (`uint64`) of `perfetto.protos.ProcessStats.FDInfo` is present (with the wire type its type has).
         #[inline]
         pub fn has_fd(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn path(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn path_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo` is present.
+        /// Whether field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo` is present (with the wire type its type has).
         #[inline]
         pub fn has_path(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for FDInfoDecoder<'a> {
@@ -393,7 +456,7 @@ pub mod process_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for FDInfoDecoder<'_> {
@@ -408,7 +471,7 @@ pub mod process_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -653,274 +716,360 @@ pub mod process_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Process` (from `protos/perfetto/trace/ps/process_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Process` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProcessDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 24>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        r11: ::protozero::__private::Occurrences,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f9: ::core::option::Option<u64>,
+        f10: ::core::option::Option<u64>,
+        f12: ::core::option::Option<u64>,
+        f13: ::core::option::Option<u64>,
+        f14: ::core::option::Option<u64>,
+        r15: ::protozero::__private::Occurrences,
+        f16: ::core::option::Option<u64>,
+        f17: ::core::option::Option<u64>,
+        f18: ::core::option::Option<u64>,
+        f19: ::core::option::Option<u64>,
+        f20: ::core::option::Option<u64>,
+        f23: ::core::option::Option<u64>,
+        f21: ::core::option::Option<u64>,
+        f22: ::core::option::Option<u64>,
     }
     impl<'a> ProcessDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                r11: ::protozero::__private::Occurrences::NONE,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+                f10: ::core::option::Option::None,
+                f12: ::core::option::Option::None,
+                f13: ::core::option::Option::None,
+                f14: ::core::option::Option::None,
+                r15: ::protozero::__private::Occurrences::NONE,
+                f16: ::core::option::Option::None,
+                f17: ::core::option::Option::None,
+                f18: ::core::option::Option::None,
+                f19: ::core::option::Option::None,
+                f20: ::core::option::Option::None,
+                f23: ::core::option::Option::None,
+                f21: ::core::option::Option::None,
+                f22: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    11 => d.r11.add(start, it.offset()),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    10 => d.f10 = ::protozero::__private::varint(f.value),
+                    12 => d.f12 = ::protozero::__private::varint(f.value),
+                    13 => d.f13 = ::protozero::__private::varint(f.value),
+                    14 => d.f14 = ::protozero::__private::varint(f.value),
+                    15 => d.r15.add(start, it.offset()),
+                    16 => d.f16 = ::protozero::__private::varint(f.value),
+                    17 => d.f17 = ::protozero::__private::varint(f.value),
+                    18 => d.f18 = ::protozero::__private::varint(f.value),
+                    19 => d.f19 = ::protozero::__private::varint(f.value),
+                    20 => d.f20 = ::protozero::__private::varint(f.value),
+                    23 => d.f23 = ::protozero::__private::varint(f.value),
+                    21 => d.f21 = ::protozero::__private::varint(f.value),
+                    22 => d.f22 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 24> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 24> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `pid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn pid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_pid(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `threads` = 11 (repeated `perfetto.protos.ProcessStats.Thread`) of `perfetto.protos.ProcessStats.Process`: every element in order (packed or not).
         #[inline]
         pub fn threads(&self) -> ::protozero::RepeatedMessages<'a, ThreadDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(11))
+            ::protozero::RepeatedMessages::new(self.r11.fields(self.buf, 11))
         }
         /// Field `threads` = 11 (repeated `perfetto.protos.ProcessStats.Thread`) of `perfetto.protos.ProcessStats.Process`, as raw bytes.
         #[inline]
         pub fn threads_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(11))
+            ::protozero::RepeatedBytes::new(self.r11.fields(self.buf, 11))
         }
         /// Whether field `threads` = 11 (repeated `perfetto.protos.ProcessStats.Thread`) of `perfetto.protos.ProcessStats.Process` occurs at least once.
         #[inline]
         pub fn has_threads(&self) -> bool {
-            self.dec.has(11)
+            !self.r11.is_empty()
         }
         /// Field `vm_size_kb` = 2 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn vm_size_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `vm_size_kb` = 2 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `vm_size_kb` = 2 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_vm_size_kb(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `vm_rss_kb` = 3 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn vm_rss_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `vm_rss_kb` = 3 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `vm_rss_kb` = 3 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_vm_rss_kb(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `rss_anon_kb` = 4 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn rss_anon_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(4).and_then(|f| f.as_u64().ok())
+            self.f4
         }
-        /// Whether field `rss_anon_kb` = 4 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `rss_anon_kb` = 4 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_rss_anon_kb(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `rss_file_kb` = 5 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn rss_file_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `rss_file_kb` = 5 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `rss_file_kb` = 5 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_rss_file_kb(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `rss_shmem_kb` = 6 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn rss_shmem_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(6).and_then(|f| f.as_u64().ok())
+            self.f6
         }
-        /// Whether field `rss_shmem_kb` = 6 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `rss_shmem_kb` = 6 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_rss_shmem_kb(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `vm_swap_kb` = 7 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn vm_swap_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(7).and_then(|f| f.as_u64().ok())
+            self.f7
         }
-        /// Whether field `vm_swap_kb` = 7 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `vm_swap_kb` = 7 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_vm_swap_kb(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `vm_locked_kb` = 8 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn vm_locked_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(8).and_then(|f| f.as_u64().ok())
+            self.f8
         }
-        /// Whether field `vm_locked_kb` = 8 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `vm_locked_kb` = 8 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_vm_locked_kb(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `vm_hwm_kb` = 9 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn vm_hwm_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(9).and_then(|f| f.as_u64().ok())
+            self.f9
         }
-        /// Whether field `vm_hwm_kb` = 9 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `vm_hwm_kb` = 9 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_vm_hwm_kb(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `oom_score_adj` = 10 (`int64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn oom_score_adj(&self) -> ::core::option::Option<i64> {
-            self.dec.get(10).and_then(|f| f.as_i64().ok())
+            self.f10.map(|v| v as i64)
         }
-        /// Whether field `oom_score_adj` = 10 (`int64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `oom_score_adj` = 10 (`int64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_oom_score_adj(&self) -> bool {
-            self.dec.has(10)
+            self.f10.is_some()
         }
         /// Field `is_peak_rss_resettable` = 12 (`bool`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn is_peak_rss_resettable(&self) -> ::core::option::Option<bool> {
-            self.dec.get(12).and_then(|f| f.as_bool().ok())
+            self.f12.map(|v| v != 0)
         }
-        /// Whether field `is_peak_rss_resettable` = 12 (`bool`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `is_peak_rss_resettable` = 12 (`bool`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_is_peak_rss_resettable(&self) -> bool {
-            self.dec.has(12)
+            self.f12.is_some()
         }
         /// Field `chrome_private_footprint_kb` = 13 (`uint32`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn chrome_private_footprint_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(13).and_then(|f| f.as_u32().ok())
+            self.f13.map(|v| v as u32)
         }
-        /// Whether field `chrome_private_footprint_kb` = 13 (`uint32`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `chrome_private_footprint_kb` = 13 (`uint32`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_chrome_private_footprint_kb(&self) -> bool {
-            self.dec.has(13)
+            self.f13.is_some()
         }
         /// Field `chrome_peak_resident_set_kb` = 14 (`uint32`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn chrome_peak_resident_set_kb(&self) -> ::core::option::Option<u32> {
-            self.dec.get(14).and_then(|f| f.as_u32().ok())
+            self.f14.map(|v| v as u32)
         }
-        /// Whether field `chrome_peak_resident_set_kb` = 14 (`uint32`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `chrome_peak_resident_set_kb` = 14 (`uint32`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_chrome_peak_resident_set_kb(&self) -> bool {
-            self.dec.has(14)
+            self.f14.is_some()
         }
         /// Field `fds` = 15 (repeated `perfetto.protos.ProcessStats.FDInfo`) of `perfetto.protos.ProcessStats.Process`: every element in order (packed or not).
         #[inline]
         pub fn fds(&self) -> ::protozero::RepeatedMessages<'a, FDInfoDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(15))
+            ::protozero::RepeatedMessages::new(self.r15.fields(self.buf, 15))
         }
         /// Field `fds` = 15 (repeated `perfetto.protos.ProcessStats.FDInfo`) of `perfetto.protos.ProcessStats.Process`, as raw bytes.
         #[inline]
         pub fn fds_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(15))
+            ::protozero::RepeatedBytes::new(self.r15.fields(self.buf, 15))
         }
         /// Whether field `fds` = 15 (repeated `perfetto.protos.ProcessStats.FDInfo`) of `perfetto.protos.ProcessStats.Process` occurs at least once.
         #[inline]
         pub fn has_fds(&self) -> bool {
-            self.dec.has(15)
+            !self.r15.is_empty()
         }
         /// Field `smr_rss_kb` = 16 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn smr_rss_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(16).and_then(|f| f.as_u64().ok())
+            self.f16
         }
-        /// Whether field `smr_rss_kb` = 16 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `smr_rss_kb` = 16 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_smr_rss_kb(&self) -> bool {
-            self.dec.has(16)
+            self.f16.is_some()
         }
         /// Field `smr_pss_kb` = 17 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn smr_pss_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(17).and_then(|f| f.as_u64().ok())
+            self.f17
         }
-        /// Whether field `smr_pss_kb` = 17 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `smr_pss_kb` = 17 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_smr_pss_kb(&self) -> bool {
-            self.dec.has(17)
+            self.f17.is_some()
         }
         /// Field `smr_pss_anon_kb` = 18 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn smr_pss_anon_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(18).and_then(|f| f.as_u64().ok())
+            self.f18
         }
-        /// Whether field `smr_pss_anon_kb` = 18 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `smr_pss_anon_kb` = 18 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_smr_pss_anon_kb(&self) -> bool {
-            self.dec.has(18)
+            self.f18.is_some()
         }
         /// Field `smr_pss_file_kb` = 19 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn smr_pss_file_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(19).and_then(|f| f.as_u64().ok())
+            self.f19
         }
-        /// Whether field `smr_pss_file_kb` = 19 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `smr_pss_file_kb` = 19 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_smr_pss_file_kb(&self) -> bool {
-            self.dec.has(19)
+            self.f19.is_some()
         }
         /// Field `smr_pss_shmem_kb` = 20 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn smr_pss_shmem_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(20).and_then(|f| f.as_u64().ok())
+            self.f20
         }
-        /// Whether field `smr_pss_shmem_kb` = 20 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `smr_pss_shmem_kb` = 20 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_smr_pss_shmem_kb(&self) -> bool {
-            self.dec.has(20)
+            self.f20.is_some()
         }
         /// Field `smr_swap_pss_kb` = 23 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn smr_swap_pss_kb(&self) -> ::core::option::Option<u64> {
-            self.dec.get(23).and_then(|f| f.as_u64().ok())
+            self.f23
         }
-        /// Whether field `smr_swap_pss_kb` = 23 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `smr_swap_pss_kb` = 23 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_smr_swap_pss_kb(&self) -> bool {
-            self.dec.has(23)
+            self.f23.is_some()
         }
         /// Field `runtime_user_mode` = 21 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn runtime_user_mode(&self) -> ::core::option::Option<u64> {
-            self.dec.get(21).and_then(|f| f.as_u64().ok())
+            self.f21
         }
-        /// Whether field `runtime_user_mode` = 21 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `runtime_user_mode` = 21 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_runtime_user_mode(&self) -> bool {
-            self.dec.has(21)
+            self.f21.is_some()
         }
         /// Field `runtime_kernel_mode` = 22 (`uint64`) of `perfetto.protos.ProcessStats.Process`; `None` when absent or malformed.
         #[inline]
         pub fn runtime_kernel_mode(&self) -> ::core::option::Option<u64> {
-            self.dec.get(22).and_then(|f| f.as_u64().ok())
+            self.f22
         }
-        /// Whether field `runtime_kernel_mode` = 22 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present.
+        /// Whether field `runtime_kernel_mode` = 22 (`uint64`) of `perfetto.protos.ProcessStats.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_runtime_kernel_mode(&self) -> bool {
-            self.dec.has(22)
+            self.f22.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProcessDecoder<'a> {
@@ -931,7 +1080,7 @@ pub mod process_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProcessDecoder<'_> {
@@ -946,7 +1095,7 @@ pub mod process_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

@@ -73,78 +73,104 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessTree<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessTree` (from `protos/perfetto/trace/ps/process_tree.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProcessTree` (from `protos/perfetto/trace/ps/process_tree.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProcessTreeDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 4>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    f3: ::core::option::Option<u64>,
 }
 impl<'a> ProcessTreeDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            f3: ::core::option::Option::None,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.f3 = ::protozero::__private::varint(f.value),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `processes` = 1 (repeated `perfetto.protos.ProcessTree.Process`) of `perfetto.protos.ProcessTree`: every element in order (packed or not).
     #[inline]
     pub fn processes(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, process_tree::ProcessDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `processes` = 1 (repeated `perfetto.protos.ProcessTree.Process`) of `perfetto.protos.ProcessTree`, as raw bytes.
     #[inline]
     pub fn processes_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `processes` = 1 (repeated `perfetto.protos.ProcessTree.Process`) of `perfetto.protos.ProcessTree` occurs at least once.
     #[inline]
     pub fn has_processes(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `threads` = 2 (repeated `perfetto.protos.ProcessTree.Thread`) of `perfetto.protos.ProcessTree`: every element in order (packed or not).
     #[inline]
     pub fn threads(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, process_tree::ThreadDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `threads` = 2 (repeated `perfetto.protos.ProcessTree.Thread`) of `perfetto.protos.ProcessTree`, as raw bytes.
     #[inline]
     pub fn threads_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `threads` = 2 (repeated `perfetto.protos.ProcessTree.Thread`) of `perfetto.protos.ProcessTree` occurs at least once.
     #[inline]
     pub fn has_threads(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `collection_end_timestamp` = 3 (`uint64`) of `perfetto.protos.ProcessTree`; `None` when absent or malformed.
     #[inline]
     pub fn collection_end_timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(3).and_then(|f| f.as_u64().ok())
+        self.f3
     }
-    /// Whether field `collection_end_timestamp` = 3 (`uint64`) of `perfetto.protos.ProcessTree` is present.
+    /// Whether field `collection_end_timestamp` = 3 (`uint64`) of `perfetto.protos.ProcessTree` is present (with the wire type its type has).
     #[inline]
     pub fn has_collection_end_timestamp(&self) -> bool {
-        self.dec.has(3)
+        self.f3.is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ProcessTreeDecoder<'a> {
@@ -155,7 +181,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessTreeDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for ProcessTreeDecoder<'_> {
@@ -170,7 +196,7 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessTreeDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 process_tree::ProcessDecoder<'a>,
@@ -254,81 +280,110 @@ pub mod process_tree {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessTree.Thread` (from `protos/perfetto/trace/ps/process_tree.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessTree.Thread` (from `protos/perfetto/trace/ps/process_tree.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ThreadDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 5>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f2: ::core::option::Option<&'a [u8]>,
+        r4: ::protozero::__private::Occurrences,
     }
     impl<'a> ThreadDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                r4: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    4 => d.r4.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 5> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `tid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Thread`; `None` when absent or malformed.
         #[inline]
         pub fn tid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `tid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Thread` is present.
+        /// Whether field `tid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Thread` is present (with the wire type its type has).
         #[inline]
         pub fn has_tid(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `tgid` = 3 (`int32`) of `perfetto.protos.ProcessTree.Thread`; `None` when absent or malformed.
         #[inline]
         pub fn tgid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(3).and_then(|f| f.as_i32().ok())
+            self.f3.map(|v| v as i32)
         }
-        /// Whether field `tgid` = 3 (`int32`) of `perfetto.protos.ProcessTree.Thread` is present.
+        /// Whether field `tgid` = 3 (`int32`) of `perfetto.protos.ProcessTree.Thread` is present (with the wire type its type has).
         #[inline]
         pub fn has_tgid(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.ProcessTree.Thread`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 2 (`string`) of `perfetto.protos.ProcessTree.Thread`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `name` = 2 (`string`) of `perfetto.protos.ProcessTree.Thread` is present.
+        /// Whether field `name` = 2 (`string`) of `perfetto.protos.ProcessTree.Thread` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `nstid` = 4 (repeated `int32`) of `perfetto.protos.ProcessTree.Thread`: every element in order (packed or not).
         #[inline]
         pub fn nstid(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(4))
+            ::protozero::RepeatedScalars::new(self.r4.fields(self.buf, 4))
         }
         /// Whether field `nstid` = 4 (repeated `int32`) of `perfetto.protos.ProcessTree.Thread` occurs at least once.
         #[inline]
         pub fn has_nstid(&self) -> bool {
-            self.dec.has(4)
+            !self.r4.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ThreadDecoder<'a> {
@@ -339,7 +394,7 @@ pub mod process_tree {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ThreadDecoder<'_> {
@@ -354,7 +409,7 @@ pub mod process_tree {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -471,121 +526,162 @@ pub mod process_tree {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessTree.Process` (from `protos/perfetto/trace/ps/process_tree.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessTree.Process` (from `protos/perfetto/trace/ps/process_tree.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProcessDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 10>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        r3: ::protozero::__private::Occurrences,
+        f9: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        r6: ::protozero::__private::Occurrences,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
     }
     impl<'a> ProcessDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                r3: ::protozero::__private::Occurrences::NONE,
+                f9: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                r6: ::protozero::__private::Occurrences::NONE,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.r3.add(start, it.offset()),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.r6.add(start, it.offset()),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 10> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 10> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `pid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Process`; `None` when absent or malformed.
         #[inline]
         pub fn pid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Process` is present.
+        /// Whether field `pid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_pid(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `ppid` = 2 (`int32`) of `perfetto.protos.ProcessTree.Process`; `None` when absent or malformed.
         #[inline]
         pub fn ppid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(2).and_then(|f| f.as_i32().ok())
+            self.f2.map(|v| v as i32)
         }
-        /// Whether field `ppid` = 2 (`int32`) of `perfetto.protos.ProcessTree.Process` is present.
+        /// Whether field `ppid` = 2 (`int32`) of `perfetto.protos.ProcessTree.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_ppid(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `cmdline` = 3 (repeated `string`) of `perfetto.protos.ProcessTree.Process`: every element in order (packed or not).
         #[inline]
         pub fn cmdline(&self) -> ::protozero::RepeatedStrs<'a> {
-            ::protozero::RepeatedStrs::new(self.dec.repeated(3))
+            ::protozero::RepeatedStrs::new(self.r3.fields(self.buf, 3))
         }
         /// Field `cmdline` = 3 (repeated `string`) of `perfetto.protos.ProcessTree.Process`, as raw bytes.
         #[inline]
         pub fn cmdline_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+            ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `cmdline` = 3 (repeated `string`) of `perfetto.protos.ProcessTree.Process` occurs at least once.
         #[inline]
         pub fn has_cmdline(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
         /// Field `cmdline_is_comm` = 9 (`bool`) of `perfetto.protos.ProcessTree.Process`; `None` when absent or malformed.
         #[inline]
         pub fn cmdline_is_comm(&self) -> ::core::option::Option<bool> {
-            self.dec.get(9).and_then(|f| f.as_bool().ok())
+            self.f9.map(|v| v != 0)
         }
-        /// Whether field `cmdline_is_comm` = 9 (`bool`) of `perfetto.protos.ProcessTree.Process` is present.
+        /// Whether field `cmdline_is_comm` = 9 (`bool`) of `perfetto.protos.ProcessTree.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_cmdline_is_comm(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
         /// Field `uid` = 5 (`int32`) of `perfetto.protos.ProcessTree.Process`; `None` when absent or malformed.
         #[inline]
         pub fn uid(&self) -> ::core::option::Option<i32> {
-            self.dec.get(5).and_then(|f| f.as_i32().ok())
+            self.f5.map(|v| v as i32)
         }
-        /// Whether field `uid` = 5 (`int32`) of `perfetto.protos.ProcessTree.Process` is present.
+        /// Whether field `uid` = 5 (`int32`) of `perfetto.protos.ProcessTree.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_uid(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `nspid` = 6 (repeated `int32`) of `perfetto.protos.ProcessTree.Process`: every element in order (packed or not).
         #[inline]
         pub fn nspid(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Int32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(6))
+            ::protozero::RepeatedScalars::new(self.r6.fields(self.buf, 6))
         }
         /// Whether field `nspid` = 6 (repeated `int32`) of `perfetto.protos.ProcessTree.Process` occurs at least once.
         #[inline]
         pub fn has_nspid(&self) -> bool {
-            self.dec.has(6)
+            !self.r6.is_empty()
         }
         /// Field `process_start_from_boot` = 7 (`uint64`) of `perfetto.protos.ProcessTree.Process`; `None` when absent or malformed.
         #[inline]
         pub fn process_start_from_boot(&self) -> ::core::option::Option<u64> {
-            self.dec.get(7).and_then(|f| f.as_u64().ok())
+            self.f7
         }
-        /// Whether field `process_start_from_boot` = 7 (`uint64`) of `perfetto.protos.ProcessTree.Process` is present.
+        /// Whether field `process_start_from_boot` = 7 (`uint64`) of `perfetto.protos.ProcessTree.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_process_start_from_boot(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `is_kthread` = 8 (`bool`) of `perfetto.protos.ProcessTree.Process`; `None` when absent or malformed.
         #[inline]
         pub fn is_kthread(&self) -> ::core::option::Option<bool> {
-            self.dec.get(8).and_then(|f| f.as_bool().ok())
+            self.f8.map(|v| v != 0)
         }
-        /// Whether field `is_kthread` = 8 (`bool`) of `perfetto.protos.ProcessTree.Process` is present.
+        /// Whether field `is_kthread` = 8 (`bool`) of `perfetto.protos.ProcessTree.Process` is present (with the wire type its type has).
         #[inline]
         pub fn has_is_kthread(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ProcessDecoder<'a> {
@@ -596,7 +692,7 @@ pub mod process_tree {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ProcessDecoder<'_> {
@@ -611,7 +707,7 @@ pub mod process_tree {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

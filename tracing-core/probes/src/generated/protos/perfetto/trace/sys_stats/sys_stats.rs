@@ -238,285 +238,353 @@ impl<'w> ::protozero::MessageWriter<'w> for SysStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SysStats` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SysStats` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SysStatsDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 18>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
+    r2: ::protozero::__private::Occurrences,
+    r3: ::protozero::__private::Occurrences,
+    f4: ::core::option::Option<u64>,
+    f5: ::core::option::Option<u64>,
+    r6: ::protozero::__private::Occurrences,
+    f7: ::core::option::Option<u64>,
+    r8: ::protozero::__private::Occurrences,
+    f9: ::core::option::Option<u64>,
+    r10: ::protozero::__private::Occurrences,
+    r11: ::protozero::__private::Occurrences,
+    r12: ::protozero::__private::Occurrences,
+    r13: ::protozero::__private::Occurrences,
+    r14: ::protozero::__private::Occurrences,
+    r15: ::protozero::__private::Occurrences,
+    r16: ::protozero::__private::Occurrences,
+    r17: ::protozero::__private::Occurrences,
 }
 impl<'a> SysStatsDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+            r2: ::protozero::__private::Occurrences::NONE,
+            r3: ::protozero::__private::Occurrences::NONE,
+            f4: ::core::option::Option::None,
+            f5: ::core::option::Option::None,
+            r6: ::protozero::__private::Occurrences::NONE,
+            f7: ::core::option::Option::None,
+            r8: ::protozero::__private::Occurrences::NONE,
+            f9: ::core::option::Option::None,
+            r10: ::protozero::__private::Occurrences::NONE,
+            r11: ::protozero::__private::Occurrences::NONE,
+            r12: ::protozero::__private::Occurrences::NONE,
+            r13: ::protozero::__private::Occurrences::NONE,
+            r14: ::protozero::__private::Occurrences::NONE,
+            r15: ::protozero::__private::Occurrences::NONE,
+            r16: ::protozero::__private::Occurrences::NONE,
+            r17: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            match f.id {
+                1 => d.r1.add(start, it.offset()),
+                2 => d.r2.add(start, it.offset()),
+                3 => d.r3.add(start, it.offset()),
+                4 => d.f4 = ::protozero::__private::varint(f.value),
+                5 => d.f5 = ::protozero::__private::varint(f.value),
+                6 => d.r6.add(start, it.offset()),
+                7 => d.f7 = ::protozero::__private::varint(f.value),
+                8 => d.r8.add(start, it.offset()),
+                9 => d.f9 = ::protozero::__private::varint(f.value),
+                10 => d.r10.add(start, it.offset()),
+                11 => d.r11.add(start, it.offset()),
+                12 => d.r12.add(start, it.offset()),
+                13 => d.r13.add(start, it.offset()),
+                14 => d.r14.add(start, it.offset()),
+                15 => d.r15.add(start, it.offset()),
+                16 => d.r16.add(start, it.offset()),
+                17 => d.r17.add(start, it.offset()),
+                _ => {}
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 18> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 18> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `meminfo` = 1 (repeated `perfetto.protos.SysStats.MeminfoValue`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn meminfo(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::MeminfoValueDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `meminfo` = 1 (repeated `perfetto.protos.SysStats.MeminfoValue`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn meminfo_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `meminfo` = 1 (repeated `perfetto.protos.SysStats.MeminfoValue`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_meminfo(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
     /// Field `vmstat` = 2 (repeated `perfetto.protos.SysStats.VmstatValue`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn vmstat(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::VmstatValueDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+        ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
     }
     /// Field `vmstat` = 2 (repeated `perfetto.protos.SysStats.VmstatValue`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn vmstat_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+        ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
     }
     /// Whether field `vmstat` = 2 (repeated `perfetto.protos.SysStats.VmstatValue`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_vmstat(&self) -> bool {
-        self.dec.has(2)
+        !self.r2.is_empty()
     }
     /// Field `cpu_stat` = 3 (repeated `perfetto.protos.SysStats.CpuTimes`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn cpu_stat(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::CpuTimesDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(3))
+        ::protozero::RepeatedMessages::new(self.r3.fields(self.buf, 3))
     }
     /// Field `cpu_stat` = 3 (repeated `perfetto.protos.SysStats.CpuTimes`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn cpu_stat_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(3))
+        ::protozero::RepeatedBytes::new(self.r3.fields(self.buf, 3))
     }
     /// Whether field `cpu_stat` = 3 (repeated `perfetto.protos.SysStats.CpuTimes`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_cpu_stat(&self) -> bool {
-        self.dec.has(3)
+        !self.r3.is_empty()
     }
     /// Field `num_forks` = 4 (`uint64`) of `perfetto.protos.SysStats`; `None` when absent or malformed.
     #[inline]
     pub fn num_forks(&self) -> ::core::option::Option<u64> {
-        self.dec.get(4).and_then(|f| f.as_u64().ok())
+        self.f4
     }
-    /// Whether field `num_forks` = 4 (`uint64`) of `perfetto.protos.SysStats` is present.
+    /// Whether field `num_forks` = 4 (`uint64`) of `perfetto.protos.SysStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_num_forks(&self) -> bool {
-        self.dec.has(4)
+        self.f4.is_some()
     }
     /// Field `num_irq_total` = 5 (`uint64`) of `perfetto.protos.SysStats`; `None` when absent or malformed.
     #[inline]
     pub fn num_irq_total(&self) -> ::core::option::Option<u64> {
-        self.dec.get(5).and_then(|f| f.as_u64().ok())
+        self.f5
     }
-    /// Whether field `num_irq_total` = 5 (`uint64`) of `perfetto.protos.SysStats` is present.
+    /// Whether field `num_irq_total` = 5 (`uint64`) of `perfetto.protos.SysStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_num_irq_total(&self) -> bool {
-        self.dec.has(5)
+        self.f5.is_some()
     }
     /// Field `num_irq` = 6 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn num_irq(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::InterruptCountDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(6))
+        ::protozero::RepeatedMessages::new(self.r6.fields(self.buf, 6))
     }
     /// Field `num_irq` = 6 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn num_irq_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(6))
+        ::protozero::RepeatedBytes::new(self.r6.fields(self.buf, 6))
     }
     /// Whether field `num_irq` = 6 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_num_irq(&self) -> bool {
-        self.dec.has(6)
+        !self.r6.is_empty()
     }
     /// Field `num_softirq_total` = 7 (`uint64`) of `perfetto.protos.SysStats`; `None` when absent or malformed.
     #[inline]
     pub fn num_softirq_total(&self) -> ::core::option::Option<u64> {
-        self.dec.get(7).and_then(|f| f.as_u64().ok())
+        self.f7
     }
-    /// Whether field `num_softirq_total` = 7 (`uint64`) of `perfetto.protos.SysStats` is present.
+    /// Whether field `num_softirq_total` = 7 (`uint64`) of `perfetto.protos.SysStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_num_softirq_total(&self) -> bool {
-        self.dec.has(7)
+        self.f7.is_some()
     }
     /// Field `num_softirq` = 8 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn num_softirq(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::InterruptCountDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(8))
+        ::protozero::RepeatedMessages::new(self.r8.fields(self.buf, 8))
     }
     /// Field `num_softirq` = 8 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn num_softirq_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(8))
+        ::protozero::RepeatedBytes::new(self.r8.fields(self.buf, 8))
     }
     /// Whether field `num_softirq` = 8 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_num_softirq(&self) -> bool {
-        self.dec.has(8)
+        !self.r8.is_empty()
     }
     /// Field `collection_end_timestamp` = 9 (`uint64`) of `perfetto.protos.SysStats`; `None` when absent or malformed.
     #[inline]
     pub fn collection_end_timestamp(&self) -> ::core::option::Option<u64> {
-        self.dec.get(9).and_then(|f| f.as_u64().ok())
+        self.f9
     }
-    /// Whether field `collection_end_timestamp` = 9 (`uint64`) of `perfetto.protos.SysStats` is present.
+    /// Whether field `collection_end_timestamp` = 9 (`uint64`) of `perfetto.protos.SysStats` is present (with the wire type its type has).
     #[inline]
     pub fn has_collection_end_timestamp(&self) -> bool {
-        self.dec.has(9)
+        self.f9.is_some()
     }
     /// Field `devfreq` = 10 (repeated `perfetto.protos.SysStats.DevfreqValue`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn devfreq(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::DevfreqValueDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(10))
+        ::protozero::RepeatedMessages::new(self.r10.fields(self.buf, 10))
     }
     /// Field `devfreq` = 10 (repeated `perfetto.protos.SysStats.DevfreqValue`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn devfreq_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(10))
+        ::protozero::RepeatedBytes::new(self.r10.fields(self.buf, 10))
     }
     /// Whether field `devfreq` = 10 (repeated `perfetto.protos.SysStats.DevfreqValue`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_devfreq(&self) -> bool {
-        self.dec.has(10)
+        !self.r10.is_empty()
     }
     /// Field `cpufreq_khz` = 11 (repeated `uint32`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn cpufreq_khz(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(11))
+        ::protozero::RepeatedScalars::new(self.r11.fields(self.buf, 11))
     }
     /// Whether field `cpufreq_khz` = 11 (repeated `uint32`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_cpufreq_khz(&self) -> bool {
-        self.dec.has(11)
+        !self.r11.is_empty()
     }
     /// Field `buddy_info` = 12 (repeated `perfetto.protos.SysStats.BuddyInfo`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn buddy_info(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::BuddyInfoDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(12))
+        ::protozero::RepeatedMessages::new(self.r12.fields(self.buf, 12))
     }
     /// Field `buddy_info` = 12 (repeated `perfetto.protos.SysStats.BuddyInfo`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn buddy_info_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(12))
+        ::protozero::RepeatedBytes::new(self.r12.fields(self.buf, 12))
     }
     /// Whether field `buddy_info` = 12 (repeated `perfetto.protos.SysStats.BuddyInfo`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_buddy_info(&self) -> bool {
-        self.dec.has(12)
+        !self.r12.is_empty()
     }
     /// Field `disk_stat` = 13 (repeated `perfetto.protos.SysStats.DiskStat`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn disk_stat(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::DiskStatDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(13))
+        ::protozero::RepeatedMessages::new(self.r13.fields(self.buf, 13))
     }
     /// Field `disk_stat` = 13 (repeated `perfetto.protos.SysStats.DiskStat`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn disk_stat_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(13))
+        ::protozero::RepeatedBytes::new(self.r13.fields(self.buf, 13))
     }
     /// Whether field `disk_stat` = 13 (repeated `perfetto.protos.SysStats.DiskStat`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_disk_stat(&self) -> bool {
-        self.dec.has(13)
+        !self.r13.is_empty()
     }
     /// Field `psi` = 14 (repeated `perfetto.protos.SysStats.PsiSample`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn psi(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::PsiSampleDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(14))
+        ::protozero::RepeatedMessages::new(self.r14.fields(self.buf, 14))
     }
     /// Field `psi` = 14 (repeated `perfetto.protos.SysStats.PsiSample`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn psi_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(14))
+        ::protozero::RepeatedBytes::new(self.r14.fields(self.buf, 14))
     }
     /// Whether field `psi` = 14 (repeated `perfetto.protos.SysStats.PsiSample`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_psi(&self) -> bool {
-        self.dec.has(14)
+        !self.r14.is_empty()
     }
     /// Field `thermal_zone` = 15 (repeated `perfetto.protos.SysStats.ThermalZone`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn thermal_zone(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::ThermalZoneDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(15))
+        ::protozero::RepeatedMessages::new(self.r15.fields(self.buf, 15))
     }
     /// Field `thermal_zone` = 15 (repeated `perfetto.protos.SysStats.ThermalZone`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn thermal_zone_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(15))
+        ::protozero::RepeatedBytes::new(self.r15.fields(self.buf, 15))
     }
     /// Whether field `thermal_zone` = 15 (repeated `perfetto.protos.SysStats.ThermalZone`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_thermal_zone(&self) -> bool {
-        self.dec.has(15)
+        !self.r15.is_empty()
     }
     /// Field `cpuidle_state` = 16 (repeated `perfetto.protos.SysStats.CpuIdleState`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn cpuidle_state(
         &self,
     ) -> ::protozero::RepeatedMessages<'a, sys_stats::CpuIdleStateDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(16))
+        ::protozero::RepeatedMessages::new(self.r16.fields(self.buf, 16))
     }
     /// Field `cpuidle_state` = 16 (repeated `perfetto.protos.SysStats.CpuIdleState`) of `perfetto.protos.SysStats`, as raw bytes.
     #[inline]
     pub fn cpuidle_state_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(16))
+        ::protozero::RepeatedBytes::new(self.r16.fields(self.buf, 16))
     }
     /// Whether field `cpuidle_state` = 16 (repeated `perfetto.protos.SysStats.CpuIdleState`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_cpuidle_state(&self) -> bool {
-        self.dec.has(16)
+        !self.r16.is_empty()
     }
     /// Field `gpufreq_mhz` = 17 (repeated `uint64`) of `perfetto.protos.SysStats`: every element in order (packed or not).
     #[inline]
     pub fn gpufreq_mhz(
         &self,
     ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint64> {
-        ::protozero::RepeatedScalars::new(self.dec.repeated(17))
+        ::protozero::RepeatedScalars::new(self.r17.fields(self.buf, 17))
     }
     /// Whether field `gpufreq_mhz` = 17 (repeated `uint64`) of `perfetto.protos.SysStats` occurs at least once.
     #[inline]
     pub fn has_gpufreq_mhz(&self) -> bool {
-        self.dec.has(17)
+        !self.r17.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for SysStatsDecoder<'a> {
@@ -527,7 +595,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for SysStatsDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for SysStatsDecoder<'_> {
@@ -542,7 +610,7 @@ impl<'a> ::protozero::__private::DebugDecoder for SysStatsDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<
                 sys_stats::MeminfoValueDecoder<'a>,
@@ -646,62 +714,84 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.MeminfoValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.MeminfoValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct MeminfoValueDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> MeminfoValueDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::key_raw`]).
         #[inline]
         pub fn key(&self) -> ::core::option::Option<super::MeminfoCounters> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<super::MeminfoCounters as ::protozero::ProtoEnum>::from_i32)
+            self.f1
+                .and_then(|v| <super::MeminfoCounters as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn key_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue` is present.
+        /// Whether field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_key(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.MeminfoValue`; `None` when absent or malformed.
         #[inline]
         pub fn value(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.MeminfoValue` is present.
+        /// Whether field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.MeminfoValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_value(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for MeminfoValueDecoder<'a> {
@@ -712,7 +802,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for MeminfoValueDecoder<'_> {
@@ -727,7 +817,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -800,62 +890,84 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.VmstatValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.VmstatValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct VmstatValueDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> VmstatValueDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::key_raw`]).
         #[inline]
         pub fn key(&self) -> ::core::option::Option<super::VmstatCounters> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<super::VmstatCounters as ::protozero::ProtoEnum>::from_i32)
+            self.f1
+                .and_then(|v| <super::VmstatCounters as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn key_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue` is present.
+        /// Whether field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_key(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.VmstatValue`; `None` when absent or malformed.
         #[inline]
         pub fn value(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.VmstatValue` is present.
+        /// Whether field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.VmstatValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_value(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for VmstatValueDecoder<'a> {
@@ -866,7 +978,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for VmstatValueDecoder<'_> {
@@ -881,7 +993,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1004,124 +1116,167 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.CpuTimes` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.CpuTimes` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CpuTimesDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 10>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f9: ::core::option::Option<u64>,
     }
     impl<'a> CpuTimesDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 10> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 10> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn cpu_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_cpu_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `user_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn user_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `user_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `user_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_user_ns(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `user_nice_ns` = 3 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn user_nice_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `user_nice_ns` = 3 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `user_nice_ns` = 3 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_user_nice_ns(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `system_mode_ns` = 4 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn system_mode_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(4).and_then(|f| f.as_u64().ok())
+            self.f4
         }
-        /// Whether field `system_mode_ns` = 4 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `system_mode_ns` = 4 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_system_mode_ns(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `idle_ns` = 5 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn idle_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `idle_ns` = 5 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `idle_ns` = 5 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_idle_ns(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `io_wait_ns` = 6 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn io_wait_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(6).and_then(|f| f.as_u64().ok())
+            self.f6
         }
-        /// Whether field `io_wait_ns` = 6 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `io_wait_ns` = 6 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_io_wait_ns(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `irq_ns` = 7 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn irq_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(7).and_then(|f| f.as_u64().ok())
+            self.f7
         }
-        /// Whether field `irq_ns` = 7 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `irq_ns` = 7 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_irq_ns(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `softirq_ns` = 8 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn softirq_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(8).and_then(|f| f.as_u64().ok())
+            self.f8
         }
-        /// Whether field `softirq_ns` = 8 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `softirq_ns` = 8 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_softirq_ns(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `steal_ns` = 9 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`; `None` when absent or malformed.
         #[inline]
         pub fn steal_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(9).and_then(|f| f.as_u64().ok())
+            self.f9
         }
-        /// Whether field `steal_ns` = 9 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present.
+        /// Whether field `steal_ns` = 9 (`uint64`) of `perfetto.protos.SysStats.CpuTimes` is present (with the wire type its type has).
         #[inline]
         pub fn has_steal_ns(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CpuTimesDecoder<'a> {
@@ -1132,7 +1287,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CpuTimesDecoder<'_> {
@@ -1147,7 +1302,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1221,54 +1376,76 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.InterruptCount` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.InterruptCount` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InterruptCountDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> InterruptCountDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `irq` = 1 (`int32`) of `perfetto.protos.SysStats.InterruptCount`; `None` when absent or malformed.
         #[inline]
         pub fn irq(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `irq` = 1 (`int32`) of `perfetto.protos.SysStats.InterruptCount` is present.
+        /// Whether field `irq` = 1 (`int32`) of `perfetto.protos.SysStats.InterruptCount` is present (with the wire type its type has).
         #[inline]
         pub fn has_irq(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `count` = 2 (`uint64`) of `perfetto.protos.SysStats.InterruptCount`; `None` when absent or malformed.
         #[inline]
         pub fn count(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `count` = 2 (`uint64`) of `perfetto.protos.SysStats.InterruptCount` is present.
+        /// Whether field `count` = 2 (`uint64`) of `perfetto.protos.SysStats.InterruptCount` is present (with the wire type its type has).
         #[inline]
         pub fn has_count(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for InterruptCountDecoder<'a> {
@@ -1279,7 +1456,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for InterruptCountDecoder<'_> {
@@ -1294,7 +1471,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1361,59 +1538,81 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.DevfreqValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.DevfreqValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DevfreqValueDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> DevfreqValueDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `key` = 1 (`string`) of `perfetto.protos.SysStats.DevfreqValue`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn key(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `key` = 1 (`string`) of `perfetto.protos.SysStats.DevfreqValue`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `key` = 1 (`string`) of `perfetto.protos.SysStats.DevfreqValue` is present.
+        /// Whether field `key` = 1 (`string`) of `perfetto.protos.SysStats.DevfreqValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_key(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.DevfreqValue`; `None` when absent or malformed.
         #[inline]
         pub fn value(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.DevfreqValue` is present.
+        /// Whether field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.DevfreqValue` is present (with the wire type its type has).
         #[inline]
         pub fn has_value(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for DevfreqValueDecoder<'a> {
@@ -1424,7 +1623,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DevfreqValueDecoder<'_> {
@@ -1439,7 +1638,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1514,76 +1713,102 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.BuddyInfo` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.BuddyInfo` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BuddyInfoDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<&'a [u8]>,
+        r3: ::protozero::__private::Occurrences,
     }
     impl<'a> BuddyInfoDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                r3: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    3 => d.r3.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `node` = 1 (`string`) of `perfetto.protos.SysStats.BuddyInfo`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn node(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `node` = 1 (`string`) of `perfetto.protos.SysStats.BuddyInfo`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn node_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `node` = 1 (`string`) of `perfetto.protos.SysStats.BuddyInfo` is present.
+        /// Whether field `node` = 1 (`string`) of `perfetto.protos.SysStats.BuddyInfo` is present (with the wire type its type has).
         #[inline]
         pub fn has_node(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `zone` = 2 (`string`) of `perfetto.protos.SysStats.BuddyInfo`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn zone(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(2).and_then(|f| f.as_str().ok())
+            self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `zone` = 2 (`string`) of `perfetto.protos.SysStats.BuddyInfo`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn zone_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(2).and_then(|f| f.as_bytes().ok())
+            self.f2
         }
-        /// Whether field `zone` = 2 (`string`) of `perfetto.protos.SysStats.BuddyInfo` is present.
+        /// Whether field `zone` = 2 (`string`) of `perfetto.protos.SysStats.BuddyInfo` is present (with the wire type its type has).
         #[inline]
         pub fn has_zone(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `order_pages` = 3 (repeated `uint32`) of `perfetto.protos.SysStats.BuddyInfo`: every element in order (packed or not).
         #[inline]
         pub fn order_pages(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(3))
+            ::protozero::RepeatedScalars::new(self.r3.fields(self.buf, 3))
         }
         /// Whether field `order_pages` = 3 (repeated `uint32`) of `perfetto.protos.SysStats.BuddyInfo` occurs at least once.
         #[inline]
         pub fn has_order_pages(&self) -> bool {
-            self.dec.has(3)
+            !self.r3.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BuddyInfoDecoder<'a> {
@@ -1594,7 +1819,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for BuddyInfoDecoder<'_> {
@@ -1609,7 +1834,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1733,129 +1958,172 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.DiskStat` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.DiskStat` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DiskStatDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 10>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        f6: ::core::option::Option<u64>,
+        f7: ::core::option::Option<u64>,
+        f8: ::core::option::Option<u64>,
+        f9: ::core::option::Option<u64>,
     }
     impl<'a> DiskStatDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                f6: ::core::option::Option::None,
+                f7: ::core::option::Option::None,
+                f8: ::core::option::Option::None,
+                f9: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    7 => d.f7 = ::protozero::__private::varint(f.value),
+                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    9 => d.f9 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 10> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 10> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `device_name` = 1 (`string`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn device_name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `device_name` = 1 (`string`) of `perfetto.protos.SysStats.DiskStat`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn device_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `device_name` = 1 (`string`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `device_name` = 1 (`string`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_device_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `read_sectors` = 2 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn read_sectors(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `read_sectors` = 2 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `read_sectors` = 2 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_read_sectors(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `read_time_ms` = 3 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn read_time_ms(&self) -> ::core::option::Option<u64> {
-            self.dec.get(3).and_then(|f| f.as_u64().ok())
+            self.f3
         }
-        /// Whether field `read_time_ms` = 3 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `read_time_ms` = 3 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_read_time_ms(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `write_sectors` = 4 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn write_sectors(&self) -> ::core::option::Option<u64> {
-            self.dec.get(4).and_then(|f| f.as_u64().ok())
+            self.f4
         }
-        /// Whether field `write_sectors` = 4 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `write_sectors` = 4 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_write_sectors(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `write_time_ms` = 5 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn write_time_ms(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `write_time_ms` = 5 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `write_time_ms` = 5 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_write_time_ms(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
         /// Field `discard_sectors` = 6 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn discard_sectors(&self) -> ::core::option::Option<u64> {
-            self.dec.get(6).and_then(|f| f.as_u64().ok())
+            self.f6
         }
-        /// Whether field `discard_sectors` = 6 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `discard_sectors` = 6 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_discard_sectors(&self) -> bool {
-            self.dec.has(6)
+            self.f6.is_some()
         }
         /// Field `discard_time_ms` = 7 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn discard_time_ms(&self) -> ::core::option::Option<u64> {
-            self.dec.get(7).and_then(|f| f.as_u64().ok())
+            self.f7
         }
-        /// Whether field `discard_time_ms` = 7 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `discard_time_ms` = 7 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_discard_time_ms(&self) -> bool {
-            self.dec.has(7)
+            self.f7.is_some()
         }
         /// Field `flush_count` = 8 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn flush_count(&self) -> ::core::option::Option<u64> {
-            self.dec.get(8).and_then(|f| f.as_u64().ok())
+            self.f8
         }
-        /// Whether field `flush_count` = 8 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `flush_count` = 8 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_flush_count(&self) -> bool {
-            self.dec.has(8)
+            self.f8.is_some()
         }
         /// Field `flush_time_ms` = 9 (`uint64`) of `perfetto.protos.SysStats.DiskStat`; `None` when absent or malformed.
         #[inline]
         pub fn flush_time_ms(&self) -> ::core::option::Option<u64> {
-            self.dec.get(9).and_then(|f| f.as_u64().ok())
+            self.f9
         }
-        /// Whether field `flush_time_ms` = 9 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present.
+        /// Whether field `flush_time_ms` = 9 (`uint64`) of `perfetto.protos.SysStats.DiskStat` is present (with the wire type its type has).
         #[inline]
         pub fn has_flush_time_ms(&self) -> bool {
-            self.dec.has(9)
+            self.f9.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for DiskStatDecoder<'a> {
@@ -1866,7 +2134,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for DiskStatDecoder<'_> {
@@ -1881,7 +2149,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -1961,62 +2229,84 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.PsiSample` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.PsiSample` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct PsiSampleDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> PsiSampleDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample`; `None` when absent, malformed or a number the enum does not name (see [`Self::resource_raw`]).
         #[inline]
         pub fn resource(&self) -> ::core::option::Option<psi_sample::PsiResource> {
-            self.dec
-                .get(1)
-                .and_then(|f| f.as_i32().ok())
-                .and_then(<psi_sample::PsiResource as ::protozero::ProtoEnum>::from_i32)
+            self.f1
+                .and_then(|v| <psi_sample::PsiResource as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ))
         }
         /// Field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn resource_raw(&self) -> ::core::option::Option<i32> {
-            self.dec.get(1).and_then(|f| f.as_i32().ok())
+            self.f1.map(|v| v as i32)
         }
-        /// Whether field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample` is present.
+        /// Whether field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample` is present (with the wire type its type has).
         #[inline]
         pub fn has_resource(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `total_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.PsiSample`; `None` when absent or malformed.
         #[inline]
         pub fn total_ns(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `total_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.PsiSample` is present.
+        /// Whether field `total_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.PsiSample` is present (with the wire type its type has).
         #[inline]
         pub fn has_total_ns(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for PsiSampleDecoder<'a> {
@@ -2027,7 +2317,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for PsiSampleDecoder<'_> {
@@ -2042,7 +2332,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2227,74 +2517,99 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.ThermalZone` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.ThermalZone` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ThermalZoneDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 4>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> ThermalZoneDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 4> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `name` = 1 (`string`) of `perfetto.protos.SysStats.ThermalZone`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `name` = 1 (`string`) of `perfetto.protos.SysStats.ThermalZone`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `name` = 1 (`string`) of `perfetto.protos.SysStats.ThermalZone` is present.
+        /// Whether field `name` = 1 (`string`) of `perfetto.protos.SysStats.ThermalZone` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `temp` = 2 (`uint64`) of `perfetto.protos.SysStats.ThermalZone`; `None` when absent or malformed.
         #[inline]
         pub fn temp(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `temp` = 2 (`uint64`) of `perfetto.protos.SysStats.ThermalZone` is present.
+        /// Whether field `temp` = 2 (`uint64`) of `perfetto.protos.SysStats.ThermalZone` is present (with the wire type its type has).
         #[inline]
         pub fn has_temp(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `type` = 3 (`string`) of `perfetto.protos.SysStats.ThermalZone`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn r#type(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(3).and_then(|f| f.as_str().ok())
+            self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `type` = 3 (`string`) of `perfetto.protos.SysStats.ThermalZone`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn type_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(3).and_then(|f| f.as_bytes().ok())
+            self.f3
         }
-        /// Whether field `type` = 3 (`string`) of `perfetto.protos.SysStats.ThermalZone` is present.
+        /// Whether field `type` = 3 (`string`) of `perfetto.protos.SysStats.ThermalZone` is present (with the wire type its type has).
         #[inline]
         pub fn has_type(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ThermalZoneDecoder<'a> {
@@ -2305,7 +2620,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ThermalZoneDecoder<'_> {
@@ -2320,7 +2635,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2388,59 +2703,81 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.CpuIdleStateEntry` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.CpuIdleStateEntry` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CpuIdleStateEntryDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        f2: ::core::option::Option<u64>,
     }
     impl<'a> CpuIdleStateEntryDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `state` = 1 (`string`) of `perfetto.protos.SysStats.CpuIdleStateEntry`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn state(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `state` = 1 (`string`) of `perfetto.protos.SysStats.CpuIdleStateEntry`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `state` = 1 (`string`) of `perfetto.protos.SysStats.CpuIdleStateEntry` is present.
+        /// Whether field `state` = 1 (`string`) of `perfetto.protos.SysStats.CpuIdleStateEntry` is present (with the wire type its type has).
         #[inline]
         pub fn has_state(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `duration_us` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuIdleStateEntry`; `None` when absent or malformed.
         #[inline]
         pub fn duration_us(&self) -> ::core::option::Option<u64> {
-            self.dec.get(2).and_then(|f| f.as_u64().ok())
+            self.f2
         }
-        /// Whether field `duration_us` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuIdleStateEntry` is present.
+        /// Whether field `duration_us` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuIdleStateEntry` is present (with the wire type its type has).
         #[inline]
         pub fn has_duration_us(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CpuIdleStateEntryDecoder<'a> {
@@ -2451,7 +2788,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CpuIdleStateEntryDecoder<'_> {
@@ -2466,7 +2803,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -2540,61 +2877,84 @@ pub mod sys_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.SysStats.CpuIdleState` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.SysStats.CpuIdleState` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CpuIdleStateDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 3>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        r2: ::protozero::__private::Occurrences,
     }
     impl<'a> CpuIdleStateDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                r2: ::protozero::__private::Occurrences::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.r2.add(start, it.offset()),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 3> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuIdleState`; `None` when absent or malformed.
         #[inline]
         pub fn cpu_id(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuIdleState` is present.
+        /// Whether field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuIdleState` is present (with the wire type its type has).
         #[inline]
         pub fn has_cpu_id(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `cpuidle_state_entry` = 2 (repeated `perfetto.protos.SysStats.CpuIdleStateEntry`) of `perfetto.protos.SysStats.CpuIdleState`: every element in order (packed or not).
         #[inline]
         pub fn cpuidle_state_entry(
             &self,
         ) -> ::protozero::RepeatedMessages<'a, CpuIdleStateEntryDecoder<'a>> {
-            ::protozero::RepeatedMessages::new(self.dec.repeated(2))
+            ::protozero::RepeatedMessages::new(self.r2.fields(self.buf, 2))
         }
         /// Field `cpuidle_state_entry` = 2 (repeated `perfetto.protos.SysStats.CpuIdleStateEntry`) of `perfetto.protos.SysStats.CpuIdleState`, as raw bytes.
         #[inline]
         pub fn cpuidle_state_entry_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-            ::protozero::RepeatedBytes::new(self.dec.repeated(2))
+            ::protozero::RepeatedBytes::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `cpuidle_state_entry` = 2 (repeated `perfetto.protos.SysStats.CpuIdleStateEntry`) of `perfetto.protos.SysStats.CpuIdleState` occurs at least once.
         #[inline]
         pub fn has_cpuidle_state_entry(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CpuIdleStateDecoder<'a> {
@@ -2605,7 +2965,7 @@ pub mod sys_stats {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CpuIdleStateDecoder<'_> {
@@ -2620,7 +2980,7 @@ pub mod sys_stats {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

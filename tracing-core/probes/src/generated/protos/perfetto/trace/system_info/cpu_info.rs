@@ -52,49 +52,68 @@ impl<'w> ::protozero::MessageWriter<'w> for CpuInfo<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.CpuInfo` (from `protos/perfetto/trace/system_info/cpu_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.CpuInfo` (from `protos/perfetto/trace/system_info/cpu_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct CpuInfoDecoder<'a> {
-    dec: ::protozero::TypedDecoder<'a, 2>,
+    buf: &'a [u8],
+    error: ::core::option::Option<::protozero::DecodeError>,
+    r1: ::protozero::__private::Occurrences,
 }
 impl<'a> CpuInfoDecoder<'a> {
-    /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-    #[inline]
+    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
     pub fn new(buf: &'a [u8]) -> Self {
-        Self {
-            dec: ::protozero::TypedDecoder::new(buf),
+        let mut d = Self {
+            buf,
+            error: ::core::option::Option::None,
+            r1: ::protozero::__private::Occurrences::NONE,
+        };
+        let mut it = ::protozero::__private::fields_of(buf, false);
+        loop {
+            let start = it.offset();
+            let f = match it.read_field() {
+                ::core::option::Option::None => break,
+                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            if f.id == 1 {
+                d.r1.add(start, it.offset());
+            }
         }
+        d
     }
     /// Why parsing stopped before the end of the bytes, if it did;
     /// fields before that point are still readable.
     #[inline]
     pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
     /// The bytes being decoded.
     #[inline]
     pub fn raw_bytes(&self) -> &'a [u8] {
-        self.dec.buffer()
+        self.buf
     }
-    /// The untyped field table, for fields this schema does not know.
-    #[inline]
-    pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 2> {
-        &self.dec
+    /// An untyped field table over the same bytes (parsed anew on
+    /// each call), for fields this schema does not know.
+    pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
+        ::protozero::TypedDecoder::new(self.buf)
     }
     /// Field `cpus` = 1 (repeated `perfetto.protos.CpuInfo.Cpu`) of `perfetto.protos.CpuInfo`: every element in order (packed or not).
     #[inline]
     pub fn cpus(&self) -> ::protozero::RepeatedMessages<'a, cpu_info::CpuDecoder<'a>> {
-        ::protozero::RepeatedMessages::new(self.dec.repeated(1))
+        ::protozero::RepeatedMessages::new(self.r1.fields(self.buf, 1))
     }
     /// Field `cpus` = 1 (repeated `perfetto.protos.CpuInfo.Cpu`) of `perfetto.protos.CpuInfo`, as raw bytes.
     #[inline]
     pub fn cpus_bytes(&self) -> ::protozero::RepeatedBytes<'a> {
-        ::protozero::RepeatedBytes::new(self.dec.repeated(1))
+        ::protozero::RepeatedBytes::new(self.r1.fields(self.buf, 1))
     }
     /// Whether field `cpus` = 1 (repeated `perfetto.protos.CpuInfo.Cpu`) of `perfetto.protos.CpuInfo` occurs at least once.
     #[inline]
     pub fn has_cpus(&self) -> bool {
-        self.dec.has(1)
+        !self.r1.is_empty()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for CpuInfoDecoder<'a> {
@@ -105,7 +124,7 @@ impl<'a> ::protozero::MessageDecoder<'a> for CpuInfoDecoder<'a> {
     }
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-        self.dec.error()
+        self.error
     }
 }
 impl ::core::fmt::Debug for CpuInfoDecoder<'_> {
@@ -120,7 +139,7 @@ impl<'a> ::protozero::__private::DebugDecoder for CpuInfoDecoder<'a> {
         f: &mut ::core::fmt::Formatter<'_>,
         depth: usize,
     ) -> ::core::fmt::Result {
-        let d = &self.dec;
+        let d = &self.typed_decoder();
         let mut s = ::protozero::__private::DebugFields::new(f, Self::DEBUG_NAME, depth);
         s.repeated_messages::<cpu_info::CpuDecoder<'a>>("cpus", d.repeated(1));
         s.check_fields(d, &[1]);
@@ -208,84 +227,115 @@ pub mod cpu_info {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.CpuInfo.ArmCpuIdentifier` (from `protos/perfetto/trace/system_info/cpu_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.CpuInfo.ArmCpuIdentifier` (from `protos/perfetto/trace/system_info/cpu_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ArmCpuIdentifierDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<u64>,
+        f2: ::core::option::Option<u64>,
+        f3: ::core::option::Option<u64>,
+        f4: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
     }
     impl<'a> ArmCpuIdentifierDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                f2: ::core::option::Option::None,
+                f3: ::core::option::Option::None,
+                f4: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::varint(f.value),
+                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `implementer` = 1 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`; `None` when absent or malformed.
         #[inline]
         pub fn implementer(&self) -> ::core::option::Option<u32> {
-            self.dec.get(1).and_then(|f| f.as_u32().ok())
+            self.f1.map(|v| v as u32)
         }
-        /// Whether field `implementer` = 1 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present.
+        /// Whether field `implementer` = 1 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present (with the wire type its type has).
         #[inline]
         pub fn has_implementer(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `architecture` = 2 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`; `None` when absent or malformed.
         #[inline]
         pub fn architecture(&self) -> ::core::option::Option<u32> {
-            self.dec.get(2).and_then(|f| f.as_u32().ok())
+            self.f2.map(|v| v as u32)
         }
-        /// Whether field `architecture` = 2 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present.
+        /// Whether field `architecture` = 2 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present (with the wire type its type has).
         #[inline]
         pub fn has_architecture(&self) -> bool {
-            self.dec.has(2)
+            self.f2.is_some()
         }
         /// Field `variant` = 3 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`; `None` when absent or malformed.
         #[inline]
         pub fn variant(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `variant` = 3 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present.
+        /// Whether field `variant` = 3 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present (with the wire type its type has).
         #[inline]
         pub fn has_variant(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `part` = 4 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`; `None` when absent or malformed.
         #[inline]
         pub fn part(&self) -> ::core::option::Option<u32> {
-            self.dec.get(4).and_then(|f| f.as_u32().ok())
+            self.f4.map(|v| v as u32)
         }
-        /// Whether field `part` = 4 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present.
+        /// Whether field `part` = 4 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present (with the wire type its type has).
         #[inline]
         pub fn has_part(&self) -> bool {
-            self.dec.has(4)
+            self.f4.is_some()
         }
         /// Field `revision` = 5 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`; `None` when absent or malformed.
         #[inline]
         pub fn revision(&self) -> ::core::option::Option<u32> {
-            self.dec.get(5).and_then(|f| f.as_u32().ok())
+            self.f5.map(|v| v as u32)
         }
-        /// Whether field `revision` = 5 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present.
+        /// Whether field `revision` = 5 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier` is present (with the wire type its type has).
         #[inline]
         pub fn has_revision(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for ArmCpuIdentifierDecoder<'a> {
@@ -296,7 +346,7 @@ pub mod cpu_info {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for ArmCpuIdentifierDecoder<'_> {
@@ -311,7 +361,7 @@ pub mod cpu_info {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,
@@ -412,123 +462,146 @@ pub mod cpu_info {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.CpuInfo.Cpu` (from `protos/perfetto/trace/system_info/cpu_info.proto`); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.CpuInfo.Cpu` (from `protos/perfetto/trace/system_info/cpu_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CpuDecoder<'a> {
-        dec: ::protozero::TypedDecoder<'a, 6>,
+        buf: &'a [u8],
+        error: ::core::option::Option<::protozero::DecodeError>,
+        f1: ::core::option::Option<&'a [u8]>,
+        r2: ::protozero::__private::Occurrences,
+        f3: ::core::option::Option<u64>,
+        f5: ::core::option::Option<u64>,
+        o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> CpuDecoder<'a> {
-        /// Parses `buf`; decoding never fails, see [`Self::decode_error`].
-        #[inline]
+        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
         pub fn new(buf: &'a [u8]) -> Self {
-            Self {
-                dec: ::protozero::TypedDecoder::new(buf),
+            let mut d = Self {
+                buf,
+                error: ::core::option::Option::None,
+                f1: ::core::option::Option::None,
+                r2: ::protozero::__private::Occurrences::NONE,
+                f3: ::core::option::Option::None,
+                f5: ::core::option::Option::None,
+                o0: ::protozero::__private::OneofSlot::NONE,
+            };
+            let mut it = ::protozero::__private::fields_of(buf, false);
+            loop {
+                let start = it.offset();
+                let f = match it.read_field() {
+                    ::core::option::Option::None => break,
+                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
+                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                        d.error = ::core::option::Option::Some(e);
+                        break;
+                    }
+                };
+                match f.id {
+                    1 => d.f1 = ::protozero::__private::bytes(f.value),
+                    2 => d.r2.add(start, it.offset()),
+                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    5 => d.f5 = ::protozero::__private::varint(f.value),
+                    4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    _ => {}
+                }
             }
+            d
         }
         /// Why parsing stopped before the end of the bytes, if it did;
         /// fields before that point are still readable.
         #[inline]
         pub fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
         /// The bytes being decoded.
         #[inline]
         pub fn raw_bytes(&self) -> &'a [u8] {
-            self.dec.buffer()
+            self.buf
         }
-        /// The untyped field table, for fields this schema does not know.
-        #[inline]
-        pub fn typed_decoder(&self) -> &::protozero::TypedDecoder<'a, 6> {
-            &self.dec
+        /// An untyped field table over the same bytes (parsed anew on
+        /// each call), for fields this schema does not know.
+        pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
+            ::protozero::TypedDecoder::new(self.buf)
         }
         /// Field `processor` = 1 (`string`) of `perfetto.protos.CpuInfo.Cpu`; `None` when absent, malformed or not UTF-8.
         #[inline]
         pub fn processor(&self) -> ::core::option::Option<&'a str> {
-            self.dec.get(1).and_then(|f| f.as_str().ok())
+            self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
         }
         /// Field `processor` = 1 (`string`) of `perfetto.protos.CpuInfo.Cpu`, as raw bytes (not checked to be UTF-8).
         #[inline]
         pub fn processor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(1).and_then(|f| f.as_bytes().ok())
+            self.f1
         }
-        /// Whether field `processor` = 1 (`string`) of `perfetto.protos.CpuInfo.Cpu` is present.
+        /// Whether field `processor` = 1 (`string`) of `perfetto.protos.CpuInfo.Cpu` is present (with the wire type its type has).
         #[inline]
         pub fn has_processor(&self) -> bool {
-            self.dec.has(1)
+            self.f1.is_some()
         }
         /// Field `frequencies` = 2 (repeated `uint32`) of `perfetto.protos.CpuInfo.Cpu`: every element in order (packed or not).
         #[inline]
         pub fn frequencies(
             &self,
         ) -> ::protozero::RepeatedScalars<'a, ::protozero::kinds::Uint32> {
-            ::protozero::RepeatedScalars::new(self.dec.repeated(2))
+            ::protozero::RepeatedScalars::new(self.r2.fields(self.buf, 2))
         }
         /// Whether field `frequencies` = 2 (repeated `uint32`) of `perfetto.protos.CpuInfo.Cpu` occurs at least once.
         #[inline]
         pub fn has_frequencies(&self) -> bool {
-            self.dec.has(2)
+            !self.r2.is_empty()
         }
         /// Field `capacity` = 3 (`uint32`) of `perfetto.protos.CpuInfo.Cpu`; `None` when absent or malformed.
         #[inline]
         pub fn capacity(&self) -> ::core::option::Option<u32> {
-            self.dec.get(3).and_then(|f| f.as_u32().ok())
+            self.f3.map(|v| v as u32)
         }
-        /// Whether field `capacity` = 3 (`uint32`) of `perfetto.protos.CpuInfo.Cpu` is present.
+        /// Whether field `capacity` = 3 (`uint32`) of `perfetto.protos.CpuInfo.Cpu` is present (with the wire type its type has).
         #[inline]
         pub fn has_capacity(&self) -> bool {
-            self.dec.has(3)
+            self.f3.is_some()
         }
         /// Field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu`; `None` when absent or malformed.
         #[inline]
         pub fn arm_identifier(
             &self,
         ) -> ::core::option::Option<ArmCpuIdentifierDecoder<'a>> {
-            self.dec
+            self.o0
                 .get(4)
-                .and_then(|f| f.as_bytes().ok())
+                .and_then(::protozero::__private::bytes)
                 .map(ArmCpuIdentifierDecoder::new)
         }
         /// Field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu`, as its encoded bytes.
         #[inline]
         pub fn arm_identifier_bytes(&self) -> ::core::option::Option<&'a [u8]> {
-            self.dec.get(4).and_then(|f| f.as_bytes().ok())
+            self.o0.get(4).and_then(::protozero::__private::bytes)
         }
-        /// Whether field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu` is present.
+        /// Whether field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu` is present (with the wire type its type has).
         #[inline]
         pub fn has_arm_identifier(&self) -> bool {
-            self.dec.has(4)
+            self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
         }
         /// Field `features` = 5 (`uint64`) of `perfetto.protos.CpuInfo.Cpu`; `None` when absent or malformed.
         #[inline]
         pub fn features(&self) -> ::core::option::Option<u64> {
-            self.dec.get(5).and_then(|f| f.as_u64().ok())
+            self.f5
         }
-        /// Whether field `features` = 5 (`uint64`) of `perfetto.protos.CpuInfo.Cpu` is present.
+        /// Whether field `features` = 5 (`uint64`) of `perfetto.protos.CpuInfo.Cpu` is present (with the wire type its type has).
         #[inline]
         pub fn has_features(&self) -> bool {
-            self.dec.has(5)
+            self.f5.is_some()
         }
-        /// Which member of oneof `identifier` is set (the last one on the wire wins), with its value; malformed members, and enum members with numbers the enum does not name, are passed over.
+        /// Which member of oneof `identifier` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+        #[inline]
         pub fn which_identifier(&self) -> ::core::option::Option<cpu::Identifier<'a>> {
-            let mut found = ::core::option::Option::None;
-            for field in ::protozero::Decoder::new(self.dec.buffer())
-                .map_while(::core::result::Result::ok)
-            {
-                let value = match field.id {
-                    4 => {
-                        field
-                            .as_bytes()
-                            .ok()
-                            .map(::protozero::MessageDecoder::decode)
-                            .map(cpu::Identifier::ArmIdentifier)
-                    }
-                    _ => continue,
-                };
-                if value.is_some() {
-                    found = value;
+            let v = self.o0.value();
+            match self.o0.id() {
+                4 => {
+                    ::protozero::__private::bytes(v)
+                        .map(ArmCpuIdentifierDecoder::new)
+                        .map(cpu::Identifier::ArmIdentifier)
                 }
+                _ => ::core::option::Option::None,
             }
-            found
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for CpuDecoder<'a> {
@@ -539,7 +612,7 @@ pub mod cpu_info {
         }
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
-            self.dec.error()
+            self.error
         }
     }
     impl ::core::fmt::Debug for CpuDecoder<'_> {
@@ -554,7 +627,7 @@ pub mod cpu_info {
             f: &mut ::core::fmt::Formatter<'_>,
             depth: usize,
         ) -> ::core::fmt::Result {
-            let d = &self.dec;
+            let d = &self.typed_decoder();
             let mut s = ::protozero::__private::DebugFields::new(
                 f,
                 Self::DEBUG_NAME,

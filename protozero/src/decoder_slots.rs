@@ -1,0 +1,196 @@
+//! What a generated decoder keeps from its one pass over a message.
+//!
+//! A generated `FooDecoder::new` reads the message's fields once, front to
+//! back, and hands each to a generated `match` on its number: a singular
+//! field's value goes to a slot of its own (an `Option` of the raw wire value,
+//! the last occurrence winning), a repeated field records where its first and
+//! last occurrences are ([`Occurrences`]), and the members of a oneof share
+//! one [`OneofSlot`] (the member seen last wins, as protobuf's parsers have
+//! it). Nothing is allocated and only the fields the schema declares take
+//! room, so making a decoder costs the scan and a few stores, and an accessor
+//! is a load and a conversion. The functions here pick the raw value of the
+//! wire type a slot expects; any other wire type reads as absent.
+
+use crate::decoder::{Decoder, Field, FieldValue};
+use crate::repeated::RepeatedFields;
+
+/// The raw varint of a wire-type-0 value.
+#[inline(always)]
+pub fn varint(v: FieldValue<'_>) -> Option<u64> {
+    match v {
+        FieldValue::Varint(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// The raw bits of a wire-type-5 value.
+#[inline(always)]
+pub fn fixed32(v: FieldValue<'_>) -> Option<u32> {
+    match v {
+        FieldValue::Fixed32(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// The raw bits of a wire-type-1 value.
+#[inline(always)]
+pub fn fixed64(v: FieldValue<'_>) -> Option<u64> {
+    match v {
+        FieldValue::Fixed64(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// The payload of a length-delimited value.
+#[inline(always)]
+pub fn bytes(v: FieldValue<'_>) -> Option<&[u8]> {
+    match v {
+        FieldValue::Bytes(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// The contents of a group.
+#[inline(always)]
+pub fn group(v: FieldValue<'_>) -> Option<&[u8]> {
+    match v {
+        FieldValue::Group(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// Where the occurrences of one repeated field lie in a message: from the
+/// first one's tag to the end of the last one. Iterating them scans only
+/// that range.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Occurrences {
+    first: usize,
+    end: usize,
+}
+
+impl Occurrences {
+    /// No occurrence.
+    pub const NONE: Occurrences = Occurrences { first: 0, end: 0 };
+
+    /// Records an occurrence spanning `start..end` (its tag to its end).
+    #[inline(always)]
+    pub fn add(&mut self, start: usize, end: usize) {
+        if self.end == 0 {
+            self.first = start;
+        }
+        self.end = end;
+    }
+
+    /// Whether the field occurs at all.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.end == 0
+    }
+
+    /// The occurrences of field `id` in `buf` (the message these offsets
+    /// were taken from).
+    #[inline]
+    pub fn fields<'a>(&self, buf: &'a [u8], id: u32) -> RepeatedFields<'a> {
+        if self.end == 0 {
+            return RepeatedFields::empty();
+        }
+        RepeatedFields::new(buf.get(..self.end).unwrap_or(buf), self.first, id)
+    }
+
+    /// [`Occurrences::fields`] for a message whose fields may be groups.
+    #[inline]
+    pub fn fields_with_groups<'a>(&self, buf: &'a [u8], id: u32) -> RepeatedFields<'a> {
+        self.fields(buf, id).accept_groups()
+    }
+}
+
+/// The member of a oneof seen last: its number (0 when none) and raw value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneofSlot<'a> {
+    id: u32,
+    value: FieldValue<'a>,
+}
+
+impl<'a> OneofSlot<'a> {
+    /// No member seen.
+    pub const NONE: OneofSlot<'static> = OneofSlot {
+        id: 0,
+        value: FieldValue::Varint(0),
+    };
+
+    /// The slot after member `f` was read.
+    #[inline(always)]
+    pub fn new(f: Field<'a>) -> Self {
+        OneofSlot {
+            id: f.id,
+            value: f.value,
+        }
+    }
+
+    /// The number of the member seen last (0 when none was).
+    #[inline(always)]
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The raw value of member `id`, if it is the one seen last.
+    #[inline(always)]
+    pub fn get(&self, id: u32) -> Option<FieldValue<'a>> {
+        if self.id == id {
+            Some(self.value)
+        } else {
+            None
+        }
+    }
+
+    /// The raw value of the member seen last.
+    #[inline(always)]
+    pub fn value(&self) -> FieldValue<'a> {
+        self.value
+    }
+}
+
+/// The field reader a generated decoder's pass uses over `buf`.
+#[inline(always)]
+pub fn fields_of(buf: &[u8], groups: bool) -> Decoder<'_> {
+    let d = Decoder::new(buf);
+    if groups { d.accept_groups() } else { d }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occurrences_bound_the_scan() {
+        // 1: 5, 2: 6, 1: 7, 2: 8
+        let buf = [0x08, 5, 0x10, 6, 0x08, 7, 0x10, 8];
+        let mut o = Occurrences::NONE;
+        assert!(o.is_empty());
+        assert_eq!(o.fields(&buf, 1).count(), 0);
+        o.add(0, 2);
+        o.add(4, 6);
+        assert!(!o.is_empty());
+        let v: Vec<u64> = o.fields(&buf, 1).map(|f| f.as_u64().unwrap()).collect();
+        assert_eq!(v, [5, 7]);
+        // Offsets past the buffer (a caller mixing messages) cannot panic.
+        let mut wrong = Occurrences::NONE;
+        wrong.add(100, 200);
+        assert_eq!(wrong.fields(&buf, 1).count(), 0);
+    }
+
+    #[test]
+    fn oneof_slot_answers_for_the_last_member_only() {
+        let s = OneofSlot::new(Field {
+            id: 3,
+            value: FieldValue::Varint(9),
+        });
+        assert_eq!(s.get(3), Some(FieldValue::Varint(9)));
+        assert_eq!(s.get(4), None);
+        assert_eq!(OneofSlot::NONE.get(1), None);
+        assert_eq!(OneofSlot::NONE.id(), 0);
+        assert_eq!(varint(FieldValue::Fixed32(1)), None);
+        assert_eq!(bytes(FieldValue::Bytes(b"x")), Some(&b"x"[..]));
+        assert_eq!(group(FieldValue::Bytes(b"x")), None);
+    }
+}
