@@ -92,7 +92,7 @@ impl TraceSize {
         workers: 4,
         frames: 1_800,
     };
-    /// A quick recording for tests in debug builds (about 100 KB).
+    /// A quick recording for tests in debug builds (about 130 KB).
     pub const SMALL: TraceSize = TraceSize {
         workers: 3,
         frames: 60,
