@@ -79,7 +79,10 @@
 //! - **Repeated singular message fields** (legal protobuf: merged): prost
 //!   and rust-protobuf merge them, quick-protobuf and ours keep the last.
 //! - **Malformed input**: ours never fails (a malformed field reads as
-//!   absent); the others refuse the packet.
+//!   absent); the others refuse the packet. A known field with an
+//!   unexpected wire type reads as absent with ours, is skipped as unknown
+//!   by quick-protobuf, rust-protobuf and the floor (which match on the
+//!   whole tag), and makes prost refuse the packet.
 
 //!
 //! # Running
