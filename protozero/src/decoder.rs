@@ -218,6 +218,7 @@ pub struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
+    #[inline]
     /// A decoder over `buf`.
     pub fn new(buf: &'a [u8]) -> Decoder<'a> {
         Decoder {
@@ -228,6 +229,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     /// This decoder, reading groups as [`FieldValue::Group`] instead of
     /// stopping at them (for schemas with proto2 groups or delimited fields).
     pub fn accept_groups(mut self) -> Decoder<'a> {
@@ -235,11 +237,13 @@ impl<'a> Decoder<'a> {
         self
     }
 
+    #[inline]
     /// Whether groups are read (see [`Decoder::accept_groups`]).
     pub fn groups_accepted(&self) -> bool {
         self.groups
     }
 
+    #[inline]
     /// A decoder that starts at byte `pos` of `buf` (clamped to its length).
     pub fn at(buf: &'a [u8], pos: usize) -> Decoder<'a> {
         Decoder {
@@ -250,16 +254,19 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     /// Offset of the next field.
     pub fn offset(&self) -> usize {
         self.pos
     }
 
+    #[inline]
     /// Bytes not yet consumed.
     pub fn remaining(&self) -> &'a [u8] {
         &self.buf[self.pos..]
     }
 
+    #[inline]
     /// The whole buffer.
     pub fn buffer(&self) -> &'a [u8] {
         self.buf
@@ -311,7 +318,7 @@ impl<'a> Iterator for Decoder<'a> {
 }
 
 /// Parses the field starting at `pos`; returns it and the offset after it.
-#[inline]
+#[inline(always)]
 pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Field<'_>, usize), DecodeError> {
     let rest = &buf[pos..];
     let (tag, n) = decode_varint(rest)?;
@@ -365,6 +372,7 @@ pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Field<'_>, usize), 
 
 /// [`parse_field`], plus groups: a start-group tag yields
 /// [`FieldValue::Group`] with the bytes up to its matching end-group tag.
+#[inline]
 pub(crate) fn parse_field_or_group(
     buf: &[u8],
     pos: usize,

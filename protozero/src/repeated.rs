@@ -15,6 +15,7 @@ pub struct PackedVarints<'a> {
 }
 
 impl<'a> PackedVarints<'a> {
+    #[inline]
     /// Iterates `payload`.
     pub fn new(payload: &'a [u8]) -> Self {
         PackedVarints {
@@ -23,6 +24,7 @@ impl<'a> PackedVarints<'a> {
         }
     }
 
+    #[inline]
     /// The error that ended iteration early, if any.
     pub fn error(&self) -> Option<DecodeError> {
         self.error
@@ -60,6 +62,7 @@ macro_rules! packed_fixed {
         }
 
         impl<'a> $name<'a> {
+            #[inline]
             /// Iterates `payload`; fails unless its length is a multiple of the element size.
             pub fn new(payload: &'a [u8]) -> Result<Self, DecodeError> {
                 if payload.len() % $n != 0 {
@@ -116,6 +119,7 @@ pub struct RepeatedFields<'a> {
 }
 
 impl<'a> RepeatedFields<'a> {
+    #[inline]
     /// Occurrences of `id` in `buf` at or after offset `start`.
     pub fn new(buf: &'a [u8], start: usize, id: u32) -> Self {
         RepeatedFields {
@@ -125,6 +129,7 @@ impl<'a> RepeatedFields<'a> {
         }
     }
 
+    #[inline]
     /// This iterator, stepping over proto2 groups instead of stopping at
     /// them (see [`Decoder::accept_groups`]).
     pub fn accept_groups(mut self) -> Self {
@@ -132,11 +137,13 @@ impl<'a> RepeatedFields<'a> {
         self
     }
 
+    #[inline]
     /// An iterator that yields nothing.
     pub fn empty() -> Self {
         Self::new(&[], 0, 0)
     }
 
+    #[inline]
     /// The error that ended iteration early, if any.
     pub fn error(&self) -> Option<DecodeError> {
         self.error
@@ -148,6 +155,17 @@ impl<'a> Iterator for RepeatedFields<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Field<'a>> {
+        // An absent or used-up field costs one compare (generated decoders
+        // hand out many such iterators).
+        if self.decoder.remaining().is_empty() {
+            return None;
+        }
+        self.next_present()
+    }
+}
+
+impl<'a> RepeatedFields<'a> {
+    fn next_present(&mut self) -> Option<Field<'a>> {
         loop {
             match self.decoder.read_field()? {
                 Ok(f) if f.id == self.id => return Some(f),

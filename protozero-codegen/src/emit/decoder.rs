@@ -207,15 +207,13 @@ fn slots_and_pass(
     let mut decls = TokenStream::new();
     let mut inits = TokenStream::new();
     let mut arms = Vec::new();
-    let mut any_repeated = false;
     for p in plans.iter().filter(|p| p.def.oneof.is_none()) {
         let id = Literal::u32_unsuffixed(p.def.number);
         if p.repeated() {
-            any_repeated = true;
             let r = slot("r", p.def.number);
             decls.extend(quote!(#r: ::protozero::__private::Occurrences,));
             inits.extend(quote!(#r: ::protozero::__private::Occurrences::NONE,));
-            arms.push((quote!(#id), quote!(d.#r.add(start, it.offset()))));
+            arms.push((quote!(#id), quote!(d.#r.add(pos, next))));
         } else {
             let f = slot("f", p.def.number);
             let (ex, ty) = extract(p);
@@ -243,8 +241,8 @@ fn slots_and_pass(
             ));
         }
     }
-    let start = any_repeated.then(|| quote!(let start = it.offset();));
     let dispatch = match arms.as_slice() {
+        [] => TokenStream::new(),
         [(ids, action)] if ids.to_string().parse::<u32>().is_ok() => quote! {
             if f.id == #ids {
                 #action;
@@ -260,29 +258,10 @@ fn slots_and_pass(
             }
         }
     };
-    let body = if arms.is_empty() {
-        quote! {
-            for field in it.by_ref() {
-                if let ::core::result::Result::Err(e) = field {
-                    d.error = ::core::option::Option::Some(e);
-                }
-            }
-        }
+    let field = if arms.is_empty() {
+        quote!((_, next))
     } else {
-        quote! {
-            loop {
-                #start
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
-                        d.error = ::core::option::Option::Some(e);
-                        break;
-                    }
-                };
-                #dispatch
-            }
-        }
+        quote!((f, next))
     };
     let pass = quote! {
         let mut d = Self {
@@ -290,8 +269,18 @@ fn slots_and_pass(
             error: ::core::option::Option::None,
             #inits
         };
-        let mut it = ::protozero::__private::fields_of(buf, #groups);
-        #body
+        let mut pos = 0;
+        while pos < buf.len() {
+            let #field = match ::protozero::__private::parse_at(buf, pos, #groups) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            #dispatch
+            pos = next;
+        }
         d
     };
     (decls, pass)

@@ -96,23 +96,22 @@ impl<'a> CommitDataRequestDecoder<'a> {
             r2: ::protozero::__private::Occurrences::NONE,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -323,12 +322,11 @@ pub mod commit_data_request {
                 f4: ::core::option::Option::None,
                 f5: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -341,6 +339,7 @@ pub mod commit_data_request {
                     5 => d.f5 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -558,13 +557,11 @@ pub mod commit_data_request {
                 r4: ::protozero::__private::Occurrences::NONE,
                 f5: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -573,10 +570,11 @@ pub mod commit_data_request {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.r4.add(start, it.offset()),
+                    4 => d.r4.add(pos, next),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -768,12 +766,15 @@ pub mod commit_data_request {
                     f1: ::core::option::Option::None,
                     f2: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -783,6 +784,7 @@ pub mod commit_data_request {
                         2 => d.f2 = ::protozero::__private::bytes(f.value),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }

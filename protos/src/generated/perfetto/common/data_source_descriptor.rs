@@ -178,12 +178,11 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
             f6: ::core::option::Option::None,
             f8: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -201,6 +200,7 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
                 8 => d.f8 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

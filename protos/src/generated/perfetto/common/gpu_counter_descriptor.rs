@@ -155,21 +155,19 @@ impl<'a> GpuCounterDescriptorDecoder<'a> {
             f7: ::core::option::Option::None,
             f8: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
-                6 => d.r6.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
+                6 => d.r6.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 5 => d.f5 = ::protozero::__private::varint(f.value),
@@ -177,6 +175,7 @@ impl<'a> GpuCounterDescriptorDecoder<'a> {
                 8 => d.f8 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -898,13 +897,11 @@ pub mod gpu_counter_descriptor {
                 f11: ::core::option::Option::None,
                 o0: ::protozero::__private::OneofSlot::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -913,15 +910,16 @@ pub mod gpu_counter_descriptor {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    7 => d.r7.add(start, it.offset()),
-                    8 => d.r8.add(start, it.offset()),
+                    7 => d.r7.add(pos, next),
+                    8 => d.r8.add(pos, next),
                     9 => d.f9 = ::protozero::__private::varint(f.value),
-                    10 => d.r10.add(start, it.offset()),
+                    10 => d.r10.add(pos, next),
                     11 => d.f11 = ::protozero::__private::varint(f.value),
                     5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                     6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1345,13 +1343,11 @@ pub mod gpu_counter_descriptor {
                 f4: ::core::option::Option::None,
                 r5: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1361,9 +1357,10 @@ pub mod gpu_counter_descriptor {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
                     4 => d.f4 = ::protozero::__private::bytes(f.value),
-                    5 => d.r5.add(start, it.offset()),
+                    5 => d.r5.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1576,13 +1573,11 @@ pub mod gpu_counter_descriptor {
                 f3: ::core::option::Option::None,
                 r4: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1591,9 +1586,10 @@ pub mod gpu_counter_descriptor {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(start, it.offset()),
+                    4 => d.r4.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

@@ -92,12 +92,11 @@ impl<'a> UtsnameDecoder<'a> {
             f3: ::core::option::Option::None,
             f4: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -109,6 +108,7 @@ impl<'a> UtsnameDecoder<'a> {
                 4 => d.f4 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -449,12 +449,11 @@ impl<'a> SystemInfoDecoder<'a> {
             f16: ::core::option::Option::None,
             f17: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -479,6 +478,7 @@ impl<'a> SystemInfoDecoder<'a> {
                 17 => d.f17 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

@@ -252,21 +252,19 @@ impl<'a> TraceStatsDecoder<'a> {
             f14: ::core::option::Option::None,
             f15: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                17 => d.r17.add(start, it.offset()),
-                18 => d.r18.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                17 => d.r17.add(pos, next),
+                18 => d.r18.add(pos, next),
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::varint(f.value),
@@ -283,6 +281,7 @@ impl<'a> TraceStatsDecoder<'a> {
                 15 => d.f15 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -899,12 +898,11 @@ pub mod trace_stats {
                 f9: ::core::option::Option::None,
                 f19: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -932,6 +930,7 @@ pub mod trace_stats {
                     19 => d.f19 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1318,13 +1317,11 @@ pub mod trace_stats {
                 r2: ::protozero::__private::Occurrences::NONE,
                 r3: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1332,10 +1329,11 @@ pub mod trace_stats {
                 match f.id {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     4 => d.f4 = ::protozero::__private::varint(f.value),
-                    2 => d.r2.add(start, it.offset()),
-                    3 => d.r3.add(start, it.offset()),
+                    2 => d.r2.add(pos, next),
+                    3 => d.r3.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1557,13 +1555,11 @@ pub mod trace_stats {
                 f5: ::core::option::Option::None,
                 r20: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1574,9 +1570,10 @@ pub mod trace_stats {
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     4 => d.f4 = ::protozero::__private::varint(f.value),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
-                    20 => d.r20.add(start, it.offset()),
+                    20 => d.r20.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

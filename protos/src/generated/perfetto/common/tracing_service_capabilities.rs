@@ -101,24 +101,23 @@ impl<'a> TracingServiceCapabilitiesDecoder<'a> {
             f3: ::core::option::Option::None,
             f4: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

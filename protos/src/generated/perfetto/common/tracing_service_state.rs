@@ -143,27 +143,26 @@ impl<'a> TracingServiceStateDecoder<'a> {
             f4: ::core::option::Option::None,
             f5: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
-                6 => d.r6.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
+                6 => d.r6.add(pos, next),
                 7 => d.f7 = ::protozero::__private::varint(f.value),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 5 => d.f5 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -462,12 +461,11 @@ pub mod tracing_service_state {
                 f7: ::core::option::Option::None,
                 f8: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -483,6 +481,7 @@ pub mod tracing_service_state {
                     8 => d.f8 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -718,12 +717,11 @@ pub mod tracing_service_state {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -733,6 +731,7 @@ pub mod tracing_service_state {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -979,13 +978,11 @@ pub mod tracing_service_state {
                 f10: ::core::option::Option::None,
                 f11: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -995,7 +992,7 @@ pub mod tracing_service_state {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
                     4 => d.f4 = ::protozero::__private::bytes(f.value),
-                    5 => d.r5.add(start, it.offset()),
+                    5 => d.r5.add(pos, next),
                     6 => d.f6 = ::protozero::__private::varint(f.value),
                     7 => d.f7 = ::protozero::__private::varint(f.value),
                     8 => d.f8 = ::protozero::__private::varint(f.value),
@@ -1004,6 +1001,7 @@ pub mod tracing_service_state {
                     11 => d.f11 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

@@ -119,12 +119,11 @@ impl<'a> TestConfigDecoder<'a> {
             f5: ::core::option::Option::None,
             f6: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -138,6 +137,7 @@ impl<'a> TestConfigDecoder<'a> {
                 6 => d.f6 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -454,12 +454,11 @@ pub mod test_config {
                 f13: ::core::option::Option::None,
                 f14: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -481,6 +480,7 @@ pub mod test_config {
                     14 => d.f14 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

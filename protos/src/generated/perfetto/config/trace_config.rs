@@ -637,26 +637,24 @@ impl<'a> TraceConfigDecoder<'a> {
             f43: ::core::option::Option::None,
             f48: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
                 20 => d.f20 = ::protozero::__private::bytes(f.value),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 36 => d.f36 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 5 => d.f5 = ::protozero::__private::varint(f.value),
-                6 => d.r6.add(start, it.offset()),
+                6 => d.r6.add(pos, next),
                 7 => d.f7 = ::protozero::__private::bytes(f.value),
                 8 => d.f8 = ::protozero::__private::varint(f.value),
                 29 => d.f29 = ::protozero::__private::bytes(f.value),
@@ -671,7 +669,7 @@ impl<'a> TraceConfigDecoder<'a> {
                 30 => d.f30 = ::protozero::__private::varint(f.value),
                 38 => d.f38 = ::protozero::__private::bytes(f.value),
                 17 => d.f17 = ::protozero::__private::bytes(f.value),
-                18 => d.r18.add(start, it.offset()),
+                18 => d.r18.add(pos, next),
                 21 => d.f21 = ::protozero::__private::bytes(f.value),
                 19 => d.f19 = ::protozero::__private::varint(f.value),
                 22 => d.f22 = ::protozero::__private::bytes(f.value),
@@ -684,7 +682,7 @@ impl<'a> TraceConfigDecoder<'a> {
                 33 => d.f33 = ::protozero::__private::bytes(f.value),
                 34 => d.f34 = ::protozero::__private::bytes(f.value),
                 35 => d.f35 = ::protozero::__private::bytes(f.value),
-                39 => d.r39.add(start, it.offset()),
+                39 => d.r39.add(pos, next),
                 40 => d.f40 = ::protozero::__private::bytes(f.value),
                 41 => d.f41 = ::protozero::__private::varint(f.value),
                 44 => d.f44 = ::protozero::__private::varint(f.value),
@@ -693,6 +691,7 @@ impl<'a> TraceConfigDecoder<'a> {
                 48 => d.f48 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1948,12 +1947,11 @@ pub mod trace_config {
                 f7: ::core::option::Option::None,
                 f8: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1967,6 +1965,7 @@ pub mod trace_config {
                     8 => d.f8 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -2366,24 +2365,23 @@ pub mod trace_config {
                 r3: ::protozero::__private::Occurrences::NONE,
                 r4: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
                     1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.r2.add(start, it.offset()),
-                    3 => d.r3.add(start, it.offset()),
-                    4 => d.r4.add(start, it.offset()),
+                    2 => d.r2.add(pos, next),
+                    3 => d.r3.add(pos, next),
+                    4 => d.r4.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -2672,12 +2670,11 @@ pub mod trace_config {
                 f9: ::core::option::Option::None,
                 f10: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -2695,6 +2692,7 @@ pub mod trace_config {
                     10 => d.f10 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -2966,12 +2964,11 @@ pub mod trace_config {
                 f2: ::core::option::Option::None,
                 f3: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -2982,6 +2979,7 @@ pub mod trace_config {
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3165,12 +3163,11 @@ pub mod trace_config {
                 f3: ::core::option::Option::None,
                 f4: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3182,6 +3179,7 @@ pub mod trace_config {
                     4 => d.f4 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3351,12 +3349,11 @@ pub mod trace_config {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3366,6 +3363,7 @@ pub mod trace_config {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3549,13 +3547,11 @@ pub mod trace_config {
                 r2: ::protozero::__private::Occurrences::NONE,
                 f3: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3563,10 +3559,11 @@ pub mod trace_config {
                 match f.id {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
-                    2 => d.r2.add(start, it.offset()),
+                    2 => d.r2.add(pos, next),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3873,12 +3870,15 @@ pub mod trace_config {
                     f4: ::core::option::Option::None,
                     f5: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -3891,6 +3891,7 @@ pub mod trace_config {
                         5 => d.f5 = ::protozero::__private::fixed64(f.value),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }
@@ -4074,12 +4075,11 @@ pub mod trace_config {
                 error: ::core::option::Option::None,
                 f1: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -4087,6 +4087,7 @@ pub mod trace_config {
                 if f.id == 1 {
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
+                pos = next;
             }
             d
         }
@@ -4237,12 +4238,11 @@ pub mod trace_config {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -4252,6 +4252,7 @@ pub mod trace_config {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -4395,11 +4396,20 @@ pub mod trace_config {
                     buf,
                     error: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                for field in it.by_ref() {
-                    if let ::core::result::Result::Err(e) = field {
-                        d.error = ::core::option::Option::Some(e);
-                    }
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (_, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
+                            d.error = ::core::option::Option::Some(e);
+                            break;
+                        }
+                    };
+                    pos = next;
                 }
                 d
             }
@@ -4517,12 +4527,15 @@ pub mod trace_config {
                     error: ::core::option::Option::None,
                     f1: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -4530,6 +4543,7 @@ pub mod trace_config {
                     if f.id == 1 {
                         d.f1 = ::protozero::__private::varint(f.value);
                     }
+                    pos = next;
                 }
                 d
             }
@@ -4699,12 +4713,11 @@ pub mod trace_config {
                 f5: ::core::option::Option::None,
                 f4: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -4717,6 +4730,7 @@ pub mod trace_config {
                     4 => d.f4 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -4955,12 +4969,11 @@ pub mod trace_config {
                 f4: ::core::option::Option::None,
                 f5: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -4973,6 +4986,7 @@ pub mod trace_config {
                     5 => d.f5 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -5330,13 +5344,15 @@ pub mod trace_config {
                     f4: ::core::option::Option::None,
                     r5: ::protozero::__private::Occurrences::NONE,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let start = it.offset();
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -5346,9 +5362,10 @@ pub mod trace_config {
                         2 => d.f2 = ::protozero::__private::bytes(f.value),
                         3 => d.f3 = ::protozero::__private::bytes(f.value),
                         4 => d.f4 = ::protozero::__private::bytes(f.value),
-                        5 => d.r5.add(start, it.offset()),
+                        5 => d.r5.add(pos, next),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }
@@ -5562,20 +5579,23 @@ pub mod trace_config {
                     error: ::core::option::Option::None,
                     r1: ::protozero::__private::Occurrences::NONE,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let start = it.offset();
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
                     };
                     if f.id == 1 {
-                        d.r1.add(start, it.offset());
+                        d.r1.add(pos, next);
                     }
+                    pos = next;
                 }
                 d
             }
@@ -5747,12 +5767,11 @@ pub mod trace_config {
                 f3: ::core::option::Option::None,
                 f4: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -5764,6 +5783,7 @@ pub mod trace_config {
                     4 => d.f4 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -5949,12 +5969,11 @@ pub mod trace_config {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -5964,6 +5983,7 @@ pub mod trace_config {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -6111,12 +6131,11 @@ pub mod trace_config {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -6126,6 +6145,7 @@ pub mod trace_config {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

@@ -77,12 +77,11 @@ impl<'a> EnableTracingRequestDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -92,6 +91,7 @@ impl<'a> EnableTracingRequestDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -240,12 +240,11 @@ impl<'a> EnableTracingResponseDecoder<'a> {
             f3: ::core::option::Option::None,
             o0: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -255,6 +254,7 @@ impl<'a> EnableTracingResponseDecoder<'a> {
                 1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -406,11 +406,16 @@ impl<'a> StartTracingRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -512,11 +517,16 @@ impl<'a> StartTracingResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -633,12 +643,11 @@ impl<'a> ChangeTraceConfigRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -646,6 +655,7 @@ impl<'a> ChangeTraceConfigRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -763,11 +773,16 @@ impl<'a> ChangeTraceConfigResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -869,11 +884,16 @@ impl<'a> DisableTracingRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -975,11 +995,16 @@ impl<'a> DisableTracingResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1081,11 +1106,16 @@ impl<'a> ReadBuffersRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1204,20 +1234,19 @@ impl<'a> ReadBuffersResponseDecoder<'a> {
             error: ::core::option::Option::None,
             r2: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             if f.id == 2 {
-                d.r2.add(start, it.offset());
+                d.r2.add(pos, next);
             }
+            pos = next;
         }
         d
     }
@@ -1361,12 +1390,11 @@ pub mod read_buffers_response {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1376,6 +1404,7 @@ pub mod read_buffers_response {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1514,20 +1543,19 @@ impl<'a> FreeBuffersRequestDecoder<'a> {
             error: ::core::option::Option::None,
             r1: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             if f.id == 1 {
-                d.r1.add(start, it.offset());
+                d.r1.add(pos, next);
             }
+            pos = next;
         }
         d
     }
@@ -1642,11 +1670,16 @@ impl<'a> FreeBuffersResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1768,12 +1801,11 @@ impl<'a> FlushRequestDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1783,6 +1815,7 @@ impl<'a> FlushRequestDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1906,11 +1939,16 @@ impl<'a> FlushResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2022,12 +2060,11 @@ impl<'a> DetachRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2035,6 +2072,7 @@ impl<'a> DetachRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -2152,11 +2190,16 @@ impl<'a> DetachResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2268,12 +2311,11 @@ impl<'a> AttachRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2281,6 +2323,7 @@ impl<'a> AttachRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -2413,12 +2456,11 @@ impl<'a> AttachResponseDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2426,6 +2468,7 @@ impl<'a> AttachResponseDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -2543,11 +2586,16 @@ impl<'a> GetTraceStatsRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2664,12 +2712,11 @@ impl<'a> GetTraceStatsResponseDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2677,6 +2724,7 @@ impl<'a> GetTraceStatsResponseDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -2813,20 +2861,19 @@ impl<'a> ObserveEventsRequestDecoder<'a> {
             error: ::core::option::Option::None,
             r1: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             if f.id == 1 {
-                d.r1.add(start, it.offset());
+                d.r1.add(pos, next);
             }
+            pos = next;
         }
         d
     }
@@ -2963,12 +3010,11 @@ impl<'a> ObserveEventsResponseDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2976,6 +3022,7 @@ impl<'a> ObserveEventsResponseDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -3103,12 +3150,11 @@ impl<'a> QueryServiceStateRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -3116,6 +3162,7 @@ impl<'a> QueryServiceStateRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -3245,12 +3292,11 @@ impl<'a> QueryServiceStateResponseDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -3258,6 +3304,7 @@ impl<'a> QueryServiceStateResponseDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -3377,11 +3424,16 @@ impl<'a> QueryCapabilitiesRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -3500,12 +3552,11 @@ impl<'a> QueryCapabilitiesResponseDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -3513,6 +3564,7 @@ impl<'a> QueryCapabilitiesResponseDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -3632,11 +3684,16 @@ impl<'a> SaveTraceForBugreportRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -3759,12 +3816,11 @@ impl<'a> SaveTraceForBugreportResponseDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -3774,6 +3830,7 @@ impl<'a> SaveTraceForBugreportResponseDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -3991,12 +4048,11 @@ impl<'a> CloneSessionRequestDecoder<'a> {
             f9: ::core::option::Option::None,
             o0: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -4013,6 +4069,7 @@ impl<'a> CloneSessionRequestDecoder<'a> {
                 4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -4316,12 +4373,11 @@ impl<'a> CloneSessionResponseDecoder<'a> {
             f4: ::core::option::Option::None,
             f5: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -4334,6 +4390,7 @@ impl<'a> CloneSessionResponseDecoder<'a> {
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

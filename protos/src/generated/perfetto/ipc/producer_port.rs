@@ -131,12 +131,11 @@ impl<'a> InitializeConnectionRequestDecoder<'a> {
             f8: ::core::option::Option::None,
             f7: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -151,6 +150,7 @@ impl<'a> InitializeConnectionRequestDecoder<'a> {
                 7 => d.f7 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -477,12 +477,11 @@ impl<'a> InitializeConnectionResponseDecoder<'a> {
             f2: ::core::option::Option::None,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -493,6 +492,7 @@ impl<'a> InitializeConnectionResponseDecoder<'a> {
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -645,12 +645,11 @@ impl<'a> RegisterDataSourceRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -658,6 +657,7 @@ impl<'a> RegisterDataSourceRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -787,12 +787,11 @@ impl<'a> RegisterDataSourceResponseDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -800,6 +799,7 @@ impl<'a> RegisterDataSourceResponseDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -934,12 +934,11 @@ impl<'a> UpdateDataSourceRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -947,6 +946,7 @@ impl<'a> UpdateDataSourceRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -1066,11 +1066,16 @@ impl<'a> UpdateDataSourceResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1182,12 +1187,11 @@ impl<'a> UnregisterDataSourceRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1195,6 +1199,7 @@ impl<'a> UnregisterDataSourceRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -1313,11 +1318,16 @@ impl<'a> UnregisterDataSourceResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1440,12 +1450,11 @@ impl<'a> RegisterTraceWriterRequestDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1455,6 +1464,7 @@ impl<'a> RegisterTraceWriterRequestDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1578,11 +1588,16 @@ impl<'a> RegisterTraceWriterResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1695,12 +1710,11 @@ impl<'a> UnregisterTraceWriterRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1708,6 +1722,7 @@ impl<'a> UnregisterTraceWriterRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -1821,11 +1836,16 @@ impl<'a> UnregisterTraceWriterResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -1928,11 +1948,16 @@ impl<'a> CommitDataResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2044,12 +2069,11 @@ impl<'a> NotifyDataSourceStartedRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2057,6 +2081,7 @@ impl<'a> NotifyDataSourceStartedRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -2170,11 +2195,16 @@ impl<'a> NotifyDataSourceStartedResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2287,12 +2317,11 @@ impl<'a> NotifyDataSourceStoppedRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2300,6 +2329,7 @@ impl<'a> NotifyDataSourceStoppedRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -2413,11 +2443,16 @@ impl<'a> NotifyDataSourceStoppedResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2530,20 +2565,19 @@ impl<'a> ActivateTriggersRequestDecoder<'a> {
             error: ::core::option::Option::None,
             r1: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             if f.id == 1 {
-                d.r1.add(start, it.offset());
+                d.r1.add(pos, next);
             }
+            pos = next;
         }
         d
     }
@@ -2661,11 +2695,16 @@ impl<'a> ActivateTriggersResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2767,11 +2806,16 @@ impl<'a> GetAsyncCommandRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -2975,12 +3019,11 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
             error: ::core::option::Option::None,
             o0: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2994,6 +3037,7 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
                 7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -3319,12 +3363,11 @@ pub mod get_async_command_response {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3334,6 +3377,7 @@ pub mod get_async_command_response {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3495,12 +3539,11 @@ pub mod get_async_command_response {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3510,6 +3553,7 @@ pub mod get_async_command_response {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3654,12 +3698,11 @@ pub mod get_async_command_response {
                 error: ::core::option::Option::None,
                 f1: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3667,6 +3710,7 @@ pub mod get_async_command_response {
                 if f.id == 1 {
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
+                pos = next;
             }
             d
         }
@@ -3803,12 +3847,11 @@ pub mod get_async_command_response {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -3818,6 +3861,7 @@ pub mod get_async_command_response {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -3980,23 +4024,22 @@ pub mod get_async_command_response {
                 f2: ::core::option::Option::None,
                 f3: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
-                    1 => d.r1.add(start, it.offset()),
+                    1 => d.r1.add(pos, next),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -4151,20 +4194,19 @@ pub mod get_async_command_response {
                 error: ::core::option::Option::None,
                 r1: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 if f.id == 1 {
-                    d.r1.add(start, it.offset());
+                    d.r1.add(pos, next);
                 }
+                pos = next;
             }
             d
         }
@@ -4288,11 +4330,16 @@ impl<'a> SyncRequestDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -4394,11 +4441,16 @@ impl<'a> SyncResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }

@@ -67,12 +67,11 @@ impl<'a> InitRelayRequestDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -80,6 +79,7 @@ impl<'a> InitRelayRequestDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::bytes(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -197,11 +197,16 @@ impl<'a> InitRelayResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }
@@ -336,22 +341,21 @@ impl<'a> SyncClockRequestDecoder<'a> {
             f1: ::core::option::Option::None,
             r2: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -586,12 +590,11 @@ pub mod sync_clock_request {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -601,6 +604,7 @@ pub mod sync_clock_request {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -729,11 +733,16 @@ impl<'a> SyncClockResponseDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }

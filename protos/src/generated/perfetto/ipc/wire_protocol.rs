@@ -164,20 +164,18 @@ impl<'a> IPCFrameDecoder<'a> {
             r1: ::protozero::__private::Occurrences::NONE,
             o0: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
-                1 => d.r1.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
                 3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
@@ -186,6 +184,7 @@ impl<'a> IPCFrameDecoder<'a> {
                 8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -508,12 +507,11 @@ pub mod ipc_frame {
                 error: ::core::option::Option::None,
                 f1: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -521,6 +519,7 @@ pub mod ipc_frame {
                 if f.id == 1 {
                     d.f1 = ::protozero::__private::bytes(f.value);
                 }
+                pos = next;
             }
             d
         }
@@ -679,13 +678,11 @@ pub mod ipc_frame {
                 f2: ::core::option::Option::None,
                 r3: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -693,9 +690,10 @@ pub mod ipc_frame {
                 match f.id {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.r3.add(start, it.offset()),
+                    3 => d.r3.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -868,12 +866,15 @@ pub mod ipc_frame {
                     f1: ::core::option::Option::None,
                     f2: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -883,6 +884,7 @@ pub mod ipc_frame {
                         2 => d.f2 = ::protozero::__private::bytes(f.value),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }
@@ -1058,12 +1060,11 @@ pub mod ipc_frame {
                 f3: ::core::option::Option::None,
                 f4: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1075,6 +1076,7 @@ pub mod ipc_frame {
                     4 => d.f4 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1254,12 +1256,11 @@ pub mod ipc_frame {
                 f2: ::core::option::Option::None,
                 f3: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1270,6 +1271,7 @@ pub mod ipc_frame {
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1418,12 +1420,11 @@ pub mod ipc_frame {
                 error: ::core::option::Option::None,
                 f1: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1431,6 +1432,7 @@ pub mod ipc_frame {
                 if f.id == 1 {
                     d.f1 = ::protozero::__private::bytes(f.value);
                 }
+                pos = next;
             }
             d
         }
@@ -1592,12 +1594,11 @@ pub mod ipc_frame {
                 f3: ::core::option::Option::None,
                 f4: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1609,6 +1610,7 @@ pub mod ipc_frame {
                     4 => d.f4 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

@@ -83,22 +83,21 @@ impl<'a> ClockSnapshotDecoder<'a> {
             r1: ::protozero::__private::Occurrences::NONE,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -277,12 +276,11 @@ pub mod clock_snapshot {
                 f3: ::core::option::Option::None,
                 f4: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -294,6 +292,7 @@ pub mod clock_snapshot {
                     4 => d.f4 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

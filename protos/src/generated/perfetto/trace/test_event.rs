@@ -143,12 +143,11 @@ impl<'a> TestEventDecoder<'a> {
             f6: ::core::option::Option::None,
             f7: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -163,6 +162,7 @@ impl<'a> TestEventDecoder<'a> {
                 7 => d.f7 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -451,27 +451,26 @@ pub mod test_event {
                 f3: ::core::option::Option::None,
                 r7: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
-                    1 => d.r1.add(start, it.offset()),
-                    2 => d.r2.add(start, it.offset()),
+                    1 => d.r1.add(pos, next),
+                    2 => d.r2.add(pos, next),
                     4 => d.f4 = ::protozero::__private::bytes(f.value),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.r6.add(start, it.offset()),
+                    6 => d.r6.add(pos, next),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
-                    7 => d.r7.add(start, it.offset()),
+                    7 => d.r7.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -713,12 +712,11 @@ pub mod test_event {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -728,6 +726,7 @@ pub mod test_event {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -876,12 +875,15 @@ pub mod test_event {
                     error: ::core::option::Option::None,
                     f1: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -889,6 +891,7 @@ pub mod test_event {
                     if f.id == 1 {
                         d.f1 = ::protozero::__private::varint(f.value);
                     }
+                    pos = next;
                 }
                 d
             }
@@ -1070,13 +1073,11 @@ pub mod test_event {
                 r4: ::protozero::__private::Occurrences::NONE,
                 r5: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1085,10 +1086,11 @@ pub mod test_event {
                     1 => d.f1 = ::protozero::__private::bytes(f.value),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(start, it.offset()),
-                    5 => d.r5.add(start, it.offset()),
+                    4 => d.r4.add(pos, next),
+                    5 => d.r5.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1326,13 +1328,11 @@ pub mod test_event {
                 f3: ::core::option::Option::None,
                 r4: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1341,9 +1341,10 @@ pub mod test_event {
                     1 => d.f1 = ::protozero::__private::bytes(f.value),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(start, it.offset()),
+                    4 => d.r4.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

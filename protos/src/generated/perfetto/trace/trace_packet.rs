@@ -445,12 +445,11 @@ impl<'a> TracePacketDecoder<'a> {
             o1: ::protozero::__private::OneofSlot::NONE,
             o2: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -490,6 +489,7 @@ impl<'a> TracePacketDecoder<'a> {
                 10 => d.o2 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1535,20 +1535,19 @@ pub mod trace_packet {
                 error: ::core::option::Option::None,
                 r1: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 if f.id == 1 {
-                    d.r1.add(start, it.offset());
+                    d.r1.add(pos, next);
                 }
+                pos = next;
             }
             d
         }
@@ -1730,13 +1729,15 @@ pub mod trace_packet {
                     f3: ::core::option::Option::None,
                     r4: ::protozero::__private::Occurrences::NONE,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let start = it.offset();
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -1745,9 +1746,10 @@ pub mod trace_packet {
                         1 => d.f1 = ::protozero::__private::bytes(f.value),
                         2 => d.f2 = ::protozero::__private::bytes(f.value),
                         3 => d.f3 = ::protozero::__private::varint(f.value),
-                        4 => d.r4.add(start, it.offset()),
+                        4 => d.r4.add(pos, next),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }

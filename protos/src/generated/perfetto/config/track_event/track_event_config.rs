@@ -152,22 +152,20 @@ impl<'a> TrackEventConfigDecoder<'a> {
             f10: ::core::option::Option::None,
             f9: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
-                3 => d.r3.add(start, it.offset()),
-                4 => d.r4.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
+                3 => d.r3.add(pos, next),
+                4 => d.r4.add(pos, next),
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 6 => d.f6 = ::protozero::__private::varint(f.value),
                 7 => d.f7 = ::protozero::__private::varint(f.value),
@@ -176,6 +174,7 @@ impl<'a> TrackEventConfigDecoder<'a> {
                 9 => d.f9 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

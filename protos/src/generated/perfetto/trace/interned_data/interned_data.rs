@@ -330,37 +330,36 @@ impl<'a> InternedDataDecoder<'a> {
             r20: ::protozero::__private::Occurrences::NONE,
             r26: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
-                3 => d.r3.add(start, it.offset()),
-                27 => d.r27.add(start, it.offset()),
-                29 => d.r29.add(start, it.offset()),
-                43 => d.r43.add(start, it.offset()),
-                16 => d.r16.add(start, it.offset()),
-                17 => d.r17.add(start, it.offset()),
-                18 => d.r18.add(start, it.offset()),
-                5 => d.r5.add(start, it.offset()),
-                19 => d.r19.add(start, it.offset()),
-                6 => d.r6.add(start, it.offset()),
-                7 => d.r7.add(start, it.offset()),
-                4 => d.r4.add(start, it.offset()),
-                28 => d.r28.add(start, it.offset()),
-                20 => d.r20.add(start, it.offset()),
-                26 => d.r26.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
+                3 => d.r3.add(pos, next),
+                27 => d.r27.add(pos, next),
+                29 => d.r29.add(pos, next),
+                43 => d.r43.add(pos, next),
+                16 => d.r16.add(pos, next),
+                17 => d.r17.add(pos, next),
+                18 => d.r18.add(pos, next),
+                5 => d.r5.add(pos, next),
+                19 => d.r19.add(pos, next),
+                6 => d.r6.add(pos, next),
+                7 => d.r7.add(pos, next),
+                4 => d.r4.add(pos, next),
+                28 => d.r28.add(pos, next),
+                20 => d.r20.add(pos, next),
+                26 => d.r26.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

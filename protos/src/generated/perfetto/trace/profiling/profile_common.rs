@@ -72,12 +72,11 @@ impl<'a> InternedStringDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -87,6 +86,7 @@ impl<'a> InternedStringDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -240,12 +240,11 @@ impl<'a> LineDecoder<'a> {
             f2: ::core::option::Option::None,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -256,6 +255,7 @@ impl<'a> LineDecoder<'a> {
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -425,22 +425,21 @@ impl<'a> AddressSymbolsDecoder<'a> {
             f1: ::core::option::Option::None,
             r2: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -604,13 +603,11 @@ impl<'a> ModuleSymbolsDecoder<'a> {
             f2: ::core::option::Option::None,
             r3: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -618,9 +615,10 @@ impl<'a> ModuleSymbolsDecoder<'a> {
             match f.id {
                 1 => d.f1 = ::protozero::__private::bytes(f.value),
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
-                3 => d.r3.add(start, it.offset()),
+                3 => d.r3.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -854,13 +852,11 @@ impl<'a> MappingDecoder<'a> {
             f6: ::core::option::Option::None,
             r7: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -873,9 +869,10 @@ impl<'a> MappingDecoder<'a> {
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 6 => d.f6 = ::protozero::__private::varint(f.value),
-                7 => d.r7.add(start, it.offset()),
+                7 => d.r7.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1151,12 +1148,11 @@ impl<'a> FrameDecoder<'a> {
             f6: ::core::option::Option::None,
             o0: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1172,6 +1168,7 @@ impl<'a> FrameDecoder<'a> {
                 8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1526,22 +1523,21 @@ impl<'a> CallstackDecoder<'a> {
             f1: ::core::option::Option::None,
             r2: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

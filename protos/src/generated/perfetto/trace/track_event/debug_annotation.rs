@@ -209,21 +209,19 @@ impl<'a> DebugAnnotationDecoder<'a> {
             o1: ::protozero::__private::OneofSlot::NONE,
             o2: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 14 => d.f14 = ::protozero::__private::bytes(f.value),
-                11 => d.r11.add(start, it.offset()),
-                12 => d.r12.add(start, it.offset()),
+                11 => d.r11.add(pos, next),
+                12 => d.r12.add(pos, next),
                 1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 2 => d.o1 = ::protozero::__private::OneofSlot::new(f),
@@ -239,6 +237,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
                 13 => d.o2 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -802,28 +801,27 @@ pub mod debug_annotation {
                 f7: ::core::option::Option::None,
                 f8: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.r2.add(start, it.offset()),
-                    3 => d.r3.add(start, it.offset()),
-                    4 => d.r4.add(start, it.offset()),
+                    2 => d.r2.add(pos, next),
+                    3 => d.r3.add(pos, next),
+                    4 => d.r4.add(pos, next),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
                     6 => d.f6 = ::protozero::__private::fixed64(f.value),
                     7 => d.f7 = ::protozero::__private::varint(f.value),
                     8 => d.f8 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1150,12 +1148,11 @@ impl<'a> DebugAnnotationNameDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1165,6 +1162,7 @@ impl<'a> DebugAnnotationNameDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1313,12 +1311,11 @@ impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1328,6 +1325,7 @@ impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

@@ -52,11 +52,16 @@ impl<'a> StateDescriptorDecoder<'a> {
             buf,
             error: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        for field in it.by_ref() {
-            if let ::core::result::Result::Err(e) = field {
-                d.error = ::core::option::Option::Some(e);
-            }
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (_, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
+                    d.error = ::core::option::Option::Some(e);
+                    break;
+                }
+            };
+            pos = next;
         }
         d
     }

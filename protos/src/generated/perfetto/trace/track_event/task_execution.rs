@@ -62,12 +62,11 @@ impl<'a> TaskExecutionDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -75,6 +74,7 @@ impl<'a> TaskExecutionDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }

@@ -416,32 +416,30 @@ impl<'a> TrackEventDecoder<'a> {
             o6: ::protozero::__private::OneofSlot::NONE,
             o7: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                3 => d.r3.add(start, it.offset()),
-                22 => d.r22.add(start, it.offset()),
+                3 => d.r3.add(pos, next),
+                22 => d.r22.add(pos, next),
                 9 => d.f9 = ::protozero::__private::varint(f.value),
                 11 => d.f11 = ::protozero::__private::varint(f.value),
-                31 => d.r31.add(start, it.offset()),
-                12 => d.r12.add(start, it.offset()),
-                45 => d.r45.add(start, it.offset()),
-                46 => d.r46.add(start, it.offset()),
-                36 => d.r36.add(start, it.offset()),
-                47 => d.r47.add(start, it.offset()),
-                42 => d.r42.add(start, it.offset()),
-                48 => d.r48.add(start, it.offset()),
+                31 => d.r31.add(pos, next),
+                12 => d.r12.add(pos, next),
+                45 => d.r45.add(pos, next),
+                46 => d.r46.add(pos, next),
+                36 => d.r36.add(pos, next),
+                47 => d.r47.add(pos, next),
+                42 => d.r42.add(pos, next),
+                48 => d.r48.add(pos, next),
                 57 => d.f57 = ::protozero::__private::fixed64(f.value),
-                4 => d.r4.add(start, it.offset()),
+                4 => d.r4.add(pos, next),
                 5 => d.f5 = ::protozero::__private::bytes(f.value),
                 21 => d.f21 = ::protozero::__private::bytes(f.value),
                 6 => d.f6 = ::protozero::__private::bytes(f.value),
@@ -464,6 +462,7 @@ impl<'a> TrackEventDecoder<'a> {
                 20 => d.o7 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1406,20 +1405,19 @@ pub mod track_event {
                 error: ::core::option::Option::None,
                 r1: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 if f.id == 1 {
-                    d.r1.add(start, it.offset());
+                    d.r1.add(pos, next);
                 }
+                pos = next;
             }
             d
         }
@@ -1577,12 +1575,15 @@ pub mod track_event {
                     f2: ::core::option::Option::None,
                     f3: ::core::option::Option::None,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -1593,6 +1594,7 @@ pub mod track_event {
                         3 => d.f3 = ::protozero::__private::varint(f.value),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }
@@ -1918,12 +1920,11 @@ pub mod track_event {
                 f19: ::core::option::Option::None,
                 o0: ::protozero::__private::OneofSlot::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1947,6 +1948,7 @@ pub mod track_event {
                     11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -2479,23 +2481,22 @@ impl<'a> TrackEventDefaultsDecoder<'a> {
             r31: ::protozero::__private::Occurrences::NONE,
             r45: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 11 => d.f11 = ::protozero::__private::varint(f.value),
-                31 => d.r31.add(start, it.offset()),
-                45 => d.r45.add(start, it.offset()),
+                31 => d.r31.add(pos, next),
+                45 => d.r45.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -2662,12 +2663,11 @@ impl<'a> EventCategoryDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2677,6 +2677,7 @@ impl<'a> EventCategoryDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -2825,12 +2826,11 @@ impl<'a> EventNameDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2840,6 +2840,7 @@ impl<'a> EventNameDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

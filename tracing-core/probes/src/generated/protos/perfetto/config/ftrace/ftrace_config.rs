@@ -346,23 +346,21 @@ impl<'a> FtraceConfigDecoder<'a> {
             f31: ::core::option::Option::None,
             f33: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                30 => d.r30.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
-                3 => d.r3.add(start, it.offset()),
-                28 => d.r28.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                30 => d.r30.add(pos, next),
+                2 => d.r2.add(pos, next),
+                3 => d.r3.add(pos, next),
+                28 => d.r28.add(pos, next),
                 10 => d.f10 = ::protozero::__private::varint(f.value),
                 11 => d.f11 = ::protozero::__private::varint(f.value),
                 29 => d.f29 = ::protozero::__private::varint(f.value),
@@ -374,10 +372,10 @@ impl<'a> FtraceConfigDecoder<'a> {
                 15 => d.f15 = ::protozero::__private::varint(f.value),
                 32 => d.f32 = ::protozero::__private::varint(f.value),
                 16 => d.f16 = ::protozero::__private::varint(f.value),
-                18 => d.r18.add(start, it.offset()),
+                18 => d.r18.add(pos, next),
                 19 => d.f19 = ::protozero::__private::varint(f.value),
-                20 => d.r20.add(start, it.offset()),
-                21 => d.r21.add(start, it.offset()),
+                20 => d.r20.add(pos, next),
+                21 => d.r21.add(pos, next),
                 23 => d.f23 = ::protozero::__private::varint(f.value),
                 24 => d.f24 = ::protozero::__private::varint(f.value),
                 25 => d.f25 = ::protozero::__private::bytes(f.value),
@@ -386,6 +384,7 @@ impl<'a> FtraceConfigDecoder<'a> {
                 33 => d.f33 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -969,12 +968,11 @@ pub mod ftrace_config {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -984,6 +982,7 @@ pub mod ftrace_config {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1221,12 +1220,11 @@ pub mod ftrace_config {
                 error: ::core::option::Option::None,
                 f1: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1234,6 +1232,7 @@ pub mod ftrace_config {
                 if f.id == 1 {
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
+                pos = next;
             }
             d
         }
@@ -1365,20 +1364,19 @@ pub mod ftrace_config {
                 error: ::core::option::Option::None,
                 r1: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 if f.id == 1 {
-                    d.r1.add(start, it.offset());
+                    d.r1.add(pos, next);
                 }
+                pos = next;
             }
             d
         }
@@ -1539,12 +1537,15 @@ pub mod ftrace_config {
                     f2: ::core::option::Option::None,
                     o0: ::protozero::__private::OneofSlot::NONE,
                 };
-                let mut it = ::protozero::__private::fields_of(buf, false);
-                loop {
-                    let f = match it.read_field() {
-                        ::core::option::Option::None => break,
-                        ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                let mut pos = 0;
+                while pos < buf.len() {
+                    let (f, next) = match ::protozero::__private::parse_at(
+                        buf,
+                        pos,
+                        false,
+                    ) {
+                        ::core::result::Result::Ok(read) => read,
+                        ::core::result::Result::Err(e) => {
                             d.error = ::core::option::Option::Some(e);
                             break;
                         }
@@ -1555,6 +1556,7 @@ pub mod ftrace_config {
                         3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                         _ => {}
                     }
+                    pos = next;
                 }
                 d
             }
@@ -1762,16 +1764,15 @@ pub mod ftrace_config {
                         f1: ::core::option::Option::None,
                         f2: ::core::option::Option::None,
                     };
-                    let mut it = ::protozero::__private::fields_of(buf, false);
-                    loop {
-                        let f = match it.read_field() {
-                            ::core::option::Option::None => break,
-                            ::core::option::Option::Some(
-                                ::core::result::Result::Ok(f),
-                            ) => f,
-                            ::core::option::Option::Some(
-                                ::core::result::Result::Err(e),
-                            ) => {
+                    let mut pos = 0;
+                    while pos < buf.len() {
+                        let (f, next) = match ::protozero::__private::parse_at(
+                            buf,
+                            pos,
+                            false,
+                        ) {
+                            ::core::result::Result::Ok(read) => read,
+                            ::core::result::Result::Err(e) => {
                                 d.error = ::core::option::Option::Some(e);
                                 break;
                             }
@@ -1781,6 +1782,7 @@ pub mod ftrace_config {
                             2 => d.f2 = ::protozero::__private::bytes(f.value),
                             _ => {}
                         }
+                        pos = next;
                     }
                     d
                 }

@@ -213,24 +213,22 @@ impl<'a> SysStatsConfigDecoder<'a> {
             f13: ::core::option::Option::None,
             f14: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.r4.add(start, it.offset()),
+                4 => d.r4.add(pos, next),
                 5 => d.f5 = ::protozero::__private::varint(f.value),
-                6 => d.r6.add(start, it.offset()),
+                6 => d.r6.add(pos, next),
                 7 => d.f7 = ::protozero::__private::varint(f.value),
                 8 => d.f8 = ::protozero::__private::varint(f.value),
                 9 => d.f9 = ::protozero::__private::varint(f.value),
@@ -241,6 +239,7 @@ impl<'a> SysStatsConfigDecoder<'a> {
                 14 => d.f14 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

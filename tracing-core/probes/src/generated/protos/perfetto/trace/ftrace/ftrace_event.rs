@@ -483,12 +483,11 @@ impl<'a> FtraceEventDecoder<'a> {
             f5: ::core::option::Option::None,
             o0: ::protozero::__private::OneofSlot::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -526,6 +525,7 @@ impl<'a> FtraceEventDecoder<'a> {
                 330 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

@@ -293,32 +293,31 @@ impl<'a> FtraceEventBundleDecoder<'a> {
             r11: ::protozero::__private::Occurrences::NONE,
             f512: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::bytes(f.value),
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 6 => d.f6 = ::protozero::__private::varint(f.value),
                 7 => d.f7 = ::protozero::__private::varint(f.value),
-                8 => d.r8.add(start, it.offset()),
+                8 => d.r8.add(pos, next),
                 9 => d.f9 = ::protozero::__private::varint(f.value),
                 10 => d.f10 = ::protozero::__private::varint(f.value),
-                11 => d.r11.add(start, it.offset()),
+                11 => d.r11.add(pos, next),
                 512 => d.f512 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -763,32 +762,31 @@ pub mod ftrace_event_bundle {
                 r11: ::protozero::__private::Occurrences::NONE,
                 r12: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
-                    5 => d.r5.add(start, it.offset()),
-                    1 => d.r1.add(start, it.offset()),
-                    2 => d.r2.add(start, it.offset()),
-                    3 => d.r3.add(start, it.offset()),
-                    4 => d.r4.add(start, it.offset()),
-                    6 => d.r6.add(start, it.offset()),
-                    7 => d.r7.add(start, it.offset()),
-                    8 => d.r8.add(start, it.offset()),
-                    9 => d.r9.add(start, it.offset()),
-                    10 => d.r10.add(start, it.offset()),
-                    11 => d.r11.add(start, it.offset()),
-                    12 => d.r12.add(start, it.offset()),
+                    5 => d.r5.add(pos, next),
+                    1 => d.r1.add(pos, next),
+                    2 => d.r2.add(pos, next),
+                    3 => d.r3.add(pos, next),
+                    4 => d.r4.add(pos, next),
+                    6 => d.r6.add(pos, next),
+                    7 => d.r7.add(pos, next),
+                    8 => d.r8.add(pos, next),
+                    9 => d.r9.add(pos, next),
+                    10 => d.r10.add(pos, next),
+                    11 => d.r11.add(pos, next),
+                    12 => d.r12.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1115,12 +1113,11 @@ pub mod ftrace_event_bundle {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1130,6 +1127,7 @@ pub mod ftrace_event_bundle {
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -1285,12 +1283,11 @@ pub mod ftrace_event_bundle {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -1300,6 +1297,7 @@ pub mod ftrace_event_bundle {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

@@ -340,12 +340,11 @@ impl<'a> FtraceCpuStatsDecoder<'a> {
             f8: ::core::option::Option::None,
             f9: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -362,6 +361,7 @@ impl<'a> FtraceCpuStatsDecoder<'a> {
                 9 => d.f9 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -582,12 +582,11 @@ impl<'a> FtraceKprobeStatsDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -597,6 +596,7 @@ impl<'a> FtraceKprobeStatsDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -842,30 +842,29 @@ impl<'a> FtraceStatsDecoder<'a> {
             r9: ::protozero::__private::Occurrences::NONE,
             f10: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 5 => d.f5 = ::protozero::__private::bytes(f.value),
-                6 => d.r6.add(start, it.offset()),
-                7 => d.r7.add(start, it.offset()),
+                6 => d.r6.add(pos, next),
+                7 => d.r7.add(pos, next),
                 8 => d.f8 = ::protozero::__private::varint(f.value),
-                9 => d.r9.add(start, it.offset()),
+                9 => d.r9.add(pos, next),
                 10 => d.f10 = ::protozero::__private::bytes(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

@@ -79,22 +79,21 @@ impl<'a> GenericFtraceEventDecoder<'a> {
             f1: ::core::option::Option::None,
             r2: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
                 1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.r2.add(start, it.offset()),
+                2 => d.r2.add(pos, next),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -270,12 +269,11 @@ pub mod generic_ftrace_event {
                 f1: ::core::option::Option::None,
                 o0: ::protozero::__private::OneofSlot::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -287,6 +285,7 @@ pub mod generic_ftrace_event {
                     5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

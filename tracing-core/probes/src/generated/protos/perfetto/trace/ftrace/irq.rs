@@ -62,12 +62,11 @@ impl<'a> SoftirqEntryFtraceEventDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -75,6 +74,7 @@ impl<'a> SoftirqEntryFtraceEventDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -197,12 +197,11 @@ impl<'a> SoftirqExitFtraceEventDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -210,6 +209,7 @@ impl<'a> SoftirqExitFtraceEventDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -332,12 +332,11 @@ impl<'a> SoftirqRaiseFtraceEventDecoder<'a> {
             error: ::core::option::Option::None,
             f1: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -345,6 +344,7 @@ impl<'a> SoftirqRaiseFtraceEventDecoder<'a> {
             if f.id == 1 {
                 d.f1 = ::protozero::__private::varint(f.value);
             }
+            pos = next;
         }
         d
     }
@@ -487,12 +487,11 @@ impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
             f2: ::core::option::Option::None,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -503,6 +502,7 @@ impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -662,12 +662,11 @@ impl<'a> IrqHandlerExitFtraceEventDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -677,6 +676,7 @@ impl<'a> IrqHandlerExitFtraceEventDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

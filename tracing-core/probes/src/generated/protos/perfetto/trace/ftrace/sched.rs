@@ -122,12 +122,11 @@ impl<'a> SchedSwitchFtraceEventDecoder<'a> {
             f6: ::core::option::Option::None,
             f7: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -142,6 +141,7 @@ impl<'a> SchedSwitchFtraceEventDecoder<'a> {
                 7 => d.f7 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -380,12 +380,11 @@ impl<'a> SchedWakeupFtraceEventDecoder<'a> {
             f4: ::core::option::Option::None,
             f5: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -398,6 +397,7 @@ impl<'a> SchedWakeupFtraceEventDecoder<'a> {
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -609,12 +609,11 @@ impl<'a> SchedWakingFtraceEventDecoder<'a> {
             f4: ::core::option::Option::None,
             f5: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -627,6 +626,7 @@ impl<'a> SchedWakingFtraceEventDecoder<'a> {
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -838,12 +838,11 @@ impl<'a> SchedWakeupNewFtraceEventDecoder<'a> {
             f4: ::core::option::Option::None,
             f5: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -856,6 +855,7 @@ impl<'a> SchedWakeupNewFtraceEventDecoder<'a> {
                 5 => d.f5 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1047,12 +1047,11 @@ impl<'a> SchedProcessExecFtraceEventDecoder<'a> {
             f2: ::core::option::Option::None,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1063,6 +1062,7 @@ impl<'a> SchedProcessExecFtraceEventDecoder<'a> {
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1243,12 +1243,11 @@ impl<'a> SchedProcessExitFtraceEventDecoder<'a> {
             f3: ::core::option::Option::None,
             f4: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1260,6 +1259,7 @@ impl<'a> SchedProcessExitFtraceEventDecoder<'a> {
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1451,12 +1451,11 @@ impl<'a> SchedProcessForkFtraceEventDecoder<'a> {
             f3: ::core::option::Option::None,
             f4: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1468,6 +1467,7 @@ impl<'a> SchedProcessForkFtraceEventDecoder<'a> {
                 4 => d.f4 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1654,12 +1654,11 @@ impl<'a> SchedProcessFreeFtraceEventDecoder<'a> {
             f2: ::core::option::Option::None,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1670,6 +1669,7 @@ impl<'a> SchedProcessFreeFtraceEventDecoder<'a> {
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -1830,12 +1830,11 @@ impl<'a> SchedProcessHangFtraceEventDecoder<'a> {
             f1: ::core::option::Option::None,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -1845,6 +1844,7 @@ impl<'a> SchedProcessHangFtraceEventDecoder<'a> {
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -2004,12 +2004,11 @@ impl<'a> SchedProcessWaitFtraceEventDecoder<'a> {
             f2: ::core::option::Option::None,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
@@ -2020,6 +2019,7 @@ impl<'a> SchedProcessWaitFtraceEventDecoder<'a> {
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }

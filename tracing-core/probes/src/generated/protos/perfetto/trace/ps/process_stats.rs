@@ -79,22 +79,21 @@ impl<'a> ProcessStatsDecoder<'a> {
             r1: ::protozero::__private::Occurrences::NONE,
             f2: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
                 2 => d.f2 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -239,12 +238,11 @@ pub mod process_stats {
                 error: ::core::option::Option::None,
                 f1: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -252,6 +250,7 @@ pub mod process_stats {
                 if f.id == 1 {
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
+                pos = next;
             }
             d
         }
@@ -388,12 +387,11 @@ pub mod process_stats {
                 f1: ::core::option::Option::None,
                 f2: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -403,6 +401,7 @@ pub mod process_stats {
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -775,20 +774,18 @@ pub mod process_stats {
                 f21: ::core::option::Option::None,
                 f22: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
-                    11 => d.r11.add(start, it.offset()),
+                    11 => d.r11.add(pos, next),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     4 => d.f4 = ::protozero::__private::varint(f.value),
@@ -801,7 +798,7 @@ pub mod process_stats {
                     12 => d.f12 = ::protozero::__private::varint(f.value),
                     13 => d.f13 = ::protozero::__private::varint(f.value),
                     14 => d.f14 = ::protozero::__private::varint(f.value),
-                    15 => d.r15.add(start, it.offset()),
+                    15 => d.r15.add(pos, next),
                     16 => d.f16 = ::protozero::__private::varint(f.value),
                     17 => d.f17 = ::protozero::__private::varint(f.value),
                     18 => d.f18 = ::protozero::__private::varint(f.value),
@@ -812,6 +809,7 @@ pub mod process_stats {
                     22 => d.f22 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

@@ -92,23 +92,22 @@ impl<'a> ProcessTreeDecoder<'a> {
             r2: ::protozero::__private::Occurrences::NONE,
             f3: ::core::option::Option::None,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             match f.id {
-                1 => d.r1.add(start, it.offset()),
-                2 => d.r2.add(start, it.offset()),
+                1 => d.r1.add(pos, next),
+                2 => d.r2.add(pos, next),
                 3 => d.f3 = ::protozero::__private::varint(f.value),
                 _ => {}
             }
+            pos = next;
         }
         d
     }
@@ -301,13 +300,11 @@ pub mod process_tree {
                 f2: ::core::option::Option::None,
                 r4: ::protozero::__private::Occurrences::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -316,9 +313,10 @@ pub mod process_tree {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(start, it.offset()),
+                    4 => d.r4.add(pos, next),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -555,13 +553,11 @@ pub mod process_tree {
                 f7: ::core::option::Option::None,
                 f8: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -569,14 +565,15 @@ pub mod process_tree {
                 match f.id {
                     1 => d.f1 = ::protozero::__private::varint(f.value),
                     2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.r3.add(start, it.offset()),
+                    3 => d.r3.add(pos, next),
                     9 => d.f9 = ::protozero::__private::varint(f.value),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.r6.add(start, it.offset()),
+                    6 => d.r6.add(pos, next),
                     7 => d.f7 = ::protozero::__private::varint(f.value),
                     8 => d.f8 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }

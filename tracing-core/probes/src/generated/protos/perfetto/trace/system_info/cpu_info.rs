@@ -67,20 +67,19 @@ impl<'a> CpuInfoDecoder<'a> {
             error: ::core::option::Option::None,
             r1: ::protozero::__private::Occurrences::NONE,
         };
-        let mut it = ::protozero::__private::fields_of(buf, false);
-        loop {
-            let start = it.offset();
-            let f = match it.read_field() {
-                ::core::option::Option::None => break,
-                ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                ::core::result::Result::Ok(read) => read,
+                ::core::result::Result::Err(e) => {
                     d.error = ::core::option::Option::Some(e);
                     break;
                 }
             };
             if f.id == 1 {
-                d.r1.add(start, it.offset());
+                d.r1.add(pos, next);
             }
+            pos = next;
         }
         d
     }
@@ -250,12 +249,11 @@ pub mod cpu_info {
                 f4: ::core::option::Option::None,
                 f5: ::core::option::Option::None,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
@@ -268,6 +266,7 @@ pub mod cpu_info {
                     5 => d.f5 = ::protozero::__private::varint(f.value),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
@@ -485,25 +484,24 @@ pub mod cpu_info {
                 f5: ::core::option::Option::None,
                 o0: ::protozero::__private::OneofSlot::NONE,
             };
-            let mut it = ::protozero::__private::fields_of(buf, false);
-            loop {
-                let start = it.offset();
-                let f = match it.read_field() {
-                    ::core::option::Option::None => break,
-                    ::core::option::Option::Some(::core::result::Result::Ok(f)) => f,
-                    ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (f, next) = match ::protozero::__private::parse_at(buf, pos, false) {
+                    ::core::result::Result::Ok(read) => read,
+                    ::core::result::Result::Err(e) => {
                         d.error = ::core::option::Option::Some(e);
                         break;
                     }
                 };
                 match f.id {
                     1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.r2.add(start, it.offset()),
+                    2 => d.r2.add(pos, next),
                     3 => d.f3 = ::protozero::__private::varint(f.value),
                     5 => d.f5 = ::protozero::__private::varint(f.value),
                     4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                     _ => {}
                 }
+                pos = next;
             }
             d
         }
