@@ -40,6 +40,8 @@ mod features;
 pub mod model;
 pub mod names;
 pub mod parse;
+mod protoc;
+mod pure;
 mod resolve;
 
 use std::path::{Path, PathBuf};
