@@ -12,7 +12,8 @@
 //!   `prost-types`' copy of `descriptor.proto`) would be dropped;
 //! * options with `retention = RETENTION_SOURCE` are removed, as `protoc`
 //!   removes them from the descriptors it writes (an options message left
-//!   empty by that goes too);
+//!   empty by that goes too), and option values are re-encoded as `protoc`
+//!   encodes them (packed where the option's field is packed);
 //! * `float` and `double` defaults are spelled as `protoc` spells them
 //!   (`1e-07`, not `0.0000001`).
 //!
@@ -45,7 +46,7 @@ pub(crate) fn compile(
     compiler
         .open_files(inputs)
         .map_err(|e| error(&e, includes))?;
-    let bytes = strip_source_retention(
+    let bytes = as_protoc_writes(
         &compiler.descriptor_pool(),
         compiler.encode_file_descriptor_set(),
     )?;
@@ -79,11 +80,21 @@ const FIELD_OPTIONS_RETENTION: u32 = 17;
 /// `FieldOptions.OptionRetention.RETENTION_SOURCE`.
 const RETENTION_SOURCE: i32 = 2;
 
-/// `bytes` (a FileDescriptorSet) without the options `protoc` leaves out of
-/// the descriptors it writes: what `protoc`'s `StripSourceRetentionOptions`
-/// does, on a dynamic message whose pool knows the files' custom options.
-fn strip_source_retention(pool: &DescriptorPool, bytes: Vec<u8>) -> Result<Vec<u8>, CodegenError> {
+/// `bytes` (a FileDescriptorSet) as `protoc` would write it: without the
+/// options it leaves out of the descriptors it writes (what its
+/// `StripSourceRetentionOptions` does), and with the options' values
+/// encoded as it encodes them.
+///
+/// The files are read back into a descriptor pool of their own first:
+/// protox's pool decides whether a field is packed before it interprets
+/// options, so it takes a proto2 `[packed = true]` repeated field for an
+/// expanded one and writes custom option values of such fields expanded,
+/// where `protoc` packs them. A pool built from the encoded files knows
+/// every field's options from the start; re-encoding the set through it
+/// packs those values, as it would any other field.
+fn as_protoc_writes(protox_pool: &DescriptorPool, bytes: Vec<u8>) -> Result<Vec<u8>, CodegenError> {
     const SET: &str = "google.protobuf.FileDescriptorSet";
+    let pool = DescriptorPool::decode(bytes.as_slice()).unwrap_or_else(|_| protox_pool.clone());
     // Without descriptor.proto among the files there are no custom options,
     // and the built-in `descriptor.proto` knows the built-in ones.
     let Some(set_type) = pool
@@ -96,13 +107,8 @@ fn strip_source_retention(pool: &DescriptorPool, bytes: Vec<u8>) -> Result<Vec<u
         DynamicMessage::decode(set_type, bytes.as_slice()).map_err(|e| CodegenError::Parse {
             message: format!("protox's descriptors do not decode: {e}"),
         })?;
-    let mut retention = HashMap::new();
-    if strip_message(&mut set, &mut retention) {
-        Ok(set.encode_to_vec())
-    } else {
-        // Nothing to strip: protox's bytes as they are.
-        Ok(bytes)
-    }
+    strip_message(&mut set, &mut HashMap::new());
+    Ok(set.encode_to_vec())
 }
 
 /// Clears every source-retention field of `msg`, recursively; an options
