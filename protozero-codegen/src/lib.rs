@@ -17,10 +17,14 @@
 //! * one `protozero::ServiceDescriptor` per service;
 //! * optionally a binary `FileDescriptorSet`.
 //!
-//! Parsing is pure Rust (`protobuf-parse`) by default, so no `protoc` is
-//! needed; [`FrontEnd::Protoc`] runs Google's `protoc` instead (vendored by
-//! default), for schemas the pure parser rejects (editions, options on
-//! extension ranges, ...). Use it from a build script or a task runner:
+//! The `.proto` files are compiled in pure Rust by default, with `protox`,
+//! so no `protoc` is needed: proto2 and proto3 with everything `protoc`
+//! accepts there (custom options of any type, extension declarations,
+//! groups, `import public` and `weak`), to the same descriptors and the same
+//! generated code as `protoc` (tested fixture by fixture). [`FrontEnd::Protoc`]
+//! runs Google's `protoc` instead (vendored by default), for what protox
+//! 0.10 does not read: editions (`edition = "2023"`, `"2024"`) and a few
+//! option spellings. Use it from a build script or a task runner:
 //!
 //! ```no_run
 //! let generated = protozero_codegen::Config::new()

@@ -319,7 +319,10 @@ fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
         .map(|dir| dir.join(name))
         .find(|p| p.is_file());
     let text = path.as_deref().and_then(|p| std::fs::read(p).ok());
-    let (Some(offset), Some(text)) = (error_offset(e), text) else {
+    // protox gives an unexpected end of file no place: it is the end.
+    let offset = error_offset(e)
+        .or_else(|| (e.is_parse() && message.contains("end of file")).then_some(usize::MAX));
+    let (Some(offset), Some(text)) = (offset, text) else {
         return CodegenError::Parse {
             message: format!("{name}: {message}"),
         };

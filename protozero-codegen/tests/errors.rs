@@ -67,6 +67,17 @@ fn syntax_errors_name_file_line_column_and_construct() {
 }
 
 #[test]
+fn a_file_cut_short_is_an_error_at_its_end() {
+    let (_, line, column, source_line, message, shown) = pure_error(
+        "cut.proto",
+        "syntax = \"proto2\";\nmessage M {\n  optional int32 x",
+    );
+    assert_eq!((line, column), (3, 19), "{shown}");
+    assert_eq!(source_line, "optional int32 x");
+    assert!(message.contains("end of file"), "{shown}");
+}
+
+#[test]
 fn editions_are_refused_by_the_pure_front_end_with_a_pointer_to_protoc() {
     let (_, line, column, source_line, _, shown) = pure_error(
         "ed.proto",

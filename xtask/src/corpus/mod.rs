@@ -89,8 +89,8 @@ pub struct Corpus {
     pub inputs: &'static [&'static str],
     /// Whether protoc's well-known types are an extra include root.
     pub with_protoc_include: bool,
-    /// Parse with `protoc` (needed for editions and other constructs the
-    /// pure parser rejects) instead of the pure-Rust parser.
+    /// Parse with `protoc` (needed for editions and the few other
+    /// constructs the pure front end, protox, rejects) instead of protox.
     pub protoc: bool,
     /// Files (or directory prefixes), relative to the source directory,
     /// that are not generated, each with the reason.
