@@ -30,11 +30,14 @@ use crate::model::{
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum FrontEnd {
     /// `protox` (0.10), a pure-Rust protobuf compiler: no external tool.
-    /// It accepts proto2 and proto3 as `protoc` does (custom options of
-    /// every type, extension declarations, groups, `import public` and
-    /// `weak`) but not editions, and not a few option spellings (`inf` and
-    /// `nan` as option values, `extensions 5 [...]` with one number and
-    /// options).
+    /// It reads proto2 and proto3 as `protoc` does, to the same descriptors
+    /// (custom options of every type, extension declarations, groups,
+    /// `import public` and `weak`), but not editions, nor a few spellings:
+    /// `inf` and `nan` as option values, `extensions 5 [...]` (one number
+    /// with options), an integer beyond 64 bits as a `double` default.
+    /// It checks a little less than `protoc`: extensions are not matched
+    /// against their declarations, and `features`, `jstype` on 32-bit
+    /// fields and lite files extending non-lite messages pass.
     #[default]
     Pure,
     /// Google's `protoc`: the given binary, else `$PROTOC`, else the one

@@ -346,7 +346,12 @@ fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
             }
         }
     }
-    if e.is_parse() {
+    // Syntax errors may be constructs only protoc reads; of the checks, the
+    // one protoc passes is `inf` or `nan` as a float option's value.
+    let non_finite_option = ["found 'inf'", "found '-inf'", "found 'nan'", "found '-nan'"]
+        .iter()
+        .any(|f| message.contains(f));
+    if e.is_parse() || non_finite_option {
         if message.contains("found 'edition'") {
             message.push_str(
                 "; editions (`edition = \"2023\"` and later) are not supported by protox 0.10, \

@@ -316,6 +316,64 @@ fn with_their_own_descriptor_proto_only_its_code_differs() {
     );
 }
 
+// --- What protoc reads and protox 0.10 does not ----------------------------
+
+/// Files `protoc` compiles that the pure front end refuses, each with a
+/// located error that suggests the protoc front end. (Editions are the
+/// largest such gap; see below.) A protox release that reads one of them
+/// fails this test: the file then belongs with the agreeing fixtures.
+#[test]
+fn protox_gaps_are_located_errors_that_suggest_protoc() {
+    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
+                extend google.protobuf.MessageOptions { optional double d = 50000; }\n";
+    for (what, body, line) in [
+        (
+            "a negative infinity as an option value",
+            "message M { option (d) = -inf; }\n",
+            5,
+        ),
+        (
+            "an infinity as an option value",
+            "message M { option (d) = inf; }\n",
+            5,
+        ),
+        (
+            "a not-a-number as an option value",
+            "message M { option (d) = nan; }\n",
+            5,
+        ),
+        (
+            "one extension number with options",
+            "message M {\n  extensions 5 [declaration = { number: 5, reserved: true }];\n}\n",
+            6,
+        ),
+        (
+            "an integer literal beyond 64 bits as a double default",
+            "message M {\n  optional double x = 1 [default = 123456789012345678901234567890];\n}\n",
+            6,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gap.proto");
+        fs::write(&path, format!("{head}{body}")).unwrap();
+        let includes = [dir.path().to_path_buf()];
+        let inputs = [path];
+        parse_files(&includes, &inputs, &FrontEnd::Protoc(None))
+            .unwrap_or_else(|e| panic!("protoc refuses {what}: {e}"));
+        match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+            Err(e @ CodegenError::PureParse { .. }) => {
+                let shown = e.to_string();
+                let CodegenError::PureParse { line: at, .. } = e else {
+                    unreachable!()
+                };
+                assert_eq!(at, line, "{what}: {shown}");
+                assert!(shown.contains("protoc front end"), "{what}: {shown}");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
 // --- Editions: protoc's alone ----------------------------------------------
 
 const EDITIONS: &[(&str, u32)] = &[
