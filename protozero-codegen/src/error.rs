@@ -9,29 +9,31 @@ pub enum CodegenError {
     /// No input files were given.
     #[error("no input .proto files were given")]
     NoInputs,
-    /// The `.proto` parser rejected the input (syntax, unresolved import or type).
+    /// The front end rejected the input without pointing at a place in it
+    /// (a missing input file, an import cycle), or `protoc` did (its
+    /// diagnostics, `file:line:column: message` lines, are the message).
     #[error("parsing .proto files failed: {message}")]
     Parse {
-        /// The parser's full error chain.
+        /// The compiler's message.
         message: String,
     },
-    /// The pure-Rust parser rejected a file that may be valid for `protoc`
-    /// (editions, options on extension ranges, some group and option forms).
-    #[error(
-        "{file}:{line}:{column}: the pure parser rejected `{source_line}`: {message}; \
-         if protoc accepts this file, use the protoc front end \
-         (`Config::front_end(FrontEnd::Protoc(None))`, `cargo xtask codegen --protoc`)"
-    )]
+    /// The pure-Rust front end (protox) rejected a construct at a place in a
+    /// file: a syntax error, an unknown name or import, an invalid option
+    /// (and anything else `protoc` rejects too), or something only `protoc`
+    /// accepts (editions), in which case the message says so and suggests
+    /// the protoc front end.
+    #[error("{file}:{line}:{column}: {message} (at `{source_line}`)")]
     PureParse {
-        /// The `.proto` file.
+        /// The `.proto` file, as found under its include directory.
         file: String,
         /// 1-based line of the construct.
         line: u32,
-        /// 1-based column.
+        /// 1-based column, in characters.
         column: u32,
         /// The text of that line, trimmed.
         source_line: String,
-        /// The parser's message.
+        /// protox's message (with any further errors it found, each
+        /// `file:line:column: message`).
         message: String,
     },
     /// `protoc` could not be found or run.
@@ -104,37 +106,4 @@ pub enum CodegenError {
         /// The I/O error.
         source: std::io::Error,
     },
-}
-
-/// Turns the pure parser's error text (`error in `FILE`: at L:C: MSG`) into
-/// [`CodegenError::PureParse`], quoting the offending line; falls back to
-/// [`CodegenError::Parse`] when the text has no position.
-pub(crate) fn pure_parse_error(message: String) -> CodegenError {
-    let located = (|| {
-        let after = message.split_once("error in `")?.1;
-        let (file, rest) = after.split_once('`')?;
-        let rest = rest.split_once(": at ")?.1;
-        let (pos, msg) = rest.split_once(": ")?;
-        let (line, column) = pos.split_once(':')?;
-        let line: u32 = line.trim().parse().ok()?;
-        let column: u32 = column.trim().parse().ok()?;
-        // The parser repeats the position in nested contexts; keep the gist.
-        let msg = msg.rsplit(": ").next().unwrap_or(msg).to_owned();
-        let source_line = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|text| {
-                text.lines()
-                    .nth(usize::try_from(line).ok()?.checked_sub(1)?)
-                    .map(|l| l.trim().to_owned())
-            })
-            .unwrap_or_default();
-        Some(CodegenError::PureParse {
-            file: file.to_owned(),
-            line,
-            column,
-            source_line,
-            message: msg,
-        })
-    })();
-    located.unwrap_or(CodegenError::Parse { message })
 }

@@ -20,10 +20,14 @@
 //! * one `protozero::ServiceDescriptor` per service;
 //! * optionally a binary `FileDescriptorSet`.
 //!
-//! Parsing is pure Rust (`protobuf-parse`) by default, so no `protoc` is
-//! needed; [`FrontEnd::Protoc`] runs Google's `protoc` instead (vendored by
-//! default), for schemas the pure parser rejects (editions, options on
-//! extension ranges, ...). Use it from a build script or a task runner:
+//! The `.proto` files are compiled in pure Rust by default, with `protox`,
+//! so no `protoc` is needed: proto2 and proto3 with everything `protoc`
+//! accepts there (custom options of any type, extension declarations,
+//! groups, `import public` and `weak`), to the same descriptors and the same
+//! generated code as `protoc` (tested fixture by fixture). [`FrontEnd::Protoc`]
+//! runs Google's `protoc` instead (vendored by default), for what protox
+//! 0.10 does not read: editions (`edition = "2023"`, `"2024"`) and a few
+//! option spellings. Use it from a build script or a task runner:
 //!
 //! ```no_run
 //! let generated = protozero_codegen::Config::new()
@@ -43,6 +47,8 @@ mod features;
 pub mod model;
 pub mod names;
 pub mod parse;
+mod protoc;
+mod pure;
 mod resolve;
 
 use std::path::{Path, PathBuf};

@@ -1,8 +1,10 @@
-//! Turns `.proto` files into the [`crate::model`]: parsing and type checking
-//! by `protobuf-parse`, either in pure-Rust mode (no external tool) or by
-//! running `protoc` (which accepts everything Google's compiler does:
-//! editions, options on extension ranges, every group form), then a one-time
-//! translation of the descriptors that settles syntax- and
+//! Turns `.proto` files into the [`crate::model`]. A front end compiles
+//! them to descriptors (`FileDescriptorProto`s, imports first): by default
+//! `protox`, a pure-Rust protobuf compiler (no external tool; see
+//! `pure.rs`), or Google's `protoc` (see `protoc.rs`), the one choice for
+//! what protox does not accept, editions above all. Both front ends' output
+//! is read as `protoc`'s bytes are, so everything after is shared: a
+//! one-time translation of the descriptors that settles syntax- and
 //! feature-dependent questions (packing, presence, group encoding, enum
 //! openness, synthetic proto3 `optional` oneofs) for the emitters.
 
@@ -24,12 +26,18 @@ use crate::model::{
     OneofDef, Presence, ProtoFile, Scalar, Schema, ServiceDef,
 };
 
-/// Which parser reads the `.proto` files.
+/// Which compiler reads the `.proto` files.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum FrontEnd {
-    /// `protobuf-parse`'s pure-Rust parser: no external tool, but it
-    /// rejects editions, options on extension ranges and a few other
-    /// constructs.
+    /// `protox` (0.10), a pure-Rust protobuf compiler: no external tool.
+    /// It reads proto2 and proto3 as `protoc` does, to the same descriptors
+    /// (custom options of every type, extension declarations, groups,
+    /// `import public` and `weak`), but not editions, nor a few spellings:
+    /// `inf` and `nan` as option values, `extensions 5 [...]` (one number
+    /// with options), an integer beyond 64 bits as a `double` default.
+    /// It checks a little less than `protoc`: extensions are not matched
+    /// against their declarations, and `features`, `jstype` on 32-bit
+    /// fields and lite files extending non-lite messages pass.
     #[default]
     Pure,
     /// Google's `protoc`: the given binary, else `$PROTOC`, else the one
@@ -57,69 +65,17 @@ pub fn parse_files(
     if inputs.is_empty() {
         return Err(CodegenError::NoInputs);
     }
-    let mut parser = protobuf_parse::Parser::new();
-    parser.includes(includes).inputs(inputs);
-    match front_end {
-        FrontEnd::Pure => {
-            parser.pure();
-        }
-        FrontEnd::Protoc(path) => {
-            parser
-                .protoc()
-                .protoc_path(&protoc_path(path.as_deref())?)
-                .capture_stderr();
-        }
-    }
-    let parsed = parser.parse_and_typecheck().map_err(|e| {
-        let message = format!("{e:#}");
-        match front_end {
-            FrontEnd::Pure => crate::error::pure_parse_error(message),
-            // protoc's own diagnostics, not the command line before them.
-            FrontEnd::Protoc(_) => CodegenError::Parse {
-                message: match message.split_once("; stderr: ") {
-                    Some((_, stderr)) => stderr
-                        .trim_matches('"')
-                        .replace("\\n", "\n")
-                        .replace("\\\"", "\""),
-                    None => message,
-                },
-            },
-        }
-    })?;
-    let files = parsed
-        .file_descriptors
+    let descriptors = match front_end {
+        FrontEnd::Pure => crate::pure::compile(includes, inputs)?,
+        FrontEnd::Protoc(path) => crate::protoc::compile(path.as_deref(), includes, inputs)?,
+    };
+    let files = descriptors
         .iter()
         .map(convert_file)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Parsed {
         schema: Schema { files },
-        descriptors: parsed.file_descriptors,
-    })
-}
-
-/// The `protoc` to run: `explicit`, else `$PROTOC`, else the vendored one.
-fn protoc_path(explicit: Option<&Path>) -> Result<PathBuf, CodegenError> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os("PROTOC") {
-        return Ok(PathBuf::from(p));
-    }
-    vendored_protoc()
-}
-
-#[cfg(feature = "vendored-protoc")]
-fn vendored_protoc() -> Result<PathBuf, CodegenError> {
-    protoc_bin_vendored::protoc_bin_path().map_err(|e| CodegenError::Protoc {
-        message: e.to_string(),
-    })
-}
-
-#[cfg(not(feature = "vendored-protoc"))]
-fn vendored_protoc() -> Result<PathBuf, CodegenError> {
-    Err(CodegenError::Protoc {
-        message: "no protoc given, $PROTOC is unset and feature `vendored-protoc` is off"
-            .to_owned(),
+        descriptors,
     })
 }
 

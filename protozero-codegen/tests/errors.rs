@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use protozero_codegen::{CodegenError, Config};
+use protozero_codegen::{CodegenError, Config, FrontEnd};
 
 fn schema(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
@@ -24,66 +24,149 @@ fn no_inputs_is_an_error() {
     ));
 }
 
+/// The pure front end's error for `text` (file `name` in a fresh directory):
+/// its `PureParse` fields, checked to be shown as `file:line:column: ...`.
+fn pure_error(name: &str, text: &str) -> (String, u32, u32, String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = schema(dir.path(), name, text);
+    match generate(dir.path(), &f) {
+        Err(e @ CodegenError::PureParse { .. }) => {
+            let shown = e.to_string();
+            let CodegenError::PureParse {
+                file,
+                line,
+                column,
+                source_line,
+                message,
+            } = e
+            else {
+                unreachable!()
+            };
+            assert_eq!(Path::new(&file), f, "{shown}");
+            assert!(
+                shown.starts_with(&format!("{file}:{line}:{column}: ")),
+                "{shown}"
+            );
+            assert!(shown.contains(&format!("`{source_line}`")), "{shown}");
+            (file, line, column, source_line, message, shown)
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
 #[test]
-fn syntax_errors_name_the_file() {
+fn syntax_errors_name_file_line_column_and_construct() {
+    let (_, line, column, source_line, message, shown) =
+        pure_error("broken.proto", "syntax = \"proto2\";\nmessage {\n");
+    assert_eq!((line, column), (2, 9), "{shown}");
+    assert_eq!(source_line, "message {");
+    assert!(message.contains("expected"), "{shown}");
+    assert!(message.contains("but found '{'"), "{shown}");
+    // A syntax error may be a construct only protoc knows.
+    assert!(shown.contains("protoc front end"), "{shown}");
+}
+
+#[test]
+fn a_file_cut_short_is_an_error_at_its_end() {
+    let (_, line, column, source_line, message, shown) = pure_error(
+        "cut.proto",
+        "syntax = \"proto2\";\nmessage M {\n  optional int32 x",
+    );
+    assert_eq!((line, column), (3, 19), "{shown}");
+    assert_eq!(source_line, "optional int32 x");
+    assert!(message.contains("end of file"), "{shown}");
+}
+
+#[test]
+fn editions_are_refused_by_the_pure_front_end_with_a_pointer_to_protoc() {
+    let (_, line, column, source_line, _, shown) = pure_error(
+        "ed.proto",
+        "edition = \"2023\";\npackage e;\nmessage M { int32 x = 1; }\n",
+    );
+    assert_eq!((line, column), (1, 1), "{shown}");
+    assert_eq!(source_line, "edition = \"2023\";");
+    assert!(shown.contains("found 'edition'"), "{shown}");
+    assert!(shown.contains("editions"), "{shown}");
+    assert!(shown.contains("cargo xtask codegen --protoc"), "{shown}");
+}
+
+#[test]
+fn unknown_types_point_at_the_type_name() {
+    let (_, line, column, source_line, message, shown) = pure_error(
+        "t.proto",
+        "syntax = \"proto3\";\npackage t;\nmessage Foo {\n  Bar bar = 1;\n}\n",
+    );
+    assert_eq!((line, column), (4, 3), "{shown}");
+    assert_eq!(source_line, "Bar bar = 1;");
+    assert!(message.contains("'Bar' is not defined"), "{shown}");
+    // A checking error, not a syntax one: protoc would refuse it too.
+    assert!(!shown.contains("protoc front end"), "{shown}");
+}
+
+#[test]
+fn invalid_options_name_the_option() {
+    let (_, line, column, _, message, shown) = pure_error(
+        "o.proto",
+        "syntax = \"proto2\";\npackage o;\nimport \"google/protobuf/descriptor.proto\";\n\
+         extend google.protobuf.FieldOptions { optional int32 n = 50000; }\n\
+         message M {\n  optional int32 x = 1 [(n) = \"s\"];\n}\n",
+    );
+    assert_eq!((line, column), (6, 25), "{shown}");
+    assert!(message.contains("'(n)'"), "{shown}");
+}
+
+#[test]
+fn every_error_of_a_file_is_listed() {
+    let (_, line, _, _, message, shown) = pure_error(
+        "m.proto",
+        "syntax = \"proto3\";\nmessage A {\n  Nope a = 1;\n  Nada b = 2;\n}\n",
+    );
+    assert_eq!(line, 3, "{shown}");
+    assert!(message.contains("'Nope'"), "{shown}");
+    assert!(
+        message.contains("m.proto:4:3: name 'Nada' is not defined"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn missing_imports_point_at_the_import() {
+    let (_, line, column, source_line, message, shown) = pure_error(
+        "a.proto",
+        "syntax = \"proto2\";\nimport \"missing.proto\";\nmessage A {}\n",
+    );
+    assert_eq!((line, column), (2, 1), "{shown}");
+    assert_eq!(source_line, "import \"missing.proto\";");
+    assert!(message.contains("missing.proto"), "{shown}");
+}
+
+#[test]
+fn missing_inputs_are_parse_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    match generate(dir.path(), &dir.path().join("absent.proto")) {
+        Err(CodegenError::Parse { message }) => {
+            assert!(message.contains("absent.proto"), "{message}")
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn protoc_errors_are_protocs_own_lines() {
     let dir = tempfile::tempdir().unwrap();
     let f = schema(
         dir.path(),
         "broken.proto",
         "syntax = \"proto2\";\nmessage {\n",
     );
-    match generate(dir.path(), &f) {
-        Err(e @ CodegenError::PureParse { .. }) => {
-            let CodegenError::PureParse {
-                file,
-                line,
-                source_line,
-                ..
-            } = &e
-            else {
-                unreachable!()
-            };
-            assert!(file.ends_with("broken.proto"), "{file}");
-            assert_eq!(*line, 2);
-            assert_eq!(source_line, "message {");
-            let text = e.to_string();
-            assert!(text.contains("broken.proto:2:"), "{text}");
-            assert!(text.contains("protoc front end"), "{text}");
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
-#[test]
-fn pure_mode_names_unsupported_constructs_and_suggests_protoc() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = schema(
-        dir.path(),
-        "ed.proto",
-        "edition = \"2023\";\npackage e;\nmessage M { int32 x = 1; }\n",
-    );
-    match generate(dir.path(), &f) {
-        Err(e @ CodegenError::PureParse { .. }) => {
-            let text = e.to_string();
-            assert!(text.contains("ed.proto:1:"), "{text}");
-            assert!(text.contains("edition = \"2023\";"), "{text}");
-            assert!(text.contains("cargo xtask codegen --protoc"), "{text}");
-        }
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
-#[test]
-fn missing_imports_are_parse_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = schema(
-        dir.path(),
-        "a.proto",
-        "syntax = \"proto2\";\nimport \"missing.proto\";\nmessage A {}\n",
-    );
-    match generate(dir.path(), &f) {
+    let result = Config::new()
+        .front_end(FrontEnd::Protoc(None))
+        .include(dir.path())
+        .input(&f)
+        .generate();
+    match result {
         Err(CodegenError::Parse { message }) => {
-            assert!(message.contains("missing.proto"), "{message}")
+            assert!(message.contains("broken.proto:2:9: "), "{message}")
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -157,12 +240,21 @@ fn duplicate_definitions_across_files_are_reported() {
         .input(&a)
         .input(&b)
         .generate();
+    // protox, like protoc, refuses the second definition where it is.
     match result {
-        Err(CodegenError::NameCollision {
-            file, rust_name, ..
+        Err(CodegenError::PureParse {
+            file,
+            line,
+            column,
+            message,
+            ..
         }) => {
-            assert_eq!(file, "b.proto");
-            assert_eq!(rust_name, "Dup");
+            assert!(file.ends_with("b.proto"), "{file}");
+            assert_eq!((line, column), (3, 9));
+            assert!(
+                message.contains("'p.Dup' is already defined in file 'a.proto'"),
+                "{message}"
+            );
         }
         other => panic!("unexpected {other:?}"),
     }

@@ -106,11 +106,16 @@ const FILE_STEMS: &[&str] = &[
     "nested-dir/type/self",
 ];
 
-/// A schema using `name` at the position `slot` (all but the enum's and the
-/// service's for `"*"`); every other position gets a plain name.
+/// A schema using `name` at the position `slot`; every other position gets
+/// a plain name. `"*"` uses it at once wherever protobuf lets one name
+/// stand: the package, the message, the fields and the method. (The nested
+/// message, the oneof and the extensions share the message's scope, the
+/// enum value the package's, with the message itself, as do the enum and
+/// the service: `protoc` and the pure front end refuse such a file.)
 fn template(slot: &str, name: &str) -> String {
     let at = |s: &str, plain: &str| {
-        if slot == s || slot == "*" {
+        let shared = slot == "*" && !matches!(s, "nested" | "oneof" | "extension" | "value");
+        if slot == s || shared {
             name.to_owned()
         } else {
             plain.to_owned()
@@ -121,8 +126,6 @@ fn template(slot: &str, name: &str) -> String {
         at("message", "Msg"),
         at("nested", "Inner"),
         at("field", "val"),
-        // `*` leaves the enum and the service alone: sharing the message's
-        // name is invalid protobuf, or a (correctly reported) collision.
         if slot == "enum" {
             name.to_owned()
         } else {

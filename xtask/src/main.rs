@@ -33,7 +33,7 @@ enum Task {
         /// Do not write; fail (exit 1) and list the files that are stale.
         #[arg(long)]
         check: bool,
-        /// Parse with Google's protoc (vendored) instead of the pure-Rust parser.
+        /// Parse with Google's protoc (vendored) instead of the pure-Rust front end (protox).
         #[arg(long)]
         protoc: bool,
     },

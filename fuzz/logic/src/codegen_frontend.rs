@@ -1,4 +1,4 @@
-//! The code generator's front end (`protozero-codegen`, pure-Rust parser)
+//! The code generator's front end (`protozero-codegen`, pure-Rust protox)
 //! on arbitrary `.proto` text: generation ends in `Ok` or a
 //! `CodegenError`, never a panic; the error is never "the generated code
 //! does not parse as Rust" (a generator bug); a positioned parse error in

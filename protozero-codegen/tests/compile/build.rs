@@ -1,6 +1,7 @@
-//! Generates Rust for `../fixtures` and `../fixtures_names` (pure parser)
-//! and `../fixtures_protoc` (protoc front end: groups, extensions, message
-//! sets, editions) into
+//! Generates Rust for `../fixtures` and `../fixtures_names` (pure front
+//! end, protox) and `../fixtures_protoc` (protoc front end: its editions
+//! files are beyond protox 0.10; its proto2 file of groups, extensions and
+//! message sets, which only protoc read before protox, stays with them) into
 //! `OUT_DIR`, the way a user's build script would, so this crate proves the
 //! generated code compiles.
 

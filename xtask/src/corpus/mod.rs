@@ -89,8 +89,8 @@ pub struct Corpus {
     pub inputs: &'static [&'static str],
     /// Whether protoc's well-known types are an extra include root.
     pub with_protoc_include: bool,
-    /// Parse with `protoc` (needed for editions and other constructs the
-    /// pure parser rejects) instead of the pure-Rust parser.
+    /// Parse with `protoc` (needed for editions and the few other
+    /// constructs the pure front end, protox, rejects) instead of protox.
     pub protoc: bool,
     /// Files (or directory prefixes), relative to the source directory,
     /// that are not generated, each with the reason.
@@ -248,10 +248,14 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
             "mod.rs",
             None,
         )?;
-        Ok::<_, CorpusError>((sel, Generated { files }, parsed.schema, includes))
+        // The round trip encodes with protoc against the very descriptors
+        // the code was generated from (whichever front end made them: the
+        // pure one's well-known types are not protoc's copies).
+        let set = protozero_codegen::descriptor_set_bytes(&parsed.descriptors)?;
+        Ok::<_, CorpusError>((sel, Generated { files }, parsed.schema, set))
     })();
     outcome.generate_time = started.elapsed();
-    let (sel, generated, schema, includes) = match generated {
+    let (sel, generated, schema, set) = match generated {
         Ok(g) => g,
         Err(e) => {
             outcome.error = Some(e.to_string());
@@ -276,11 +280,10 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
     }
     let started = Instant::now();
     let mut rt = roundtrip::RoundTrip::default();
-    let checked = roundtrip::write_test(out, corpus.name, &schema, &includes, &sel.inputs)
-        .and_then(|r| {
-            rt = r;
-            roundtrip::run_test(out, corpus.name, &mut rt)
-        });
+    let checked = roundtrip::write_test(out, corpus.name, &schema, &set).and_then(|r| {
+        rt = r;
+        roundtrip::run_test(out, corpus.name, &mut rt)
+    });
     outcome.roundtrip_time = Some(started.elapsed());
     if let Err(e) = checked {
         outcome.error = Some(e.to_string());

@@ -40,28 +40,6 @@ fn protoc() -> Result<PathBuf, CorpusError> {
         .map_err(|e| CorpusError::Locate(format!("protoc-bin-vendored: {e}")))
 }
 
-/// Writes the descriptor set of `inputs` (imports included) with protoc.
-fn descriptor_set(includes: &[PathBuf], inputs: &[PathBuf], out: &Path) -> Result<(), CorpusError> {
-    let protoc = protoc()?;
-    let mut cmd = Command::new(&protoc);
-    for inc in includes {
-        cmd.arg(format!("-I{}", inc.display()));
-    }
-    let status = cmd
-        .arg("--include_imports")
-        .arg(format!("--descriptor_set_out={}", out.display()))
-        .args(inputs)
-        .status()
-        .map_err(io(&protoc))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(CorpusError::Locate(format!(
-            "protoc --descriptor_set_out: {status}"
-        )))
-    }
-}
-
 /// `protoc --encode=<message>` of `text`; the error is protoc's message.
 fn encode(set: &Path, file: &str, message: &str, text: &str) -> Result<Vec<u8>, String> {
     let protoc = protoc().map_err(|e| e.to_string())?;
@@ -87,18 +65,18 @@ fn encode(set: &Path, file: &str, message: &str, text: &str) -> Result<Vec<u8>, 
     }
 }
 
-/// Samples `schema`, encodes the instances with protoc and writes the
-/// corpus crate's `tests/roundtrip.rs`.
+/// Samples `schema`, encodes the instances with protoc (reading the
+/// schema from `descriptor_set`, the FileDescriptorSet `schema` was made
+/// from) and writes the corpus crate's `tests/roundtrip.rs`.
 pub fn write_test(
     out: &Path,
     corpus: &str,
     schema: &Schema,
-    includes: &[PathBuf],
-    inputs: &[PathBuf],
+    descriptor_set: &[u8],
 ) -> Result<RoundTrip, CorpusError> {
     let dir = out.join("corpora").join(corpus);
     let set = out.join(format!("{corpus}.roundtrip.pb"));
-    descriptor_set(includes, inputs, &set)?;
+    std::fs::write(&set, descriptor_set).map_err(io(&set))?;
     let index = Index::new(schema);
     let sampled = index.sample();
     let krate = build::package_name(corpus).replace('-', "_");

@@ -1,0 +1,464 @@
+//! The pure-Rust front end: `protox` compiles the `.proto` files (parsing,
+//! name resolution, option interpretation, the checks `protoc` makes) into
+//! descriptors, which then go through the same translation as `protoc`'s.
+//!
+//! Three steps bring protox's output to what `protoc --include_imports
+//! --descriptor_set_out` writes for the same files:
+//!
+//! * the descriptors are taken as protox *encodes* them
+//!   ([`protox::Compiler::encode_file_descriptor_set`]), never through
+//!   `prost-types`' structs, whose options messages have no room for
+//!   extension fields: custom options (and anything newer than
+//!   `prost-types`' copy of `descriptor.proto`) would be dropped;
+//! * options with `retention = RETENTION_SOURCE` are removed, as `protoc`
+//!   removes them from the descriptors it writes (an options message left
+//!   empty by that goes too), and option values are re-encoded as `protoc`
+//!   encodes them (packed where the option's field is packed);
+//! * `float` and `double` defaults are spelled as `protoc` spells them
+//!   (`1e-07`, not `0.0000001`).
+//!
+//! Errors keep protox's position: `file:line:column: message`, with the
+//! text of that line.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use miette::Diagnostic;
+use protobuf::Message as _;
+use protobuf::descriptor::field_descriptor_proto::Type as PbType;
+use protobuf::descriptor::{
+    DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
+};
+use protox::prost::Message as _;
+use protox::prost_reflect::{
+    DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage as _, Value,
+};
+
+use crate::error::CodegenError;
+
+/// Compiles `inputs` and everything they import, imports first.
+pub(crate) fn compile(
+    includes: &[PathBuf],
+    inputs: &[PathBuf],
+) -> Result<Vec<FileDescriptorProto>, CodegenError> {
+    let mut compiler = protox::Compiler::new(includes).map_err(|e| error(&e, includes))?;
+    compiler.include_imports(true).include_source_info(false);
+    compiler
+        .open_files(inputs)
+        .map_err(|e| error(&e, includes))?;
+    let bytes = as_protoc_writes(
+        &compiler.descriptor_pool(),
+        compiler.encode_file_descriptor_set(),
+    )?;
+    let set = FileDescriptorSet::parse_from_bytes(&bytes).map_err(|e| CodegenError::Parse {
+        message: format!("protox's descriptors do not decode: {e}"),
+    })?;
+    let mut files = set.file;
+    for f in &mut files {
+        for m in &mut f.message_type {
+            protoc_float_defaults_in(m);
+        }
+        for x in &mut f.extension {
+            protoc_float_default(x);
+        }
+    }
+    Ok(files)
+}
+
+// --- Source-retention options -------------------------------------------
+
+/// Options of `descriptor.proto` itself with source retention. protox's
+/// built-in copy of `descriptor.proto` comes without its fields' options,
+/// so their `retention` cannot be read from it.
+const BUILTIN_SOURCE_RETENTION: &[&str] = &[
+    "google.protobuf.ExtensionRangeOptions.declaration",
+    "google.protobuf.ExtensionRangeOptions.verification",
+];
+
+/// `FieldOptions.retention`.
+const FIELD_OPTIONS_RETENTION: u32 = 17;
+/// `FieldOptions.OptionRetention.RETENTION_SOURCE`.
+const RETENTION_SOURCE: i32 = 2;
+
+/// `bytes` (a FileDescriptorSet) as `protoc` would write it: without the
+/// options it leaves out of the descriptors it writes (what its
+/// `StripSourceRetentionOptions` does), and with the options' values
+/// encoded as it encodes them.
+///
+/// The files are read back into a descriptor pool of their own first:
+/// protox's pool decides whether a field is packed before it interprets
+/// options, so it takes a proto2 `[packed = true]` repeated field for an
+/// expanded one and writes custom option values of such fields expanded,
+/// where `protoc` packs them. A pool built from the encoded files knows
+/// every field's options from the start; re-encoding the set through it
+/// packs those values, as it would any other field.
+fn as_protoc_writes(protox_pool: &DescriptorPool, bytes: Vec<u8>) -> Result<Vec<u8>, CodegenError> {
+    const SET: &str = "google.protobuf.FileDescriptorSet";
+    let pool = DescriptorPool::decode(bytes.as_slice()).unwrap_or_else(|_| protox_pool.clone());
+    // Without descriptor.proto among the files there are no custom options,
+    // and the built-in `descriptor.proto` knows the built-in ones.
+    let Some(set_type) = pool
+        .get_message_by_name(SET)
+        .or_else(|| DescriptorPool::global().get_message_by_name(SET))
+    else {
+        return Ok(bytes);
+    };
+    let mut set =
+        DynamicMessage::decode(set_type, bytes.as_slice()).map_err(|e| CodegenError::Parse {
+            message: format!("protox's descriptors do not decode: {e}"),
+        })?;
+    strip_message(&mut set, &mut HashMap::new());
+    Ok(set.encode_to_vec())
+}
+
+/// Clears every source-retention field of `msg`, recursively; an options
+/// message emptied by that is cleared too. Whether anything changed.
+fn strip_message(msg: &mut DynamicMessage, retention: &mut HashMap<String, bool>) -> bool {
+    let mut changed = false;
+    let fields: Vec<_> = msg.fields().map(|(f, _)| f).collect();
+    for f in fields {
+        if is_source_retention(f.full_name(), || f.options(), retention) {
+            msg.clear_field(&f);
+            changed = true;
+        } else {
+            let (c, emptied) = strip_value(msg.get_field_mut(&f), retention);
+            changed |= c;
+            if emptied {
+                msg.clear_field(&f);
+            }
+        }
+    }
+    let extensions: Vec<_> = msg.extensions().map(|(x, _)| x).collect();
+    for x in extensions {
+        if is_source_retention(x.full_name(), || x.options(), retention) {
+            msg.clear_extension(&x);
+            changed = true;
+        } else {
+            let (c, emptied) = strip_value(msg.get_extension_mut(&x), retention);
+            changed |= c;
+            if emptied {
+                msg.clear_extension(&x);
+            }
+        }
+    }
+    changed
+}
+
+/// Strips the messages in one field's value: whether anything changed, and
+/// whether the value is an options message that was not empty and now is.
+fn strip_value(value: &mut Value, retention: &mut HashMap<String, bool>) -> (bool, bool) {
+    match value {
+        Value::Message(m) => {
+            let options = is_options(&m.descriptor()) && m.encoded_len() > 0;
+            let changed = strip_message(m, retention);
+            (changed, options && m.encoded_len() == 0)
+        }
+        Value::List(items) => {
+            let mut changed = false;
+            for item in items {
+                if let Value::Message(m) = item {
+                    changed |= strip_message(m, retention);
+                }
+            }
+            (changed, false)
+        }
+        Value::Map(entries) => {
+            let mut changed = false;
+            for v in entries.values_mut() {
+                if let Value::Message(m) = v {
+                    changed |= strip_message(m, retention);
+                }
+            }
+            (changed, false)
+        }
+        _ => (false, false),
+    }
+}
+
+/// One of `descriptor.proto`'s `...Options` messages.
+fn is_options(m: &MessageDescriptor) -> bool {
+    m.parent_file().name() == "google/protobuf/descriptor.proto" && m.name().ends_with("Options")
+}
+
+/// Whether the field `full_name` (options `options`) has source retention.
+fn is_source_retention(
+    full_name: &str,
+    options: impl FnOnce() -> DynamicMessage,
+    known: &mut HashMap<String, bool>,
+) -> bool {
+    if let Some(&r) = known.get(full_name) {
+        return r;
+    }
+    let options = options();
+    let r = BUILTIN_SOURCE_RETENTION.contains(&full_name)
+        || match options.get_field_by_number(FIELD_OPTIONS_RETENTION) {
+            Some(v) => v.as_enum_number() == Some(RETENTION_SOURCE),
+            // A `FieldOptions` that predates `retention`: the raw field.
+            None => options.unknown_fields().any(|u| {
+                let mut raw = Vec::new();
+                u.encode(&mut raw);
+                raw == [0x88, 0x01, 0x02]
+            }),
+        };
+    known.insert(full_name.to_owned(), r);
+    r
+}
+
+// --- Float defaults ---------------------------------------------------------
+
+fn protoc_float_defaults_in(m: &mut DescriptorProto) {
+    for f in m.field.iter_mut().chain(m.extension.iter_mut()) {
+        protoc_float_default(f);
+    }
+    for n in &mut m.nested_type {
+        protoc_float_defaults_in(n);
+    }
+}
+
+/// Respells a `float` or `double` default the way `protoc` writes it.
+fn protoc_float_default(f: &mut FieldDescriptorProto) {
+    let ty = f.type_();
+    let Some(d) = f.default_value.as_mut() else {
+        return;
+    };
+    let spelled = match ty {
+        PbType::TYPE_DOUBLE => d.parse::<f64>().ok().map(protoc_double),
+        PbType::TYPE_FLOAT => d.parse::<f32>().ok().map(protoc_float),
+        _ => None,
+    };
+    if let Some(s) = spelled {
+        *d = s;
+    }
+}
+
+/// `protoc`'s `SimpleDtoa`: `%.15g`, or `%.17g` when 15 digits do not
+/// read back as the same value.
+pub(crate) fn protoc_double(v: f64) -> String {
+    if let Some(s) = non_finite(v) {
+        return s.to_owned();
+    }
+    let short = printf_g(v, 15);
+    if short.parse::<f64>().ok() == Some(v) {
+        short
+    } else {
+        printf_g(v, 17)
+    }
+}
+
+/// `protoc`'s `SimpleFtoa`: `%.6g`, or `%.9g` when 6 digits do not read
+/// back as the same `float`.
+pub(crate) fn protoc_float(v: f32) -> String {
+    if let Some(s) = non_finite(f64::from(v)) {
+        return s.to_owned();
+    }
+    let short = printf_g(f64::from(v), 6);
+    if short.parse::<f32>().ok() == Some(v) {
+        short
+    } else {
+        printf_g(f64::from(v), 9)
+    }
+}
+
+fn non_finite(v: f64) -> Option<&'static str> {
+    if v.is_nan() {
+        Some("nan")
+    } else if v == f64::INFINITY {
+        Some("inf")
+    } else if v == f64::NEG_INFINITY {
+        Some("-inf")
+    } else {
+        None
+    }
+}
+
+/// C's `printf("%.*g", precision, v)` for a finite `v`.
+fn printf_g(v: f64, precision: usize) -> String {
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0" } else { "0" }.to_owned();
+    }
+    let precision = precision.max(1);
+    // The exponent after rounding to `precision` significant digits.
+    let sci = format!("{:.*e}", precision - 1, v);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let p = i32::try_from(precision).unwrap_or(i32::MAX);
+    if exp < -4 || exp >= p {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!(
+            "{}e{sign}{:02}",
+            trim_fraction(mantissa),
+            exp.unsigned_abs()
+        )
+    } else {
+        let decimals = usize::try_from(p - 1 - exp).unwrap_or(0);
+        trim_fraction(&format!("{v:.decimals$}")).to_owned()
+    }
+}
+
+/// `1.500` → `1.5`, `2.000` → `2`; text without a `.` is left alone.
+fn trim_fraction(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+// --- Errors -----------------------------------------------------------------
+
+/// protox's error as a [`CodegenError`]: [`CodegenError::PureParse`] with
+/// file, line, column and the line's text when protox points at a place,
+/// else [`CodegenError::Parse`].
+fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
+    let message = e.to_string();
+    let Some(name) = e.file() else {
+        return CodegenError::Parse { message };
+    };
+    let path = includes
+        .iter()
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file());
+    let text = path.as_deref().and_then(|p| std::fs::read(p).ok());
+    // protox gives an unexpected end of file no place: it is the end.
+    let offset = error_offset(e)
+        .or_else(|| (e.is_parse() && message.contains("end of file")).then_some(usize::MAX));
+    let (Some(offset), Some(text)) = (offset, text) else {
+        return CodegenError::Parse {
+            message: format!("{name}: {message}"),
+        };
+    };
+    let file = path
+        .as_deref()
+        .map_or_else(|| name.to_owned(), |p: &Path| p.display().to_string());
+    let at = Position::of(&text, offset);
+    let mut message = message;
+    if let Some(help) = e.help() {
+        message.push_str(&format!(" ({help})"));
+    }
+    if let Some(related) = e.related() {
+        for r in related {
+            match error_offset(r) {
+                Some(o) => {
+                    let p = Position::of(&text, o);
+                    message.push_str(&format!("; {file}:{}:{}: {r}", p.line, p.column));
+                }
+                None => message.push_str(&format!("; {r}")),
+            }
+        }
+    }
+    // Syntax errors may be constructs only protoc reads; of the checks, the
+    // one protoc passes is `inf` or `nan` as a float option's value.
+    let non_finite_option = ["found 'inf'", "found '-inf'", "found 'nan'", "found '-nan'"]
+        .iter()
+        .any(|f| message.contains(f));
+    if e.is_parse() || non_finite_option {
+        if message.contains("found 'edition'") {
+            message.push_str(
+                "; editions (`edition = \"2023\"` and later) are not supported by protox 0.10, \
+                 the pure front end",
+            );
+        }
+        message.push_str(
+            "; if protoc accepts this file, use the protoc front end \
+             (`Config::front_end(FrontEnd::Protoc(None))`, `cargo xtask codegen --protoc`)",
+        );
+    }
+    CodegenError::PureParse {
+        file,
+        line: at.line,
+        column: at.column,
+        source_line: at.text,
+        message,
+    }
+}
+
+/// The byte offset a diagnostic points at: its last label (of two, the
+/// first is where a duplicated name was first defined).
+fn error_offset(d: &dyn Diagnostic) -> Option<usize> {
+    d.labels()?.last().map(|l| l.offset())
+}
+
+/// A place in a file: 1-based line and column (in characters) and the
+/// line's text, trimmed.
+struct Position {
+    line: u32,
+    column: u32,
+    text: String,
+}
+
+impl Position {
+    fn of(source: &[u8], offset: usize) -> Position {
+        let offset = offset.min(source.len());
+        let before = &source[..offset];
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = source[offset..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(source.len(), |i| offset + i);
+        let lines = before.iter().filter(|&&b| b == b'\n').count();
+        let column = String::from_utf8_lossy(&source[start..offset])
+            .chars()
+            .count();
+        Position {
+            line: u32::try_from(lines + 1).unwrap_or(u32::MAX),
+            column: u32::try_from(column + 1).unwrap_or(u32::MAX),
+            text: String::from_utf8_lossy(&source[start..end])
+                .trim()
+                .to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_as_protoc_spells_them() {
+        for (v, s) in [
+            (1.5e10, "15000000000"),
+            (0.5, "0.5"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1e-7, "1e-07"),
+            (1e-4, "0.0001"),
+            (1e15, "1e+15"),
+            (123456789012345.0, "123456789012345"),
+            (0.1, "0.1"),
+            (1.2345678901234568e29, "1.2345678901234568e+29"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (-1.0, "-1"),
+            (100.0, "100"),
+            (f64::NAN, "nan"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(protoc_double(v), s, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn floats_as_protoc_spells_them() {
+        for (v, s) in [
+            (f32::MAX, "3.40282347e+38"),
+            (0.1f32, "0.1"),
+            (1.5f32, "1.5"),
+            (16_777_217.0f32, "16777216"),
+            (1e-7f32, "1e-07"),
+            (f32::INFINITY, "inf"),
+        ] {
+            assert_eq!(protoc_float(v), s, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn positions_are_one_based_in_characters() {
+        let text = "ab\n\u{e9}xyz\n";
+        let p = Position::of(text.as_bytes(), 5);
+        assert_eq!((p.line, p.column, p.text.as_str()), (2, 2, "\u{e9}xyz"));
+        let end = Position::of(text.as_bytes(), text.len());
+        assert_eq!((end.line, end.column, end.text.as_str()), (3, 1, ""));
+    }
+}

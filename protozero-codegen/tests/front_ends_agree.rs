@@ -1,0 +1,558 @@
+//! The pure front end (protox) and the protoc front end (the vendored
+//! `protoc`, the oracle) agree: for every fixture set of this crate and
+//! for the project's schemas (`protos/proto`), both compile the same
+//! files to (a) the same descriptors, field for field, unknown fields (the
+//! custom options) included, and (b) byte-identical generated code.
+//!
+//! One difference is normalised away, because protox cannot know it: a
+//! method written with a body (`rpc M(A) returns (B) {}`) gets from protoc
+//! an options message even when the body sets no option, and none from
+//! protox; the test drops empty `MethodOptions` on both sides. Source info
+//! is cleared on both sides (neither front end asks for it), and nothing
+//! else: `json_name`, `syntax`, defaults, options and the file order must
+//! match as they are.
+//!
+//! Both front ends see the same `google/protobuf/descriptor.proto`:
+//! protoc's (from `protoc-bin-vendored`), with its two one-number extension
+//! ranges with options (`extensions 536000000 [declaration = ...]`), a form
+//! protox 0.10 does not parse, spelled as ranges (`536000000 to 536000000`,
+//! the same range). Left to themselves, each front end brings its own copy
+//! and only the code generated for `google/protobuf/*.proto` differs (the
+//! last test). The editions fixtures are protoc's alone: protox 0.10 has
+//! no editions; their features are checked against hand-worked values.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use protobuf::descriptor::FileDescriptorProto;
+use protobuf::{Message as _, MessageField, UnknownValueRef};
+use protozero_codegen::model::{FieldDef, MessageDef, Presence, ProtoFile, Syntax};
+use protozero_codegen::parse::{FrontEnd, Parsed, find_proto_files, parse_files};
+use protozero_codegen::{CodegenError, DEFAULT_HEADER, GeneratedFile, generate_rust};
+
+fn tests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+/// A directory holding protoc's `descriptor.proto` in a form both front
+/// ends parse (see the module doc).
+fn shared_wkt() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let source = protoc_bin_vendored::include_path()
+            .unwrap()
+            .join("google/protobuf/descriptor.proto");
+        let text = fs::read_to_string(source).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("google/protobuf/descriptor.proto");
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::write(&target, one_number_ranges_as_ranges(&text)).unwrap();
+        dir
+    })
+    .path()
+}
+
+/// `extensions N [` → `extensions N to N [`, line by line.
+fn one_number_ranges_as_ranges(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.lines() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let rewritten = body.strip_prefix("extensions ").and_then(|rest| {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let (number, tail) = rest.split_at(digits);
+            (digits > 0 && tail.starts_with(" ["))
+                .then(|| format!("{indent}extensions {number} to {number}{tail}"))
+        });
+        out.push_str(rewritten.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_rewrite_keeps_every_other_line() {
+    let text = "message A {\n  extensions 5 [declaration = {}];\n  extensions 6 to 9;\n  extensions 7;\n}\n";
+    assert_eq!(
+        one_number_ranges_as_ranges(text),
+        "message A {\n  extensions 5 to 5 [declaration = {}];\n  extensions 6 to 9;\n  extensions 7;\n}\n"
+    );
+}
+
+fn compile(includes: &[PathBuf], inputs: &[PathBuf], front_end: FrontEnd) -> Parsed {
+    parse_files(includes, inputs, &front_end)
+        .unwrap_or_else(|e| panic!("{front_end:?} on {inputs:?}: {e}"))
+}
+
+/// The descriptors as compared: source info cleared, empty method options
+/// dropped (the module doc says why).
+fn normalised(files: &[FileDescriptorProto]) -> Vec<FileDescriptorProto> {
+    let mut files = files.to_vec();
+    for f in &mut files {
+        f.source_code_info = MessageField::none();
+        for s in &mut f.service {
+            for m in &mut s.method {
+                if m.options.as_ref().is_some_and(|o| o.compute_size() == 0) {
+                    m.options = MessageField::none();
+                }
+            }
+        }
+    }
+    files
+}
+
+/// A readable account of how two descriptors differ: the first differing
+/// line of their text forms, with context.
+fn first_difference(a: &FileDescriptorProto, b: &FileDescriptorProto) -> String {
+    let (ta, tb) = (
+        protobuf::text_format::print_to_string_pretty(a),
+        protobuf::text_format::print_to_string_pretty(b),
+    );
+    let (la, lb): (Vec<&str>, Vec<&str>) = (ta.lines().collect(), tb.lines().collect());
+    let at = la
+        .iter()
+        .zip(&lb)
+        .position(|(x, y)| x != y)
+        .unwrap_or(la.len().min(lb.len()));
+    let from = at.saturating_sub(8);
+    format!(
+        "pure:\n{}\nprotoc:\n{}\n(unknown fields differ if the text is the same)",
+        la[from..(at + 4).min(la.len())].join("\n"),
+        lb[from..(at + 4).min(lb.len())].join("\n"),
+    )
+}
+
+fn assert_same_descriptors(pure: &[FileDescriptorProto], protoc: &[FileDescriptorProto]) {
+    let names = |fs: &[FileDescriptorProto]| -> Vec<String> {
+        fs.iter().map(|f| f.name().to_owned()).collect()
+    };
+    assert_eq!(names(pure), names(protoc), "files or their order differ");
+    for (a, b) in normalised(pure).iter().zip(&normalised(protoc)) {
+        assert!(a == b, "{} differs:\n{}", a.name(), first_difference(a, b));
+    }
+}
+
+fn generated(parsed: &Parsed) -> Vec<GeneratedFile> {
+    generate_rust(
+        &parsed.schema,
+        DEFAULT_HEADER,
+        "mod.rs",
+        Some("descriptor_set.bin"),
+    )
+    .unwrap()
+}
+
+fn assert_same_code(pure: &Parsed, protoc: &Parsed) {
+    let (a, b) = (generated(pure), generated(protoc));
+    let paths =
+        |g: &[GeneratedFile]| -> Vec<PathBuf> { g.iter().map(|f| f.path.clone()).collect() };
+    assert_eq!(paths(&a), paths(&b));
+    for (x, y) in a.iter().zip(&b) {
+        assert!(
+            x.contents == y.contents,
+            "{} differs between the front ends",
+            x.path.display()
+        );
+        let text = std::str::from_utf8(&x.contents).unwrap();
+        syn::parse_file(text).unwrap_or_else(|e| panic!("{}: {e}", x.path.display()));
+    }
+}
+
+/// Compiles `inputs` under `root` (after the shared `descriptor.proto`)
+/// with both front ends and checks that they agree; the pure result.
+fn agree(root: &Path, inputs: &[PathBuf]) -> Parsed {
+    assert!(!inputs.is_empty());
+    let includes = [shared_wkt().to_path_buf(), root.to_path_buf()];
+    let pure = compile(&includes, inputs, FrontEnd::Pure);
+    let protoc = compile(&includes, inputs, FrontEnd::Protoc(None));
+    assert_same_descriptors(&pure.descriptors, &protoc.descriptors);
+    assert_same_code(&pure, &protoc);
+    pure
+}
+
+/// Whether the file declares an edition (protoc's alone).
+fn is_editions(path: &Path) -> bool {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("edition "))
+}
+
+fn agree_on_fixture_set(set: &str) -> Parsed {
+    let root = tests_dir().join(set);
+    let inputs: Vec<PathBuf> = find_proto_files(&root)
+        .unwrap()
+        .into_iter()
+        .filter(|p| !is_editions(p))
+        .collect();
+    agree(&root, &inputs)
+}
+
+#[test]
+fn fixtures() {
+    agree_on_fixture_set("fixtures");
+}
+
+#[test]
+fn fixtures_names() {
+    agree_on_fixture_set("fixtures_names");
+}
+
+/// The real-world proto2 file of `fixtures_protoc` (groups, extensions,
+/// message sets) was protoc's alone before protox; it no longer is.
+#[test]
+fn fixtures_protoc_without_editions() {
+    let parsed = agree_on_fixture_set("fixtures_protoc");
+    assert!(
+        parsed
+            .schema
+            .files
+            .iter()
+            .any(|f| f.name == "fixture/gamma/legacy.proto")
+    );
+}
+
+/// Extension declarations, custom options of every type on every element,
+/// groups everywhere, `import public` (twice over) and `import weak`, and
+/// defaults in every spelling.
+#[test]
+fn fixtures_front_ends() {
+    let parsed = agree_on_fixture_set("fixtures_front_ends");
+    let names: Vec<&str> = parsed
+        .schema
+        .files
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    for want in [
+        "google/protobuf/descriptor.proto",
+        "fixture/front/custom_options.proto",
+        "fixture/front/declarations.proto",
+        "fixture/front/groups.proto",
+        "fixture/front/imports.proto",
+        "fixture/front/public_root.proto",
+        "fixture/front/weak_dep.proto",
+        "fixture/front/defaults.proto",
+    ] {
+        assert!(names.contains(&want), "{want} not among {names:?}");
+    }
+}
+
+/// What protoc leaves out and the pure front end must leave out too:
+/// source-retention options (custom ones, nested ones inside an option's
+/// value, extension declarations), an options message emptied by that.
+#[test]
+fn source_retention_options_are_dropped_as_protoc_drops_them() {
+    let parsed = agree_on_fixture_set("fixtures_front_ends");
+    let file = |name: &str| {
+        parsed
+            .descriptors
+            .iter()
+            .find(|f| f.name() == name)
+            .unwrap()
+    };
+    let declared = &file("fixture/front/declarations.proto").message_type[0];
+    // `declaration` and `verification` both have source retention.
+    for range in &declared.extension_range {
+        assert!(range.options.is_none(), "{range:?}");
+    }
+    let annotated = &file("fixture/front/custom_options.proto").message_type[0];
+    let options = annotated.options.as_ref().unwrap();
+    let unknown = options.special_fields.unknown_fields();
+    // (message_source_only) = 50006 is gone, (message_flag) = 50005 stays.
+    assert!(unknown.get(50006).is_none());
+    assert!(matches!(
+        unknown.get(50005),
+        Some(UnknownValueRef::Varint(1))
+    ));
+    // The second (message_list) lost its `note` (field 9): `number: 2` only.
+    let list: Vec<_> = unknown
+        .iter()
+        .filter(|(n, _)| *n == 50003)
+        .map(|(_, v)| v)
+        .collect();
+    assert!(
+        list.contains(&UnknownValueRef::LengthDelimited(&[0x08, 2])),
+        "{list:?}"
+    );
+}
+
+#[test]
+fn our_schemas() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../protos/proto");
+    let inputs = find_proto_files(&root).unwrap();
+    assert!(inputs.len() > 40, "{} files", inputs.len());
+    agree(&root, &inputs);
+}
+
+/// With nothing shared, each front end compiles `descriptor.proto` from its
+/// own copy (protox: prost-types' build of it; protoc: its include
+/// directory): everything else agrees.
+#[test]
+fn with_their_own_descriptor_proto_only_its_code_differs() {
+    let root = tests_dir().join("fixtures_names");
+    let includes = [root.clone()];
+    let inputs = find_proto_files(&root).unwrap();
+    let pure = compile(&includes, &inputs, FrontEnd::Pure);
+    let protoc = compile(&includes, &inputs, FrontEnd::Protoc(None));
+    let own = |f: &FileDescriptorProto| !f.name().starts_with("google/protobuf/");
+    let mine = |fs: &[FileDescriptorProto]| -> Vec<FileDescriptorProto> {
+        fs.iter().filter(|f| own(f)).cloned().collect()
+    };
+    assert_same_descriptors(&mine(&pure.descriptors), &mine(&protoc.descriptors));
+    let (a, b) = (generated(&pure), generated(&protoc));
+    let differing: Vec<String> = a
+        .iter()
+        .zip(&b)
+        .filter(|(x, y)| x.contents != y.contents)
+        .map(|(x, _)| x.path.display().to_string())
+        .collect();
+    assert!(
+        differing
+            .iter()
+            .all(|p| p == "google/protobuf/descriptor.rs"),
+        "{differing:?}"
+    );
+}
+
+// --- What protoc reads and protox 0.10 does not ----------------------------
+
+/// Files `protoc` compiles that the pure front end refuses, each with a
+/// located error that suggests the protoc front end. (Editions are the
+/// largest such gap; see below.) A protox release that reads one of them
+/// fails this test: the file then belongs with the agreeing fixtures.
+#[test]
+fn protox_gaps_are_located_errors_that_suggest_protoc() {
+    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
+                extend google.protobuf.MessageOptions { optional double d = 50000; }\n";
+    for (what, body, line) in [
+        (
+            "a negative infinity as an option value",
+            "message M { option (d) = -inf; }\n",
+            5,
+        ),
+        (
+            "an infinity as an option value",
+            "message M { option (d) = inf; }\n",
+            5,
+        ),
+        (
+            "a not-a-number as an option value",
+            "message M { option (d) = nan; }\n",
+            5,
+        ),
+        (
+            "one extension number with options",
+            "message M {\n  extensions 5 [declaration = { number: 5, reserved: true }];\n}\n",
+            6,
+        ),
+        (
+            "an integer literal beyond 64 bits as a double default",
+            "message M {\n  optional double x = 1 [default = 123456789012345678901234567890];\n}\n",
+            6,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gap.proto");
+        fs::write(&path, format!("{head}{body}")).unwrap();
+        let includes = [dir.path().to_path_buf()];
+        let inputs = [path];
+        parse_files(&includes, &inputs, &FrontEnd::Protoc(None))
+            .unwrap_or_else(|e| panic!("protoc refuses {what}: {e}"));
+        match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+            Err(e @ CodegenError::PureParse { .. }) => {
+                let shown = e.to_string();
+                let CodegenError::PureParse { line: at, .. } = e else {
+                    unreachable!()
+                };
+                assert_eq!(at, line, "{what}: {shown}");
+                assert!(shown.contains("protoc front end"), "{what}: {shown}");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
+// --- Editions: protoc's alone ----------------------------------------------
+
+const EDITIONS: &[(&str, u32)] = &[
+    ("fixture/delta/editions.proto", 2023),
+    ("fixture/epsilon/features2023.proto", 2023),
+    ("fixture/epsilon/features2024.proto", 2024),
+];
+
+#[test]
+fn editions_are_refused_by_the_pure_front_end_at_the_edition_line() {
+    let root = tests_dir().join("fixtures_protoc");
+    for (name, _) in EDITIONS {
+        let path = root.join(name);
+        let text = fs::read_to_string(&path).unwrap();
+        let edition_line = text
+            .lines()
+            .position(|l| l.starts_with("edition "))
+            .unwrap()
+            + 1;
+        match parse_files(std::slice::from_ref(&root), &[path], &FrontEnd::Pure) {
+            Err(CodegenError::PureParse {
+                line,
+                column,
+                message,
+                ..
+            }) => {
+                assert_eq!((line as usize, column), (edition_line, 1), "{name}");
+                assert!(message.contains("editions"), "{message}");
+                assert!(message.contains("protoc front end"), "{message}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
+/// The model of `name` (under `fixtures_protoc`) from the protoc front
+/// end, with `(message.field, utf8_validation)` read from the descriptors
+/// (the model has no use for it).
+fn protoc_file(name: &str) -> (ProtoFile, Vec<(String, u64)>) {
+    let root = tests_dir().join("fixtures_protoc");
+    let parsed = compile(
+        std::slice::from_ref(&root),
+        &[root.join(name)],
+        FrontEnd::Protoc(None),
+    );
+    let utf8 = parsed
+        .descriptors
+        .iter()
+        .find(|f| f.name() == name)
+        .map(utf8_validations)
+        .unwrap();
+    let file = parsed
+        .schema
+        .files
+        .into_iter()
+        .find(|f| f.name == name)
+        .unwrap();
+    (file, utf8)
+}
+
+/// `(message.field, utf8_validation)` for every field whose own `features`
+/// set `utf8_validation` (`FeatureSet` field 4: 2 = VERIFY, 3 = NONE).
+fn utf8_validations(f: &FileDescriptorProto) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for m in &f.message_type {
+        for field in &m.field {
+            let Some(o) = field.options.as_ref() else {
+                continue;
+            };
+            // `FieldOptions.features` = 21.
+            if let Some(UnknownValueRef::LengthDelimited(set)) =
+                o.special_fields.unknown_fields().get(21)
+            {
+                let mut i = 0;
+                while i + 1 < set.len() {
+                    if set[i] == 4 << 3 {
+                        out.push((
+                            format!("{}.{}", m.name(), field.name()),
+                            u64::from(set[i + 1]),
+                        ));
+                    }
+                    i += 2;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn message<'f>(file: &'f ProtoFile, name: &str) -> &'f MessageDef {
+    file.messages.iter().find(|m| m.name == name).unwrap()
+}
+
+fn nested<'m>(m: &'m MessageDef, name: &str) -> &'m MessageDef {
+    m.messages.iter().find(|n| n.name == name).unwrap()
+}
+
+fn field<'m>(m: &'m MessageDef, name: &str) -> &'m FieldDef {
+    m.fields.iter().find(|f| f.name == name).unwrap()
+}
+
+/// (presence, packed, delimited) of `message.field`.
+fn shape(file: &ProtoFile, message_name: &str, field_name: &str) -> (Presence, bool, bool) {
+    let f = field(message(file, message_name), field_name);
+    (f.presence, f.packed, f.delimited)
+}
+
+fn closed(file: &ProtoFile, enum_name: &str) -> bool {
+    file.enums
+        .iter()
+        .find(|e| e.name == enum_name)
+        .unwrap()
+        .closed
+}
+
+#[test]
+fn edition_2023_features_resolve_as_worked_out_by_hand() {
+    use Presence::{Explicit, Implicit, Required};
+    let (f, utf8) = protoc_file("fixture/epsilon/features2023.proto");
+    assert_eq!(f.syntax, Syntax::Edition(2023));
+    for (m, field, want) in [
+        ("Presence", "implicit", (Implicit, false, false)),
+        ("Presence", "explicit", (Explicit, false, false)),
+        ("Presence", "required", (Required, false, false)),
+        ("Presence", "by_default", (Explicit, false, false)),
+        ("Presence", "child", (Explicit, false, false)),
+        ("Encoding", "packed", (Explicit, true, false)),
+        // The file's EXPANDED, and a field's own.
+        ("Encoding", "expanded", (Explicit, false, false)),
+        ("Encoding", "inherited", (Explicit, false, false)),
+        ("Encoding", "delimited", (Explicit, false, true)),
+        ("Encoding", "length_prefixed", (Explicit, false, false)),
+        ("Encoding", "delimited_list", (Explicit, false, true)),
+        ("Encoding", "verified", (Explicit, false, false)),
+        ("Oneofs", "in_oneof", (Explicit, false, false)),
+        ("Oneofs", "delimited_in_oneof", (Explicit, false, true)),
+        ("Oneofs", "map", (Explicit, false, false)),
+        ("Enums", "closed", (Explicit, false, false)),
+        ("Enums", "closed_list", (Explicit, true, false)),
+    ] {
+        assert_eq!(shape(&f, m, field), want, "{m}.{field}");
+    }
+    assert!(field(message(&f, "Oneofs"), "in_oneof").oneof.is_some());
+    assert!(closed(&f, "Closed"));
+    assert!(!closed(&f, "Open"));
+    assert!(!closed(&f, "OpenByDefault"));
+    assert_eq!(
+        utf8,
+        [
+            ("Encoding.verified".to_owned(), 2),
+            ("Encoding.unverified".to_owned(), 3)
+        ]
+    );
+}
+
+#[test]
+fn edition_2024_features_resolve_as_worked_out_by_hand() {
+    use Presence::{Explicit, Implicit, Required};
+    let (f, utf8) = protoc_file("fixture/epsilon/features2024.proto");
+    assert_eq!(f.syntax, Syntax::Edition(2024));
+    // The file says IMPLICIT; messages keep presence.
+    for (m, field, want) in [
+        ("Presence", "implicit", (Implicit, false, false)),
+        ("Presence", "explicit", (Explicit, false, false)),
+        ("Presence", "required", (Required, false, false)),
+        ("Presence", "child", (Explicit, false, false)),
+        ("Encoding", "packed", (Implicit, true, false)),
+        ("Encoding", "expanded", (Implicit, false, false)),
+        ("Encoding", "delimited", (Explicit, false, true)),
+        ("Encoding", "length_prefixed", (Explicit, false, false)),
+        ("Encoding", "verified", (Implicit, false, false)),
+        ("Enums", "closed", (Explicit, false, false)),
+        ("Enums", "open", (Implicit, false, false)),
+    ] {
+        assert_eq!(shape(&f, m, field), want, "{m}.{field}");
+    }
+    let inner = nested(message(&f, "Encoding"), "Inner");
+    assert_eq!(field(inner, "v").presence, Implicit);
+    assert!(closed(&f, "Closed"));
+    assert!(!closed(&f, "Open"));
+    assert_eq!(utf8, [("Encoding.unverified".to_owned(), 3)]);
+}
