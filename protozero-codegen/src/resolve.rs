@@ -39,6 +39,9 @@ pub struct Symbol {
     pub ident: String,
     /// A message in the message-set wire format (extensions travel as items).
     pub message_set: bool,
+    /// A message's field enum (`XField`, for visiting its fields in one
+    /// pass), unless a type of the schema already has that name.
+    pub field_enum: Option<String>,
 }
 
 /// Every message and enum of a schema by fully qualified name.
@@ -136,6 +139,9 @@ struct Scope {
 struct Builder {
     map: HashMap<String, Symbol>,
     scopes: BTreeMap<Vec<String>, Scope>,
+    /// Messages in declaration order (full name), for naming field enums
+    /// once every type has its name.
+    messages: Vec<String>,
 }
 
 impl Builder {
@@ -182,8 +188,10 @@ impl Builder {
                 module: module.to_vec(),
                 ident,
                 message_set: m.message_set,
+                field_enum: None,
             },
         );
+        self.messages.push(m.full_name.clone());
         if !has_module(m) {
             return Ok(());
         }
@@ -201,6 +209,26 @@ impl Builder {
             self.message(file, &inner, n)?;
         }
         self.extensions(file, &inner, &m.extensions, None)
+    }
+
+    /// Names each message's field enum `XField` where no type took it.
+    fn field_enums(&mut self) {
+        for full_name in std::mem::take(&mut self.messages) {
+            let Some(sym) = self.map.get(&full_name) else {
+                continue;
+            };
+            let name = format!("{}Field", sym.ident);
+            let scope = self.scopes.entry(sym.module.clone()).or_default();
+            if scope.names.contains_key(&name) {
+                continue;
+            }
+            scope
+                .names
+                .insert(name.clone(), format!("field enum of {full_name}"));
+            if let Some(sym) = self.map.get_mut(&full_name) {
+                sym.field_enum = Some(name);
+            }
+        }
     }
 
     fn extensions(
@@ -234,6 +262,7 @@ impl Builder {
                 module: module.to_vec(),
                 ident,
                 message_set: false,
+                field_enum: None,
             },
         );
         Ok(())
@@ -246,6 +275,7 @@ impl Symbols {
         let mut b = Builder {
             map: HashMap::new(),
             scopes: BTreeMap::new(),
+            messages: Vec::new(),
         };
         for f in &schema.files {
             let module = package_module(&f.package);
@@ -268,6 +298,7 @@ impl Symbols {
             }
             b.extensions(&f.name, &module, &f.extensions, Some(file_stem(&f.name)))?;
         }
+        b.field_enums();
         Ok(Symbols { map: b.map })
     }
 

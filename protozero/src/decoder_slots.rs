@@ -155,11 +155,7 @@ impl<'a> OneofSlot<'a> {
 /// field and the offset after it. A generated decoder's pass calls this in
 /// its loop, so it is inlined there with `groups` a constant.
 #[inline(always)]
-pub fn parse_at(
-    buf: &[u8],
-    pos: usize,
-    groups: bool,
-) -> Result<(Field<'_>, usize), DecodeError> {
+pub fn parse_at(buf: &[u8], pos: usize, groups: bool) -> Result<(Field<'_>, usize), DecodeError> {
     if groups {
         parse_field_or_group(buf, pos)
     } else {

@@ -36,6 +36,7 @@ mod decoder;
 mod decoder_slots;
 mod delegate;
 mod error;
+mod field_visit;
 mod heap_buffer;
 mod message;
 mod null_buffer;
@@ -65,6 +66,7 @@ pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};
 
 // Decoding: schema-less and typed, zero-copy.
 pub use decoder::{Decoder, Field, FieldValue};
+pub use field_visit::{FieldEnum, Fields, Lazy, MessageFields, Occurrence};
 pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
 pub use typed_decoder::TypedDecoder;
 pub use typed_repeated::{

@@ -41,7 +41,7 @@ pub const MAX_DENSE_FIELDS: u32 = 128;
 
 /// The runtime function picking the raw value a field's slot holds, and the
 /// slot's type.
-fn extract(p: &FieldPlan<'_>) -> (TokenStream, TokenStream) {
+pub(crate) fn extract(p: &FieldPlan<'_>) -> (TokenStream, TokenStream) {
     let bytes = (quote!(bytes), quote!(&'a [u8]));
     match &p.shape {
         Shape::Message { .. } if p.def.delimited => (quote!(group), quote!(&'a [u8])),
@@ -57,7 +57,7 @@ fn extract(p: &FieldPlan<'_>) -> (TokenStream, TokenStream) {
 }
 
 /// `raw` (an `Option` of the slot's type) turned into the accessor's value.
-fn convert(s: Scalar, raw: TokenStream) -> TokenStream {
+pub(crate) fn convert(s: Scalar, raw: TokenStream) -> TokenStream {
     let vz = quote!(::protozero::varint);
     let map = match s {
         Scalar::Bytes | Scalar::Uint64 | Scalar::Fixed32 | Scalar::Fixed64 => return raw,

@@ -8,6 +8,7 @@ mod enums;
 mod extensions;
 mod fields;
 mod services;
+mod visitor;
 mod writer;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,19 @@ fn emit_message(
         &plans,
         ctx.groups,
     )?);
+    let construct = format!("message {}", msg.full_name);
+    let sym = ctx
+        .symbols
+        .get(&msg.full_name, &ctx.file.name, &construct)?;
+    if let Some(enum_name) = &sym.field_enum {
+        out.extend(visitor::emit_field_enum(
+            msg,
+            &ctx.file.name,
+            enum_name,
+            &plans,
+            ctx.groups,
+        )?);
+    }
     if !has_module(msg) {
         return Ok(out);
     }

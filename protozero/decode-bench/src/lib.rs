@@ -97,6 +97,7 @@ pub mod data;
 pub mod floor;
 pub mod generated;
 pub mod ours;
+pub mod ours_fields;
 pub mod prost_decode;
 pub mod quick_protobuf_decode;
 pub mod rust_protobuf_decode;
@@ -106,9 +107,10 @@ pub type TaskFn = fn(&[&[u8]]) -> u64;
 
 /// The libraries compared, by the names the bench reports, with their
 /// `full` and `lazy` tasks; the floor first.
-pub const LIBRARIES: [(&str, TaskFn, TaskFn); 5] = [
+pub const LIBRARIES: [(&str, TaskFn, TaskFn); 6] = [
     ("floor", floor::full, floor::lazy),
     ("ours", ours::full, ours::lazy),
+    ("ours_fields", ours_fields::full, ours_fields::lazy),
     ("prost", prost_decode::full, prost_decode::lazy),
     (
         "quick_protobuf",

@@ -218,6 +218,60 @@ impl<'a> ::protozero::__private::DebugDecoder for CommitDataRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.CommitDataRequest` one by one, in wire order, typed (from [`CommitDataRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CommitDataRequestField<'a> {
+    /// Field `chunks_to_move` = 1 (repeated `perfetto.protos.CommitDataRequest.ChunksToMove`) of `perfetto.protos.CommitDataRequest`.
+    ChunksToMove(::protozero::Lazy<'a, commit_data_request::ChunksToMoveDecoder<'a>>),
+    /// Field `chunks_to_patch` = 2 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch`) of `perfetto.protos.CommitDataRequest`.
+    ChunksToPatch(::protozero::Lazy<'a, commit_data_request::ChunkToPatchDecoder<'a>>),
+    /// Field `flush_request_id` = 3 (`uint64`) of `perfetto.protos.CommitDataRequest`.
+    FlushRequestId(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CommitDataRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CommitDataRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ChunksToMove(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ChunksToPatch(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::FlushRequestId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CommitDataRequestDecoder<'a> {
+    type Field = CommitDataRequestField<'a>;
+}
 /// Nested types of message `perfetto.protos.CommitDataRequest`.
 pub mod commit_data_request {
     /// Writer of message `perfetto.protos.CommitDataRequest.ChunksToMove` (from `perfetto/common/commit_data_request.proto`): each method appends one field to the output immediately.
@@ -447,6 +501,74 @@ pub mod commit_data_request {
             s.check_fields(d, &[1, 2, 3, 4, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.CommitDataRequest.ChunksToMove` one by one, in wire order, typed (from [`ChunksToMoveField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ChunksToMoveField<'a> {
+        /// Field `page` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove`.
+        Page(u32),
+        /// Field `chunk` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove`.
+        Chunk(u32),
+        /// Field `target_buffer` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunksToMove`.
+        TargetBuffer(u32),
+        /// Field `data` = 4 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunksToMove`.
+        Data(&'a [u8]),
+        /// Field `chunk_incomplete` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunksToMove`.
+        ChunkIncomplete(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ChunksToMoveField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ChunksToMoveField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Page(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Chunk(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::TargetBuffer(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::Data(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::ChunkIncomplete(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ChunksToMoveDecoder<'a> {
+        type Field = ChunksToMoveField<'a>;
     }
     /// Writer of message `perfetto.protos.CommitDataRequest.ChunkToPatch` (from `perfetto/common/commit_data_request.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -692,6 +814,76 @@ pub mod commit_data_request {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.CommitDataRequest.ChunkToPatch` one by one, in wire order, typed (from [`ChunkToPatchField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ChunkToPatchField<'a> {
+        /// Field `target_buffer` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`.
+        TargetBuffer(u32),
+        /// Field `writer_id` = 2 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`.
+        WriterId(u32),
+        /// Field `chunk_id` = 3 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`.
+        ChunkId(u32),
+        /// Field `patches` = 4 (repeated `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`.
+        Patches(::protozero::Lazy<'a, chunk_to_patch::PatchDecoder<'a>>),
+        /// Field `has_more_patches` = 5 (`bool`) of `perfetto.protos.CommitDataRequest.ChunkToPatch`.
+        HasMorePatches(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ChunkToPatchField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ChunkToPatchField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::TargetBuffer(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::WriterId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ChunkId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Patches(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::HasMorePatches(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ChunkToPatchDecoder<'a> {
+        type Field = ChunkToPatchField<'a>;
+    }
     /// Nested types of message `perfetto.protos.CommitDataRequest.ChunkToPatch`.
     pub mod chunk_to_patch {
         /// Writer of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` (from `perfetto/common/commit_data_request.proto`): each method appends one field to the output immediately.
@@ -861,6 +1053,50 @@ pub mod commit_data_request {
                 s.check_fields(d, &[1, 2]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch` one by one, in wire order, typed (from [`PatchField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum PatchField<'a> {
+            /// Field `offset` = 1 (`uint32`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`.
+            Offset(u32),
+            /// Field `data` = 2 (`bytes`) of `perfetto.protos.CommitDataRequest.ChunkToPatch.Patch`.
+            Data(&'a [u8]),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> PatchField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for PatchField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::Offset(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value) {
+                            ::core::option::Option::Some(v) => Self::Data(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for PatchDecoder<'a> {
+            type Field = PatchField<'a>;
         }
     }
 }

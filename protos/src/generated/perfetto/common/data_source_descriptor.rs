@@ -391,3 +391,119 @@ impl<'a> ::protozero::__private::DebugDecoder for DataSourceDescriptorDecoder<'a
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DataSourceDescriptor` one by one, in wire order, typed (from [`DataSourceDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DataSourceDescriptorField<'a> {
+    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor`.
+    Name(&'a str),
+    /// Field `id` = 7 (`uint64`) of `perfetto.protos.DataSourceDescriptor`.
+    Id(u64),
+    /// Field `will_notify_on_stop` = 2 (`bool`) of `perfetto.protos.DataSourceDescriptor`.
+    WillNotifyOnStop(bool),
+    /// Field `will_notify_on_start` = 3 (`bool`) of `perfetto.protos.DataSourceDescriptor`.
+    WillNotifyOnStart(bool),
+    /// Field `handles_incremental_state_clear` = 4 (`bool`) of `perfetto.protos.DataSourceDescriptor`.
+    HandlesIncrementalStateClear(bool),
+    /// Field `no_flush` = 9 (`bool`) of `perfetto.protos.DataSourceDescriptor`.
+    NoFlush(bool),
+    /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`.
+    ProtovmProgram(::protozero::Lazy<'a, VmProgramDecoder<'a>>),
+    /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`.
+    GpuCounterDescriptor(::protozero::Lazy<'a, GpuCounterDescriptorDecoder<'a>>),
+    /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`.
+    TrackEventDescriptor(::protozero::Lazy<'a, TrackEventDescriptorDecoder<'a>>),
+    /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`.
+    FtraceDescriptor(::protozero::Lazy<'a, FtraceDescriptorDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DataSourceDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DataSourceDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Id(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::WillNotifyOnStop(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::WillNotifyOnStart(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::HandlesIncrementalStateClear(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::NoFlush(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ProtovmProgram(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::GpuCounterDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TrackEventDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::FtraceDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DataSourceDescriptorDecoder<'a> {
+    type Field = DataSourceDescriptorField<'a>;
+}

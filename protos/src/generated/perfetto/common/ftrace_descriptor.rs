@@ -154,6 +154,45 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceDescriptorDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FtraceDescriptor` one by one, in wire order, typed (from [`FtraceDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceDescriptorField<'a> {
+    /// Field `atrace_categories` = 1 (repeated `perfetto.protos.FtraceDescriptor.AtraceCategory`) of `perfetto.protos.FtraceDescriptor`.
+    AtraceCategories(
+        ::protozero::Lazy<'a, ftrace_descriptor::AtraceCategoryDecoder<'a>>,
+    ),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::AtraceCategories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceDescriptorDecoder<'a> {
+    type Field = FtraceDescriptorField<'a>;
+}
 /// Nested types of message `perfetto.protos.FtraceDescriptor`.
 pub mod ftrace_descriptor {
     /// Writer of message `perfetto.protos.FtraceDescriptor.AtraceCategory` (from `perfetto/common/ftrace_descriptor.proto`): each method appends one field to the output immediately.
@@ -327,5 +366,53 @@ pub mod ftrace_descriptor {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.FtraceDescriptor.AtraceCategory` one by one, in wire order, typed (from [`AtraceCategoryField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum AtraceCategoryField<'a> {
+        /// Field `name` = 1 (`string`) of `perfetto.protos.FtraceDescriptor.AtraceCategory`.
+        Name(&'a str),
+        /// Field `description` = 2 (`string`) of `perfetto.protos.FtraceDescriptor.AtraceCategory`.
+        Description(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> AtraceCategoryField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for AtraceCategoryField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Description(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for AtraceCategoryDecoder<'a> {
+        type Field = AtraceCategoryField<'a>;
     }
 }

@@ -349,6 +349,105 @@ impl<'a> ::protozero::__private::DebugDecoder for GpuCounterDescriptorDecoder<'a
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.GpuCounterDescriptor` one by one, in wire order, typed (from [`GpuCounterDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum GpuCounterDescriptorField<'a> {
+    /// Field `specs` = 1 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`) of `perfetto.protos.GpuCounterDescriptor`.
+    Specs(::protozero::Lazy<'a, gpu_counter_descriptor::GpuCounterSpecDecoder<'a>>),
+    /// Field `blocks` = 2 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`) of `perfetto.protos.GpuCounterDescriptor`.
+    Blocks(::protozero::Lazy<'a, gpu_counter_descriptor::GpuCounterBlockDecoder<'a>>),
+    /// Field `counter_groups` = 6 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`) of `perfetto.protos.GpuCounterDescriptor`.
+    CounterGroups(
+        ::protozero::Lazy<'a, gpu_counter_descriptor::GpuCounterGroupSpecDecoder<'a>>,
+    ),
+    /// Field `min_sampling_period_ns` = 3 (`uint64`) of `perfetto.protos.GpuCounterDescriptor`.
+    MinSamplingPeriodNs(u64),
+    /// Field `max_sampling_period_ns` = 4 (`uint64`) of `perfetto.protos.GpuCounterDescriptor`.
+    MaxSamplingPeriodNs(u64),
+    /// Field `supports_instrumented_sampling` = 5 (`bool`) of `perfetto.protos.GpuCounterDescriptor`.
+    SupportsInstrumentedSampling(bool),
+    /// Field `supports_counter_names` = 7 (`bool`) of `perfetto.protos.GpuCounterDescriptor`.
+    SupportsCounterNames(bool),
+    /// Field `supports_counter_name_globs` = 8 (`bool`) of `perfetto.protos.GpuCounterDescriptor`.
+    SupportsCounterNameGlobs(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> GpuCounterDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for GpuCounterDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Specs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Blocks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CounterGroups(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::MinSamplingPeriodNs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::MaxSamplingPeriodNs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::SupportsInstrumentedSampling(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SupportsCounterNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SupportsCounterNameGlobs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for GpuCounterDescriptorDecoder<'a> {
+    type Field = GpuCounterDescriptorField<'a>;
+}
 /// Nested types of message `perfetto.protos.GpuCounterDescriptor`.
 pub mod gpu_counter_descriptor {
     /// Enum `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup` (from `perfetto/common/gpu_counter_descriptor.proto`).
@@ -1146,6 +1245,130 @@ pub mod gpu_counter_descriptor {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` one by one, in wire order, typed (from [`GpuCounterSpecField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum GpuCounterSpecField<'a> {
+        /// Field `counter_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        CounterId(u32),
+        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        Name(&'a str),
+        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        Description(&'a str),
+        /// Field `int_peak_value` = 5 (`int64`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        IntPeakValue(i64),
+        /// Field `double_peak_value` = 6 (`double`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        DoublePeakValue(f64),
+        /// Field `numerator_units` = 7 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        NumeratorUnits(
+            ::protozero::Occurrence<'a, ::protozero::kinds::Enum<MeasureUnit>>,
+        ),
+        /// Field `denominator_units` = 8 (repeated `perfetto.protos.GpuCounterDescriptor.MeasureUnit`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        DenominatorUnits(
+            ::protozero::Occurrence<'a, ::protozero::kinds::Enum<MeasureUnit>>,
+        ),
+        /// Field `select_by_default` = 9 (`bool`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        SelectByDefault(bool),
+        /// Field `groups` = 10 (repeated `perfetto.protos.GpuCounterDescriptor.GpuCounterGroup`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        Groups(::protozero::Occurrence<'a, ::protozero::kinds::Enum<GpuCounterGroup>>),
+        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
+        ValueDirection(::protozero::EnumValue<gpu_counter_spec::ValueDirection>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> GpuCounterSpecField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for GpuCounterSpecField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::CounterId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Description(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::IntPeakValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                        ::core::option::Option::Some(v) => Self::DoublePeakValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Enum<MeasureUnit>,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::NumeratorUnits(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Enum<MeasureUnit>,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::DenominatorUnits(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::SelectByDefault(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Enum<GpuCounterGroup>,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::Groups(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::ValueDirection(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for GpuCounterSpecDecoder<'a> {
+        type Field = GpuCounterSpecField<'a>;
+    }
     /// Nested types of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`.
     pub mod gpu_counter_spec {
         /// The member set in oneof `peak_value` of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, with its value.
@@ -1481,6 +1704,80 @@ pub mod gpu_counter_descriptor {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` one by one, in wire order, typed (from [`GpuCounterBlockField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum GpuCounterBlockField<'a> {
+        /// Field `block_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`.
+        BlockId(u32),
+        /// Field `block_capacity` = 2 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`.
+        BlockCapacity(u32),
+        /// Field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`.
+        Name(&'a str),
+        /// Field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`.
+        Description(&'a str),
+        /// Field `counter_ids` = 5 (repeated `uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`.
+        CounterIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> GpuCounterBlockField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for GpuCounterBlockField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::BlockId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::BlockCapacity(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Description(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::CounterIds(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for GpuCounterBlockDecoder<'a> {
+        type Field = GpuCounterBlockField<'a>;
+    }
     /// Writer of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1698,5 +1995,71 @@ pub mod gpu_counter_descriptor {
             s.check_fields(d, &[1, 2, 3, 4]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` one by one, in wire order, typed (from [`GpuCounterGroupSpecField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum GpuCounterGroupSpecField<'a> {
+        /// Field `group_id` = 1 (`uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`.
+        GroupId(u32),
+        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`.
+        Name(&'a str),
+        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`.
+        Description(&'a str),
+        /// Field `counter_ids` = 4 (repeated `uint32`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`.
+        CounterIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> GpuCounterGroupSpecField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for GpuCounterGroupSpecField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::GroupId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Description(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::CounterIds(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for GpuCounterGroupSpecDecoder<'a> {
+        type Field = GpuCounterGroupSpecField<'a>;
     }
 }

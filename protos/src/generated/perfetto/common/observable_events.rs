@@ -217,6 +217,67 @@ impl<'a> ::protozero::__private::DebugDecoder for ObservableEventsDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ObservableEvents` one by one, in wire order, typed (from [`ObservableEventsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ObservableEventsField<'a> {
+    /// Field `instance_state_changes` = 1 (repeated `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`) of `perfetto.protos.ObservableEvents`.
+    InstanceStateChanges(
+        ::protozero::Lazy<
+            'a,
+            observable_events::DataSourceInstanceStateChangeDecoder<'a>,
+        >,
+    ),
+    /// Field `all_data_sources_started` = 2 (`bool`) of `perfetto.protos.ObservableEvents`.
+    AllDataSourcesStarted(bool),
+    /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`.
+    CloneTriggerHit(
+        ::protozero::Lazy<'a, observable_events::CloneTriggerHitDecoder<'a>>,
+    ),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ObservableEventsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ObservableEventsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::InstanceStateChanges(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::AllDataSourcesStarted(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CloneTriggerHit(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ObservableEventsDecoder<'a> {
+    type Field = ObservableEventsField<'a>;
+}
 /// Nested types of message `perfetto.protos.ObservableEvents`.
 pub mod observable_events {
     /// Enum `perfetto.protos.ObservableEvents.Type` (from `perfetto/common/observable_events.proto`).
@@ -593,6 +654,65 @@ pub mod observable_events {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` one by one, in wire order, typed (from [`DataSourceInstanceStateChangeField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DataSourceInstanceStateChangeField<'a> {
+        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`.
+        ProducerName(&'a str),
+        /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`.
+        DataSourceName(&'a str),
+        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`.
+        State(::protozero::EnumValue<DataSourceInstanceState>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DataSourceInstanceStateChangeField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DataSourceInstanceStateChangeField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ProducerName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::DataSourceName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::State(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a>
+    for DataSourceInstanceStateChangeDecoder<'a> {
+        type Field = DataSourceInstanceStateChangeField<'a>;
+    }
     /// Writer of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -852,5 +972,85 @@ pub mod observable_events {
             s.check_fields(d, &[1, 2, 3, 4, 5, 6]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ObservableEvents.CloneTriggerHit` one by one, in wire order, typed (from [`CloneTriggerHitField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CloneTriggerHitField<'a> {
+        /// Field `tracing_session_id` = 1 (`int64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`.
+        TracingSessionId(i64),
+        /// Field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`.
+        TriggerName(&'a str),
+        /// Field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`.
+        ProducerName(&'a str),
+        /// Field `producer_uid` = 4 (`uint32`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`.
+        ProducerUid(u32),
+        /// Field `boot_time_ns` = 5 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`.
+        BootTimeNs(u64),
+        /// Field `trigger_delay_ms` = 6 (`uint64`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`.
+        TriggerDelayMs(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CloneTriggerHitField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CloneTriggerHitField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::TracingSessionId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::TriggerName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ProducerName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ProducerUid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::BootTimeNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::TriggerDelayMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CloneTriggerHitDecoder<'a> {
+        type Field = CloneTriggerHitField<'a>;
     }
 }

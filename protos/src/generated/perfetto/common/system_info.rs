@@ -222,6 +222,74 @@ impl<'a> ::protozero::__private::DebugDecoder for UtsnameDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.Utsname` one by one, in wire order, typed (from [`UtsnameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UtsnameField<'a> {
+    /// Field `sysname` = 1 (`string`) of `perfetto.protos.Utsname`.
+    Sysname(&'a str),
+    /// Field `version` = 2 (`string`) of `perfetto.protos.Utsname`.
+    Version(&'a str),
+    /// Field `release` = 3 (`string`) of `perfetto.protos.Utsname`.
+    Release(&'a str),
+    /// Field `machine` = 4 (`string`) of `perfetto.protos.Utsname`.
+    Machine(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UtsnameField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UtsnameField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Sysname(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Version(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Release(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Machine(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UtsnameDecoder<'a> {
+    type Field = UtsnameField<'a>;
+}
 /// Writer of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -769,4 +837,189 @@ impl<'a> ::protozero::__private::DebugDecoder for SystemInfoDecoder<'a> {
         s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SystemInfo` one by one, in wire order, typed (from [`SystemInfoField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SystemInfoField<'a> {
+    /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`.
+    Utsname(::protozero::Lazy<'a, UtsnameDecoder<'a>>),
+    /// Field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidBuildFingerprint(&'a str),
+    /// Field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidDeviceManufacturer(&'a str),
+    /// Field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidSocModel(&'a str),
+    /// Field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidGuestSocModel(&'a str),
+    /// Field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidHardwareRevision(&'a str),
+    /// Field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidStorageModel(&'a str),
+    /// Field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidRamModel(&'a str),
+    /// Field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo`.
+    AndroidSerialConsole(&'a str),
+    /// Field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo`.
+    TracingServiceVersion(&'a str),
+    /// Field `android_sdk_version` = 5 (`uint64`) of `perfetto.protos.SystemInfo`.
+    AndroidSdkVersion(u64),
+    /// Field `page_size` = 6 (`uint32`) of `perfetto.protos.SystemInfo`.
+    PageSize(u32),
+    /// Field `num_cpus` = 8 (`uint32`) of `perfetto.protos.SystemInfo`.
+    NumCpus(u32),
+    /// Field `timezone_off_mins` = 7 (`int32`) of `perfetto.protos.SystemInfo`.
+    TimezoneOffMins(i32),
+    /// Field `hz` = 3 (`int64`) of `perfetto.protos.SystemInfo`.
+    Hz(i64),
+    /// Field `system_ram_bytes` = 16 (`uint64`) of `perfetto.protos.SystemInfo`.
+    SystemRamBytes(u64),
+    /// Field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo`.
+    MachineName(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SystemInfoField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SystemInfoField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Utsname(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidBuildFingerprint(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidDeviceManufacturer(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidSocModel(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidGuestSocModel(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidHardwareRevision(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidStorageModel(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidRamModel(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            15 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidSerialConsole(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::TracingServiceVersion(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::AndroidSdkVersion(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::PageSize(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::NumCpus(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TimezoneOffMins(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Hz(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::SystemRamBytes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::MachineName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SystemInfoDecoder<'a> {
+    type Field = SystemInfoField<'a>;
 }

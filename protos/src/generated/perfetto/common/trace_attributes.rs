@@ -151,6 +151,43 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceAttributesDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TraceAttributes` one by one, in wire order, typed (from [`TraceAttributesField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TraceAttributesField<'a> {
+    /// Field `attribute` = 1 (repeated `perfetto.protos.TraceAttributes.Attribute`) of `perfetto.protos.TraceAttributes`.
+    Attribute(::protozero::Lazy<'a, trace_attributes::AttributeDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TraceAttributesField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TraceAttributesField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Attribute(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TraceAttributesDecoder<'a> {
+    type Field = TraceAttributesField<'a>;
+}
 /// Nested types of message `perfetto.protos.TraceAttributes`.
 pub mod trace_attributes {
     /// Writer of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`): each method appends one field to the output immediately.
@@ -365,6 +402,62 @@ pub mod trace_attributes {
             s.check_fields(d, &[1, 2, 3]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceAttributes.Attribute` one by one, in wire order, typed (from [`AttributeField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum AttributeField<'a> {
+        /// Field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute`.
+        Key(&'a str),
+        /// Field `long_value` = 2 (`int64`) of `perfetto.protos.TraceAttributes.Attribute`.
+        LongValue(i64),
+        /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`.
+        StringValue(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> AttributeField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for AttributeField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Key(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::LongValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::StringValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for AttributeDecoder<'a> {
+        type Field = AttributeField<'a>;
     }
     /// Nested types of message `perfetto.protos.TraceAttributes.Attribute`.
     pub mod attribute {

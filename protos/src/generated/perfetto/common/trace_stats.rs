@@ -561,6 +561,177 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceStatsDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TraceStats` one by one, in wire order, typed (from [`TraceStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TraceStatsField<'a> {
+    /// Field `buffer_stats` = 1 (repeated `perfetto.protos.TraceStats.BufferStats`) of `perfetto.protos.TraceStats`.
+    BufferStats(::protozero::Lazy<'a, trace_stats::BufferStatsDecoder<'a>>),
+    /// Field `chunk_payload_histogram_def` = 17 (repeated `int64`) of `perfetto.protos.TraceStats`.
+    ChunkPayloadHistogramDef(::protozero::Occurrence<'a, ::protozero::kinds::Int64>),
+    /// Field `writer_stats` = 18 (repeated `perfetto.protos.TraceStats.WriterStats`) of `perfetto.protos.TraceStats`.
+    WriterStats(::protozero::Lazy<'a, trace_stats::WriterStatsDecoder<'a>>),
+    /// Field `producers_connected` = 2 (`uint32`) of `perfetto.protos.TraceStats`.
+    ProducersConnected(u32),
+    /// Field `producers_seen` = 3 (`uint64`) of `perfetto.protos.TraceStats`.
+    ProducersSeen(u64),
+    /// Field `data_sources_registered` = 4 (`uint32`) of `perfetto.protos.TraceStats`.
+    DataSourcesRegistered(u32),
+    /// Field `data_sources_seen` = 5 (`uint64`) of `perfetto.protos.TraceStats`.
+    DataSourcesSeen(u64),
+    /// Field `tracing_sessions` = 6 (`uint32`) of `perfetto.protos.TraceStats`.
+    TracingSessions(u32),
+    /// Field `total_buffers` = 7 (`uint32`) of `perfetto.protos.TraceStats`.
+    TotalBuffers(u32),
+    /// Field `chunks_discarded` = 8 (`uint64`) of `perfetto.protos.TraceStats`.
+    ChunksDiscarded(u64),
+    /// Field `patches_discarded` = 9 (`uint64`) of `perfetto.protos.TraceStats`.
+    PatchesDiscarded(u64),
+    /// Field `invalid_packets` = 10 (`uint64`) of `perfetto.protos.TraceStats`.
+    InvalidPackets(u64),
+    /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`.
+    FilterStats(::protozero::Lazy<'a, trace_stats::FilterStatsDecoder<'a>>),
+    /// Field `flushes_requested` = 12 (`uint64`) of `perfetto.protos.TraceStats`.
+    FlushesRequested(u64),
+    /// Field `flushes_succeeded` = 13 (`uint64`) of `perfetto.protos.TraceStats`.
+    FlushesSucceeded(u64),
+    /// Field `flushes_failed` = 14 (`uint64`) of `perfetto.protos.TraceStats`.
+    FlushesFailed(u64),
+    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`.
+    FinalFlushOutcome(::protozero::EnumValue<trace_stats::FinalFlushOutcome>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TraceStatsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TraceStatsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::BufferStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Int64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::ChunkPayloadHistogramDef(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            18 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::WriterStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::ProducersConnected(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ProducersSeen(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DataSourcesRegistered(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::DataSourcesSeen(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TracingSessions(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TotalBuffers(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ChunksDiscarded(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::PatchesDiscarded(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::InvalidPackets(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::FilterStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::FlushesRequested(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::FlushesSucceeded(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::FlushesFailed(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            15 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::FinalFlushOutcome(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TraceStatsDecoder<'a> {
+    type Field = TraceStatsField<'a>;
+}
 /// Nested types of message `perfetto.protos.TraceStats`.
 pub mod trace_stats {
     /// Enum `perfetto.protos.TraceStats.FinalFlushOutcome` (from `perfetto/common/trace_stats.proto`).
@@ -1211,6 +1382,196 @@ pub mod trace_stats {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceStats.BufferStats` one by one, in wire order, typed (from [`BufferStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BufferStatsField<'a> {
+        /// Field `buffer_size` = 12 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        BufferSize(u64),
+        /// Field `bytes_written` = 1 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        BytesWritten(u64),
+        /// Field `bytes_overwritten` = 13 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        BytesOverwritten(u64),
+        /// Field `bytes_read` = 14 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        BytesRead(u64),
+        /// Field `padding_bytes_written` = 15 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        PaddingBytesWritten(u64),
+        /// Field `padding_bytes_cleared` = 16 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        PaddingBytesCleared(u64),
+        /// Field `chunks_written` = 2 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksWritten(u64),
+        /// Field `chunks_rewritten` = 10 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksRewritten(u64),
+        /// Field `chunks_relocated` = 20 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksRelocated(u64),
+        /// Field `chunks_overwritten` = 3 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksOverwritten(u64),
+        /// Field `chunks_discarded` = 18 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksDiscarded(u64),
+        /// Field `chunks_read` = 17 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksRead(u64),
+        /// Field `chunks_committed_out_of_order` = 11 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ChunksCommittedOutOfOrder(u64),
+        /// Field `write_wrap_count` = 4 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        WriteWrapCount(u64),
+        /// Field `patches_succeeded` = 5 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        PatchesSucceeded(u64),
+        /// Field `patches_failed` = 6 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        PatchesFailed(u64),
+        /// Field `readaheads_succeeded` = 7 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ReadaheadsSucceeded(u64),
+        /// Field `readaheads_failed` = 8 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        ReadaheadsFailed(u64),
+        /// Field `abi_violations` = 9 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        AbiViolations(u64),
+        /// Field `trace_writer_packet_loss` = 19 (`uint64`) of `perfetto.protos.TraceStats.BufferStats`.
+        TraceWriterPacketLoss(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BufferStatsField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BufferStatsField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                12 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::BufferSize(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::BytesWritten(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                13 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::BytesOverwritten(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                14 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::BytesRead(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                15 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::PaddingBytesWritten(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                16 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::PaddingBytesCleared(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ChunksWritten(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ChunksRewritten(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                20 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ChunksRelocated(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ChunksOverwritten(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                18 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ChunksDiscarded(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                17 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ChunksRead(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => {
+                            Self::ChunksCommittedOutOfOrder(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::WriteWrapCount(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::PatchesSucceeded(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::PatchesFailed(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ReadaheadsSucceeded(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ReadaheadsFailed(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::AbiViolations(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                19 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::TraceWriterPacketLoss(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BufferStatsDecoder<'a> {
+        type Field = BufferStatsField<'a>;
+    }
     /// Writer of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1442,6 +1803,76 @@ pub mod trace_stats {
             s.check_fields(d, &[1, 2, 3, 4]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceStats.WriterStats` one by one, in wire order, typed (from [`WriterStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum WriterStatsField<'a> {
+        /// Field `sequence_id` = 1 (`uint64`) of `perfetto.protos.TraceStats.WriterStats`.
+        SequenceId(u64),
+        /// Field `buffer` = 4 (`uint32`) of `perfetto.protos.TraceStats.WriterStats`.
+        Buffer(u32),
+        /// Field `chunk_payload_histogram_counts` = 2 (repeated `uint64`) of `perfetto.protos.TraceStats.WriterStats`, packed.
+        ChunkPayloadHistogramCounts(
+            ::protozero::Occurrence<'a, ::protozero::kinds::Uint64>,
+        ),
+        /// Field `chunk_payload_histogram_sum` = 3 (repeated `int64`) of `perfetto.protos.TraceStats.WriterStats`, packed.
+        ChunkPayloadHistogramSum(::protozero::Occurrence<'a, ::protozero::kinds::Int64>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> WriterStatsField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for WriterStatsField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SequenceId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Buffer(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => {
+                            Self::ChunkPayloadHistogramCounts(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => {
+                            Self::ChunkPayloadHistogramSum(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for WriterStatsDecoder<'a> {
+        type Field = WriterStatsField<'a>;
     }
     /// Writer of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1698,5 +2129,85 @@ pub mod trace_stats {
             s.check_fields(d, &[1, 2, 3, 4, 5, 20]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceStats.FilterStats` one by one, in wire order, typed (from [`FilterStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum FilterStatsField<'a> {
+        /// Field `input_packets` = 1 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`.
+        InputPackets(u64),
+        /// Field `input_bytes` = 2 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`.
+        InputBytes(u64),
+        /// Field `output_bytes` = 3 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`.
+        OutputBytes(u64),
+        /// Field `errors` = 4 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`.
+        Errors(u64),
+        /// Field `time_taken_ns` = 5 (`uint64`) of `perfetto.protos.TraceStats.FilterStats`.
+        TimeTakenNs(u64),
+        /// Field `bytes_discarded_per_buffer` = 20 (repeated `uint64`) of `perfetto.protos.TraceStats.FilterStats`.
+        BytesDiscardedPerBuffer(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> FilterStatsField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for FilterStatsField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::InputPackets(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::InputBytes(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::OutputBytes(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Errors(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::TimeTakenNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                20 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => {
+                            Self::BytesDiscardedPerBuffer(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for FilterStatsDecoder<'a> {
+        type Field = FilterStatsField<'a>;
     }
 }

@@ -220,3 +220,67 @@ impl<'a> ::protozero::__private::DebugDecoder for TracingServiceCapabilitiesDeco
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TracingServiceCapabilities` one by one, in wire order, typed (from [`TracingServiceCapabilitiesField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TracingServiceCapabilitiesField<'a> {
+    /// Field `has_query_capabilities` = 1 (`bool`) of `perfetto.protos.TracingServiceCapabilities`.
+    HasQueryCapabilities(bool),
+    /// Field `observable_events` = 2 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.TracingServiceCapabilities`.
+    ObservableEvents(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Enum<observable_events::Type>>,
+    ),
+    /// Field `has_trace_config_output_path` = 3 (`bool`) of `perfetto.protos.TracingServiceCapabilities`.
+    HasTraceConfigOutputPath(bool),
+    /// Field `has_clone_session` = 4 (`bool`) of `perfetto.protos.TracingServiceCapabilities`.
+    HasCloneSession(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TracingServiceCapabilitiesField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TracingServiceCapabilitiesField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::HasQueryCapabilities(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<observable_events::Type>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::ObservableEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::HasTraceConfigOutputPath(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::HasCloneSession(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TracingServiceCapabilitiesDecoder<'a> {
+    type Field = TracingServiceCapabilitiesField<'a>;
+}

@@ -327,6 +327,97 @@ impl<'a> ::protozero::__private::DebugDecoder for TracingServiceStateDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TracingServiceState` one by one, in wire order, typed (from [`TracingServiceStateField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TracingServiceStateField<'a> {
+    /// Field `producers` = 1 (repeated `perfetto.protos.TracingServiceState.Producer`) of `perfetto.protos.TracingServiceState`.
+    Producers(::protozero::Lazy<'a, tracing_service_state::ProducerDecoder<'a>>),
+    /// Field `data_sources` = 2 (repeated `perfetto.protos.TracingServiceState.DataSource`) of `perfetto.protos.TracingServiceState`.
+    DataSources(::protozero::Lazy<'a, tracing_service_state::DataSourceDecoder<'a>>),
+    /// Field `tracing_sessions` = 6 (repeated `perfetto.protos.TracingServiceState.TracingSession`) of `perfetto.protos.TracingServiceState`.
+    TracingSessions(
+        ::protozero::Lazy<'a, tracing_service_state::TracingSessionDecoder<'a>>,
+    ),
+    /// Field `supports_tracing_sessions` = 7 (`bool`) of `perfetto.protos.TracingServiceState`.
+    SupportsTracingSessions(bool),
+    /// Field `num_sessions` = 3 (`int32`) of `perfetto.protos.TracingServiceState`.
+    NumSessions(i32),
+    /// Field `num_sessions_started` = 4 (`int32`) of `perfetto.protos.TracingServiceState`.
+    NumSessionsStarted(i32),
+    /// Field `tracing_service_version` = 5 (`string`) of `perfetto.protos.TracingServiceState`.
+    TracingServiceVersion(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TracingServiceStateField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TracingServiceStateField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Producers(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DataSources(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TracingSessions(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SupportsTracingSessions(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::NumSessions(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::NumSessionsStarted(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::TracingServiceVersion(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TracingServiceStateDecoder<'a> {
+    type Field = TracingServiceStateField<'a>;
+}
 /// Nested types of message `perfetto.protos.TracingServiceState`.
 pub mod tracing_service_state {
     /// Writer of message `perfetto.protos.TracingServiceState.Producer` (from `perfetto/common/tracing_service_state.proto`): each method appends one field to the output immediately.
@@ -638,6 +729,104 @@ pub mod tracing_service_state {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TracingServiceState.Producer` one by one, in wire order, typed (from [`ProducerField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProducerField<'a> {
+        /// Field `id` = 1 (`int32`) of `perfetto.protos.TracingServiceState.Producer`.
+        Id(i32),
+        /// Field `name` = 2 (`string`) of `perfetto.protos.TracingServiceState.Producer`.
+        Name(&'a str),
+        /// Field `pid` = 5 (`int32`) of `perfetto.protos.TracingServiceState.Producer`.
+        Pid(i32),
+        /// Field `uid` = 3 (`int32`) of `perfetto.protos.TracingServiceState.Producer`.
+        Uid(i32),
+        /// Field `sdk_version` = 4 (`string`) of `perfetto.protos.TracingServiceState.Producer`.
+        SdkVersion(&'a str),
+        /// Field `frozen` = 6 (`bool`) of `perfetto.protos.TracingServiceState.Producer`.
+        Frozen(bool),
+        /// Field `machine_id` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.Producer`.
+        MachineId(u32),
+        /// Field `machine_name` = 8 (`string`) of `perfetto.protos.TracingServiceState.Producer`.
+        MachineName(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProducerField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProducerField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Id(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Pid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Uid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::SdkVersion(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::Frozen(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::MachineId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::MachineName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProducerDecoder<'a> {
+        type Field = ProducerField<'a>;
+    }
     /// Writer of message `perfetto.protos.TracingServiceState.DataSource` (from `perfetto/common/tracing_service_state.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -815,6 +1004,52 @@ pub mod tracing_service_state {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TracingServiceState.DataSource` one by one, in wire order, typed (from [`DataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DataSourceField<'a> {
+        /// Field `ds_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.TracingServiceState.DataSource`.
+        DsDescriptor(::protozero::Lazy<'a, super::DataSourceDescriptorDecoder<'a>>),
+        /// Field `producer_id` = 2 (`int32`) of `perfetto.protos.TracingServiceState.DataSource`.
+        ProducerId(i32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DataSourceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DataSourceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::DsDescriptor(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::ProducerId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for DataSourceDecoder<'a> {
+        type Field = DataSourceField<'a>;
     }
     /// Writer of message `perfetto.protos.TracingServiceState.TracingSession` (from `perfetto/common/tracing_service_state.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1196,5 +1431,129 @@ pub mod tracing_service_state {
             s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TracingServiceState.TracingSession` one by one, in wire order, typed (from [`TracingSessionField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum TracingSessionField<'a> {
+        /// Field `id` = 1 (`uint64`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        Id(u64),
+        /// Field `consumer_uid` = 2 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        ConsumerUid(i32),
+        /// Field `state` = 3 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        State(&'a str),
+        /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        UniqueSessionName(&'a str),
+        /// Field `buffer_size_kb` = 5 (repeated `uint32`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        BufferSizeKb(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// Field `duration_ms` = 6 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        DurationMs(u32),
+        /// Field `num_data_sources` = 7 (`uint32`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        NumDataSources(u32),
+        /// Field `start_realtime_ns` = 8 (`int64`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        StartRealtimeNs(i64),
+        /// Field `bugreport_score` = 9 (`int32`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        BugreportScore(i32),
+        /// Field `bugreport_filename` = 10 (`string`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        BugreportFilename(&'a str),
+        /// Field `is_started` = 11 (`bool`) of `perfetto.protos.TracingServiceState.TracingSession`.
+        IsStarted(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> TracingSessionField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for TracingSessionField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Id(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::ConsumerUid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::State(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::UniqueSessionName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::BufferSizeKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::DurationMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::NumDataSources(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::StartRealtimeNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::BugreportScore(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::BugreportFilename(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::IsStarted(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for TracingSessionDecoder<'a> {
+        type Field = TracingSessionField<'a>;
     }
 }

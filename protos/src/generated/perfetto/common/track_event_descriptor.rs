@@ -195,6 +195,64 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventCategoryDecoder<'a> 
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TrackEventCategory` one by one, in wire order, typed (from [`TrackEventCategoryField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrackEventCategoryField<'a> {
+    /// Field `name` = 1 (`string`) of `perfetto.protos.TrackEventCategory`.
+    Name(&'a str),
+    /// Field `description` = 2 (`string`) of `perfetto.protos.TrackEventCategory`.
+    Description(&'a str),
+    /// Field `tags` = 3 (repeated `string`) of `perfetto.protos.TrackEventCategory`.
+    Tags(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TrackEventCategoryField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TrackEventCategoryField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Description(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Tags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TrackEventCategoryDecoder<'a> {
+    type Field = TrackEventCategoryField<'a>;
+}
 /// Writer of message `perfetto.protos.TrackEventDescriptor` (from `perfetto/common/track_event_descriptor.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -345,4 +403,41 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventDescriptorDecoder<'a
         s.check_fields(d, &[1]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.TrackEventDescriptor` one by one, in wire order, typed (from [`TrackEventDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrackEventDescriptorField<'a> {
+    /// Field `available_categories` = 1 (repeated `perfetto.protos.TrackEventCategory`) of `perfetto.protos.TrackEventDescriptor`.
+    AvailableCategories(::protozero::Lazy<'a, TrackEventCategoryDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TrackEventDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TrackEventDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::AvailableCategories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TrackEventDescriptorDecoder<'a> {
+    type Field = TrackEventDescriptorField<'a>;
 }

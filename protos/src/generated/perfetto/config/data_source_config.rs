@@ -624,6 +624,190 @@ impl<'a> ::protozero::__private::DebugDecoder for DataSourceConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DataSourceConfig` one by one, in wire order, typed (from [`DataSourceConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DataSourceConfigField<'a> {
+    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig`.
+    Name(&'a str),
+    /// Field `target_buffer` = 2 (`uint32`) of `perfetto.protos.DataSourceConfig`.
+    TargetBuffer(u32),
+    /// Field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig`.
+    TargetBufferName(&'a str),
+    /// Field `trace_duration_ms` = 3 (`uint32`) of `perfetto.protos.DataSourceConfig`.
+    TraceDurationMs(u32),
+    /// Field `prefer_suspend_clock_for_duration` = 122 (`bool`) of `perfetto.protos.DataSourceConfig`.
+    PreferSuspendClockForDuration(bool),
+    /// Field `stop_timeout_ms` = 7 (`uint32`) of `perfetto.protos.DataSourceConfig`.
+    StopTimeoutMs(u32),
+    /// Field `enable_extra_guardrails` = 6 (`bool`) of `perfetto.protos.DataSourceConfig`.
+    EnableExtraGuardrails(bool),
+    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`.
+    SessionInitiator(::protozero::EnumValue<data_source_config::SessionInitiator>),
+    /// Field `tracing_session_id` = 4 (`uint64`) of `perfetto.protos.DataSourceConfig`.
+    TracingSessionId(u64),
+    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`.
+    BufferExhaustedPolicy(
+        ::protozero::EnumValue<data_source_config::BufferExhaustedPolicy>,
+    ),
+    /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`.
+    PriorityBoost(::protozero::Lazy<'a, PriorityBoostConfigDecoder<'a>>),
+    /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`.
+    ProtovmConfig(::protozero::Lazy<'a, ProtoVmConfigDecoder<'a>>),
+    /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`.
+    TrackEventConfig(::protozero::Lazy<'a, TrackEventConfigDecoder<'a>>),
+    /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`.
+    ChromeConfig(::protozero::Lazy<'a, ChromeConfigDecoder<'a>>),
+    /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`.
+    InterceptorConfig(::protozero::Lazy<'a, InterceptorConfigDecoder<'a>>),
+    /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`.
+    LegacyConfig(&'a str),
+    /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`.
+    ForTesting(::protozero::Lazy<'a, TestConfigDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DataSourceConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DataSourceConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TargetBuffer(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::TargetBufferName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TraceDurationMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            122 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::PreferSuspendClockForDuration(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::StopTimeoutMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::EnableExtraGuardrails(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::SessionInitiator(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::TracingSessionId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::BufferExhaustedPolicy(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::PriorityBoost(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ProtovmConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            113 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TrackEventConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            101 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ChromeConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            115 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::InterceptorConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            1000 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::LegacyConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            1001 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ForTesting(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DataSourceConfigDecoder<'a> {
+    type Field = DataSourceConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.DataSourceConfig`.
 pub mod data_source_config {
     /// Enum `perfetto.protos.DataSourceConfig.SessionInitiator` (from `perfetto/config/data_source_config.proto`).

@@ -173,3 +173,50 @@ impl<'a> ::protozero::__private::DebugDecoder for InterceptorConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.InterceptorConfig` one by one, in wire order, typed (from [`InterceptorConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InterceptorConfigField<'a> {
+    /// Field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig`.
+    Name(&'a str),
+    /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`.
+    ConsoleConfig(::protozero::Lazy<'a, ConsoleConfigDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InterceptorConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InterceptorConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            100 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ConsoleConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InterceptorConfigDecoder<'a> {
+    type Field = InterceptorConfigField<'a>;
+}

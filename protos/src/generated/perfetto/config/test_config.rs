@@ -260,6 +260,83 @@ impl<'a> ::protozero::__private::DebugDecoder for TestConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TestConfig` one by one, in wire order, typed (from [`TestConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TestConfigField<'a> {
+    /// Field `message_count` = 1 (`uint32`) of `perfetto.protos.TestConfig`.
+    MessageCount(u32),
+    /// Field `max_messages_per_second` = 2 (`uint32`) of `perfetto.protos.TestConfig`.
+    MaxMessagesPerSecond(u32),
+    /// Field `seed` = 3 (`uint32`) of `perfetto.protos.TestConfig`.
+    Seed(u32),
+    /// Field `message_size` = 4 (`uint32`) of `perfetto.protos.TestConfig`.
+    MessageSize(u32),
+    /// Field `send_batch_on_register` = 5 (`bool`) of `perfetto.protos.TestConfig`.
+    SendBatchOnRegister(bool),
+    /// Field `dummy_fields` = 6 (`perfetto.protos.TestConfig.DummyFields`) of `perfetto.protos.TestConfig`.
+    DummyFields(::protozero::Lazy<'a, test_config::DummyFieldsDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TestConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TestConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::MessageCount(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::MaxMessagesPerSecond(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Seed(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::MessageSize(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SendBatchOnRegister(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DummyFields(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TestConfigDecoder<'a> {
+    type Field = TestConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.TestConfig`.
 pub mod test_config {
     /// Writer of message `perfetto.protos.TestConfig.DummyFields` (from `perfetto/config/test_config.proto`): each method appends one field to the output immediately.
@@ -692,5 +769,151 @@ pub mod test_config {
             s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TestConfig.DummyFields` one by one, in wire order, typed (from [`DummyFieldsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DummyFieldsField<'a> {
+        /// Field `field_uint32` = 1 (`uint32`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldUint32(u32),
+        /// Field `field_int32` = 2 (`int32`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldInt32(i32),
+        /// Field `field_uint64` = 3 (`uint64`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldUint64(u64),
+        /// Field `field_int64` = 4 (`int64`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldInt64(i64),
+        /// Field `field_fixed64` = 5 (`fixed64`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldFixed64(u64),
+        /// Field `field_sfixed64` = 6 (`sfixed64`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldSfixed64(i64),
+        /// Field `field_fixed32` = 7 (`fixed32`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldFixed32(u32),
+        /// Field `field_sfixed32` = 8 (`sfixed32`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldSfixed32(i32),
+        /// Field `field_double` = 9 (`double`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldDouble(f64),
+        /// Field `field_float` = 10 (`float`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldFloat(f32),
+        /// Field `field_sint64` = 11 (`sint64`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldSint64(i64),
+        /// Field `field_sint32` = 12 (`sint32`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldSint32(i32),
+        /// Field `field_string` = 13 (`string`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldString(&'a str),
+        /// Field `field_bytes` = 14 (`bytes`) of `perfetto.protos.TestConfig.DummyFields`.
+        FieldBytes(&'a [u8]),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DummyFieldsField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DummyFieldsField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::FieldUint32(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::FieldInt32(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::FieldUint64(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::FieldInt64(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::fixed64(f.value) {
+                        ::core::option::Option::Some(v) => Self::FieldFixed64(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::fixed64(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::FieldSfixed64(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::fixed32(f.value) {
+                        ::core::option::Option::Some(v) => Self::FieldFixed32(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::fixed32(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::FieldSfixed32(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                        ::core::option::Option::Some(v) => Self::FieldDouble(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::__private::fixed32(f.value).map(f32::from_bits) {
+                        ::core::option::Option::Some(v) => Self::FieldFloat(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(::protozero::varint::unzigzag64)
+                    {
+                        ::core::option::Option::Some(v) => Self::FieldSint64(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                12 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::varint::unzigzag32(v as u32))
+                    {
+                        ::core::option::Option::Some(v) => Self::FieldSint32(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                13 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::FieldString(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                14 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::FieldBytes(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for DummyFieldsDecoder<'a> {
+        type Field = DummyFieldsField<'a>;
     }
 }

@@ -1416,6 +1416,418 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TraceConfig` one by one, in wire order, typed (from [`TraceConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TraceConfigField<'a> {
+    /// Field `buffers` = 1 (repeated `perfetto.protos.TraceConfig.BufferConfig`) of `perfetto.protos.TraceConfig`.
+    Buffers(::protozero::Lazy<'a, trace_config::BufferConfigDecoder<'a>>),
+    /// Field `data_sources` = 2 (repeated `perfetto.protos.TraceConfig.DataSource`) of `perfetto.protos.TraceConfig`.
+    DataSources(::protozero::Lazy<'a, trace_config::DataSourceDecoder<'a>>),
+    /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`.
+    BuiltinDataSources(
+        ::protozero::Lazy<'a, trace_config::BuiltinDataSourceDecoder<'a>>,
+    ),
+    /// Field `duration_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig`.
+    DurationMs(u32),
+    /// Field `prefer_suspend_clock_for_duration` = 36 (`bool`) of `perfetto.protos.TraceConfig`.
+    PreferSuspendClockForDuration(bool),
+    /// Field `enable_extra_guardrails` = 4 (`bool`) of `perfetto.protos.TraceConfig`.
+    EnableExtraGuardrails(bool),
+    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`.
+    LockdownMode(::protozero::EnumValue<trace_config::LockdownModeOperation>),
+    /// Field `producers` = 6 (repeated `perfetto.protos.TraceConfig.ProducerConfig`) of `perfetto.protos.TraceConfig`.
+    Producers(::protozero::Lazy<'a, trace_config::ProducerConfigDecoder<'a>>),
+    /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`.
+    StatsdMetadata(::protozero::Lazy<'a, trace_config::StatsdMetadataDecoder<'a>>),
+    /// Field `write_into_file` = 8 (`bool`) of `perfetto.protos.TraceConfig`.
+    WriteIntoFile(bool),
+    /// Field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig`.
+    OutputPath(&'a str),
+    /// Field `file_write_period_ms` = 9 (`uint32`) of `perfetto.protos.TraceConfig`.
+    FileWritePeriodMs(u32),
+    /// Field `max_file_size_bytes` = 10 (`uint64`) of `perfetto.protos.TraceConfig`.
+    MaxFileSizeBytes(u64),
+    /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`.
+    GuardrailOverrides(
+        ::protozero::Lazy<'a, trace_config::GuardrailOverridesDecoder<'a>>,
+    ),
+    /// Field `deferred_start` = 12 (`bool`) of `perfetto.protos.TraceConfig`.
+    DeferredStart(bool),
+    /// Field `flush_period_ms` = 13 (`uint32`) of `perfetto.protos.TraceConfig`.
+    FlushPeriodMs(u32),
+    /// Field `flush_timeout_ms` = 14 (`uint32`) of `perfetto.protos.TraceConfig`.
+    FlushTimeoutMs(u32),
+    /// Field `data_source_stop_timeout_ms` = 23 (`uint32`) of `perfetto.protos.TraceConfig`.
+    DataSourceStopTimeoutMs(u32),
+    /// Field `notify_traceur` = 16 (`bool`) of `perfetto.protos.TraceConfig`.
+    NotifyTraceur(bool),
+    /// Field `bugreport_score` = 30 (`int32`) of `perfetto.protos.TraceConfig`.
+    BugreportScore(i32),
+    /// Field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig`.
+    BugreportFilename(&'a str),
+    /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`.
+    TriggerConfig(::protozero::Lazy<'a, trace_config::TriggerConfigDecoder<'a>>),
+    /// Field `activate_triggers` = 18 (repeated `string`) of `perfetto.protos.TraceConfig`.
+    ActivateTriggers(&'a str),
+    /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`.
+    IncrementalStateConfig(
+        ::protozero::Lazy<'a, trace_config::IncrementalStateConfigDecoder<'a>>,
+    ),
+    /// Field `allow_user_build_tracing` = 19 (`bool`) of `perfetto.protos.TraceConfig`.
+    AllowUserBuildTracing(bool),
+    /// Field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig`.
+    UniqueSessionName(&'a str),
+    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`.
+    CompressionType(::protozero::EnumValue<trace_config::CompressionType>),
+    /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`.
+    Compression(::protozero::Lazy<'a, trace_config::CompressionConfigDecoder<'a>>),
+    /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`.
+    IncidentReportConfig(
+        ::protozero::Lazy<'a, trace_config::IncidentReportConfigDecoder<'a>>,
+    ),
+    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`.
+    StatsdLogging(::protozero::EnumValue<trace_config::StatsdLogging>),
+    /// Field `trace_uuid_msb` = 27 (`int64`) of `perfetto.protos.TraceConfig`.
+    TraceUuidMsb(i64),
+    /// Field `trace_uuid_lsb` = 28 (`int64`) of `perfetto.protos.TraceConfig`.
+    TraceUuidLsb(i64),
+    /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`.
+    TraceFilter(::protozero::Lazy<'a, trace_config::TraceFilterDecoder<'a>>),
+    /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`.
+    AndroidReportConfig(
+        ::protozero::Lazy<'a, trace_config::AndroidReportConfigDecoder<'a>>,
+    ),
+    /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`.
+    CmdTraceStartDelay(
+        ::protozero::Lazy<'a, trace_config::CmdTraceStartDelayDecoder<'a>>,
+    ),
+    /// Field `session_semaphores` = 39 (repeated `perfetto.protos.TraceConfig.SessionSemaphore`) of `perfetto.protos.TraceConfig`.
+    SessionSemaphores(::protozero::Lazy<'a, trace_config::SessionSemaphoreDecoder<'a>>),
+    /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`.
+    PriorityBoost(::protozero::Lazy<'a, PriorityBoostConfigDecoder<'a>>),
+    /// Field `exclusive_prio` = 41 (`uint32`) of `perfetto.protos.TraceConfig`.
+    ExclusivePrio(u32),
+    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`.
+    WriteFlushMode(::protozero::EnumValue<trace_config::WriteFlushMode>),
+    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`.
+    FflushPostWrite(::protozero::EnumValue<trace_config::FFlushMode>),
+    /// Field `trace_all_machines` = 43 (`bool`) of `perfetto.protos.TraceConfig`.
+    TraceAllMachines(bool),
+    /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`.
+    TraceAttributes(::protozero::Lazy<'a, TraceAttributesDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TraceConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TraceConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Buffers(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DataSources(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            20 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::BuiltinDataSources(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DurationMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            36 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::PreferSuspendClockForDuration(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::EnableExtraGuardrails(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::LockdownMode(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Producers(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::StatsdMetadata(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::WriteIntoFile(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            29 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::OutputPath(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::FileWritePeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::MaxFileSizeBytes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::GuardrailOverrides(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::DeferredStart(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::FlushPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::FlushTimeoutMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            23 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DataSourceStopTimeoutMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::NotifyTraceur(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            30 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::BugreportScore(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            38 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::BugreportFilename(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TriggerConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            18 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ActivateTriggers(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            21 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::IncrementalStateConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            19 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::AllowUserBuildTracing(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            22 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::UniqueSessionName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            24 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::CompressionType(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            47 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Compression(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            25 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::IncidentReportConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            31 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::StatsdLogging(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            27 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::TraceUuidMsb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            28 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::TraceUuidLsb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            33 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceFilter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            34 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::AndroidReportConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            35 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CmdTraceStartDelay(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            39 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SessionSemaphores(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            40 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::PriorityBoost(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            41 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::ExclusivePrio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            44 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::WriteFlushMode(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            45 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::FflushPostWrite(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            43 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::TraceAllMachines(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            48 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceAttributes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TraceConfigDecoder<'a> {
+    type Field = TraceConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.TraceConfig`.
 pub mod trace_config {
     /// Enum `perfetto.protos.TraceConfig.LockdownModeOperation` (from `perfetto/config/trace_config.proto`).
@@ -2110,6 +2522,88 @@ pub mod trace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceConfig.BufferConfig` one by one, in wire order, typed (from [`BufferConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BufferConfigField<'a> {
+        /// Field `size_kb` = 1 (`uint32`) of `perfetto.protos.TraceConfig.BufferConfig`.
+        SizeKb(u32),
+        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`.
+        FillPolicy(::protozero::EnumValue<buffer_config::FillPolicy>),
+        /// Field `transfer_on_clone` = 5 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig`.
+        TransferOnClone(bool),
+        /// Field `clear_before_clone` = 6 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig`.
+        ClearBeforeClone(bool),
+        /// Field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig`.
+        Name(&'a str),
+        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`.
+        ExperimentalMode(::protozero::EnumValue<buffer_config::ExperimentalMode>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BufferConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BufferConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::SizeKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::FillPolicy(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::TransferOnClone(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::ClearBeforeClone(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::ExperimentalMode(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BufferConfigDecoder<'a> {
+        type Field = BufferConfigField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TraceConfig.BufferConfig`.
     pub mod buffer_config {
         /// Enum `perfetto.protos.TraceConfig.BufferConfig.FillPolicy` (from `perfetto/config/trace_config.proto`).
@@ -2503,6 +2997,76 @@ pub mod trace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceConfig.DataSource` one by one, in wire order, typed (from [`DataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DataSourceField<'a> {
+        /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`.
+        Config(::protozero::Lazy<'a, super::DataSourceConfigDecoder<'a>>),
+        /// Field `producer_name_filter` = 2 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`.
+        ProducerNameFilter(&'a str),
+        /// Field `producer_name_regex_filter` = 3 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`.
+        ProducerNameRegexFilter(&'a str),
+        /// Field `machine_name_filter` = 4 (repeated `string`) of `perfetto.protos.TraceConfig.DataSource`.
+        MachineNameFilter(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DataSourceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DataSourceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Config(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ProducerNameFilter(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => {
+                            Self::ProducerNameRegexFilter(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::MachineNameFilter(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for DataSourceDecoder<'a> {
+        type Field = DataSourceField<'a>;
+    }
     /// Writer of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2882,6 +3446,126 @@ pub mod trace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceConfig.BuiltinDataSource` one by one, in wire order, typed (from [`BuiltinDataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BuiltinDataSourceField<'a> {
+        /// Field `disable_clock_snapshotting` = 1 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        DisableClockSnapshotting(bool),
+        /// Field `disable_trace_config` = 2 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        DisableTraceConfig(bool),
+        /// Field `disable_system_info` = 3 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        DisableSystemInfo(bool),
+        /// Field `disable_service_events` = 4 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        DisableServiceEvents(bool),
+        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        PrimaryTraceClock(::protozero::EnumValue<super::BuiltinClock>),
+        /// Field `snapshot_interval_ms` = 6 (`uint32`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        SnapshotIntervalMs(u32),
+        /// Field `prefer_suspend_clock_for_snapshot` = 7 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        PreferSuspendClockForSnapshot(bool),
+        /// Field `disable_chunk_usage_histograms` = 8 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        DisableChunkUsageHistograms(bool),
+        /// Field `disable_extension_descriptors` = 9 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        DisableExtensionDescriptors(bool),
+        /// Field `enable_concurrent_session_events` = 10 (`bool`) of `perfetto.protos.TraceConfig.BuiltinDataSource`.
+        EnableConcurrentSessionEvents(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BuiltinDataSourceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BuiltinDataSourceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::DisableClockSnapshotting(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::DisableTraceConfig(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::DisableSystemInfo(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::DisableServiceEvents(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::PrimaryTraceClock(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::SnapshotIntervalMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::PreferSuspendClockForSnapshot(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::DisableChunkUsageHistograms(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::DisableExtensionDescriptors(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::EnableConcurrentSessionEvents(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BuiltinDataSourceDecoder<'a> {
+        type Field = BuiltinDataSourceField<'a>;
+    }
     /// Writer of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -3070,6 +3754,60 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2, 3]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.ProducerConfig` one by one, in wire order, typed (from [`ProducerConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProducerConfigField<'a> {
+        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig`.
+        ProducerName(&'a str),
+        /// Field `shm_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig`.
+        ShmSizeKb(u32),
+        /// Field `page_size_kb` = 3 (`uint32`) of `perfetto.protos.TraceConfig.ProducerConfig`.
+        PageSizeKb(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProducerConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProducerConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ProducerName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ShmSizeKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::PageSizeKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProducerConfigDecoder<'a> {
+        type Field = ProducerConfigField<'a>;
     }
     /// Writer of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -3277,6 +4015,68 @@ pub mod trace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceConfig.StatsdMetadata` one by one, in wire order, typed (from [`StatsdMetadataField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum StatsdMetadataField<'a> {
+        /// Field `triggering_alert_id` = 1 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata`.
+        TriggeringAlertId(i64),
+        /// Field `triggering_config_uid` = 2 (`int32`) of `perfetto.protos.TraceConfig.StatsdMetadata`.
+        TriggeringConfigUid(i32),
+        /// Field `triggering_config_id` = 3 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata`.
+        TriggeringConfigId(i64),
+        /// Field `triggering_subscription_id` = 4 (`int64`) of `perfetto.protos.TraceConfig.StatsdMetadata`.
+        TriggeringSubscriptionId(i64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> StatsdMetadataField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for StatsdMetadataField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::TriggeringAlertId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::TriggeringConfigUid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::TriggeringConfigId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => {
+                            Self::TriggeringSubscriptionId(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for StatsdMetadataDecoder<'a> {
+        type Field = StatsdMetadataField<'a>;
+    }
     /// Writer of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -3438,6 +4238,52 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.GuardrailOverrides` one by one, in wire order, typed (from [`GuardrailOverridesField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum GuardrailOverridesField<'a> {
+        /// Field `max_upload_per_day_bytes` = 1 (`uint64`) of `perfetto.protos.TraceConfig.GuardrailOverrides`.
+        MaxUploadPerDayBytes(u64),
+        /// Field `max_tracing_buffer_size_kb` = 2 (`uint32`) of `perfetto.protos.TraceConfig.GuardrailOverrides`.
+        MaxTracingBufferSizeKb(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> GuardrailOverridesField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for GuardrailOverridesField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::MaxUploadPerDayBytes(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => {
+                            Self::MaxTracingBufferSizeKb(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for GuardrailOverridesDecoder<'a> {
+        type Field = GuardrailOverridesField<'a>;
     }
     /// Writer of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -3683,6 +4529,72 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2, 3, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.TriggerConfig` one by one, in wire order, typed (from [`TriggerConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum TriggerConfigField<'a> {
+        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`.
+        TriggerMode(::protozero::EnumValue<trigger_config::TriggerMode>),
+        /// Field `use_clone_snapshot_if_available` = 5 (`bool`) of `perfetto.protos.TraceConfig.TriggerConfig`.
+        UseCloneSnapshotIfAvailable(bool),
+        /// Field `triggers` = 2 (repeated `perfetto.protos.TraceConfig.TriggerConfig.Trigger`) of `perfetto.protos.TraceConfig.TriggerConfig`.
+        Triggers(::protozero::Lazy<'a, trigger_config::TriggerDecoder<'a>>),
+        /// Field `trigger_timeout_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig`.
+        TriggerTimeoutMs(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> TriggerConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for TriggerConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::TriggerMode(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::UseCloneSnapshotIfAvailable(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Triggers(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::TriggerTimeoutMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for TriggerConfigDecoder<'a> {
+        type Field = TriggerConfigField<'a>;
     }
     /// Nested types of message `perfetto.protos.TraceConfig.TriggerConfig`.
     pub mod trigger_config {
@@ -4012,6 +4924,80 @@ pub mod trace_config {
                 s.finish()
             }
         }
+        /// The fields of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` one by one, in wire order, typed (from [`TriggerField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum TriggerField<'a> {
+            /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`.
+            Name(&'a str),
+            /// Field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`.
+            ProducerNameRegex(&'a str),
+            /// Field `stop_delay_ms` = 3 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`.
+            StopDelayMs(u32),
+            /// Field `max_per_24_h` = 4 (`uint32`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`.
+            MaxPer24H(u32),
+            /// Field `skip_probability` = 5 (`double`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`.
+            SkipProbability(f64),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> TriggerField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for TriggerField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::Name(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::ProducerNameRegex(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    3 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::StopDelayMs(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    4 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::MaxPer24H(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    5 => {
+                        match ::protozero::__private::fixed64(f.value)
+                            .map(f64::from_bits)
+                        {
+                            ::core::option::Option::Some(v) => Self::SkipProbability(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for TriggerDecoder<'a> {
+            type Field = TriggerField<'a>;
+        }
     }
     /// Writer of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -4151,6 +5137,42 @@ pub mod trace_config {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.IncrementalStateConfig` one by one, in wire order, typed (from [`IncrementalStateConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum IncrementalStateConfigField<'a> {
+        /// Field `clear_period_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.IncrementalStateConfig`.
+        ClearPeriodMs(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> IncrementalStateConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for IncrementalStateConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ClearPeriodMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for IncrementalStateConfigDecoder<'a> {
+        type Field = IncrementalStateConfigField<'a>;
     }
     /// Writer of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -4342,6 +5364,54 @@ pub mod trace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceConfig.CompressionConfig` one by one, in wire order, typed (from [`CompressionConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CompressionConfigField<'a> {
+        /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`.
+        Deflate(::protozero::Lazy<'a, compression_config::DeflateDecoder<'a>>),
+        /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`.
+        Zstd(::protozero::Lazy<'a, compression_config::ZstdDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CompressionConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CompressionConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Deflate(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Zstd(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CompressionConfigDecoder<'a> {
+        type Field = CompressionConfigField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TraceConfig.CompressionConfig`.
     pub mod compression_config {
         /// Writer of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -4464,6 +5534,32 @@ pub mod trace_config {
                 s.check_fields(d, &[]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` one by one, in wire order, typed (from [`DeflateField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum DeflateField<'a> {
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> DeflateField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for DeflateField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                Self::Other(f)
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for DeflateDecoder<'a> {
+            type Field = DeflateField<'a>;
         }
         /// Writer of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
         #[derive(Debug)]
@@ -4609,6 +5705,42 @@ pub mod trace_config {
                 s.check_fields(d, &[1]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` one by one, in wire order, typed (from [`ZstdField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum ZstdField<'a> {
+            /// Field `level` = 1 (`int32`) of `perfetto.protos.TraceConfig.CompressionConfig.Zstd`.
+            Level(i32),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> ZstdField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for ZstdField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                            ::core::option::Option::Some(v) => Self::Level(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for ZstdDecoder<'a> {
+            type Field = ZstdField<'a>;
         }
     }
     /// Writer of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -4848,6 +5980,78 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2, 3, 4, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.IncidentReportConfig` one by one, in wire order, typed (from [`IncidentReportConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum IncidentReportConfigField<'a> {
+        /// Field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`.
+        DestinationPackage(&'a str),
+        /// Field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`.
+        DestinationClass(&'a str),
+        /// Field `privacy_level` = 3 (`int32`) of `perfetto.protos.TraceConfig.IncidentReportConfig`.
+        PrivacyLevel(i32),
+        /// Field `skip_incidentd` = 5 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig`.
+        SkipIncidentd(bool),
+        /// Field `skip_dropbox` = 4 (`bool`) of `perfetto.protos.TraceConfig.IncidentReportConfig`.
+        SkipDropbox(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> IncidentReportConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for IncidentReportConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::DestinationPackage(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::DestinationClass(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::PrivacyLevel(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::SkipIncidentd(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::SkipDropbox(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for IncidentReportConfigDecoder<'a> {
+        type Field = IncidentReportConfigField<'a>;
     }
     /// Writer of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -5112,6 +6316,82 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2, 3, 4, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.TraceFilter` one by one, in wire order, typed (from [`TraceFilterField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum TraceFilterField<'a> {
+        /// Field `bytecode` = 1 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter`.
+        Bytecode(&'a [u8]),
+        /// Field `bytecode_v2` = 2 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter`.
+        BytecodeV2(&'a [u8]),
+        /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`.
+        StringFilterChain(
+            ::protozero::Lazy<'a, trace_filter::StringFilterChainDecoder<'a>>,
+        ),
+        /// Field `bytecode_overlay_v54` = 4 (`bytes`) of `perfetto.protos.TraceConfig.TraceFilter`.
+        BytecodeOverlayV54(&'a [u8]),
+        /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`.
+        StringFilterChainV54(
+            ::protozero::Lazy<'a, trace_filter::StringFilterChainDecoder<'a>>,
+        ),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> TraceFilterField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for TraceFilterField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::Bytecode(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::BytecodeV2(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::StringFilterChain(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::BytecodeOverlayV54(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::StringFilterChainV54(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for TraceFilterDecoder<'a> {
+        type Field = TraceFilterField<'a>;
     }
     /// Nested types of message `perfetto.protos.TraceConfig.TraceFilter`.
     pub mod trace_filter {
@@ -5512,6 +6792,91 @@ pub mod trace_config {
                 s.finish()
             }
         }
+        /// The fields of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` one by one, in wire order, typed (from [`StringFilterRuleField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum StringFilterRuleField<'a> {
+            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`.
+            Policy(::protozero::EnumValue<StringFilterPolicy>),
+            /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`.
+            RegexPattern(&'a str),
+            /// Field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`.
+            AtracePayloadStartsWith(&'a str),
+            /// Field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`.
+            Name(&'a str),
+            /// Field `semantic_type` = 5 (repeated `perfetto.protos.SemanticType`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`.
+            SemanticType(
+                ::protozero::Occurrence<
+                    'a,
+                    ::protozero::kinds::Enum<super::super::SemanticType>,
+                >,
+            ),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> StringFilterRuleField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for StringFilterRuleField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::varint(f.value)
+                            .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                        {
+                            ::core::option::Option::Some(v) => Self::Policy(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::RegexPattern(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    3 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => {
+                                Self::AtracePayloadStartsWith(v)
+                            }
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    4 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::Name(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    5 => {
+                        match ::protozero::Occurrence::<
+                            ::protozero::kinds::Enum<super::super::SemanticType>,
+                        >::from_value(f.value) {
+                            ::core::option::Option::Some(v) => Self::SemanticType(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for StringFilterRuleDecoder<'a> {
+            type Field = StringFilterRuleField<'a>;
+        }
         /// Writer of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
         #[derive(Debug)]
         #[repr(transparent)]
@@ -5670,6 +7035,44 @@ pub mod trace_config {
                 s.check_fields(d, &[1]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` one by one, in wire order, typed (from [`StringFilterChainField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum StringFilterChainField<'a> {
+            /// Field `rules` = 1 (repeated `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`.
+            Rules(::protozero::Lazy<'a, StringFilterRuleDecoder<'a>>),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> StringFilterChainField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for StringFilterChainField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .map(::protozero::Lazy::new)
+                        {
+                            ::core::option::Option::Some(v) => Self::Rules(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for StringFilterChainDecoder<'a> {
+            type Field = StringFilterChainField<'a>;
         }
     }
     /// Writer of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
@@ -5897,6 +7300,74 @@ pub mod trace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceConfig.AndroidReportConfig` one by one, in wire order, typed (from [`AndroidReportConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum AndroidReportConfigField<'a> {
+        /// Field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`.
+        ReporterServicePackage(&'a str),
+        /// Field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`.
+        ReporterServiceClass(&'a str),
+        /// Field `skip_report` = 3 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig`.
+        SkipReport(bool),
+        /// Field `use_pipe_in_framework_for_testing` = 4 (`bool`) of `perfetto.protos.TraceConfig.AndroidReportConfig`.
+        UsePipeInFrameworkForTesting(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> AndroidReportConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for AndroidReportConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => {
+                            Self::ReporterServicePackage(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ReporterServiceClass(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::SkipReport(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => {
+                            Self::UsePipeInFrameworkForTesting(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for AndroidReportConfigDecoder<'a> {
+        type Field = AndroidReportConfigField<'a>;
+    }
     /// Writer of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -6058,6 +7529,50 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` one by one, in wire order, typed (from [`CmdTraceStartDelayField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CmdTraceStartDelayField<'a> {
+        /// Field `min_delay_ms` = 1 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay`.
+        MinDelayMs(u32),
+        /// Field `max_delay_ms` = 2 (`uint32`) of `perfetto.protos.TraceConfig.CmdTraceStartDelay`.
+        MaxDelayMs(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CmdTraceStartDelayField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CmdTraceStartDelayField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::MinDelayMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::MaxDelayMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CmdTraceStartDelayDecoder<'a> {
+        type Field = CmdTraceStartDelayField<'a>;
     }
     /// Writer of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -6225,5 +7740,51 @@ pub mod trace_config {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceConfig.SessionSemaphore` one by one, in wire order, typed (from [`SessionSemaphoreField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SessionSemaphoreField<'a> {
+        /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore`.
+        Name(&'a str),
+        /// Field `max_other_session_count` = 2 (`uint64`) of `perfetto.protos.TraceConfig.SessionSemaphore`.
+        MaxOtherSessionCount(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SessionSemaphoreField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SessionSemaphoreField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::MaxOtherSessionCount(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SessionSemaphoreDecoder<'a> {
+        type Field = SessionSemaphoreField<'a>;
     }
 }

@@ -168,6 +168,51 @@ impl<'a> ::protozero::__private::DebugDecoder for EnableTracingRequestDecoder<'a
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.EnableTracingRequest` one by one, in wire order, typed (from [`EnableTracingRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EnableTracingRequestField<'a> {
+    /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.EnableTracingRequest`.
+    TraceConfig(::protozero::Lazy<'a, TraceConfigDecoder<'a>>),
+    /// Field `attach_notification_only` = 2 (`bool`) of `perfetto.protos.EnableTracingRequest`.
+    AttachNotificationOnly(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> EnableTracingRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for EnableTracingRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::AttachNotificationOnly(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for EnableTracingRequestDecoder<'a> {
+    type Field = EnableTracingRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.EnableTracingResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -344,6 +389,52 @@ impl<'a> ::protozero::__private::DebugDecoder for EnableTracingResponseDecoder<'
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.EnableTracingResponse` one by one, in wire order, typed (from [`EnableTracingResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EnableTracingResponseField<'a> {
+    /// Field `disabled` = 1 (`bool`) of `perfetto.protos.EnableTracingResponse`.
+    Disabled(bool),
+    /// Field `error` = 3 (`string`) of `perfetto.protos.EnableTracingResponse`.
+    Error(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> EnableTracingResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for EnableTracingResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::Disabled(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Error(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for EnableTracingResponseDecoder<'a> {
+    type Field = EnableTracingResponseField<'a>;
+}
 /// Nested types of message `perfetto.protos.EnableTracingResponse`.
 pub mod enable_tracing_response {
     /// The member set in oneof `state` of `perfetto.protos.EnableTracingResponse`, with its value.
@@ -465,6 +556,32 @@ impl<'a> ::protozero::__private::DebugDecoder for StartTracingRequestDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.StartTracingRequest` one by one, in wire order, typed (from [`StartTracingRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StartTracingRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> StartTracingRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for StartTracingRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for StartTracingRequestDecoder<'a> {
+    type Field = StartTracingRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.StartTracingResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -575,6 +692,32 @@ impl<'a> ::protozero::__private::DebugDecoder for StartTracingResponseDecoder<'a
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.StartTracingResponse` one by one, in wire order, typed (from [`StartTracingResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StartTracingResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> StartTracingResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for StartTracingResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for StartTracingResponseDecoder<'a> {
+    type Field = StartTracingResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.ChangeTraceConfigRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -721,6 +864,43 @@ impl<'a> ::protozero::__private::DebugDecoder for ChangeTraceConfigRequestDecode
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ChangeTraceConfigRequest` one by one, in wire order, typed (from [`ChangeTraceConfigRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ChangeTraceConfigRequestField<'a> {
+    /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.ChangeTraceConfigRequest`.
+    TraceConfig(::protozero::Lazy<'a, TraceConfigDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ChangeTraceConfigRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ChangeTraceConfigRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ChangeTraceConfigRequestDecoder<'a> {
+    type Field = ChangeTraceConfigRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.ChangeTraceConfigResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -831,6 +1011,32 @@ impl<'a> ::protozero::__private::DebugDecoder for ChangeTraceConfigResponseDecod
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.ChangeTraceConfigResponse` one by one, in wire order, typed (from [`ChangeTraceConfigResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ChangeTraceConfigResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ChangeTraceConfigResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ChangeTraceConfigResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ChangeTraceConfigResponseDecoder<'a> {
+    type Field = ChangeTraceConfigResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.DisableTracingRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -943,6 +1149,32 @@ impl<'a> ::protozero::__private::DebugDecoder for DisableTracingRequestDecoder<'
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DisableTracingRequest` one by one, in wire order, typed (from [`DisableTracingRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DisableTracingRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DisableTracingRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DisableTracingRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DisableTracingRequestDecoder<'a> {
+    type Field = DisableTracingRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.DisableTracingResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1054,6 +1286,32 @@ impl<'a> ::protozero::__private::DebugDecoder for DisableTracingResponseDecoder<
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DisableTracingResponse` one by one, in wire order, typed (from [`DisableTracingResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DisableTracingResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DisableTracingResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DisableTracingResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DisableTracingResponseDecoder<'a> {
+    type Field = DisableTracingResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.ReadBuffersRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1164,6 +1422,32 @@ impl<'a> ::protozero::__private::DebugDecoder for ReadBuffersRequestDecoder<'a> 
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.ReadBuffersRequest` one by one, in wire order, typed (from [`ReadBuffersRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ReadBuffersRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ReadBuffersRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ReadBuffersRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ReadBuffersRequestDecoder<'a> {
+    type Field = ReadBuffersRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.ReadBuffersResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1315,6 +1599,43 @@ impl<'a> ::protozero::__private::DebugDecoder for ReadBuffersResponseDecoder<'a>
         s.check_fields(d, &[2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.ReadBuffersResponse` one by one, in wire order, typed (from [`ReadBuffersResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ReadBuffersResponseField<'a> {
+    /// Field `slices` = 2 (repeated `perfetto.protos.ReadBuffersResponse.Slice`) of `perfetto.protos.ReadBuffersResponse`.
+    Slices(::protozero::Lazy<'a, read_buffers_response::SliceDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ReadBuffersResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ReadBuffersResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Slices(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ReadBuffersResponseDecoder<'a> {
+    type Field = ReadBuffersResponseField<'a>;
 }
 /// Nested types of message `perfetto.protos.ReadBuffersResponse`.
 pub mod read_buffers_response {
@@ -1480,6 +1801,50 @@ pub mod read_buffers_response {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.ReadBuffersResponse.Slice` one by one, in wire order, typed (from [`SliceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SliceField<'a> {
+        /// Field `data` = 1 (`bytes`) of `perfetto.protos.ReadBuffersResponse.Slice`.
+        Data(&'a [u8]),
+        /// Field `last_slice_for_packet` = 2 (`bool`) of `perfetto.protos.ReadBuffersResponse.Slice`.
+        LastSliceForPacket(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SliceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SliceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::Data(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::LastSliceForPacket(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SliceDecoder<'a> {
+        type Field = SliceField<'a>;
+    }
 }
 /// Writer of message `perfetto.protos.FreeBuffersRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1618,6 +1983,44 @@ impl<'a> ::protozero::__private::DebugDecoder for FreeBuffersRequestDecoder<'a> 
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FreeBuffersRequest` one by one, in wire order, typed (from [`FreeBuffersRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FreeBuffersRequestField<'a> {
+    /// Field `buffer_ids` = 1 (repeated `uint32`) of `perfetto.protos.FreeBuffersRequest`.
+    BufferIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FreeBuffersRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FreeBuffersRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint32,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::BufferIds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FreeBuffersRequestDecoder<'a> {
+    type Field = FreeBuffersRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.FreeBuffersResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1728,6 +2131,32 @@ impl<'a> ::protozero::__private::DebugDecoder for FreeBuffersResponseDecoder<'a>
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.FreeBuffersResponse` one by one, in wire order, typed (from [`FreeBuffersResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FreeBuffersResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FreeBuffersResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FreeBuffersResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FreeBuffersResponseDecoder<'a> {
+    type Field = FreeBuffersResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.FlushRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1887,6 +2316,50 @@ impl<'a> ::protozero::__private::DebugDecoder for FlushRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FlushRequest` one by one, in wire order, typed (from [`FlushRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FlushRequestField<'a> {
+    /// Field `timeout_ms` = 1 (`uint32`) of `perfetto.protos.FlushRequest`.
+    TimeoutMs(u32),
+    /// Field `flags` = 2 (`uint64`) of `perfetto.protos.FlushRequest`.
+    Flags(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FlushRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FlushRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TimeoutMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Flags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FlushRequestDecoder<'a> {
+    type Field = FlushRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.FlushResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1997,6 +2470,32 @@ impl<'a> ::protozero::__private::DebugDecoder for FlushResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.FlushResponse` one by one, in wire order, typed (from [`FlushResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FlushResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FlushResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FlushResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FlushResponseDecoder<'a> {
+    type Field = FlushResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.DetachRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2138,6 +2637,44 @@ impl<'a> ::protozero::__private::DebugDecoder for DetachRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DetachRequest` one by one, in wire order, typed (from [`DetachRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DetachRequestField<'a> {
+    /// Field `key` = 1 (`string`) of `perfetto.protos.DetachRequest`.
+    Key(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DetachRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DetachRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Key(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DetachRequestDecoder<'a> {
+    type Field = DetachRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.DetachResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2248,6 +2785,32 @@ impl<'a> ::protozero::__private::DebugDecoder for DetachResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.DetachResponse` one by one, in wire order, typed (from [`DetachResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DetachResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DetachResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DetachResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DetachResponseDecoder<'a> {
+    type Field = DetachResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.AttachRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2388,6 +2951,44 @@ impl<'a> ::protozero::__private::DebugDecoder for AttachRequestDecoder<'a> {
         s.check_fields(d, &[1]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.AttachRequest` one by one, in wire order, typed (from [`AttachRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AttachRequestField<'a> {
+    /// Field `key` = 1 (`string`) of `perfetto.protos.AttachRequest`.
+    Key(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> AttachRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for AttachRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Key(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for AttachRequestDecoder<'a> {
+    type Field = AttachRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.AttachResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2534,6 +3135,43 @@ impl<'a> ::protozero::__private::DebugDecoder for AttachResponseDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.AttachResponse` one by one, in wire order, typed (from [`AttachResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AttachResponseField<'a> {
+    /// Field `trace_config` = 1 (`perfetto.protos.TraceConfig`) of `perfetto.protos.AttachResponse`.
+    TraceConfig(::protozero::Lazy<'a, TraceConfigDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> AttachResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for AttachResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for AttachResponseDecoder<'a> {
+    type Field = AttachResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.GetTraceStatsRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2644,6 +3282,32 @@ impl<'a> ::protozero::__private::DebugDecoder for GetTraceStatsRequestDecoder<'a
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.GetTraceStatsRequest` one by one, in wire order, typed (from [`GetTraceStatsRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum GetTraceStatsRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> GetTraceStatsRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for GetTraceStatsRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for GetTraceStatsRequestDecoder<'a> {
+    type Field = GetTraceStatsRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.GetTraceStatsResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2789,6 +3453,43 @@ impl<'a> ::protozero::__private::DebugDecoder for GetTraceStatsResponseDecoder<'
         s.check_fields(d, &[1]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.GetTraceStatsResponse` one by one, in wire order, typed (from [`GetTraceStatsResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum GetTraceStatsResponseField<'a> {
+    /// Field `trace_stats` = 1 (`perfetto.protos.TraceStats`) of `perfetto.protos.GetTraceStatsResponse`.
+    TraceStats(::protozero::Lazy<'a, TraceStatsDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> GetTraceStatsResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for GetTraceStatsResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for GetTraceStatsResponseDecoder<'a> {
+    type Field = GetTraceStatsResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.ObserveEventsRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2943,6 +3644,46 @@ impl<'a> ::protozero::__private::DebugDecoder for ObserveEventsRequestDecoder<'a
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ObserveEventsRequest` one by one, in wire order, typed (from [`ObserveEventsRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ObserveEventsRequestField<'a> {
+    /// Field `events_to_observe` = 1 (repeated `perfetto.protos.ObservableEvents.Type`) of `perfetto.protos.ObserveEventsRequest`.
+    EventsToObserve(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Enum<observable_events::Type>>,
+    ),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ObserveEventsRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ObserveEventsRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<observable_events::Type>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::EventsToObserve(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ObserveEventsRequestDecoder<'a> {
+    type Field = ObserveEventsRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.ObserveEventsResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -3088,6 +3829,43 @@ impl<'a> ::protozero::__private::DebugDecoder for ObserveEventsResponseDecoder<'
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ObserveEventsResponse` one by one, in wire order, typed (from [`ObserveEventsResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ObserveEventsResponseField<'a> {
+    /// Field `events` = 1 (`perfetto.protos.ObservableEvents`) of `perfetto.protos.ObserveEventsResponse`.
+    Events(::protozero::Lazy<'a, ObservableEventsDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ObserveEventsResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ObserveEventsResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Events(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ObserveEventsResponseDecoder<'a> {
+    type Field = ObserveEventsResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.QueryServiceStateRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -3222,6 +4000,42 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryServiceStateRequestDecode
         s.check_fields(d, &[1]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.QueryServiceStateRequest` one by one, in wire order, typed (from [`QueryServiceStateRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum QueryServiceStateRequestField<'a> {
+    /// Field `sessions_only` = 1 (`bool`) of `perfetto.protos.QueryServiceStateRequest`.
+    SessionsOnly(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> QueryServiceStateRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for QueryServiceStateRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SessionsOnly(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for QueryServiceStateRequestDecoder<'a> {
+    type Field = QueryServiceStateRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.QueryServiceStateResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -3372,6 +4186,43 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryServiceStateResponseDecod
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.QueryServiceStateResponse` one by one, in wire order, typed (from [`QueryServiceStateResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum QueryServiceStateResponseField<'a> {
+    /// Field `service_state` = 1 (`perfetto.protos.TracingServiceState`) of `perfetto.protos.QueryServiceStateResponse`.
+    ServiceState(::protozero::Lazy<'a, TracingServiceStateDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> QueryServiceStateResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for QueryServiceStateResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ServiceState(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for QueryServiceStateResponseDecoder<'a> {
+    type Field = QueryServiceStateResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.QueryCapabilitiesRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -3482,6 +4333,32 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryCapabilitiesRequestDecode
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.QueryCapabilitiesRequest` one by one, in wire order, typed (from [`QueryCapabilitiesRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum QueryCapabilitiesRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> QueryCapabilitiesRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for QueryCapabilitiesRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for QueryCapabilitiesRequestDecoder<'a> {
+    type Field = QueryCapabilitiesRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.QueryCapabilitiesResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -3632,6 +4509,43 @@ impl<'a> ::protozero::__private::DebugDecoder for QueryCapabilitiesResponseDecod
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.QueryCapabilitiesResponse` one by one, in wire order, typed (from [`QueryCapabilitiesResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum QueryCapabilitiesResponseField<'a> {
+    /// Field `capabilities` = 1 (`perfetto.protos.TracingServiceCapabilities`) of `perfetto.protos.QueryCapabilitiesResponse`.
+    Capabilities(::protozero::Lazy<'a, TracingServiceCapabilitiesDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> QueryCapabilitiesResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for QueryCapabilitiesResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Capabilities(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for QueryCapabilitiesResponseDecoder<'a> {
+    type Field = QueryCapabilitiesResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.SaveTraceForBugreportRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -3743,6 +4657,32 @@ for SaveTraceForBugreportRequestDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SaveTraceForBugreportRequest` one by one, in wire order, typed (from [`SaveTraceForBugreportRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SaveTraceForBugreportRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SaveTraceForBugreportRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SaveTraceForBugreportRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SaveTraceForBugreportRequestDecoder<'a> {
+    type Field = SaveTraceForBugreportRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.SaveTraceForBugreportResponse` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -3907,6 +4847,52 @@ for SaveTraceForBugreportResponseDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SaveTraceForBugreportResponse` one by one, in wire order, typed (from [`SaveTraceForBugreportResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SaveTraceForBugreportResponseField<'a> {
+    /// Field `success` = 1 (`bool`) of `perfetto.protos.SaveTraceForBugreportResponse`.
+    Success(bool),
+    /// Field `msg` = 2 (`string`) of `perfetto.protos.SaveTraceForBugreportResponse`.
+    Msg(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SaveTraceForBugreportResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SaveTraceForBugreportResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::Success(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Msg(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SaveTraceForBugreportResponseDecoder<'a> {
+    type Field = SaveTraceForBugreportResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.CloneSessionRequest` (from `perfetto/ipc/consumer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -4259,6 +5245,114 @@ impl<'a> ::protozero::__private::DebugDecoder for CloneSessionRequestDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.CloneSessionRequest` one by one, in wire order, typed (from [`CloneSessionRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CloneSessionRequestField<'a> {
+    /// Field `session_id` = 1 (`uint64`) of `perfetto.protos.CloneSessionRequest`.
+    SessionId(u64),
+    /// Field `unique_session_name` = 4 (`string`) of `perfetto.protos.CloneSessionRequest`.
+    UniqueSessionName(&'a str),
+    /// Field `skip_trace_filter` = 2 (`bool`) of `perfetto.protos.CloneSessionRequest`.
+    SkipTraceFilter(bool),
+    /// Field `for_bugreport` = 3 (`bool`) of `perfetto.protos.CloneSessionRequest`.
+    ForBugreport(bool),
+    /// Field `clone_trigger_name` = 5 (`string`) of `perfetto.protos.CloneSessionRequest`.
+    CloneTriggerName(&'a str),
+    /// Field `clone_trigger_producer_name` = 6 (`string`) of `perfetto.protos.CloneSessionRequest`.
+    CloneTriggerProducerName(&'a str),
+    /// Field `clone_trigger_trusted_producer_uid` = 7 (`int32`) of `perfetto.protos.CloneSessionRequest`.
+    CloneTriggerTrustedProducerUid(i32),
+    /// Field `clone_trigger_boot_time_ns` = 8 (`uint64`) of `perfetto.protos.CloneSessionRequest`.
+    CloneTriggerBootTimeNs(u64),
+    /// Field `clone_trigger_delay_ms` = 9 (`uint64`) of `perfetto.protos.CloneSessionRequest`.
+    CloneTriggerDelayMs(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CloneSessionRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CloneSessionRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::SessionId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::UniqueSessionName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SkipTraceFilter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ForBugreport(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::CloneTriggerName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::CloneTriggerProducerName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => {
+                        Self::CloneTriggerTrustedProducerUid(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CloneTriggerBootTimeNs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CloneTriggerDelayMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CloneSessionRequestDecoder<'a> {
+    type Field = CloneSessionRequestField<'a>;
+}
 /// Nested types of message `perfetto.protos.CloneSessionRequest`.
 pub mod clone_session_request {
     /// The member set in oneof `selector` of `perfetto.protos.CloneSessionRequest`, with its value.
@@ -4499,6 +5593,76 @@ impl<'a> ::protozero::__private::DebugDecoder for CloneSessionResponseDecoder<'a
         s.check_fields(d, &[1, 2, 3, 4, 5]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.CloneSessionResponse` one by one, in wire order, typed (from [`CloneSessionResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CloneSessionResponseField<'a> {
+    /// Field `success` = 1 (`bool`) of `perfetto.protos.CloneSessionResponse`.
+    Success(bool),
+    /// Field `error` = 2 (`string`) of `perfetto.protos.CloneSessionResponse`.
+    Error(&'a str),
+    /// Field `uuid_msb` = 3 (`int64`) of `perfetto.protos.CloneSessionResponse`.
+    UuidMsb(i64),
+    /// Field `uuid_lsb` = 4 (`int64`) of `perfetto.protos.CloneSessionResponse`.
+    UuidLsb(i64),
+    /// Field `was_write_into_file` = 5 (`bool`) of `perfetto.protos.CloneSessionResponse`.
+    WasWriteIntoFile(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CloneSessionResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CloneSessionResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::Success(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Error(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::UuidMsb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::UuidLsb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::WasWriteIntoFile(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CloneSessionResponseDecoder<'a> {
+    type Field = CloneSessionResponseField<'a>;
 }
 /// Method table of service `perfetto.protos.ConsumerPort` (from `perfetto/ipc/consumer_port.proto`); method ids are 1-based in declaration order.
 pub const CONSUMER_PORT: ::protozero::ServiceDescriptor = ::protozero::ServiceDescriptor {

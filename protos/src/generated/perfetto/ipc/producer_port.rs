@@ -309,6 +309,102 @@ for InitializeConnectionRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.InitializeConnectionRequest` one by one, in wire order, typed (from [`InitializeConnectionRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InitializeConnectionRequestField<'a> {
+    /// Field `shared_memory_page_size_hint_bytes` = 1 (`uint32`) of `perfetto.protos.InitializeConnectionRequest`.
+    SharedMemoryPageSizeHintBytes(u32),
+    /// Field `shared_memory_size_hint_bytes` = 2 (`uint32`) of `perfetto.protos.InitializeConnectionRequest`.
+    SharedMemorySizeHintBytes(u32),
+    /// Field `producer_name` = 3 (`string`) of `perfetto.protos.InitializeConnectionRequest`.
+    ProducerName(&'a str),
+    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`.
+    SmbScrapingMode(
+        ::protozero::EnumValue<initialize_connection_request::ProducerSMBScrapingMode>,
+    ),
+    /// Field `producer_provided_shmem` = 6 (`bool`) of `perfetto.protos.InitializeConnectionRequest`.
+    ProducerProvidedShmem(bool),
+    /// Field `sdk_version` = 8 (`string`) of `perfetto.protos.InitializeConnectionRequest`.
+    SdkVersion(&'a str),
+    /// Field `shm_key_windows` = 7 (`string`) of `perfetto.protos.InitializeConnectionRequest`.
+    ShmKeyWindows(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InitializeConnectionRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InitializeConnectionRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => {
+                        Self::SharedMemoryPageSizeHintBytes(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::SharedMemorySizeHintBytes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ProducerName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::SmbScrapingMode(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ProducerProvidedShmem(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::SdkVersion(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ShmKeyWindows(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InitializeConnectionRequestDecoder<'a> {
+    type Field = InitializeConnectionRequestField<'a>;
+}
 /// Nested types of message `perfetto.protos.InitializeConnectionRequest`.
 pub mod initialize_connection_request {
     /// Enum `perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode` (from `perfetto/ipc/producer_port.proto`).
@@ -576,6 +672,62 @@ for InitializeConnectionResponseDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.InitializeConnectionResponse` one by one, in wire order, typed (from [`InitializeConnectionResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InitializeConnectionResponseField<'a> {
+    /// Field `using_shmem_provided_by_producer` = 1 (`bool`) of `perfetto.protos.InitializeConnectionResponse`.
+    UsingShmemProvidedByProducer(bool),
+    /// Field `direct_smb_patching_supported` = 2 (`bool`) of `perfetto.protos.InitializeConnectionResponse`.
+    DirectSmbPatchingSupported(bool),
+    /// Field `use_shmem_emulation` = 3 (`bool`) of `perfetto.protos.InitializeConnectionResponse`.
+    UseShmemEmulation(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InitializeConnectionResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InitializeConnectionResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::UsingShmemProvidedByProducer(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::DirectSmbPatchingSupported(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::UseShmemEmulation(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InitializeConnectionResponseDecoder<'a> {
+    type Field = InitializeConnectionResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.RegisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -725,6 +877,43 @@ impl<'a> ::protozero::__private::DebugDecoder for RegisterDataSourceRequestDecod
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.RegisterDataSourceRequest` one by one, in wire order, typed (from [`RegisterDataSourceRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RegisterDataSourceRequestField<'a> {
+    /// Field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.RegisterDataSourceRequest`.
+    DataSourceDescriptor(::protozero::Lazy<'a, DataSourceDescriptorDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> RegisterDataSourceRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for RegisterDataSourceRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DataSourceDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for RegisterDataSourceRequestDecoder<'a> {
+    type Field = RegisterDataSourceRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.RegisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -864,6 +1053,44 @@ impl<'a> ::protozero::__private::DebugDecoder for RegisterDataSourceResponseDeco
         s.check_fields(d, &[1]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.RegisterDataSourceResponse` one by one, in wire order, typed (from [`RegisterDataSourceResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RegisterDataSourceResponseField<'a> {
+    /// Field `error` = 1 (`string`) of `perfetto.protos.RegisterDataSourceResponse`.
+    Error(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> RegisterDataSourceResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for RegisterDataSourceResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Error(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for RegisterDataSourceResponseDecoder<'a> {
+    type Field = RegisterDataSourceResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.UpdateDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1014,6 +1241,43 @@ impl<'a> ::protozero::__private::DebugDecoder for UpdateDataSourceRequestDecoder
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.UpdateDataSourceRequest` one by one, in wire order, typed (from [`UpdateDataSourceRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UpdateDataSourceRequestField<'a> {
+    /// Field `data_source_descriptor` = 1 (`perfetto.protos.DataSourceDescriptor`) of `perfetto.protos.UpdateDataSourceRequest`.
+    DataSourceDescriptor(::protozero::Lazy<'a, DataSourceDescriptorDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UpdateDataSourceRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UpdateDataSourceRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DataSourceDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UpdateDataSourceRequestDecoder<'a> {
+    type Field = UpdateDataSourceRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.UpdateDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1124,6 +1388,32 @@ impl<'a> ::protozero::__private::DebugDecoder for UpdateDataSourceResponseDecode
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.UpdateDataSourceResponse` one by one, in wire order, typed (from [`UpdateDataSourceResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UpdateDataSourceResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UpdateDataSourceResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UpdateDataSourceResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UpdateDataSourceResponseDecoder<'a> {
+    type Field = UpdateDataSourceResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.UnregisterDataSourceRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1266,6 +1556,44 @@ for UnregisterDataSourceRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.UnregisterDataSourceRequest` one by one, in wire order, typed (from [`UnregisterDataSourceRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UnregisterDataSourceRequestField<'a> {
+    /// Field `data_source_name` = 1 (`string`) of `perfetto.protos.UnregisterDataSourceRequest`.
+    DataSourceName(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UnregisterDataSourceRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UnregisterDataSourceRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::DataSourceName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UnregisterDataSourceRequestDecoder<'a> {
+    type Field = UnregisterDataSourceRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.UnregisterDataSourceResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1377,6 +1705,32 @@ for UnregisterDataSourceResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.UnregisterDataSourceResponse` one by one, in wire order, typed (from [`UnregisterDataSourceResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UnregisterDataSourceResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UnregisterDataSourceResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UnregisterDataSourceResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UnregisterDataSourceResponseDecoder<'a> {
+    type Field = UnregisterDataSourceResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.RegisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1536,6 +1890,50 @@ impl<'a> ::protozero::__private::DebugDecoder for RegisterTraceWriterRequestDeco
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.RegisterTraceWriterRequest` one by one, in wire order, typed (from [`RegisterTraceWriterRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RegisterTraceWriterRequestField<'a> {
+    /// Field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest`.
+    TraceWriterId(u32),
+    /// Field `target_buffer` = 2 (`uint32`) of `perfetto.protos.RegisterTraceWriterRequest`.
+    TargetBuffer(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> RegisterTraceWriterRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for RegisterTraceWriterRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TraceWriterId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TargetBuffer(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for RegisterTraceWriterRequestDecoder<'a> {
+    type Field = RegisterTraceWriterRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.RegisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1647,6 +2045,32 @@ for RegisterTraceWriterResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.RegisterTraceWriterResponse` one by one, in wire order, typed (from [`RegisterTraceWriterResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RegisterTraceWriterResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> RegisterTraceWriterResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for RegisterTraceWriterResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for RegisterTraceWriterResponseDecoder<'a> {
+    type Field = RegisterTraceWriterResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.UnregisterTraceWriterRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1784,6 +2208,42 @@ for UnregisterTraceWriterRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.UnregisterTraceWriterRequest` one by one, in wire order, typed (from [`UnregisterTraceWriterRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UnregisterTraceWriterRequestField<'a> {
+    /// Field `trace_writer_id` = 1 (`uint32`) of `perfetto.protos.UnregisterTraceWriterRequest`.
+    TraceWriterId(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UnregisterTraceWriterRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UnregisterTraceWriterRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TraceWriterId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UnregisterTraceWriterRequestDecoder<'a> {
+    type Field = UnregisterTraceWriterRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.UnregisterTraceWriterResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1896,6 +2356,32 @@ for UnregisterTraceWriterResponseDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.UnregisterTraceWriterResponse` one by one, in wire order, typed (from [`UnregisterTraceWriterResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UnregisterTraceWriterResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UnregisterTraceWriterResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UnregisterTraceWriterResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UnregisterTraceWriterResponseDecoder<'a> {
+    type Field = UnregisterTraceWriterResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.CommitDataResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2006,6 +2492,32 @@ impl<'a> ::protozero::__private::DebugDecoder for CommitDataResponseDecoder<'a> 
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.CommitDataResponse` one by one, in wire order, typed (from [`CommitDataResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CommitDataResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CommitDataResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CommitDataResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CommitDataResponseDecoder<'a> {
+    type Field = CommitDataResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.NotifyDataSourceStartedRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2143,6 +2655,42 @@ for NotifyDataSourceStartedRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.NotifyDataSourceStartedRequest` one by one, in wire order, typed (from [`NotifyDataSourceStartedRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NotifyDataSourceStartedRequestField<'a> {
+    /// Field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStartedRequest`.
+    DataSourceId(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> NotifyDataSourceStartedRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for NotifyDataSourceStartedRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::DataSourceId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for NotifyDataSourceStartedRequestDecoder<'a> {
+    type Field = NotifyDataSourceStartedRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.NotifyDataSourceStartedResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2254,6 +2802,32 @@ for NotifyDataSourceStartedResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.NotifyDataSourceStartedResponse` one by one, in wire order, typed (from [`NotifyDataSourceStartedResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NotifyDataSourceStartedResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> NotifyDataSourceStartedResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for NotifyDataSourceStartedResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for NotifyDataSourceStartedResponseDecoder<'a> {
+    type Field = NotifyDataSourceStartedResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.NotifyDataSourceStoppedRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2391,6 +2965,42 @@ for NotifyDataSourceStoppedRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.NotifyDataSourceStoppedRequest` one by one, in wire order, typed (from [`NotifyDataSourceStoppedRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NotifyDataSourceStoppedRequestField<'a> {
+    /// Field `data_source_id` = 1 (`uint64`) of `perfetto.protos.NotifyDataSourceStoppedRequest`.
+    DataSourceId(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> NotifyDataSourceStoppedRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for NotifyDataSourceStoppedRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::DataSourceId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for NotifyDataSourceStoppedRequestDecoder<'a> {
+    type Field = NotifyDataSourceStoppedRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.NotifyDataSourceStoppedResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2502,6 +3112,32 @@ for NotifyDataSourceStoppedResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.NotifyDataSourceStoppedResponse` one by one, in wire order, typed (from [`NotifyDataSourceStoppedResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NotifyDataSourceStoppedResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> NotifyDataSourceStoppedResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for NotifyDataSourceStoppedResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for NotifyDataSourceStoppedResponseDecoder<'a> {
+    type Field = NotifyDataSourceStoppedResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.ActivateTriggersRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2643,6 +3279,44 @@ impl<'a> ::protozero::__private::DebugDecoder for ActivateTriggersRequestDecoder
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ActivateTriggersRequest` one by one, in wire order, typed (from [`ActivateTriggersRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ActivateTriggersRequestField<'a> {
+    /// Field `trigger_names` = 1 (repeated `string`) of `perfetto.protos.ActivateTriggersRequest`.
+    TriggerNames(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ActivateTriggersRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ActivateTriggersRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::TriggerNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ActivateTriggersRequestDecoder<'a> {
+    type Field = ActivateTriggersRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.ActivateTriggersResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2754,6 +3428,32 @@ impl<'a> ::protozero::__private::DebugDecoder for ActivateTriggersResponseDecode
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ActivateTriggersResponse` one by one, in wire order, typed (from [`ActivateTriggersResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ActivateTriggersResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ActivateTriggersResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ActivateTriggersResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ActivateTriggersResponseDecoder<'a> {
+    type Field = ActivateTriggersResponseField<'a>;
+}
 /// Writer of message `perfetto.protos.GetAsyncCommandRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2864,6 +3564,32 @@ impl<'a> ::protozero::__private::DebugDecoder for GetAsyncCommandRequestDecoder<
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.GetAsyncCommandRequest` one by one, in wire order, typed (from [`GetAsyncCommandRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum GetAsyncCommandRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> GetAsyncCommandRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for GetAsyncCommandRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for GetAsyncCommandRequestDecoder<'a> {
+    type Field = GetAsyncCommandRequestField<'a>;
 }
 /// Writer of message `perfetto.protos.GetAsyncCommandResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -3265,6 +3991,101 @@ impl<'a> ::protozero::__private::DebugDecoder for GetAsyncCommandResponseDecoder
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.GetAsyncCommandResponse` one by one, in wire order, typed (from [`GetAsyncCommandResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum GetAsyncCommandResponseField<'a> {
+    /// Field `setup_tracing` = 3 (`perfetto.protos.GetAsyncCommandResponse.SetupTracing`) of `perfetto.protos.GetAsyncCommandResponse`.
+    SetupTracing(
+        ::protozero::Lazy<'a, get_async_command_response::SetupTracingDecoder<'a>>,
+    ),
+    /// Field `setup_data_source` = 6 (`perfetto.protos.GetAsyncCommandResponse.SetupDataSource`) of `perfetto.protos.GetAsyncCommandResponse`.
+    SetupDataSource(
+        ::protozero::Lazy<'a, get_async_command_response::SetupDataSourceDecoder<'a>>,
+    ),
+    /// Field `start_data_source` = 1 (`perfetto.protos.GetAsyncCommandResponse.StartDataSource`) of `perfetto.protos.GetAsyncCommandResponse`.
+    StartDataSource(
+        ::protozero::Lazy<'a, get_async_command_response::StartDataSourceDecoder<'a>>,
+    ),
+    /// Field `stop_data_source` = 2 (`perfetto.protos.GetAsyncCommandResponse.StopDataSource`) of `perfetto.protos.GetAsyncCommandResponse`.
+    StopDataSource(
+        ::protozero::Lazy<'a, get_async_command_response::StopDataSourceDecoder<'a>>,
+    ),
+    /// Field `flush` = 5 (`perfetto.protos.GetAsyncCommandResponse.Flush`) of `perfetto.protos.GetAsyncCommandResponse`.
+    Flush(::protozero::Lazy<'a, get_async_command_response::FlushDecoder<'a>>),
+    /// Field `clear_incremental_state` = 7 (`perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`) of `perfetto.protos.GetAsyncCommandResponse`.
+    ClearIncrementalState(
+        ::protozero::Lazy<
+            'a,
+            get_async_command_response::ClearIncrementalStateDecoder<'a>,
+        >,
+    ),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> GetAsyncCommandResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for GetAsyncCommandResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SetupTracing(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SetupDataSource(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::StartDataSource(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::StopDataSource(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Flush(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ClearIncrementalState(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for GetAsyncCommandResponseDecoder<'a> {
+    type Field = GetAsyncCommandResponseField<'a>;
+}
 /// Nested types of message `perfetto.protos.GetAsyncCommandResponse`.
 pub mod get_async_command_response {
     /// The member set in oneof `cmd` of `perfetto.protos.GetAsyncCommandResponse`, with its value.
@@ -3460,6 +4281,52 @@ pub mod get_async_command_response {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.GetAsyncCommandResponse.SetupDataSource` one by one, in wire order, typed (from [`SetupDataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SetupDataSourceField<'a> {
+        /// Field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource`.
+        NewInstanceId(u64),
+        /// Field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.SetupDataSource`.
+        Config(::protozero::Lazy<'a, super::DataSourceConfigDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SetupDataSourceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SetupDataSourceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::NewInstanceId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Config(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SetupDataSourceDecoder<'a> {
+        type Field = SetupDataSourceField<'a>;
+    }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -3636,6 +4503,52 @@ pub mod get_async_command_response {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.GetAsyncCommandResponse.StartDataSource` one by one, in wire order, typed (from [`StartDataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum StartDataSourceField<'a> {
+        /// Field `new_instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource`.
+        NewInstanceId(u64),
+        /// Field `config` = 2 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.GetAsyncCommandResponse.StartDataSource`.
+        Config(::protozero::Lazy<'a, super::DataSourceConfigDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> StartDataSourceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for StartDataSourceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::NewInstanceId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Config(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for StartDataSourceDecoder<'a> {
+        type Field = StartDataSourceField<'a>;
+    }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -3774,6 +4687,42 @@ pub mod get_async_command_response {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.GetAsyncCommandResponse.StopDataSource` one by one, in wire order, typed (from [`StopDataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum StopDataSourceField<'a> {
+        /// Field `instance_id` = 1 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.StopDataSource`.
+        InstanceId(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> StopDataSourceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for StopDataSourceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::InstanceId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for StopDataSourceDecoder<'a> {
+        type Field = StopDataSourceField<'a>;
     }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -3941,6 +4890,54 @@ pub mod get_async_command_response {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.GetAsyncCommandResponse.SetupTracing` one by one, in wire order, typed (from [`SetupTracingField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SetupTracingField<'a> {
+        /// Field `shared_buffer_page_size_kb` = 1 (`uint32`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing`.
+        SharedBufferPageSizeKb(u32),
+        /// Field `shm_key_windows` = 2 (`string`) of `perfetto.protos.GetAsyncCommandResponse.SetupTracing`.
+        ShmKeyWindows(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SetupTracingField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SetupTracingField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => {
+                            Self::SharedBufferPageSizeKb(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ShmKeyWindows(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SetupTracingDecoder<'a> {
+        type Field = SetupTracingField<'a>;
     }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.Flush` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -4132,6 +5129,60 @@ pub mod get_async_command_response {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.GetAsyncCommandResponse.Flush` one by one, in wire order, typed (from [`FlushField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum FlushField<'a> {
+        /// Field `data_source_ids` = 1 (repeated `uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush`.
+        DataSourceIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+        /// Field `request_id` = 2 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush`.
+        RequestId(u64),
+        /// Field `flags` = 3 (`uint64`) of `perfetto.protos.GetAsyncCommandResponse.Flush`.
+        Flags(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> FlushField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for FlushField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::DataSourceIds(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::RequestId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Flags(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for FlushDecoder<'a> {
+        type Field = FlushField<'a>;
+    }
     /// Writer of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -4277,6 +5328,44 @@ pub mod get_async_command_response {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState` one by one, in wire order, typed (from [`ClearIncrementalStateField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ClearIncrementalStateField<'a> {
+        /// Field `data_source_ids` = 1 (repeated `uint64`) of `perfetto.protos.GetAsyncCommandResponse.ClearIncrementalState`.
+        DataSourceIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ClearIncrementalStateField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ClearIncrementalStateField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::DataSourceIds(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ClearIncrementalStateDecoder<'a> {
+        type Field = ClearIncrementalStateField<'a>;
+    }
 }
 /// Writer of message `perfetto.protos.SyncRequest` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -4389,6 +5478,32 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SyncRequest` one by one, in wire order, typed (from [`SyncRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SyncRequestField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SyncRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SyncRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SyncRequestDecoder<'a> {
+    type Field = SyncRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.SyncResponse` (from `perfetto/ipc/producer_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -4499,6 +5614,32 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SyncResponse` one by one, in wire order, typed (from [`SyncResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SyncResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SyncResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SyncResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SyncResponseDecoder<'a> {
+    type Field = SyncResponseField<'a>;
 }
 /// Method table of service `perfetto.protos.ProducerPort` (from `perfetto/ipc/producer_port.proto`); method ids are 1-based in declaration order.
 pub const PRODUCER_PORT: ::protozero::ServiceDescriptor = ::protozero::ServiceDescriptor {

@@ -145,6 +145,43 @@ impl<'a> ::protozero::__private::DebugDecoder for InitRelayRequestDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.InitRelayRequest` one by one, in wire order, typed (from [`InitRelayRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InitRelayRequestField<'a> {
+    /// Field `system_info` = 1 (`perfetto.protos.SystemInfo`) of `perfetto.protos.InitRelayRequest`.
+    SystemInfo(::protozero::Lazy<'a, SystemInfoDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InitRelayRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InitRelayRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SystemInfo(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InitRelayRequestDecoder<'a> {
+    type Field = InitRelayRequestField<'a>;
+}
 /// Writer of message `perfetto.protos.InitRelayResponse` (from `perfetto/ipc/relay_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -255,6 +292,32 @@ impl<'a> ::protozero::__private::DebugDecoder for InitRelayResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.InitRelayResponse` one by one, in wire order, typed (from [`InitRelayResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InitRelayResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InitRelayResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InitRelayResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InitRelayResponseDecoder<'a> {
+    type Field = InitRelayResponseField<'a>;
 }
 /// Writer of message `perfetto.protos.SyncClockRequest` (from `perfetto/ipc/relay_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -443,6 +506,53 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncClockRequestDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SyncClockRequest` one by one, in wire order, typed (from [`SyncClockRequestField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SyncClockRequestField<'a> {
+    /// Field `phase` = 1 (`perfetto.protos.SyncClockRequest.Phase`) of `perfetto.protos.SyncClockRequest`.
+    Phase(::protozero::EnumValue<sync_clock_request::Phase>),
+    /// Field `clocks` = 2 (repeated `perfetto.protos.SyncClockRequest.Clock`) of `perfetto.protos.SyncClockRequest`.
+    Clocks(::protozero::Lazy<'a, sync_clock_request::ClockDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SyncClockRequestField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SyncClockRequestField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Phase(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Clocks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SyncClockRequestDecoder<'a> {
+    type Field = SyncClockRequestField<'a>;
 }
 /// Nested types of message `perfetto.protos.SyncClockRequest`.
 pub mod sync_clock_request {
@@ -680,6 +790,50 @@ pub mod sync_clock_request {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.SyncClockRequest.Clock` one by one, in wire order, typed (from [`ClockField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ClockField<'a> {
+        /// Field `clock_id` = 1 (`uint32`) of `perfetto.protos.SyncClockRequest.Clock`.
+        ClockId(u32),
+        /// Field `timestamp` = 2 (`uint64`) of `perfetto.protos.SyncClockRequest.Clock`.
+        Timestamp(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ClockField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ClockField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ClockId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Timestamp(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ClockDecoder<'a> {
+        type Field = ClockField<'a>;
+    }
 }
 /// Writer of message `perfetto.protos.SyncClockResponse` (from `perfetto/ipc/relay_port.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -791,6 +945,32 @@ impl<'a> ::protozero::__private::DebugDecoder for SyncClockResponseDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SyncClockResponse` one by one, in wire order, typed (from [`SyncClockResponseField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SyncClockResponseField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SyncClockResponseField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SyncClockResponseField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SyncClockResponseDecoder<'a> {
+    type Field = SyncClockResponseField<'a>;
 }
 /// Method table of service `perfetto.protos.RelayPort` (from `perfetto/ipc/relay_port.proto`); method ids are 1-based in declaration order.
 pub const RELAY_PORT: ::protozero::ServiceDescriptor = ::protozero::ServiceDescriptor {

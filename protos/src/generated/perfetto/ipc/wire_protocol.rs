@@ -426,6 +426,104 @@ impl<'a> ::protozero::__private::DebugDecoder for IPCFrameDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.IPCFrame` one by one, in wire order, typed (from [`IPCFrameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum IPCFrameField<'a> {
+    /// Field `request_id` = 2 (`uint64`) of `perfetto.protos.IPCFrame`.
+    RequestId(u64),
+    /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`.
+    MsgBindService(::protozero::Lazy<'a, ipc_frame::BindServiceDecoder<'a>>),
+    /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`.
+    MsgBindServiceReply(::protozero::Lazy<'a, ipc_frame::BindServiceReplyDecoder<'a>>),
+    /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`.
+    MsgInvokeMethod(::protozero::Lazy<'a, ipc_frame::InvokeMethodDecoder<'a>>),
+    /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`.
+    MsgInvokeMethodReply(::protozero::Lazy<'a, ipc_frame::InvokeMethodReplyDecoder<'a>>),
+    /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`.
+    MsgRequestError(::protozero::Lazy<'a, ipc_frame::RequestErrorDecoder<'a>>),
+    /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`.
+    SetPeerIdentity(::protozero::Lazy<'a, ipc_frame::SetPeerIdentityDecoder<'a>>),
+    /// Field `data_for_testing` = 1 (repeated `bytes`) of `perfetto.protos.IPCFrame`.
+    DataForTesting(&'a [u8]),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> IPCFrameField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for IPCFrameField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::RequestId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::MsgBindService(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::MsgBindServiceReply(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::MsgInvokeMethod(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::MsgInvokeMethodReply(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::MsgRequestError(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SetPeerIdentity(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            1 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::DataForTesting(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for IPCFrameDecoder<'a> {
+    type Field = IPCFrameField<'a>;
+}
 /// Nested types of message `perfetto.protos.IPCFrame`.
 pub mod ipc_frame {
     /// The member set in oneof `msg` of `perfetto.protos.IPCFrame`, with its value.
@@ -588,6 +686,44 @@ pub mod ipc_frame {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.IPCFrame.BindService` one by one, in wire order, typed (from [`BindServiceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BindServiceField<'a> {
+        /// Field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService`.
+        ServiceName(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BindServiceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BindServiceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::ServiceName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BindServiceDecoder<'a> {
+        type Field = BindServiceField<'a>;
     }
     /// Writer of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -792,6 +928,60 @@ pub mod ipc_frame {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.IPCFrame.BindServiceReply` one by one, in wire order, typed (from [`BindServiceReplyField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BindServiceReplyField<'a> {
+        /// Field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.BindServiceReply`.
+        Success(bool),
+        /// Field `service_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply`.
+        ServiceId(u32),
+        /// Field `methods` = 3 (repeated `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`) of `perfetto.protos.IPCFrame.BindServiceReply`.
+        Methods(::protozero::Lazy<'a, bind_service_reply::MethodInfoDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BindServiceReplyField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BindServiceReplyField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::Success(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ServiceId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Methods(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BindServiceReplyDecoder<'a> {
+        type Field = BindServiceReplyField<'a>;
+    }
     /// Nested types of message `perfetto.protos.IPCFrame.BindServiceReply`.
     pub mod bind_service_reply {
         /// Writer of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
@@ -966,6 +1156,52 @@ pub mod ipc_frame {
                 s.check_fields(d, &[1, 2]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` one by one, in wire order, typed (from [`MethodInfoField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum MethodInfoField<'a> {
+            /// Field `id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`.
+            Id(u32),
+            /// Field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`.
+            Name(&'a str),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> MethodInfoField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for MethodInfoField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::Id(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::Name(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for MethodInfoDecoder<'a> {
+            type Field = MethodInfoField<'a>;
         }
     }
     /// Writer of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
@@ -1174,6 +1410,66 @@ pub mod ipc_frame {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.IPCFrame.InvokeMethod` one by one, in wire order, typed (from [`InvokeMethodField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum InvokeMethodField<'a> {
+        /// Field `service_id` = 1 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod`.
+        ServiceId(u32),
+        /// Field `method_id` = 2 (`uint32`) of `perfetto.protos.IPCFrame.InvokeMethod`.
+        MethodId(u32),
+        /// Field `args_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethod`.
+        ArgsProto(&'a [u8]),
+        /// Field `drop_reply` = 4 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethod`.
+        DropReply(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> InvokeMethodField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for InvokeMethodField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ServiceId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::MethodId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::ArgsProto(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::DropReply(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for InvokeMethodDecoder<'a> {
+        type Field = InvokeMethodField<'a>;
+    }
     /// Writer of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1358,6 +1654,58 @@ pub mod ipc_frame {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.IPCFrame.InvokeMethodReply` one by one, in wire order, typed (from [`InvokeMethodReplyField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum InvokeMethodReplyField<'a> {
+        /// Field `success` = 1 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply`.
+        Success(bool),
+        /// Field `has_more` = 2 (`bool`) of `perfetto.protos.IPCFrame.InvokeMethodReply`.
+        HasMore(bool),
+        /// Field `reply_proto` = 3 (`bytes`) of `perfetto.protos.IPCFrame.InvokeMethodReply`.
+        ReplyProto(&'a [u8]),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> InvokeMethodReplyField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for InvokeMethodReplyField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::Success(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::HasMore(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::ReplyProto(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for InvokeMethodReplyDecoder<'a> {
+        type Field = InvokeMethodReplyField<'a>;
+    }
     /// Writer of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1501,6 +1849,44 @@ pub mod ipc_frame {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.IPCFrame.RequestError` one by one, in wire order, typed (from [`RequestErrorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum RequestErrorField<'a> {
+        /// Field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError`.
+        Error(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> RequestErrorField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for RequestErrorField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Error(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for RequestErrorDecoder<'a> {
+        type Field = RequestErrorField<'a>;
     }
     /// Writer of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1717,5 +2103,69 @@ pub mod ipc_frame {
             s.check_fields(d, &[1, 2, 3, 4]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.IPCFrame.SetPeerIdentity` one by one, in wire order, typed (from [`SetPeerIdentityField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SetPeerIdentityField<'a> {
+        /// Field `pid` = 1 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity`.
+        Pid(i32),
+        /// Field `uid` = 2 (`int32`) of `perfetto.protos.IPCFrame.SetPeerIdentity`.
+        Uid(i32),
+        /// Field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`.
+        MachineIdHint(&'a str),
+        /// Field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`.
+        MachineName(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SetPeerIdentityField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SetPeerIdentityField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Pid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Uid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::MachineIdHint(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::MachineName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SetPeerIdentityDecoder<'a> {
+        type Field = SetPeerIdentityField<'a>;
     }
 }

@@ -254,6 +254,51 @@ impl<'a> ::protozero::__private::DebugDecoder for VmProgramDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.VmProgram` one by one, in wire order, typed (from [`VmProgramField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmProgramField<'a> {
+    /// Field `version` = 1 (`uint32`) of `perfetto.protos.VmProgram`.
+    Version(u32),
+    /// Field `instructions` = 2 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmProgram`.
+    Instructions(::protozero::Lazy<'a, VmInstructionDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmProgramField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmProgramField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Version(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Instructions(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmProgramDecoder<'a> {
+    type Field = VmProgramField<'a>;
+}
 /// Writer of message `perfetto.protos.VmInstruction` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -635,6 +680,98 @@ impl<'a> ::protozero::__private::DebugDecoder for VmInstructionDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.VmInstruction` one by one, in wire order, typed (from [`VmInstructionField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmInstructionField<'a> {
+    /// Field `select` = 1 (`perfetto.protos.VmOpSelect`) of `perfetto.protos.VmInstruction`.
+    Select(::protozero::Lazy<'a, VmOpSelectDecoder<'a>>),
+    /// Field `reg_load` = 2 (`perfetto.protos.VmOpRegLoad`) of `perfetto.protos.VmInstruction`.
+    RegLoad(::protozero::Lazy<'a, VmOpRegLoadDecoder<'a>>),
+    /// Field `merge` = 3 (`perfetto.protos.VmOpMerge`) of `perfetto.protos.VmInstruction`.
+    Merge(::protozero::Lazy<'a, VmOpMergeDecoder<'a>>),
+    /// Field `set` = 4 (`perfetto.protos.VmOpSet`) of `perfetto.protos.VmInstruction`.
+    Set(::protozero::Lazy<'a, VmOpSetDecoder<'a>>),
+    /// Field `del` = 5 (`perfetto.protos.VmOpDel`) of `perfetto.protos.VmInstruction`.
+    Del(::protozero::Lazy<'a, VmOpDelDecoder<'a>>),
+    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`.
+    AbortLevel(::protozero::EnumValue<vm_instruction::AbortLevel>),
+    /// Field `nested_instructions` = 7 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmInstruction`.
+    NestedInstructions(::protozero::Lazy<'a, VmInstructionDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmInstructionField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmInstructionField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Select(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::RegLoad(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Merge(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Set(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Del(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::AbortLevel(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::NestedInstructions(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmInstructionDecoder<'a> {
+    type Field = VmInstructionField<'a>;
+}
 /// Nested types of message `perfetto.protos.VmInstruction`.
 pub mod vm_instruction {
     /// The member set in oneof `operation` of `perfetto.protos.VmInstruction`, with its value.
@@ -950,6 +1087,61 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpSelectDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.VmOpSelect` one by one, in wire order, typed (from [`VmOpSelectField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmOpSelectField<'a> {
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`.
+    Cursor(::protozero::EnumValue<VmCursorEnum>),
+    /// Field `relative_path` = 2 (repeated `perfetto.protos.VmOpSelect.PathComponent`) of `perfetto.protos.VmOpSelect`.
+    RelativePath(::protozero::Lazy<'a, vm_op_select::PathComponentDecoder<'a>>),
+    /// Field `create_if_not_exist` = 3 (`bool`) of `perfetto.protos.VmOpSelect`.
+    CreateIfNotExist(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmOpSelectField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmOpSelectField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Cursor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::RelativePath(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::CreateIfNotExist(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmOpSelectDecoder<'a> {
+    type Field = VmOpSelectField<'a>;
+}
 /// Nested types of message `perfetto.protos.VmOpSelect`.
 pub mod vm_op_select {
     /// Writer of message `perfetto.protos.VmOpSelect.PathComponent` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
@@ -1228,6 +1420,84 @@ pub mod vm_op_select {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.VmOpSelect.PathComponent` one by one, in wire order, typed (from [`PathComponentField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum PathComponentField<'a> {
+        /// Field `field_id` = 1 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`.
+        FieldId(u32),
+        /// Field `array_index` = 2 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`.
+        ArrayIndex(u32),
+        /// Field `map_key_field_id` = 3 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`.
+        MapKeyFieldId(u32),
+        /// Field `is_repeated` = 5 (`bool`) of `perfetto.protos.VmOpSelect.PathComponent`.
+        IsRepeated(bool),
+        /// Field `register_to_match` = 6 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`.
+        RegisterToMatch(u32),
+        /// Field `store_foreach_index_into_register` = 7 (`uint32`) of `perfetto.protos.VmOpSelect.PathComponent`.
+        StoreForeachIndexIntoRegister(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> PathComponentField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for PathComponentField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::FieldId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ArrayIndex(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::MapKeyFieldId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::IsRepeated(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::RegisterToMatch(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => {
+                            Self::StoreForeachIndexIntoRegister(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for PathComponentDecoder<'a> {
+        type Field = PathComponentField<'a>;
+    }
     /// Nested types of message `perfetto.protos.VmOpSelect.PathComponent`.
     pub mod path_component {
         /// The member set in oneof `field` of `perfetto.protos.VmOpSelect.PathComponent`, with its value.
@@ -1413,6 +1683,52 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpRegLoadDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.VmOpRegLoad` one by one, in wire order, typed (from [`VmOpRegLoadField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmOpRegLoadField<'a> {
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`.
+    Cursor(::protozero::EnumValue<VmCursorEnum>),
+    /// Field `dst_register` = 2 (`uint32`) of `perfetto.protos.VmOpRegLoad`.
+    DstRegister(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmOpRegLoadField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmOpRegLoadField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Cursor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DstRegister(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmOpRegLoadDecoder<'a> {
+    type Field = VmOpRegLoadField<'a>;
+}
 /// Writer of message `perfetto.protos.VmOpMerge` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1571,6 +1887,50 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpMergeDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.VmOpMerge` one by one, in wire order, typed (from [`VmOpMergeField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmOpMergeField<'a> {
+    /// Field `skip_submessages` = 1 (`bool`) of `perfetto.protos.VmOpMerge`.
+    SkipSubmessages(bool),
+    /// Field `del_if_src_empty` = 2 (`bool`) of `perfetto.protos.VmOpMerge`.
+    DelIfSrcEmpty(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmOpMergeField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmOpMergeField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SkipSubmessages(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::DelIfSrcEmpty(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmOpMergeDecoder<'a> {
+    type Field = VmOpMergeField<'a>;
+}
 /// Writer of message `perfetto.protos.VmOpSet` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1682,6 +2042,32 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpSetDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.VmOpSet` one by one, in wire order, typed (from [`VmOpSetField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmOpSetField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmOpSetField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmOpSetField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmOpSetDecoder<'a> {
+    type Field = VmOpSetField<'a>;
+}
 /// Writer of message `perfetto.protos.VmOpDel` (from `perfetto/protovm/vm_program.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1792,4 +2178,30 @@ impl<'a> ::protozero::__private::DebugDecoder for VmOpDelDecoder<'a> {
         s.check_fields(d, &[]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.VmOpDel` one by one, in wire order, typed (from [`VmOpDelField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum VmOpDelField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> VmOpDelField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for VmOpDelField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for VmOpDelDecoder<'a> {
+    type Field = VmOpDelField<'a>;
 }

@@ -182,6 +182,53 @@ impl<'a> ::protozero::__private::DebugDecoder for ClockSnapshotDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ClockSnapshot` one by one, in wire order, typed (from [`ClockSnapshotField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ClockSnapshotField<'a> {
+    /// Field `clocks` = 1 (repeated `perfetto.protos.ClockSnapshot.Clock`) of `perfetto.protos.ClockSnapshot`.
+    Clocks(::protozero::Lazy<'a, clock_snapshot::ClockDecoder<'a>>),
+    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`.
+    PrimaryTraceClock(::protozero::EnumValue<BuiltinClock>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ClockSnapshotField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ClockSnapshotField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Clocks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::PrimaryTraceClock(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ClockSnapshotDecoder<'a> {
+    type Field = ClockSnapshotField<'a>;
+}
 /// Nested types of message `perfetto.protos.ClockSnapshot`.
 pub mod clock_snapshot {
     /// Writer of message `perfetto.protos.ClockSnapshot.Clock` (from `perfetto/trace/clock_snapshot.proto`): each method appends one field to the output immediately.
@@ -389,6 +436,66 @@ pub mod clock_snapshot {
             s.check_fields(d, &[1, 2, 3, 4]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ClockSnapshot.Clock` one by one, in wire order, typed (from [`ClockField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ClockField<'a> {
+        /// Field `clock_id` = 1 (`uint32`) of `perfetto.protos.ClockSnapshot.Clock`.
+        ClockId(u32),
+        /// Field `timestamp` = 2 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock`.
+        Timestamp(u64),
+        /// Field `is_incremental` = 3 (`bool`) of `perfetto.protos.ClockSnapshot.Clock`.
+        IsIncremental(bool),
+        /// Field `unit_multiplier_ns` = 4 (`uint64`) of `perfetto.protos.ClockSnapshot.Clock`.
+        UnitMultiplierNs(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ClockField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ClockField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::ClockId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Timestamp(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::IsIncremental(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::UnitMultiplierNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ClockDecoder<'a> {
+        type Field = ClockField<'a>;
     }
     /// Nested types of message `perfetto.protos.ClockSnapshot.Clock`.
     pub mod clock {

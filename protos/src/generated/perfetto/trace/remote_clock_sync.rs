@@ -151,6 +151,43 @@ impl<'a> ::protozero::__private::DebugDecoder for RemoteClockSyncDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.RemoteClockSync` one by one, in wire order, typed (from [`RemoteClockSyncField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RemoteClockSyncField<'a> {
+    /// Field `synced_clocks` = 1 (repeated `perfetto.protos.RemoteClockSync.SyncedClocks`) of `perfetto.protos.RemoteClockSync`.
+    SyncedClocks(::protozero::Lazy<'a, remote_clock_sync::SyncedClocksDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> RemoteClockSyncField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for RemoteClockSyncField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SyncedClocks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for RemoteClockSyncDecoder<'a> {
+    type Field = RemoteClockSyncField<'a>;
+}
 /// Nested types of message `perfetto.protos.RemoteClockSync`.
 pub mod remote_clock_sync {
     /// Writer of message `perfetto.protos.RemoteClockSync.SyncedClocks` (from `perfetto/trace/remote_clock_sync.proto`): each method appends one field to the output immediately.
@@ -342,5 +379,53 @@ pub mod remote_clock_sync {
             s.check_fields(d, &[2, 3]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.RemoteClockSync.SyncedClocks` one by one, in wire order, typed (from [`SyncedClocksField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SyncedClocksField<'a> {
+        /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`.
+        ClientClocks(::protozero::Lazy<'a, super::ClockSnapshotDecoder<'a>>),
+        /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`.
+        HostClocks(::protozero::Lazy<'a, super::ClockSnapshotDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SyncedClocksField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SyncedClocksField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::ClientClocks(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::HostClocks(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SyncedClocksDecoder<'a> {
+        type Field = SyncedClocksField<'a>;
     }
 }

@@ -315,6 +315,97 @@ impl<'a> ::protozero::__private::DebugDecoder for TestEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TestEvent` one by one, in wire order, typed (from [`TestEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TestEventField<'a> {
+    /// Field `str` = 1 (`string`) of `perfetto.protos.TestEvent`.
+    Str(&'a str),
+    /// Field `seq_value` = 2 (`uint32`) of `perfetto.protos.TestEvent`.
+    SeqValue(u32),
+    /// Field `counter` = 3 (`uint64`) of `perfetto.protos.TestEvent`.
+    Counter(u64),
+    /// Field `is_last` = 4 (`bool`) of `perfetto.protos.TestEvent`.
+    IsLast(bool),
+    /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`.
+    Payload(::protozero::Lazy<'a, test_event::TestPayloadDecoder<'a>>),
+    /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`.
+    ProtovmPatch(::protozero::Lazy<'a, test_event::ProtoVmPatchDecoder<'a>>),
+    /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`.
+    ProtovmIncrementalState(
+        ::protozero::Lazy<'a, test_event::ProtoVmIncrementalStateDecoder<'a>>,
+    ),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TestEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TestEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Str(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::SeqValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Counter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::IsLast(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Payload(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ProtovmPatch(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ProtovmIncrementalState(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TestEventDecoder<'a> {
+    type Field = TestEventField<'a>;
+}
 /// Nested types of message `perfetto.protos.TestEvent`.
 pub mod test_event {
     /// Writer of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
@@ -633,6 +724,100 @@ pub mod test_event {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TestEvent.TestPayload` one by one, in wire order, typed (from [`TestPayloadField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum TestPayloadField<'a> {
+        /// Field `str` = 1 (repeated `string`) of `perfetto.protos.TestEvent.TestPayload`.
+        Str(&'a str),
+        /// Field `nested` = 2 (repeated `perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent.TestPayload`.
+        Nested(::protozero::Lazy<'a, TestPayloadDecoder<'a>>),
+        /// Field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload`.
+        SingleString(&'a str),
+        /// Field `single_int` = 5 (`int32`) of `perfetto.protos.TestEvent.TestPayload`.
+        SingleInt(i32),
+        /// Field `repeated_ints` = 6 (repeated `int32`) of `perfetto.protos.TestEvent.TestPayload`.
+        RepeatedInts(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `remaining_nesting_depth` = 3 (`uint32`) of `perfetto.protos.TestEvent.TestPayload`.
+        RemainingNestingDepth(u32),
+        /// Field `debug_annotations` = 7 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TestEvent.TestPayload`.
+        DebugAnnotations(::protozero::Lazy<'a, super::DebugAnnotationDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> TestPayloadField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for TestPayloadField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Str(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Nested(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::SingleString(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::SingleInt(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::RepeatedInts(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::RemainingNestingDepth(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::DebugAnnotations(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for TestPayloadDecoder<'a> {
+        type Field = TestPayloadField<'a>;
+    }
     /// Writer of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -811,6 +996,54 @@ pub mod test_event {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TestEvent.ProtoVmMessage` one by one, in wire order, typed (from [`ProtoVmMessageField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProtoVmMessageField<'a> {
+        /// Field `id` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage`.
+        Id(u32),
+        /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`.
+        Submessage(
+            ::protozero::Lazy<'a, proto_vm_message::ProtoVmSubmessageDecoder<'a>>,
+        ),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProtoVmMessageField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProtoVmMessageField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Id(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Submessage(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProtoVmMessageDecoder<'a> {
+        type Field = ProtoVmMessageField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TestEvent.ProtoVmMessage`.
     pub mod proto_vm_message {
         /// Writer of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
@@ -957,6 +1190,42 @@ pub mod test_event {
                 s.check_fields(d, &[1]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` one by one, in wire order, typed (from [`ProtoVmSubmessageField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum ProtoVmSubmessageField<'a> {
+            /// Field `single_int` = 1 (`uint32`) of `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`.
+            SingleInt(u32),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> ProtoVmSubmessageField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for ProtoVmSubmessageField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::SingleInt(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for ProtoVmSubmessageDecoder<'a> {
+            type Field = ProtoVmSubmessageField<'a>;
         }
     }
     /// Writer of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
@@ -1224,6 +1493,82 @@ pub mod test_event {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TestEvent.ProtoVmPatch` one by one, in wire order, typed (from [`ProtoVmPatchField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProtoVmPatchField<'a> {
+        /// Field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch`.
+        StringToMerge(&'a str),
+        /// Field `int_to_merge` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmPatch`.
+        IntToMerge(i32),
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`.
+        SingleMessage(::protozero::Lazy<'a, ProtoVmMessageDecoder<'a>>),
+        /// Field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`.
+        Messages(::protozero::Lazy<'a, ProtoVmMessageDecoder<'a>>),
+        /// Field `delete_message_ids` = 5 (repeated `uint32`) of `perfetto.protos.TestEvent.ProtoVmPatch`.
+        DeleteMessageIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProtoVmPatchField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProtoVmPatchField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::StringToMerge(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::IntToMerge(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::SingleMessage(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Messages(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::DeleteMessageIds(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProtoVmPatchDecoder<'a> {
+        type Field = ProtoVmPatchField<'a>;
+    }
     /// Writer of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1461,5 +1806,71 @@ pub mod test_event {
             s.check_fields(d, &[1, 2, 3, 4]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` one by one, in wire order, typed (from [`ProtoVmIncrementalStateField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProtoVmIncrementalStateField<'a> {
+        /// Field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`.
+        StringMerged(&'a str),
+        /// Field `int_merged` = 2 (`int32`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`.
+        IntMerged(i32),
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`.
+        SingleMessage(::protozero::Lazy<'a, ProtoVmMessageDecoder<'a>>),
+        /// Field `messages` = 4 (repeated `perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`.
+        Messages(::protozero::Lazy<'a, ProtoVmMessageDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProtoVmIncrementalStateField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProtoVmIncrementalStateField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::StringMerged(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::IntMerged(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::SingleMessage(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Messages(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProtoVmIncrementalStateDecoder<'a> {
+        type Field = ProtoVmIncrementalStateField<'a>;
     }
 }

@@ -1190,6 +1190,309 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TracePacket` one by one, in wire order, typed (from [`TracePacketField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TracePacketField<'a> {
+    /// Field `timestamp` = 8 (`uint64`) of `perfetto.protos.TracePacket`.
+    Timestamp(u64),
+    /// Field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacket`.
+    TimestampClockId(u32),
+    /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`.
+    TrackEvent(::protozero::Lazy<'a, TrackEventDecoder<'a>>),
+    /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`.
+    TrackDescriptor(::protozero::Lazy<'a, TrackDescriptorDecoder<'a>>),
+    /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`.
+    ClockSnapshot(::protozero::Lazy<'a, ClockSnapshotDecoder<'a>>),
+    /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`.
+    TraceUuid(::protozero::Lazy<'a, TraceUuidDecoder<'a>>),
+    /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`.
+    TraceConfig(::protozero::Lazy<'a, TraceConfigDecoder<'a>>),
+    /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`.
+    TraceStats(::protozero::Lazy<'a, TraceStatsDecoder<'a>>),
+    /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`.
+    SystemInfo(::protozero::Lazy<'a, SystemInfoDecoder<'a>>),
+    /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`.
+    Trigger(::protozero::Lazy<'a, TriggerDecoder<'a>>),
+    /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`.
+    ServiceEvent(::protozero::Lazy<'a, TracingServiceEventDecoder<'a>>),
+    /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`.
+    TraceProvenance(::protozero::Lazy<'a, TraceProvenanceDecoder<'a>>),
+    /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`.
+    Protovms(::protozero::Lazy<'a, trace_packet::ProtoVmsDecoder<'a>>),
+    /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`.
+    TraceAttributes(::protozero::Lazy<'a, TraceAttributesDecoder<'a>>),
+    /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`.
+    ProcessDescriptor(::protozero::Lazy<'a, ProcessDescriptorDecoder<'a>>),
+    /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`.
+    ThreadDescriptor(::protozero::Lazy<'a, ThreadDescriptorDecoder<'a>>),
+    /// Field `synchronization_marker` = 36 (`bytes`) of `perfetto.protos.TracePacket`.
+    SynchronizationMarker(&'a [u8]),
+    /// Field `compressed_packets` = 50 (`bytes`) of `perfetto.protos.TracePacket`.
+    CompressedPackets(&'a [u8]),
+    /// Field `zstd_compressed_packets` = 133 (`bytes`) of `perfetto.protos.TracePacket`.
+    ZstdCompressedPackets(&'a [u8]),
+    /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`.
+    CloneSnapshotTrigger(::protozero::Lazy<'a, TriggerDecoder<'a>>),
+    /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`.
+    RemoteClockSync(::protozero::Lazy<'a, RemoteClockSyncDecoder<'a>>),
+    /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`.
+    ForTesting(::protozero::Lazy<'a, TestEventDecoder<'a>>),
+    /// Field `trusted_uid` = 3 (`int32`) of `perfetto.protos.TracePacket`.
+    TrustedUid(i32),
+    /// Field `trusted_packet_sequence_id` = 10 (`uint32`) of `perfetto.protos.TracePacket`.
+    TrustedPacketSequenceId(u32),
+    /// Field `trusted_pid` = 79 (`int32`) of `perfetto.protos.TracePacket`.
+    TrustedPid(i32),
+    /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`.
+    InternedData(::protozero::Lazy<'a, InternedDataDecoder<'a>>),
+    /// Field `sequence_flags` = 13 (`uint32`) of `perfetto.protos.TracePacket`.
+    SequenceFlags(u32),
+    /// Field `incremental_state_cleared` = 41 (`bool`) of `perfetto.protos.TracePacket`.
+    IncrementalStateCleared(bool),
+    /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`.
+    TracePacketDefaults(::protozero::Lazy<'a, TracePacketDefaultsDecoder<'a>>),
+    /// Field `previous_packet_dropped` = 42 (`uint32`) of `perfetto.protos.TracePacket`.
+    PreviousPacketDropped(u32),
+    /// Field `first_packet_on_sequence` = 87 (`bool`) of `perfetto.protos.TracePacket`.
+    FirstPacketOnSequence(bool),
+    /// Field `machine_id` = 98 (`uint32`) of `perfetto.protos.TracePacket`.
+    MachineId(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TracePacketField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TracePacketField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            8 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Timestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            58 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TimestampClockId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TrackEvent(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            60 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TrackDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ClockSnapshot(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            89 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceUuid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            33 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            35 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            45 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SystemInfo(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            46 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Trigger(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            69 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ServiceEvent(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            124 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceProvenance(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            125 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Protovms(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            126 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TraceAttributes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            43 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ProcessDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            44 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ThreadDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            36 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::SynchronizationMarker(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            50 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::CompressedPackets(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            133 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::ZstdCompressedPackets(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            113 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CloneSnapshotTrigger(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            107 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::RemoteClockSync(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            900 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ForTesting(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TrustedUid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TrustedPacketSequenceId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            79 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TrustedPid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::InternedData(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::SequenceFlags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            41 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::IncrementalStateCleared(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            59 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TracePacketDefaults(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            42 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::PreviousPacketDropped(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            87 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::FirstPacketOnSequence(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            98 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::MachineId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TracePacketDecoder<'a> {
+    type Field = TracePacketField<'a>;
+}
 /// Nested types of message `perfetto.protos.TracePacket`.
 pub mod trace_packet {
     /// The member set in oneof `data` of `perfetto.protos.TracePacket`, with its value.
@@ -1621,6 +1924,44 @@ pub mod trace_packet {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TracePacket.ProtoVms` one by one, in wire order, typed (from [`ProtoVmsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProtoVmsField<'a> {
+        /// Field `instance` = 1 (repeated `perfetto.protos.TracePacket.ProtoVms.Instance`) of `perfetto.protos.TracePacket.ProtoVms`.
+        Instance(::protozero::Lazy<'a, proto_vms::InstanceDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProtoVmsField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProtoVmsField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Instance(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProtoVmsDecoder<'a> {
+        type Field = ProtoVmsField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TracePacket.ProtoVms`.
     pub mod proto_vms {
         /// Writer of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`): each method appends one field to the output immediately.
@@ -1868,6 +2209,72 @@ pub mod trace_packet {
                 s.check_fields(d, &[1, 2, 3, 4]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TracePacket.ProtoVms.Instance` one by one, in wire order, typed (from [`InstanceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum InstanceField<'a> {
+            /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`.
+            Program(::protozero::Lazy<'a, super::super::VmProgramDecoder<'a>>),
+            /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`.
+            State(::protozero::Lazy<'a, super::super::TracePacketDecoder<'a>>),
+            /// Field `memory_limit_kb` = 3 (`uint32`) of `perfetto.protos.TracePacket.ProtoVms.Instance`.
+            MemoryLimitKb(u32),
+            /// Field `producer_id` = 4 (repeated `int32`) of `perfetto.protos.TracePacket.ProtoVms.Instance`.
+            ProducerId(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> InstanceField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for InstanceField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .map(::protozero::Lazy::new)
+                        {
+                            ::core::option::Option::Some(v) => Self::Program(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .map(::protozero::Lazy::new)
+                        {
+                            ::core::option::Option::Some(v) => Self::State(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    3 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::MemoryLimitKb(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    4 => {
+                        match ::protozero::Occurrence::<
+                            ::protozero::kinds::Int32,
+                        >::from_value(f.value) {
+                            ::core::option::Option::Some(v) => Self::ProducerId(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for InstanceDecoder<'a> {
+            type Field = InstanceField<'a>;
         }
     }
 }

@@ -172,3 +172,48 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDefaultsDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TracePacketDefaults` one by one, in wire order, typed (from [`TracePacketDefaultsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TracePacketDefaultsField<'a> {
+    /// Field `timestamp_clock_id` = 58 (`uint32`) of `perfetto.protos.TracePacketDefaults`.
+    TimestampClockId(u32),
+    /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`.
+    TrackEventDefaults(::protozero::Lazy<'a, TrackEventDefaultsDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TracePacketDefaultsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TracePacketDefaultsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            58 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::TimestampClockId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TrackEventDefaults(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TracePacketDefaultsDecoder<'a> {
+    type Field = TracePacketDefaultsField<'a>;
+}

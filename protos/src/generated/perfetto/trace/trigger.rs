@@ -212,3 +212,67 @@ impl<'a> ::protozero::__private::DebugDecoder for TriggerDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.Trigger` one by one, in wire order, typed (from [`TriggerField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TriggerField<'a> {
+    /// Field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger`.
+    TriggerName(&'a str),
+    /// Field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger`.
+    ProducerName(&'a str),
+    /// Field `trusted_producer_uid` = 3 (`int32`) of `perfetto.protos.Trigger`.
+    TrustedProducerUid(i32),
+    /// Field `stop_delay_ms` = 4 (`uint64`) of `perfetto.protos.Trigger`.
+    StopDelayMs(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TriggerField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TriggerField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::TriggerName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ProducerName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TrustedProducerUid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::StopDelayMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TriggerDecoder<'a> {
+    type Field = TriggerField<'a>;
+}

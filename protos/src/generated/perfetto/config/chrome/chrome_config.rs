@@ -279,6 +279,90 @@ impl<'a> ::protozero::__private::DebugDecoder for ChromeConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ChromeConfig` one by one, in wire order, typed (from [`ChromeConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ChromeConfigField<'a> {
+    /// Field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig`.
+    TraceConfig(&'a str),
+    /// Field `privacy_filtering_enabled` = 2 (`bool`) of `perfetto.protos.ChromeConfig`.
+    PrivacyFilteringEnabled(bool),
+    /// Field `convert_to_legacy_json` = 3 (`bool`) of `perfetto.protos.ChromeConfig`.
+    ConvertToLegacyJson(bool),
+    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`.
+    ClientPriority(::protozero::EnumValue<chrome_config::ClientPriority>),
+    /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`.
+    JsonAgentLabelFilter(&'a str),
+    /// Field `event_package_name_filter_enabled` = 6 (`bool`) of `perfetto.protos.ChromeConfig`.
+    EventPackageNameFilterEnabled(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ChromeConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ChromeConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::TraceConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::PrivacyFilteringEnabled(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ConvertToLegacyJson(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::ClientPriority(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::JsonAgentLabelFilter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::EventPackageNameFilterEnabled(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ChromeConfigDecoder<'a> {
+    type Field = ChromeConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.ChromeConfig`.
 pub mod chrome_config {
     /// Enum `perfetto.protos.ChromeConfig.ClientPriority` (from `perfetto/config/chrome/chrome_config.proto`).

@@ -172,6 +172,52 @@ impl<'a> ::protozero::__private::DebugDecoder for ConsoleConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ConsoleConfig` one by one, in wire order, typed (from [`ConsoleConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ConsoleConfigField<'a> {
+    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`.
+    Output(::protozero::EnumValue<console_config::Output>),
+    /// Field `enable_colors` = 2 (`bool`) of `perfetto.protos.ConsoleConfig`.
+    EnableColors(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ConsoleConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ConsoleConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Output(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::EnableColors(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ConsoleConfigDecoder<'a> {
+    type Field = ConsoleConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.ConsoleConfig`.
 pub mod console_config {
     /// Enum `perfetto.protos.ConsoleConfig.Output` (from `perfetto/config/interceptors/console_config.proto`).

@@ -175,6 +175,52 @@ impl<'a> ::protozero::__private::DebugDecoder for PriorityBoostConfigDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.PriorityBoostConfig` one by one, in wire order, typed (from [`PriorityBoostConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum PriorityBoostConfigField<'a> {
+    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`.
+    Policy(::protozero::EnumValue<priority_boost_config::BoostPolicy>),
+    /// Field `priority` = 2 (`uint32`) of `perfetto.protos.PriorityBoostConfig`.
+    Priority(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> PriorityBoostConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for PriorityBoostConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Policy(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Priority(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for PriorityBoostConfigDecoder<'a> {
+    type Field = PriorityBoostConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.PriorityBoostConfig`.
 pub mod priority_boost_config {
     /// Enum `perfetto.protos.PriorityBoostConfig.BoostPolicy` (from `perfetto/config/priority_boost/priority_boost_config.proto`).

@@ -135,3 +135,39 @@ impl<'a> ::protozero::__private::DebugDecoder for ProtoVmConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ProtoVmConfig` one by one, in wire order, typed (from [`ProtoVmConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProtoVmConfigField<'a> {
+    /// Field `memory_limit_kb` = 1 (`uint32`) of `perfetto.protos.ProtoVmConfig`.
+    MemoryLimitKb(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ProtoVmConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ProtoVmConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::MemoryLimitKb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ProtoVmConfigDecoder<'a> {
+    type Field = ProtoVmConfigField<'a>;
+}

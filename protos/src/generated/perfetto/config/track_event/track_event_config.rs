@@ -354,3 +354,121 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TrackEventConfig` one by one, in wire order, typed (from [`TrackEventConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrackEventConfigField<'a> {
+    /// Field `disabled_categories` = 1 (repeated `string`) of `perfetto.protos.TrackEventConfig`.
+    DisabledCategories(&'a str),
+    /// Field `enabled_categories` = 2 (repeated `string`) of `perfetto.protos.TrackEventConfig`.
+    EnabledCategories(&'a str),
+    /// Field `disabled_tags` = 3 (repeated `string`) of `perfetto.protos.TrackEventConfig`.
+    DisabledTags(&'a str),
+    /// Field `enabled_tags` = 4 (repeated `string`) of `perfetto.protos.TrackEventConfig`.
+    EnabledTags(&'a str),
+    /// Field `disable_incremental_timestamps` = 5 (`bool`) of `perfetto.protos.TrackEventConfig`.
+    DisableIncrementalTimestamps(bool),
+    /// Field `timestamp_unit_multiplier` = 6 (`uint64`) of `perfetto.protos.TrackEventConfig`.
+    TimestampUnitMultiplier(u64),
+    /// Field `filter_debug_annotations` = 7 (`bool`) of `perfetto.protos.TrackEventConfig`.
+    FilterDebugAnnotations(bool),
+    /// Field `enable_thread_time_sampling` = 8 (`bool`) of `perfetto.protos.TrackEventConfig`.
+    EnableThreadTimeSampling(bool),
+    /// Field `thread_time_subsampling_ns` = 10 (`uint64`) of `perfetto.protos.TrackEventConfig`.
+    ThreadTimeSubsamplingNs(u64),
+    /// Field `filter_dynamic_event_names` = 9 (`bool`) of `perfetto.protos.TrackEventConfig`.
+    FilterDynamicEventNames(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TrackEventConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TrackEventConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::DisabledCategories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::EnabledCategories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::DisabledTags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::EnabledTags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::DisableIncrementalTimestamps(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::TimestampUnitMultiplier(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::FilterDebugAnnotations(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::EnableThreadTimeSampling(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ThreadTimeSubsamplingNs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::FilterDynamicEventNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TrackEventConfigDecoder<'a> {
+    type Field = TrackEventConfigField<'a>;
+}

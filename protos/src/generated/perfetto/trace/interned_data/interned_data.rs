@@ -738,3 +738,194 @@ impl<'a> ::protozero::__private::DebugDecoder for InternedDataDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.InternedData` one by one, in wire order, typed (from [`InternedDataField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InternedDataField<'a> {
+    /// Field `event_categories` = 1 (repeated `perfetto.protos.EventCategory`) of `perfetto.protos.InternedData`.
+    EventCategories(::protozero::Lazy<'a, EventCategoryDecoder<'a>>),
+    /// Field `event_names` = 2 (repeated `perfetto.protos.EventName`) of `perfetto.protos.InternedData`.
+    EventNames(::protozero::Lazy<'a, EventNameDecoder<'a>>),
+    /// Field `debug_annotation_names` = 3 (repeated `perfetto.protos.DebugAnnotationName`) of `perfetto.protos.InternedData`.
+    DebugAnnotationNames(::protozero::Lazy<'a, DebugAnnotationNameDecoder<'a>>),
+    /// Field `debug_annotation_value_type_names` = 27 (repeated `perfetto.protos.DebugAnnotationValueTypeName`) of `perfetto.protos.InternedData`.
+    DebugAnnotationValueTypeNames(
+        ::protozero::Lazy<'a, DebugAnnotationValueTypeNameDecoder<'a>>,
+    ),
+    /// Field `debug_annotation_string_values` = 29 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    DebugAnnotationStringValues(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// Field `correlation_id_str` = 43 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    CorrelationIdStr(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// Field `build_ids` = 16 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    BuildIds(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// Field `mapping_paths` = 17 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    MappingPaths(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// Field `source_paths` = 18 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    SourcePaths(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// Field `function_names` = 5 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    FunctionNames(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// Field `mappings` = 19 (repeated `perfetto.protos.Mapping`) of `perfetto.protos.InternedData`.
+    Mappings(::protozero::Lazy<'a, MappingDecoder<'a>>),
+    /// Field `frames` = 6 (repeated `perfetto.protos.Frame`) of `perfetto.protos.InternedData`.
+    Frames(::protozero::Lazy<'a, FrameDecoder<'a>>),
+    /// Field `callstacks` = 7 (repeated `perfetto.protos.Callstack`) of `perfetto.protos.InternedData`.
+    Callstacks(::protozero::Lazy<'a, CallstackDecoder<'a>>),
+    /// Field `source_locations` = 4 (repeated `perfetto.protos.SourceLocation`) of `perfetto.protos.InternedData`.
+    SourceLocations(::protozero::Lazy<'a, SourceLocationDecoder<'a>>),
+    /// Field `unsymbolized_source_locations` = 28 (repeated `perfetto.protos.UnsymbolizedSourceLocation`) of `perfetto.protos.InternedData`.
+    UnsymbolizedSourceLocations(
+        ::protozero::Lazy<'a, UnsymbolizedSourceLocationDecoder<'a>>,
+    ),
+    /// Field `log_message_body` = 20 (repeated `perfetto.protos.LogMessageBody`) of `perfetto.protos.InternedData`.
+    LogMessageBody(::protozero::Lazy<'a, LogMessageBodyDecoder<'a>>),
+    /// Field `kernel_symbols` = 26 (repeated `perfetto.protos.InternedString`) of `perfetto.protos.InternedData`.
+    KernelSymbols(::protozero::Lazy<'a, InternedStringDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InternedDataField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InternedDataField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::EventCategories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::EventNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DebugAnnotationNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            27 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => {
+                        Self::DebugAnnotationValueTypeNames(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            29 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => {
+                        Self::DebugAnnotationStringValues(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            43 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CorrelationIdStr(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::BuildIds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::MappingPaths(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            18 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SourcePaths(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::FunctionNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            19 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Mappings(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Frames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Callstacks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SourceLocations(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            28 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => {
+                        Self::UnsymbolizedSourceLocations(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            20 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::LogMessageBody(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            26 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::KernelSymbols(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InternedDataDecoder<'a> {
+    type Field = InternedDataField<'a>;
+}

@@ -151,6 +151,43 @@ impl<'a> ::protozero::__private::DebugDecoder for TraceProvenanceDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TraceProvenance` one by one, in wire order, typed (from [`TraceProvenanceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TraceProvenanceField<'a> {
+    /// Field `buffers` = 2 (repeated `perfetto.protos.TraceProvenance.Buffer`) of `perfetto.protos.TraceProvenance`.
+    Buffers(::protozero::Lazy<'a, trace_provenance::BufferDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TraceProvenanceField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TraceProvenanceField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Buffers(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TraceProvenanceDecoder<'a> {
+    type Field = TraceProvenanceField<'a>;
+}
 /// Nested types of message `perfetto.protos.TraceProvenance`.
 pub mod trace_provenance {
     /// Writer of message `perfetto.protos.TraceProvenance.Sequence` (from `perfetto/trace/perfetto/trace_provenance.proto`): each method appends one field to the output immediately.
@@ -315,6 +352,50 @@ pub mod trace_provenance {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TraceProvenance.Sequence` one by one, in wire order, typed (from [`SequenceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum SequenceField<'a> {
+        /// Field `id` = 1 (`uint32`) of `perfetto.protos.TraceProvenance.Sequence`.
+        Id(u32),
+        /// Field `producer_id` = 2 (`int32`) of `perfetto.protos.TraceProvenance.Sequence`.
+        ProducerId(i32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> SequenceField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for SequenceField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Id(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::ProducerId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for SequenceDecoder<'a> {
+        type Field = SequenceField<'a>;
+    }
     /// Writer of message `perfetto.protos.TraceProvenance.Buffer` (from `perfetto/trace/perfetto/trace_provenance.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -465,5 +546,43 @@ pub mod trace_provenance {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.TraceProvenance.Buffer` one by one, in wire order, typed (from [`BufferField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BufferField<'a> {
+        /// Field `sequences` = 1 (repeated `perfetto.protos.TraceProvenance.Sequence`) of `perfetto.protos.TraceProvenance.Buffer`.
+        Sequences(::protozero::Lazy<'a, SequenceDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BufferField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BufferField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Sequences(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BufferDecoder<'a> {
+        type Field = BufferField<'a>;
     }
 }

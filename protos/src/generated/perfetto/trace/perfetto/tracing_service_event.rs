@@ -445,6 +445,130 @@ impl<'a> ::protozero::__private::DebugDecoder for TracingServiceEventDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TracingServiceEvent` one by one, in wire order, typed (from [`TracingServiceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TracingServiceEventField<'a> {
+    /// Field `tracing_started` = 2 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    TracingStarted(bool),
+    /// Field `all_data_sources_started` = 1 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    AllDataSourcesStarted(bool),
+    /// Field `flush_started` = 9 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    FlushStarted(bool),
+    /// Field `all_data_sources_flushed` = 3 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    AllDataSourcesFlushed(bool),
+    /// Field `read_tracing_buffers_completed` = 4 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    ReadTracingBuffersCompleted(bool),
+    /// Field `tracing_disabled` = 5 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    TracingDisabled(bool),
+    /// Field `seized_for_bugreport` = 6 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    SeizedForBugreport(bool),
+    /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`.
+    SlowStartingDataSources(
+        ::protozero::Lazy<'a, tracing_service_event::DataSourcesDecoder<'a>>,
+    ),
+    /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`.
+    LastFlushSlowDataSources(
+        ::protozero::Lazy<'a, tracing_service_event::DataSourcesDecoder<'a>>,
+    ),
+    /// Field `clone_started` = 10 (`bool`) of `perfetto.protos.TracingServiceEvent`.
+    CloneStarted(bool),
+    /// Field `buffer_cloned` = 11 (`uint32`) of `perfetto.protos.TracingServiceEvent`.
+    BufferCloned(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TracingServiceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TracingServiceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::TracingStarted(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::AllDataSourcesStarted(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::FlushStarted(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::AllDataSourcesFlushed(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::ReadTracingBuffersCompleted(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::TracingDisabled(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SeizedForBugreport(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SlowStartingDataSources(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::LastFlushSlowDataSources(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::CloneStarted(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::BufferCloned(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TracingServiceEventDecoder<'a> {
+    type Field = TracingServiceEventField<'a>;
+}
 /// Nested types of message `perfetto.protos.TracingServiceEvent`.
 pub mod tracing_service_event {
     /// The member set in oneof `event_type` of `perfetto.protos.TracingServiceEvent`, with its value.
@@ -629,6 +753,44 @@ pub mod tracing_service_event {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TracingServiceEvent.DataSources` one by one, in wire order, typed (from [`DataSourcesField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DataSourcesField<'a> {
+        /// Field `data_source` = 1 (repeated `perfetto.protos.TracingServiceEvent.DataSources.DataSource`) of `perfetto.protos.TracingServiceEvent.DataSources`.
+        DataSource(::protozero::Lazy<'a, data_sources::DataSourceDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DataSourcesField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DataSourcesField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::DataSource(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for DataSourcesDecoder<'a> {
+        type Field = DataSourcesField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TracingServiceEvent.DataSources`.
     pub mod data_sources {
         /// Writer of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`): each method appends one field to the output immediately.
@@ -808,6 +970,54 @@ pub mod tracing_service_event {
                 s.check_fields(d, &[1, 2]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` one by one, in wire order, typed (from [`DataSourceField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum DataSourceField<'a> {
+            /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`.
+            ProducerName(&'a str),
+            /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`.
+            DataSourceName(&'a str),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> DataSourceField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for DataSourceField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::ProducerName(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::DataSourceName(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for DataSourceDecoder<'a> {
+            type Field = DataSourceField<'a>;
         }
     }
 }

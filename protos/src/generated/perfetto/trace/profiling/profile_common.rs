@@ -158,6 +158,50 @@ impl<'a> ::protozero::__private::DebugDecoder for InternedStringDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.InternedString` one by one, in wire order, typed (from [`InternedStringField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum InternedStringField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.InternedString`.
+    Iid(u64),
+    /// Field `str` = 2 (`bytes`) of `perfetto.protos.InternedString`.
+    Str(&'a [u8]),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> InternedStringField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for InternedStringField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::Str(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for InternedStringDecoder<'a> {
+    type Field = InternedStringField<'a>;
+}
 /// Writer of message `perfetto.protos.Line` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -348,6 +392,62 @@ impl<'a> ::protozero::__private::DebugDecoder for LineDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.Line` one by one, in wire order, typed (from [`LineField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum LineField<'a> {
+    /// Field `function_name` = 1 (`string`) of `perfetto.protos.Line`.
+    FunctionName(&'a str),
+    /// Field `source_file_name` = 2 (`string`) of `perfetto.protos.Line`.
+    SourceFileName(&'a str),
+    /// Field `line_number` = 3 (`uint32`) of `perfetto.protos.Line`.
+    LineNumber(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> LineField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for LineField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FunctionName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::SourceFileName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::LineNumber(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for LineDecoder<'a> {
+    type Field = LineField<'a>;
+}
 /// Writer of message `perfetto.protos.AddressSymbols` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -515,6 +615,51 @@ impl<'a> ::protozero::__private::DebugDecoder for AddressSymbolsDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.AddressSymbols` one by one, in wire order, typed (from [`AddressSymbolsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AddressSymbolsField<'a> {
+    /// Field `address` = 1 (`uint64`) of `perfetto.protos.AddressSymbols`.
+    Address(u64),
+    /// Field `lines` = 2 (repeated `perfetto.protos.Line`) of `perfetto.protos.AddressSymbols`.
+    Lines(::protozero::Lazy<'a, LineDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> AddressSymbolsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for AddressSymbolsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Address(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Lines(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for AddressSymbolsDecoder<'a> {
+    type Field = AddressSymbolsField<'a>;
 }
 /// Writer of message `perfetto.protos.ModuleSymbols` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -719,6 +864,63 @@ impl<'a> ::protozero::__private::DebugDecoder for ModuleSymbolsDecoder<'a> {
         s.check_fields(d, &[1, 2, 3]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.ModuleSymbols` one by one, in wire order, typed (from [`ModuleSymbolsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ModuleSymbolsField<'a> {
+    /// Field `path` = 1 (`string`) of `perfetto.protos.ModuleSymbols`.
+    Path(&'a str),
+    /// Field `build_id` = 2 (`string`) of `perfetto.protos.ModuleSymbols`.
+    BuildId(&'a str),
+    /// Field `address_symbols` = 3 (repeated `perfetto.protos.AddressSymbols`) of `perfetto.protos.ModuleSymbols`.
+    AddressSymbols(::protozero::Lazy<'a, AddressSymbolsDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ModuleSymbolsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ModuleSymbolsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Path(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::BuildId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::AddressSymbols(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ModuleSymbolsDecoder<'a> {
+    type Field = ModuleSymbolsField<'a>;
 }
 /// Writer of message `perfetto.protos.Mapping` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1011,6 +1213,100 @@ impl<'a> ::protozero::__private::DebugDecoder for MappingDecoder<'a> {
         s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.Mapping` one by one, in wire order, typed (from [`MappingField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum MappingField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.Mapping`.
+    Iid(u64),
+    /// Field `build_id` = 2 (`uint64`) of `perfetto.protos.Mapping`.
+    BuildId(u64),
+    /// Field `exact_offset` = 8 (`uint64`) of `perfetto.protos.Mapping`.
+    ExactOffset(u64),
+    /// Field `start_offset` = 3 (`uint64`) of `perfetto.protos.Mapping`.
+    StartOffset(u64),
+    /// Field `start` = 4 (`uint64`) of `perfetto.protos.Mapping`.
+    Start(u64),
+    /// Field `end` = 5 (`uint64`) of `perfetto.protos.Mapping`.
+    End(u64),
+    /// Field `load_bias` = 6 (`uint64`) of `perfetto.protos.Mapping`.
+    LoadBias(u64),
+    /// Field `path_string_ids` = 7 (repeated `uint64`) of `perfetto.protos.Mapping`.
+    PathStringIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> MappingField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for MappingField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::BuildId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ExactOffset(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::StartOffset(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Start(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::End(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::LoadBias(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::PathStringIds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for MappingDecoder<'a> {
+    type Field = MappingField<'a>;
 }
 /// Writer of message `perfetto.protos.Frame` (from `perfetto/trace/profiling/profile_common.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1342,6 +1638,102 @@ impl<'a> ::protozero::__private::DebugDecoder for FrameDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.Frame` one by one, in wire order, typed (from [`FrameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FrameField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.Frame`.
+    Iid(u64),
+    /// Field `function_name_id` = 2 (`uint64`) of `perfetto.protos.Frame`.
+    FunctionNameId(u64),
+    /// Field `mapping_id` = 3 (`uint64`) of `perfetto.protos.Frame`.
+    MappingId(u64),
+    /// Field `rel_pc` = 4 (`uint64`) of `perfetto.protos.Frame`.
+    RelPc(u64),
+    /// Field `source_path_iid` = 5 (`uint64`) of `perfetto.protos.Frame`.
+    SourcePathIid(u64),
+    /// Field `line_number` = 6 (`uint32`) of `perfetto.protos.Frame`.
+    LineNumber(u32),
+    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`.
+    Kind(::protozero::EnumValue<frame::Kind>),
+    /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`.
+    KindStr(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FrameField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FrameField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::FunctionNameId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::MappingId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::RelPc(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::SourcePathIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::LineNumber(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Kind(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::KindStr(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FrameDecoder<'a> {
+    type Field = FrameField<'a>;
+}
 /// Nested types of message `perfetto.protos.Frame`.
 pub mod frame {
     /// The member set in oneof `kind_field` of `perfetto.protos.Frame`, with its value.
@@ -1610,4 +2002,50 @@ impl<'a> ::protozero::__private::DebugDecoder for CallstackDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.Callstack` one by one, in wire order, typed (from [`CallstackField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CallstackField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.Callstack`.
+    Iid(u64),
+    /// Field `frame_ids` = 2 (repeated `uint64`) of `perfetto.protos.Callstack`.
+    FrameIds(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CallstackField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CallstackField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::FrameIds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CallstackDecoder<'a> {
+    type Field = CallstackField<'a>;
 }

@@ -229,3 +229,73 @@ impl<'a> ::protozero::__private::DebugDecoder for ChromeProcessDescriptorDecoder
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ChromeProcessDescriptor` one by one, in wire order, typed (from [`ChromeProcessDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ChromeProcessDescriptorField<'a> {
+    /// Field `process_type` = 1 (`int32`) of `perfetto.protos.ChromeProcessDescriptor`.
+    ProcessType(i32),
+    /// Field `process_priority` = 2 (`int32`) of `perfetto.protos.ChromeProcessDescriptor`.
+    ProcessPriority(i32),
+    /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ChromeProcessDescriptor`.
+    LegacySortIndex(i32),
+    /// Field `host_app_package_name` = 4 (`string`) of `perfetto.protos.ChromeProcessDescriptor`.
+    HostAppPackageName(&'a str),
+    /// Field `crash_trace_id` = 5 (`uint64`) of `perfetto.protos.ChromeProcessDescriptor`.
+    CrashTraceId(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ChromeProcessDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ChromeProcessDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::ProcessType(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::ProcessPriority(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::LegacySortIndex(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::HostAppPackageName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CrashTraceId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ChromeProcessDescriptorDecoder<'a> {
+    type Field = ChromeProcessDescriptorField<'a>;
+}

@@ -180,3 +180,55 @@ impl<'a> ::protozero::__private::DebugDecoder for ChromeThreadDescriptorDecoder<
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ChromeThreadDescriptor` one by one, in wire order, typed (from [`ChromeThreadDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ChromeThreadDescriptorField<'a> {
+    /// Field `thread_type` = 1 (`int32`) of `perfetto.protos.ChromeThreadDescriptor`.
+    ThreadType(i32),
+    /// Field `legacy_sort_index` = 2 (`int32`) of `perfetto.protos.ChromeThreadDescriptor`.
+    LegacySortIndex(i32),
+    /// Field `is_sandboxed_tid` = 3 (`bool`) of `perfetto.protos.ChromeThreadDescriptor`.
+    IsSandboxedTid(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ChromeThreadDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ChromeThreadDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::ThreadType(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::LegacySortIndex(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::IsSandboxedTid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ChromeThreadDescriptorDecoder<'a> {
+    type Field = ChromeThreadDescriptorField<'a>;
+}

@@ -316,6 +316,100 @@ impl<'a> ::protozero::__private::DebugDecoder for CounterDescriptorDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.CounterDescriptor` one by one, in wire order, typed (from [`CounterDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CounterDescriptorField<'a> {
+    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`.
+    Type(::protozero::EnumValue<counter_descriptor::BuiltinCounterType>),
+    /// Field `categories` = 2 (repeated `string`) of `perfetto.protos.CounterDescriptor`.
+    Categories(&'a str),
+    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`.
+    Unit(::protozero::EnumValue<counter_descriptor::Unit>),
+    /// Field `unit_name` = 6 (`string`) of `perfetto.protos.CounterDescriptor`.
+    UnitName(&'a str),
+    /// Field `unit_multiplier` = 4 (`int64`) of `perfetto.protos.CounterDescriptor`.
+    UnitMultiplier(i64),
+    /// Field `is_incremental` = 5 (`bool`) of `perfetto.protos.CounterDescriptor`.
+    IsIncremental(bool),
+    /// Field `y_axis_share_key` = 7 (`string`) of `perfetto.protos.CounterDescriptor`.
+    YAxisShareKey(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CounterDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CounterDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Type(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Categories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Unit(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::UnitName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::UnitMultiplier(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::IsIncremental(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::YAxisShareKey(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CounterDescriptorDecoder<'a> {
+    type Field = CounterDescriptorField<'a>;
+}
 /// Nested types of message `perfetto.protos.CounterDescriptor`.
 pub mod counter_descriptor {
     /// Enum `perfetto.protos.CounterDescriptor.BuiltinCounterType` (from `perfetto/trace/track_event/counter_descriptor.proto`).

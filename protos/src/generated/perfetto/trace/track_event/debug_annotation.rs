@@ -610,6 +610,173 @@ impl<'a> ::protozero::__private::DebugDecoder for DebugAnnotationDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DebugAnnotation` one by one, in wire order, typed (from [`DebugAnnotationField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DebugAnnotationField<'a> {
+    /// Field `name_iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotation`.
+    NameIid(u64),
+    /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`.
+    Name(&'a str),
+    /// Field `bool_value` = 2 (`bool`) of `perfetto.protos.DebugAnnotation`.
+    BoolValue(bool),
+    /// Field `uint_value` = 3 (`uint64`) of `perfetto.protos.DebugAnnotation`.
+    UintValue(u64),
+    /// Field `int_value` = 4 (`int64`) of `perfetto.protos.DebugAnnotation`.
+    IntValue(i64),
+    /// Field `double_value` = 5 (`double`) of `perfetto.protos.DebugAnnotation`.
+    DoubleValue(f64),
+    /// Field `pointer_value` = 7 (`uint64`) of `perfetto.protos.DebugAnnotation`.
+    PointerValue(u64),
+    /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`.
+    NestedValue(::protozero::Lazy<'a, debug_annotation::NestedValueDecoder<'a>>),
+    /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`.
+    LegacyJsonValue(&'a str),
+    /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`.
+    StringValue(&'a str),
+    /// Field `string_value_iid` = 17 (`uint64`) of `perfetto.protos.DebugAnnotation`.
+    StringValueIid(u64),
+    /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`.
+    ProtoTypeName(&'a str),
+    /// Field `proto_type_name_iid` = 13 (`uint64`) of `perfetto.protos.DebugAnnotation`.
+    ProtoTypeNameIid(u64),
+    /// Field `proto_value` = 14 (`bytes`) of `perfetto.protos.DebugAnnotation`.
+    ProtoValue(&'a [u8]),
+    /// Field `dict_entries` = 11 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation`.
+    DictEntries(::protozero::Lazy<'a, DebugAnnotationDecoder<'a>>),
+    /// Field `array_values` = 12 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.DebugAnnotation`.
+    ArrayValues(::protozero::Lazy<'a, DebugAnnotationDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DebugAnnotationField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::NameIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::BoolValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::UintValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::IntValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                    ::core::option::Option::Some(v) => Self::DoubleValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::PointerValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::NestedValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::LegacyJsonValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::StringValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::StringValueIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ProtoTypeName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ProtoTypeNameIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::ProtoValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DictEntries(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ArrayValues(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DebugAnnotationDecoder<'a> {
+    type Field = DebugAnnotationField<'a>;
+}
 /// Nested types of message `perfetto.protos.DebugAnnotation`.
 pub mod debug_annotation {
     /// The member set in oneof `name_field` of `perfetto.protos.DebugAnnotation`, with its value.
@@ -995,6 +1162,108 @@ pub mod debug_annotation {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.DebugAnnotation.NestedValue` one by one, in wire order, typed (from [`NestedValueField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum NestedValueField<'a> {
+        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        NestedType(::protozero::EnumValue<nested_value::NestedType>),
+        /// Field `dict_keys` = 2 (repeated `string`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        DictKeys(&'a str),
+        /// Field `dict_values` = 3 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        DictValues(::protozero::Lazy<'a, NestedValueDecoder<'a>>),
+        /// Field `array_values` = 4 (repeated `perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        ArrayValues(::protozero::Lazy<'a, NestedValueDecoder<'a>>),
+        /// Field `int_value` = 5 (`int64`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        IntValue(i64),
+        /// Field `double_value` = 6 (`double`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        DoubleValue(f64),
+        /// Field `bool_value` = 7 (`bool`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        BoolValue(bool),
+        /// Field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue`.
+        StringValue(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> NestedValueField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for NestedValueField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::NestedType(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::DictKeys(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::DictValues(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::ArrayValues(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::IntValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                        ::core::option::Option::Some(v) => Self::DoubleValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::BoolValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::StringValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for NestedValueDecoder<'a> {
+        type Field = NestedValueField<'a>;
+    }
     /// Nested types of message `perfetto.protos.DebugAnnotation.NestedValue`.
     pub mod nested_value {
         /// Enum `perfetto.protos.DebugAnnotation.NestedValue.NestedType` (from `perfetto/trace/track_event/debug_annotation.proto`).
@@ -1239,6 +1508,52 @@ impl<'a> ::protozero::__private::DebugDecoder for DebugAnnotationNameDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.DebugAnnotationName` one by one, in wire order, typed (from [`DebugAnnotationNameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DebugAnnotationNameField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationName`.
+    Iid(u64),
+    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName`.
+    Name(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DebugAnnotationNameField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationNameField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DebugAnnotationNameDecoder<'a> {
+    type Field = DebugAnnotationNameField<'a>;
+}
 /// Writer of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1402,4 +1717,50 @@ for DebugAnnotationValueTypeNameDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.DebugAnnotationValueTypeName` one by one, in wire order, typed (from [`DebugAnnotationValueTypeNameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DebugAnnotationValueTypeNameField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.DebugAnnotationValueTypeName`.
+    Iid(u64),
+    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName`.
+    Name(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> DebugAnnotationValueTypeNameField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationValueTypeNameField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for DebugAnnotationValueTypeNameDecoder<'a> {
+    type Field = DebugAnnotationValueTypeNameField<'a>;
 }

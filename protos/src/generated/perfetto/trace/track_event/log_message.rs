@@ -194,6 +194,60 @@ impl<'a> ::protozero::__private::DebugDecoder for LogMessageDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.LogMessage` one by one, in wire order, typed (from [`LogMessageField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum LogMessageField<'a> {
+    /// Field `source_location_iid` = 1 (`uint64`) of `perfetto.protos.LogMessage`.
+    SourceLocationIid(u64),
+    /// Field `body_iid` = 2 (`uint64`) of `perfetto.protos.LogMessage`.
+    BodyIid(u64),
+    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`.
+    Prio(::protozero::EnumValue<log_message::Priority>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> LogMessageField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for LogMessageField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::SourceLocationIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::BodyIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for LogMessageDecoder<'a> {
+    type Field = LogMessageField<'a>;
+}
 /// Nested types of message `perfetto.protos.LogMessage`.
 pub mod log_message {
     /// Enum `perfetto.protos.LogMessage.Priority` (from `perfetto/trace/track_event/log_message.proto`).
@@ -461,4 +515,50 @@ impl<'a> ::protozero::__private::DebugDecoder for LogMessageBodyDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.LogMessageBody` one by one, in wire order, typed (from [`LogMessageBodyField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum LogMessageBodyField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.LogMessageBody`.
+    Iid(u64),
+    /// Field `body` = 2 (`string`) of `perfetto.protos.LogMessageBody`.
+    Body(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> LogMessageBodyField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for LogMessageBodyField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Body(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for LogMessageBodyDecoder<'a> {
+    type Field = LogMessageBodyField<'a>;
 }

@@ -326,6 +326,106 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessDescriptorDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ProcessDescriptor` one by one, in wire order, typed (from [`ProcessDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProcessDescriptorField<'a> {
+    /// Field `pid` = 1 (`int32`) of `perfetto.protos.ProcessDescriptor`.
+    Pid(i32),
+    /// Field `cmdline` = 2 (repeated `string`) of `perfetto.protos.ProcessDescriptor`.
+    Cmdline(&'a str),
+    /// Field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor`.
+    ProcessName(&'a str),
+    /// Field `process_priority` = 5 (`int32`) of `perfetto.protos.ProcessDescriptor`.
+    ProcessPriority(i32),
+    /// Field `start_timestamp_ns` = 7 (`int64`) of `perfetto.protos.ProcessDescriptor`.
+    StartTimestampNs(i64),
+    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`.
+    ChromeProcessType(::protozero::EnumValue<process_descriptor::ChromeProcessType>),
+    /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ProcessDescriptor`.
+    LegacySortIndex(i32),
+    /// Field `process_labels` = 8 (repeated `string`) of `perfetto.protos.ProcessDescriptor`.
+    ProcessLabels(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ProcessDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ProcessDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Cmdline(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ProcessName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::ProcessPriority(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::StartTimestampNs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::ChromeProcessType(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::LegacySortIndex(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ProcessLabels(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ProcessDescriptorDecoder<'a> {
+    type Field = ProcessDescriptorField<'a>;
+}
 /// Nested types of message `perfetto.protos.ProcessDescriptor`.
 pub mod process_descriptor {
     /// Enum `perfetto.protos.ProcessDescriptor.ChromeProcessType` (from `perfetto/trace/track_event/process_descriptor.proto`).

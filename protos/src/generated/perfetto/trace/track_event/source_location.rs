@@ -180,6 +180,58 @@ impl<'a> ::protozero::__private::DebugDecoder for UnsymbolizedSourceLocationDeco
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.UnsymbolizedSourceLocation` one by one, in wire order, typed (from [`UnsymbolizedSourceLocationField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UnsymbolizedSourceLocationField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation`.
+    Iid(u64),
+    /// Field `mapping_id` = 2 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation`.
+    MappingId(u64),
+    /// Field `rel_pc` = 3 (`uint64`) of `perfetto.protos.UnsymbolizedSourceLocation`.
+    RelPc(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> UnsymbolizedSourceLocationField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for UnsymbolizedSourceLocationField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::MappingId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::RelPc(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for UnsymbolizedSourceLocationDecoder<'a> {
+    type Field = UnsymbolizedSourceLocationField<'a>;
+}
 /// Writer of message `perfetto.protos.SourceLocation` (from `perfetto/trace/track_event/source_location.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -391,4 +443,68 @@ impl<'a> ::protozero::__private::DebugDecoder for SourceLocationDecoder<'a> {
         s.check_fields(d, &[1, 2, 3, 4]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SourceLocation` one by one, in wire order, typed (from [`SourceLocationField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SourceLocationField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.SourceLocation`.
+    Iid(u64),
+    /// Field `file_name` = 2 (`string`) of `perfetto.protos.SourceLocation`.
+    FileName(&'a str),
+    /// Field `function_name` = 3 (`string`) of `perfetto.protos.SourceLocation`.
+    FunctionName(&'a str),
+    /// Field `line_number` = 4 (`uint32`) of `perfetto.protos.SourceLocation`.
+    LineNumber(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SourceLocationField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SourceLocationField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FileName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FunctionName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::LineNumber(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SourceLocationDecoder<'a> {
+    type Field = SourceLocationField<'a>;
 }

@@ -111,3 +111,29 @@ impl<'a> ::protozero::__private::DebugDecoder for StateDescriptorDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.StateDescriptor` one by one, in wire order, typed (from [`StateDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StateDescriptorField<'a> {
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> StateDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for StateDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        Self::Other(f)
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for StateDescriptorDecoder<'a> {
+    type Field = StateDescriptorField<'a>;
+}

@@ -135,3 +135,39 @@ impl<'a> ::protozero::__private::DebugDecoder for TaskExecutionDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TaskExecution` one by one, in wire order, typed (from [`TaskExecutionField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TaskExecutionField<'a> {
+    /// Field `posted_from_iid` = 1 (`uint64`) of `perfetto.protos.TaskExecution`.
+    PostedFromIid(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TaskExecutionField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TaskExecutionField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::PostedFromIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TaskExecutionDecoder<'a> {
+    type Field = TaskExecutionField<'a>;
+}

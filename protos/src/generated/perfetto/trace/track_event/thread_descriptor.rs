@@ -320,6 +320,104 @@ impl<'a> ::protozero::__private::DebugDecoder for ThreadDescriptorDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ThreadDescriptor` one by one, in wire order, typed (from [`ThreadDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ThreadDescriptorField<'a> {
+    /// Field `pid` = 1 (`int32`) of `perfetto.protos.ThreadDescriptor`.
+    Pid(i32),
+    /// Field `tid` = 2 (`int64`) of `perfetto.protos.ThreadDescriptor`.
+    Tid(i64),
+    /// Field `thread_name` = 5 (`string`) of `perfetto.protos.ThreadDescriptor`.
+    ThreadName(&'a str),
+    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`.
+    ChromeThreadType(::protozero::EnumValue<thread_descriptor::ChromeThreadType>),
+    /// Field `reference_timestamp_us` = 6 (`int64`) of `perfetto.protos.ThreadDescriptor`.
+    ReferenceTimestampUs(i64),
+    /// Field `reference_thread_time_us` = 7 (`int64`) of `perfetto.protos.ThreadDescriptor`.
+    ReferenceThreadTimeUs(i64),
+    /// Field `reference_thread_instruction_count` = 8 (`int64`) of `perfetto.protos.ThreadDescriptor`.
+    ReferenceThreadInstructionCount(i64),
+    /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ThreadDescriptor`.
+    LegacySortIndex(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ThreadDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ThreadDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Tid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ThreadName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::ChromeThreadType(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::ReferenceTimestampUs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::ReferenceThreadTimeUs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => {
+                        Self::ReferenceThreadInstructionCount(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::LegacySortIndex(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ThreadDescriptorDecoder<'a> {
+    type Field = ThreadDescriptorField<'a>;
+}
 /// Nested types of message `perfetto.protos.ThreadDescriptor`.
 pub mod thread_descriptor {
     /// Enum `perfetto.protos.ThreadDescriptor.ChromeThreadType` (from `perfetto/trace/track_event/thread_descriptor.proto`).

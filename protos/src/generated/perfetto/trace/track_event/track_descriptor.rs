@@ -786,6 +786,220 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackDescriptorDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TrackDescriptor` one by one, in wire order, typed (from [`TrackDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrackDescriptorField<'a> {
+    /// Field `uuid` = 1 (`uint64`) of `perfetto.protos.TrackDescriptor`.
+    Uuid(u64),
+    /// Field `parent_uuid` = 5 (`uint64`) of `perfetto.protos.TrackDescriptor`.
+    ParentUuid(u64),
+    /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`.
+    Name(&'a str),
+    /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`.
+    StaticName(&'a str),
+    /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`.
+    AtraceName(&'a str),
+    /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`.
+    Description(&'a str),
+    /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`.
+    Process(::protozero::Lazy<'a, ProcessDescriptorDecoder<'a>>),
+    /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`.
+    ChromeProcess(::protozero::Lazy<'a, ChromeProcessDescriptorDecoder<'a>>),
+    /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`.
+    Thread(::protozero::Lazy<'a, ThreadDescriptorDecoder<'a>>),
+    /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`.
+    ChromeThread(::protozero::Lazy<'a, ChromeThreadDescriptorDecoder<'a>>),
+    /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`.
+    Counter(::protozero::Lazy<'a, CounterDescriptorDecoder<'a>>),
+    /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`.
+    State(::protozero::Lazy<'a, StateDescriptorDecoder<'a>>),
+    /// Field `disallow_merging_with_system_tracks` = 9 (`bool`) of `perfetto.protos.TrackDescriptor`.
+    DisallowMergingWithSystemTracks(bool),
+    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`.
+    ChildOrdering(::protozero::EnumValue<track_descriptor::ChildTracksOrdering>),
+    /// Field `sibling_order_rank` = 12 (`int32`) of `perfetto.protos.TrackDescriptor`.
+    SiblingOrderRank(i32),
+    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`.
+    SiblingMergeBehavior(::protozero::EnumValue<track_descriptor::SiblingMergeBehavior>),
+    /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`.
+    SiblingMergeKey(&'a str),
+    /// Field `sibling_merge_key_int` = 17 (`uint64`) of `perfetto.protos.TrackDescriptor`.
+    SiblingMergeKeyInt(u64),
+    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`.
+    ProcessOrdering(::protozero::EnumValue<track_descriptor::ProcessOrdering>),
+    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`.
+    ThreadOrdering(::protozero::EnumValue<track_descriptor::ThreadOrdering>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TrackDescriptorField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TrackDescriptorField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Uuid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ParentUuid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::StaticName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AtraceName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Description(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Process(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ChromeProcess(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Thread(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ChromeThread(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Counter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            18 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::State(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::DisallowMergingWithSystemTracks(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::ChildOrdering(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::SiblingOrderRank(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            15 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::SiblingMergeBehavior(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::SiblingMergeKey(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::SiblingMergeKeyInt(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            19 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::ProcessOrdering(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            20 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::ThreadOrdering(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TrackDescriptorDecoder<'a> {
+    type Field = TrackDescriptorField<'a>;
+}
 /// Nested types of message `perfetto.protos.TrackDescriptor`.
 pub mod track_descriptor {
     /// The member set in oneof `static_or_dynamic_name` of `perfetto.protos.TrackDescriptor`, with its value.

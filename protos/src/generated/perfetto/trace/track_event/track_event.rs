@@ -1168,6 +1168,346 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TrackEvent` one by one, in wire order, typed (from [`TrackEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrackEventField<'a> {
+    /// Field `category_iids` = 3 (repeated `uint64`) of `perfetto.protos.TrackEvent`.
+    CategoryIids(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// Field `categories` = 22 (repeated `string`) of `perfetto.protos.TrackEvent`.
+    Categories(&'a str),
+    /// Field `name_iid` = 10 (`uint64`) of `perfetto.protos.TrackEvent`.
+    NameIid(u64),
+    /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`.
+    Name(&'a str),
+    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`.
+    Type(::protozero::EnumValue<track_event::Type>),
+    /// Field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEvent`.
+    TrackUuid(u64),
+    /// Field `counter_value` = 30 (`int64`) of `perfetto.protos.TrackEvent`.
+    CounterValue(i64),
+    /// Field `double_counter_value` = 44 (`double`) of `perfetto.protos.TrackEvent`.
+    DoubleCounterValue(f64),
+    /// Field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEvent`.
+    ExtraCounterTrackUuids(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// Field `extra_counter_values` = 12 (repeated `int64`) of `perfetto.protos.TrackEvent`.
+    ExtraCounterValues(::protozero::Occurrence<'a, ::protozero::kinds::Int64>),
+    /// Field `extra_double_counter_track_uuids` = 45 (repeated `uint64`) of `perfetto.protos.TrackEvent`.
+    ExtraDoubleCounterTrackUuids(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Uint64>,
+    ),
+    /// Field `extra_double_counter_values` = 46 (repeated `double`) of `perfetto.protos.TrackEvent`.
+    ExtraDoubleCounterValues(::protozero::Occurrence<'a, ::protozero::kinds::Double>),
+    /// Field `flow_ids_old` = 36 (repeated `uint64`) of `perfetto.protos.TrackEvent`.
+    FlowIdsOld(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// Field `flow_ids` = 47 (repeated `fixed64`) of `perfetto.protos.TrackEvent`.
+    FlowIds(::protozero::Occurrence<'a, ::protozero::kinds::Fixed64>),
+    /// Field `terminating_flow_ids_old` = 42 (repeated `uint64`) of `perfetto.protos.TrackEvent`.
+    TerminatingFlowIdsOld(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// Field `terminating_flow_ids` = 48 (repeated `fixed64`) of `perfetto.protos.TrackEvent`.
+    TerminatingFlowIds(::protozero::Occurrence<'a, ::protozero::kinds::Fixed64>),
+    /// Field `correlation_id` = 52 (`uint64`) of `perfetto.protos.TrackEvent`.
+    CorrelationId(u64),
+    /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`.
+    CorrelationIdStr(&'a str),
+    /// Field `correlation_id_str_iid` = 54 (`uint64`) of `perfetto.protos.TrackEvent`.
+    CorrelationIdStrIid(u64),
+    /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`.
+    Callstack(::protozero::Lazy<'a, track_event::InlineCallstackDecoder<'a>>),
+    /// Field `callstack_iid` = 56 (`uint64`) of `perfetto.protos.TrackEvent`.
+    CallstackIid(u64),
+    /// Field `callstack_weight` = 57 (`double`) of `perfetto.protos.TrackEvent`.
+    CallstackWeight(f64),
+    /// Field `debug_annotations` = 4 (repeated `perfetto.protos.DebugAnnotation`) of `perfetto.protos.TrackEvent`.
+    DebugAnnotations(::protozero::Lazy<'a, DebugAnnotationDecoder<'a>>),
+    /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`.
+    TaskExecution(::protozero::Lazy<'a, TaskExecutionDecoder<'a>>),
+    /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`.
+    LogMessage(::protozero::Lazy<'a, LogMessageDecoder<'a>>),
+    /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`.
+    SourceLocation(::protozero::Lazy<'a, SourceLocationDecoder<'a>>),
+    /// Field `source_location_iid` = 34 (`uint64`) of `perfetto.protos.TrackEvent`.
+    SourceLocationIid(u64),
+    /// Field `timestamp_delta_us` = 1 (`int64`) of `perfetto.protos.TrackEvent`.
+    TimestampDeltaUs(i64),
+    /// Field `timestamp_absolute_us` = 16 (`int64`) of `perfetto.protos.TrackEvent`.
+    TimestampAbsoluteUs(i64),
+    /// Field `thread_time_delta_us` = 2 (`int64`) of `perfetto.protos.TrackEvent`.
+    ThreadTimeDeltaUs(i64),
+    /// Field `thread_time_absolute_us` = 17 (`int64`) of `perfetto.protos.TrackEvent`.
+    ThreadTimeAbsoluteUs(i64),
+    /// Field `thread_instruction_count_delta` = 8 (`int64`) of `perfetto.protos.TrackEvent`.
+    ThreadInstructionCountDelta(i64),
+    /// Field `thread_instruction_count_absolute` = 20 (`int64`) of `perfetto.protos.TrackEvent`.
+    ThreadInstructionCountAbsolute(i64),
+    /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`.
+    LegacyEvent(::protozero::Lazy<'a, track_event::LegacyEventDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TrackEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TrackEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            3 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::CategoryIids(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            22 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Categories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::NameIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            23 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Type(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::TrackUuid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            30 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::CounterValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            44 => {
+                match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                    ::core::option::Option::Some(v) => Self::DoubleCounterValue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            31 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::ExtraCounterTrackUuids(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Int64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::ExtraCounterValues(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            45 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => {
+                        Self::ExtraDoubleCounterTrackUuids(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            46 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Double,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::ExtraDoubleCounterValues(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            36 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::FlowIdsOld(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            47 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Fixed64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::FlowIds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            42 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::TerminatingFlowIdsOld(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            48 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Fixed64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::TerminatingFlowIds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            52 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CorrelationId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            53 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::CorrelationIdStr(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            54 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CorrelationIdStrIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            55 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Callstack(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            56 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CallstackIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            57 => {
+                match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                    ::core::option::Option::Some(v) => Self::CallstackWeight(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DebugAnnotations(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TaskExecution(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            21 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::LogMessage(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            33 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SourceLocation(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            34 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::SourceLocationIid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::TimestampDeltaUs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::TimestampAbsoluteUs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::ThreadTimeDeltaUs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::ThreadTimeAbsoluteUs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => {
+                        Self::ThreadInstructionCountDelta(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            20 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => {
+                        Self::ThreadInstructionCountAbsolute(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::LegacyEvent(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TrackEventDecoder<'a> {
+    type Field = TrackEventField<'a>;
+}
 /// Nested types of message `perfetto.protos.TrackEvent`.
 pub mod track_event {
     /// The member set in oneof `name_field` of `perfetto.protos.TrackEvent`, with its value.
@@ -1491,6 +1831,44 @@ pub mod track_event {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TrackEvent.InlineCallstack` one by one, in wire order, typed (from [`InlineCallstackField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum InlineCallstackField<'a> {
+        /// Field `frames` = 1 (repeated `perfetto.protos.TrackEvent.InlineCallstack.Frame`) of `perfetto.protos.TrackEvent.InlineCallstack`.
+        Frames(::protozero::Lazy<'a, inline_callstack::FrameDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> InlineCallstackField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for InlineCallstackField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Frames(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for InlineCallstackDecoder<'a> {
+        type Field = InlineCallstackField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TrackEvent.InlineCallstack`.
     pub mod inline_callstack {
         /// Writer of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`): each method appends one field to the output immediately.
@@ -1692,6 +2070,62 @@ pub mod track_event {
                 s.check_fields(d, &[1, 2, 3]);
                 s.finish()
             }
+        }
+        /// The fields of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` one by one, in wire order, typed (from [`FrameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum FrameField<'a> {
+            /// Field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`.
+            FunctionName(&'a str),
+            /// Field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`.
+            SourceFile(&'a str),
+            /// Field `line_number` = 3 (`uint32`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`.
+            LineNumber(u32),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> FrameField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for FrameField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::FunctionName(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::SourceFile(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    3 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                            ::core::option::Option::Some(v) => Self::LineNumber(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for FrameDecoder<'a> {
+            type Field = FrameField<'a>;
         }
     }
     /// Writer of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`): each method appends one field to the output immediately.
@@ -2216,6 +2650,170 @@ pub mod track_event {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.TrackEvent.LegacyEvent` one by one, in wire order, typed (from [`LegacyEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum LegacyEventField<'a> {
+        /// Field `name_iid` = 1 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        NameIid(u64),
+        /// Field `phase` = 2 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        Phase(i32),
+        /// Field `duration_us` = 3 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        DurationUs(i64),
+        /// Field `thread_duration_us` = 4 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        ThreadDurationUs(i64),
+        /// Field `thread_instruction_delta` = 15 (`int64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        ThreadInstructionDelta(i64),
+        /// Field `unscoped_id` = 6 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        UnscopedId(u64),
+        /// Field `local_id` = 10 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        LocalId(u64),
+        /// Field `global_id` = 11 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        GlobalId(u64),
+        /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        IdScope(&'a str),
+        /// Field `use_async_tts` = 9 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        UseAsyncTts(bool),
+        /// Field `bind_id` = 8 (`uint64`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        BindId(u64),
+        /// Field `bind_to_enclosing` = 12 (`bool`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        BindToEnclosing(bool),
+        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        FlowDirection(::protozero::EnumValue<legacy_event::FlowDirection>),
+        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        InstantEventScope(::protozero::EnumValue<legacy_event::InstantEventScope>),
+        /// Field `pid_override` = 18 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        PidOverride(i32),
+        /// Field `tid_override` = 19 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`.
+        TidOverride(i32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> LegacyEventField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for LegacyEventField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::NameIid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Phase(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::DurationUs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::ThreadDurationUs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                15 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => {
+                            Self::ThreadInstructionDelta(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::UnscopedId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::LocalId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::GlobalId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::IdScope(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::UseAsyncTts(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::BindId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                12 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::BindToEnclosing(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                13 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::FlowDirection(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                14 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::InstantEventScope(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                18 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::PidOverride(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                19 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::TidOverride(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for LegacyEventDecoder<'a> {
+        type Field = LegacyEventField<'a>;
+    }
     /// Nested types of message `perfetto.protos.TrackEvent.LegacyEvent`.
     pub mod legacy_event {
         /// The member set in oneof `id` of `perfetto.protos.TrackEvent.LegacyEvent`, with its value.
@@ -2591,6 +3189,66 @@ impl<'a> ::protozero::__private::DebugDecoder for TrackEventDefaultsDecoder<'a> 
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TrackEventDefaults` one by one, in wire order, typed (from [`TrackEventDefaultsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrackEventDefaultsField<'a> {
+    /// Field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEventDefaults`.
+    TrackUuid(u64),
+    /// Field `extra_counter_track_uuids` = 31 (repeated `uint64`) of `perfetto.protos.TrackEventDefaults`.
+    ExtraCounterTrackUuids(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// Field `extra_double_counter_track_uuids` = 45 (repeated `uint64`) of `perfetto.protos.TrackEventDefaults`.
+    ExtraDoubleCounterTrackUuids(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Uint64>,
+    ),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TrackEventDefaultsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TrackEventDefaultsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            11 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::TrackUuid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            31 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::ExtraCounterTrackUuids(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            45 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => {
+                        Self::ExtraDoubleCounterTrackUuids(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TrackEventDefaultsDecoder<'a> {
+    type Field = TrackEventDefaultsField<'a>;
+}
 /// Writer of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2754,6 +3412,52 @@ impl<'a> ::protozero::__private::DebugDecoder for EventCategoryDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.EventCategory` one by one, in wire order, typed (from [`EventCategoryField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EventCategoryField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.EventCategory`.
+    Iid(u64),
+    /// Field `name` = 2 (`string`) of `perfetto.protos.EventCategory`.
+    Name(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> EventCategoryField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for EventCategoryField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for EventCategoryDecoder<'a> {
+    type Field = EventCategoryField<'a>;
+}
 /// Writer of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -2916,4 +3620,50 @@ impl<'a> ::protozero::__private::DebugDecoder for EventNameDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.EventName` one by one, in wire order, typed (from [`EventNameField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EventNameField<'a> {
+    /// Field `iid` = 1 (`uint64`) of `perfetto.protos.EventName`.
+    Iid(u64),
+    /// Field `name` = 2 (`string`) of `perfetto.protos.EventName`.
+    Name(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> EventNameField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for EventNameField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Iid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for EventNameDecoder<'a> {
+    type Field = EventNameField<'a>;
 }

@@ -807,6 +807,267 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FtraceConfig` one by one, in wire order, typed (from [`FtraceConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceConfigField<'a> {
+    /// Field `ftrace_events` = 1 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    FtraceEvents(&'a str),
+    /// Field `kprobe_events` = 30 (repeated `perfetto.protos.FtraceConfig.KprobeEvent`) of `perfetto.protos.FtraceConfig`.
+    KprobeEvents(::protozero::Lazy<'a, ftrace_config::KprobeEventDecoder<'a>>),
+    /// Field `atrace_categories` = 2 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    AtraceCategories(&'a str),
+    /// Field `atrace_apps` = 3 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    AtraceApps(&'a str),
+    /// Field `atrace_categories_prefer_sdk` = 28 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    AtraceCategoriesPreferSdk(&'a str),
+    /// Field `buffer_size_kb` = 10 (`uint32`) of `perfetto.protos.FtraceConfig`.
+    BufferSizeKb(u32),
+    /// Field `drain_period_ms` = 11 (`uint32`) of `perfetto.protos.FtraceConfig`.
+    DrainPeriodMs(u32),
+    /// Field `drain_buffer_percent` = 29 (`uint32`) of `perfetto.protos.FtraceConfig`.
+    DrainBufferPercent(u32),
+    /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`.
+    CompactSched(::protozero::Lazy<'a, ftrace_config::CompactSchedConfigDecoder<'a>>),
+    /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`.
+    PrintFilter(::protozero::Lazy<'a, ftrace_config::PrintFilterDecoder<'a>>),
+    /// Field `symbolize_ksyms` = 13 (`bool`) of `perfetto.protos.FtraceConfig`.
+    SymbolizeKsyms(bool),
+    /// Field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig`.
+    KsymsMemPolicy(::protozero::EnumValue<ftrace_config::KsymsMemPolicy>),
+    /// Field `initialize_ksyms_synchronously_for_testing` = 14 (`bool`) of `perfetto.protos.FtraceConfig`.
+    InitializeKsymsSynchronouslyForTesting(bool),
+    /// Field `throttle_rss_stat` = 15 (`bool`) of `perfetto.protos.FtraceConfig`.
+    ThrottleRssStat(bool),
+    /// Field `denser_generic_event_encoding` = 32 (`bool`) of `perfetto.protos.FtraceConfig`.
+    DenserGenericEventEncoding(bool),
+    /// Field `disable_generic_events` = 16 (`bool`) of `perfetto.protos.FtraceConfig`.
+    DisableGenericEvents(bool),
+    /// Field `syscall_events` = 18 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    SyscallEvents(&'a str),
+    /// Field `enable_function_graph` = 19 (`bool`) of `perfetto.protos.FtraceConfig`.
+    EnableFunctionGraph(bool),
+    /// Field `function_filters` = 20 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    FunctionFilters(&'a str),
+    /// Field `function_graph_roots` = 21 (repeated `string`) of `perfetto.protos.FtraceConfig`.
+    FunctionGraphRoots(&'a str),
+    /// Field `preserve_ftrace_buffer` = 23 (`bool`) of `perfetto.protos.FtraceConfig`.
+    PreserveFtraceBuffer(bool),
+    /// Field `use_monotonic_raw_clock` = 24 (`bool`) of `perfetto.protos.FtraceConfig`.
+    UseMonotonicRawClock(bool),
+    /// Field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig`.
+    InstanceName(&'a str),
+    /// Field `buffer_size_lower_bound` = 27 (`bool`) of `perfetto.protos.FtraceConfig`.
+    BufferSizeLowerBound(bool),
+    /// Field `debug_ftrace_abi` = 31 (`bool`) of `perfetto.protos.FtraceConfig`.
+    DebugFtraceAbi(bool),
+    /// Field `function_graph_max_depth` = 33 (`uint32`) of `perfetto.protos.FtraceConfig`.
+    FunctionGraphMaxDepth(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FtraceEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            30 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::KprobeEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AtraceCategories(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AtraceApps(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            28 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AtraceCategoriesPreferSdk(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::BufferSizeKb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DrainPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            29 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DrainBufferPercent(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CompactSched(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            22 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::PrintFilter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::SymbolizeKsyms(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::KsymsMemPolicy(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::InitializeKsymsSynchronouslyForTesting(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            15 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ThrottleRssStat(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            32 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => {
+                        Self::DenserGenericEventEncoding(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::DisableGenericEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            18 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::SyscallEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            19 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::EnableFunctionGraph(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            20 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FunctionFilters(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            21 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FunctionGraphRoots(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            23 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::PreserveFtraceBuffer(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            24 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::UseMonotonicRawClock(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            25 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::InstanceName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            27 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::BufferSizeLowerBound(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            31 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::DebugFtraceAbi(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            33 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::FunctionGraphMaxDepth(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceConfigDecoder<'a> {
+    type Field = FtraceConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.FtraceConfig`.
 pub mod ftrace_config {
     /// Enum `perfetto.protos.FtraceConfig.KsymsMemPolicy` (from `protos/perfetto/config/ftrace/ftrace_config.proto`).
@@ -1071,6 +1332,54 @@ pub mod ftrace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.FtraceConfig.KprobeEvent` one by one, in wire order, typed (from [`KprobeEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum KprobeEventField<'a> {
+        /// Field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent`.
+        Probe(&'a str),
+        /// Field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent`.
+        Type(::protozero::EnumValue<kprobe_event::KprobeType>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> KprobeEventField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for KprobeEventField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Probe(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::Type(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for KprobeEventDecoder<'a> {
+        type Field = KprobeEventField<'a>;
+    }
     /// Nested types of message `perfetto.protos.FtraceConfig.KprobeEvent`.
     pub mod kprobe_event {
         /// Enum `perfetto.protos.FtraceConfig.KprobeEvent.KprobeType` (from `protos/perfetto/config/ftrace/ftrace_config.proto`).
@@ -1297,6 +1606,42 @@ pub mod ftrace_config {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.FtraceConfig.CompactSchedConfig` one by one, in wire order, typed (from [`CompactSchedConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CompactSchedConfigField<'a> {
+        /// Field `enabled` = 1 (`bool`) of `perfetto.protos.FtraceConfig.CompactSchedConfig`.
+        Enabled(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CompactSchedConfigField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CompactSchedConfigField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::Enabled(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CompactSchedConfigDecoder<'a> {
+        type Field = CompactSchedConfigField<'a>;
+    }
     /// Writer of message `perfetto.protos.FtraceConfig.PrintFilter` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1447,6 +1792,44 @@ pub mod ftrace_config {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.FtraceConfig.PrintFilter` one by one, in wire order, typed (from [`PrintFilterField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum PrintFilterField<'a> {
+        /// Field `rules` = 1 (repeated `perfetto.protos.FtraceConfig.PrintFilter.Rule`) of `perfetto.protos.FtraceConfig.PrintFilter`.
+        Rules(::protozero::Lazy<'a, print_filter::RuleDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> PrintFilterField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for PrintFilterField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Rules(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for PrintFilterDecoder<'a> {
+        type Field = PrintFilterField<'a>;
     }
     /// Nested types of message `perfetto.protos.FtraceConfig.PrintFilter`.
     pub mod print_filter {
@@ -1681,6 +2064,62 @@ pub mod ftrace_config {
                 s.finish()
             }
         }
+        /// The fields of message `perfetto.protos.FtraceConfig.PrintFilter.Rule` one by one, in wire order, typed (from [`RuleField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum RuleField<'a> {
+            /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`.
+            Prefix(&'a str),
+            /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`.
+            AtraceMsg(::protozero::Lazy<'a, rule::AtraceMessageDecoder<'a>>),
+            /// Field `allow` = 2 (`bool`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`.
+            Allow(bool),
+            /// A field the schema does not declare, or a declared one that is
+            /// malformed (another wire type, a string that is not UTF-8).
+            Other(::protozero::Field<'a>),
+        }
+        impl<'a> RuleField<'a> {
+            /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+            /// iteration ends at a malformed field, see `Fields::error`.
+            #[inline]
+            pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                ::protozero::Fields::new(buf)
+            }
+        }
+        impl<'a> ::protozero::FieldEnum<'a> for RuleField<'a> {
+            const GROUPS: bool = false;
+            #[inline(always)]
+            fn from_field(f: ::protozero::Field<'a>) -> Self {
+                match f.id {
+                    1 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .and_then(|b| ::core::str::from_utf8(b).ok())
+                        {
+                            ::core::option::Option::Some(v) => Self::Prefix(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    3 => {
+                        match ::protozero::__private::bytes(f.value)
+                            .map(::protozero::Lazy::new)
+                        {
+                            ::core::option::Option::Some(v) => Self::AtraceMsg(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    2 => {
+                        match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                            ::core::option::Option::Some(v) => Self::Allow(v),
+                            ::core::option::Option::None => Self::Other(f),
+                        }
+                    }
+                    _ => Self::Other(f),
+                }
+            }
+        }
+        impl<'a> ::protozero::MessageFields<'a> for RuleDecoder<'a> {
+            type Field = RuleField<'a>;
+        }
         /// Nested types of message `perfetto.protos.FtraceConfig.PrintFilter.Rule`.
         pub mod rule {
             /// The member set in oneof `match` of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, with its value.
@@ -1874,6 +2313,54 @@ pub mod ftrace_config {
                     s.check_fields(d, &[1, 2]);
                     s.finish()
                 }
+            }
+            /// The fields of message `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` one by one, in wire order, typed (from [`AtraceMessageField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+            #[derive(Debug, Clone)]
+            #[non_exhaustive]
+            pub enum AtraceMessageField<'a> {
+                /// Field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`.
+                Type(&'a str),
+                /// Field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`.
+                Prefix(&'a str),
+                /// A field the schema does not declare, or a declared one that is
+                /// malformed (another wire type, a string that is not UTF-8).
+                Other(::protozero::Field<'a>),
+            }
+            impl<'a> AtraceMessageField<'a> {
+                /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+                /// iteration ends at a malformed field, see `Fields::error`.
+                #[inline]
+                pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+                    ::protozero::Fields::new(buf)
+                }
+            }
+            impl<'a> ::protozero::FieldEnum<'a> for AtraceMessageField<'a> {
+                const GROUPS: bool = false;
+                #[inline(always)]
+                fn from_field(f: ::protozero::Field<'a>) -> Self {
+                    match f.id {
+                        1 => {
+                            match ::protozero::__private::bytes(f.value)
+                                .and_then(|b| ::core::str::from_utf8(b).ok())
+                            {
+                                ::core::option::Option::Some(v) => Self::Type(v),
+                                ::core::option::Option::None => Self::Other(f),
+                            }
+                        }
+                        2 => {
+                            match ::protozero::__private::bytes(f.value)
+                                .and_then(|b| ::core::str::from_utf8(b).ok())
+                            {
+                                ::core::option::Option::Some(v) => Self::Prefix(v),
+                                ::core::option::Option::None => Self::Other(f),
+                            }
+                        }
+                        _ => Self::Other(f),
+                    }
+                }
+            }
+            impl<'a> ::protozero::MessageFields<'a> for AtraceMessageDecoder<'a> {
+                type Field = AtraceMessageField<'a>;
             }
         }
     }

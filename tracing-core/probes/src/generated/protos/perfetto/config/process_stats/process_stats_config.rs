@@ -327,6 +327,113 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessStatsConfigDecoder<'a> 
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ProcessStatsConfig` one by one, in wire order, typed (from [`ProcessStatsConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProcessStatsConfigField<'a> {
+    /// Field `quirks` = 1 (repeated `perfetto.protos.ProcessStatsConfig.Quirks`) of `perfetto.protos.ProcessStatsConfig`.
+    Quirks(
+        ::protozero::Occurrence<
+            'a,
+            ::protozero::kinds::Enum<process_stats_config::Quirks>,
+        >,
+    ),
+    /// Field `scan_all_processes_on_start` = 2 (`bool`) of `perfetto.protos.ProcessStatsConfig`.
+    ScanAllProcessesOnStart(bool),
+    /// Field `record_thread_names` = 3 (`bool`) of `perfetto.protos.ProcessStatsConfig`.
+    RecordThreadNames(bool),
+    /// Field `proc_stats_poll_ms` = 4 (`uint32`) of `perfetto.protos.ProcessStatsConfig`.
+    ProcStatsPollMs(u32),
+    /// Field `proc_stats_cache_ttl_ms` = 6 (`uint32`) of `perfetto.protos.ProcessStatsConfig`.
+    ProcStatsCacheTtlMs(u32),
+    /// Field `resolve_process_fds` = 9 (`bool`) of `perfetto.protos.ProcessStatsConfig`.
+    ResolveProcessFds(bool),
+    /// Field `scan_smaps_rollup` = 10 (`bool`) of `perfetto.protos.ProcessStatsConfig`.
+    ScanSmapsRollup(bool),
+    /// Field `record_process_age` = 11 (`bool`) of `perfetto.protos.ProcessStatsConfig`.
+    RecordProcessAge(bool),
+    /// Field `record_process_runtime` = 12 (`bool`) of `perfetto.protos.ProcessStatsConfig`.
+    RecordProcessRuntime(bool),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ProcessStatsConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<process_stats_config::Quirks>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::Quirks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ScanAllProcessesOnStart(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::RecordThreadNames(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::ProcStatsPollMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::ProcStatsCacheTtlMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ResolveProcessFds(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::ScanSmapsRollup(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::RecordProcessAge(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::RecordProcessRuntime(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ProcessStatsConfigDecoder<'a> {
+    type Field = ProcessStatsConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.ProcessStatsConfig`.
 pub mod process_stats_config {
     /// Enum `perfetto.protos.ProcessStatsConfig.Quirks` (from `protos/perfetto/config/process_stats/process_stats_config.proto`).

@@ -468,6 +468,161 @@ impl<'a> ::protozero::__private::DebugDecoder for SysStatsConfigDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SysStatsConfig` one by one, in wire order, typed (from [`SysStatsConfigField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SysStatsConfigField<'a> {
+    /// Field `meminfo_period_ms` = 1 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    MeminfoPeriodMs(u32),
+    /// Field `meminfo_counters` = 2 (repeated `perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStatsConfig`.
+    MeminfoCounters(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Enum<MeminfoCounters>>,
+    ),
+    /// Field `vmstat_period_ms` = 3 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    VmstatPeriodMs(u32),
+    /// Field `vmstat_counters` = 4 (repeated `perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStatsConfig`.
+    VmstatCounters(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Enum<VmstatCounters>>,
+    ),
+    /// Field `stat_period_ms` = 5 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    StatPeriodMs(u32),
+    /// Field `stat_counters` = 6 (repeated `perfetto.protos.SysStatsConfig.StatCounters`) of `perfetto.protos.SysStatsConfig`.
+    StatCounters(
+        ::protozero::Occurrence<
+            'a,
+            ::protozero::kinds::Enum<sys_stats_config::StatCounters>,
+        >,
+    ),
+    /// Field `devfreq_period_ms` = 7 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    DevfreqPeriodMs(u32),
+    /// Field `cpufreq_period_ms` = 8 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    CpufreqPeriodMs(u32),
+    /// Field `buddyinfo_period_ms` = 9 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    BuddyinfoPeriodMs(u32),
+    /// Field `diskstat_period_ms` = 10 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    DiskstatPeriodMs(u32),
+    /// Field `psi_period_ms` = 11 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    PsiPeriodMs(u32),
+    /// Field `thermal_period_ms` = 12 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    ThermalPeriodMs(u32),
+    /// Field `cpuidle_period_ms` = 13 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    CpuidlePeriodMs(u32),
+    /// Field `gpufreq_period_ms` = 14 (`uint32`) of `perfetto.protos.SysStatsConfig`.
+    GpufreqPeriodMs(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SysStatsConfigField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SysStatsConfigField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::MeminfoPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<MeminfoCounters>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::MeminfoCounters(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::VmstatPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<VmstatCounters>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::VmstatCounters(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::StatPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<sys_stats_config::StatCounters>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::StatCounters(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DevfreqPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::CpufreqPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::BuddyinfoPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::DiskstatPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::PsiPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::ThermalPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::CpuidlePeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::GpufreqPeriodMs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SysStatsConfigDecoder<'a> {
+    type Field = SysStatsConfigField<'a>;
+}
 /// Nested types of message `perfetto.protos.SysStatsConfig`.
 pub mod sys_stats_config {
     /// Enum `perfetto.protos.SysStatsConfig.StatCounters` (from `protos/perfetto/config/sys_stats/sys_stats_config.proto`).

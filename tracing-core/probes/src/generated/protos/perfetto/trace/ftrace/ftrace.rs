@@ -163,3 +163,49 @@ impl<'a> ::protozero::__private::DebugDecoder for PrintFtraceEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.PrintFtraceEvent` one by one, in wire order, typed (from [`PrintFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum PrintFtraceEventField<'a> {
+    /// Field `ip` = 1 (`uint64`) of `perfetto.protos.PrintFtraceEvent`.
+    Ip(u64),
+    /// Field `buf` = 2 (`string`) of `perfetto.protos.PrintFtraceEvent`.
+    Buf(&'a str),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> PrintFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for PrintFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Ip(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Buf(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for PrintFtraceEventDecoder<'a> {
+    type Field = PrintFtraceEventField<'a>;
+}

@@ -1338,6 +1338,307 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FtraceEvent` one by one, in wire order, typed (from [`FtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceEventField<'a> {
+    /// Field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEvent`.
+    Timestamp(u64),
+    /// Field `pid` = 2 (`uint32`) of `perfetto.protos.FtraceEvent`.
+    Pid(u32),
+    /// Field `common_flags` = 5 (`uint32`) of `perfetto.protos.FtraceEvent`.
+    CommonFlags(u32),
+    /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    Print(::protozero::Lazy<'a, PrintFtraceEventDecoder<'a>>),
+    /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedSwitch(::protozero::Lazy<'a, SchedSwitchFtraceEventDecoder<'a>>),
+    /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    CpuFrequency(::protozero::Lazy<'a, CpuFrequencyFtraceEventDecoder<'a>>),
+    /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    CpuIdle(::protozero::Lazy<'a, CpuIdleFtraceEventDecoder<'a>>),
+    /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedWakeup(::protozero::Lazy<'a, SchedWakeupFtraceEventDecoder<'a>>),
+    /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedWaking(::protozero::Lazy<'a, SchedWakingFtraceEventDecoder<'a>>),
+    /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SoftirqEntry(::protozero::Lazy<'a, SoftirqEntryFtraceEventDecoder<'a>>),
+    /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SoftirqExit(::protozero::Lazy<'a, SoftirqExitFtraceEventDecoder<'a>>),
+    /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SoftirqRaise(::protozero::Lazy<'a, SoftirqRaiseFtraceEventDecoder<'a>>),
+    /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    IrqHandlerEntry(::protozero::Lazy<'a, IrqHandlerEntryFtraceEventDecoder<'a>>),
+    /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    IrqHandlerExit(::protozero::Lazy<'a, IrqHandlerExitFtraceEventDecoder<'a>>),
+    /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    WorkqueueActivateWork(
+        ::protozero::Lazy<'a, WorkqueueActivateWorkFtraceEventDecoder<'a>>,
+    ),
+    /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    WorkqueueExecuteEnd(
+        ::protozero::Lazy<'a, WorkqueueExecuteEndFtraceEventDecoder<'a>>,
+    ),
+    /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    WorkqueueExecuteStart(
+        ::protozero::Lazy<'a, WorkqueueExecuteStartFtraceEventDecoder<'a>>,
+    ),
+    /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    WorkqueueQueueWork(::protozero::Lazy<'a, WorkqueueQueueWorkFtraceEventDecoder<'a>>),
+    /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedWakeupNew(::protozero::Lazy<'a, SchedWakeupNewFtraceEventDecoder<'a>>),
+    /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    TaskNewtask(::protozero::Lazy<'a, TaskNewtaskFtraceEventDecoder<'a>>),
+    /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    TaskRename(::protozero::Lazy<'a, TaskRenameFtraceEventDecoder<'a>>),
+    /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedProcessExec(::protozero::Lazy<'a, SchedProcessExecFtraceEventDecoder<'a>>),
+    /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedProcessExit(::protozero::Lazy<'a, SchedProcessExitFtraceEventDecoder<'a>>),
+    /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedProcessFork(::protozero::Lazy<'a, SchedProcessForkFtraceEventDecoder<'a>>),
+    /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedProcessFree(::protozero::Lazy<'a, SchedProcessFreeFtraceEventDecoder<'a>>),
+    /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedProcessHang(::protozero::Lazy<'a, SchedProcessHangFtraceEventDecoder<'a>>),
+    /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SchedProcessWait(::protozero::Lazy<'a, SchedProcessWaitFtraceEventDecoder<'a>>),
+    /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    Generic(::protozero::Lazy<'a, GenericFtraceEventDecoder<'a>>),
+    /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SysEnter(::protozero::Lazy<'a, SysEnterFtraceEventDecoder<'a>>),
+    /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`.
+    SysExit(::protozero::Lazy<'a, SysExitFtraceEventDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Timestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::CommonFlags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Print(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedSwitch(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CpuFrequency(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CpuIdle(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedWakeup(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            20 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedWaking(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            24 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SoftirqEntry(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            25 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SoftirqExit(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            26 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SoftirqRaise(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            36 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::IrqHandlerEntry(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            37 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::IrqHandlerExit(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            56 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::WorkqueueActivateWork(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            57 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::WorkqueueExecuteEnd(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            58 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::WorkqueueExecuteStart(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            59 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::WorkqueueQueueWork(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            114 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedWakeupNew(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            235 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TaskNewtask(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            236 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::TaskRename(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            237 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedProcessExec(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            238 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedProcessExit(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            239 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedProcessFork(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            240 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedProcessFree(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            241 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedProcessHang(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            242 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SchedProcessWait(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            327 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Generic(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            329 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SysEnter(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            330 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::SysExit(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceEventDecoder<'a> {
+    type Field = FtraceEventField<'a>;
+}
 /// Nested types of message `perfetto.protos.FtraceEvent`.
 pub mod ftrace_event {
     /// The member set in oneof `event` of `perfetto.protos.FtraceEvent`, with its value.

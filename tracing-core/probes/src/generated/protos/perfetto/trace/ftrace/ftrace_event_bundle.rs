@@ -539,6 +539,140 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceEventBundleDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FtraceEventBundle` one by one, in wire order, typed (from [`FtraceEventBundleField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceEventBundleField<'a> {
+    /// Field `cpu` = 1 (`uint32`) of `perfetto.protos.FtraceEventBundle`.
+    Cpu(u32),
+    /// Field `event` = 2 (repeated `perfetto.protos.FtraceEvent`) of `perfetto.protos.FtraceEventBundle`.
+    Event(::protozero::Lazy<'a, FtraceEventDecoder<'a>>),
+    /// Field `lost_events` = 3 (`bool`) of `perfetto.protos.FtraceEventBundle`.
+    LostEvents(bool),
+    /// Field `compact_sched` = 4 (`perfetto.protos.FtraceEventBundle.CompactSched`) of `perfetto.protos.FtraceEventBundle`.
+    CompactSched(::protozero::Lazy<'a, ftrace_event_bundle::CompactSchedDecoder<'a>>),
+    /// Field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle`.
+    FtraceClock(::protozero::EnumValue<FtraceClock>),
+    /// Field `ftrace_timestamp` = 6 (`int64`) of `perfetto.protos.FtraceEventBundle`.
+    FtraceTimestamp(i64),
+    /// Field `boot_timestamp` = 7 (`int64`) of `perfetto.protos.FtraceEventBundle`.
+    BootTimestamp(i64),
+    /// Field `error` = 8 (repeated `perfetto.protos.FtraceEventBundle.FtraceError`) of `perfetto.protos.FtraceEventBundle`.
+    Error(::protozero::Lazy<'a, ftrace_event_bundle::FtraceErrorDecoder<'a>>),
+    /// Field `last_read_event_timestamp` = 9 (`uint64`) of `perfetto.protos.FtraceEventBundle`.
+    LastReadEventTimestamp(u64),
+    /// Field `previous_bundle_end_timestamp` = 10 (`uint64`) of `perfetto.protos.FtraceEventBundle`.
+    PreviousBundleEndTimestamp(u64),
+    /// Field `generic_event_descriptors` = 11 (repeated `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`) of `perfetto.protos.FtraceEventBundle`.
+    GenericEventDescriptors(
+        ::protozero::Lazy<'a, ftrace_event_bundle::GenericEventDescriptorDecoder<'a>>,
+    ),
+    /// Field `broken_abi_trace_page` = 512 (`bytes`) of `perfetto.protos.FtraceEventBundle`.
+    BrokenAbiTracePage(&'a [u8]),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceEventBundleField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceEventBundleField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Cpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Event(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::LostEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CompactSched(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::FtraceClock(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::FtraceTimestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::BootTimestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Error(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::LastReadEventTimestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => {
+                        Self::PreviousBundleEndTimestamp(v)
+                    }
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::GenericEventDescriptors(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            512 => {
+                match ::protozero::__private::bytes(f.value) {
+                    ::core::option::Option::Some(v) => Self::BrokenAbiTracePage(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceEventBundleDecoder<'a> {
+    type Field = FtraceEventBundleField<'a>;
+}
 /// Nested types of message `perfetto.protos.FtraceEventBundle`.
 pub mod ftrace_event_bundle {
     /// Writer of message `perfetto.protos.FtraceEventBundle.CompactSched` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): each method appends one field to the output immediately.
@@ -1035,6 +1169,154 @@ pub mod ftrace_event_bundle {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.FtraceEventBundle.CompactSched` one by one, in wire order, typed (from [`CompactSchedField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CompactSchedField<'a> {
+        /// Field `intern_table` = 5 (repeated `string`) of `perfetto.protos.FtraceEventBundle.CompactSched`.
+        InternTable(&'a str),
+        /// Field `switch_timestamp` = 1 (repeated `uint64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        SwitchTimestamp(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+        /// Field `switch_prev_state` = 2 (repeated `int64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        SwitchPrevState(::protozero::Occurrence<'a, ::protozero::kinds::Int64>),
+        /// Field `switch_next_pid` = 3 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        SwitchNextPid(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `switch_next_prio` = 4 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        SwitchNextPrio(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `switch_next_comm_index` = 6 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        SwitchNextCommIndex(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// Field `waking_timestamp` = 7 (repeated `uint64`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        WakingTimestamp(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+        /// Field `waking_pid` = 8 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        WakingPid(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `waking_target_cpu` = 9 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        WakingTargetCpu(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `waking_prio` = 10 (repeated `int32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        WakingPrio(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `waking_comm_index` = 11 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        WakingCommIndex(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// Field `waking_common_flags` = 12 (repeated `uint32`) of `perfetto.protos.FtraceEventBundle.CompactSched`, packed.
+        WakingCommonFlags(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CompactSchedField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CompactSchedField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                5 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::InternTable(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                1 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::SwitchTimestamp(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::SwitchPrevState(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::SwitchNextPid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::SwitchNextPrio(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::SwitchNextCommIndex(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint64,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::WakingTimestamp(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::WakingPid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::WakingTargetCpu(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::WakingPrio(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::WakingCommIndex(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                12 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::WakingCommonFlags(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CompactSchedDecoder<'a> {
+        type Field = CompactSchedField<'a>;
+    }
     /// Writer of message `perfetto.protos.FtraceEventBundle.FtraceError` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1211,6 +1493,52 @@ pub mod ftrace_event_bundle {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.FtraceEventBundle.FtraceError` one by one, in wire order, typed (from [`FtraceErrorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum FtraceErrorField<'a> {
+        /// Field `timestamp` = 1 (`uint64`) of `perfetto.protos.FtraceEventBundle.FtraceError`.
+        Timestamp(u64),
+        /// Field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError`.
+        Status(::protozero::EnumValue<super::FtraceParseStatus>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> FtraceErrorField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for FtraceErrorField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Timestamp(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::Status(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for FtraceErrorDecoder<'a> {
+        type Field = FtraceErrorField<'a>;
+    }
     /// Writer of message `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` (from `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1372,5 +1700,49 @@ pub mod ftrace_event_bundle {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.FtraceEventBundle.GenericEventDescriptor` one by one, in wire order, typed (from [`GenericEventDescriptorField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum GenericEventDescriptorField<'a> {
+        /// Field `field_id` = 1 (`int32`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`.
+        FieldId(i32),
+        /// Field `event_descriptor` = 2 (`bytes`) of `perfetto.protos.FtraceEventBundle.GenericEventDescriptor`.
+        EventDescriptor(&'a [u8]),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> GenericEventDescriptorField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for GenericEventDescriptorField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::FieldId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value) {
+                        ::core::option::Option::Some(v) => Self::EventDescriptor(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for GenericEventDescriptorDecoder<'a> {
+        type Field = GenericEventDescriptorField<'a>;
     }
 }

@@ -510,6 +510,106 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceCpuStatsDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.FtraceCpuStats` one by one, in wire order, typed (from [`FtraceCpuStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceCpuStatsField<'a> {
+    /// Field `cpu` = 1 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    Cpu(u64),
+    /// Field `entries` = 2 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    Entries(u64),
+    /// Field `overrun` = 3 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    Overrun(u64),
+    /// Field `commit_overrun` = 4 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    CommitOverrun(u64),
+    /// Field `bytes_read` = 5 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    BytesRead(u64),
+    /// Field `oldest_event_ts` = 6 (`double`) of `perfetto.protos.FtraceCpuStats`.
+    OldestEventTs(f64),
+    /// Field `now_ts` = 7 (`double`) of `perfetto.protos.FtraceCpuStats`.
+    NowTs(f64),
+    /// Field `dropped_events` = 8 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    DroppedEvents(u64),
+    /// Field `read_events` = 9 (`uint64`) of `perfetto.protos.FtraceCpuStats`.
+    ReadEvents(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceCpuStatsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceCpuStatsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Cpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Entries(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Overrun(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CommitOverrun(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::BytesRead(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                    ::core::option::Option::Some(v) => Self::OldestEventTs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::fixed64(f.value).map(f64::from_bits) {
+                    ::core::option::Option::Some(v) => Self::NowTs(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::DroppedEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::ReadEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceCpuStatsDecoder<'a> {
+    type Field = FtraceCpuStatsField<'a>;
+}
 /// Writer of message `perfetto.protos.FtraceKprobeStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -667,6 +767,50 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceKprobeStatsDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.FtraceKprobeStats` one by one, in wire order, typed (from [`FtraceKprobeStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceKprobeStatsField<'a> {
+    /// Field `hits` = 1 (`int64`) of `perfetto.protos.FtraceKprobeStats`.
+    Hits(i64),
+    /// Field `misses` = 2 (`int64`) of `perfetto.protos.FtraceKprobeStats`.
+    Misses(i64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceKprobeStatsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceKprobeStatsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Hits(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Misses(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceKprobeStatsDecoder<'a> {
+    type Field = FtraceKprobeStatsField<'a>;
 }
 /// Writer of message `perfetto.protos.FtraceStats` (from `protos/perfetto/trace/ftrace/ftrace_stats.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1067,6 +1211,128 @@ impl<'a> ::protozero::__private::DebugDecoder for FtraceStatsDecoder<'a> {
         s.check_fields(d, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.FtraceStats` one by one, in wire order, typed (from [`FtraceStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FtraceStatsField<'a> {
+    /// Field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats`.
+    Phase(::protozero::EnumValue<ftrace_stats::Phase>),
+    /// Field `cpu_stats` = 2 (repeated `perfetto.protos.FtraceCpuStats`) of `perfetto.protos.FtraceStats`.
+    CpuStats(::protozero::Lazy<'a, FtraceCpuStatsDecoder<'a>>),
+    /// Field `kernel_symbols_parsed` = 3 (`uint32`) of `perfetto.protos.FtraceStats`.
+    KernelSymbolsParsed(u32),
+    /// Field `kernel_symbols_mem_kb` = 4 (`uint32`) of `perfetto.protos.FtraceStats`.
+    KernelSymbolsMemKb(u32),
+    /// Field `atrace_errors` = 5 (`string`) of `perfetto.protos.FtraceStats`.
+    AtraceErrors(&'a str),
+    /// Field `unknown_ftrace_events` = 6 (repeated `string`) of `perfetto.protos.FtraceStats`.
+    UnknownFtraceEvents(&'a str),
+    /// Field `failed_ftrace_events` = 7 (repeated `string`) of `perfetto.protos.FtraceStats`.
+    FailedFtraceEvents(&'a str),
+    /// Field `preserve_ftrace_buffer` = 8 (`bool`) of `perfetto.protos.FtraceStats`.
+    PreserveFtraceBuffer(bool),
+    /// Field `ftrace_parse_errors` = 9 (repeated `perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceStats`.
+    FtraceParseErrors(
+        ::protozero::Occurrence<'a, ::protozero::kinds::Enum<FtraceParseStatus>>,
+    ),
+    /// Field `kprobe_stats` = 10 (`perfetto.protos.FtraceKprobeStats`) of `perfetto.protos.FtraceStats`.
+    KprobeStats(::protozero::Lazy<'a, FtraceKprobeStatsDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> FtraceStatsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for FtraceStatsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value)
+                    .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                {
+                    ::core::option::Option::Some(v) => Self::Phase(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CpuStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::KernelSymbolsParsed(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::KernelSymbolsMemKb(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::AtraceErrors(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::UnknownFtraceEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::FailedFtraceEvents(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                    ::core::option::Option::Some(v) => Self::PreserveFtraceBuffer(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Enum<FtraceParseStatus>,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::FtraceParseErrors(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::KprobeStats(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for FtraceStatsDecoder<'a> {
+    type Field = FtraceStatsField<'a>;
 }
 /// Nested types of message `perfetto.protos.FtraceStats`.
 pub mod ftrace_stats {

@@ -179,6 +179,53 @@ impl<'a> ::protozero::__private::DebugDecoder for GenericFtraceEventDecoder<'a> 
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.GenericFtraceEvent` one by one, in wire order, typed (from [`GenericFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum GenericFtraceEventField<'a> {
+    /// Field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent`.
+    EventName(&'a str),
+    /// Field `field` = 2 (repeated `perfetto.protos.GenericFtraceEvent.Field`) of `perfetto.protos.GenericFtraceEvent`.
+    Field(::protozero::Lazy<'a, generic_ftrace_event::FieldDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> GenericFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for GenericFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::EventName(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Field(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for GenericFtraceEventDecoder<'a> {
+    type Field = GenericFtraceEventField<'a>;
+}
 /// Nested types of message `perfetto.protos.GenericFtraceEvent`.
 pub mod generic_ftrace_event {
     /// Writer of message `perfetto.protos.GenericFtraceEvent.Field` (from `protos/perfetto/trace/ftrace/generic.proto`): each method appends one field to the output immediately.
@@ -414,6 +461,70 @@ pub mod generic_ftrace_event {
             s.check_fields(d, &[1, 3, 4, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.GenericFtraceEvent.Field` one by one, in wire order, typed (from [`FieldField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum FieldField<'a> {
+        /// Field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`.
+        Name(&'a str),
+        /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`.
+        StrValue(&'a str),
+        /// Field `int_value` = 4 (`int64`) of `perfetto.protos.GenericFtraceEvent.Field`.
+        IntValue(i64),
+        /// Field `uint_value` = 5 (`uint64`) of `perfetto.protos.GenericFtraceEvent.Field`.
+        UintValue(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> FieldField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for FieldField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::StrValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::IntValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::UintValue(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for FieldDecoder<'a> {
+        type Field = FieldField<'a>;
     }
     /// Nested types of message `perfetto.protos.GenericFtraceEvent.Field`.
     pub mod field {

@@ -135,6 +135,42 @@ impl<'a> ::protozero::__private::DebugDecoder for SoftirqEntryFtraceEventDecoder
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SoftirqEntryFtraceEvent` one by one, in wire order, typed (from [`SoftirqEntryFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SoftirqEntryFtraceEventField<'a> {
+    /// Field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqEntryFtraceEvent`.
+    Vec(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SoftirqEntryFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SoftirqEntryFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Vec(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SoftirqEntryFtraceEventDecoder<'a> {
+    type Field = SoftirqEntryFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SoftirqExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -270,6 +306,42 @@ impl<'a> ::protozero::__private::DebugDecoder for SoftirqExitFtraceEventDecoder<
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SoftirqExitFtraceEvent` one by one, in wire order, typed (from [`SoftirqExitFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SoftirqExitFtraceEventField<'a> {
+    /// Field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqExitFtraceEvent`.
+    Vec(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SoftirqExitFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SoftirqExitFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Vec(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SoftirqExitFtraceEventDecoder<'a> {
+    type Field = SoftirqExitFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SoftirqRaiseFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -404,6 +476,42 @@ impl<'a> ::protozero::__private::DebugDecoder for SoftirqRaiseFtraceEventDecoder
         s.check_fields(d, &[1]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SoftirqRaiseFtraceEvent` one by one, in wire order, typed (from [`SoftirqRaiseFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SoftirqRaiseFtraceEventField<'a> {
+    /// Field `vec` = 1 (`uint32`) of `perfetto.protos.SoftirqRaiseFtraceEvent`.
+    Vec(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SoftirqRaiseFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SoftirqRaiseFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Vec(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SoftirqRaiseFtraceEventDecoder<'a> {
+    type Field = SoftirqRaiseFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.IrqHandlerEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -590,6 +698,60 @@ impl<'a> ::protozero::__private::DebugDecoder for IrqHandlerEntryFtraceEventDeco
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.IrqHandlerEntryFtraceEvent` one by one, in wire order, typed (from [`IrqHandlerEntryFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum IrqHandlerEntryFtraceEventField<'a> {
+    /// Field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`.
+    Irq(i32),
+    /// Field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`.
+    Name(&'a str),
+    /// Field `handler` = 3 (`uint32`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`.
+    Handler(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> IrqHandlerEntryFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for IrqHandlerEntryFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Irq(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Name(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Handler(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for IrqHandlerEntryFtraceEventDecoder<'a> {
+    type Field = IrqHandlerEntryFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.IrqHandlerExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -747,4 +909,48 @@ impl<'a> ::protozero::__private::DebugDecoder for IrqHandlerExitFtraceEventDecod
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.IrqHandlerExitFtraceEvent` one by one, in wire order, typed (from [`IrqHandlerExitFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum IrqHandlerExitFtraceEventField<'a> {
+    /// Field `irq` = 1 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent`.
+    Irq(i32),
+    /// Field `ret` = 2 (`int32`) of `perfetto.protos.IrqHandlerExitFtraceEvent`.
+    Ret(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> IrqHandlerExitFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for IrqHandlerExitFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Irq(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Ret(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for IrqHandlerExitFtraceEventDecoder<'a> {
+    type Field = IrqHandlerExitFtraceEventField<'a>;
 }

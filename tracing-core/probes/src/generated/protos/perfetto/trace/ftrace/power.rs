@@ -158,6 +158,50 @@ impl<'a> ::protozero::__private::DebugDecoder for CpuFrequencyFtraceEventDecoder
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.CpuFrequencyFtraceEvent` one by one, in wire order, typed (from [`CpuFrequencyFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CpuFrequencyFtraceEventField<'a> {
+    /// Field `state` = 1 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent`.
+    State(u32),
+    /// Field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuFrequencyFtraceEvent`.
+    CpuId(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CpuFrequencyFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CpuFrequencyFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::State(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::CpuId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CpuFrequencyFtraceEventDecoder<'a> {
+    type Field = CpuFrequencyFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.CpuIdleFtraceEvent` (from `protos/perfetto/trace/ftrace/power.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -315,4 +359,48 @@ impl<'a> ::protozero::__private::DebugDecoder for CpuIdleFtraceEventDecoder<'a> 
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.CpuIdleFtraceEvent` one by one, in wire order, typed (from [`CpuIdleFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CpuIdleFtraceEventField<'a> {
+    /// Field `state` = 1 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent`.
+    State(u32),
+    /// Field `cpu_id` = 2 (`uint32`) of `perfetto.protos.CpuIdleFtraceEvent`.
+    CpuId(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CpuIdleFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CpuIdleFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::State(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::CpuId(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CpuIdleFtraceEventDecoder<'a> {
+    type Field = CpuIdleFtraceEventField<'a>;
 }

@@ -158,6 +158,52 @@ impl<'a> ::protozero::__private::DebugDecoder for SysEnterFtraceEventDecoder<'a>
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SysEnterFtraceEvent` one by one, in wire order, typed (from [`SysEnterFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SysEnterFtraceEventField<'a> {
+    /// Field `id` = 1 (`int64`) of `perfetto.protos.SysEnterFtraceEvent`.
+    Id(i64),
+    /// Field `args` = 2 (repeated `uint64`) of `perfetto.protos.SysEnterFtraceEvent`.
+    Args(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SysEnterFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SysEnterFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Id(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::Args(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SysEnterFtraceEventDecoder<'a> {
+    type Field = SysEnterFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SysExitFtraceEvent` (from `protos/perfetto/trace/ftrace/raw_syscalls.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -315,4 +361,48 @@ impl<'a> ::protozero::__private::DebugDecoder for SysExitFtraceEventDecoder<'a> 
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SysExitFtraceEvent` one by one, in wire order, typed (from [`SysExitFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SysExitFtraceEventField<'a> {
+    /// Field `id` = 1 (`int64`) of `perfetto.protos.SysExitFtraceEvent`.
+    Id(i64),
+    /// Field `ret` = 2 (`int64`) of `perfetto.protos.SysExitFtraceEvent`.
+    Ret(i64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SysExitFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SysExitFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Id(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::Ret(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SysExitFtraceEventDecoder<'a> {
+    type Field = SysExitFtraceEventField<'a>;
 }

@@ -278,6 +278,94 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedSwitchFtraceEventDecoder<
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SchedSwitchFtraceEvent` one by one, in wire order, typed (from [`SchedSwitchFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedSwitchFtraceEventField<'a> {
+    /// Field `prev_comm` = 1 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    PrevComm(&'a str),
+    /// Field `prev_pid` = 2 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    PrevPid(i32),
+    /// Field `prev_prio` = 3 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    PrevPrio(i32),
+    /// Field `prev_state` = 4 (`int64`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    PrevState(i64),
+    /// Field `next_comm` = 5 (`string`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    NextComm(&'a str),
+    /// Field `next_pid` = 6 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    NextPid(i32),
+    /// Field `next_prio` = 7 (`int32`) of `perfetto.protos.SchedSwitchFtraceEvent`.
+    NextPrio(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedSwitchFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedSwitchFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::PrevComm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::PrevPid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::PrevPrio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                    ::core::option::Option::Some(v) => Self::PrevState(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::NextComm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::NextPid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::NextPrio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedSwitchFtraceEventDecoder<'a> {
+    type Field = SchedSwitchFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SchedWakeupFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -506,6 +594,76 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedWakeupFtraceEventDecoder<
         s.check_fields(d, &[1, 2, 3, 4, 5]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SchedWakeupFtraceEvent` one by one, in wire order, typed (from [`SchedWakeupFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedWakeupFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`.
+    Pid(i32),
+    /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`.
+    Prio(i32),
+    /// Field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`.
+    Success(i32),
+    /// Field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupFtraceEvent`.
+    TargetCpu(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedWakeupFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedWakeupFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Success(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TargetCpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedWakeupFtraceEventDecoder<'a> {
+    type Field = SchedWakeupFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.SchedWakingFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -736,6 +894,76 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedWakingFtraceEventDecoder<
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SchedWakingFtraceEvent` one by one, in wire order, typed (from [`SchedWakingFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedWakingFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakingFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`.
+    Pid(i32),
+    /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`.
+    Prio(i32),
+    /// Field `success` = 4 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`.
+    Success(i32),
+    /// Field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakingFtraceEvent`.
+    TargetCpu(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedWakingFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedWakingFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Success(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TargetCpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedWakingFtraceEventDecoder<'a> {
+    type Field = SchedWakingFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SchedWakeupNewFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -965,6 +1193,76 @@ impl<'a> ::protozero::__private::DebugDecoder for SchedWakeupNewFtraceEventDecod
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SchedWakeupNewFtraceEvent` one by one, in wire order, typed (from [`SchedWakeupNewFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedWakeupNewFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedWakeupNewFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`.
+    Pid(i32),
+    /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`.
+    Prio(i32),
+    /// Field `success` = 4 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`.
+    Success(i32),
+    /// Field `target_cpu` = 5 (`int32`) of `perfetto.protos.SchedWakeupNewFtraceEvent`.
+    TargetCpu(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedWakeupNewFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedWakeupNewFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Success(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::TargetCpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedWakeupNewFtraceEventDecoder<'a> {
+    type Field = SchedWakeupNewFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SchedProcessExecFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1150,6 +1448,60 @@ for SchedProcessExecFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2, 3]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SchedProcessExecFtraceEvent` one by one, in wire order, typed (from [`SchedProcessExecFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedProcessExecFtraceEventField<'a> {
+    /// Field `filename` = 1 (`string`) of `perfetto.protos.SchedProcessExecFtraceEvent`.
+    Filename(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent`.
+    Pid(i32),
+    /// Field `old_pid` = 3 (`int32`) of `perfetto.protos.SchedProcessExecFtraceEvent`.
+    OldPid(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedProcessExecFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedProcessExecFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Filename(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::OldPid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedProcessExecFtraceEventDecoder<'a> {
+    type Field = SchedProcessExecFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.SchedProcessExitFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1358,6 +1710,68 @@ for SchedProcessExitFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2, 3, 4]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SchedProcessExitFtraceEvent` one by one, in wire order, typed (from [`SchedProcessExitFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedProcessExitFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessExitFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent`.
+    Pid(i32),
+    /// Field `tgid` = 3 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent`.
+    Tgid(i32),
+    /// Field `prio` = 4 (`int32`) of `perfetto.protos.SchedProcessExitFtraceEvent`.
+    Prio(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedProcessExitFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedProcessExitFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Tgid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedProcessExitFtraceEventDecoder<'a> {
+    type Field = SchedProcessExitFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.SchedProcessForkFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -1572,6 +1986,70 @@ for SchedProcessForkFtraceEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SchedProcessForkFtraceEvent` one by one, in wire order, typed (from [`SchedProcessForkFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedProcessForkFtraceEventField<'a> {
+    /// Field `parent_comm` = 1 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent`.
+    ParentComm(&'a str),
+    /// Field `parent_pid` = 2 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent`.
+    ParentPid(i32),
+    /// Field `child_comm` = 3 (`string`) of `perfetto.protos.SchedProcessForkFtraceEvent`.
+    ChildComm(&'a str),
+    /// Field `child_pid` = 4 (`int32`) of `perfetto.protos.SchedProcessForkFtraceEvent`.
+    ChildPid(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedProcessForkFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedProcessForkFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ParentComm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::ParentPid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::ChildComm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::ChildPid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedProcessForkFtraceEventDecoder<'a> {
+    type Field = SchedProcessForkFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SchedProcessFreeFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1758,6 +2236,60 @@ for SchedProcessFreeFtraceEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SchedProcessFreeFtraceEvent` one by one, in wire order, typed (from [`SchedProcessFreeFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedProcessFreeFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessFreeFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent`.
+    Pid(i32),
+    /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessFreeFtraceEvent`.
+    Prio(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedProcessFreeFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedProcessFreeFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedProcessFreeFtraceEventDecoder<'a> {
+    type Field = SchedProcessFreeFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.SchedProcessHangFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -1921,6 +2453,52 @@ for SchedProcessHangFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SchedProcessHangFtraceEvent` one by one, in wire order, typed (from [`SchedProcessHangFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedProcessHangFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessHangFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessHangFtraceEvent`.
+    Pid(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedProcessHangFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedProcessHangFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedProcessHangFtraceEventDecoder<'a> {
+    type Field = SchedProcessHangFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.SchedProcessWaitFtraceEvent` (from `protos/perfetto/trace/ftrace/sched.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -2107,4 +2685,58 @@ for SchedProcessWaitFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2, 3]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.SchedProcessWaitFtraceEvent` one by one, in wire order, typed (from [`SchedProcessWaitFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SchedProcessWaitFtraceEventField<'a> {
+    /// Field `comm` = 1 (`string`) of `perfetto.protos.SchedProcessWaitFtraceEvent`.
+    Comm(&'a str),
+    /// Field `pid` = 2 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent`.
+    Pid(i32),
+    /// Field `prio` = 3 (`int32`) of `perfetto.protos.SchedProcessWaitFtraceEvent`.
+    Prio(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SchedProcessWaitFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SchedProcessWaitFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Prio(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SchedProcessWaitFtraceEventDecoder<'a> {
+    type Field = SchedProcessWaitFtraceEventField<'a>;
 }

@@ -207,6 +207,68 @@ impl<'a> ::protozero::__private::DebugDecoder for TaskNewtaskFtraceEventDecoder<
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.TaskNewtaskFtraceEvent` one by one, in wire order, typed (from [`TaskNewtaskFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TaskNewtaskFtraceEventField<'a> {
+    /// Field `pid` = 1 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent`.
+    Pid(i32),
+    /// Field `comm` = 2 (`string`) of `perfetto.protos.TaskNewtaskFtraceEvent`.
+    Comm(&'a str),
+    /// Field `clone_flags` = 3 (`uint64`) of `perfetto.protos.TaskNewtaskFtraceEvent`.
+    CloneFlags(u64),
+    /// Field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskNewtaskFtraceEvent`.
+    OomScoreAdj(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TaskNewtaskFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TaskNewtaskFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Comm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CloneFlags(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::OomScoreAdj(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TaskNewtaskFtraceEventDecoder<'a> {
+    type Field = TaskNewtaskFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.TaskRenameFtraceEvent` (from `protos/perfetto/trace/ftrace/task.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -418,4 +480,68 @@ impl<'a> ::protozero::__private::DebugDecoder for TaskRenameFtraceEventDecoder<'
         s.check_fields(d, &[1, 2, 3, 4]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.TaskRenameFtraceEvent` one by one, in wire order, typed (from [`TaskRenameFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TaskRenameFtraceEventField<'a> {
+    /// Field `pid` = 1 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent`.
+    Pid(i32),
+    /// Field `oldcomm` = 2 (`string`) of `perfetto.protos.TaskRenameFtraceEvent`.
+    Oldcomm(&'a str),
+    /// Field `newcomm` = 3 (`string`) of `perfetto.protos.TaskRenameFtraceEvent`.
+    Newcomm(&'a str),
+    /// Field `oom_score_adj` = 4 (`int32`) of `perfetto.protos.TaskRenameFtraceEvent`.
+    OomScoreAdj(i32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> TaskRenameFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for TaskRenameFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::Pid(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Oldcomm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value)
+                    .and_then(|b| ::core::str::from_utf8(b).ok())
+                {
+                    ::core::option::Option::Some(v) => Self::Newcomm(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                    ::core::option::Option::Some(v) => Self::OomScoreAdj(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for TaskRenameFtraceEventDecoder<'a> {
+    type Field = TaskRenameFtraceEventField<'a>;
 }

@@ -137,6 +137,42 @@ for WorkqueueActivateWorkFtraceEventDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.WorkqueueActivateWorkFtraceEvent` one by one, in wire order, typed (from [`WorkqueueActivateWorkFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum WorkqueueActivateWorkFtraceEventField<'a> {
+    /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueActivateWorkFtraceEvent`.
+    Work(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> WorkqueueActivateWorkFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for WorkqueueActivateWorkFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Work(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for WorkqueueActivateWorkFtraceEventDecoder<'a> {
+    type Field = WorkqueueActivateWorkFtraceEventField<'a>;
+}
 /// Writer of message `perfetto.protos.WorkqueueExecuteEndFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
 #[repr(transparent)]
@@ -295,6 +331,50 @@ for WorkqueueExecuteEndFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.WorkqueueExecuteEndFtraceEvent` one by one, in wire order, typed (from [`WorkqueueExecuteEndFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum WorkqueueExecuteEndFtraceEventField<'a> {
+    /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent`.
+    Work(u64),
+    /// Field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteEndFtraceEvent`.
+    Function(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> WorkqueueExecuteEndFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for WorkqueueExecuteEndFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Work(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Function(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for WorkqueueExecuteEndFtraceEventDecoder<'a> {
+    type Field = WorkqueueExecuteEndFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.WorkqueueExecuteStartFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -455,6 +535,50 @@ for WorkqueueExecuteStartFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.WorkqueueExecuteStartFtraceEvent` one by one, in wire order, typed (from [`WorkqueueExecuteStartFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum WorkqueueExecuteStartFtraceEventField<'a> {
+    /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent`.
+    Work(u64),
+    /// Field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueExecuteStartFtraceEvent`.
+    Function(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> WorkqueueExecuteStartFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for WorkqueueExecuteStartFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Work(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Function(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for WorkqueueExecuteStartFtraceEventDecoder<'a> {
+    type Field = WorkqueueExecuteStartFtraceEventField<'a>;
 }
 /// Writer of message `perfetto.protos.WorkqueueQueueWorkFtraceEvent` (from `protos/perfetto/trace/ftrace/workqueue.proto`): each method appends one field to the output immediately.
 #[derive(Debug)]
@@ -680,4 +804,72 @@ for WorkqueueQueueWorkFtraceEventDecoder<'a> {
         s.check_fields(d, &[1, 2, 3, 4, 5]);
         s.finish()
     }
+}
+/// The fields of message `perfetto.protos.WorkqueueQueueWorkFtraceEvent` one by one, in wire order, typed (from [`WorkqueueQueueWorkFtraceEventField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum WorkqueueQueueWorkFtraceEventField<'a> {
+    /// Field `work` = 1 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`.
+    Work(u64),
+    /// Field `function` = 2 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`.
+    Function(u64),
+    /// Field `workqueue` = 3 (`uint64`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`.
+    Workqueue(u64),
+    /// Field `req_cpu` = 4 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`.
+    ReqCpu(u32),
+    /// Field `cpu` = 5 (`uint32`) of `perfetto.protos.WorkqueueQueueWorkFtraceEvent`.
+    Cpu(u32),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> WorkqueueQueueWorkFtraceEventField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for WorkqueueQueueWorkFtraceEventField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Work(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Function(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::Workqueue(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::ReqCpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                    ::core::option::Option::Some(v) => Self::Cpu(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for WorkqueueQueueWorkFtraceEventDecoder<'a> {
+    type Field = WorkqueueQueueWorkFtraceEventField<'a>;
 }

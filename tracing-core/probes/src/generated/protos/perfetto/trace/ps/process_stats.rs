@@ -174,6 +174,51 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessStatsDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ProcessStats` one by one, in wire order, typed (from [`ProcessStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProcessStatsField<'a> {
+    /// Field `processes` = 1 (repeated `perfetto.protos.ProcessStats.Process`) of `perfetto.protos.ProcessStats`.
+    Processes(::protozero::Lazy<'a, process_stats::ProcessDecoder<'a>>),
+    /// Field `collection_end_timestamp` = 2 (`uint64`) of `perfetto.protos.ProcessStats`.
+    CollectionEndTimestamp(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ProcessStatsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Processes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CollectionEndTimestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ProcessStatsDecoder<'a> {
+    type Field = ProcessStatsField<'a>;
+}
 /// Nested types of message `perfetto.protos.ProcessStats`.
 pub mod process_stats {
     /// Writer of message `perfetto.protos.ProcessStats.Thread` (from `protos/perfetto/trace/ps/process_stats.proto`): each method appends one field to the output immediately.
@@ -314,6 +359,42 @@ pub mod process_stats {
             s.check_fields(d, &[1]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ProcessStats.Thread` one by one, in wire order, typed (from [`ThreadField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ThreadField<'a> {
+        /// Field `tid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Thread`.
+        Tid(i32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ThreadField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ThreadField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Tid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ThreadDecoder<'a> {
+        type Field = ThreadField<'a>;
     }
     /// Writer of message `perfetto.protos.ProcessStats.FDInfo` (from `protos/perfetto/trace/ps/process_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -481,6 +562,52 @@ pub mod process_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ProcessStats.FDInfo` one by one, in wire order, typed (from [`FDInfoField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum FDInfoField<'a> {
+        /// Field `fd` = 1 (`uint64`) of `perfetto.protos.ProcessStats.FDInfo`.
+        Fd(u64),
+        /// Field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo`.
+        Path(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> FDInfoField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for FDInfoField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Fd(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Path(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for FDInfoDecoder<'a> {
+        type Field = FDInfoField<'a>;
     }
     /// Writer of message `perfetto.protos.ProcessStats.Process` (from `protos/perfetto/trace/ps/process_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1139,5 +1266,225 @@ pub mod process_stats {
             );
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ProcessStats.Process` one by one, in wire order, typed (from [`ProcessField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProcessField<'a> {
+        /// Field `pid` = 1 (`int32`) of `perfetto.protos.ProcessStats.Process`.
+        Pid(i32),
+        /// Field `threads` = 11 (repeated `perfetto.protos.ProcessStats.Thread`) of `perfetto.protos.ProcessStats.Process`.
+        Threads(::protozero::Lazy<'a, ThreadDecoder<'a>>),
+        /// Field `vm_size_kb` = 2 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        VmSizeKb(u64),
+        /// Field `vm_rss_kb` = 3 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        VmRssKb(u64),
+        /// Field `rss_anon_kb` = 4 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        RssAnonKb(u64),
+        /// Field `rss_file_kb` = 5 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        RssFileKb(u64),
+        /// Field `rss_shmem_kb` = 6 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        RssShmemKb(u64),
+        /// Field `vm_swap_kb` = 7 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        VmSwapKb(u64),
+        /// Field `vm_locked_kb` = 8 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        VmLockedKb(u64),
+        /// Field `vm_hwm_kb` = 9 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        VmHwmKb(u64),
+        /// Field `oom_score_adj` = 10 (`int64`) of `perfetto.protos.ProcessStats.Process`.
+        OomScoreAdj(i64),
+        /// Field `is_peak_rss_resettable` = 12 (`bool`) of `perfetto.protos.ProcessStats.Process`.
+        IsPeakRssResettable(bool),
+        /// Field `chrome_private_footprint_kb` = 13 (`uint32`) of `perfetto.protos.ProcessStats.Process`.
+        ChromePrivateFootprintKb(u32),
+        /// Field `chrome_peak_resident_set_kb` = 14 (`uint32`) of `perfetto.protos.ProcessStats.Process`.
+        ChromePeakResidentSetKb(u32),
+        /// Field `fds` = 15 (repeated `perfetto.protos.ProcessStats.FDInfo`) of `perfetto.protos.ProcessStats.Process`.
+        Fds(::protozero::Lazy<'a, FDInfoDecoder<'a>>),
+        /// Field `smr_rss_kb` = 16 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        SmrRssKb(u64),
+        /// Field `smr_pss_kb` = 17 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        SmrPssKb(u64),
+        /// Field `smr_pss_anon_kb` = 18 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        SmrPssAnonKb(u64),
+        /// Field `smr_pss_file_kb` = 19 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        SmrPssFileKb(u64),
+        /// Field `smr_pss_shmem_kb` = 20 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        SmrPssShmemKb(u64),
+        /// Field `smr_swap_pss_kb` = 23 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        SmrSwapPssKb(u64),
+        /// Field `runtime_user_mode` = 21 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        RuntimeUserMode(u64),
+        /// Field `runtime_kernel_mode` = 22 (`uint64`) of `perfetto.protos.ProcessStats.Process`.
+        RuntimeKernelMode(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProcessField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProcessField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Pid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                11 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Threads(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::VmSizeKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::VmRssKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::RssAnonKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::RssFileKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::RssShmemKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::VmSwapKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::VmLockedKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::VmHwmKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                10 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i64) {
+                        ::core::option::Option::Some(v) => Self::OomScoreAdj(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                12 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::IsPeakRssResettable(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                13 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => {
+                            Self::ChromePrivateFootprintKb(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                14 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => {
+                            Self::ChromePeakResidentSetKb(v)
+                        }
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                15 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::Fds(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                16 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SmrRssKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                17 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SmrPssKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                18 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SmrPssAnonKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                19 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SmrPssFileKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                20 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SmrPssShmemKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                23 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SmrSwapPssKb(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                21 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::RuntimeUserMode(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                22 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::RuntimeKernelMode(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProcessDecoder<'a> {
+        type Field = ProcessField<'a>;
     }
 }

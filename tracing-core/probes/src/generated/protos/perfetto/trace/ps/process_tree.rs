@@ -206,6 +206,60 @@ impl<'a> ::protozero::__private::DebugDecoder for ProcessTreeDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.ProcessTree` one by one, in wire order, typed (from [`ProcessTreeField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProcessTreeField<'a> {
+    /// Field `processes` = 1 (repeated `perfetto.protos.ProcessTree.Process`) of `perfetto.protos.ProcessTree`.
+    Processes(::protozero::Lazy<'a, process_tree::ProcessDecoder<'a>>),
+    /// Field `threads` = 2 (repeated `perfetto.protos.ProcessTree.Thread`) of `perfetto.protos.ProcessTree`.
+    Threads(::protozero::Lazy<'a, process_tree::ThreadDecoder<'a>>),
+    /// Field `collection_end_timestamp` = 3 (`uint64`) of `perfetto.protos.ProcessTree`.
+    CollectionEndTimestamp(u64),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> ProcessTreeField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for ProcessTreeField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Processes(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Threads(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CollectionEndTimestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for ProcessTreeDecoder<'a> {
+    type Field = ProcessTreeField<'a>;
+}
 /// Nested types of message `perfetto.protos.ProcessTree`.
 pub mod process_tree {
     /// Writer of message `perfetto.protos.ProcessTree.Thread` (from `protos/perfetto/trace/ps/process_tree.proto`): each method appends one field to the output immediately.
@@ -420,6 +474,70 @@ pub mod process_tree {
             s.check_fields(d, &[1, 2, 3, 4]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ProcessTree.Thread` one by one, in wire order, typed (from [`ThreadField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ThreadField<'a> {
+        /// Field `tid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Thread`.
+        Tid(i32),
+        /// Field `tgid` = 3 (`int32`) of `perfetto.protos.ProcessTree.Thread`.
+        Tgid(i32),
+        /// Field `name` = 2 (`string`) of `perfetto.protos.ProcessTree.Thread`.
+        Name(&'a str),
+        /// Field `nstid` = 4 (repeated `int32`) of `perfetto.protos.ProcessTree.Thread`.
+        Nstid(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ThreadField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ThreadField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Tid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Tgid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::Nstid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ThreadDecoder<'a> {
+        type Field = ThreadField<'a>;
     }
     /// Writer of message `perfetto.protos.ProcessTree.Process` (from `protos/perfetto/trace/ps/process_tree.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -721,5 +839,101 @@ pub mod process_tree {
             s.check_fields(d, &[1, 2, 3, 5, 6, 7, 8, 9]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.ProcessTree.Process` one by one, in wire order, typed (from [`ProcessField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ProcessField<'a> {
+        /// Field `pid` = 1 (`int32`) of `perfetto.protos.ProcessTree.Process`.
+        Pid(i32),
+        /// Field `ppid` = 2 (`int32`) of `perfetto.protos.ProcessTree.Process`.
+        Ppid(i32),
+        /// Field `cmdline` = 3 (repeated `string`) of `perfetto.protos.ProcessTree.Process`.
+        Cmdline(&'a str),
+        /// Field `cmdline_is_comm` = 9 (`bool`) of `perfetto.protos.ProcessTree.Process`.
+        CmdlineIsComm(bool),
+        /// Field `uid` = 5 (`int32`) of `perfetto.protos.ProcessTree.Process`.
+        Uid(i32),
+        /// Field `nspid` = 6 (repeated `int32`) of `perfetto.protos.ProcessTree.Process`.
+        Nspid(::protozero::Occurrence<'a, ::protozero::kinds::Int32>),
+        /// Field `process_start_from_boot` = 7 (`uint64`) of `perfetto.protos.ProcessTree.Process`.
+        ProcessStartFromBoot(u64),
+        /// Field `is_kthread` = 8 (`bool`) of `perfetto.protos.ProcessTree.Process`.
+        IsKthread(bool),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ProcessField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ProcessField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Pid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Ppid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Cmdline(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::CmdlineIsComm(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Uid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Int32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::Nspid(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ProcessStartFromBoot(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v != 0) {
+                        ::core::option::Option::Some(v) => Self::IsKthread(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ProcessDecoder<'a> {
+        type Field = ProcessField<'a>;
     }
 }

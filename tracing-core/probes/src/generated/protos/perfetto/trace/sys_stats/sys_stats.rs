@@ -650,6 +650,185 @@ impl<'a> ::protozero::__private::DebugDecoder for SysStatsDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.SysStats` one by one, in wire order, typed (from [`SysStatsField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SysStatsField<'a> {
+    /// Field `meminfo` = 1 (repeated `perfetto.protos.SysStats.MeminfoValue`) of `perfetto.protos.SysStats`.
+    Meminfo(::protozero::Lazy<'a, sys_stats::MeminfoValueDecoder<'a>>),
+    /// Field `vmstat` = 2 (repeated `perfetto.protos.SysStats.VmstatValue`) of `perfetto.protos.SysStats`.
+    Vmstat(::protozero::Lazy<'a, sys_stats::VmstatValueDecoder<'a>>),
+    /// Field `cpu_stat` = 3 (repeated `perfetto.protos.SysStats.CpuTimes`) of `perfetto.protos.SysStats`.
+    CpuStat(::protozero::Lazy<'a, sys_stats::CpuTimesDecoder<'a>>),
+    /// Field `num_forks` = 4 (`uint64`) of `perfetto.protos.SysStats`.
+    NumForks(u64),
+    /// Field `num_irq_total` = 5 (`uint64`) of `perfetto.protos.SysStats`.
+    NumIrqTotal(u64),
+    /// Field `num_irq` = 6 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats`.
+    NumIrq(::protozero::Lazy<'a, sys_stats::InterruptCountDecoder<'a>>),
+    /// Field `num_softirq_total` = 7 (`uint64`) of `perfetto.protos.SysStats`.
+    NumSoftirqTotal(u64),
+    /// Field `num_softirq` = 8 (repeated `perfetto.protos.SysStats.InterruptCount`) of `perfetto.protos.SysStats`.
+    NumSoftirq(::protozero::Lazy<'a, sys_stats::InterruptCountDecoder<'a>>),
+    /// Field `collection_end_timestamp` = 9 (`uint64`) of `perfetto.protos.SysStats`.
+    CollectionEndTimestamp(u64),
+    /// Field `devfreq` = 10 (repeated `perfetto.protos.SysStats.DevfreqValue`) of `perfetto.protos.SysStats`.
+    Devfreq(::protozero::Lazy<'a, sys_stats::DevfreqValueDecoder<'a>>),
+    /// Field `cpufreq_khz` = 11 (repeated `uint32`) of `perfetto.protos.SysStats`.
+    CpufreqKhz(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+    /// Field `buddy_info` = 12 (repeated `perfetto.protos.SysStats.BuddyInfo`) of `perfetto.protos.SysStats`.
+    BuddyInfo(::protozero::Lazy<'a, sys_stats::BuddyInfoDecoder<'a>>),
+    /// Field `disk_stat` = 13 (repeated `perfetto.protos.SysStats.DiskStat`) of `perfetto.protos.SysStats`.
+    DiskStat(::protozero::Lazy<'a, sys_stats::DiskStatDecoder<'a>>),
+    /// Field `psi` = 14 (repeated `perfetto.protos.SysStats.PsiSample`) of `perfetto.protos.SysStats`.
+    Psi(::protozero::Lazy<'a, sys_stats::PsiSampleDecoder<'a>>),
+    /// Field `thermal_zone` = 15 (repeated `perfetto.protos.SysStats.ThermalZone`) of `perfetto.protos.SysStats`.
+    ThermalZone(::protozero::Lazy<'a, sys_stats::ThermalZoneDecoder<'a>>),
+    /// Field `cpuidle_state` = 16 (repeated `perfetto.protos.SysStats.CpuIdleState`) of `perfetto.protos.SysStats`.
+    CpuidleState(::protozero::Lazy<'a, sys_stats::CpuIdleStateDecoder<'a>>),
+    /// Field `gpufreq_mhz` = 17 (repeated `uint64`) of `perfetto.protos.SysStats`.
+    GpufreqMhz(::protozero::Occurrence<'a, ::protozero::kinds::Uint64>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> SysStatsField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for SysStatsField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Meminfo(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            2 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Vmstat(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            3 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CpuStat(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            4 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::NumForks(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            5 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::NumIrqTotal(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            6 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::NumIrq(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            7 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::NumSoftirqTotal(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            8 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::NumSoftirq(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            9 => {
+                match ::protozero::__private::varint(f.value) {
+                    ::core::option::Option::Some(v) => Self::CollectionEndTimestamp(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            10 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Devfreq(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            11 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint32,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::CpufreqKhz(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            12 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::BuddyInfo(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            13 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::DiskStat(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            14 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Psi(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            15 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ThermalZone(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            16 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::CpuidleState(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            17 => {
+                match ::protozero::Occurrence::<
+                    ::protozero::kinds::Uint64,
+                >::from_value(f.value) {
+                    ::core::option::Option::Some(v) => Self::GpufreqMhz(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for SysStatsDecoder<'a> {
+    type Field = SysStatsField<'a>;
+}
 /// Nested types of message `perfetto.protos.SysStats`.
 pub mod sys_stats {
     /// Writer of message `perfetto.protos.SysStats.MeminfoValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
@@ -828,6 +1007,52 @@ pub mod sys_stats {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.SysStats.MeminfoValue` one by one, in wire order, typed (from [`MeminfoValueField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum MeminfoValueField<'a> {
+        /// Field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue`.
+        Key(::protozero::EnumValue<super::MeminfoCounters>),
+        /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.MeminfoValue`.
+        Value(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> MeminfoValueField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for MeminfoValueField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::Key(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Value(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for MeminfoValueDecoder<'a> {
+        type Field = MeminfoValueField<'a>;
+    }
     /// Writer of message `perfetto.protos.SysStats.VmstatValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1003,6 +1228,52 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.VmstatValue` one by one, in wire order, typed (from [`VmstatValueField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum VmstatValueField<'a> {
+        /// Field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue`.
+        Key(::protozero::EnumValue<super::VmstatCounters>),
+        /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.VmstatValue`.
+        Value(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> VmstatValueField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for VmstatValueField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::Key(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Value(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for VmstatValueDecoder<'a> {
+        type Field = VmstatValueField<'a>;
     }
     /// Writer of message `perfetto.protos.SysStats.CpuTimes` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1320,6 +1591,106 @@ pub mod sys_stats {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.SysStats.CpuTimes` one by one, in wire order, typed (from [`CpuTimesField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CpuTimesField<'a> {
+        /// Field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuTimes`.
+        CpuId(u32),
+        /// Field `user_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        UserNs(u64),
+        /// Field `user_nice_ns` = 3 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        UserNiceNs(u64),
+        /// Field `system_mode_ns` = 4 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        SystemModeNs(u64),
+        /// Field `idle_ns` = 5 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        IdleNs(u64),
+        /// Field `io_wait_ns` = 6 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        IoWaitNs(u64),
+        /// Field `irq_ns` = 7 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        IrqNs(u64),
+        /// Field `softirq_ns` = 8 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        SoftirqNs(u64),
+        /// Field `steal_ns` = 9 (`uint64`) of `perfetto.protos.SysStats.CpuTimes`.
+        StealNs(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CpuTimesField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CpuTimesField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::CpuId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::UserNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::UserNiceNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SystemModeNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::IdleNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::IoWaitNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::IrqNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::SoftirqNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::StealNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CpuTimesDecoder<'a> {
+        type Field = CpuTimesField<'a>;
+    }
     /// Writer of message `perfetto.protos.SysStats.InterruptCount` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -1481,6 +1852,50 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.InterruptCount` one by one, in wire order, typed (from [`InterruptCountField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum InterruptCountField<'a> {
+        /// Field `irq` = 1 (`int32`) of `perfetto.protos.SysStats.InterruptCount`.
+        Irq(i32),
+        /// Field `count` = 2 (`uint64`) of `perfetto.protos.SysStats.InterruptCount`.
+        Count(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> InterruptCountField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for InterruptCountField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as i32) {
+                        ::core::option::Option::Some(v) => Self::Irq(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Count(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for InterruptCountDecoder<'a> {
+        type Field = InterruptCountField<'a>;
     }
     /// Writer of message `perfetto.protos.SysStats.DevfreqValue` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1648,6 +2063,52 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.DevfreqValue` one by one, in wire order, typed (from [`DevfreqValueField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DevfreqValueField<'a> {
+        /// Field `key` = 1 (`string`) of `perfetto.protos.SysStats.DevfreqValue`.
+        Key(&'a str),
+        /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.DevfreqValue`.
+        Value(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DevfreqValueField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DevfreqValueField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Key(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Value(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for DevfreqValueDecoder<'a> {
+        type Field = DevfreqValueField<'a>;
     }
     /// Writer of message `perfetto.protos.SysStats.BuddyInfo` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -1844,6 +2305,64 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2, 3]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.BuddyInfo` one by one, in wire order, typed (from [`BuddyInfoField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum BuddyInfoField<'a> {
+        /// Field `node` = 1 (`string`) of `perfetto.protos.SysStats.BuddyInfo`.
+        Node(&'a str),
+        /// Field `zone` = 2 (`string`) of `perfetto.protos.SysStats.BuddyInfo`.
+        Zone(&'a str),
+        /// Field `order_pages` = 3 (repeated `uint32`) of `perfetto.protos.SysStats.BuddyInfo`.
+        OrderPages(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> BuddyInfoField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for BuddyInfoField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Node(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Zone(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::OrderPages(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for BuddyInfoDecoder<'a> {
+        type Field = BuddyInfoField<'a>;
     }
     /// Writer of message `perfetto.protos.SysStats.DiskStat` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -2166,6 +2685,108 @@ pub mod sys_stats {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.SysStats.DiskStat` one by one, in wire order, typed (from [`DiskStatField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum DiskStatField<'a> {
+        /// Field `device_name` = 1 (`string`) of `perfetto.protos.SysStats.DiskStat`.
+        DeviceName(&'a str),
+        /// Field `read_sectors` = 2 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        ReadSectors(u64),
+        /// Field `read_time_ms` = 3 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        ReadTimeMs(u64),
+        /// Field `write_sectors` = 4 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        WriteSectors(u64),
+        /// Field `write_time_ms` = 5 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        WriteTimeMs(u64),
+        /// Field `discard_sectors` = 6 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        DiscardSectors(u64),
+        /// Field `discard_time_ms` = 7 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        DiscardTimeMs(u64),
+        /// Field `flush_count` = 8 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        FlushCount(u64),
+        /// Field `flush_time_ms` = 9 (`uint64`) of `perfetto.protos.SysStats.DiskStat`.
+        FlushTimeMs(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> DiskStatField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for DiskStatField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::DeviceName(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ReadSectors(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::ReadTimeMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::WriteSectors(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::WriteTimeMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                6 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::DiscardSectors(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                7 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::DiscardTimeMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                8 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::FlushCount(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                9 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::FlushTimeMs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for DiskStatDecoder<'a> {
+        type Field = DiskStatField<'a>;
+    }
     /// Writer of message `perfetto.protos.SysStats.PsiSample` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2341,6 +2962,52 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.PsiSample` one by one, in wire order, typed (from [`PsiSampleField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum PsiSampleField<'a> {
+        /// Field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample`.
+        Resource(::protozero::EnumValue<psi_sample::PsiResource>),
+        /// Field `total_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.PsiSample`.
+        TotalNs(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> PsiSampleField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for PsiSampleField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value)
+                        .map(|v| ::protozero::EnumValue::from_i32(v as i32))
+                    {
+                        ::core::option::Option::Some(v) => Self::Resource(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::TotalNs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for PsiSampleDecoder<'a> {
+        type Field = PsiSampleField<'a>;
     }
     /// Nested types of message `perfetto.protos.SysStats.PsiSample`.
     pub mod psi_sample {
@@ -2646,6 +3313,62 @@ pub mod sys_stats {
             s.finish()
         }
     }
+    /// The fields of message `perfetto.protos.SysStats.ThermalZone` one by one, in wire order, typed (from [`ThermalZoneField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ThermalZoneField<'a> {
+        /// Field `name` = 1 (`string`) of `perfetto.protos.SysStats.ThermalZone`.
+        Name(&'a str),
+        /// Field `temp` = 2 (`uint64`) of `perfetto.protos.SysStats.ThermalZone`.
+        Temp(u64),
+        /// Field `type` = 3 (`string`) of `perfetto.protos.SysStats.ThermalZone`.
+        Type(&'a str),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ThermalZoneField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ThermalZoneField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Name(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Temp(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Type(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ThermalZoneDecoder<'a> {
+        type Field = ThermalZoneField<'a>;
+    }
     /// Writer of message `perfetto.protos.SysStats.CpuIdleStateEntry` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
     #[repr(transparent)]
@@ -2812,6 +3535,52 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.CpuIdleStateEntry` one by one, in wire order, typed (from [`CpuIdleStateEntryField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CpuIdleStateEntryField<'a> {
+        /// Field `state` = 1 (`string`) of `perfetto.protos.SysStats.CpuIdleStateEntry`.
+        State(&'a str),
+        /// Field `duration_us` = 2 (`uint64`) of `perfetto.protos.SysStats.CpuIdleStateEntry`.
+        DurationUs(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CpuIdleStateEntryField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CpuIdleStateEntryField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::State(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::DurationUs(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CpuIdleStateEntryDecoder<'a> {
+        type Field = CpuIdleStateEntryField<'a>;
     }
     /// Writer of message `perfetto.protos.SysStats.CpuIdleState` (from `protos/perfetto/trace/sys_stats/sys_stats.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -2990,5 +3759,51 @@ pub mod sys_stats {
             s.check_fields(d, &[1, 2]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.SysStats.CpuIdleState` one by one, in wire order, typed (from [`CpuIdleStateField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CpuIdleStateField<'a> {
+        /// Field `cpu_id` = 1 (`uint32`) of `perfetto.protos.SysStats.CpuIdleState`.
+        CpuId(u32),
+        /// Field `cpuidle_state_entry` = 2 (repeated `perfetto.protos.SysStats.CpuIdleStateEntry`) of `perfetto.protos.SysStats.CpuIdleState`.
+        CpuidleStateEntry(::protozero::Lazy<'a, CpuIdleStateEntryDecoder<'a>>),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CpuIdleStateField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CpuIdleStateField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::CpuId(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::CpuidleStateEntry(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CpuIdleStateDecoder<'a> {
+        type Field = CpuIdleStateField<'a>;
     }
 }

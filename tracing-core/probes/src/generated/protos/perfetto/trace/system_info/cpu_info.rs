@@ -145,6 +145,43 @@ impl<'a> ::protozero::__private::DebugDecoder for CpuInfoDecoder<'a> {
         s.finish()
     }
 }
+/// The fields of message `perfetto.protos.CpuInfo` one by one, in wire order, typed (from [`CpuInfoField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CpuInfoField<'a> {
+    /// Field `cpus` = 1 (repeated `perfetto.protos.CpuInfo.Cpu`) of `perfetto.protos.CpuInfo`.
+    Cpus(::protozero::Lazy<'a, cpu_info::CpuDecoder<'a>>),
+    /// A field the schema does not declare, or a declared one that is
+    /// malformed (another wire type, a string that is not UTF-8).
+    Other(::protozero::Field<'a>),
+}
+impl<'a> CpuInfoField<'a> {
+    /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+    /// iteration ends at a malformed field, see `Fields::error`.
+    #[inline]
+    pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+        ::protozero::Fields::new(buf)
+    }
+}
+impl<'a> ::protozero::FieldEnum<'a> for CpuInfoField<'a> {
+    const GROUPS: bool = false;
+    #[inline(always)]
+    fn from_field(f: ::protozero::Field<'a>) -> Self {
+        match f.id {
+            1 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::Cpus(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            _ => Self::Other(f),
+        }
+    }
+}
+impl<'a> ::protozero::MessageFields<'a> for CpuInfoDecoder<'a> {
+    type Field = CpuInfoField<'a>;
+}
 /// Nested types of message `perfetto.protos.CpuInfo`.
 pub mod cpu_info {
     /// Writer of message `perfetto.protos.CpuInfo.ArmCpuIdentifier` (from `protos/perfetto/trace/system_info/cpu_info.proto`): each method appends one field to the output immediately.
@@ -374,6 +411,74 @@ pub mod cpu_info {
             s.check_fields(d, &[1, 2, 3, 4, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.CpuInfo.ArmCpuIdentifier` one by one, in wire order, typed (from [`ArmCpuIdentifierField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum ArmCpuIdentifierField<'a> {
+        /// Field `implementer` = 1 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`.
+        Implementer(u32),
+        /// Field `architecture` = 2 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`.
+        Architecture(u32),
+        /// Field `variant` = 3 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`.
+        Variant(u32),
+        /// Field `part` = 4 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`.
+        Part(u32),
+        /// Field `revision` = 5 (`uint32`) of `perfetto.protos.CpuInfo.ArmCpuIdentifier`.
+        Revision(u32),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> ArmCpuIdentifierField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for ArmCpuIdentifierField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Implementer(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Architecture(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Variant(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Part(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Revision(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for ArmCpuIdentifierDecoder<'a> {
+        type Field = ArmCpuIdentifierField<'a>;
     }
     /// Writer of message `perfetto.protos.CpuInfo.Cpu` (from `protos/perfetto/trace/system_info/cpu_info.proto`): each method appends one field to the output immediately.
     #[derive(Debug)]
@@ -639,6 +744,80 @@ pub mod cpu_info {
             s.check_fields(d, &[1, 2, 3, 4, 5]);
             s.finish()
         }
+    }
+    /// The fields of message `perfetto.protos.CpuInfo.Cpu` one by one, in wire order, typed (from [`CpuField::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub enum CpuField<'a> {
+        /// Field `processor` = 1 (`string`) of `perfetto.protos.CpuInfo.Cpu`.
+        Processor(&'a str),
+        /// Field `frequencies` = 2 (repeated `uint32`) of `perfetto.protos.CpuInfo.Cpu`.
+        Frequencies(::protozero::Occurrence<'a, ::protozero::kinds::Uint32>),
+        /// Field `capacity` = 3 (`uint32`) of `perfetto.protos.CpuInfo.Cpu`.
+        Capacity(u32),
+        /// Field `arm_identifier` = 4 (`perfetto.protos.CpuInfo.ArmCpuIdentifier`) of `perfetto.protos.CpuInfo.Cpu`.
+        ArmIdentifier(::protozero::Lazy<'a, ArmCpuIdentifierDecoder<'a>>),
+        /// Field `features` = 5 (`uint64`) of `perfetto.protos.CpuInfo.Cpu`.
+        Features(u64),
+        /// A field the schema does not declare, or a declared one that is
+        /// malformed (another wire type, a string that is not UTF-8).
+        Other(::protozero::Field<'a>),
+    }
+    impl<'a> CpuField<'a> {
+        /// Visits `buf`'s fields in wire order (one scan, nothing kept);
+        /// iteration ends at a malformed field, see `Fields::error`.
+        #[inline]
+        pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
+            ::protozero::Fields::new(buf)
+        }
+    }
+    impl<'a> ::protozero::FieldEnum<'a> for CpuField<'a> {
+        const GROUPS: bool = false;
+        #[inline(always)]
+        fn from_field(f: ::protozero::Field<'a>) -> Self {
+            match f.id {
+                1 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .and_then(|b| ::core::str::from_utf8(b).ok())
+                    {
+                        ::core::option::Option::Some(v) => Self::Processor(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                2 => {
+                    match ::protozero::Occurrence::<
+                        ::protozero::kinds::Uint32,
+                    >::from_value(f.value) {
+                        ::core::option::Option::Some(v) => Self::Frequencies(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                3 => {
+                    match ::protozero::__private::varint(f.value).map(|v| v as u32) {
+                        ::core::option::Option::Some(v) => Self::Capacity(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                4 => {
+                    match ::protozero::__private::bytes(f.value)
+                        .map(::protozero::Lazy::new)
+                    {
+                        ::core::option::Option::Some(v) => Self::ArmIdentifier(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                5 => {
+                    match ::protozero::__private::varint(f.value) {
+                        ::core::option::Option::Some(v) => Self::Features(v),
+                        ::core::option::Option::None => Self::Other(f),
+                    }
+                }
+                _ => Self::Other(f),
+            }
+        }
+    }
+    impl<'a> ::protozero::MessageFields<'a> for CpuDecoder<'a> {
+        type Field = CpuField<'a>;
     }
     /// Nested types of message `perfetto.protos.CpuInfo.Cpu`.
     pub mod cpu {
