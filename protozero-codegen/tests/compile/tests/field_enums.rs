@@ -2,7 +2,7 @@
 //! typed as the accessors type it, malformed ones as `Other`, nested
 //! messages lazily, packed and unpacked occurrences alike.
 
-use protozero::{EnumValue, HeapWriter, MessageWriter};
+use protozero::{EnumValue, HeapWriter};
 use protozero_codegen_fixtures::fixture::alpha::*;
 use protozero_codegen_fixtures::fixture::beta::{Color, Other, OtherField};
 
