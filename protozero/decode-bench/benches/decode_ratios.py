@@ -21,7 +21,7 @@ import sys
 
 TASKS = ["full", "lazy"]
 DATASETS = ["track_event", "genuine"]
-LIBRARIES = ["floor", "ours", "prost", "quick_protobuf", "rust_protobuf"]
+LIBRARIES = ["floor", "ours", "ours_fields", "prost", "quick_protobuf", "rust_protobuf"]
 
 
 def load(root):
