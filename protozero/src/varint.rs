@@ -90,18 +90,27 @@ pub fn decode_varint(buf: &[u8]) -> Result<(u64, usize), DecodeError> {
         Some(&b) if b < 0x80 => return Ok((u64::from(b), 1)),
         Some(_) => {}
     }
+    decode_varint_rest(buf)
+}
+
+/// [`decode_varint`] past its one-byte fast path.
+#[inline(always)]
+fn decode_varint_rest(buf: &[u8]) -> Result<(u64, usize), DecodeError> {
     let mut value = 0u64;
-    for (i, &b) in buf.iter().take(MAX_VARINT_LEN).enumerate() {
-        value |= u64::from(b & 0x7f) << (7 * i as u32);
+    let mut shift = 0u32;
+    let mut i = 0usize;
+    while let Some(&b) = buf.get(i) {
+        value |= u64::from(b & 0x7f) << shift;
+        i += 1;
         if b < 0x80 {
-            return Ok((value, i + 1));
+            return Ok((value, i));
         }
+        if i == MAX_VARINT_LEN {
+            return Err(DecodeError::VarintTooLong);
+        }
+        shift += 7;
     }
-    if buf.len() >= MAX_VARINT_LEN {
-        Err(DecodeError::VarintTooLong)
-    } else {
-        Err(DecodeError::TruncatedVarint)
-    }
+    Err(DecodeError::TruncatedVarint)
 }
 
 #[cfg(test)]
