@@ -21,7 +21,7 @@ use crate::codegen_support::{MessageDecoder, PackedLayout, ScalarKind};
 use crate::decoder::{Field, FieldValue};
 use crate::decoder_slots::parse_at;
 use crate::error::DecodeError;
-use crate::varint::decode_varint;
+use crate::typed_repeated::take_packed;
 
 /// A generated enum of one message's fields (see the module docs).
 pub trait FieldEnum<'a>: Sized {
@@ -214,40 +214,19 @@ impl<K: ScalarKind> Iterator for Occurrence<'_, K> {
         if self.packed.is_empty() {
             return None;
         }
-        let value = match K::LAYOUT {
-            PackedLayout::Varint => match decode_varint(self.packed) {
-                Ok((v, n)) => {
-                    self.packed = self.packed.get(n..).unwrap_or(&[]);
-                    FieldValue::Varint(v)
-                }
-                Err(e) => return self.fail(e),
-            },
-            PackedLayout::Fixed32 => match self.packed.split_first_chunk::<4>() {
-                Some((b, rest)) => {
-                    self.packed = rest;
-                    FieldValue::Fixed32(u32::from_le_bytes(*b))
-                }
-                None => {
-                    return self.fail(DecodeError::PackedLength {
-                        len: self.packed.len(),
-                        elem: 4,
-                    });
-                }
-            },
-            PackedLayout::Fixed64 => match self.packed.split_first_chunk::<8>() {
-                Some((b, rest)) => {
-                    self.packed = rest;
-                    FieldValue::Fixed64(u64::from_le_bytes(*b))
-                }
-                None => {
-                    return self.fail(DecodeError::PackedLength {
-                        len: self.packed.len(),
-                        elem: 8,
-                    });
-                }
-            },
+        let elem = match K::LAYOUT {
+            PackedLayout::Varint => 1,
+            PackedLayout::Fixed32 => 4,
+            PackedLayout::Fixed64 => 8,
         };
-        K::from_value(value)
+        let truncated = DecodeError::PackedLength {
+            len: self.packed.len(),
+            elem,
+        };
+        match take_packed(K::LAYOUT, &mut self.packed, truncated) {
+            Ok(value) => K::from_value(value),
+            Err(e) => self.fail(e),
+        }
     }
 }
 

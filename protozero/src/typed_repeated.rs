@@ -17,6 +17,33 @@ use crate::error::DecodeError;
 use crate::repeated::RepeatedFields;
 use crate::varint::decode_varint;
 
+/// Takes one element laid out as `layout` off the front of a packed run;
+/// `truncated` is the error for a fixed-size element cut short.
+#[inline]
+pub(crate) fn take_packed(
+    layout: PackedLayout,
+    packed: &mut &[u8],
+    truncated: DecodeError,
+) -> Result<FieldValue<'static>, DecodeError> {
+    match layout {
+        PackedLayout::Varint => {
+            let (v, n) = decode_varint(packed)?;
+            *packed = packed.get(n..).unwrap_or(&[]);
+            Ok(FieldValue::Varint(v))
+        }
+        PackedLayout::Fixed32 => {
+            let (b, rest) = packed.split_first_chunk::<4>().ok_or(truncated)?;
+            *packed = rest;
+            Ok(FieldValue::Fixed32(u32::from_le_bytes(*b)))
+        }
+        PackedLayout::Fixed64 => {
+            let (b, rest) = packed.split_first_chunk::<8>().ok_or(truncated)?;
+            *packed = rest;
+            Ok(FieldValue::Fixed64(u64::from_le_bytes(*b)))
+        }
+    }
+}
+
 /// Elements of a repeated scalar field of kind `K`, packed or unpacked.
 #[derive(Debug, Clone)]
 pub struct RepeatedScalars<'a, K> {
@@ -48,31 +75,11 @@ impl<'a, K: ScalarKind> RepeatedScalars<'a, K> {
 
     /// Takes one element off the current packed payload.
     fn next_packed(&mut self) -> Option<K::Value> {
-        let id = self.packed_id;
-        let value = match K::LAYOUT {
-            PackedLayout::Varint => match decode_varint(self.packed) {
-                Ok((v, n)) => {
-                    self.packed = self.packed.get(n..).unwrap_or(&[]);
-                    FieldValue::Varint(v)
-                }
-                Err(e) => return self.fail(e),
-            },
-            PackedLayout::Fixed32 => match self.packed.split_first_chunk::<4>() {
-                Some((b, rest)) => {
-                    self.packed = rest;
-                    FieldValue::Fixed32(u32::from_le_bytes(*b))
-                }
-                None => return self.fail(DecodeError::TruncatedFixed { id }),
-            },
-            PackedLayout::Fixed64 => match self.packed.split_first_chunk::<8>() {
-                Some((b, rest)) => {
-                    self.packed = rest;
-                    FieldValue::Fixed64(u64::from_le_bytes(*b))
-                }
-                None => return self.fail(DecodeError::TruncatedFixed { id }),
-            },
-        };
-        K::from_value(value)
+        let truncated = DecodeError::TruncatedFixed { id: self.packed_id };
+        match take_packed(K::LAYOUT, &mut self.packed, truncated) {
+            Ok(value) => K::from_value(value),
+            Err(e) => self.fail(e),
+        }
     }
 
     #[cold]

@@ -213,43 +213,33 @@ fn slots_and_pass(
             let r = slot("r", p.def.number);
             decls.extend(quote!(#r: ::protozero::__private::Occurrences,));
             inits.extend(quote!(#r: ::protozero::__private::Occurrences::NONE,));
-            arms.push((quote!(#id), quote!(d.#r.add(pos, next))));
+            arms.push((id, quote!(d.#r.add(pos, next))));
         } else {
             let f = slot("f", p.def.number);
             let (ex, ty) = extract(p);
             decls.extend(quote!(#f: ::core::option::Option<#ty>,));
             inits.extend(quote!(#f: ::core::option::Option::None,));
-            arms.push((
-                quote!(#id),
-                quote!(d.#f = ::protozero::__private::#ex(f.value)),
-            ));
+            arms.push((id, quote!(d.#f = ::protozero::__private::#ex(f.value))));
         }
     }
     for k in 0..msg.oneofs.len() {
         let o = slot("o", k as u32);
-        let ids: Vec<Literal> = plans
-            .iter()
-            .filter(|p| p.def.oneof == Some(k))
-            .map(|p| Literal::u32_unsuffixed(p.def.number))
-            .collect();
         decls.extend(quote!(#o: ::protozero::__private::OneofSlot<'a>,));
         inits.extend(quote!(#o: ::protozero::__private::OneofSlot::NONE,));
-        for id in ids {
-            arms.push((
-                quote!(#id),
-                quote!(d.#o = ::protozero::__private::OneofSlot::new(f)),
-            ));
+        for p in plans.iter().filter(|p| p.def.oneof == Some(k)) {
+            let id = Literal::u32_unsuffixed(p.def.number);
+            arms.push((id, quote!(d.#o = ::protozero::__private::OneofSlot::new(f))));
         }
     }
     let dispatch = match arms.as_slice() {
         [] => TokenStream::new(),
-        [(ids, action)] if ids.to_string().parse::<u32>().is_ok() => quote! {
-            if f.id == #ids {
+        [(id, action)] => quote! {
+            if f.id == #id {
                 #action;
             }
         },
         _ => {
-            let arms = arms.iter().map(|(ids, action)| quote!(#ids => #action,));
+            let arms = arms.iter().map(|(id, action)| quote!(#id => #action,));
             quote! {
                 match f.id {
                     #(#arms)*

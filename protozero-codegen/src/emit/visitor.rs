@@ -14,7 +14,7 @@ use super::decoder::extract;
 use super::fields::{FieldPlan, Shape, scalar_info};
 use crate::error::CodegenError;
 use crate::model::{MessageDef, Scalar};
-use crate::names::{ident_in, type_ident, type_name, upper_camel};
+use crate::names::{ident_in, type_ident, type_name, unique_name, upper_camel};
 
 /// The enum, its `read` constructor and its trait impls.
 pub(crate) fn emit_field_enum(
@@ -31,10 +31,7 @@ pub(crate) fn emit_field_enum(
     let mut variants = Vec::new();
     let mut arms = Vec::new();
     for p in plans {
-        let mut v = type_ident(upper_camel(&p.def.name));
-        while !taken.insert(v.clone()) {
-            v.push('_');
-        }
+        let v = unique_name(&mut taken, type_ident(upper_camel(&p.def.name)));
         let variant = ident_in(file, &v)?;
         let (ty, value) = payload(p);
         let doc = format!("{}.", p.describe(msg));
