@@ -14,7 +14,7 @@ use protobuf::UnknownValueRef;
 use crate::model::{Presence, Syntax};
 
 /// `FileDescriptorProto.edition`.
-const FILE_EDITION: u32 = 14;
+pub(crate) const FILE_EDITION: u32 = 14;
 /// `FileOptions.features`.
 pub const FILE_FEATURES: u32 = 50;
 /// `MessageOptions.features`.
@@ -130,7 +130,7 @@ impl Features {
 
 /// The varint fields of a serialized message, stopping at anything malformed
 /// (a `FeatureSet` holds only enums and nested messages this module ignores).
-fn varint_fields(mut bytes: &[u8]) -> Vec<(u64, u64)> {
+pub(crate) fn varint_fields(mut bytes: &[u8]) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
     while let Some((tag, rest)) = varint(bytes) {
         let rest = match tag & 7 {

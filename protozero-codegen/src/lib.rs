@@ -41,9 +41,11 @@
 //! Output: one `.rs` file per `.proto` file plus a root file (`mod.rs` by
 //! default) that nests them as `pub mod <package segments>` via `include!`.
 
+mod editions_raise;
 mod emit;
 pub mod error;
 mod features;
+mod lowering;
 pub mod model;
 pub mod names;
 pub mod parse;

@@ -1,8 +1,8 @@
 //! Turns `.proto` files into the [`crate::model`]. A front end compiles
 //! them to descriptors (`FileDescriptorProto`s, imports first): by default
 //! `protox`, a pure-Rust protobuf compiler (no external tool; see
-//! `pure.rs`), or Google's `protoc` (see `protoc.rs`), the one choice for
-//! what protox does not accept, editions above all. Both front ends' output
+//! `pure.rs`, and `lowering.rs`/`editions_raise.rs` for editions), or
+//! Google's `protoc` (see `protoc.rs`). Both front ends' output
 //! is read as `protoc`'s bytes are, so everything after is shared: a
 //! one-time translation of the descriptors that settles syntax- and
 //! feature-dependent questions (packing, presence, group encoding, enum
@@ -30,14 +30,21 @@ use crate::model::{
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum FrontEnd {
     /// `protox` (0.10), a pure-Rust protobuf compiler: no external tool.
-    /// It reads proto2 and proto3 as `protoc` does, to the same descriptors
-    /// (custom options of every type, extension declarations, groups,
-    /// `import public` and `weak`), but not editions, nor a few spellings:
-    /// `inf` and `nan` as option values, `extensions 5 [...]` (one number
-    /// with options), an integer beyond 64 bits as a `double` default.
-    /// It checks a little less than `protoc`: extensions are not matched
-    /// against their declarations, and `features`, `jstype` on 32-bit
-    /// fields and lite files extending non-lite messages pass.
+    /// It reads proto2, proto3 and editions 2023 and 2024 as `protoc` does,
+    /// to the same descriptors (custom options of every type, extension
+    /// declarations, groups, `import public`, `weak` and `option`,
+    /// `export`/`local`); editions files are lowered to proto2 for protox and
+    /// their descriptors raised back, with editions' own checks. It does
+    /// not read `nan` as an option value, and refuses two fields with one
+    /// JSON name in proto2 (where `protoc` warns). It checks a little less
+    /// than `protoc`: extensions are not matched against their
+    /// declarations, and `features` in proto2/proto3 files, `jstype` on
+    /// 32-bit fields and lite files extending non-lite messages pass; in
+    /// edition 2024, naming style and symbol visibility are not enforced.
+    /// Its own copy of `descriptor.proto` predates edition 2024's
+    /// `enforce_naming_style` and `default_symbol_visibility`: to set those
+    /// features, put a newer `google/protobuf/descriptor.proto` (protoc's)
+    /// in an include directory.
     #[default]
     Pure,
     /// Google's `protoc`: the given binary, else `$PROTOC`, else the one

@@ -2,6 +2,13 @@
 //! name resolution, option interpretation, the checks `protoc` makes) into
 //! descriptors, which then go through the same translation as `protoc`'s.
 //!
+//! protox reads each file through a resolver of ours that lowers what
+//! protox 0.10 does not parse (editions, a few spellings; see
+//! `lowering.rs`); the descriptors of editions files are raised back and
+//! checked afterwards (`editions_raise.rs`). Where protox resolves a
+//! relative type name differently from `protoc` (see [`compile`]), the
+//! name is qualified in the text protox reads and the files compiled again.
+//!
 //! Three steps bring protox's output to what `protoc --include_imports
 //! --descriptor_set_out` writes for the same files:
 //!
@@ -34,18 +41,113 @@ use protox::prost_reflect::{
     DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage as _, Value,
 };
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use protox::file::{File, FileResolver, GoogleFileResolver, IncludeFileResolver};
+
 use crate::error::CodegenError;
+use crate::lowering::{Lowered, Refusal, lower};
 
 /// Compiles `inputs` and everything they import, imports first.
+///
+/// protox resolves a relative type name against every package it has
+/// loaded, where `protoc` considers only the packages of the file itself and
+/// of its direct (and public) imports: a name such as
+/// `common.v3.Config` in package `a.b.c` can then reach for a package
+/// `a.b.common` that only an indirect import declares and fail, where
+/// `protoc` goes on outwards and finds `a.common.v3.Config`. When protox
+/// fails that way, the name is looked up in the outer scopes among the
+/// types compiled so far and, if one has it, written fully qualified in the
+/// text protox reads (`.a.common.v3.Config`, the type name `protoc` records
+/// too), and the files are compiled again.
 pub(crate) fn compile(
     includes: &[PathBuf],
     inputs: &[PathBuf],
 ) -> Result<Vec<FileDescriptorProto>, CodegenError> {
-    let mut compiler = protox::Compiler::new(includes).map_err(|e| error(&e, includes))?;
+    let mut qualified: HashMap<String, Vec<(usize, usize, String)>> = HashMap::new();
+    let cache = Rc::new(RefCell::new(ParsedFiles::new()));
+    // Each round qualifies one more name; a file set with more such names
+    // than this is refused with protox's error.
+    for _ in 0..MAX_QUALIFIED_NAMES {
+        match compile_set(includes, inputs, &qualified, &cache)? {
+            Compiled::Files(files) => return Ok(files),
+            Compiled::Unresolved { file, names } => {
+                let known = qualified.entry(file).or_default();
+                for n in names {
+                    if !known.contains(&n) {
+                        known.push(n);
+                    }
+                }
+            }
+            Compiled::Failed(e) => return Err(e),
+        }
+    }
+    match compile_set(includes, inputs, &qualified, &cache)? {
+        Compiled::Files(files) => Ok(files),
+        Compiled::Failed(e) => Err(e),
+        Compiled::Unresolved { file, .. } => Err(CodegenError::Parse {
+            message: format!(
+                "{file}: names still resolve differently after {MAX_QUALIFIED_NAMES} rounds"
+            ),
+        }),
+    }
+}
+
+/// At most this many rounds of qualifying names for one file set.
+const MAX_QUALIFIED_NAMES: usize = 256;
+
+/// One protox run's outcome.
+enum Compiled {
+    /// The descriptors.
+    Files(Vec<FileDescriptorProto>),
+    /// Relative names protox resolved into a scope `protoc` would not
+    /// consider: in `file`, each name's byte offset, its length and its
+    /// fully qualified spelling.
+    Unresolved {
+        file: String,
+        names: Vec<(usize, usize, String)>,
+    },
+    /// An error.
+    Failed(CodegenError),
+}
+
+/// Compiles `inputs` in one protox compiler, with the names in `qualified`
+/// (by file) written fully qualified.
+fn compile_set(
+    includes: &[PathBuf],
+    inputs: &[PathBuf],
+    qualified: &HashMap<String, Vec<(usize, usize, String)>>,
+    cache: &Rc<RefCell<ParsedFiles>>,
+) -> Result<Compiled, CodegenError> {
+    let state = Rc::new(RefCell::new(Lowerings::default()));
+    let mut compiler = protox::Compiler::with_file_resolver(EditionsResolver::new(
+        includes,
+        Rc::clone(&state),
+        qualified.clone(),
+        Rc::clone(cache),
+    ));
     compiler.include_imports(true).include_source_info(false);
-    compiler
-        .open_files(inputs)
-        .map_err(|e| error(&e, includes))?;
+    if let Err(e) = compiler.open_files(inputs) {
+        let state = state.borrow();
+        if let Some((name, refusal)) = &state.refused {
+            return Ok(Compiled::Failed(located(
+                includes,
+                name,
+                refusal.offset,
+                refusal.message.clone(),
+            )));
+        }
+        if let Some(u) = unresolved(&e, &compiler.descriptor_pool(), includes, &state.files) {
+            return Ok(u);
+        }
+        return Ok(Compiled::Failed(error(&e, includes, &state.files)));
+    }
+    let input_names: Vec<String> = compiler
+        .files()
+        .filter(|f| !f.is_import())
+        .map(|f| f.name().to_owned())
+        .collect();
     let bytes = as_protoc_writes(
         &compiler.descriptor_pool(),
         compiler.encode_file_descriptor_set(),
@@ -62,7 +164,227 @@ pub(crate) fn compile(
             protoc_float_default(x);
         }
     }
-    Ok(files)
+    if let Err(v) = crate::editions_raise::raise(&mut files, &state.borrow().files, &input_names) {
+        return Ok(Compiled::Failed(located(
+            includes, &v.file, v.offset, v.message,
+        )));
+    }
+    Ok(Compiled::Files(files))
+}
+
+/// protox's "`x` resolves to `s.x`, which is not defined" errors (the
+/// first and those related to it, all in one file) as names to qualify:
+/// for each, the first outer scope of `s` where the types compiled so far
+/// (`pool`) define `x`. `None` if the first error is not such a name.
+fn unresolved(
+    e: &protox::Error,
+    pool: &DescriptorPool,
+    includes: &[PathBuf],
+    lowered: &HashMap<String, Lowered>,
+) -> Option<Compiled> {
+    let file = e.file()?.to_owned();
+    let text = includes
+        .iter()
+        .map(|d| d.join(&file))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::read_to_string(p).ok())?;
+    let lowering = lowered.get(&file);
+    let mut names = one_unresolved(&e.to_string(), error_offset(e), pool, &text, lowering)?;
+    if let Some(related) = e.related() {
+        for r in related {
+            names.extend(
+                one_unresolved(&r.to_string(), error_offset(r), pool, &text, lowering)
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    Some(Compiled::Unresolved { file, names })
+}
+
+/// One such error: the places to qualify. protox gives no place for a
+/// name in a synthesized element (a map's value type): then every place
+/// the name is written as a type reference.
+fn one_unresolved(
+    message: &str,
+    at: Option<usize>,
+    pool: &DescriptorPool,
+    text: &str,
+    lowered: Option<&Lowered>,
+) -> Option<Vec<(usize, usize, String)>> {
+    let mut quoted = message.split('\'').skip(1).step_by(2);
+    let (relative, resolved) = (quoted.next()?, quoted.next()?);
+    if !message.contains("which is not defined") || relative.starts_with('.') {
+        return None;
+    }
+    let places = match at {
+        Some(at) => {
+            let at = lowered.map_or(at, |l| l.original_offset(at));
+            // The name must stand there as written.
+            if text.get(at..at + relative.len()) != Some(relative) {
+                return None;
+            }
+            vec![at]
+        }
+        None => crate::lowering::type_references(text, relative),
+    };
+    if places.is_empty() {
+        return None;
+    }
+    let scope = resolved.strip_suffix(relative)?.trim_end_matches('.');
+    let mut outer = scope;
+    let qualified = loop {
+        let Some((up, _)) = outer.rsplit_once('.') else {
+            break defines(pool, relative).then(|| format!(".{relative}"))?;
+        };
+        outer = up;
+        let candidate = format!("{outer}.{relative}");
+        if defines(pool, &candidate) {
+            break format!(".{candidate}");
+        }
+    };
+    Some(
+        places
+            .into_iter()
+            .map(|at| (at, relative.len(), qualified.clone()))
+            .collect(),
+    )
+}
+
+/// Whether `pool` has a message or enum named `full_name`.
+fn defines(pool: &DescriptorPool, full_name: &str) -> bool {
+    pool.get_message_by_name(full_name).is_some() || pool.get_enum_by_name(full_name).is_some()
+}
+
+// --- Editions -----------------------------------------------------------------
+
+/// The editions files protox was given in lowered form, by name, and the
+/// first construct the lowering refused.
+#[derive(Default)]
+struct Lowerings {
+    files: HashMap<String, Lowered>,
+    refused: Option<(String, Refusal)>,
+}
+
+/// protox's file system resolver (include directories, then its own copies
+/// of Google's files), with editions files lowered on the way in.
+struct EditionsResolver {
+    dirs: Vec<(PathBuf, IncludeFileResolver)>,
+    google: GoogleFileResolver,
+    state: Rc<RefCell<Lowerings>>,
+    /// Names to write fully qualified, by file.
+    qualified: HashMap<String, Vec<(usize, usize, String)>>,
+    /// Files parsed in an earlier round, with the number of names then
+    /// qualified in each and its lowering.
+    cache: Rc<RefCell<ParsedFiles>>,
+}
+
+/// Parsed files by name: how many names were qualified, the file, its
+/// lowering.
+type ParsedFiles = HashMap<String, (usize, File, Option<Lowered>)>;
+
+impl EditionsResolver {
+    fn new(
+        includes: &[PathBuf],
+        state: Rc<RefCell<Lowerings>>,
+        qualified: HashMap<String, Vec<(usize, usize, String)>>,
+        cache: Rc<RefCell<ParsedFiles>>,
+    ) -> EditionsResolver {
+        EditionsResolver {
+            dirs: includes
+                .iter()
+                .map(|d| (d.clone(), IncludeFileResolver::new(d.clone())))
+                .collect(),
+            google: GoogleFileResolver::new(),
+            state,
+            qualified,
+            cache,
+        }
+    }
+}
+
+impl FileResolver for EditionsResolver {
+    fn resolve_path(&self, path: &Path) -> Option<String> {
+        self.dirs.iter().find_map(|(_, r)| r.resolve_path(path))
+    }
+
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        let names = self.qualified.get(name).map_or(&[][..], Vec::as_slice);
+        if let Some((n, file, lowered)) = self.cache.borrow().get(name)
+            && *n == names.len()
+        {
+            if let Some(l) = lowered {
+                self.state
+                    .borrow_mut()
+                    .files
+                    .insert(name.to_owned(), l.clone());
+            }
+            return Ok(file.clone());
+        }
+        let file = self.open_uncached(name, names)?;
+        let lowered = self.state.borrow().files.get(name).cloned();
+        self.cache
+            .borrow_mut()
+            .insert(name.to_owned(), (names.len(), file.clone(), lowered));
+        Ok(file)
+    }
+}
+
+impl EditionsResolver {
+    /// Reads, lowers and parses the file `name`, with `names` qualified.
+    fn open_uncached(
+        &self,
+        name: &str,
+        names: &[(usize, usize, String)],
+    ) -> Result<File, protox::Error> {
+        for (dir, r) in &self.dirs {
+            let path = dir.join(name);
+            if !path.is_file() {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                // protox says what is wrong with it.
+                return r.open_file(name);
+            };
+            return match lower(&text, names) {
+                Ok(None) => r.open_file(name),
+                Ok(Some(lowered)) => {
+                    let file = File::from_source(name, &lowered.text);
+                    self.state
+                        .borrow_mut()
+                        .files
+                        .insert(name.to_owned(), lowered);
+                    file
+                }
+                Err(refusal) => {
+                    let message = refusal.message.clone();
+                    self.state.borrow_mut().refused = Some((name.to_owned(), refusal));
+                    Err(protox::Error::new(std::io::Error::other(message)))
+                }
+            };
+        }
+        self.google.open_file(name)
+    }
+}
+
+/// An error at byte `offset` of the file `name` (original text).
+fn located(includes: &[PathBuf], name: &str, offset: usize, message: String) -> CodegenError {
+    let path = includes
+        .iter()
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file());
+    let Some(text) = path.as_deref().and_then(|p| std::fs::read(p).ok()) else {
+        return CodegenError::Parse {
+            message: format!("{name}: {message}"),
+        };
+    };
+    let at = Position::of(&text, offset);
+    CodegenError::PureParse {
+        file: path.map_or_else(|| name.to_owned(), |p| p.display().to_string()),
+        line: at.line,
+        column: at.column,
+        source_line: at.text,
+        message,
+    }
 }
 
 // --- Source-retention options -------------------------------------------
@@ -309,7 +631,11 @@ fn trim_fraction(s: &str) -> &str {
 /// protox's error as a [`CodegenError`]: [`CodegenError::PureParse`] with
 /// file, line, column and the line's text when protox points at a place,
 /// else [`CodegenError::Parse`].
-fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
+fn error(
+    e: &protox::Error,
+    includes: &[PathBuf],
+    lowered: &HashMap<String, Lowered>,
+) -> CodegenError {
     let message = e.to_string();
     let Some(name) = e.file() else {
         return CodegenError::Parse { message };
@@ -320,7 +646,10 @@ fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
         .find(|p| p.is_file());
     let text = path.as_deref().and_then(|p| std::fs::read(p).ok());
     // protox gives an unexpected end of file no place: it is the end.
+    let lowering = lowered.get(name);
+    let original = |o: usize| lowering.map_or(o, |l| l.original_offset(o));
     let offset = error_offset(e)
+        .map(original)
         .or_else(|| (e.is_parse() && message.contains("end of file")).then_some(usize::MAX));
     let (Some(offset), Some(text)) = (offset, text) else {
         return CodegenError::Parse {
@@ -337,7 +666,7 @@ fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
     }
     if let Some(related) = e.related() {
         for r in related {
-            match error_offset(r) {
+            match error_offset(r).map(original) {
                 Some(o) => {
                     let p = Position::of(&text, o);
                     message.push_str(&format!("; {file}:{}:{}: {r}", p.line, p.column));
@@ -351,13 +680,10 @@ fn error(e: &protox::Error, includes: &[PathBuf]) -> CodegenError {
     let non_finite_option = ["found 'inf'", "found '-inf'", "found 'nan'", "found '-nan'"]
         .iter()
         .any(|f| message.contains(f));
-    if e.is_parse() || non_finite_option {
-        if message.contains("found 'edition'") {
-            message.push_str(
-                "; editions (`edition = \"2023\"` and later) are not supported by protox 0.10, \
-                 the pure front end",
-            );
-        }
+    // protox refuses two fields with one JSON name in every syntax; protoc
+    // only in proto3 and editions, and warns in proto2.
+    let json_clash = message.contains("with JSON name");
+    if e.is_parse() || non_finite_option || json_clash {
         message.push_str(
             "; if protoc accepts this file, use the protoc front end \
              (`Config::front_end(FrontEnd::Protoc(None))`, `cargo xtask codegen --protoc`)",

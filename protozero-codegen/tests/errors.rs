@@ -77,17 +77,23 @@ fn a_file_cut_short_is_an_error_at_its_end() {
     assert!(message.contains("end of file"), "{shown}");
 }
 
+/// An error protox finds in an editions file (which it reads lowered, with
+/// labels inserted) points at the original text: line, column and line.
 #[test]
-fn editions_are_refused_by_the_pure_front_end_with_a_pointer_to_protoc() {
-    let (_, line, column, source_line, _, shown) = pure_error(
+fn errors_in_editions_files_point_at_the_original_text() {
+    let (_, line, column, source_line, message, shown) = pure_error(
         "ed.proto",
-        "edition = \"2023\";\npackage e;\nmessage M { int32 x = 1; }\n",
+        "edition = \"2023\";\npackage e;\nmessage M { int32 x = 1; Missing y = 2; }\n",
     );
-    assert_eq!((line, column), (1, 1), "{shown}");
-    assert_eq!(source_line, "edition = \"2023\";");
-    assert!(shown.contains("found 'edition'"), "{shown}");
-    assert!(shown.contains("editions"), "{shown}");
-    assert!(shown.contains("cargo xtask codegen --protoc"), "{shown}");
+    assert_eq!((line, column), (3, 26), "{shown}");
+    assert_eq!(source_line, "message M { int32 x = 1; Missing y = 2; }");
+    assert!(message.contains("'Missing' is not defined"), "{shown}");
+    let (_, line, column, _, message, shown) = pure_error(
+        "ed2.proto",
+        "edition = \"2023\";\npackage e;\nmessage M {\n  int32 x = 1;\n  optional int32 y = 2;\n}\n",
+    );
+    assert_eq!((line, column), (5, 3), "{shown}");
+    assert!(message.contains("`optional`"), "{shown}");
 }
 
 #[test]

@@ -12,14 +12,14 @@
 //! else: `json_name`, `syntax`, defaults, options and the file order must
 //! match as they are.
 //!
-//! Both front ends see the same `google/protobuf/descriptor.proto`:
-//! protoc's (from `protoc-bin-vendored`), with its two one-number extension
-//! ranges with options (`extensions 536000000 [declaration = ...]`), a form
-//! protox 0.10 does not parse, spelled as ranges (`536000000 to 536000000`,
-//! the same range). Left to themselves, each front end brings its own copy
-//! and only the code generated for `google/protobuf/*.proto` differs (the
-//! last test). The editions fixtures are protoc's alone: protox 0.10 has
-//! no editions; their features are checked against hand-worked values.
+//! Both front ends see protoc's include directory (from
+//! `protoc-bin-vendored`): its `descriptor.proto` (with one-number extension
+//! ranges with options, a form the pure front end respells for protox), its
+//! feature sets and well-known types. Left to themselves, each front end
+//! brings its own copy and only the code generated for
+//! `google/protobuf/*.proto` differs (`with_their_own_descriptor_proto_...`).
+//! Editions files agree like the others; editions mistakes `protoc` refuses
+//! are refused by the pure front end too, at their line.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,49 +35,12 @@ fn tests_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
 }
 
-/// A directory holding protoc's `descriptor.proto` in a form both front
-/// ends parse (see the module doc).
+/// `protoc`'s include directory (from `protoc-bin-vendored`): its
+/// `descriptor.proto`, feature sets and well-known types, which both front
+/// ends then read.
 fn shared_wkt() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let source = protoc_bin_vendored::include_path()
-            .unwrap()
-            .join("google/protobuf/descriptor.proto");
-        let text = fs::read_to_string(source).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("google/protobuf/descriptor.proto");
-        fs::create_dir_all(target.parent().unwrap()).unwrap();
-        fs::write(&target, one_number_ranges_as_ranges(&text)).unwrap();
-        dir
-    })
-    .path()
-}
-
-/// `extensions N [` → `extensions N to N [`, line by line.
-fn one_number_ranges_as_ranges(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 64);
-    for line in text.lines() {
-        let body = line.trim_start();
-        let indent = &line[..line.len() - body.len()];
-        let rewritten = body.strip_prefix("extensions ").and_then(|rest| {
-            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            let (number, tail) = rest.split_at(digits);
-            (digits > 0 && tail.starts_with(" ["))
-                .then(|| format!("{indent}extensions {number} to {number}{tail}"))
-        });
-        out.push_str(rewritten.as_deref().unwrap_or(line));
-        out.push('\n');
-    }
-    out
-}
-
-#[test]
-fn the_rewrite_keeps_every_other_line() {
-    let text = "message A {\n  extensions 5 [declaration = {}];\n  extensions 6 to 9;\n  extensions 7;\n}\n";
-    assert_eq!(
-        one_number_ranges_as_ranges(text),
-        "message A {\n  extensions 5 to 5 [declaration = {}];\n  extensions 6 to 9;\n  extensions 7;\n}\n"
-    );
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| protoc_bin_vendored::include_path().unwrap())
 }
 
 fn compile(includes: &[PathBuf], inputs: &[PathBuf], front_end: FrontEnd) -> Parsed {
@@ -171,21 +134,9 @@ fn agree(root: &Path, inputs: &[PathBuf]) -> Parsed {
     pure
 }
 
-/// Whether the file declares an edition (protoc's alone).
-fn is_editions(path: &Path) -> bool {
-    fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("edition "))
-}
-
 fn agree_on_fixture_set(set: &str) -> Parsed {
     let root = tests_dir().join(set);
-    let inputs: Vec<PathBuf> = find_proto_files(&root)
-        .unwrap()
-        .into_iter()
-        .filter(|p| !is_editions(p))
-        .collect();
+    let inputs: Vec<PathBuf> = find_proto_files(&root).unwrap().into_iter().collect();
     agree(&root, &inputs)
 }
 
@@ -200,9 +151,10 @@ fn fixtures_names() {
 }
 
 /// The real-world proto2 file of `fixtures_protoc` (groups, extensions,
-/// message sets) was protoc's alone before protox; it no longer is.
+/// message sets) and its editions files were protoc's alone before protox
+/// and the editions lowering; they no longer are.
 #[test]
-fn fixtures_protoc_without_editions() {
+fn fixtures_protoc() {
     let parsed = agree_on_fixture_set("fixtures_protoc");
     assert!(
         parsed
@@ -318,39 +270,63 @@ fn with_their_own_descriptor_proto_only_its_code_differs() {
 
 // --- What protoc reads and protox 0.10 does not ----------------------------
 
+/// Spellings protox 0.10 does not parse, which the lowering respells:
+/// both front ends agree on them.
+#[test]
+fn respelled_protox_gaps_agree() {
+    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
+                extend google.protobuf.MessageOptions { optional double d = 50000; }\n\
+                extend google.protobuf.FieldOptions { optional float f = 50001; }\n";
+    for (what, body) in [
+        (
+            "a negative infinity as an option value",
+            "message M { option (d) = -inf; }\n",
+        ),
+        (
+            "an infinity as an option value",
+            "message M { option (d) = inf; }\n",
+        ),
+        (
+            "an infinity as a float field option",
+            "message M { optional int32 a = 1 [(f) = inf]; }\n",
+        ),
+        (
+            "one extension number with options",
+            "message M {\n  extensions 5 [declaration = { number: 5, reserved: true }];\n}\n",
+        ),
+        (
+            "an integer literal beyond 64 bits as a double default",
+            "message M {\n  optional double x = 1 [default = 123456789012345678901234567890];\n}\n",
+        ),
+        (
+            "an integer literal beyond 64 bits as an option value",
+            "message M { option (d) = 123456789012345678901234567890; }\n",
+        ),
+    ] {
+        eprintln!("{what}");
+        let dir = snippet_dir(&[("gap.proto", &format!("{head}{body}"))]);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+}
+
 /// Files `protoc` compiles that the pure front end refuses, each with a
-/// located error that suggests the protoc front end. (Editions are the
-/// largest such gap; see below.) A protox release that reads one of them
-/// fails this test: the file then belongs with the agreeing fixtures.
+/// located error that suggests the protoc front end. A protox release that
+/// reads one of them fails this test: the file then belongs with the
+/// agreeing ones.
 #[test]
 fn protox_gaps_are_located_errors_that_suggest_protoc() {
     let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
                 extend google.protobuf.MessageOptions { optional double d = 50000; }\n";
     for (what, body, line) in [
         (
-            "a negative infinity as an option value",
-            "message M { option (d) = -inf; }\n",
-            5,
-        ),
-        (
-            "an infinity as an option value",
-            "message M { option (d) = inf; }\n",
-            5,
-        ),
-        (
             "a not-a-number as an option value",
             "message M { option (d) = nan; }\n",
             5,
         ),
         (
-            "one extension number with options",
-            "message M {\n  extensions 5 [declaration = { number: 5, reserved: true }];\n}\n",
-            6,
-        ),
-        (
-            "an integer literal beyond 64 bits as a double default",
-            "message M {\n  optional double x = 1 [default = 123456789012345678901234567890];\n}\n",
-            6,
+            "two fields with one JSON name (protoc warns)",
+            "message M {\n  optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n}\n",
+            7,
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -374,7 +350,7 @@ fn protox_gaps_are_located_errors_that_suggest_protoc() {
     }
 }
 
-// --- Editions: protoc's alone ----------------------------------------------
+// --- Editions ------------------------------------------------------------------
 
 const EDITIONS: &[(&str, u32)] = &[
     ("fixture/delta/editions.proto", 2023),
@@ -382,29 +358,242 @@ const EDITIONS: &[(&str, u32)] = &[
     ("fixture/epsilon/features2024.proto", 2024),
 ];
 
+/// The editions fixtures compile with both front ends to the same
+/// descriptors and code (checked by `fixtures_protoc`); here: both say
+/// `editions` and the edition.
 #[test]
-fn editions_are_refused_by_the_pure_front_end_at_the_edition_line() {
+fn editions_fixtures_are_read_by_both_front_ends() {
     let root = tests_dir().join("fixtures_protoc");
-    for (name, _) in EDITIONS {
-        let path = root.join(name);
-        let text = fs::read_to_string(&path).unwrap();
-        let edition_line = text
-            .lines()
-            .position(|l| l.starts_with("edition "))
-            .unwrap()
-            + 1;
-        match parse_files(std::slice::from_ref(&root), &[path], &FrontEnd::Pure) {
-            Err(CodegenError::PureParse {
-                line,
-                column,
-                message,
-                ..
-            }) => {
-                assert_eq!((line as usize, column), (edition_line, 1), "{name}");
-                assert!(message.contains("editions"), "{message}");
-                assert!(message.contains("protoc front end"), "{message}");
+    for (name, year) in EDITIONS {
+        let pure = agree(&root, &[root.join(name)]);
+        let file = pure.schema.files.iter().find(|f| f.name == *name).unwrap();
+        assert_eq!(file.syntax, Syntax::Edition(*year), "{name}");
+    }
+}
+
+/// Writes `files` (name, text) into a fresh include directory.
+fn snippet_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+/// Editions files beyond the fixtures, each accepted by protoc: both front
+/// ends agree on them.
+#[test]
+fn editions_snippets_agree() {
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        (
+            "file-wide features, every field kind, nested scopes",
+            &[(
+                "s.proto",
+                "edition = \"2023\";\npackage s;\n\
+                 option features.field_presence = IMPLICIT;\n\
+                 option features.utf8_validation = NONE;\n\
+                 option features.repeated_field_encoding = EXPANDED;\n\
+                 message M {\n  int32 a = 1;\n  M m = 2;\n  repeated string r = 3;\n\
+                 \x20 map<string, M> map = 4 [features.utf8_validation = VERIFY];\n\
+                 \x20 oneof o { int64 x = 5; M y = 6 [features.message_encoding = DELIMITED]; }\n\
+                 \x20 int32 d = 7 [features.field_presence = EXPLICIT, default = 7];\n\
+                 \x20 M req = 8 [features.field_presence = LEGACY_REQUIRED];\n\
+                 \x20 repeated sint32 p = 9 [features.repeated_field_encoding = PACKED];\n\
+                 \x20 message N { option features.json_format = LEGACY_BEST_EFFORT; int32 n = 1; }\n\
+                 \x20 enum E { option features.enum_type = CLOSED; ONE = 1; }\n\
+                 \x20 E e = 10 [features.field_presence = EXPLICIT];\n\
+                 \x20 extensions 100 to 200;\n\
+                 \x20 reserved 50 to 60;\n\
+                 \x20 reserved foo, bar;\n\
+                 }\n\
+                 extend M { repeated int32 ext = 100; M.E ext_e = 101; }\n\
+                 service S { rpc Go(M) returns (stream M) { option deprecated = true; } }\n",
+            )],
+        ),
+        (
+            "edition 2024: visibility and an option import",
+            &[
+                (
+                    "opts.proto",
+                    "edition = \"2024\";\npackage opts;\nimport \"google/protobuf/descriptor.proto\";\n\
+                     extend google.protobuf.MessageOptions { int32 tag = 50000; }\n",
+                ),
+                (
+                    "v.proto",
+                    "edition = \"2024\";\npackage v;\nimport option \"opts.proto\";\n\
+                     export message M {\n  option (opts.tag) = 3;\n  local message N { int32 a = 1; }\n\
+                     \x20 export enum E { E_ZERO = 0; }\n  N n = 1;\n}\n\
+                     local enum L { L_ZERO = 0; }\nmessage Q { M.N n = 1; L l = 2; }\n",
+                ),
+            ],
+        ),
+        (
+            "an editions file importing proto2 and proto3 files, and imported by them",
+            &[
+                (
+                    "two.proto",
+                    "syntax = \"proto2\";\npackage two;\nenum Closed { C_ONE = 1; }\n\
+                     message T { optional int32 a = 1; }\n",
+                ),
+                (
+                    "ed.proto",
+                    "edition = \"2023\";\npackage ed;\nimport \"two.proto\";\n\
+                     message U { two.Closed c = 1; two.T t = 2 [features.message_encoding = DELIMITED]; }\n",
+                ),
+                (
+                    "three.proto",
+                    "syntax = \"proto3\";\npackage three;\nimport \"ed.proto\";\n\
+                     message V { ed.U u = 1; }\n",
+                ),
+            ],
+        ),
+    ];
+    for (what, files) in cases {
+        let dir = snippet_dir(files);
+        let root = dir.path().to_path_buf();
+        let inputs: Vec<PathBuf> = files.iter().map(|(n, _)| root.join(n)).collect();
+        eprintln!("{what}");
+        agree(&root, &inputs);
+    }
+}
+
+/// Editions files protoc refuses: the pure front end refuses each too, at
+/// the line of the construct at fault.
+#[test]
+fn editions_mistakes_are_refused_where_they_are() {
+    let head = "edition = \"2023\";\npackage p;\n";
+    for (what, body, line) in [
+        (
+            "an optional label",
+            "message M {\n  optional int32 a = 1;\n}\n",
+            4,
+        ),
+        (
+            "a required label",
+            "message M {\n  required int32 a = 1;\n}\n",
+            4,
+        ),
+        ("a group", "message M {\n  repeated group G = 1 { }\n}\n", 4),
+        ("an unknown edition", "", 1),
+        (
+            "presence on a repeated field",
+            "message M {\n  repeated int32 a = 1 [features.field_presence = EXPLICIT];\n}\n",
+            4,
+        ),
+        (
+            "presence on a oneof member",
+            "message M {\n  oneof o {\n    int32 a = 1 [features.field_presence = EXPLICIT];\n  }\n}\n",
+            5,
+        ),
+        (
+            "presence on an extension",
+            "message M { extensions 10 to 20; }\nextend M {\n  int32 e = 10 [features.field_presence = EXPLICIT];\n}\n",
+            5,
+        ),
+        (
+            "a required extension",
+            "message M { extensions 10 to 20; }\nextend M {\n  int32 e = 10 [features.field_presence = LEGACY_REQUIRED];\n}\n",
+            5,
+        ),
+        (
+            "implicit presence on a message field",
+            "message M {\n  M m = 1 [features.field_presence = IMPLICIT];\n}\n",
+            4,
+        ),
+        (
+            "a default with implicit presence from the file",
+            "option features.field_presence = IMPLICIT;\nmessage M {\n  int32 x = 2 [default = 3];\n}\n",
+            5,
+        ),
+        (
+            "a closed enum with implicit presence",
+            "enum E { option features.enum_type = CLOSED; Z = 0; }\nmessage M {\n  E e = 1 [features.field_presence = IMPLICIT];\n}\n",
+            5,
+        ),
+        (
+            "a packed singular field",
+            "message M {\n  int32 a = 1 [features.repeated_field_encoding = PACKED];\n}\n",
+            4,
+        ),
+        (
+            "packed strings",
+            "message M {\n  repeated string a = 1 [features.repeated_field_encoding = PACKED];\n}\n",
+            4,
+        ),
+        (
+            "a delimited scalar",
+            "message M {\n  int32 a = 1 [features.message_encoding = DELIMITED];\n}\n",
+            4,
+        ),
+        (
+            "a delimited map",
+            "message M {\n  map<int32, M> a = 1 [features.message_encoding = DELIMITED];\n}\n",
+            4,
+        ),
+        (
+            "UTF-8 validation of an integer",
+            "message M {\n  int32 a = 1 [features.utf8_validation = NONE];\n}\n",
+            4,
+        ),
+        (
+            "the packed option",
+            "message M {\n  repeated int32 a = 1 [packed = true];\n}\n",
+            4,
+        ),
+        (
+            "an open enum starting at one",
+            "enum E {\n  ONE = 1;\n}\n",
+            3,
+        ),
+        (
+            "presence on a message",
+            "message M {\n  option features.field_presence = IMPLICIT;\n  int32 a = 1;\n}\n",
+            3,
+        ),
+        (
+            "enum openness on a field",
+            "message M {\n  int32 a = 1 [features.enum_type = CLOSED];\n}\n",
+            4,
+        ),
+        (
+            "required presence as the file's default",
+            "option features.field_presence = LEGACY_REQUIRED;\nmessage M { int32 a = 1; }\n",
+            1,
+        ),
+        (
+            "two fields with one JSON name",
+            "message M {\n  int32 foo_bar = 1;\n  int32 fooBar = 2;\n}\n",
+            5,
+        ),
+        (
+            "a custom JSON name that is another field's",
+            "message M {\n  int32 a = 1 [json_name = \"b\"];\n  int32 b = 2;\n}\n",
+            5,
+        ),
+    ] {
+        let text = if what == "an unknown edition" {
+            "edition = \"2077\";\n".to_owned()
+        } else {
+            format!("{head}{body}")
+        };
+        let dir = snippet_dir(&[("x.proto", &text)]);
+        let includes = [dir.path().to_path_buf()];
+        let inputs = [dir.path().join("x.proto")];
+        assert!(
+            parse_files(&includes, &inputs, &FrontEnd::Protoc(None)).is_err(),
+            "protoc accepts {what}"
+        );
+        match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+            Err(e @ CodegenError::PureParse { .. }) => {
+                let shown = e.to_string();
+                let CodegenError::PureParse { line: at, .. } = e else {
+                    unreachable!()
+                };
+                assert_eq!(at, line, "{what}: {shown}");
             }
-            other => panic!("{name}: {other:?}"),
+            other => panic!("{what}: {other:?}"),
         }
     }
 }

@@ -73,7 +73,7 @@ pub const PROTOBUF: Corpus = Corpus {
     includes: &[""],
     inputs: &["google"],
     with_protoc_include: false,
-    protoc: true,
+    protoc: false,
     excludes: &[],
 };
 
@@ -90,7 +90,7 @@ pub const PROTOBUF_TESTS: Corpus = Corpus {
     includes: &["protobuf/src"],
     inputs: &["protobuf/src/google/protobuf"],
     with_protoc_include: false,
-    protoc: true,
+    protoc: false,
     excludes: &[
         (
             "protobuf/src/google/protobuf/unittest.proto",
@@ -164,7 +164,7 @@ pub const GOOGLEAPIS: Corpus = Corpus {
     includes: &[""],
     inputs: &["google"],
     with_protoc_include: true,
-    protoc: true,
+    protoc: false,
     excludes: &[],
 };
 

@@ -1,0 +1,907 @@
+//! What protox cannot parse, rewritten into what it can: a `.proto` file's
+//! text is lowered before protox reads it, and what the rewrite changed is
+//! kept, so that protox's error positions map back to the original text
+//! and the descriptors can be raised back to what `protoc` writes for the
+//! original (`editions_raise.rs`).
+//!
+//! Editions above all. An `edition = "2023"` (or `"2024"`) file is a proto2
+//! file with fewer keywords: every singular field of a message or `extend`
+//! block gets the `optional` label editions leave implicit, reserved names
+//! written as identifiers become strings, the `edition` statement becomes
+//! `syntax = "proto2";`, and edition 2024's `export` and `local` (symbol
+//! visibility) and `import option` (an import for options only) are
+//! blanked out and remembered. Everything else, `features` options above
+//! all, is ordinary option syntax that protox interprets against its
+//! `descriptor.proto`. Constructs editions forbid (the `optional` and
+//! `required` labels, groups) are refused here, where their place is known.
+//!
+//! In every syntax, three spellings protox 0.10 refuses and `protoc`
+//! reads are respelled to ones with the same meaning: one extension
+//! number with options (`extensions 5 [...]` → `extensions 5 to 5 [...]`),
+//! an infinite option value (`= inf` → `= 1e999`), and a decimal integer
+//! beyond 64 bits, which can only be a floating-point value (`.0` added).
+//!
+//! Only the statement structure is read: comments, strings, option values
+//! (aggregates too) and service bodies are skipped token by token. A file
+//! this reading does not understand is passed on with the edits made so
+//! far, and protox reports what is wrong with it.
+
+/// `FileDescriptorProto.edition` values (`google.protobuf.Edition`).
+pub(crate) const EDITION_2023: u64 = 1000;
+/// Edition 2024.
+pub(crate) const EDITION_2024: u64 = 1001;
+
+/// A file rewritten for protox.
+#[derive(Debug, Clone)]
+pub(crate) struct Lowered {
+    /// The text protox reads.
+    pub text: String,
+    /// `google.protobuf.Edition` number of an editions file.
+    pub edition: Option<u64>,
+    /// The rewrite's edits, in order: `(original offset, original length,
+    /// new length)`.
+    edits: Vec<(usize, usize, usize)>,
+    /// `export`/`local` written before a message or enum: its name path
+    /// from the file's top (nested names in order), whether it is an enum,
+    /// and whether it is exported.
+    pub visibility: Vec<(Vec<String>, bool, bool)>,
+    /// Files imported with `import option`.
+    pub option_imports: Vec<String>,
+    /// Where each field statement starts in the original text, by the name
+    /// path of its message (or of the scope of its `extend` block) and its
+    /// name, for errors the raising step finds.
+    pub fields: Vec<(Vec<String>, String, usize)>,
+    /// Where each enum starts, by name path.
+    pub enums: Vec<(Vec<String>, usize)>,
+    /// Where each message starts, by name path.
+    pub messages: Vec<(Vec<String>, usize)>,
+}
+
+/// A construct editions forbid, at a byte offset of the original text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// Byte offset of the construct.
+    pub offset: usize,
+    /// What is wrong, and what to write instead.
+    pub message: String,
+}
+
+impl Lowered {
+    /// The original offset of `offset` in the rewritten text (an offset
+    /// inside an edit's new text maps to the edit's start).
+    pub fn original_offset(&self, offset: usize) -> usize {
+        let mut delta: isize = 0;
+        for &(at, old, new) in &self.edits {
+            let new_at = at.saturating_add_signed(delta);
+            if offset < new_at {
+                break;
+            }
+            if offset < new_at + new {
+                return at;
+            }
+            delta += new as isize - old as isize;
+        }
+        offset.saturating_add_signed(-delta)
+    }
+}
+
+/// Rewrites `source` if it is an editions file or spells something protox
+/// does not read; `Ok(None)` if protox reads it as it is.
+///
+/// `names` are type names to write fully qualified: `(offset, length,
+/// name)` in the original text (see `pure.rs` for why).
+pub(crate) fn lower(
+    source: &str,
+    names: &[(usize, usize, String)],
+) -> Result<Option<Lowered>, Refusal> {
+    let tokens = lex(source);
+    let mut p = Lowering {
+        src: source,
+        toks: &tokens,
+        at: 0,
+        out: Lowered {
+            text: String::new(),
+            edition: None,
+            edits: Vec::new(),
+            visibility: Vec::new(),
+            option_imports: Vec::new(),
+            fields: Vec::new(),
+            enums: Vec::new(),
+            messages: Vec::new(),
+        },
+        scope: Vec::new(),
+        pending_visibility: None,
+    };
+    let mut edits: Vec<Edit> = names
+        .iter()
+        .map(|(at, old, new)| Edit {
+            at: *at,
+            old: *old,
+            new: new.clone(),
+        })
+        .collect();
+    // `edition = "2023";` first.
+    if p.is_word("edition")
+        && let (Some(e), Some(eq), Some(value), Some(semi)) =
+            (p.tok(0), p.tok(1), p.tok(2), p.tok(3))
+        && p.text(eq) == "="
+        && value.kind == Kind::Str
+        && p.text(semi) == ";"
+    {
+        let year = unquote(p.text(value));
+        p.out.edition = Some(match year.as_str() {
+            "2023" => EDITION_2023,
+            "2024" => EDITION_2024,
+            other => {
+                return Err(Refusal {
+                    offset: value.start,
+                    message: format!(
+                        "edition \"{other}\" is not one this front end knows (it reads \"2023\" \
+                         and \"2024\")"
+                    ),
+                });
+            }
+        });
+        edits.push(Edit {
+            at: e.start,
+            old: semi.end - e.start,
+            new: "syntax = \"proto2\";".to_owned(),
+        });
+        p.at = 4;
+    }
+    p.top_level(&mut edits)?;
+    respell_values(source, &tokens, &mut edits);
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    // Apply the edits.
+    let mut text = String::with_capacity(source.len() + edits.len() * 9);
+    let mut from = 0;
+    edits.sort_by_key(|e| e.at);
+    for e in &edits {
+        text.push_str(&source[from..e.at]);
+        text.push_str(&e.new);
+        from = e.at + e.old;
+        p.out.edits.push((e.at, e.old, e.new.len()));
+    }
+    text.push_str(&source[from..]);
+    p.out.text = text;
+    Ok(Some(p.out))
+}
+
+/// One replacement in the original text.
+struct Edit {
+    at: usize,
+    old: usize,
+    new: String,
+}
+
+/// The block a statement is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Message,
+    Extend,
+    Oneof,
+}
+
+struct Lowering<'s, 't> {
+    src: &'s str,
+    toks: &'t [Token],
+    at: usize,
+    out: Lowered,
+    /// Names of the enclosing messages.
+    scope: Vec<String>,
+    /// An `export`/`local` waiting for its message or enum.
+    pending_visibility: Option<bool>,
+}
+
+impl Lowering<'_, '_> {
+    /// Whether this is an editions file.
+    fn editions(&self) -> bool {
+        self.out.edition.is_some()
+    }
+
+    fn tok(&self, ahead: usize) -> Option<Token> {
+        self.toks.get(self.at + ahead).copied()
+    }
+
+    fn text(&self, t: Token) -> &str {
+        &self.src[t.start..t.end]
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        self.tok(0)
+            .is_some_and(|t| t.kind == Kind::Word && self.text(t) == w)
+    }
+
+    fn is_punct(&self, c: &str) -> bool {
+        self.tok(0)
+            .is_some_and(|t| t.kind == Kind::Punct && self.text(t) == c)
+    }
+
+    fn top_level(&mut self, edits: &mut Vec<Edit>) -> Result<(), Refusal> {
+        while let Some(t) = self.tok(0) {
+            match (t.kind, self.text(t)) {
+                (Kind::Word, "message") => self.message(edits)?,
+                (Kind::Word, "enum") => self.enum_(edits),
+                (Kind::Word, "extend") => self.extend(edits)?,
+                (Kind::Word, "export" | "local") if self.editions() => self.visibility(edits),
+                (Kind::Word, "import") if self.editions() => {
+                    self.at += 1;
+                    if self.is_word("option") {
+                        if let Some(o) = self.tok(0) {
+                            edits.push(Edit {
+                                at: o.start,
+                                old: o.end - o.start,
+                                new: " ".repeat(o.end - o.start),
+                            });
+                        }
+                        if let Some(name) = self.tok(1).filter(|n| n.kind == Kind::Str) {
+                            let name = unquote(self.text(name));
+                            self.out.option_imports.push(name);
+                        }
+                    }
+                    self.skip_statement();
+                }
+                (Kind::Punct, ";") => self.at += 1,
+                _ => self.skip_statement(),
+            }
+        }
+        Ok(())
+    }
+
+    /// `export` or `local` before a message or enum: blanked, remembered.
+    fn visibility(&mut self, edits: &mut Vec<Edit>) {
+        if let Some(t) = self.tok(0) {
+            let next = self.tok(1).map(|n| self.text(n));
+            if matches!(next, Some("message" | "enum")) {
+                self.pending_visibility = Some(self.text(t) == "export");
+                edits.push(Edit {
+                    at: t.start,
+                    old: t.end - t.start,
+                    new: " ".repeat(t.end - t.start),
+                });
+            }
+        }
+        self.at += 1;
+    }
+
+    fn take_visibility(&mut self, name: &str, is_enum: bool) {
+        if let Some(export) = self.pending_visibility.take() {
+            let mut path = self.scope.clone();
+            path.push(name.to_owned());
+            self.out.visibility.push((path, is_enum, export));
+        }
+    }
+
+    /// `message Name { ... }`.
+    fn message(&mut self, edits: &mut Vec<Edit>) -> Result<(), Refusal> {
+        let start = self.tok(0).map_or(0, |t| t.start);
+        self.at += 1;
+        let name = self
+            .tok(0)
+            .map(|t| self.text(t).to_owned())
+            .unwrap_or_default();
+        self.take_visibility(&name, false);
+        let mut path = self.scope.clone();
+        path.push(name.clone());
+        self.out.messages.push((path, start));
+        self.at += 1;
+        if !self.is_punct("{") {
+            self.skip_statement();
+            return Ok(());
+        }
+        self.at += 1;
+        self.scope.push(name);
+        let r = self.body(Block::Message, edits);
+        self.scope.pop();
+        r
+    }
+
+    /// `enum Name { ... }`: its place kept, its `reserved` names quoted.
+    fn enum_(&mut self, edits: &mut Vec<Edit>) {
+        let start = self.tok(0).map_or(0, |t| t.start);
+        self.at += 1;
+        let name = self
+            .tok(0)
+            .map(|t| self.text(t).to_owned())
+            .unwrap_or_default();
+        self.take_visibility(&name, true);
+        let mut path = self.scope.clone();
+        path.push(name);
+        self.out.enums.push((path, start));
+        self.at += 1;
+        if !self.is_punct("{") {
+            self.skip_statement();
+            return;
+        }
+        self.at += 1;
+        while let Some(t) = self.tok(0) {
+            match (t.kind, self.text(t)) {
+                (Kind::Punct, "}") => {
+                    self.at += 1;
+                    return;
+                }
+                (Kind::Punct, ";") => self.at += 1,
+                (Kind::Word, "reserved") if self.editions() => self.reserved(edits),
+                _ => self.skip_statement(),
+            }
+        }
+    }
+
+    /// `extensions N [options];`, one number with options, which protox
+    /// does not parse: `extensions N to N [options];`, the same range.
+    fn extensions(&mut self, edits: &mut Vec<Edit>) {
+        if let (Some(n), Some(open)) = (self.tok(1), self.tok(2))
+            && n.kind == Kind::Number
+            && self.text(open) == "["
+        {
+            edits.push(Edit {
+                at: n.end,
+                old: 0,
+                new: format!(" to {}", self.text(n)),
+            });
+        }
+        self.skip_statement();
+    }
+
+    /// `reserved a, b;`: editions name reserved names as identifiers,
+    /// proto2 as strings, so they are quoted.
+    fn reserved(&mut self, edits: &mut Vec<Edit>) {
+        self.at += 1;
+        while let Some(t) = self.tok(0) {
+            let s = self.text(t);
+            if t.kind == Kind::Punct && (s == ";" || s == "}") {
+                break;
+            }
+            if t.kind == Kind::Word && s != "to" && s != "max" {
+                for at in [t.start, t.end] {
+                    edits.push(Edit {
+                        at,
+                        old: 0,
+                        new: "\"".to_owned(),
+                    });
+                }
+            }
+            self.at += 1;
+        }
+        self.skip_statement();
+    }
+
+    /// `extend Type { fields }`.
+    fn extend(&mut self, edits: &mut Vec<Edit>) -> Result<(), Refusal> {
+        self.at += 1;
+        while self.tok(0).is_some() && !self.is_punct("{") && !self.is_punct(";") {
+            self.at += 1;
+        }
+        if !self.is_punct("{") {
+            self.skip_statement();
+            return Ok(());
+        }
+        self.at += 1;
+        self.body(Block::Extend, edits)
+    }
+
+    /// The statements of a block, through its closing `}`.
+    fn body(&mut self, block: Block, edits: &mut Vec<Edit>) -> Result<(), Refusal> {
+        while let Some(t) = self.tok(0) {
+            let word = self.text(t);
+            match (t.kind, word) {
+                (Kind::Punct, "}") => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                (Kind::Punct, ";") => self.at += 1,
+                (Kind::Word, "reserved") if block == Block::Message && self.editions() => {
+                    self.reserved(edits);
+                }
+                (Kind::Word, "extensions") if block == Block::Message => self.extensions(edits),
+                (Kind::Word, "option" | "reserved" | "extensions") => self.skip_statement(),
+                (Kind::Word, "message") if block == Block::Message => self.message(edits)?,
+                (Kind::Word, "enum") if block == Block::Message => self.enum_(edits),
+                (Kind::Word, "extend") if block == Block::Message => self.extend(edits)?,
+                (Kind::Word, "export" | "local")
+                    if block == Block::Message
+                        && self.editions()
+                        && matches!(
+                            self.tok(1).map(|n| self.text(n)),
+                            Some("message" | "enum")
+                        ) =>
+                {
+                    self.visibility(edits);
+                }
+                (Kind::Word, "oneof") if block == Block::Message => {
+                    self.at += 2;
+                    if self.is_punct("{") {
+                        self.at += 1;
+                        self.body(Block::Oneof, edits)?;
+                    } else {
+                        self.skip_statement();
+                    }
+                }
+                _ if !self.editions() => self.field(t.start),
+                (Kind::Word, "optional") => {
+                    return Err(Refusal {
+                        offset: t.start,
+                        message: "label `optional` is not allowed in editions: singular fields \
+                                  have explicit presence unless `features.field_presence` says \
+                                  otherwise"
+                            .to_owned(),
+                    });
+                }
+                (Kind::Word, "required") => {
+                    return Err(Refusal {
+                        offset: t.start,
+                        message: "label `required` is not allowed in editions: write \
+                                  `[features.field_presence = LEGACY_REQUIRED]`"
+                            .to_owned(),
+                    });
+                }
+                (Kind::Word, "group") => return Err(group_refusal(t.start)),
+                (Kind::Word, "repeated") => {
+                    if let Some(g) = self.tok(1).filter(|g| self.text(*g) == "group") {
+                        return Err(group_refusal(g.start));
+                    }
+                    self.field(t.start);
+                }
+                (Kind::Word, "map") if self.tok(1).is_some_and(|n| self.text(n) == "<") => {
+                    self.field(t.start);
+                }
+                _ => {
+                    if block != Block::Oneof {
+                        edits.push(Edit {
+                            at: t.start,
+                            old: 0,
+                            new: "optional ".to_owned(),
+                        });
+                    }
+                    self.field(t.start);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a field statement starting at `start` and skips it. The
+    /// field's name is the token before `=` (for `map<..>` too).
+    fn field(&mut self, start: usize) {
+        let mut name = String::new();
+        let mut i = self.at;
+        while let Some(t) = self.toks.get(i) {
+            let s = self.text(*t);
+            if s == "=" || s == ";" || s == "{" || s == "}" {
+                break;
+            }
+            if t.kind == Kind::Word {
+                name = s.to_owned();
+            }
+            i += 1;
+        }
+        self.out.fields.push((self.scope.clone(), name, start));
+        self.skip_statement();
+    }
+
+    /// Skips to the end of a statement: its `;` at nesting depth zero, or a
+    /// `{ ... }` block at depth zero not introduced by `=` or `:` (an
+    /// option's aggregate value), or just before an unmatched `}`.
+    fn skip_statement(&mut self) {
+        let mut depth = 0usize;
+        let mut prev = "";
+        while let Some(t) = self.tok(0) {
+            let s = &self.src[t.start..t.end];
+            if t.kind == Kind::Punct {
+                match s {
+                    ";" if depth == 0 => {
+                        self.at += 1;
+                        return;
+                    }
+                    "(" | "[" | "<" => depth += 1,
+                    ")" | "]" | ">" => depth = depth.saturating_sub(1),
+                    "{" => {
+                        let block = depth == 0 && prev != "=" && prev != ":";
+                        self.skip_braces();
+                        if block {
+                            return;
+                        }
+                        prev = "}";
+                        continue;
+                    }
+                    "}" => return,
+                    _ => {}
+                }
+            }
+            prev = s;
+            self.at += 1;
+        }
+    }
+
+    /// Skips a `{ ... }` group, braces balanced, from its `{`.
+    fn skip_braces(&mut self) {
+        let mut depth = 0usize;
+        while let Some(t) = self.tok(0) {
+            self.at += 1;
+            if t.kind != Kind::Punct {
+                continue;
+            }
+            match &self.src[t.start..t.end] {
+                "{" => depth += 1,
+                "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Where `name` (a dotted type name, not fully qualified) is written as a
+/// whole in `src`, outside comments and strings: byte offsets.
+pub(crate) fn type_references(src: &str, name: &str) -> Vec<usize> {
+    let toks = lex(src);
+    let parts: Vec<&str> = name.split('.').collect();
+    let text = |t: &Token| &src[t.start..t.end];
+    let mut out = Vec::new();
+    for i in 0..toks.len() {
+        let matches = parts.iter().enumerate().all(|(k, part)| {
+            let word = toks.get(i + 2 * k).is_some_and(|t| text(t) == *part);
+            let dot =
+                k + 1 == parts.len() || toks.get(i + 2 * k + 1).is_some_and(|t| text(t) == ".");
+            word && dot
+        });
+        let after = toks.get(i + 2 * parts.len() - 1);
+        let before_dot = i > 0 && text(&toks[i - 1]) == "." && toks[i - 1].end == toks[i].start;
+        let after_dot = after.is_some_and(|t| text(t) == ".");
+        if matches && !before_dot && !after_dot {
+            out.push(toks[i].start);
+        }
+    }
+    out
+}
+
+/// Option values protox does not read, respelled: `inf` (after `=`, not
+/// as a default, which protox reads) as `1e999`, and a decimal integer
+/// beyond 64 bits (anywhere) as a floating-point literal.
+fn respell_values(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
+    let text = |t: &Token| &src[t.start..t.end];
+    for (i, t) in toks.iter().enumerate() {
+        match t.kind {
+            Kind::Word if text(t) == "inf" => {
+                let mut before = i.checked_sub(1).and_then(|j| toks.get(j));
+                if before.is_some_and(|b| text(b) == "-") {
+                    before = i.checked_sub(2).and_then(|j| toks.get(j));
+                }
+                let after_eq = before.is_some_and(|b| text(b) == "=");
+                let name_at = if i >= 1 && text(&toks[i - 1]) == "-" {
+                    3
+                } else {
+                    2
+                };
+                let is_default = i
+                    .checked_sub(name_at)
+                    .and_then(|j| toks.get(j))
+                    .is_some_and(|n| text(n) == "default");
+                if after_eq && !is_default {
+                    edits.push(Edit {
+                        at: t.start,
+                        old: t.end - t.start,
+                        new: "1e999".to_owned(),
+                    });
+                }
+            }
+            Kind::Number => {
+                let digits = text(t);
+                if digits.bytes().all(|b| b.is_ascii_digit())
+                    && !digits.starts_with('0')
+                    && digits.parse::<u64>().is_err()
+                {
+                    edits.push(Edit {
+                        at: t.end,
+                        old: 0,
+                        new: ".0".to_owned(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn group_refusal(offset: usize) -> Refusal {
+    Refusal {
+        offset,
+        message: "groups are not allowed in editions: declare the message type and give the \
+                  field `[features.message_encoding = DELIMITED]`"
+            .to_owned(),
+    }
+}
+
+/// A string literal's contents (escapes are left as written: edition names
+/// and file names have none that matter here).
+fn unquote(s: &str) -> String {
+    s.get(1..s.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+// --- Tokens -------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An identifier or keyword.
+    Word,
+    /// A number.
+    Number,
+    /// A quoted string.
+    Str,
+    /// One character of punctuation.
+    Punct,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+/// The tokens of `src`, comments and white space left out. Lexing stops at
+/// an unterminated string or comment (protox reports it).
+fn lex(src: &str) -> Vec<Token> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            match src[i + 2..].find("*/") {
+                Some(end) => i += 2 + end + 2,
+                None => break,
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Token {
+                kind: Kind::Word,
+                start,
+                end: i,
+            });
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            i += 1;
+            while i < b.len() {
+                let d = b[i];
+                let exponent_sign = (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E');
+                if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' || exponent_sign {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            out.push(Token {
+                kind: Kind::Number,
+                start,
+                end: i,
+            });
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None | Some(b'\n') => return out,
+                    Some(b'\\') => i += 2,
+                    Some(&q) if q == c => {
+                        i += 1;
+                        break;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            out.push(Token {
+                kind: Kind::Str,
+                start,
+                end: i.min(b.len()),
+            });
+        } else {
+            // One character; a multi-byte one stays whole.
+            i += src[i..].chars().next().map_or(1, char::len_utf8);
+            out.push(Token {
+                kind: Kind::Punct,
+                start,
+                end: i,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lowered(src: &str) -> Lowered {
+        lower(src, &[]).expect("lowers").expect("an editions file")
+    }
+
+    #[test]
+    fn proto2_and_proto3_files_are_left_alone() {
+        assert!(
+            lower(
+                "syntax = \"proto3\";\nmessage A { int32 a = 1; reserved \"x\"; }",
+                &[]
+            )
+            .unwrap()
+            .is_none()
+        );
+        assert!(
+            lower("message A { optional int32 a = 1; required B b = 2; }", &[])
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            lower("message A { extensions 5 to 6 [declaration = {}]; }", &[])
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn spellings_protox_does_not_read_are_respelled_in_any_syntax() {
+        let l = lowered(
+            "syntax = \"proto2\";\n\
+             message A {\n  extensions 5 [declaration = { number: 5 }];\n\
+             \x20 optional double d = 1 [default = inf, (x) = -inf];\n\
+             \x20 optional double e = 2 [default = 123456789012345678901234567890];\n\
+             }\noption (y) = inf;\n",
+        );
+        assert_eq!(l.edition, None);
+        assert_eq!(
+            l.text,
+            "syntax = \"proto2\";\n\
+             message A {\n  extensions 5 to 5 [declaration = { number: 5 }];\n\
+             \x20 optional double d = 1 [default = inf, (x) = -1e999];\n\
+             \x20 optional double e = 2 [default = 123456789012345678901234567890.0];\n\
+             }\noption (y) = 1e999;\n"
+        );
+    }
+
+    #[test]
+    fn singular_fields_get_the_optional_label() {
+        let l = lowered(
+            "edition = \"2023\";\n\
+             message A {\n\
+               int32 a = 1 [features.field_presence = IMPLICIT];\n\
+               repeated B b = 2;\n\
+               map<string, B> m = 3;\n\
+               oneof o { string s = 4; B t = 5; }\n\
+               message B { .pkg.C c = 1; }\n\
+               option (x) = { a: 1 b { c: 2 } };\n\
+               extend Foo { int32 e = 10; }\n\
+             }\n\
+             extend Foo { A ext = 11; }\n\
+             service S { rpc M(A) returns (A) { option deprecated = true; } }\n",
+        );
+        assert_eq!(
+            l.text,
+            "syntax = \"proto2\";\n\
+             message A {\n\
+               optional int32 a = 1 [features.field_presence = IMPLICIT];\n\
+               repeated B b = 2;\n\
+               map<string, B> m = 3;\n\
+               oneof o { string s = 4; B t = 5; }\n\
+               message B { optional .pkg.C c = 1; }\n\
+               option (x) = { a: 1 b { c: 2 } };\n\
+               extend Foo { optional int32 e = 10; }\n\
+             }\n\
+             extend Foo { optional A ext = 11; }\n\
+             service S { rpc M(A) returns (A) { option deprecated = true; } }\n"
+        );
+        assert_eq!(l.edition, Some(EDITION_2023));
+        let names: Vec<_> = l.fields.iter().map(|f| f.1.as_str()).collect();
+        assert_eq!(names, ["a", "b", "m", "s", "t", "c", "e", "ext"]);
+    }
+
+    #[test]
+    fn offsets_map_back_to_the_original() {
+        let src = "edition = \"2023\";\nmessage A { int32 a = 1; int32 b = 2; }";
+        let l = lowered(src);
+        // `b` in the rewritten text (after two edits) and in the original.
+        let new_b = l.text.find("b = 2").unwrap();
+        assert_eq!(l.original_offset(new_b), src.find("b = 2").unwrap());
+        // Inside an inserted label: the field's start.
+        let new_label = l.text.find("optional int32 a").unwrap() + 3;
+        assert_eq!(l.original_offset(new_label), src.find("int32 a").unwrap());
+    }
+
+    #[test]
+    fn refusals_point_at_the_construct() {
+        let src = "edition = \"2023\";\nmessage A { optional int32 a = 1; }";
+        assert_eq!(
+            lower(src, &[]).unwrap_err().offset,
+            src.find("optional").unwrap()
+        );
+        let src = "edition = \"2023\";\nmessage A { required int32 a = 1; }";
+        assert!(
+            lower(src, &[])
+                .unwrap_err()
+                .message
+                .contains("LEGACY_REQUIRED")
+        );
+        let src = "edition = \"2023\";\nmessage A { repeated group G = 1 { } }";
+        assert_eq!(
+            lower(src, &[]).unwrap_err().offset,
+            src.find("group").unwrap()
+        );
+        let src = "edition = \"2030\";";
+        assert!(lower(src, &[]).unwrap_err().message.contains("2030"));
+    }
+
+    #[test]
+    fn edition_2024_visibility_and_option_imports() {
+        let l = lowered(
+            "edition = \"2024\";\n\
+             import option \"o.proto\";\n\
+             export message M { local enum E { Z = 0; } }\n\
+             local message N {}\n",
+        );
+        assert_eq!(l.edition, Some(EDITION_2024));
+        assert!(l.text.contains("import        \"o.proto\";"));
+        assert!(l.text.contains("       message M {       enum E"));
+        assert_eq!(l.option_imports, ["o.proto"]);
+        assert_eq!(
+            l.visibility,
+            [
+                (vec!["M".to_owned()], false, true),
+                (vec!["M".to_owned(), "E".to_owned()], true, false),
+                (vec!["N".to_owned()], false, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn reserved_names_become_strings() {
+        let l = lowered(
+            "edition = \"2023\";\nmessage A { reserved foo, bar; reserved 1 to max; }\n\
+             enum E { reserved ZAP; Z = 0; }",
+        );
+        assert!(
+            l.text
+                .contains("reserved \"foo\", \"bar\"; reserved 1 to max;")
+        );
+        assert!(l.text.contains("enum E { reserved \"ZAP\"; Z = 0; }"));
+    }
+
+    #[test]
+    fn type_references_are_whole_names_outside_strings() {
+        let src = "message A { a.b.C x = 1; map<string, a.b.C> m = 2; // a.b.C\n\
+                   string s = 3 [default = \"a.b.C\"]; x.a.b.C y = 4; a.b.C.D z = 5; }";
+        let found = type_references(src, "a.b.C");
+        assert_eq!(found.len(), 2);
+        assert!(
+            found
+                .iter()
+                .all(|&at| src[at..].starts_with("a.b.C ") || src[at..].starts_with("a.b.C>"))
+        );
+    }
+
+    #[test]
+    fn comments_and_strings_hide_keywords() {
+        let l = lowered(
+            "// leading\nedition = \"2023\"; /* optional */\n\
+             message A { // required\n string s = 1 [default = \"optional ; }\"]; }",
+        );
+        assert!(
+            l.text
+                .contains("optional string s = 1 [default = \"optional ; }\"]; }")
+        );
+    }
+}
