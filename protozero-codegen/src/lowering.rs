@@ -157,8 +157,13 @@ pub(crate) fn lower(
     // Apply the edits.
     let mut text = String::with_capacity(source.len() + edits.len() * 9);
     let mut from = 0;
-    edits.sort_by_key(|e| e.at);
+    // Insertions before replacements at one place; an edit overlapping an
+    // earlier one is dropped (none should), and none reaches past the end.
+    edits.sort_by_key(|e| (e.at, e.old));
     for e in &edits {
+        if e.at < from || e.at + e.old > source.len() || !source.is_char_boundary(e.at) {
+            continue;
+        }
         text.push_str(&source[from..e.at]);
         text.push_str(&e.new);
         from = e.at + e.old;
@@ -485,6 +490,7 @@ impl Lowering<'_, '_> {
     /// `{ ... }` block at depth zero not introduced by `=` or `:` (an
     /// option's aggregate value), or just before an unmatched `}`.
     fn skip_statement(&mut self) {
+        let start = self.at;
         let mut depth = 0usize;
         let mut prev = "";
         while let Some(t) = self.tok(0) {
@@ -506,7 +512,14 @@ impl Lowering<'_, '_> {
                         prev = "}";
                         continue;
                     }
-                    "}" => return,
+                    "}" => {
+                        // A stray `}` where a statement starts: skipped, so
+                        // that every call moves on.
+                        if self.at == start {
+                            self.at += 1;
+                        }
+                        return;
+                    }
                     _ => {}
                 }
             }
@@ -891,6 +904,36 @@ mod tests {
                 .iter()
                 .all(|&at| src[at..].starts_with("a.b.C ") || src[at..].starts_with("a.b.C>"))
         );
+    }
+
+    #[test]
+    fn a_qualified_name_and_an_inserted_label_at_one_place() {
+        let src = "edition = \"2023\";\nmessage A { b.C c = 1; }";
+        let at = src.find("b.C").unwrap();
+        let l = lower(src, &[(at, 3, ".x.b.C".to_owned())])
+            .unwrap()
+            .unwrap();
+        assert!(
+            l.text.contains("message A { optional .x.b.C c = 1; }"),
+            "{}",
+            l.text
+        );
+    }
+
+    #[test]
+    fn any_text_lowers_without_panicking() {
+        for src in [
+            "edition = \"2023\"; message { \"\\é",
+            "edition = \"2023\";\nmessage A { /* é",
+            "edition = \"2023\"; message A { extensions 5 [",
+            "edition = \"2023\"; message A { reserved é, \"",
+            "syntax = \"proto2\"; option (x) = - inf; 99999999999999999999999",
+            "edition",
+            "edition = \"2023\"; export",
+            "édition = 1; } } {{ [[ ((",
+        ] {
+            let _ = lower(src, &[(3, 100, "x".to_owned()), (1, 0, "y".to_owned())]);
+        }
     }
 
     #[test]
