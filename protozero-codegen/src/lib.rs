@@ -41,6 +41,7 @@
 //! Output: one `.rs` file per `.proto` file plus a root file (`mod.rs` by
 //! default) that nests them as `pub mod <package segments>` via `include!`.
 
+mod descriptor_set;
 mod editions_raise;
 mod emit;
 pub mod error;
@@ -55,9 +56,7 @@ mod resolve;
 
 use std::path::{Path, PathBuf};
 
-use protobuf::Message as _;
-use protobuf::descriptor::{FileDescriptorProto, FileDescriptorSet};
-
+pub use descriptor_set::DescriptorSet;
 pub use emit::MAX_DENSE_FIELDS;
 pub use error::CodegenError;
 pub use model::Schema;
@@ -165,7 +164,7 @@ impl Config {
         if let Some(name) = &self.descriptor_set {
             files.push(GeneratedFile {
                 path: PathBuf::from(name),
-                contents: descriptor_set_bytes(&parsed.descriptors)?,
+                contents: parsed.descriptors.to_bytes()?,
             });
         }
         Ok(Generated { files })
@@ -195,15 +194,6 @@ pub fn generate_rust(
         });
     }
     Ok(out)
-}
-
-/// Serializes descriptors (imports first) as a binary `FileDescriptorSet`.
-pub fn descriptor_set_bytes(files: &[FileDescriptorProto]) -> Result<Vec<u8>, CodegenError> {
-    let mut set = FileDescriptorSet::new();
-    set.file = files.to_vec();
-    set.write_to_bytes().map_err(|e| CodegenError::Descriptor {
-        message: e.to_string(),
-    })
 }
 
 /// One output file.

@@ -16,6 +16,7 @@ use protobuf::descriptor::{
     ServiceDescriptorProto,
 };
 
+use crate::descriptor_set::DescriptorSet;
 use crate::error::CodegenError;
 use crate::features::{
     ENUM_FEATURES, FIELD_FEATURES, FILE_FEATURES, Features, FileSyntax, MESSAGE_FEATURES,
@@ -52,14 +53,15 @@ pub enum FrontEnd {
     Protoc(Option<PathBuf>),
 }
 
-/// The parser's output: our model plus the raw descriptors (for the
+/// The parser's output: our model plus the descriptors (for the
 /// FileDescriptorSet), both in dependency order.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Parsed {
     /// The model.
     pub schema: Schema,
     /// Descriptors of every loaded file, imports included.
-    pub descriptors: Vec<FileDescriptorProto>,
+    pub descriptors: DescriptorSet,
 }
 
 /// Parses `inputs` (each under one of `includes`) and every file they import;
@@ -82,7 +84,7 @@ pub fn parse_files(
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Parsed {
         schema: Schema { files },
-        descriptors,
+        descriptors: DescriptorSet::new(descriptors),
     })
 }
 

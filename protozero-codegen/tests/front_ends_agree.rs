@@ -25,7 +25,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use protobuf::descriptor::FileDescriptorProto;
+use protobuf::descriptor::{FileDescriptorProto, FileDescriptorSet};
 use protobuf::{Message as _, MessageField, UnknownValueRef};
 use protozero_codegen::model::{FieldDef, MessageDef, Presence, ProtoFile, Syntax};
 use protozero_codegen::parse::{FrontEnd, Parsed, find_proto_files, parse_files};
@@ -46,6 +46,12 @@ fn shared_wkt() -> &'static Path {
 fn compile(includes: &[PathBuf], inputs: &[PathBuf], front_end: FrontEnd) -> Parsed {
     parse_files(includes, inputs, &front_end)
         .unwrap_or_else(|e| panic!("{front_end:?} on {inputs:?}: {e}"))
+}
+
+/// A run's descriptors, decoded from the encoded set the API hands out.
+fn descriptors(parsed: &Parsed) -> Vec<FileDescriptorProto> {
+    let bytes = parsed.descriptors.to_bytes().unwrap();
+    FileDescriptorSet::parse_from_bytes(&bytes).unwrap().file
 }
 
 /// The descriptors as compared: source info cleared, empty method options
@@ -129,7 +135,7 @@ fn agree(root: &Path, inputs: &[PathBuf]) -> Parsed {
     let includes = [shared_wkt().to_path_buf(), root.to_path_buf()];
     let pure = compile(&includes, inputs, FrontEnd::Pure);
     let protoc = compile(&includes, inputs, FrontEnd::Protoc(None));
-    assert_same_descriptors(&pure.descriptors, &protoc.descriptors);
+    assert_same_descriptors(&descriptors(&pure), &descriptors(&protoc));
     assert_same_code(&pure, &protoc);
     pure
 }
@@ -197,13 +203,8 @@ fn fixtures_front_ends() {
 #[test]
 fn source_retention_options_are_dropped_as_protoc_drops_them() {
     let parsed = agree_on_fixture_set("fixtures_front_ends");
-    let file = |name: &str| {
-        parsed
-            .descriptors
-            .iter()
-            .find(|f| f.name() == name)
-            .unwrap()
-    };
+    let files = descriptors(&parsed);
+    let file = |name: &str| files.iter().find(|f| f.name() == name).unwrap();
     let declared = &file("fixture/front/declarations.proto").message_type[0];
     // `declaration` and `verification` both have source retention.
     for range in &declared.extension_range {
@@ -252,7 +253,7 @@ fn with_their_own_descriptor_proto_only_its_code_differs() {
     let mine = |fs: &[FileDescriptorProto]| -> Vec<FileDescriptorProto> {
         fs.iter().filter(|f| own(f)).cloned().collect()
     };
-    assert_same_descriptors(&mine(&pure.descriptors), &mine(&protoc.descriptors));
+    assert_same_descriptors(&mine(&descriptors(&pure)), &mine(&descriptors(&protoc)));
     let (a, b) = (generated(&pure), generated(&protoc));
     let differing: Vec<String> = a
         .iter()
@@ -608,8 +609,7 @@ fn protoc_file(name: &str) -> (ProtoFile, Vec<(String, u64)>) {
         &[root.join(name)],
         FrontEnd::Protoc(None),
     );
-    let utf8 = parsed
-        .descriptors
+    let utf8 = descriptors(&parsed)
         .iter()
         .find(|f| f.name() == name)
         .map(utf8_validations)

@@ -251,7 +251,7 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
         // The round trip encodes with protoc against the very descriptors
         // the code was generated from (whichever front end made them: the
         // pure one's well-known types are not protoc's copies).
-        let set = protozero_codegen::descriptor_set_bytes(&parsed.descriptors)?;
+        let set = parsed.descriptors.to_bytes()?;
         Ok::<_, CorpusError>((sel, Generated { files }, parsed.schema, set))
     })();
     outcome.generate_time = started.elapsed();
