@@ -52,7 +52,7 @@ pub enum FileSyntax {
 
 impl FileSyntax {
     /// Reads the syntax of a file descriptor.
-    pub fn of(syntax: &str, unknown: &UnknownFields) -> FileSyntax {
+    pub(crate) fn of(syntax: &str, unknown: &UnknownFields) -> FileSyntax {
         match syntax {
             "proto3" => FileSyntax::Proto3,
             "editions" => match unknown.get(FILE_EDITION) {
@@ -104,7 +104,7 @@ impl FileSyntax {
 impl Features {
     /// These features overridden by the `FeatureSet` stored as field
     /// `field` of an options message's unknown fields, if there is one.
-    pub fn overlay(self, unknown: Option<&UnknownFields>, field: u32) -> Features {
+    pub(crate) fn overlay(self, unknown: Option<&UnknownFields>, field: u32) -> Features {
         let Some(UnknownValueRef::LengthDelimited(bytes)) = unknown.and_then(|u| u.get(field))
         else {
             return self;

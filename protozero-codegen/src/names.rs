@@ -10,8 +10,9 @@
 //! (`_1a` → `1a`). Every function here therefore turns characters other than
 //! ASCII letters, digits and `_` into `_` (a word boundary for the case
 //! conversions), and [`escape`] puts `_` before a name that would start with
-//! a digit and turns an empty name into `__`. [`ident`] checks the result
-//! instead of panicking.
+//! a digit and turns an empty name into `__`. [`is_ident`] checks the
+//! result; the emitters' identifier tokens are made through that check
+//! (failing with [`CodegenError::InvalidIdent`] instead of panicking).
 
 use std::collections::HashSet;
 
@@ -91,9 +92,9 @@ pub fn type_ident(name: String) -> String {
 /// A name that cannot be written as a Rust identifier, even raw.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{name}` is not a valid Rust identifier")]
-pub struct InvalidIdent {
+pub(crate) struct InvalidIdent {
     /// The rejected text.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// Whether `name` is an ASCII identifier that is not a keyword, or the raw
@@ -121,7 +122,7 @@ pub fn is_ident(name: &str) -> bool {
 
 /// An identifier token from an (already escaped) name; fails instead of
 /// panicking when the text is not an identifier.
-pub fn ident(name: &str) -> Result<Ident, InvalidIdent> {
+pub(crate) fn ident(name: &str) -> Result<Ident, InvalidIdent> {
     if !is_ident(name) {
         return Err(InvalidIdent {
             name: name.to_owned(),

@@ -321,7 +321,7 @@ impl Symbols {
 
 /// A relative path from module `from` to item `name` in module `to`, or an
 /// error naming `file` if a segment is not an identifier.
-pub fn relative_path(
+pub(crate) fn relative_path(
     file: &str,
     from: &[String],
     to: &[String],
