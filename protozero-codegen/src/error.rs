@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
-/// A code generation failure.
+/// A code generation failure. New kinds of failure may be added in a minor
+/// release (`#[non_exhaustive]`): a `match` needs a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CodegenError {
     /// No input files were given.
     #[error("no input .proto files were given")]

@@ -6,9 +6,19 @@
 //! example whether a repeated field is packed) so the emitters only read plain
 //! data. Names are fully qualified without a leading dot
 //! (`perfetto.protos.TrackEvent.Type`).
+//!
+//! The model grows with the schema language (editions bring new features,
+//! new options matter to the emitters): the structs here, [`Syntax`] and
+//! [`Presence`] are `#[non_exhaustive]`, so a new field or variant is not a
+//! breaking change. Read the model a parse produces, and change a parsed
+//! one rather than building one from scratch. [`Scalar`], [`FieldType`] and
+//! [`Label`] are closed (the wire format fixes protobuf's scalar types, the
+//! kinds of field and the two cardinalities): a `match` over them may be
+//! exhaustive.
 
 /// Every file of one code generation run, in dependency order.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Schema {
     /// Files; a file comes after the files it imports.
     pub files: Vec<ProtoFile>,
@@ -33,6 +43,7 @@ impl Schema {
 
 /// `proto2`, `proto3` or an edition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Syntax {
     /// `syntax = "proto2"` (or none).
     Proto2,
@@ -45,6 +56,7 @@ pub enum Syntax {
 /// Whether a singular field tracks presence (resolved from the syntax or
 /// the editions `field_presence` feature).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Presence {
     /// Set or not set is observable (proto2 and proto3 `optional`, editions default).
     Explicit,
@@ -56,6 +68,7 @@ pub enum Presence {
 
 /// One `.proto` file.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ProtoFile {
     /// Path relative to its include directory, e.g. `perfetto/trace/trace.proto`.
     pub name: String,
@@ -77,6 +90,7 @@ pub struct ProtoFile {
 
 /// One field declared in an `extend Foo { ... }` block.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ExtensionDef {
     /// Fully qualified name of the extended message.
     pub extendee: String,
@@ -86,6 +100,7 @@ pub struct ExtensionDef {
 
 /// A message type.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MessageDef {
     /// Simple name, e.g. `TrackEvent`.
     pub name: String,
@@ -200,6 +215,7 @@ pub enum FieldType {
 
 /// One field of a message.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct FieldDef {
     /// Name as declared, e.g. `timestamp`.
     pub name: String,
@@ -228,6 +244,7 @@ pub struct FieldDef {
 
 /// A `oneof` group.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OneofDef {
     /// Name as declared.
     pub name: String,
@@ -235,6 +252,7 @@ pub struct OneofDef {
 
 /// An enum type.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct EnumDef {
     /// Simple name.
     pub name: String,
@@ -249,6 +267,7 @@ pub struct EnumDef {
 
 /// One enum value.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EnumValueDef {
     /// Name as declared, e.g. `TYPE_SLICE_BEGIN`.
     pub name: String,
@@ -258,6 +277,7 @@ pub struct EnumValueDef {
 
 /// A service.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ServiceDef {
     /// Simple name, e.g. `ProducerPort`.
     pub name: String,
@@ -269,6 +289,7 @@ pub struct ServiceDef {
 
 /// One RPC method.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MethodDef {
     /// Name as declared.
     pub name: String,

@@ -27,8 +27,10 @@ use crate::model::{
     OneofDef, Presence, ProtoFile, Scalar, Schema, ServiceDef,
 };
 
-/// Which compiler reads the `.proto` files.
+/// Which compiler reads the `.proto` files (`#[non_exhaustive]`: a front
+/// end may be added).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum FrontEnd {
     /// `protox` (0.10), a pure-Rust protobuf compiler: no external tool.
     /// It reads proto2, proto3 and editions 2023 and 2024 as `protoc` does,
