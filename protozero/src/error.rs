@@ -5,7 +5,10 @@
 ///
 /// Writers never panic on these: the first error is kept (sticky), later bytes
 /// are discarded, and the error is reported when the writer is finished.
+/// New kinds may be added in a minor release (`#[non_exhaustive]`): a
+/// `match` needs a wildcard arm. Delegates build the variants as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// The delegate had no more memory to hand out (fixed slice full, SMB exhausted).
     #[error("out of buffer space: {requested} more contiguous bytes were needed")]
@@ -28,7 +31,10 @@ pub enum WriteError {
 }
 
 /// Why bytes could not be decoded. Decoders stop at the first error.
+/// New kinds may be added in a minor release (`#[non_exhaustive]`): a
+/// `match` needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// A varint ended before its last byte.
     #[error("truncated varint")]

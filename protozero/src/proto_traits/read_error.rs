@@ -13,8 +13,10 @@ use crate::error::DecodeError;
 /// innermost segments and report that outer ones were cut.
 pub const MAX_PATH_DEPTH: usize = 8;
 
-/// What went wrong, without the location.
+/// What went wrong, without the location. New kinds may be added in a
+/// minor release (`#[non_exhaustive]`): a `match` needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadErrorKind {
     /// The bytes are not valid protobuf, or a field has the wrong wire type
     /// or an invalid value.
