@@ -7,6 +7,7 @@ mod corpus;
 mod fuzz;
 mod interop;
 mod miri;
+mod msrv;
 mod scale;
 mod soak;
 mod tsan;
@@ -64,6 +65,11 @@ enum Task {
         #[arg(long)]
         full: bool,
     },
+    /// Check what can be checked here of the MSRV (`rust-version`) of
+    /// protozero and protozero-codegen: every package they build with
+    /// declares none higher, their sources use no let chain, clippy's
+    /// incompatible_msrv lint is on (see xtask/src/msrv.rs for what it cannot check).
+    Msrv,
     /// Run the test binaries of protozero and zerotrace-core under
     /// valgrind's memcheck (CI's short list; every binary with --full).
     Valgrind {
@@ -204,6 +210,17 @@ fn main() -> ExitCode {
                 println!("miri: skipped, no nightly toolchain with the miri component here");
                 ExitCode::SUCCESS
             }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::Msrv => match msrv::run(&workspace_root()) {
+            Ok(true) => {
+                println!("msrv: ok");
+                ExitCode::SUCCESS
+            }
+            Ok(false) => ExitCode::FAILURE,
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE
