@@ -8,6 +8,7 @@ mod fuzz;
 mod interop;
 mod miri;
 mod msrv;
+mod private_deps;
 mod scale;
 mod soak;
 mod tsan;
@@ -70,6 +71,10 @@ enum Task {
     /// declares none higher, their sources use no let chain, clippy's
     /// incompatible_msrv lint is on (see xtask/src/msrv.rs for what it cannot check).
     Msrv,
+    /// Check that the public API of protozero and protozero-codegen names
+    /// no type of a private dependency (nightly's
+    /// exported_private_dependencies lint; skipped without a nightly).
+    PrivateDeps,
     /// Run the test binaries of protozero and zerotrace-core under
     /// valgrind's memcheck (CI's short list; every binary with --full).
     Valgrind {
@@ -223,6 +228,21 @@ fn main() -> ExitCode {
             Ok(false) => ExitCode::FAILURE,
             Err(e) => {
                 eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::PrivateDeps => match private_deps::run(&workspace_root()) {
+            Ok(Some(true)) => {
+                println!("private-deps: ok");
+                ExitCode::SUCCESS
+            }
+            Ok(Some(false)) => ExitCode::FAILURE,
+            Ok(None) => {
+                println!("private-deps: skipped, no nightly toolchain here");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: cargo: {e}");
                 ExitCode::FAILURE
             }
         },
