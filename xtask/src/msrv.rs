@@ -12,11 +12,12 @@
 //!   with default features and with all features, at the versions of
 //!   `Cargo.lock`) declares a higher one. Packages that declare none are
 //!   listed as unchecked;
-//! * the sources of our crates in those trees use no let chain (`if let ..
-//!   && ..`, Rust 1.88), the newer language feature edition 2024 code most
-//!   easily slips in and that no lint flags. The templates inside
-//!   `quote!` are scanned too: users compile what the generator and the
-//!   derive emit;
+//! * while their rust-version is below 1.88, the sources of our crates in
+//!   those trees use no let chain (`if let .. && ..`, Rust 1.88), the newer
+//!   language feature edition 2024 code most easily slips in and that no
+//!   lint flags (rustc accepts them whatever the rust-version). The
+//!   templates inside `quote!` are scanned too: users compile what the
+//!   generator and the derive emit;
 //! * clippy's `incompatible_msrv` lint, which flags std APIs (and const
 //!   uses of them) stabilised after `rust-version` and fails CI's clippy
 //!   step (`-D warnings`), is not switched off: no `clippy.toml` sets an
@@ -38,6 +39,9 @@ use serde_json::Value;
 
 /// The crates users depend on, whose MSRV is checked.
 pub const CRATES: &[&str] = &["protozero", "protozero-codegen"];
+
+/// The Rust version that stabilised let chains (in edition 2024).
+const LET_CHAINS: [u64; 3] = [1, 88, 0];
 
 /// Why the check could not be made (a finding is not an error: [`run`]
 /// reports findings and returns `Ok(false)`).
@@ -318,9 +322,16 @@ fn let_chains(stream: TokenStream, out: &mut Vec<String>) {
     }
 }
 
-/// Findings in the sources and manifest of our package `name` (in `dir`):
-/// let chains, and anything naming the lint.
-fn scan_sources(root: &Path, name: &str, dir: &Path) -> Result<Vec<String>, MsrvError> {
+/// Findings in the sources and manifest of our package `name` (in `dir`,
+/// with rust-version `msrv`): let chains, if `msrv` is older than they
+/// are, and anything naming the lint.
+fn scan_sources(
+    root: &Path,
+    name: &str,
+    dir: &Path,
+    msrv: Option<&RustVersion>,
+) -> Result<Vec<String>, MsrvError> {
+    let chains_allowed = msrv.is_some_and(|m| m.parts >= LET_CHAINS);
     let mut files = Vec::new();
     rust_files(&dir.join("src"), &mut files)?;
     let build = dir.join("build.rs");
@@ -340,7 +351,7 @@ fn scan_sources(root: &Path, name: &str, dir: &Path) -> Result<Vec<String>, Msrv
                 "{shown} names clippy's incompatible_msrv lint: it must stay on"
             ));
         }
-        if path.extension().is_some_and(|e| e == "rs") {
+        if !chains_allowed && path.extension().is_some_and(|e| e == "rs") {
             let stream = TokenStream::from_str(&text).map_err(|e| MsrvError::Tokens {
                 path: path.clone(),
                 message: e.to_string(),
@@ -348,8 +359,9 @@ fn scan_sources(root: &Path, name: &str, dir: &Path) -> Result<Vec<String>, Msrv
             let mut chains = Vec::new();
             let_chains(stream, &mut chains);
             for chain in chains {
+                let declared = msrv.map_or_else(|| "none".to_owned(), ToString::to_string);
                 findings.push(format!(
-                    "{shown} ({name}): a let chain, Rust 1.88: `{chain}`"
+                    "{shown} ({name}, rust-version {declared}): a let chain, Rust 1.88: `{chain}`"
                 ));
             }
         }
@@ -402,8 +414,9 @@ struct TreeReport {
     highest: Option<(RustVersion, Vec<String>)>,
     /// Registry packages declaring no rust-version (`name version`).
     unchecked: Vec<String>,
-    /// Our packages in the tree: their directories and names.
-    ours: BTreeMap<PathBuf, String>,
+    /// Our packages in the tree: their directories, names and
+    /// rust-versions.
+    ours: BTreeMap<PathBuf, (String, Option<RustVersion>)>,
 }
 
 /// Compares the rust-version of every package in `deps` (the tree of
@@ -422,7 +435,9 @@ fn check_tree(
             .get(&(name.clone(), v.clone()))
             .ok_or_else(|| MsrvError::Output(format!("{name} {v} is not in cargo metadata")))?;
         if p.ours {
-            report.ours.insert(p.dir.clone(), name.clone());
+            report
+                .ours
+                .insert(p.dir.clone(), (name.clone(), p.rust_version.clone()));
         }
         let Some(rv) = &p.rust_version else {
             if p.ours {
@@ -456,7 +471,7 @@ fn check_tree(
 pub fn run(root: &Path) -> Result<bool, MsrvError> {
     let packages = packages(root)?;
     let mut findings = Vec::new();
-    let mut ours_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let mut ours_dirs: BTreeMap<PathBuf, (String, Option<RustVersion>)> = BTreeMap::new();
     for krate in CRATES {
         let (version, own) = packages
             .iter()
@@ -488,16 +503,16 @@ pub fn run(root: &Path) -> Result<bool, MsrvError> {
         findings.extend(report.findings);
         ours_dirs.extend(report.ours);
     }
-    for (dir, name) in &ours_dirs {
-        findings.extend(scan_sources(root, name, dir)?);
+    for (dir, (name, msrv)) in &ours_dirs {
+        findings.extend(scan_sources(root, name, dir, msrv.as_ref())?);
     }
     let dirs: BTreeSet<PathBuf> = ours_dirs.keys().cloned().collect();
     findings.extend(lint_configuration(root, &dirs)?);
     println!(
-        "msrv: sources of {} scanned for let chains; clippy's incompatible_msrv lint checks std APIs in CI's clippy step",
+        "msrv: sources of {} scanned for let chains (for a rust-version below 1.88); clippy's incompatible_msrv lint checks std APIs in CI's clippy step",
         ours_dirs
             .values()
-            .map(String::as_str)
+            .map(|(name, _)| name.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -571,7 +586,8 @@ mod tests {
             (highest.to_string(), by),
             ("1.85.0".to_owned(), vec!["level".to_owned()])
         );
-        assert_eq!(fine.ours.values().collect::<Vec<_>>(), ["ours"]);
+        let ours: Vec<&str> = fine.ours.values().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(ours, ["ours"]);
 
         let bad = check_tree(
             "ours",
