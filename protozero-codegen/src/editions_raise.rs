@@ -345,8 +345,10 @@ impl Checker<'_> {
     /// A feature set on an element it does not apply to.
     fn targets(&self, own: &[(u64, u64)], target: Target, at: usize) -> Result<(), Violation> {
         for (number, _) in own {
-            if let Some((_, name, targets)) = FEATURES.iter().find(|(n, _, _)| n == number)
-                && !targets.contains(&target)
+            if let Some((_, name, targets)) = FEATURES
+                .iter()
+                .find(|(n, _, _)| n == number)
+                .filter(|(_, _, targets)| !targets.contains(&target))
             {
                 return Err(self.violation(
                     at,
@@ -776,10 +778,10 @@ fn drop_unimported(files: &mut Vec<FileDescriptorProto>, inputs: &[String]) {
     let mut keep: HashSet<String> = HashSet::new();
     let mut stack: Vec<String> = inputs.to_vec();
     while let Some(n) = stack.pop() {
-        if keep.insert(n.clone())
-            && let Some(deps) = by_name.get(&n)
-        {
-            stack.extend(deps.iter().cloned());
+        if keep.insert(n.clone()) {
+            if let Some(deps) = by_name.get(&n) {
+                stack.extend(deps.iter().cloned());
+            }
         }
     }
     files.retain(|f| keep.contains(f.name()));

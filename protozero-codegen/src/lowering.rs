@@ -121,13 +121,18 @@ pub(crate) fn lower(
         })
         .collect();
     // `edition = "2023";` first.
-    if p.is_word("edition")
-        && let (Some(e), Some(eq), Some(value), Some(semi)) =
-            (p.tok(0), p.tok(1), p.tok(2), p.tok(3))
-        && p.text(eq) == "="
-        && value.kind == Kind::Str
-        && p.text(semi) == ";"
-    {
+    let edition = match (p.tok(0), p.tok(1), p.tok(2), p.tok(3)) {
+        (Some(e), Some(eq), Some(value), Some(semi))
+            if p.is_word("edition")
+                && p.text(eq) == "="
+                && value.kind == Kind::Str
+                && p.text(semi) == ";" =>
+        {
+            Some((e, value, semi))
+        }
+        _ => None,
+    };
+    if let Some((e, value, semi)) = edition {
         let year = unquote(p.text(value));
         p.out.edition = Some(match year.as_str() {
             "2023" => EDITION_2023,
@@ -337,9 +342,10 @@ impl Lowering<'_, '_> {
     /// `extensions N [options];`, one number with options, which protox
     /// does not parse: `extensions N to N [options];`, the same range.
     fn extensions(&mut self, edits: &mut Vec<Edit>) {
-        if let (Some(n), Some(open)) = (self.tok(1), self.tok(2))
-            && n.kind == Kind::Number
-            && self.text(open) == "["
+        if let Some((n, _)) = self
+            .tok(1)
+            .zip(self.tok(2))
+            .filter(|(n, open)| n.kind == Kind::Number && self.text(*open) == "[")
         {
             edits.push(Edit {
                 at: n.end,

@@ -309,8 +309,11 @@ impl FileResolver for EditionsResolver {
 
     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
         let names = self.qualified.get(name).map_or(&[][..], Vec::as_slice);
-        if let Some((n, file, lowered)) = self.cache.borrow().get(name)
-            && *n == names.len()
+        if let Some((_, file, lowered)) = self
+            .cache
+            .borrow()
+            .get(name)
+            .filter(|(n, _, _)| *n == names.len())
         {
             if let Some(l) = lowered {
                 self.state
