@@ -13,6 +13,11 @@
 //! string that is not UTF-8, comes as the enum's `Other` variant with the
 //! raw [`Field`]. Nothing allocates; a malformed field ends the iteration
 //! and is kept for [`Fields::error`].
+//!
+//! Code generic over messages (a walk over every message a schema reaches,
+//! as the `trace_full_schema` fuzz target does) gets each nested message
+//! typed by its decoder from [`FieldEnum::visit_message`], through a
+//! [`MessageVisitor`].
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -29,12 +34,30 @@ pub trait FieldEnum<'a>: Sized {
     const GROUPS: bool;
     /// The typed value of `field`.
     fn from_field(field: Field<'a>) -> Self;
+
+    /// Hands the nested message this field holds, if it holds one (a
+    /// message or group field's [`Lazy`] view), to `visitor`, typed by its
+    /// decoder. Generated enums of messages with message fields implement
+    /// it; the default holds none.
+    #[inline]
+    fn visit_message<V: MessageVisitor<'a>>(&self, visitor: &mut V) {
+        let _ = visitor;
+    }
 }
 
 /// A generated decoder whose message can also be visited field by field.
 pub trait MessageFields<'a>: MessageDecoder<'a> {
-    /// The message's generated field enum.
-    type Field: FieldEnum<'a>;
+    /// The message's generated field enum (generated enums derive `Debug`).
+    type Field: FieldEnum<'a> + fmt::Debug;
+}
+
+/// Receives the nested messages of [`FieldEnum::visit_message`], each with
+/// its decoder type, so generic code can recurse into every message type a
+/// schema reaches without naming any (it bounds its own depth: the bytes
+/// may nest as deep as they are long).
+pub trait MessageVisitor<'a> {
+    /// One nested message, read by decoder `D`.
+    fn message<D: MessageFields<'a>>(&mut self, message: Lazy<'a, D>);
 }
 
 /// The fields of one message in wire order, typed as `F`.

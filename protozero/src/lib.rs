@@ -66,7 +66,7 @@ pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};
 
 // Decoding: schema-less and typed, zero-copy.
 pub use decoder::{Decoder, Field, FieldValue};
-pub use field_visit::{FieldEnum, Fields, Lazy, MessageFields, Occurrence};
+pub use field_visit::{FieldEnum, Fields, Lazy, MessageFields, MessageVisitor, Occurrence};
 pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
 pub use typed_decoder::TypedDecoder;
 pub use typed_repeated::{

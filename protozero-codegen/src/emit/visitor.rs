@@ -3,7 +3,9 @@
 //! A variant per declared field, converted as the decoder's accessor
 //! converts it (enums as `EnumValue`s, so unnamed numbers are kept; nested
 //! messages as `Lazy` views; an occurrence of a repeated number as an
-//! `Occurrence`), and `Other` for everything else.
+//! `Occurrence`), and `Other` for everything else. A message with message
+//! fields also gets `FieldEnum::visit_message`, which hands a nested
+//! message's view to a generic visitor (one arm per message field).
 
 use std::collections::HashSet;
 
@@ -30,6 +32,7 @@ pub(crate) fn emit_field_enum(
     let mut taken: HashSet<String> = HashSet::from(["Other".to_owned()]);
     let mut variants = Vec::new();
     let mut arms = Vec::new();
+    let mut nested = Vec::new();
     for p in plans {
         let v = unique_name(&mut taken, type_ident(upper_camel(&p.def.name)));
         let variant = ident_in(file, &v)?;
@@ -39,6 +42,9 @@ pub(crate) fn emit_field_enum(
             #[doc = #doc]
             #variant(#ty),
         });
+        if matches!(p.shape, Shape::Message { .. }) {
+            nested.push(variant.clone());
+        }
         let id = Literal::u32_unsuffixed(p.def.number);
         arms.push(quote! {
             #id => match #value {
@@ -60,6 +66,29 @@ pub(crate) fn emit_field_enum(
             }
         }
     };
+    // One message field is an `if let` (clippy's `single_match`).
+    let visit_body = match nested.as_slice() {
+        [] => None,
+        [one] => Some(quote! {
+            if let Self::#one(m) = self {
+                visitor.message(*m);
+            }
+        }),
+        many => Some(quote! {
+            match self {
+                #(Self::#many(m) => visitor.message(*m),)*
+                _ => {}
+            }
+        }),
+    };
+    let visit_message = visit_body.map(|body| {
+        quote! {
+            #[inline]
+            fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+                #body
+            }
+        }
+    });
     Ok(quote! {
         #[doc = #doc]
         #[derive(Debug, Clone)]
@@ -87,6 +116,8 @@ pub(crate) fn emit_field_enum(
             fn from_field(f: ::protozero::Field<'a>) -> Self {
                 #dispatch
             }
+
+            #visit_message
         }
 
         impl<'a> ::protozero::MessageFields<'a> for #decoder<'a> {

@@ -135,3 +135,64 @@ fn oneof_members_and_hostile_bytes() {
         }
     }
 }
+
+/// `visit_message` hands every nested message (a singular one, each
+/// occurrence of a repeated one, a map entry) to a generic visitor, typed by
+/// its decoder: a walk that names no message type reaches them all.
+#[test]
+fn a_generic_walk_reaches_every_nested_message() {
+    use protozero::{FieldEnum, Lazy, MessageFields, MessageVisitor};
+
+    /// The messages met, by full name and depth.
+    struct Walk {
+        seen: Vec<(&'static str, usize)>,
+        depth: usize,
+    }
+    impl<'a> MessageVisitor<'a> for Walk {
+        fn message<D: MessageFields<'a>>(&mut self, message: Lazy<'a, D>) {
+            self.seen.push((D::FULL_NAME, self.depth));
+            self.depth += 1;
+            for f in message.fields() {
+                f.visit_message(self);
+            }
+            self.depth -= 1;
+        }
+    }
+
+    let bytes = encode(|w| {
+        let mut c = CrossPackage::from_message(w.root());
+        c.begin_other().set_label("o");
+        c.set_color(Color::Green);
+        c.add_others().set_label("x");
+        c.add_counts().set_key("k").set_value(9);
+        c.add_others();
+    });
+    let mut walk = Walk {
+        seen: Vec::new(),
+        depth: 0,
+    };
+    walk.message(Lazy::<CrossPackageDecoder<'_>>::new(&bytes));
+    assert_eq!(
+        walk.seen,
+        [
+            ("fixture.alpha.CrossPackage", 0),
+            ("fixture.beta.Other", 1),
+            ("fixture.beta.Other", 1),
+            ("fixture.alpha.CrossPackage.CountsEntry", 1),
+            ("fixture.beta.Other", 1),
+        ]
+    );
+    // Scalars hold no message.
+    let mut none = Walk {
+        seen: Vec::new(),
+        depth: 0,
+    };
+    for f in OtherField::read(&encode(|w| {
+        Other::from_message(w.root())
+            .set_label("l")
+            .set_numbers([1]);
+    })) {
+        f.visit_message(&mut none);
+    }
+    assert!(none.seen.is_empty());
+}

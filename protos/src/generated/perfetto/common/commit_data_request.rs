@@ -268,6 +268,14 @@ impl<'a> ::protozero::FieldEnum<'a> for CommitDataRequestField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::ChunksToMove(m) => visitor.message(*m),
+            Self::ChunksToPatch(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for CommitDataRequestDecoder<'a> {
     type Field = CommitDataRequestField<'a>;
@@ -878,6 +886,12 @@ pub mod commit_data_request {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Patches(m) = self {
+                visitor.message(*m);
             }
         }
     }

@@ -503,6 +503,16 @@ impl<'a> ::protozero::FieldEnum<'a> for DataSourceDescriptorField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::ProtovmProgram(m) => visitor.message(*m),
+            Self::GpuCounterDescriptor(m) => visitor.message(*m),
+            Self::TrackEventDescriptor(m) => visitor.message(*m),
+            Self::FtraceDescriptor(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for DataSourceDescriptorDecoder<'a> {
     type Field = DataSourceDescriptorField<'a>;

@@ -189,6 +189,12 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceDescriptorField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::AtraceCategories(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for FtraceDescriptorDecoder<'a> {
     type Field = FtraceDescriptorField<'a>;

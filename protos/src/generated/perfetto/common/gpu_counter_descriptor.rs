@@ -444,6 +444,15 @@ impl<'a> ::protozero::FieldEnum<'a> for GpuCounterDescriptorField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Specs(m) => visitor.message(*m),
+            Self::Blocks(m) => visitor.message(*m),
+            Self::CounterGroups(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for GpuCounterDescriptorDecoder<'a> {
     type Field = GpuCounterDescriptorField<'a>;

@@ -274,6 +274,14 @@ impl<'a> ::protozero::FieldEnum<'a> for ObservableEventsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::InstanceStateChanges(m) => visitor.message(*m),
+            Self::CloneTriggerHit(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for ObservableEventsDecoder<'a> {
     type Field = ObservableEventsField<'a>;

@@ -1019,6 +1019,12 @@ impl<'a> ::protozero::FieldEnum<'a> for SystemInfoField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Utsname(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for SystemInfoDecoder<'a> {
     type Field = SystemInfoField<'a>;

@@ -184,6 +184,12 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceAttributesField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Attribute(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TraceAttributesDecoder<'a> {
     type Field = TraceAttributesField<'a>;

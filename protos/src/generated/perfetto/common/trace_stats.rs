@@ -728,6 +728,15 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceStatsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::BufferStats(m) => visitor.message(*m),
+            Self::WriterStats(m) => visitor.message(*m),
+            Self::FilterStats(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TraceStatsDecoder<'a> {
     type Field = TraceStatsField<'a>;

@@ -414,6 +414,15 @@ impl<'a> ::protozero::FieldEnum<'a> for TracingServiceStateField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Producers(m) => visitor.message(*m),
+            Self::DataSources(m) => visitor.message(*m),
+            Self::TracingSessions(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TracingServiceStateDecoder<'a> {
     type Field = TracingServiceStateField<'a>;
@@ -1045,6 +1054,12 @@ pub mod tracing_service_state {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::DsDescriptor(m) = self {
+                visitor.message(*m);
             }
         }
     }

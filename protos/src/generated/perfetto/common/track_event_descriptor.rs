@@ -437,6 +437,12 @@ impl<'a> ::protozero::FieldEnum<'a> for TrackEventDescriptorField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::AvailableCategories(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TrackEventDescriptorDecoder<'a> {
     type Field = TrackEventDescriptorField<'a>;

@@ -804,6 +804,18 @@ impl<'a> ::protozero::FieldEnum<'a> for DataSourceConfigField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::PriorityBoost(m) => visitor.message(*m),
+            Self::ProtovmConfig(m) => visitor.message(*m),
+            Self::TrackEventConfig(m) => visitor.message(*m),
+            Self::ChromeConfig(m) => visitor.message(*m),
+            Self::InterceptorConfig(m) => visitor.message(*m),
+            Self::ForTesting(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for DataSourceConfigDecoder<'a> {
     type Field = DataSourceConfigField<'a>;

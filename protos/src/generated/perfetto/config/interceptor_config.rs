@@ -216,6 +216,12 @@ impl<'a> ::protozero::FieldEnum<'a> for InterceptorConfigField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::ConsoleConfig(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for InterceptorConfigDecoder<'a> {
     type Field = InterceptorConfigField<'a>;

@@ -333,6 +333,12 @@ impl<'a> ::protozero::FieldEnum<'a> for TestConfigField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::DummyFields(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TestConfigDecoder<'a> {
     type Field = TestConfigField<'a>;

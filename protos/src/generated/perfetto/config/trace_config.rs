@@ -1824,6 +1824,28 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceConfigField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Buffers(m) => visitor.message(*m),
+            Self::DataSources(m) => visitor.message(*m),
+            Self::BuiltinDataSources(m) => visitor.message(*m),
+            Self::Producers(m) => visitor.message(*m),
+            Self::StatsdMetadata(m) => visitor.message(*m),
+            Self::GuardrailOverrides(m) => visitor.message(*m),
+            Self::TriggerConfig(m) => visitor.message(*m),
+            Self::IncrementalStateConfig(m) => visitor.message(*m),
+            Self::Compression(m) => visitor.message(*m),
+            Self::IncidentReportConfig(m) => visitor.message(*m),
+            Self::TraceFilter(m) => visitor.message(*m),
+            Self::AndroidReportConfig(m) => visitor.message(*m),
+            Self::CmdTraceStartDelay(m) => visitor.message(*m),
+            Self::SessionSemaphores(m) => visitor.message(*m),
+            Self::PriorityBoost(m) => visitor.message(*m),
+            Self::TraceAttributes(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TraceConfigDecoder<'a> {
     type Field = TraceConfigField<'a>;
@@ -3061,6 +3083,12 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Config(m) = self {
+                visitor.message(*m);
             }
         }
     }
@@ -4592,6 +4620,12 @@ pub mod trace_config {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Triggers(m) = self {
+                visitor.message(*m);
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for TriggerConfigDecoder<'a> {
         type Field = TriggerConfigField<'a>;
@@ -5406,6 +5440,14 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::Deflate(m) => visitor.message(*m),
+                Self::Zstd(m) => visitor.message(*m),
+                _ => {}
             }
         }
     }
@@ -6389,6 +6431,14 @@ pub mod trace_config {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::StringFilterChain(m) => visitor.message(*m),
+                Self::StringFilterChainV54(m) => visitor.message(*m),
+                _ => {}
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for TraceFilterDecoder<'a> {
         type Field = TraceFilterField<'a>;
@@ -7068,6 +7118,15 @@ pub mod trace_config {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn visit_message<V: ::protozero::MessageVisitor<'a>>(
+                &self,
+                visitor: &mut V,
+            ) {
+                if let Self::Rules(m) = self {
+                    visitor.message(*m);
                 }
             }
         }

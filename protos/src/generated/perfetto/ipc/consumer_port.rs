@@ -209,6 +209,12 @@ impl<'a> ::protozero::FieldEnum<'a> for EnableTracingRequestField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::TraceConfig(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for EnableTracingRequestDecoder<'a> {
     type Field = EnableTracingRequestField<'a>;
@@ -895,6 +901,12 @@ impl<'a> ::protozero::FieldEnum<'a> for ChangeTraceConfigRequestField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::TraceConfig(m) = self {
+            visitor.message(*m);
         }
     }
 }
@@ -1631,6 +1643,12 @@ impl<'a> ::protozero::FieldEnum<'a> for ReadBuffersResponseField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Slices(m) = self {
+            visitor.message(*m);
         }
     }
 }
@@ -3168,6 +3186,12 @@ impl<'a> ::protozero::FieldEnum<'a> for AttachResponseField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::TraceConfig(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for AttachResponseDecoder<'a> {
     type Field = AttachResponseField<'a>;
@@ -3485,6 +3509,12 @@ impl<'a> ::protozero::FieldEnum<'a> for GetTraceStatsResponseField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::TraceStats(m) = self {
+            visitor.message(*m);
         }
     }
 }
@@ -3862,6 +3892,12 @@ impl<'a> ::protozero::FieldEnum<'a> for ObserveEventsResponseField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Events(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for ObserveEventsResponseDecoder<'a> {
     type Field = ObserveEventsResponseField<'a>;
@@ -4219,6 +4255,12 @@ impl<'a> ::protozero::FieldEnum<'a> for QueryServiceStateResponseField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::ServiceState(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for QueryServiceStateResponseDecoder<'a> {
     type Field = QueryServiceStateResponseField<'a>;
@@ -4540,6 +4582,12 @@ impl<'a> ::protozero::FieldEnum<'a> for QueryCapabilitiesResponseField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Capabilities(m) = self {
+            visitor.message(*m);
         }
     }
 }

@@ -910,6 +910,12 @@ impl<'a> ::protozero::FieldEnum<'a> for RegisterDataSourceRequestField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::DataSourceDescriptor(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for RegisterDataSourceRequestDecoder<'a> {
     type Field = RegisterDataSourceRequestField<'a>;
@@ -1272,6 +1278,12 @@ impl<'a> ::protozero::FieldEnum<'a> for UpdateDataSourceRequestField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::DataSourceDescriptor(m) = self {
+            visitor.message(*m);
         }
     }
 }
@@ -4082,6 +4094,18 @@ impl<'a> ::protozero::FieldEnum<'a> for GetAsyncCommandResponseField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::SetupTracing(m) => visitor.message(*m),
+            Self::SetupDataSource(m) => visitor.message(*m),
+            Self::StartDataSource(m) => visitor.message(*m),
+            Self::StopDataSource(m) => visitor.message(*m),
+            Self::Flush(m) => visitor.message(*m),
+            Self::ClearIncrementalState(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for GetAsyncCommandResponseDecoder<'a> {
     type Field = GetAsyncCommandResponseField<'a>;
@@ -4323,6 +4347,12 @@ pub mod get_async_command_response {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Config(m) = self {
+                visitor.message(*m);
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for SetupDataSourceDecoder<'a> {
         type Field = SetupDataSourceField<'a>;
@@ -4543,6 +4573,12 @@ pub mod get_async_command_response {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Config(m) = self {
+                visitor.message(*m);
             }
         }
     }

@@ -178,6 +178,12 @@ impl<'a> ::protozero::FieldEnum<'a> for InitRelayRequestField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::SystemInfo(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for InitRelayRequestDecoder<'a> {
     type Field = InitRelayRequestField<'a>;
@@ -548,6 +554,12 @@ impl<'a> ::protozero::FieldEnum<'a> for SyncClockRequestField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Clocks(m) = self {
+            visitor.message(*m);
         }
     }
 }

@@ -520,6 +520,18 @@ impl<'a> ::protozero::FieldEnum<'a> for IPCFrameField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::MsgBindService(m) => visitor.message(*m),
+            Self::MsgBindServiceReply(m) => visitor.message(*m),
+            Self::MsgInvokeMethod(m) => visitor.message(*m),
+            Self::MsgInvokeMethodReply(m) => visitor.message(*m),
+            Self::MsgRequestError(m) => visitor.message(*m),
+            Self::SetPeerIdentity(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for IPCFrameDecoder<'a> {
     type Field = IPCFrameField<'a>;
@@ -976,6 +988,12 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Methods(m) = self {
+                visitor.message(*m);
             }
         }
     }

@@ -295,6 +295,12 @@ impl<'a> ::protozero::FieldEnum<'a> for VmProgramField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Instructions(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for VmProgramDecoder<'a> {
     type Field = VmProgramField<'a>;
@@ -768,6 +774,18 @@ impl<'a> ::protozero::FieldEnum<'a> for VmInstructionField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Select(m) => visitor.message(*m),
+            Self::RegLoad(m) => visitor.message(*m),
+            Self::Merge(m) => visitor.message(*m),
+            Self::Set(m) => visitor.message(*m),
+            Self::Del(m) => visitor.message(*m),
+            Self::NestedInstructions(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for VmInstructionDecoder<'a> {
     type Field = VmInstructionField<'a>;
@@ -1136,6 +1154,12 @@ impl<'a> ::protozero::FieldEnum<'a> for VmOpSelectField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::RelativePath(m) = self {
+            visitor.message(*m);
         }
     }
 }

@@ -225,6 +225,12 @@ impl<'a> ::protozero::FieldEnum<'a> for ClockSnapshotField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Clocks(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for ClockSnapshotDecoder<'a> {
     type Field = ClockSnapshotField<'a>;

@@ -184,6 +184,12 @@ impl<'a> ::protozero::FieldEnum<'a> for RemoteClockSyncField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::SyncedClocks(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for RemoteClockSyncDecoder<'a> {
     type Field = RemoteClockSyncField<'a>;
@@ -422,6 +428,14 @@ pub mod remote_clock_sync {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::ClientClocks(m) => visitor.message(*m),
+                Self::HostClocks(m) => visitor.message(*m),
+                _ => {}
             }
         }
     }

@@ -402,6 +402,15 @@ impl<'a> ::protozero::FieldEnum<'a> for TestEventField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Payload(m) => visitor.message(*m),
+            Self::ProtovmPatch(m) => visitor.message(*m),
+            Self::ProtovmIncrementalState(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TestEventDecoder<'a> {
     type Field = TestEventField<'a>;
@@ -814,6 +823,14 @@ pub mod test_event {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::Nested(m) => visitor.message(*m),
+                Self::DebugAnnotations(m) => visitor.message(*m),
+                _ => {}
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for TestPayloadDecoder<'a> {
         type Field = TestPayloadField<'a>;
@@ -1038,6 +1055,12 @@ pub mod test_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Submessage(m) = self {
+                visitor.message(*m);
             }
         }
     }
@@ -1565,6 +1588,14 @@ pub mod test_event {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::SingleMessage(m) => visitor.message(*m),
+                Self::Messages(m) => visitor.message(*m),
+                _ => {}
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for ProtoVmPatchDecoder<'a> {
         type Field = ProtoVmPatchField<'a>;
@@ -1867,6 +1898,14 @@ pub mod test_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::SingleMessage(m) => visitor.message(*m),
+                Self::Messages(m) => visitor.message(*m),
+                _ => {}
             }
         }
     }

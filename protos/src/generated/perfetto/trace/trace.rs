@@ -178,6 +178,12 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Packet(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TraceDecoder<'a> {
     type Field = TraceField<'a>;

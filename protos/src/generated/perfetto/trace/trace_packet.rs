@@ -1489,6 +1489,31 @@ impl<'a> ::protozero::FieldEnum<'a> for TracePacketField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::TrackEvent(m) => visitor.message(*m),
+            Self::TrackDescriptor(m) => visitor.message(*m),
+            Self::ClockSnapshot(m) => visitor.message(*m),
+            Self::TraceUuid(m) => visitor.message(*m),
+            Self::TraceConfig(m) => visitor.message(*m),
+            Self::TraceStats(m) => visitor.message(*m),
+            Self::SystemInfo(m) => visitor.message(*m),
+            Self::Trigger(m) => visitor.message(*m),
+            Self::ServiceEvent(m) => visitor.message(*m),
+            Self::TraceProvenance(m) => visitor.message(*m),
+            Self::Protovms(m) => visitor.message(*m),
+            Self::TraceAttributes(m) => visitor.message(*m),
+            Self::ProcessDescriptor(m) => visitor.message(*m),
+            Self::ThreadDescriptor(m) => visitor.message(*m),
+            Self::CloneSnapshotTrigger(m) => visitor.message(*m),
+            Self::RemoteClockSync(m) => visitor.message(*m),
+            Self::ForTesting(m) => visitor.message(*m),
+            Self::InternedData(m) => visitor.message(*m),
+            Self::TracePacketDefaults(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TracePacketDecoder<'a> {
     type Field = TracePacketField<'a>;
@@ -1958,6 +1983,12 @@ pub mod trace_packet {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Instance(m) = self {
+                visitor.message(*m);
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for ProtoVmsDecoder<'a> {
         type Field = ProtoVmsField<'a>;
@@ -2270,6 +2301,17 @@ pub mod trace_packet {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn visit_message<V: ::protozero::MessageVisitor<'a>>(
+                &self,
+                visitor: &mut V,
+            ) {
+                match self {
+                    Self::Program(m) => visitor.message(*m),
+                    Self::State(m) => visitor.message(*m),
+                    _ => {}
                 }
             }
         }

@@ -213,6 +213,12 @@ impl<'a> ::protozero::FieldEnum<'a> for TracePacketDefaultsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::TrackEventDefaults(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TracePacketDefaultsDecoder<'a> {
     type Field = TracePacketDefaultsField<'a>;

@@ -925,6 +925,29 @@ impl<'a> ::protozero::FieldEnum<'a> for InternedDataField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::EventCategories(m) => visitor.message(*m),
+            Self::EventNames(m) => visitor.message(*m),
+            Self::DebugAnnotationNames(m) => visitor.message(*m),
+            Self::DebugAnnotationValueTypeNames(m) => visitor.message(*m),
+            Self::DebugAnnotationStringValues(m) => visitor.message(*m),
+            Self::CorrelationIdStr(m) => visitor.message(*m),
+            Self::BuildIds(m) => visitor.message(*m),
+            Self::MappingPaths(m) => visitor.message(*m),
+            Self::SourcePaths(m) => visitor.message(*m),
+            Self::FunctionNames(m) => visitor.message(*m),
+            Self::Mappings(m) => visitor.message(*m),
+            Self::Frames(m) => visitor.message(*m),
+            Self::Callstacks(m) => visitor.message(*m),
+            Self::SourceLocations(m) => visitor.message(*m),
+            Self::UnsymbolizedSourceLocations(m) => visitor.message(*m),
+            Self::LogMessageBody(m) => visitor.message(*m),
+            Self::KernelSymbols(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for InternedDataDecoder<'a> {
     type Field = InternedDataField<'a>;

@@ -184,6 +184,12 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceProvenanceField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Buffers(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TraceProvenanceDecoder<'a> {
     type Field = TraceProvenanceField<'a>;
@@ -579,6 +585,12 @@ pub mod trace_provenance {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Sequences(m) = self {
+                visitor.message(*m);
             }
         }
     }

@@ -565,6 +565,14 @@ impl<'a> ::protozero::FieldEnum<'a> for TracingServiceEventField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::SlowStartingDataSources(m) => visitor.message(*m),
+            Self::LastFlushSlowDataSources(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TracingServiceEventDecoder<'a> {
     type Field = TracingServiceEventField<'a>;
@@ -785,6 +793,12 @@ pub mod tracing_service_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::DataSource(m) = self {
+                visitor.message(*m);
             }
         }
     }

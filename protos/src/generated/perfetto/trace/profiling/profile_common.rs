@@ -657,6 +657,12 @@ impl<'a> ::protozero::FieldEnum<'a> for AddressSymbolsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Lines(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for AddressSymbolsDecoder<'a> {
     type Field = AddressSymbolsField<'a>;
@@ -916,6 +922,12 @@ impl<'a> ::protozero::FieldEnum<'a> for ModuleSymbolsField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::AddressSymbols(m) = self {
+            visitor.message(*m);
         }
     }
 }

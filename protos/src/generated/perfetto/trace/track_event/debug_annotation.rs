@@ -773,6 +773,15 @@ impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::NestedValue(m) => visitor.message(*m),
+            Self::DictEntries(m) => visitor.message(*m),
+            Self::ArrayValues(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for DebugAnnotationDecoder<'a> {
     type Field = DebugAnnotationField<'a>;
@@ -1258,6 +1267,14 @@ pub mod debug_annotation {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::DictValues(m) => visitor.message(*m),
+                Self::ArrayValues(m) => visitor.message(*m),
+                _ => {}
             }
         }
     }

@@ -996,6 +996,18 @@ impl<'a> ::protozero::FieldEnum<'a> for TrackDescriptorField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Process(m) => visitor.message(*m),
+            Self::ChromeProcess(m) => visitor.message(*m),
+            Self::Thread(m) => visitor.message(*m),
+            Self::ChromeThread(m) => visitor.message(*m),
+            Self::Counter(m) => visitor.message(*m),
+            Self::State(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TrackDescriptorDecoder<'a> {
     type Field = TrackDescriptorField<'a>;

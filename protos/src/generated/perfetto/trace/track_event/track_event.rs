@@ -1504,6 +1504,18 @@ impl<'a> ::protozero::FieldEnum<'a> for TrackEventField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Callstack(m) => visitor.message(*m),
+            Self::DebugAnnotations(m) => visitor.message(*m),
+            Self::TaskExecution(m) => visitor.message(*m),
+            Self::LogMessage(m) => visitor.message(*m),
+            Self::SourceLocation(m) => visitor.message(*m),
+            Self::LegacyEvent(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for TrackEventDecoder<'a> {
     type Field = TrackEventField<'a>;
@@ -1863,6 +1875,12 @@ pub mod track_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Frames(m) = self {
+                visitor.message(*m);
             }
         }
     }

@@ -1064,6 +1064,15 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceConfigField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::KprobeEvents(m) => visitor.message(*m),
+            Self::CompactSched(m) => visitor.message(*m),
+            Self::PrintFilter(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for FtraceConfigDecoder<'a> {
     type Field = FtraceConfigField<'a>;
@@ -1827,6 +1836,12 @@ pub mod ftrace_config {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::Rules(m) = self {
+                visitor.message(*m);
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for PrintFilterDecoder<'a> {
         type Field = PrintFilterField<'a>;
@@ -2114,6 +2129,15 @@ pub mod ftrace_config {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn visit_message<V: ::protozero::MessageVisitor<'a>>(
+                &self,
+                visitor: &mut V,
+            ) {
+                if let Self::AtraceMsg(m) = self {
+                    visitor.message(*m);
                 }
             }
         }

@@ -1635,6 +1635,39 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceEventField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Print(m) => visitor.message(*m),
+            Self::SchedSwitch(m) => visitor.message(*m),
+            Self::CpuFrequency(m) => visitor.message(*m),
+            Self::CpuIdle(m) => visitor.message(*m),
+            Self::SchedWakeup(m) => visitor.message(*m),
+            Self::SchedWaking(m) => visitor.message(*m),
+            Self::SoftirqEntry(m) => visitor.message(*m),
+            Self::SoftirqExit(m) => visitor.message(*m),
+            Self::SoftirqRaise(m) => visitor.message(*m),
+            Self::IrqHandlerEntry(m) => visitor.message(*m),
+            Self::IrqHandlerExit(m) => visitor.message(*m),
+            Self::WorkqueueActivateWork(m) => visitor.message(*m),
+            Self::WorkqueueExecuteEnd(m) => visitor.message(*m),
+            Self::WorkqueueExecuteStart(m) => visitor.message(*m),
+            Self::WorkqueueQueueWork(m) => visitor.message(*m),
+            Self::SchedWakeupNew(m) => visitor.message(*m),
+            Self::TaskNewtask(m) => visitor.message(*m),
+            Self::TaskRename(m) => visitor.message(*m),
+            Self::SchedProcessExec(m) => visitor.message(*m),
+            Self::SchedProcessExit(m) => visitor.message(*m),
+            Self::SchedProcessFork(m) => visitor.message(*m),
+            Self::SchedProcessFree(m) => visitor.message(*m),
+            Self::SchedProcessHang(m) => visitor.message(*m),
+            Self::SchedProcessWait(m) => visitor.message(*m),
+            Self::Generic(m) => visitor.message(*m),
+            Self::SysEnter(m) => visitor.message(*m),
+            Self::SysExit(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for FtraceEventDecoder<'a> {
     type Field = FtraceEventField<'a>;

@@ -669,6 +669,16 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceEventBundleField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Event(m) => visitor.message(*m),
+            Self::CompactSched(m) => visitor.message(*m),
+            Self::Error(m) => visitor.message(*m),
+            Self::GenericEventDescriptors(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for FtraceEventBundleDecoder<'a> {
     type Field = FtraceEventBundleField<'a>;

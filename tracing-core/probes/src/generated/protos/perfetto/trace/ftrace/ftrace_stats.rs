@@ -1330,6 +1330,14 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceStatsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::CpuStats(m) => visitor.message(*m),
+            Self::KprobeStats(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for FtraceStatsDecoder<'a> {
     type Field = FtraceStatsField<'a>;

@@ -222,6 +222,12 @@ impl<'a> ::protozero::FieldEnum<'a> for GenericFtraceEventField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Field(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for GenericFtraceEventDecoder<'a> {
     type Field = GenericFtraceEventField<'a>;

@@ -215,6 +215,12 @@ impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Processes(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for ProcessStatsDecoder<'a> {
     type Field = ProcessStatsField<'a>;
@@ -1481,6 +1487,14 @@ pub mod process_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            match self {
+                Self::Threads(m) => visitor.message(*m),
+                Self::Fds(m) => visitor.message(*m),
+                _ => {}
             }
         }
     }

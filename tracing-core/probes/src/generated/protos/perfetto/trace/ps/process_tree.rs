@@ -256,6 +256,14 @@ impl<'a> ::protozero::FieldEnum<'a> for ProcessTreeField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Processes(m) => visitor.message(*m),
+            Self::Threads(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for ProcessTreeDecoder<'a> {
     type Field = ProcessTreeField<'a>;

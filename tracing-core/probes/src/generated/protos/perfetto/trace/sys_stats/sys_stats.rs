@@ -825,6 +825,23 @@ impl<'a> ::protozero::FieldEnum<'a> for SysStatsField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        match self {
+            Self::Meminfo(m) => visitor.message(*m),
+            Self::Vmstat(m) => visitor.message(*m),
+            Self::CpuStat(m) => visitor.message(*m),
+            Self::NumIrq(m) => visitor.message(*m),
+            Self::NumSoftirq(m) => visitor.message(*m),
+            Self::Devfreq(m) => visitor.message(*m),
+            Self::BuddyInfo(m) => visitor.message(*m),
+            Self::DiskStat(m) => visitor.message(*m),
+            Self::Psi(m) => visitor.message(*m),
+            Self::ThermalZone(m) => visitor.message(*m),
+            Self::CpuidleState(m) => visitor.message(*m),
+            _ => {}
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for SysStatsDecoder<'a> {
     type Field = SysStatsField<'a>;
@@ -3800,6 +3817,12 @@ pub mod sys_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::CpuidleStateEntry(m) = self {
+                visitor.message(*m);
             }
         }
     }

@@ -178,6 +178,12 @@ impl<'a> ::protozero::FieldEnum<'a> for CpuInfoField<'a> {
             _ => Self::Other(f),
         }
     }
+    #[inline]
+    fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+        if let Self::Cpus(m) = self {
+            visitor.message(*m);
+        }
+    }
 }
 impl<'a> ::protozero::MessageFields<'a> for CpuInfoDecoder<'a> {
     type Field = CpuInfoField<'a>;
@@ -813,6 +819,12 @@ pub mod cpu_info {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
+            if let Self::ArmIdentifier(m) = self {
+                visitor.message(*m);
             }
         }
     }
