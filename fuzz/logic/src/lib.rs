@@ -9,6 +9,12 @@
 //! code under test and asserts an invariant beyond "no crash" (see each
 //! module's documentation and `fuzz/README.md`); a failed assertion or any
 //! other panic is a finding. [`TARGETS`] lists them by name.
+//!
+//! Every binary that links this crate (the cargo-fuzz binaries, its tests)
+//! allocates through `zerotrace-test-alloc`'s counting allocator, the
+//! system one counted per thread, so a target can assert that the code it
+//! runs allocates nothing (`trace_full_schema` does, for the generated
+//! decoders).
 
 mod chunk_fragments;
 mod codegen_frontend;
@@ -27,6 +33,7 @@ mod text_config;
 pub mod trace_buffer;
 mod trace_config;
 mod trace_file;
+pub mod trace_full_schema;
 mod trace_packet;
 mod typed_decoder;
 
@@ -47,8 +54,13 @@ pub use text_config::text_config;
 pub use trace_buffer::trace_buffer;
 pub use trace_config::trace_config;
 pub use trace_file::trace_file;
+pub use trace_full_schema::trace_full_schema;
 pub use trace_packet::trace_packet;
 pub use typed_decoder::typed_decoder;
+
+/// The allocator of every binary linking the targets (see the crate docs).
+#[global_allocator]
+static ALLOCATOR: zerotrace_test_alloc::CountingAlloc = zerotrace_test_alloc::CountingAlloc;
 
 /// A target: its name (the cargo-fuzz binary's and the corpus
 /// directories') and its logic.
@@ -59,6 +71,7 @@ pub const TARGETS: &[Target] = &[
     ("decoder", decoder),
     ("typed_decoder", typed_decoder),
     ("trace_packet", trace_packet),
+    ("trace_full_schema", trace_full_schema),
     ("commit_data_request", commit_data_request),
     ("chunk_fragments", chunk_fragments),
     ("smb_abi", smb_abi),

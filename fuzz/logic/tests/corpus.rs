@@ -131,6 +131,7 @@ corpus_tests!(
     decoder,
     typed_decoder,
     trace_packet,
+    trace_full_schema,
     commit_data_request,
     chunk_fragments,
     smb_abi,

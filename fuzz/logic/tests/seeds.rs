@@ -1,9 +1,10 @@
 //! Seeds that are made rather than recorded: the `derive_decoders` seeds
-//! are encodings of sample values of the target's types, and the
+//! are encodings of sample values of the target's types, the
 //! `trace_buffer` seeds programs of commits, patches and reads that each
-//! read known packets back; both are kept in step with their target here
-//! (`ZEROTRACE_FUZZ_BLESS=1 cargo test -p zerotrace-fuzz-logic --test
-//! seeds` rewrites them after a change).
+//! read known packets back, and the `trace_full_schema` seeds recorded
+//! traces cut to size; all are kept in step with their target (and their
+//! recording) here (`ZEROTRACE_FUZZ_BLESS=1 cargo test -p
+//! zerotrace-fuzz-logic --test seeds` rewrites them after a change).
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -276,6 +277,175 @@ fn trace_buffer_seeds_read_packets_back() {
         let committed = std::fs::read(&path).expect("the seed is committed");
         assert!(
             committed == program.0,
+            "{} is stale (ZEROTRACE_FUZZ_BLESS=1 rewrites it)",
+            path.display()
+        );
+    }
+}
+
+/// A protobuf field as recorded: where it starts, its tag's end, and for a
+/// length-delimited one its payload (offsets into the message).
+struct RawField {
+    id: u64,
+    start: usize,
+    tag_end: usize,
+    payload: Option<std::ops::Range<usize>>,
+    end: usize,
+}
+
+/// The varint at `buf[*pos..]`, advancing `pos`.
+fn read_varint(buf: &[u8], pos: &mut usize) -> u64 {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = buf[*pos];
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return value;
+        }
+    }
+    panic!("varint too long");
+}
+
+fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The fields of a well-formed message, with their recorded extents.
+fn raw_fields(msg: &[u8]) -> Vec<RawField> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < msg.len() {
+        let start = pos;
+        let tag = read_varint(msg, &mut pos);
+        let tag_end = pos;
+        let mut payload = None;
+        match tag & 7 {
+            0 => {
+                read_varint(msg, &mut pos);
+            }
+            1 => pos += 8,
+            5 => pos += 4,
+            2 => {
+                let len = read_varint(msg, &mut pos) as usize;
+                payload = Some(pos..pos + len);
+                pos += len;
+            }
+            w => panic!("wire type {w} in a recorded trace"),
+        }
+        out.push(RawField {
+            id: tag >> 3,
+            start,
+            tag_end,
+            payload,
+            end: pos,
+        });
+    }
+    out
+}
+
+/// `msg` with the first length-delimited field at `path` (field numbers,
+/// outermost first) cut to its first `keep` bytes, and the lengths that
+/// enclose it re-encoded; every other byte as recorded (redundant length
+/// encodings included).
+fn cut(msg: &[u8], path: &[u64], keep: usize) -> Vec<u8> {
+    let Some((&id, rest)) = path.split_first() else {
+        return msg[..keep.min(msg.len())].to_vec();
+    };
+    let f = raw_fields(msg)
+        .into_iter()
+        .find(|f| f.id == id && f.payload.is_some())
+        .unwrap_or_else(|| panic!("no length-delimited field {id}"));
+    let payload = cut(&msg[f.payload.clone().expect("delimited")], rest, keep);
+    let mut out = msg[..f.tag_end].to_vec();
+    write_varint(&mut out, payload.len() as u64);
+    out.extend(payload);
+    out.extend(&msg[f.end..]);
+    out
+}
+
+/// The `trace_full_schema` seeds: real traces, each a `Trace` (repeated
+/// `TracePacket packet = 1`) under 64 KiB. The genuine C SDK session
+/// (`tracing-core/tests/vectors/genuine-session.pftrace`, 300 KB) split
+/// into its service packets, its TrackEvent packets and its test packets,
+/// each packet as recorded except the two huge strings (a 100 KB debug
+/// annotation, a 200 KB `for_testing` string) cut to 2 KiB; the
+/// `trace_packet` target's genuine packets as one trace; and the `zerotrace
+/// demo` excerpt of the `trace_file` seeds.
+fn trace_full_schema_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read = |p: &str| std::fs::read(fuzz.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let session = read("../tracing-core/tests/vectors/genuine-session.pftrace");
+    let packets = raw_fields(&session);
+    assert_eq!(packets.len(), 78, "the recorded session's packets");
+    assert!(packets.iter().all(|p| p.id == 1 && p.payload.is_some()));
+    let pick = |range: std::ops::RangeInclusive<usize>| -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in &packets[range] {
+            let payload = &session[p.payload.clone().expect("delimited")];
+            if payload.len() <= 4096 {
+                out.extend(&session[p.start..p.end]);
+                continue;
+            }
+            // TrackEvent 11 → debug_annotations 4 → string_value 6, or
+            // for_testing 900 → str 1.
+            let path: &[u64] = if raw_fields(payload).iter().any(|f| f.id == 900) {
+                &[900, 1]
+            } else {
+                &[11, 4, 6]
+            };
+            let small = cut(payload, path, 2048);
+            out.extend(&session[p.start..p.tag_end]);
+            write_varint(&mut out, small.len() as u64);
+            out.extend(small);
+        }
+        out
+    };
+    let mut service = pick(0..=13);
+    service.extend(pick(76..=77));
+    let mut genuine_packets = Vec::new();
+    for name in [
+        "genuine-clock-snapshot",
+        "genuine-track-descriptor",
+        "genuine-track-event-interned",
+    ] {
+        let packet = read(&format!("seeds/trace_packet/{name}"));
+        genuine_packets.push(0x0a);
+        write_varint(&mut genuine_packets, packet.len() as u64);
+        genuine_packets.extend(packet);
+    }
+    vec![
+        ("genuine-session-service-packets", service),
+        ("genuine-session-track-events", pick(14..=58)),
+        ("genuine-session-for-testing", pick(59..=75)),
+        ("genuine-trace-packets", genuine_packets),
+        ("demo-excerpt", read("seeds/trace_file/demo-excerpt")),
+    ]
+}
+
+#[test]
+fn trace_full_schema_seeds_are_cut_from_real_traces() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds/trace_full_schema");
+    if std::env::var_os("ZEROTRACE_FUZZ_BLESS").is_some() {
+        std::fs::create_dir_all(&dir).expect("the seed directory");
+    }
+    for (name, seed) in trace_full_schema_seeds() {
+        assert!(seed.len() <= 64 * 1024, "{name}: {} bytes", seed.len());
+        // Every seed is a well-formed trace the whole walk reads.
+        let stats = zerotrace_fuzz_logic::trace_full_schema::walk_trace(&seed);
+        assert_eq!(stats.malformed, 0, "{name}: {stats:?}");
+        assert_eq!(stats.cut, 0, "{name}: {stats:?}");
+        let path = dir.join(name);
+        if std::env::var_os("ZEROTRACE_FUZZ_BLESS").is_some() {
+            std::fs::write(&path, &seed).expect("write the seed");
+        }
+        let committed = std::fs::read(&path).expect("the seed is committed");
+        assert!(
+            committed == seed,
             "{} is stale (ZEROTRACE_FUZZ_BLESS=1 rewrites it)",
             path.display()
         );
