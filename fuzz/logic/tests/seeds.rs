@@ -2,8 +2,8 @@
 //! are encodings of sample values of the target's types, the
 //! `trace_buffer` seeds programs of commits, patches and reads that each
 //! read known packets back, and the `trace_full_schema` seeds recorded
-//! traces cut to size; all are kept in step with their target (and their
-//! recording) here (`ZEROTRACE_FUZZ_BLESS=1 cargo test -p
+//! traces cut to size and a skeleton of the schema; all are kept in step
+//! with their target (and their recording) here (`ZEROTRACE_FUZZ_BLESS=1 cargo test -p
 //! zerotrace-fuzz-logic --test seeds` rewrites them after a change).
 
 use std::borrow::Cow;
@@ -369,7 +369,8 @@ fn cut(msg: &[u8], path: &[u64], keep: usize) -> Vec<u8> {
 }
 
 /// The `trace_full_schema` seeds: real traces, each a `Trace` (repeated
-/// `TracePacket packet = 1`) under 64 KiB. The genuine C SDK session
+/// `TracePacket packet = 1`) under 64 KiB, and a skeleton of the schema
+/// ([`schema_skeleton`]). The genuine C SDK session
 /// (`tracing-core/tests/vectors/genuine-session.pftrace`, 300 KB) split
 /// into its service packets, its TrackEvent packets and its test packets,
 /// each packet as recorded except the two huge strings (a 100 KB debug
@@ -424,18 +425,109 @@ fn trace_full_schema_seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("genuine-session-for-testing", pick(59..=75)),
         ("genuine-trace-packets", genuine_packets),
         ("demo-excerpt", read("seeds/trace_file/demo-excerpt")),
+        ("schema-skeleton", schema_skeleton()),
     ]
 }
 
+/// Highest field number probed for: upstream's largest declared field
+/// number in the trace schema is `TracePacket.for_testing` = 900.
+const MAX_PROBED_FIELD: u32 = 1024;
+
+/// Deepest the skeleton nests (below the `TracePacket`), under the walk's
+/// bound.
+const MAX_SKELETON_DEPTH: usize = 32;
+
+/// Builds a message's skeleton through the field enums, probing which
+/// field numbers hold messages (see [`schema_skeleton`]).
+struct Skeleton {
+    /// Probe `id - 1`: field `id` as an empty length-delimited field (kept
+    /// for the whole build: the types met borrow them).
+    probes: &'static [Vec<u8>],
+    /// Message types already in the skeleton.
+    seen: std::collections::BTreeSet<&'static str>,
+    depth: usize,
+    /// The skeleton of the last nested message the probe met, if new.
+    nested: Option<Vec<u8>>,
+}
+
+impl<'a> protozero::MessageVisitor<'a> for Skeleton {
+    fn message<D: protozero::MessageFields<'a>>(&mut self, _: protozero::Lazy<'a, D>) {
+        if self.depth < MAX_SKELETON_DEPTH && self.seen.insert(D::FULL_NAME) {
+            self.depth += 1;
+            self.nested = Some(self.build::<D>());
+            self.depth -= 1;
+        }
+    }
+}
+
+impl Skeleton {
+    /// Message `D` with one empty-but-for-its-own-skeleton occurrence of
+    /// each message field whose type is not in the skeleton yet.
+    fn build<'a, D: protozero::MessageFields<'a>>(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (id, probe) in (1u64..).zip(self.probes) {
+            for field in protozero::Fields::<D::Field>::new(probe) {
+                self.nested = None;
+                protozero::FieldEnum::visit_message(&field, self);
+                if let Some(nested) = self.nested.take() {
+                    write_varint(&mut out, id << 3 | 2);
+                    write_varint(&mut out, nested.len() as u64);
+                    out.extend(nested);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The one made `trace_full_schema` seed: a trace of one packet holding
+/// every message type reachable from `TracePacket`, each once and empty but
+/// for the fields that lead to types not met yet, found by probing each
+/// field number through the generated field enums and `visit_message`
+/// (no schema file is read). The fuzzer starts with a path to every
+/// message type instead of having to guess the field numbers that reach
+/// them.
+fn schema_skeleton() -> Vec<u8> {
+    use zerotrace_fuzz_full_schema::protos::TracePacketDecoder;
+    let probes = (1..=MAX_PROBED_FIELD)
+        .map(|id| {
+            let mut probe = Vec::new();
+            write_varint(&mut probe, u64::from(id) << 3 | 2);
+            probe.push(0);
+            probe
+        })
+        .collect();
+    let mut skeleton = Skeleton {
+        probes: Vec::leak(probes),
+        seen: std::collections::BTreeSet::from(["perfetto.protos.TracePacket"]),
+        depth: 0,
+        nested: None,
+    };
+    let packet = skeleton.build::<TracePacketDecoder<'_>>();
+    // 936 of the 941 generated: all but `Trace` and four no field refers
+    // to (`PerfEvents` and `Profiling` only scope nested types, and
+    // `LayersTraceFileProto` and `TransactionTraceFile` are the roots of
+    // other file formats).
+    assert!(
+        skeleton.seen.len() > 900,
+        "the skeleton reaches {} message types",
+        skeleton.seen.len()
+    );
+    let mut trace = vec![0x0a];
+    write_varint(&mut trace, packet.len() as u64);
+    trace.extend(packet);
+    trace
+}
+
 #[test]
-fn trace_full_schema_seeds_are_cut_from_real_traces() {
+fn trace_full_schema_seeds_are_real_traces_and_the_schema_skeleton() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds/trace_full_schema");
     if std::env::var_os("ZEROTRACE_FUZZ_BLESS").is_some() {
         std::fs::create_dir_all(&dir).expect("the seed directory");
     }
     for (name, seed) in trace_full_schema_seeds() {
         assert!(seed.len() <= 64 * 1024, "{name}: {} bytes", seed.len());
-        // Every seed is a well-formed trace the whole walk reads.
+        // Every seed is a well-formed trace the walk reads to its end.
         let stats = zerotrace_fuzz_logic::trace_full_schema::walk_trace(&seed);
         assert_eq!(stats.malformed, 0, "{name}: {stats:?}");
         assert_eq!(stats.cut, 0, "{name}: {stats:?}");
