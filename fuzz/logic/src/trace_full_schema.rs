@@ -10,7 +10,8 @@
 //! message reachable through each message's generated field enum, runs its
 //! generated decoder's pass on the same bytes, follows nested messages
 //! through `FieldEnum::visit_message` down to [`MAX_WALK_DEPTH`] levels and
-//! renders the whole trace through the decoder's `Debug`.
+//! renders a trace of at most [`MAX_RENDERED_BYTES`] through the decoder's
+//! `Debug`.
 //!
 //! Invariants: nothing panics; the walk and the rendering allocate nothing
 //! (counted by this crate's global allocator, see the crate docs); the
@@ -19,7 +20,9 @@
 //! decoders' own `Debug` by `protozero`'s cap; the decoders and field enums
 //! themselves never recurse, nested messages being read only on demand).
 
-pub use zerotrace_fuzz_full_schema::walk::{MAX_WALK_DEPTH, WalkStats, walk_trace};
+pub use zerotrace_fuzz_full_schema::walk::{
+    MAX_RENDERED_BYTES, MAX_WALK_DEPTH, WalkStats, walk_trace,
+};
 
 /// The `trace_full_schema` target.
 pub fn trace_full_schema(data: &[u8]) {
@@ -73,26 +76,36 @@ mod tests {
         assert_eq!(*b, 7);
     }
 
-    /// Bytes nested 20,000 messages deep: the walk stops at its bound and
-    /// the decoders' `Debug` at its own, on a thread with a stack of 1 MiB
-    /// (an unbounded recursion would overflow it).
+    /// Bytes nested 20,000 messages deep, and 300 deep in under
+    /// [`MAX_RENDERED_BYTES`]: the walk stops at its bound and the
+    /// decoders' `Debug` at its own, on a thread with a stack of 1 MiB (an
+    /// unbounded recursion would overflow it).
     #[test]
     fn deep_nesting_is_cut_at_the_bound() {
-        let trace = deep_trace(20_000);
-        let stats = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(move || {
-                trace_full_schema(&trace);
-                walk_trace(&trace)
-            })
-            .expect("spawn")
-            .join()
-            .expect("the walk");
-        assert_eq!(stats.max_depth, MAX_WALK_DEPTH);
-        assert_eq!(stats.cut, 1);
-        assert_eq!(stats.malformed, 0);
-        // Trace, packet, TrackEvent, then annotations to the bound.
-        assert_eq!(stats.messages, MAX_WALK_DEPTH as u64 + 1);
+        for (levels, rendered) in [(300, true), (20_000, false)] {
+            let trace = deep_trace(levels);
+            let stats = std::thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn(move || {
+                    trace_full_schema(&trace);
+                    // The same bytes for a plain `{:?}` user.
+                    let text = format!(
+                        "{:?}",
+                        zerotrace_fuzz_full_schema::protos::TraceDecoder::new(&trace)
+                    );
+                    assert!(text.contains("DebugAnnotationDecoder { .. }"), "{text}");
+                    walk_trace(&trace)
+                })
+                .expect("spawn")
+                .join()
+                .expect("the walk");
+            assert_eq!(stats.rendered, rendered, "{levels}");
+            assert_eq!(stats.max_depth, MAX_WALK_DEPTH);
+            assert_eq!(stats.cut, 1);
+            assert_eq!(stats.malformed, 0);
+            // Trace, packet, TrackEvent, then annotations to the bound.
+            assert_eq!(stats.messages, MAX_WALK_DEPTH as u64 + 1);
+        }
     }
 
     /// A shallow nesting is read to its end.
