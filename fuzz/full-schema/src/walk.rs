@@ -8,12 +8,13 @@
 //! hands it over typed by its decoder, down to [`MAX_WALK_DEPTH`] levels.
 //! A `Trace` of at most [`MAX_RENDERED_BYTES`] is then rendered through its
 //! decoder's `Debug`, which prints every declared field through the
-//! decoders, nested messages to `protozero`'s own depth cap. (That costs
-//! a scan of the message per repeated or high-numbered field declared, for
-//! each message: on a corpus grown from the schema skeleton seed, 87% of
-//! the time of rendering every input; small inputs keep that path fuzzed.)
+//! decoders, nested messages to `protozero`'s own depth cap. (`Debug`
+//! scans a message once per repeated or high-numbered field it declares,
+//! in every message: rendering every input of a corpus grown from the
+//! schema skeleton seed took 87% of the target's time. Small inputs keep
+//! that path fuzzed.)
 //!
-//! The walk is generic over the ~950 message types, so it is instantiated
+//! The walk is generic over the 941 message types, so it is instantiated
 //! here, where the fuzz build gives the generated code an opt-level of its
 //! own (see fuzz/Cargo.toml), rather than in the fuzz targets' crate. It
 //! allocates nothing itself and reports what it saw; the
