@@ -14,7 +14,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::error::CodegenError;
-use crate::model::{ExtensionDef, MessageDef, Schema};
+use crate::model::{EnumDef, ExtensionDef, MessageDef, Schema};
 use crate::names::{
     escape, ident_in, module_name, service_const, snake, type_ident, type_name, upper_camel,
 };
@@ -42,6 +42,9 @@ pub struct Symbol {
     /// A message's field enum (`XField`, for visiting its fields in one
     /// pass), unless a type of the schema already has that name.
     pub field_enum: Option<String>,
+    /// A closed enum (numbers it does not name are not values of its
+    /// fields; they are read as unknown fields, as protoc's C++ reads them).
+    pub closed: bool,
 }
 
 /// Every message and enum of a schema by fully qualified name.
@@ -189,6 +192,7 @@ impl Builder {
                 ident,
                 message_set: m.message_set,
                 field_enum: None,
+                closed: false,
             },
         );
         self.messages.push(m.full_name.clone());
@@ -203,7 +207,7 @@ impl Builder {
             self.claim(file, &inner, oneof_enum_name(m, i), what)?;
         }
         for e in &m.enums {
-            self.enumeration(file, &inner, &e.name, &e.full_name)?;
+            self.enumeration(file, &inner, e)?;
         }
         for n in &m.messages {
             self.message(file, &inner, n)?;
@@ -250,9 +254,9 @@ impl Builder {
         &mut self,
         file: &str,
         module: &[String],
-        name: &str,
-        full_name: &str,
+        e: &EnumDef,
     ) -> Result<(), CodegenError> {
+        let (name, full_name) = (e.name.as_str(), e.full_name.as_str());
         let ident = type_name(name);
         self.claim(file, module, ident.clone(), format!("enum {full_name}"))?;
         self.map.insert(
@@ -263,6 +267,7 @@ impl Builder {
                 ident,
                 message_set: false,
                 field_enum: None,
+                closed: e.closed,
             },
         );
         Ok(())
@@ -287,7 +292,7 @@ impl Symbols {
                 b.claim(&f.name, parent, seg, what)?;
             }
             for e in &f.enums {
-                b.enumeration(&f.name, &module, &e.name, &e.full_name)?;
+                b.enumeration(&f.name, &module, e)?;
             }
             for m in &f.messages {
                 b.message(&f.name, &module, m)?;

@@ -151,6 +151,36 @@ impl<'a> OneofSlot<'a> {
     }
 }
 
+/// Oneof `slot` as protoc's C++ leaves it when some occurrences of its
+/// members do not count (a closed enum member's number the enum does not
+/// name is an unknown field, which leaves the oneof as it was): `slot`
+/// itself when its member counts, else the last counting occurrence of any
+/// of `members` in `buf`, found anew (a rare path). `counts` tells whether an
+/// occurrence (member number, raw value) counts.
+pub fn recount_oneof<'a>(
+    buf: &'a [u8],
+    groups: bool,
+    slot: OneofSlot<'a>,
+    members: &[u32],
+    counts: impl Fn(u32, FieldValue<'a>) -> bool,
+) -> OneofSlot<'a> {
+    if slot.id == 0 || counts(slot.id, slot.value) {
+        return slot;
+    }
+    let mut last = OneofSlot::NONE;
+    let mut pos = 0;
+    while pos < buf.len() {
+        let Ok((f, next)) = parse_at(buf, pos, groups) else {
+            break;
+        };
+        if members.contains(&f.id) && counts(f.id, f.value) {
+            last = OneofSlot::new(f);
+        }
+        pos = next;
+    }
+    last
+}
+
 /// Reads the field at `pos` of `buf` (a group too, when `groups`): the
 /// field and the offset after it. A generated decoder's pass calls this in
 /// its loop, so it is inlined there with `groups` a constant.

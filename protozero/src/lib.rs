@@ -96,7 +96,7 @@ pub use protozero_derive::{ProtoRead, ProtoWrite};
 pub mod __private {
     pub use crate::debug_support::{DebugDecoder, DebugFields, MAX_DEBUG_BYTES, MAX_DEBUG_DEPTH};
     pub use crate::decoder_slots::{
-        Occurrences, OneofSlot, bytes, fixed32, fixed64, group, parse_at, varint,
+        Occurrences, OneofSlot, bytes, fixed32, fixed64, group, parse_at, recount_oneof, varint,
     };
     pub use crate::proto_traits::__private::*;
     pub use crate::proto_traits::{

@@ -78,6 +78,49 @@ fn slot(prefix: &str, n: u32) -> Ident {
     format_ident!("{}{}", prefix, n)
 }
 
+/// Whether the raw value `v` (a `u64` varint) is a number closed enum
+/// field `p`'s enum does not name: such an occurrence is an unknown field.
+fn unnamed(p: &FieldPlan<'_>, v: TokenStream) -> TokenStream {
+    match &p.shape {
+        Shape::Enum(path) => {
+            quote!(<#path as ::protozero::ProtoEnum>::from_i32(#v as i32).is_none())
+        }
+        _ => quote!(false),
+    }
+}
+
+/// Oneof `k`'s slot as its typed accessors read it, when a member is of a
+/// closed enum: protoc's C++ reads an occurrence with a number the enum does
+/// not name as an unknown field, which leaves the oneof as it was, so when
+/// the last member on the wire is such an occurrence the last counting one
+/// is found anew (`recount_oneof`). `None` when no member is of a closed enum
+/// (the slot as the pass left it).
+fn counted_oneof(plans: &[FieldPlan<'_>], k: usize, groups: bool) -> Option<TokenStream> {
+    let members: Vec<&FieldPlan<'_>> = plans.iter().filter(|p| p.def.oneof == Some(k)).collect();
+    if !members.iter().any(|p| p.closed_enum) {
+        return None;
+    }
+    let ids = members
+        .iter()
+        .map(|p| Literal::u32_unsuffixed(p.def.number));
+    let arms = members.iter().filter(|p| p.closed_enum).map(|p| {
+        let id = Literal::u32_unsuffixed(p.def.number);
+        let unnamed = unnamed(p, quote!(v));
+        quote!(#id => !matches!(::protozero::__private::varint(v), ::core::option::Option::Some(v) if #unnamed),)
+    });
+    let o = slot("o", k as u32);
+    Some(quote!(::protozero::__private::recount_oneof(
+        self.buf,
+        #groups,
+        self.#o,
+        &[#(#ids),*],
+        |id, v| match id {
+            #(#arms)*
+            _ => true,
+        },
+    )))
+}
+
 /// A singular field's raw value, `Option<slot type>`.
 fn singular_raw(p: &FieldPlan<'_>, id: &Literal, a: &Access) -> TokenStream {
     let (ex, _) = extract(p);
@@ -128,12 +171,15 @@ pub(crate) fn emit_decoder(
         "Zero-copy decoder of message `{full_name}` (from `{file}`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names."
     );
     let access = Access::Slots { groups };
-    let accessors = plans.iter().map(|p| field_accessors(msg, p, &access));
+    let accessors = plans.iter().map(|p| {
+        let counted = p.def.oneof.and_then(|k| counted_oneof(plans, k, groups));
+        field_accessors(msg, p, &access, counted.as_ref())
+    });
     let which = which_names(msg, plans, file)?;
     let oneofs = which
         .iter()
         .enumerate()
-        .map(|(i, method)| which_method(msg, i, method, plans, file))
+        .map(|(i, method)| which_method(msg, i, method, plans, file, groups))
         .collect::<Result<Vec<_>, _>>()?;
     let table = if groups {
         quote!(::protozero::TypedDecoder::with_groups(self.buf))
@@ -368,12 +414,25 @@ fn debug_method(p: &FieldPlan<'_>) -> (Ident, TokenStream, TokenStream) {
     )
 }
 
-pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, a: &Access) -> TokenStream {
+/// A decoder's accessors of field `p`. `counted`: for a member of a oneof
+/// with closed enum members, the oneof's slot as its typed accessors read it
+/// (see [`counted_oneof`]).
+pub(crate) fn field_accessors(
+    msg: &MessageDef,
+    p: &FieldPlan<'_>,
+    a: &Access,
+    counted: Option<&TokenStream>,
+) -> TokenStream {
     let id = Literal::u32_unsuffixed(p.def.number);
     let has = &p.d_has;
     let what = p.describe(msg);
     let has_doc = if p.repeated() {
         format!("Whether {} occurs at least once.", lower(&what))
+    } else if p.closed_enum || counted.is_some() {
+        format!(
+            "Whether {} is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.",
+            lower(&what)
+        )
     } else {
         format!(
             "Whether {} is present (with the wire type its type has).",
@@ -386,10 +445,22 @@ pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, a: &Access) -
             quote!(!self.#r.is_empty())
         }
         (true, Access::Table { dec }) => quote!(#dec.has(#id)),
-        (false, _) => {
-            let raw = singular_raw(p, &id, a);
-            quote!(#raw.is_some())
+        // As protoc's C++ has it, a closed enum's unnamed number is an
+        // unknown field, not a presence (the `_raw` accessors read the wire).
+        (false, _) if p.closed_enum && p.def.oneof.is_none() => {
+            let get = &p.d_get;
+            quote!(self.#get().is_some())
         }
+        (false, _) => match counted {
+            Some(slot) => {
+                let (ex, _) = extract(p);
+                quote!(#slot.get(#id).and_then(::protozero::__private::#ex).is_some())
+            }
+            None => {
+                let raw = singular_raw(p, &id, a);
+                quote!(#raw.is_some())
+            }
+        },
     };
     let has_fn = quote! {
         #[doc = #has_doc]
@@ -401,7 +472,7 @@ pub(crate) fn field_accessors(msg: &MessageDef, p: &FieldPlan<'_>, a: &Access) -
     let main = if p.repeated() {
         repeated_accessors(p, &id, &what, a)
     } else {
-        singular_accessors(p, &id, &what, a)
+        singular_accessors(p, &id, &what, a, counted)
     };
     quote! { #main #has_fn }
 }
@@ -417,11 +488,50 @@ fn typed_value(p: &FieldPlan<'_>, raw: TokenStream) -> TokenStream {
     }
 }
 
-fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -> TokenStream {
+fn singular_accessors(
+    p: &FieldPlan<'_>,
+    id: &Literal,
+    what: &str,
+    a: &Access,
+    counted: Option<&TokenStream>,
+) -> TokenStream {
     let get = &p.d_get;
     let raw = singular_raw(p, id, a);
     let doc = format!("{what}; `None` when absent or malformed.");
-    let value = typed_value(p, raw.clone());
+    let value = match (&p.shape, p.closed_enum, p.def.oneof) {
+        // A closed enum's unnamed numbers are unknown fields, as protoc's C++
+        // reads them: when the last occurrence has one, the last named one
+        // counts (a rare path: the occurrences are found anew). A oneof's
+        // pass already skips them.
+        (Shape::Enum(path), true, None) => {
+            let occurrences = match a {
+                Access::Slots { .. } => quote!(self.typed_decoder().repeated(#id)),
+                Access::Table { dec } => quote!(#dec.repeated(#id)),
+            };
+            quote!(match #raw {
+                ::core::option::Option::Some(v) => {
+                    match <#path as ::protozero::ProtoEnum>::from_i32(v as i32) {
+                        ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                        ::core::option::Option::None => #occurrences
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <#path as ::protozero::ProtoEnum>::from_i32(v as i32))
+                            .last(),
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            })
+        }
+        _ => match counted {
+            Some(slot) => {
+                let (ex, _) = extract(p);
+                typed_value(
+                    p,
+                    quote!(#slot.get(#id).and_then(::protozero::__private::#ex)),
+                )
+            }
+            None => typed_value(p, raw.clone()),
+        },
+    };
     match &p.shape {
         Shape::Scalar(s) => {
             let ty = match s {
@@ -454,6 +564,7 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
             }
         }
         Shape::Enum(path) => {
+            let in_oneof = p.def.oneof.is_some();
             let raw_fn = p.d_raw.as_ref().map(|raw_name| {
                 let doc = format!(
                     "{what}, as the number on the wire (also when the enum does not name it); `None` when absent or malformed."
@@ -466,13 +577,25 @@ fn singular_accessors(p: &FieldPlan<'_>, id: &Literal, what: &str, a: &Access) -
                     }
                 }
             });
-            let doc = match &p.d_raw {
-                Some(raw) => format!(
-                    "{what}; `None` when absent, malformed or a number the enum does not name (see [`Self::{}`]).",
-                    raw.to_string().trim_start_matches("r#")
+            let see_raw = p
+                .d_raw
+                .as_ref()
+                .map(|raw| {
+                    format!(
+                        " (see [`Self::{}`])",
+                        raw.to_string().trim_start_matches("r#")
+                    )
+                })
+                .unwrap_or_default();
+            let doc = match (p.closed_enum, in_oneof) {
+                (true, false) => format!(
+                    "{what}; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it{see_raw}."
                 ),
-                None => format!(
-                    "{what}; `None` when absent, malformed or a number the enum does not name."
+                (true, true) => format!(
+                    "{what}; `None` when absent or malformed, or when another member is set. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, which leaves the oneof as it was, as protoc's C++ reads it{see_raw}."
+                ),
+                (false, _) => format!(
+                    "{what}; `None` when absent, malformed or a number the enum does not name{see_raw}."
                 ),
             };
             quote! {
@@ -644,15 +767,24 @@ fn which_method(
     method: &Ident,
     plans: &[FieldPlan<'_>],
     file: &str,
+    groups: bool,
 ) -> Result<TokenStream, CodegenError> {
     let module = ident_in(file, &module_name(&msg.name))?;
     let enum_name = ident_in(file, &oneof_enum_name(msg, index))?;
     let lt = oneof_borrows(plans, index).then(|| quote!(<'a>));
     let oneof = &msg.oneofs[index].name;
-    let doc = format!(
-        "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name."
-    );
     let o = slot("o", index as u32);
+    let counted = counted_oneof(plans, index, groups);
+    let doc = if counted.is_some() {
+        format!(
+            "Which member of oneof `{oneof}` is set (the last one on the wire wins; an occurrence of a closed enum member with a number its enum does not name is an unknown field and leaves the oneof as it was, as protoc's C++ reads it), with its value; `None` when none is, or when that member is malformed or an open enum member with a number the enum does not name."
+        )
+    } else {
+        format!(
+            "Which member of oneof `{oneof}` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name."
+        )
+    };
+    let slot = counted.unwrap_or_else(|| quote!(self.#o));
     let mut arms = Vec::new();
     for p in plans.iter().filter(|p| p.def.oneof == Some(index)) {
         let id = Literal::u32_unsuffixed(p.def.number);
@@ -665,8 +797,9 @@ fn which_method(
         #[doc = #doc]
         #[inline]
         pub fn #method(&self) -> ::core::option::Option<#module::#enum_name #lt> {
-            let v = self.#o.value();
-            match self.#o.id() {
+            let s = #slot;
+            let v = s.value();
+            match s.id() {
                 #(#arms)*
                 _ => ::core::option::Option::None,
             }

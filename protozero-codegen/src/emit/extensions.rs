@@ -91,7 +91,7 @@ pub(crate) fn emit_extensions(
         let access = Access::Table { dec: table };
         let (d_decls, d_impls): (Vec<_>, Vec<_>) = plans
             .iter()
-            .map(|p| split_decls(field_accessors(&pseudo, p, &access), &ctx.file.name))
+            .map(|p| split_decls(field_accessors(&pseudo, p, &access, None), &ctx.file.name))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
             .unzip();

@@ -87,6 +87,10 @@ pub(crate) struct FieldPlan<'m> {
     pub d_raw: Option<Ident>,
     /// Decoder: `x_bytes` for strings and messages.
     pub d_bytes: Option<Ident>,
+    /// Of a closed enum: an occurrence with a number the enum does not name
+    /// is an unknown field, so the field keeps its earlier value (as
+    /// protoc's C++ decodes it).
+    pub closed_enum: bool,
 }
 
 impl FieldPlan<'_> {
@@ -164,11 +168,13 @@ pub(crate) fn plan_fields<'m>(
     let mut primary = Vec::with_capacity(msg.fields.len());
     for f in &msg.fields {
         let construct = format!("field {}.{}", msg.full_name, f.name);
+        let mut closed_enum = false;
         let shape = match &f.ty {
             FieldType::Scalar(s) => Shape::Scalar(*s),
             FieldType::Enum(n) => {
                 let sym = ctx.symbols.get(n, &ctx.file.name, &construct)?;
                 expect_kind(ctx, sym.kind, SymbolKind::Enum, &construct, n)?;
+                closed_enum = sym.closed;
                 Shape::Enum(relative_path(file, module, &sym.module, &sym.ident)?)
             }
             FieldType::Message(n) => {
@@ -195,10 +201,10 @@ pub(crate) fn plan_fields<'m>(
         let konst = consts.take(format!("FIELD_{}", screaming(&f.name)))?;
         let w_main = writer.take(format!("{w_prefix}_{base}"))?;
         let d_get = decoder.take(d_gets.next().unwrap_or_else(|| escape(&base)))?;
-        primary.push((f, shape, konst, w_main, d_get));
+        primary.push((f, shape, konst, w_main, d_get, closed_enum));
     }
     let mut plans = Vec::with_capacity(primary.len());
-    for (def, shape, konst, w_main, d_get) in primary {
+    for (def, shape, konst, w_main, d_get, closed_enum) in primary {
         let base = snake(&def.name);
         let raw_writer = match (&shape, def.label) {
             (Shape::Enum(_), _) if def.packed => Some(format!("set_{base}_raw")),
@@ -228,6 +234,7 @@ pub(crate) fn plan_fields<'m>(
             d_has,
             d_raw,
             d_bytes,
+            closed_enum,
         });
     }
     Ok(plans)

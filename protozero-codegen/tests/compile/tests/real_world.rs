@@ -14,8 +14,8 @@ use std::process::{Command, Stdio};
 use protozero::{HeapWriter, MessageDecoder, MessageWriter};
 use protozero_codegen_fixtures::real_world::fixture::delta::{Ed, EdDecoder, ed};
 use protozero_codegen_fixtures::real_world::fixture::gamma::{
-    Legacy, LegacyDecoder, LegacyLegacyDecoderExt, LegacyLegacyExt, Set, SetDecoder, SetMember,
-    holder, legacy, set_member,
+    Legacy, LegacyDecoder, LegacyLegacyDecoderExt, LegacyLegacyExt, Level, Set, SetDecoder,
+    SetMember, holder, legacy, set_member,
 };
 
 const LEGACY: &str = "fixture/gamma/legacy.proto";
@@ -289,4 +289,66 @@ fn group_aware_decoders_survive_hostile_bytes() {
     assert!(d.decode_error().is_some());
     assert_eq!(format!("{d:?}"), "LegacyDecoder { .. }");
     let _ = <Legacy<'_> as MessageWriter<'_>>::FULL_NAME;
+}
+
+/// A closed enum (proto2's, editions' `enum_type = CLOSED`) read as protoc's
+/// C++ reads it: an occurrence with a number the enum does not name is an
+/// unknown field, so the field (or the oneof) keeps what came before it.
+/// An open enum's field takes any number.
+#[test]
+fn closed_enums_read_unnamed_numbers_as_unknown_fields_as_protoc_does() {
+    // closed = ONE, closed = 7; open = 7; closed_list = [1, 9, 0];
+    // pick_inner { v: 3 }, pick_closed = 9 (unnamed: the oneof stays inner).
+    let bytes = [
+        0x28, 1, 0x28, 7, // closed
+        0x38, 7, // open
+        0x40, 1, 0x40, 9, 0x40, 0, // closed_list, expanded
+        0x52, 2, 0x08, 3, // pick_inner
+        0x48, 9, // pick_closed, unnamed
+    ];
+    let text = decode_text("fixture.delta.Ed", EDITIONS, &bytes);
+    assert_eq!(
+        text,
+        "closed: CLOSED_ONE\nopen: 7\nclosed_list: CLOSED_ONE\nclosed_list: CLOSED_ZERO\n\
+         pick_inner {\n  v: 3\n}\n5: 7\n8: 9\n9: 9\n"
+    );
+    let d = EdDecoder::new(&bytes);
+    assert_eq!(d.decode_error(), None);
+    assert_eq!(d.closed(), Some(ed::Closed::One));
+    assert!(d.has_closed());
+    assert_eq!(d.closed_raw(), Some(7), "`_raw` reads the wire");
+    assert_eq!(d.open(), None, "an open enum's field holds the unnamed 7");
+    assert_eq!(d.open_raw(), Some(7));
+    assert_eq!(
+        d.closed_list().collect::<Vec<_>>(),
+        [ed::Closed::One, ed::Closed::Zero]
+    );
+    assert_eq!(d.closed_list_raw().collect::<Vec<_>>(), [1, 9, 0]);
+    assert!(matches!(d.which_choice(), Some(ed::Choice::PickInner(i)) if i.v() == Some(3)));
+    assert_eq!(d.pick_inner().and_then(|i| i.v()), Some(3));
+    assert_eq!(d.pick_closed(), None);
+    assert!(d.has_pick_inner() && !d.has_pick_closed());
+    // `_raw` reads the wire, where the unnamed 9 is last.
+    assert_eq!(d.pick_closed_raw(), Some(9));
+    // Only unnamed numbers: absent, as to C++; `_raw` reads the wire.
+    let only_unnamed = [0x28, 7];
+    assert_eq!(
+        decode_text("fixture.delta.Ed", EDITIONS, &only_unnamed),
+        "5: 7\n"
+    );
+    let d = EdDecoder::new(&only_unnamed);
+    assert_eq!((d.closed(), d.closed_raw()), (None, Some(7)));
+    assert!(!d.has_closed());
+
+    // proto2: the same for a field and for an extension (read by a scan).
+    let bytes = [0x88, 0x01, 2, 0x88, 0x01, 5, 0xC8, 0x06, 1, 0xC8, 0x06, 3];
+    assert_eq!(
+        decode_text("fixture.gamma.Legacy", LEGACY, &bytes),
+        "level: LEVEL_HIGH\n[fixture.gamma.ext_level]: LEVEL_LOW\n17: 5\n105: 3\n"
+    );
+    let d = LegacyDecoder::new(&bytes);
+    assert_eq!(d.level(), Some(Level::High));
+    assert_eq!(d.level_raw(), Some(5));
+    assert_eq!(d.ext_level(), Some(Level::Low));
+    assert_eq!(d.ext_level_raw(), Some(3));
 }

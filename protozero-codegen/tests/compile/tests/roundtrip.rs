@@ -261,21 +261,42 @@ fn oneof_last_member_wins() {
     let only_enum = encode(|w| {
         Choice::from_message(w.root()).set_level_value_raw(12);
     });
-    // An enum member with a number the enum does not name reads as no
-    // member, like a malformed member; its number stays readable.
+    // A proto2 enum is closed: a member with a number the enum does not name
+    // is an unknown field to protoc's C++, so it sets no member; `_raw`
+    // reads the wire.
     let only_enum = ChoiceDecoder::new(&only_enum);
     assert!(only_enum.which_value().is_none());
     assert_eq!(only_enum.level_value(), None);
     assert_eq!(only_enum.level_value_raw(), Some(12));
+    assert!(!only_enum.has_level_value());
     let known_then_unknown = encode(|w| {
-        Choice::from_message(w.root())
-            .set_level_value(Level::High)
-            .set_level_value_raw(12);
+        let mut c = Choice::from_message(w.root());
+        c.begin_message_value().set_f_int32(5);
+        c.set_level_value(Level::High).set_level_value_raw(12);
     });
-    // The member last on the wire decides, even when it is an unnamed number.
+    // The unnamed number leaves the oneof as it was: `High`.
     let d = ChoiceDecoder::new(&known_then_unknown);
-    assert!(d.which_value().is_none());
+    assert!(matches!(
+        d.which_value(),
+        Some(choice::Value::LevelValue(Level::High))
+    ));
+    assert_eq!(d.level_value(), Some(Level::High));
     assert_eq!(d.level_value_raw(), Some(12));
+    assert_eq!(d.message_value().map(|m| m.f_int32()), None);
+    let message_then_unknown = encode(|w| {
+        let mut c = Choice::from_message(w.root());
+        c.begin_message_value().set_f_int32(5);
+        c.set_level_value_raw(12);
+    });
+    // ... and here the message member.
+    let d = ChoiceDecoder::new(&message_then_unknown);
+    assert!(matches!(
+        d.which_value(),
+        Some(choice::Value::MessageValue(m)) if m.f_int32() == Some(5)
+    ));
+    assert_eq!(d.message_value().and_then(|m| m.f_int32()), Some(5));
+    assert_eq!(d.level_value(), None);
+    assert!(d.has_message_value() && !d.has_level_value());
     assert!(ChoiceDecoder::new(&[]).which_value().is_none());
 }
 

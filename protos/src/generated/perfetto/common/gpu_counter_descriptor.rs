@@ -1168,33 +1168,51 @@ pub mod gpu_counter_descriptor {
         pub fn has_groups(&self) -> bool {
             !self.r10.is_empty()
         }
-        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or a number the enum does not name (see [`Self::value_direction_raw`]).
+        /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::value_direction_raw`]).
         #[inline]
         pub fn value_direction(
             &self,
         ) -> ::core::option::Option<gpu_counter_spec::ValueDirection> {
-            self.f11
-                .and_then(|v| <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f11 {
+                ::core::option::Option::Some(v) => {
+                    match <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(11)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <gpu_counter_spec::ValueDirection as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn value_direction_raw(&self) -> ::core::option::Option<i32> {
             self.f11.map(|v| v as i32)
         }
-        /// Whether field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
+        /// Whether field `value_direction` = 11 (`perfetto.protos.GpuCounterDescriptor.GpuCounterSpec.ValueDirection`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_value_direction(&self) -> bool {
-            self.f11.is_some()
+            self.value_direction().is_some()
         }
         /// Which member of oneof `peak_value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]
         pub fn which_peak_value(
             &self,
         ) -> ::core::option::Option<gpu_counter_spec::PeakValue> {
-            let v = self.o0.value();
-            match self.o0.id() {
+            let s = self.o0;
+            let v = s.value();
+            match s.id() {
                 5 => {
                     ::protozero::__private::varint(v)
                         .map(|v| v as i64)

@@ -605,23 +605,40 @@ pub mod observable_events {
         pub fn has_data_source_name(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or a number the enum does not name (see [`Self::state_raw`]).
+        /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::state_raw`]).
         #[inline]
         pub fn state(&self) -> ::core::option::Option<DataSourceInstanceState> {
-            self.f3
-                .and_then(|v| <DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f3 {
+                ::core::option::Option::Some(v) => {
+                    match <DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(3)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <DataSourceInstanceState as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn state_raw(&self) -> ::core::option::Option<i32> {
             self.f3.map(|v| v as i32)
         }
-        /// Whether field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has).
+        /// Whether field `state` = 3 (`perfetto.protos.ObservableEvents.DataSourceInstanceState`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_state(&self) -> bool {
-            self.f3.is_some()
+            self.state().is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a>

@@ -357,8 +357,9 @@ pub mod trace_attributes {
         /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]
         pub fn which_value(&self) -> ::core::option::Option<attribute::Value<'a>> {
-            let v = self.o0.value();
-            match self.o0.id() {
+            let s = self.o0;
+            let v = s.value();
+            match s.id() {
                 2 => {
                     ::protozero::__private::varint(v)
                         .map(|v| v as i64)

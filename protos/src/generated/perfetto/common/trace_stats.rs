@@ -484,25 +484,40 @@ impl<'a> TraceStatsDecoder<'a> {
     pub fn has_flushes_failed(&self) -> bool {
         self.f14.is_some()
     }
-    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent, malformed or a number the enum does not name (see [`Self::final_flush_outcome_raw`]).
+    /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::final_flush_outcome_raw`]).
     #[inline]
     pub fn final_flush_outcome(
         &self,
     ) -> ::core::option::Option<trace_stats::FinalFlushOutcome> {
-        self.f15
-            .and_then(|v| <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f15 {
+            ::core::option::Option::Some(v) => {
+                match <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(15)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <trace_stats::FinalFlushOutcome as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn final_flush_outcome_raw(&self) -> ::core::option::Option<i32> {
         self.f15.map(|v| v as i32)
     }
-    /// Whether field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
+    /// Whether field `final_flush_outcome` = 15 (`perfetto.protos.TraceStats.FinalFlushOutcome`) of `perfetto.protos.TraceStats` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_final_flush_outcome(&self) -> bool {
-        self.f15.is_some()
+        self.final_flush_outcome().is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for TraceStatsDecoder<'a> {

@@ -405,25 +405,40 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_enable_extra_guardrails(&self) -> bool {
         self.f6.is_some()
     }
-    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::session_initiator_raw`]).
+    /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::session_initiator_raw`]).
     #[inline]
     pub fn session_initiator(
         &self,
     ) -> ::core::option::Option<data_source_config::SessionInitiator> {
-        self.f8
-            .and_then(|v| <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f8 {
+            ::core::option::Option::Some(v) => {
+                match <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(8)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <data_source_config::SessionInitiator as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn session_initiator_raw(&self) -> ::core::option::Option<i32> {
         self.f8.map(|v| v as i32)
     }
-    /// Whether field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
+    /// Whether field `session_initiator` = 8 (`perfetto.protos.DataSourceConfig.SessionInitiator`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_session_initiator(&self) -> bool {
-        self.f8.is_some()
+        self.session_initiator().is_some()
     }
     /// Field `tracing_session_id` = 4 (`uint64`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
@@ -435,25 +450,40 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_tracing_session_id(&self) -> bool {
         self.f4.is_some()
     }
-    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::buffer_exhausted_policy_raw`]).
+    /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::buffer_exhausted_policy_raw`]).
     #[inline]
     pub fn buffer_exhausted_policy(
         &self,
     ) -> ::core::option::Option<data_source_config::BufferExhaustedPolicy> {
-        self.f9
-            .and_then(|v| <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f9 {
+            ::core::option::Option::Some(v) => {
+                match <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(9)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <data_source_config::BufferExhaustedPolicy as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn buffer_exhausted_policy_raw(&self) -> ::core::option::Option<i32> {
         self.f9.map(|v| v as i32)
     }
-    /// Whether field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
+    /// Whether field `buffer_exhausted_policy` = 9 (`perfetto.protos.DataSourceConfig.BufferExhaustedPolicy`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_buffer_exhausted_policy(&self) -> bool {
-        self.f9.is_some()
+        self.buffer_exhausted_policy().is_some()
     }
     /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]

@@ -792,25 +792,40 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_enable_extra_guardrails(&self) -> bool {
         self.f4.is_some()
     }
-    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::lockdown_mode_raw`]).
+    /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::lockdown_mode_raw`]).
     #[inline]
     pub fn lockdown_mode(
         &self,
     ) -> ::core::option::Option<trace_config::LockdownModeOperation> {
-        self.f5
-            .and_then(|v| <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f5 {
+            ::core::option::Option::Some(v) => {
+                match <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(5)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <trace_config::LockdownModeOperation as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn lockdown_mode_raw(&self) -> ::core::option::Option<i32> {
         self.f5.map(|v| v as i32)
     }
-    /// Whether field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
+    /// Whether field `lockdown_mode` = 5 (`perfetto.protos.TraceConfig.LockdownModeOperation`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_lockdown_mode(&self) -> bool {
-        self.f5.is_some()
+        self.lockdown_mode().is_some()
     }
     /// Field `producers` = 6 (repeated `perfetto.protos.TraceConfig.ProducerConfig`) of `perfetto.protos.TraceConfig`: every element in order (packed or not).
     #[inline]
@@ -1057,25 +1072,40 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_unique_session_name(&self) -> bool {
         self.f22.is_some()
     }
-    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::compression_type_raw`]).
+    /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::compression_type_raw`]).
     #[inline]
     pub fn compression_type(
         &self,
     ) -> ::core::option::Option<trace_config::CompressionType> {
-        self.f24
-            .and_then(|v| <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f24 {
+            ::core::option::Option::Some(v) => {
+                match <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(24)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <trace_config::CompressionType as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn compression_type_raw(&self) -> ::core::option::Option<i32> {
         self.f24.map(|v| v as i32)
     }
-    /// Whether field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
+    /// Whether field `compression_type` = 24 (`perfetto.protos.TraceConfig.CompressionType`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_compression_type(&self) -> bool {
-        self.f24.is_some()
+        self.compression_type().is_some()
     }
     /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
@@ -1111,23 +1141,38 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_incident_report_config(&self) -> bool {
         self.f25.is_some()
     }
-    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::statsd_logging_raw`]).
+    /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::statsd_logging_raw`]).
     #[inline]
     pub fn statsd_logging(&self) -> ::core::option::Option<trace_config::StatsdLogging> {
-        self.f31
-            .and_then(|v| <trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f31 {
+            ::core::option::Option::Some(v) => {
+                match <trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(31)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <trace_config::StatsdLogging as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn statsd_logging_raw(&self) -> ::core::option::Option<i32> {
         self.f31.map(|v| v as i32)
     }
-    /// Whether field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
+    /// Whether field `statsd_logging` = 31 (`perfetto.protos.TraceConfig.StatsdLogging`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_statsd_logging(&self) -> bool {
-        self.f31.is_some()
+        self.statsd_logging().is_some()
     }
     /// Field `trace_uuid_msb` = 27 (`int64`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
@@ -1244,43 +1289,73 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_exclusive_prio(&self) -> bool {
         self.f41.is_some()
     }
-    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::write_flush_mode_raw`]).
+    /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::write_flush_mode_raw`]).
     #[inline]
     pub fn write_flush_mode(
         &self,
     ) -> ::core::option::Option<trace_config::WriteFlushMode> {
-        self.f44
-            .and_then(|v| <trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f44 {
+            ::core::option::Option::Some(v) => {
+                match <trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(44)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <trace_config::WriteFlushMode as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn write_flush_mode_raw(&self) -> ::core::option::Option<i32> {
         self.f44.map(|v| v as i32)
     }
-    /// Whether field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
+    /// Whether field `write_flush_mode` = 44 (`perfetto.protos.TraceConfig.WriteFlushMode`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_write_flush_mode(&self) -> bool {
-        self.f44.is_some()
+        self.write_flush_mode().is_some()
     }
-    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fflush_post_write_raw`]).
+    /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::fflush_post_write_raw`]).
     #[inline]
     pub fn fflush_post_write(&self) -> ::core::option::Option<trace_config::FFlushMode> {
-        self.f45
-            .and_then(|v| <trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f45 {
+            ::core::option::Option::Some(v) => {
+                match <trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(45)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <trace_config::FFlushMode as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn fflush_post_write_raw(&self) -> ::core::option::Option<i32> {
         self.f45.map(|v| v as i32)
     }
-    /// Whether field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
+    /// Whether field `fflush_post_write` = 45 (`perfetto.protos.TraceConfig.FFlushMode`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_fflush_post_write(&self) -> bool {
-        self.f45.is_some()
+        self.fflush_post_write().is_some()
     }
     /// Field `trace_all_machines` = 43 (`bool`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
     #[inline]
@@ -2429,23 +2504,40 @@ pub mod trace_config {
         pub fn has_size_kb(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::fill_policy_raw`]).
+        /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::fill_policy_raw`]).
         #[inline]
         pub fn fill_policy(&self) -> ::core::option::Option<buffer_config::FillPolicy> {
-            self.f4
-                .and_then(|v| <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f4 {
+                ::core::option::Option::Some(v) => {
+                    match <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(4)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <buffer_config::FillPolicy as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn fill_policy_raw(&self) -> ::core::option::Option<i32> {
             self.f4.map(|v| v as i32)
         }
-        /// Whether field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
+        /// Whether field `fill_policy` = 4 (`perfetto.protos.TraceConfig.BufferConfig.FillPolicy`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_fill_policy(&self) -> bool {
-            self.f4.is_some()
+            self.fill_policy().is_some()
         }
         /// Field `transfer_on_clone` = 5 (`bool`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed.
         #[inline]
@@ -2482,25 +2574,42 @@ pub mod trace_config {
         pub fn has_name(&self) -> bool {
             self.f7.is_some()
         }
-        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::experimental_mode_raw`]).
+        /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::experimental_mode_raw`]).
         #[inline]
         pub fn experimental_mode(
             &self,
         ) -> ::core::option::Option<buffer_config::ExperimentalMode> {
-            self.f8
-                .and_then(|v| <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f8 {
+                ::core::option::Option::Some(v) => {
+                    match <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(8)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <buffer_config::ExperimentalMode as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn experimental_mode_raw(&self) -> ::core::option::Option<i32> {
             self.f8.map(|v| v as i32)
         }
-        /// Whether field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
+        /// Whether field `experimental_mode` = 8 (`perfetto.protos.TraceConfig.BufferConfig.ExperimentalMode`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_experimental_mode(&self) -> bool {
-            self.f8.is_some()
+            self.experimental_mode().is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for BufferConfigDecoder<'a> {
@@ -3344,25 +3453,42 @@ pub mod trace_config {
         pub fn has_disable_service_events(&self) -> bool {
             self.f4.is_some()
         }
-        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
+        /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::primary_trace_clock_raw`]).
         #[inline]
         pub fn primary_trace_clock(
             &self,
         ) -> ::core::option::Option<super::BuiltinClock> {
-            self.f5
-                .and_then(|v| <super::BuiltinClock as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f5 {
+                ::core::option::Option::Some(v) => {
+                    match <super::BuiltinClock as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(5)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <super::BuiltinClock as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
             self.f5.map(|v| v as i32)
         }
-        /// Whether field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has).
+        /// Whether field `primary_trace_clock` = 5 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.TraceConfig.BuiltinDataSource` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_primary_trace_clock(&self) -> bool {
-            self.f5.is_some()
+            self.primary_trace_clock().is_some()
         }
         /// Field `snapshot_interval_ms` = 6 (`uint32`) of `perfetto.protos.TraceConfig.BuiltinDataSource`; `None` when absent or malformed.
         #[inline]
@@ -4457,25 +4583,42 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::trigger_mode_raw`]).
+        /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::trigger_mode_raw`]).
         #[inline]
         pub fn trigger_mode(
             &self,
         ) -> ::core::option::Option<trigger_config::TriggerMode> {
-            self.f1
-                .and_then(|v| <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f1 {
+                ::core::option::Option::Some(v) => {
+                    match <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(1)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <trigger_config::TriggerMode as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn trigger_mode_raw(&self) -> ::core::option::Option<i32> {
             self.f1.map(|v| v as i32)
         }
-        /// Whether field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig` is present (with the wire type its type has).
+        /// Whether field `trigger_mode` = 1 (`perfetto.protos.TraceConfig.TriggerConfig.TriggerMode`) of `perfetto.protos.TraceConfig.TriggerConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_trigger_mode(&self) -> bool {
-            self.f1.is_some()
+            self.trigger_mode().is_some()
         }
         /// Field `use_clone_snapshot_if_available` = 5 (`bool`) of `perfetto.protos.TraceConfig.TriggerConfig`; `None` when absent or malformed.
         #[inline]
@@ -6717,23 +6860,40 @@ pub mod trace_config {
             pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
                 ::protozero::TypedDecoder::new(self.buf)
             }
-            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
+            /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::policy_raw`]).
             #[inline]
             pub fn policy(&self) -> ::core::option::Option<StringFilterPolicy> {
-                self.f1
-                    .and_then(|v| <StringFilterPolicy as ::protozero::ProtoEnum>::from_i32(
-                        v as i32,
-                    ))
+                match self.f1 {
+                    ::core::option::Option::Some(v) => {
+                        match <StringFilterPolicy as ::protozero::ProtoEnum>::from_i32(
+                            v as i32,
+                        ) {
+                            ::core::option::Option::Some(e) => {
+                                ::core::option::Option::Some(e)
+                            }
+                            ::core::option::Option::None => {
+                                self.typed_decoder()
+                                    .repeated(1)
+                                    .filter_map(|f| ::protozero::__private::varint(f.value))
+                                    .filter_map(|v| <StringFilterPolicy as ::protozero::ProtoEnum>::from_i32(
+                                        v as i32,
+                                    ))
+                                    .last()
+                            }
+                        }
+                    }
+                    ::core::option::Option::None => ::core::option::Option::None,
+                }
             }
             /// Field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
             #[inline]
             pub fn policy_raw(&self) -> ::core::option::Option<i32> {
                 self.f1.map(|v| v as i32)
             }
-            /// Whether field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
+            /// Whether field `policy` = 1 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterPolicy`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
             #[inline]
             pub fn has_policy(&self) -> bool {
-                self.f1.is_some()
+                self.policy().is_some()
             }
             /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
             #[inline]

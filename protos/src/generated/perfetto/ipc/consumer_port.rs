@@ -353,8 +353,9 @@ impl<'a> EnableTracingResponseDecoder<'a> {
     /// Which member of oneof `state` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_state(&self) -> ::core::option::Option<enable_tracing_response::State> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             1 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v != 0)
@@ -5236,8 +5237,9 @@ impl<'a> CloneSessionRequestDecoder<'a> {
     pub fn which_selector(
         &self,
     ) -> ::core::option::Option<clone_session_request::Selector<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             1 => {
                 ::protozero::__private::varint(v)
                     .map(clone_session_request::Selector::SessionId)

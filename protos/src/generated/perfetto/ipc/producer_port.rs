@@ -205,25 +205,40 @@ impl<'a> InitializeConnectionRequestDecoder<'a> {
     pub fn has_producer_name(&self) -> bool {
         self.f3.is_some()
     }
-    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent, malformed or a number the enum does not name (see [`Self::smb_scraping_mode_raw`]).
+    /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::smb_scraping_mode_raw`]).
     #[inline]
     pub fn smb_scraping_mode(
         &self,
     ) -> ::core::option::Option<initialize_connection_request::ProducerSMBScrapingMode> {
-        self.f4
-            .and_then(|v| <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f4 {
+            ::core::option::Option::Some(v) => {
+                match <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(4)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <initialize_connection_request::ProducerSMBScrapingMode as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn smb_scraping_mode_raw(&self) -> ::core::option::Option<i32> {
         self.f4.map(|v| v as i32)
     }
-    /// Whether field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has).
+    /// Whether field `smb_scraping_mode` = 4 (`perfetto.protos.InitializeConnectionRequest.ProducerSMBScrapingMode`) of `perfetto.protos.InitializeConnectionRequest` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_smb_scraping_mode(&self) -> bool {
-        self.f4.is_some()
+        self.smb_scraping_mode().is_some()
     }
     /// Field `producer_provided_shmem` = 6 (`bool`) of `perfetto.protos.InitializeConnectionRequest`; `None` when absent or malformed.
     #[inline]
@@ -3922,8 +3937,9 @@ impl<'a> GetAsyncCommandResponseDecoder<'a> {
     pub fn which_cmd(
         &self,
     ) -> ::core::option::Option<get_async_command_response::Cmd<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             3 => {
                 ::protozero::__private::bytes(v)
                     .map(get_async_command_response::SetupTracingDecoder::new)

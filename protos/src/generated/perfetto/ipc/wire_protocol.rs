@@ -347,8 +347,9 @@ impl<'a> IPCFrameDecoder<'a> {
     /// Which member of oneof `msg` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_msg(&self) -> ::core::option::Option<ipc_frame::Msg<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             3 => {
                 ::protozero::__private::bytes(v)
                     .map(ipc_frame::BindServiceDecoder::new)

@@ -577,23 +577,38 @@ impl<'a> VmInstructionDecoder<'a> {
     pub fn has_del(&self) -> bool {
         self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent, malformed or a number the enum does not name (see [`Self::abort_level_raw`]).
+    /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::abort_level_raw`]).
     #[inline]
     pub fn abort_level(&self) -> ::core::option::Option<vm_instruction::AbortLevel> {
-        self.f6
-            .and_then(|v| <vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f6 {
+            ::core::option::Option::Some(v) => {
+                match <vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(6)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <vm_instruction::AbortLevel as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn abort_level_raw(&self) -> ::core::option::Option<i32> {
         self.f6.map(|v| v as i32)
     }
-    /// Whether field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has).
+    /// Whether field `abort_level` = 6 (`perfetto.protos.VmInstruction.AbortLevel`) of `perfetto.protos.VmInstruction` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_abort_level(&self) -> bool {
-        self.f6.is_some()
+        self.abort_level().is_some()
     }
     /// Field `nested_instructions` = 7 (repeated `perfetto.protos.VmInstruction`) of `perfetto.protos.VmInstruction`: every element in order (packed or not).
     #[inline]
@@ -617,8 +632,9 @@ impl<'a> VmInstructionDecoder<'a> {
     pub fn which_operation(
         &self,
     ) -> ::core::option::Option<vm_instruction::Operation<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             1 => {
                 ::protozero::__private::bytes(v)
                     .map(VmOpSelectDecoder::new)
@@ -1027,21 +1043,36 @@ impl<'a> VmOpSelectDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::cursor_raw`]).
     #[inline]
     pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
-        self.f1
-            .and_then(|v| <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(v as i32))
+        match self.f1 {
+            ::core::option::Option::Some(v) => {
+                match <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(v as i32) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(1)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
         self.f1.map(|v| v as i32)
     }
-    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect` is present (with the wire type its type has).
+    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpSelect` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_cursor(&self) -> bool {
-        self.f1.is_some()
+        self.cursor().is_some()
     }
     /// Field `relative_path` = 2 (repeated `perfetto.protos.VmOpSelect.PathComponent`) of `perfetto.protos.VmOpSelect`: every element in order (packed or not).
     #[inline]
@@ -1380,8 +1411,9 @@ pub mod vm_op_select {
         /// Which member of oneof `field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]
         pub fn which_field(&self) -> ::core::option::Option<path_component::Field> {
-            let v = self.o0.value();
-            match self.o0.id() {
+            let s = self.o0;
+            let v = s.value();
+            match s.id() {
                 1 => {
                     ::protozero::__private::varint(v)
                         .map(|v| v as u32)
@@ -1649,21 +1681,36 @@ impl<'a> VmOpRegLoadDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent, malformed or a number the enum does not name (see [`Self::cursor_raw`]).
+    /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::cursor_raw`]).
     #[inline]
     pub fn cursor(&self) -> ::core::option::Option<VmCursorEnum> {
-        self.f1
-            .and_then(|v| <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(v as i32))
+        match self.f1 {
+            ::core::option::Option::Some(v) => {
+                match <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(v as i32) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(1)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <VmCursorEnum as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn cursor_raw(&self) -> ::core::option::Option<i32> {
         self.f1.map(|v| v as i32)
     }
-    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad` is present (with the wire type its type has).
+    /// Whether field `cursor` = 1 (`perfetto.protos.VmCursorEnum`) of `perfetto.protos.VmOpRegLoad` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_cursor(&self) -> bool {
-        self.f1.is_some()
+        self.cursor().is_some()
     }
     /// Field `dst_register` = 2 (`uint32`) of `perfetto.protos.VmOpRegLoad`; `None` when absent or malformed.
     #[inline]

@@ -134,21 +134,36 @@ impl<'a> ClockSnapshotDecoder<'a> {
     pub fn has_clocks(&self) -> bool {
         !self.r1.is_empty()
     }
-    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent, malformed or a number the enum does not name (see [`Self::primary_trace_clock_raw`]).
+    /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::primary_trace_clock_raw`]).
     #[inline]
     pub fn primary_trace_clock(&self) -> ::core::option::Option<BuiltinClock> {
-        self.f2
-            .and_then(|v| <BuiltinClock as ::protozero::ProtoEnum>::from_i32(v as i32))
+        match self.f2 {
+            ::core::option::Option::Some(v) => {
+                match <BuiltinClock as ::protozero::ProtoEnum>::from_i32(v as i32) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(2)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <BuiltinClock as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn primary_trace_clock_raw(&self) -> ::core::option::Option<i32> {
         self.f2.map(|v| v as i32)
     }
-    /// Whether field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot` is present (with the wire type its type has).
+    /// Whether field `primary_trace_clock` = 2 (`perfetto.protos.BuiltinClock`) of `perfetto.protos.ClockSnapshot` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_primary_trace_clock(&self) -> bool {
-        self.f2.is_some()
+        self.primary_trace_clock().is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for ClockSnapshotDecoder<'a> {

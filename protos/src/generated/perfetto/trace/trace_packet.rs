@@ -988,8 +988,9 @@ impl<'a> TracePacketDecoder<'a> {
     /// Which member of oneof `data` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_data(&self) -> ::core::option::Option<trace_packet::Data<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             11 => {
                 ::protozero::__private::bytes(v)
                     .map(TrackEventDecoder::new)
@@ -1095,8 +1096,9 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn which_optional_trusted_uid(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedUid> {
-        let v = self.o1.value();
-        match self.o1.id() {
+        let s = self.o1;
+        let v = s.value();
+        match s.id() {
             3 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v as i32)
@@ -1110,8 +1112,9 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn which_optional_trusted_packet_sequence_id(
         &self,
     ) -> ::core::option::Option<trace_packet::OptionalTrustedPacketSequenceId> {
-        let v = self.o2.value();
-        match self.o2.id() {
+        let s = self.o2;
+        let v = s.value();
+        match s.id() {
             10 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v as u32)

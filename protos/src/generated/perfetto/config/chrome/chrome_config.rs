@@ -194,25 +194,40 @@ impl<'a> ChromeConfigDecoder<'a> {
     pub fn has_convert_to_legacy_json(&self) -> bool {
         self.f3.is_some()
     }
-    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::client_priority_raw`]).
+    /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::client_priority_raw`]).
     #[inline]
     pub fn client_priority(
         &self,
     ) -> ::core::option::Option<chrome_config::ClientPriority> {
-        self.f4
-            .and_then(|v| <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f4 {
+            ::core::option::Option::Some(v) => {
+                match <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(4)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <chrome_config::ClientPriority as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn client_priority_raw(&self) -> ::core::option::Option<i32> {
         self.f4.map(|v| v as i32)
     }
-    /// Whether field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
+    /// Whether field `client_priority` = 4 (`perfetto.protos.ChromeConfig.ClientPriority`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_client_priority(&self) -> bool {
-        self.f4.is_some()
+        self.client_priority().is_some()
     }
     /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or not UTF-8.
     #[inline]

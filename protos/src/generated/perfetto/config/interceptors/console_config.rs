@@ -112,23 +112,38 @@ impl<'a> ConsoleConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::output_raw`]).
+    /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::output_raw`]).
     #[inline]
     pub fn output(&self) -> ::core::option::Option<console_config::Output> {
-        self.f1
-            .and_then(|v| <console_config::Output as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f1 {
+            ::core::option::Option::Some(v) => {
+                match <console_config::Output as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(1)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <console_config::Output as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn output_raw(&self) -> ::core::option::Option<i32> {
         self.f1.map(|v| v as i32)
     }
-    /// Whether field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig` is present (with the wire type its type has).
+    /// Whether field `output` = 1 (`perfetto.protos.ConsoleConfig.Output`) of `perfetto.protos.ConsoleConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_output(&self) -> bool {
-        self.f1.is_some()
+        self.output().is_some()
     }
     /// Field `enable_colors` = 2 (`bool`) of `perfetto.protos.ConsoleConfig`; `None` when absent or malformed.
     #[inline]

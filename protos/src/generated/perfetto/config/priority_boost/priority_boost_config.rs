@@ -115,23 +115,38 @@ impl<'a> PriorityBoostConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::policy_raw`]).
+    /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::policy_raw`]).
     #[inline]
     pub fn policy(&self) -> ::core::option::Option<priority_boost_config::BoostPolicy> {
-        self.f1
-            .and_then(|v| <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f1 {
+            ::core::option::Option::Some(v) => {
+                match <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(1)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <priority_boost_config::BoostPolicy as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn policy_raw(&self) -> ::core::option::Option<i32> {
         self.f1.map(|v| v as i32)
     }
-    /// Whether field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig` is present (with the wire type its type has).
+    /// Whether field `policy` = 1 (`perfetto.protos.PriorityBoostConfig.BoostPolicy`) of `perfetto.protos.PriorityBoostConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_policy(&self) -> bool {
-        self.f1.is_some()
+        self.policy().is_some()
     }
     /// Field `priority` = 2 (`uint32`) of `perfetto.protos.PriorityBoostConfig`; `None` when absent or malformed.
     #[inline]

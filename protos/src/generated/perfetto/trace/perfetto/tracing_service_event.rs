@@ -340,8 +340,9 @@ impl<'a> TracingServiceEventDecoder<'a> {
     pub fn which_event_type(
         &self,
     ) -> ::core::option::Option<tracing_service_event::EventType<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             2 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v != 0)

@@ -1556,10 +1556,25 @@ impl<'a> FrameDecoder<'a> {
     pub fn has_line_number(&self) -> bool {
         self.f6.is_some()
     }
-    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent, malformed or a number the enum does not name (see [`Self::kind_raw`]).
+    /// Field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame`; `None` when absent or malformed, or when another member is set. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, which leaves the oneof as it was, as protoc's C++ reads it (see [`Self::kind_raw`]).
     #[inline]
     pub fn kind(&self) -> ::core::option::Option<frame::Kind> {
-        self.o0
+        ::protozero::__private::recount_oneof(
+                self.buf,
+                false,
+                self.o0,
+                &[7, 8],
+                |id, v| match id {
+                    7 => {
+                        !matches!(
+                            ::protozero::__private::varint(v),
+                            ::core::option::Option::Some(v) if < frame::Kind as
+                            ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                        )
+                    }
+                    _ => true,
+                },
+            )
             .get(7)
             .and_then(::protozero::__private::varint)
             .and_then(|v| <frame::Kind as ::protozero::ProtoEnum>::from_i32(v as i32))
@@ -1569,15 +1584,48 @@ impl<'a> FrameDecoder<'a> {
     pub fn kind_raw(&self) -> ::core::option::Option<i32> {
         self.o0.get(7).and_then(::protozero::__private::varint).map(|v| v as i32)
     }
-    /// Whether field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame` is present (with the wire type its type has).
+    /// Whether field `kind` = 7 (`perfetto.protos.Frame.Kind`) of `perfetto.protos.Frame` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_kind(&self) -> bool {
-        self.o0.get(7).and_then(::protozero::__private::varint).is_some()
+        ::protozero::__private::recount_oneof(
+                self.buf,
+                false,
+                self.o0,
+                &[7, 8],
+                |id, v| match id {
+                    7 => {
+                        !matches!(
+                            ::protozero::__private::varint(v),
+                            ::core::option::Option::Some(v) if < frame::Kind as
+                            ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                        )
+                    }
+                    _ => true,
+                },
+            )
+            .get(7)
+            .and_then(::protozero::__private::varint)
+            .is_some()
     }
     /// Field `kind_str` = 8 (`string`) of `perfetto.protos.Frame`; `None` when absent, malformed or not UTF-8.
     #[inline]
     pub fn kind_str(&self) -> ::core::option::Option<&'a str> {
-        self.o0
+        ::protozero::__private::recount_oneof(
+                self.buf,
+                false,
+                self.o0,
+                &[7, 8],
+                |id, v| match id {
+                    7 => {
+                        !matches!(
+                            ::protozero::__private::varint(v),
+                            ::core::option::Option::Some(v) if < frame::Kind as
+                            ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                        )
+                    }
+                    _ => true,
+                },
+            )
             .get(8)
             .and_then(::protozero::__private::bytes)
             .and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1587,16 +1635,50 @@ impl<'a> FrameDecoder<'a> {
     pub fn kind_str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(8).and_then(::protozero::__private::bytes)
     }
-    /// Whether field `kind_str` = 8 (`string`) of `perfetto.protos.Frame` is present (with the wire type its type has).
+    /// Whether field `kind_str` = 8 (`string`) of `perfetto.protos.Frame` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_kind_str(&self) -> bool {
-        self.o0.get(8).and_then(::protozero::__private::bytes).is_some()
+        ::protozero::__private::recount_oneof(
+                self.buf,
+                false,
+                self.o0,
+                &[7, 8],
+                |id, v| match id {
+                    7 => {
+                        !matches!(
+                            ::protozero::__private::varint(v),
+                            ::core::option::Option::Some(v) if < frame::Kind as
+                            ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                        )
+                    }
+                    _ => true,
+                },
+            )
+            .get(8)
+            .and_then(::protozero::__private::bytes)
+            .is_some()
     }
-    /// Which member of oneof `kind_field` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
+    /// Which member of oneof `kind_field` is set (the last one on the wire wins; an occurrence of a closed enum member with a number its enum does not name is an unknown field and leaves the oneof as it was, as protoc's C++ reads it), with its value; `None` when none is, or when that member is malformed or an open enum member with a number the enum does not name.
     #[inline]
     pub fn which_kind_field(&self) -> ::core::option::Option<frame::KindField<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = ::protozero::__private::recount_oneof(
+            self.buf,
+            false,
+            self.o0,
+            &[7, 8],
+            |id, v| match id {
+                7 => {
+                    !matches!(
+                        ::protozero::__private::varint(v),
+                        ::core::option::Option::Some(v) if < frame::Kind as
+                        ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                    )
+                }
+                _ => true,
+            },
+        );
+        let v = s.value();
+        match s.id() {
             7 => {
                 ::protozero::__private::varint(v)
                     .and_then(|v| <frame::Kind as ::protozero::ProtoEnum>::from_i32(

@@ -176,25 +176,40 @@ impl<'a> CounterDescriptorDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
+    /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::type_raw`]).
     #[inline]
     pub fn r#type(
         &self,
     ) -> ::core::option::Option<counter_descriptor::BuiltinCounterType> {
-        self.f1
-            .and_then(|v| <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f1 {
+            ::core::option::Option::Some(v) => {
+                match <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(1)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <counter_descriptor::BuiltinCounterType as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
         self.f1.map(|v| v as i32)
     }
-    /// Whether field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
+    /// Whether field `type` = 1 (`perfetto.protos.CounterDescriptor.BuiltinCounterType`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_type(&self) -> bool {
-        self.f1.is_some()
+        self.r#type().is_some()
     }
     /// Field `categories` = 2 (repeated `string`) of `perfetto.protos.CounterDescriptor`: every element in order (packed or not).
     #[inline]
@@ -211,23 +226,38 @@ impl<'a> CounterDescriptorDecoder<'a> {
     pub fn has_categories(&self) -> bool {
         !self.r2.is_empty()
     }
-    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::unit_raw`]).
+    /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::unit_raw`]).
     #[inline]
     pub fn unit(&self) -> ::core::option::Option<counter_descriptor::Unit> {
-        self.f3
-            .and_then(|v| <counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f3 {
+            ::core::option::Option::Some(v) => {
+                match <counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(3)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <counter_descriptor::Unit as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn unit_raw(&self) -> ::core::option::Option<i32> {
         self.f3.map(|v| v as i32)
     }
-    /// Whether field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has).
+    /// Whether field `unit` = 3 (`perfetto.protos.CounterDescriptor.Unit`) of `perfetto.protos.CounterDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_unit(&self) -> bool {
-        self.f3.is_some()
+        self.unit().is_some()
     }
     /// Field `unit_name` = 6 (`string`) of `perfetto.protos.CounterDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]

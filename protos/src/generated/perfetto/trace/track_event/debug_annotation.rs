@@ -478,8 +478,9 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<debug_annotation::NameField<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             1 => {
                 ::protozero::__private::varint(v)
                     .map(debug_annotation::NameField::NameIid)
@@ -495,8 +496,9 @@ impl<'a> DebugAnnotationDecoder<'a> {
     /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_value(&self) -> ::core::option::Option<debug_annotation::Value<'a>> {
-        let v = self.o1.value();
-        match self.o1.id() {
+        let s = self.o1;
+        let v = s.value();
+        match s.id() {
             2 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v != 0)
@@ -546,8 +548,9 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn which_proto_type_descriptor(
         &self,
     ) -> ::core::option::Option<debug_annotation::ProtoTypeDescriptor<'a>> {
-        let v = self.o2.value();
-        match self.o2.id() {
+        let s = self.o2;
+        let v = s.value();
+        match s.id() {
             16 => {
                 ::protozero::__private::bytes(v)
                     .and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1017,23 +1020,40 @@ pub mod debug_annotation {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 9> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::nested_type_raw`]).
+        /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::nested_type_raw`]).
         #[inline]
         pub fn nested_type(&self) -> ::core::option::Option<nested_value::NestedType> {
-            self.f1
-                .and_then(|v| <nested_value::NestedType as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f1 {
+                ::core::option::Option::Some(v) => {
+                    match <nested_value::NestedType as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(1)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <nested_value::NestedType as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn nested_type_raw(&self) -> ::core::option::Option<i32> {
             self.f1.map(|v| v as i32)
         }
-        /// Whether field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
+        /// Whether field `nested_type` = 1 (`perfetto.protos.DebugAnnotation.NestedValue.NestedType`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_nested_type(&self) -> bool {
-            self.f1.is_some()
+            self.nested_type().is_some()
         }
         /// Field `dict_keys` = 2 (repeated `string`) of `perfetto.protos.DebugAnnotation.NestedValue`: every element in order (packed or not).
         #[inline]

@@ -143,23 +143,38 @@ impl<'a> LogMessageDecoder<'a> {
     pub fn has_body_iid(&self) -> bool {
         self.f2.is_some()
     }
-    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent, malformed or a number the enum does not name (see [`Self::prio_raw`]).
+    /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::prio_raw`]).
     #[inline]
     pub fn prio(&self) -> ::core::option::Option<log_message::Priority> {
-        self.f3
-            .and_then(|v| <log_message::Priority as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f3 {
+            ::core::option::Option::Some(v) => {
+                match <log_message::Priority as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(3)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <log_message::Priority as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn prio_raw(&self) -> ::core::option::Option<i32> {
         self.f3.map(|v| v as i32)
     }
-    /// Whether field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage` is present (with the wire type its type has).
+    /// Whether field `prio` = 3 (`perfetto.protos.LogMessage.Priority`) of `perfetto.protos.LogMessage` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_prio(&self) -> bool {
-        self.f3.is_some()
+        self.prio().is_some()
     }
 }
 impl<'a> ::protozero::MessageDecoder<'a> for LogMessageDecoder<'a> {

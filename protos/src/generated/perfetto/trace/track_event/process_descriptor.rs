@@ -241,25 +241,40 @@ impl<'a> ProcessDescriptorDecoder<'a> {
     pub fn has_start_timestamp_ns(&self) -> bool {
         self.f7.is_some()
     }
-    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_process_type_raw`]).
+    /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::chrome_process_type_raw`]).
     #[inline]
     pub fn chrome_process_type(
         &self,
     ) -> ::core::option::Option<process_descriptor::ChromeProcessType> {
-        self.f4
-            .and_then(|v| <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f4 {
+            ::core::option::Option::Some(v) => {
+                match <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(4)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <process_descriptor::ChromeProcessType as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_process_type_raw(&self) -> ::core::option::Option<i32> {
         self.f4.map(|v| v as i32)
     }
-    /// Whether field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
+    /// Whether field `chrome_process_type` = 4 (`perfetto.protos.ProcessDescriptor.ChromeProcessType`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_chrome_process_type(&self) -> bool {
-        self.f4.is_some()
+        self.chrome_process_type().is_some()
     }
     /// Field `legacy_sort_index` = 3 (`int32`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed.
     #[inline]

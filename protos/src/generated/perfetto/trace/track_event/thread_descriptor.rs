@@ -216,25 +216,40 @@ impl<'a> ThreadDescriptorDecoder<'a> {
     pub fn has_thread_name(&self) -> bool {
         self.f5.is_some()
     }
-    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::chrome_thread_type_raw`]).
+    /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::chrome_thread_type_raw`]).
     #[inline]
     pub fn chrome_thread_type(
         &self,
     ) -> ::core::option::Option<thread_descriptor::ChromeThreadType> {
-        self.f4
-            .and_then(|v| <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f4 {
+            ::core::option::Option::Some(v) => {
+                match <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(4)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <thread_descriptor::ChromeThreadType as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn chrome_thread_type_raw(&self) -> ::core::option::Option<i32> {
         self.f4.map(|v| v as i32)
     }
-    /// Whether field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has).
+    /// Whether field `chrome_thread_type` = 4 (`perfetto.protos.ThreadDescriptor.ChromeThreadType`) of `perfetto.protos.ThreadDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_chrome_thread_type(&self) -> bool {
-        self.f4.is_some()
+        self.chrome_thread_type().is_some()
     }
     /// Field `reference_timestamp_us` = 6 (`int64`) of `perfetto.protos.ThreadDescriptor`; `None` when absent or malformed.
     #[inline]

@@ -561,25 +561,40 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_disallow_merging_with_system_tracks(&self) -> bool {
         self.f9.is_some()
     }
-    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::child_ordering_raw`]).
+    /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::child_ordering_raw`]).
     #[inline]
     pub fn child_ordering(
         &self,
     ) -> ::core::option::Option<track_descriptor::ChildTracksOrdering> {
-        self.f11
-            .and_then(|v| <track_descriptor::ChildTracksOrdering as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f11 {
+            ::core::option::Option::Some(v) => {
+                match <track_descriptor::ChildTracksOrdering as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(11)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <track_descriptor::ChildTracksOrdering as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn child_ordering_raw(&self) -> ::core::option::Option<i32> {
         self.f11.map(|v| v as i32)
     }
-    /// Whether field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
+    /// Whether field `child_ordering` = 11 (`perfetto.protos.TrackDescriptor.ChildTracksOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_child_ordering(&self) -> bool {
-        self.f11.is_some()
+        self.child_ordering().is_some()
     }
     /// Field `sibling_order_rank` = 12 (`int32`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
     #[inline]
@@ -591,25 +606,40 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_sibling_order_rank(&self) -> bool {
         self.f12.is_some()
     }
-    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::sibling_merge_behavior_raw`]).
+    /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::sibling_merge_behavior_raw`]).
     #[inline]
     pub fn sibling_merge_behavior(
         &self,
     ) -> ::core::option::Option<track_descriptor::SiblingMergeBehavior> {
-        self.f15
-            .and_then(|v| <track_descriptor::SiblingMergeBehavior as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f15 {
+            ::core::option::Option::Some(v) => {
+                match <track_descriptor::SiblingMergeBehavior as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(15)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <track_descriptor::SiblingMergeBehavior as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn sibling_merge_behavior_raw(&self) -> ::core::option::Option<i32> {
         self.f15.map(|v| v as i32)
     }
-    /// Whether field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
+    /// Whether field `sibling_merge_behavior` = 15 (`perfetto.protos.TrackDescriptor.SiblingMergeBehavior`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_sibling_merge_behavior(&self) -> bool {
-        self.f15.is_some()
+        self.sibling_merge_behavior().is_some()
     }
     /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
     #[inline]
@@ -639,53 +669,84 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_sibling_merge_key_int(&self) -> bool {
         self.o1.get(17).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::process_ordering_raw`]).
+    /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::process_ordering_raw`]).
     #[inline]
     pub fn process_ordering(
         &self,
     ) -> ::core::option::Option<track_descriptor::ProcessOrdering> {
-        self.f19
-            .and_then(|v| <track_descriptor::ProcessOrdering as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f19 {
+            ::core::option::Option::Some(v) => {
+                match <track_descriptor::ProcessOrdering as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(19)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <track_descriptor::ProcessOrdering as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn process_ordering_raw(&self) -> ::core::option::Option<i32> {
         self.f19.map(|v| v as i32)
     }
-    /// Whether field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
+    /// Whether field `process_ordering` = 19 (`perfetto.protos.TrackDescriptor.ProcessOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_process_ordering(&self) -> bool {
-        self.f19.is_some()
+        self.process_ordering().is_some()
     }
-    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or a number the enum does not name (see [`Self::thread_ordering_raw`]).
+    /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::thread_ordering_raw`]).
     #[inline]
     pub fn thread_ordering(
         &self,
     ) -> ::core::option::Option<track_descriptor::ThreadOrdering> {
-        self.f20
-            .and_then(|v| <track_descriptor::ThreadOrdering as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f20 {
+            ::core::option::Option::Some(v) => {
+                match <track_descriptor::ThreadOrdering as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(20)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <track_descriptor::ThreadOrdering as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn thread_ordering_raw(&self) -> ::core::option::Option<i32> {
         self.f20.map(|v| v as i32)
     }
-    /// Whether field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
+    /// Whether field `thread_ordering` = 20 (`perfetto.protos.TrackDescriptor.ThreadOrdering`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_thread_ordering(&self) -> bool {
-        self.f20.is_some()
+        self.thread_ordering().is_some()
     }
     /// Which member of oneof `static_or_dynamic_name` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_static_or_dynamic_name(
         &self,
     ) -> ::core::option::Option<track_descriptor::StaticOrDynamicName<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             2 => {
                 ::protozero::__private::bytes(v)
                     .and_then(|b| ::core::str::from_utf8(b).ok())
@@ -709,8 +770,9 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn which_sibling_merge_key_field(
         &self,
     ) -> ::core::option::Option<track_descriptor::SiblingMergeKeyField<'a>> {
-        let v = self.o1.value();
-        match self.o1.id() {
+        let s = self.o1;
+        let v = s.value();
+        match s.id() {
             16 => {
                 ::protozero::__private::bytes(v)
                     .and_then(|b| ::core::str::from_utf8(b).ok())

@@ -537,23 +537,36 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_name(&self) -> bool {
         self.o0.get(23).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
+    /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::type_raw`]).
     #[inline]
     pub fn r#type(&self) -> ::core::option::Option<track_event::Type> {
-        self.f9
-            .and_then(|v| <track_event::Type as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f9 {
+            ::core::option::Option::Some(v) => {
+                match <track_event::Type as ::protozero::ProtoEnum>::from_i32(v as i32) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(9)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <track_event::Type as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn type_raw(&self) -> ::core::option::Option<i32> {
         self.f9.map(|v| v as i32)
     }
-    /// Whether field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
+    /// Whether field `type` = 9 (`perfetto.protos.TrackEvent.Type`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_type(&self) -> bool {
-        self.f9.is_some()
+        self.r#type().is_some()
     }
     /// Field `track_uuid` = 11 (`uint64`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
     #[inline]
@@ -916,8 +929,9 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn which_name_field(
         &self,
     ) -> ::core::option::Option<track_event::NameField<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             10 => ::protozero::__private::varint(v).map(track_event::NameField::NameIid),
             23 => {
                 ::protozero::__private::bytes(v)
@@ -932,8 +946,9 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn which_counter_value_field(
         &self,
     ) -> ::core::option::Option<track_event::CounterValueField> {
-        let v = self.o1.value();
-        match self.o1.id() {
+        let s = self.o1;
+        let v = s.value();
+        match s.id() {
             30 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v as i64)
@@ -952,8 +967,9 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn which_correlation_id_field(
         &self,
     ) -> ::core::option::Option<track_event::CorrelationIdField<'a>> {
-        let v = self.o2.value();
-        match self.o2.id() {
+        let s = self.o2;
+        let v = s.value();
+        match s.id() {
             52 => {
                 ::protozero::__private::varint(v)
                     .map(track_event::CorrelationIdField::CorrelationId)
@@ -975,8 +991,9 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn which_callstack_field(
         &self,
     ) -> ::core::option::Option<track_event::CallstackField<'a>> {
-        let v = self.o3.value();
-        match self.o3.id() {
+        let s = self.o3;
+        let v = s.value();
+        match s.id() {
             55 => {
                 ::protozero::__private::bytes(v)
                     .map(track_event::InlineCallstackDecoder::new)
@@ -994,8 +1011,9 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn which_source_location_field(
         &self,
     ) -> ::core::option::Option<track_event::SourceLocationField<'a>> {
-        let v = self.o4.value();
-        match self.o4.id() {
+        let s = self.o4;
+        let v = s.value();
+        match s.id() {
             33 => {
                 ::protozero::__private::bytes(v)
                     .map(SourceLocationDecoder::new)
@@ -1011,8 +1029,9 @@ impl<'a> TrackEventDecoder<'a> {
     /// Which member of oneof `timestamp` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_timestamp(&self) -> ::core::option::Option<track_event::Timestamp> {
-        let v = self.o5.value();
-        match self.o5.id() {
+        let s = self.o5;
+        let v = s.value();
+        match s.id() {
             1 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v as i64)
@@ -1029,8 +1048,9 @@ impl<'a> TrackEventDecoder<'a> {
     /// Which member of oneof `thread_time` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_thread_time(&self) -> ::core::option::Option<track_event::ThreadTime> {
-        let v = self.o6.value();
-        match self.o6.id() {
+        let s = self.o6;
+        let v = s.value();
+        match s.id() {
             2 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v as i64)
@@ -1049,8 +1069,9 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn which_thread_instruction_count(
         &self,
     ) -> ::core::option::Option<track_event::ThreadInstructionCount> {
-        let v = self.o7.value();
-        match self.o7.id() {
+        let s = self.o7;
+        let v = s.value();
+        match s.id() {
             8 => {
                 ::protozero::__private::varint(v)
                     .map(|v| v as i64)
@@ -2545,45 +2566,79 @@ pub mod track_event {
         pub fn has_bind_to_enclosing(&self) -> bool {
             self.f12.is_some()
         }
-        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::flow_direction_raw`]).
+        /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::flow_direction_raw`]).
         #[inline]
         pub fn flow_direction(
             &self,
         ) -> ::core::option::Option<legacy_event::FlowDirection> {
-            self.f13
-                .and_then(|v| <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f13 {
+                ::core::option::Option::Some(v) => {
+                    match <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(13)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <legacy_event::FlowDirection as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn flow_direction_raw(&self) -> ::core::option::Option<i32> {
             self.f13.map(|v| v as i32)
         }
-        /// Whether field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
+        /// Whether field `flow_direction` = 13 (`perfetto.protos.TrackEvent.LegacyEvent.FlowDirection`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_flow_direction(&self) -> bool {
-            self.f13.is_some()
+            self.flow_direction().is_some()
         }
-        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::instant_event_scope_raw`]).
+        /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::instant_event_scope_raw`]).
         #[inline]
         pub fn instant_event_scope(
             &self,
         ) -> ::core::option::Option<legacy_event::InstantEventScope> {
-            self.f14
-                .and_then(|v| <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f14 {
+                ::core::option::Option::Some(v) => {
+                    match <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(14)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <legacy_event::InstantEventScope as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn instant_event_scope_raw(&self) -> ::core::option::Option<i32> {
             self.f14.map(|v| v as i32)
         }
-        /// Whether field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
+        /// Whether field `instant_event_scope` = 14 (`perfetto.protos.TrackEvent.LegacyEvent.InstantEventScope`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_instant_event_scope(&self) -> bool {
-            self.f14.is_some()
+            self.instant_event_scope().is_some()
         }
         /// Field `pid_override` = 18 (`int32`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed.
         #[inline]
@@ -2608,8 +2663,9 @@ pub mod track_event {
         /// Which member of oneof `id` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]
         pub fn which_id(&self) -> ::core::option::Option<legacy_event::Id> {
-            let v = self.o0.value();
-            match self.o0.id() {
+            let s = self.o0;
+            let v = s.value();
+            match s.id() {
                 6 => ::protozero::__private::varint(v).map(legacy_event::Id::UnscopedId),
                 10 => ::protozero::__private::varint(v).map(legacy_event::Id::LocalId),
                 11 => ::protozero::__private::varint(v).map(legacy_event::Id::GlobalId),

@@ -555,25 +555,40 @@ impl<'a> FtraceConfigDecoder<'a> {
     pub fn has_symbolize_ksyms(&self) -> bool {
         self.f13.is_some()
     }
-    /// Field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig`; `None` when absent, malformed or a number the enum does not name (see [`Self::ksyms_mem_policy_raw`]).
+    /// Field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::ksyms_mem_policy_raw`]).
     #[inline]
     pub fn ksyms_mem_policy(
         &self,
     ) -> ::core::option::Option<ftrace_config::KsymsMemPolicy> {
-        self.f17
-            .and_then(|v| <ftrace_config::KsymsMemPolicy as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f17 {
+            ::core::option::Option::Some(v) => {
+                match <ftrace_config::KsymsMemPolicy as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(17)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <ftrace_config::KsymsMemPolicy as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn ksyms_mem_policy_raw(&self) -> ::core::option::Option<i32> {
         self.f17.map(|v| v as i32)
     }
-    /// Whether field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
+    /// Whether field `ksyms_mem_policy` = 17 (`perfetto.protos.FtraceConfig.KsymsMemPolicy`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_ksyms_mem_policy(&self) -> bool {
-        self.f17.is_some()
+        self.ksyms_mem_policy().is_some()
     }
     /// Field `initialize_ksyms_synchronously_for_testing` = 14 (`bool`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
     #[inline]
@@ -1287,23 +1302,40 @@ pub mod ftrace_config {
         pub fn has_probe(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent`; `None` when absent, malformed or a number the enum does not name (see [`Self::type_raw`]).
+        /// Field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::type_raw`]).
         #[inline]
         pub fn r#type(&self) -> ::core::option::Option<kprobe_event::KprobeType> {
-            self.f2
-                .and_then(|v| <kprobe_event::KprobeType as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f2 {
+                ::core::option::Option::Some(v) => {
+                    match <kprobe_event::KprobeType as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(2)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <kprobe_event::KprobeType as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn type_raw(&self) -> ::core::option::Option<i32> {
             self.f2.map(|v| v as i32)
         }
-        /// Whether field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present (with the wire type its type has).
+        /// Whether field `type` = 2 (`perfetto.protos.FtraceConfig.KprobeEvent.KprobeType`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_type(&self) -> bool {
-            self.f2.is_some()
+            self.r#type().is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for KprobeEventDecoder<'a> {
@@ -2027,8 +2059,9 @@ pub mod ftrace_config {
             /// Which member of oneof `match` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
             #[inline]
             pub fn which_match(&self) -> ::core::option::Option<rule::Match<'a>> {
-                let v = self.o0.value();
-                match self.o0.id() {
+                let s = self.o0;
+                let v = s.value();
+                match s.id() {
                     1 => {
                         ::protozero::__private::bytes(v)
                             .and_then(|b| ::core::str::from_utf8(b).ok())

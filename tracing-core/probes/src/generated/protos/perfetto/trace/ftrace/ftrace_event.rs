@@ -1108,8 +1108,9 @@ impl<'a> FtraceEventDecoder<'a> {
     /// Which member of oneof `event` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
     #[inline]
     pub fn which_event(&self) -> ::core::option::Option<ftrace_event::Event<'a>> {
-        let v = self.o0.value();
-        match self.o0.id() {
+        let s = self.o0;
+        let v = s.value();
+        match s.id() {
             3 => {
                 ::protozero::__private::bytes(v)
                     .map(PrintFtraceEventDecoder::new)

@@ -389,20 +389,36 @@ impl<'a> FtraceEventBundleDecoder<'a> {
     pub fn has_compact_sched(&self) -> bool {
         self.f4.is_some()
     }
-    /// Field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle`; `None` when absent, malformed or a number the enum does not name (see [`Self::ftrace_clock_raw`]).
+    /// Field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::ftrace_clock_raw`]).
     #[inline]
     pub fn ftrace_clock(&self) -> ::core::option::Option<FtraceClock> {
-        self.f5.and_then(|v| <FtraceClock as ::protozero::ProtoEnum>::from_i32(v as i32))
+        match self.f5 {
+            ::core::option::Option::Some(v) => {
+                match <FtraceClock as ::protozero::ProtoEnum>::from_i32(v as i32) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(5)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <FtraceClock as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn ftrace_clock_raw(&self) -> ::core::option::Option<i32> {
         self.f5.map(|v| v as i32)
     }
-    /// Whether field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has).
+    /// Whether field `ftrace_clock` = 5 (`perfetto.protos.FtraceClock`) of `perfetto.protos.FtraceEventBundle` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_ftrace_clock(&self) -> bool {
-        self.f5.is_some()
+        self.ftrace_clock().is_some()
     }
     /// Field `ftrace_timestamp` = 6 (`int64`) of `perfetto.protos.FtraceEventBundle`; `None` when absent or malformed.
     #[inline]
@@ -1449,23 +1465,40 @@ pub mod ftrace_event_bundle {
         pub fn has_timestamp(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError`; `None` when absent, malformed or a number the enum does not name (see [`Self::status_raw`]).
+        /// Field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::status_raw`]).
         #[inline]
         pub fn status(&self) -> ::core::option::Option<super::FtraceParseStatus> {
-            self.f2
-                .and_then(|v| <super::FtraceParseStatus as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f2 {
+                ::core::option::Option::Some(v) => {
+                    match <super::FtraceParseStatus as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(2)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <super::FtraceParseStatus as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn status_raw(&self) -> ::core::option::Option<i32> {
             self.f2.map(|v| v as i32)
         }
-        /// Whether field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError` is present (with the wire type its type has).
+        /// Whether field `status` = 2 (`perfetto.protos.FtraceParseStatus`) of `perfetto.protos.FtraceEventBundle.FtraceError` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_status(&self) -> bool {
-            self.f2.is_some()
+            self.status().is_some()
         }
     }
     impl<'a> ::protozero::MessageDecoder<'a> for FtraceErrorDecoder<'a> {

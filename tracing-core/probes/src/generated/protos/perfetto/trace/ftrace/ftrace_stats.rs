@@ -1028,23 +1028,38 @@ impl<'a> FtraceStatsDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 11> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats`; `None` when absent, malformed or a number the enum does not name (see [`Self::phase_raw`]).
+    /// Field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::phase_raw`]).
     #[inline]
     pub fn phase(&self) -> ::core::option::Option<ftrace_stats::Phase> {
-        self.f1
-            .and_then(|v| <ftrace_stats::Phase as ::protozero::ProtoEnum>::from_i32(
-                v as i32,
-            ))
+        match self.f1 {
+            ::core::option::Option::Some(v) => {
+                match <ftrace_stats::Phase as ::protozero::ProtoEnum>::from_i32(
+                    v as i32,
+                ) {
+                    ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
+                    ::core::option::Option::None => {
+                        self.typed_decoder()
+                            .repeated(1)
+                            .filter_map(|f| ::protozero::__private::varint(f.value))
+                            .filter_map(|v| <ftrace_stats::Phase as ::protozero::ProtoEnum>::from_i32(
+                                v as i32,
+                            ))
+                            .last()
+                    }
+                }
+            }
+            ::core::option::Option::None => ::core::option::Option::None,
+        }
     }
     /// Field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
     #[inline]
     pub fn phase_raw(&self) -> ::core::option::Option<i32> {
         self.f1.map(|v| v as i32)
     }
-    /// Whether field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has).
+    /// Whether field `phase` = 1 (`perfetto.protos.FtraceStats.Phase`) of `perfetto.protos.FtraceStats` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_phase(&self) -> bool {
-        self.f1.is_some()
+        self.phase().is_some()
     }
     /// Field `cpu_stats` = 2 (repeated `perfetto.protos.FtraceCpuStats`) of `perfetto.protos.FtraceStats`: every element in order (packed or not).
     #[inline]

@@ -414,8 +414,9 @@ pub mod generic_ftrace_event {
         /// Which member of oneof `value` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]
         pub fn which_value(&self) -> ::core::option::Option<field::Value<'a>> {
-            let v = self.o0.value();
-            match self.o0.id() {
+            let s = self.o0;
+            let v = s.value();
+            match s.id() {
                 3 => {
                     ::protozero::__private::bytes(v)
                         .and_then(|b| ::core::str::from_utf8(b).ok())

@@ -960,23 +960,40 @@ pub mod sys_stats {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::key_raw`]).
+        /// Field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::key_raw`]).
         #[inline]
         pub fn key(&self) -> ::core::option::Option<super::MeminfoCounters> {
-            self.f1
-                .and_then(|v| <super::MeminfoCounters as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f1 {
+                ::core::option::Option::Some(v) => {
+                    match <super::MeminfoCounters as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(1)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <super::MeminfoCounters as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn key_raw(&self) -> ::core::option::Option<i32> {
             self.f1.map(|v| v as i32)
         }
-        /// Whether field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue` is present (with the wire type its type has).
+        /// Whether field `key` = 1 (`perfetto.protos.MeminfoCounters`) of `perfetto.protos.SysStats.MeminfoValue` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_key(&self) -> bool {
-            self.f1.is_some()
+            self.key().is_some()
         }
         /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.MeminfoValue`; `None` when absent or malformed.
         #[inline]
@@ -1182,23 +1199,40 @@ pub mod sys_stats {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue`; `None` when absent, malformed or a number the enum does not name (see [`Self::key_raw`]).
+        /// Field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::key_raw`]).
         #[inline]
         pub fn key(&self) -> ::core::option::Option<super::VmstatCounters> {
-            self.f1
-                .and_then(|v| <super::VmstatCounters as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f1 {
+                ::core::option::Option::Some(v) => {
+                    match <super::VmstatCounters as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(1)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <super::VmstatCounters as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn key_raw(&self) -> ::core::option::Option<i32> {
             self.f1.map(|v| v as i32)
         }
-        /// Whether field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue` is present (with the wire type its type has).
+        /// Whether field `key` = 1 (`perfetto.protos.VmstatCounters`) of `perfetto.protos.SysStats.VmstatValue` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_key(&self) -> bool {
-            self.f1.is_some()
+            self.key().is_some()
         }
         /// Field `value` = 2 (`uint64`) of `perfetto.protos.SysStats.VmstatValue`; `None` when absent or malformed.
         #[inline]
@@ -2916,23 +2950,40 @@ pub mod sys_stats {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample`; `None` when absent, malformed or a number the enum does not name (see [`Self::resource_raw`]).
+        /// Field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample`; `None` when absent or malformed. Its enum is closed: an occurrence with a number the enum does not name is an unknown field, so the last occurrence it names is read, as protoc's C++ reads it (see [`Self::resource_raw`]).
         #[inline]
         pub fn resource(&self) -> ::core::option::Option<psi_sample::PsiResource> {
-            self.f1
-                .and_then(|v| <psi_sample::PsiResource as ::protozero::ProtoEnum>::from_i32(
-                    v as i32,
-                ))
+            match self.f1 {
+                ::core::option::Option::Some(v) => {
+                    match <psi_sample::PsiResource as ::protozero::ProtoEnum>::from_i32(
+                        v as i32,
+                    ) {
+                        ::core::option::Option::Some(e) => {
+                            ::core::option::Option::Some(e)
+                        }
+                        ::core::option::Option::None => {
+                            self.typed_decoder()
+                                .repeated(1)
+                                .filter_map(|f| ::protozero::__private::varint(f.value))
+                                .filter_map(|v| <psi_sample::PsiResource as ::protozero::ProtoEnum>::from_i32(
+                                    v as i32,
+                                ))
+                                .last()
+                        }
+                    }
+                }
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
         }
         /// Field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample`, as the number on the wire (also when the enum does not name it); `None` when absent or malformed.
         #[inline]
         pub fn resource_raw(&self) -> ::core::option::Option<i32> {
             self.f1.map(|v| v as i32)
         }
-        /// Whether field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample` is present (with the wire type its type has).
+        /// Whether field `resource` = 1 (`perfetto.protos.SysStats.PsiSample.PsiResource`) of `perfetto.protos.SysStats.PsiSample` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_resource(&self) -> bool {
-            self.f1.is_some()
+            self.resource().is_some()
         }
         /// Field `total_ns` = 2 (`uint64`) of `perfetto.protos.SysStats.PsiSample`; `None` when absent or malformed.
         #[inline]

@@ -702,8 +702,9 @@ pub mod cpu_info {
         /// Which member of oneof `identifier` is set (the last one on the wire wins), with its value; `None` when none is, or when that member is malformed or an enum member with a number the enum does not name.
         #[inline]
         pub fn which_identifier(&self) -> ::core::option::Option<cpu::Identifier<'a>> {
-            let v = self.o0.value();
-            match self.o0.id() {
+            let s = self.o0;
+            let v = s.value();
+            match s.id() {
                 4 => {
                     ::protozero::__private::bytes(v)
                         .map(ArmCpuIdentifierDecoder::new)
