@@ -65,6 +65,9 @@ pub const PROBES_FILES: &[&str] = &[
     "protos/perfetto/config/ftrace/ftrace_config.proto",
     "protos/perfetto/trace/ftrace/ftrace_stats.proto",
     "protos/perfetto/trace/ftrace/ftrace_event_bundle.proto",
+    "protos/perfetto/config/profiling/perf_event_config.proto",
+    "protos/perfetto/trace/profiling/profile_packet.proto",
+    "protos/third_party/pprof/profile.proto",
 ];
 
 /// The `FtraceEvent` fields the probes' code keeps: the common ones, the
@@ -135,6 +138,10 @@ pub const FIELD_TABLES: &[FieldTable] = &[
             ("FTRACE_STATS", "ftrace_stats"),
             ("INTERNED_DATA", "interned_data"),
             ("SEQUENCE_FLAGS", "sequence_flags"),
+            ("PERF_SAMPLE", "perf_sample"),
+            ("TRACE_PACKET_DEFAULTS", "trace_packet_defaults"),
+            ("MODULE_SYMBOLS", "module_symbols"),
+            ("TIMESTAMP_CLOCK_ID", "timestamp_clock_id"),
         ],
     },
     FieldTable {
@@ -146,13 +153,31 @@ pub const FIELD_TABLES: &[FieldTable] = &[
             ("FTRACE_CONFIG", "ftrace_config"),
             ("PROCESS_STATS_CONFIG", "process_stats_config"),
             ("SYS_STATS_CONFIG", "sys_stats_config"),
+            ("PERF_EVENT_CONFIG", "perf_event_config"),
         ],
     },
     FieldTable {
         file: "protos/perfetto/trace/interned_data/interned_data.proto",
         message: "InternedData",
         module: "interned_data_field",
-        fields: &[("KERNEL_SYMBOLS", "kernel_symbols")],
+        fields: &[
+            ("KERNEL_SYMBOLS", "kernel_symbols"),
+            ("BUILD_IDS", "build_ids"),
+            ("MAPPING_PATHS", "mapping_paths"),
+            ("FUNCTION_NAMES", "function_names"),
+            ("MAPPINGS", "mappings"),
+            ("FRAMES", "frames"),
+            ("CALLSTACKS", "callstacks"),
+        ],
+    },
+    FieldTable {
+        file: "protos/perfetto/trace/trace_packet_defaults.proto",
+        message: "TracePacketDefaults",
+        module: "packet_defaults_field",
+        fields: &[
+            ("TIMESTAMP_CLOCK_ID", "timestamp_clock_id"),
+            ("PERF_SAMPLE_DEFAULTS", "perf_sample_defaults"),
+        ],
     },
     FieldTable {
         file: "protos/perfetto/trace/profiling/profile_common.proto",

@@ -5,7 +5,10 @@
 //! upstream's field numbers without this crate restating them.
 //!
 //! Generated: `ProcessTree`, `ProcessStats`, `SysStats`, `CpuInfo`,
-//! `FtraceConfig`, `FtraceStats`,
+//! `FtraceConfig`, `FtraceStats`, `PerfEventConfig`, the profiling packets
+//! (`PerfSample`, `PerfSampleDefaults`, `ProfilePacket`, the interned
+//! `Mapping`, `Frame`, `Callstack`, `InternedString`, `ModuleSymbols`), pprof's
+//! `Profile` ([`pprof`]),
 //! `ProcessStatsConfig`, `SysStatsConfig`, the `MeminfoCounters` /
 //! `VmstatCounters` enums, and `FtraceEventBundle` with an `FtraceEvent`
 //! cut down to the events the probes translate (plus `GenericFtraceEvent`
@@ -29,6 +32,12 @@ mod generated {
 }
 
 pub use generated::perfetto::protos::*;
+
+/// pprof's `profile.proto` (package `perftools.profiles` upstream; Perfetto
+/// ships it as `perfetto.third_party.perftools.profiles`, the same wire format).
+pub mod pprof {
+    pub use super::generated::perfetto::third_party::perftools::profiles::*;
+}
 
 /// The scalar type upstream declares for a field of a typed ftrace event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,6 +22,14 @@ pub mod packet_field {
     pub const INTERNED_DATA: u32 = 12;
     /// `TracePacket.sequence_flags`.
     pub const SEQUENCE_FLAGS: u32 = 13;
+    /// `TracePacket.perf_sample`.
+    pub const PERF_SAMPLE: u32 = 66;
+    /// `TracePacket.trace_packet_defaults`.
+    pub const TRACE_PACKET_DEFAULTS: u32 = 59;
+    /// `TracePacket.module_symbols`.
+    pub const MODULE_SYMBOLS: u32 = 61;
+    /// `TracePacket.timestamp_clock_id`.
+    pub const TIMESTAMP_CLOCK_ID: u32 = 58;
 }
 /// `DataSourceConfig` field numbers, read from upstream's schema.
 pub mod data_source_field {
@@ -33,11 +41,32 @@ pub mod data_source_field {
     pub const PROCESS_STATS_CONFIG: u32 = 103;
     /// `DataSourceConfig.sys_stats_config`.
     pub const SYS_STATS_CONFIG: u32 = 104;
+    /// `DataSourceConfig.perf_event_config`.
+    pub const PERF_EVENT_CONFIG: u32 = 111;
 }
 /// `InternedData` field numbers, read from upstream's schema.
 pub mod interned_data_field {
     /// `InternedData.kernel_symbols`.
     pub const KERNEL_SYMBOLS: u32 = 26;
+    /// `InternedData.build_ids`.
+    pub const BUILD_IDS: u32 = 16;
+    /// `InternedData.mapping_paths`.
+    pub const MAPPING_PATHS: u32 = 17;
+    /// `InternedData.function_names`.
+    pub const FUNCTION_NAMES: u32 = 5;
+    /// `InternedData.mappings`.
+    pub const MAPPINGS: u32 = 19;
+    /// `InternedData.frames`.
+    pub const FRAMES: u32 = 6;
+    /// `InternedData.callstacks`.
+    pub const CALLSTACKS: u32 = 7;
+}
+/// `TracePacketDefaults` field numbers, read from upstream's schema.
+pub mod packet_defaults_field {
+    /// `TracePacketDefaults.timestamp_clock_id`.
+    pub const TIMESTAMP_CLOCK_ID: u32 = 58;
+    /// `TracePacketDefaults.perf_sample_defaults`.
+    pub const PERF_SAMPLE_DEFAULTS: u32 = 12;
 }
 /// `InternedString` field numbers, read from upstream's schema.
 pub mod interned_string_field {

@@ -4,9 +4,11 @@
 pub mod perfetto {
     /// Protobuf package `perfetto.protos`.
     pub mod protos {
+        include!("protos/perfetto/common/perf_events.rs");
         include!("protos/perfetto/common/sys_stats_counters.rs");
         include!("protos/perfetto/config/ftrace/ftrace_config.rs");
         include!("protos/perfetto/config/process_stats/process_stats_config.rs");
+        include!("protos/perfetto/config/profiling/perf_event_config.rs");
         include!("protos/perfetto/config/sys_stats/sys_stats_config.rs");
         include!("protos/perfetto/trace/ftrace/ftrace.rs");
         include!("protos/perfetto/trace/ftrace/ftrace_event.rs");
@@ -19,9 +21,21 @@ pub mod perfetto {
         include!("protos/perfetto/trace/ftrace/sched.rs");
         include!("protos/perfetto/trace/ftrace/task.rs");
         include!("protos/perfetto/trace/ftrace/workqueue.rs");
+        include!("protos/perfetto/trace/profiling/profile_common.rs");
+        include!("protos/perfetto/trace/profiling/profile_packet.rs");
         include!("protos/perfetto/trace/ps/process_stats.rs");
         include!("protos/perfetto/trace/ps/process_tree.rs");
         include!("protos/perfetto/trace/sys_stats/sys_stats.rs");
         include!("protos/perfetto/trace/system_info/cpu_info.rs");
+    }
+    /// Packages under `perfetto.third_party`.
+    pub mod third_party {
+        /// Packages under `perfetto.third_party.perftools`.
+        pub mod perftools {
+            /// Protobuf package `perfetto.third_party.perftools.profiles`.
+            pub mod profiles {
+                include!("protos/third_party/pprof/profile.rs");
+            }
+        }
     }
 }
