@@ -17,6 +17,7 @@
 //!   `zerotraced --probes` in the service's own process).
 
 pub mod ftrace;
+pub mod perf;
 pub mod procfs;
 pub mod producer;
 pub mod protos;

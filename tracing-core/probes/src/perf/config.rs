@@ -1,0 +1,534 @@
+//! `linux.perf`'s config: a `PerfEventConfig` read into typed options with
+//! upstream's defaults (10 Hz on the CPU clock, 256 ring-buffer pages read
+//! every 100 ms), every field either taken or refused by name, and the
+//! configs upstream rejects (an unknown counter, a malformed tracepoint
+//! name, a ring buffer that is not a power of two pages) rejected with the
+//! reason.
+
+use crate::protos::perf_event_config::{CallstackSamplingDecoder, ScopeDecoder, UnwindMode};
+use crate::protos::perf_events::{
+    self, Counter, PerfClock, RawEventDecoder, TimebaseDecoder, TracepointDecoder,
+};
+use crate::protos::{FollowerEventDecoder, PerfEventConfigDecoder, follower_event};
+
+/// The sampling rate when the config names none (upstream's default).
+pub const DEFAULT_FREQUENCY_HZ: u64 = 10;
+/// Ring buffer data pages per CPU when the config names none (1 MiB).
+pub const DEFAULT_RING_BUFFER_PAGES: u32 = 256;
+/// How often the ring buffers are read when the config names no period.
+pub const DEFAULT_READ_PERIOD_MS: u32 = 100;
+
+/// What a sample counts: the event the kernel opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    /// A counter the kernel names (`PERF_TYPE_SOFTWARE`/`HARDWARE`).
+    Counter(Counter),
+    /// A tracepoint, `group`/`name`, with an optional filter.
+    Tracepoint {
+        /// Its group (`sched`).
+        group: String,
+        /// Its name (`sched_switch`).
+        name: String,
+        /// The kernel filter expression, if any.
+        filter: Option<String>,
+    },
+    /// An event given by its `perf_event_attr` numbers.
+    Raw {
+        /// `type`.
+        kind: u32,
+        /// `config`.
+        config: u64,
+        /// `config1`.
+        config1: u64,
+        /// `config2`.
+        config2: u64,
+    },
+}
+
+/// One event (the timebase or a follower), with the name the config gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSpec {
+    /// What it counts.
+    pub kind: EventKind,
+    /// The config's `name`, if any.
+    pub name: Option<String>,
+}
+
+/// How often the timebase samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interval {
+    /// Samples per second (the kernel adjusts the period).
+    Frequency(u64),
+    /// One sample every N events.
+    Period(u64),
+}
+
+/// How user frames are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserFrames {
+    /// From the stack copy, by the binaries' DWARF call frame information.
+    Dwarf,
+    /// By the frame-pointer chain.
+    FramePointer,
+    /// Not at all (kernel frames only, if asked).
+    Skip,
+}
+
+/// Which processes' callstacks are unwound (`CallstackSampling.scope`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Only these pids, if any are given.
+    pub target_pids: Vec<i32>,
+    /// Only processes whose cmdline matches one of these, if any are given.
+    pub target_cmdlines: Vec<String>,
+    /// Never these pids.
+    pub exclude_pids: Vec<i32>,
+    /// Never processes whose cmdline matches one of these.
+    pub exclude_cmdlines: Vec<String>,
+    /// This many further processes, first come first served.
+    pub additional_cmdline_count: u32,
+    /// Processes fall in `pid % N` bins; one chosen bin is unwound.
+    pub process_shard_count: u32,
+}
+
+/// Callstack sampling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callstacks {
+    /// Which processes.
+    pub scope: Scope,
+    /// Kernel frames too.
+    pub kernel_frames: bool,
+    /// How user frames are found.
+    pub user_frames: UserFrames,
+}
+
+/// A `PerfEventConfig`, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfOptions {
+    /// The event that samples.
+    pub timebase: EventSpec,
+    /// How often.
+    pub interval: Interval,
+    /// The clock samples are stamped with.
+    pub clock: PerfClock,
+    /// Events read with each sample.
+    pub followers: Vec<EventSpec>,
+    /// Callstacks, if sampled (else only counts are recorded).
+    pub callstacks: Option<Callstacks>,
+    /// The CPUs to sample (all when empty).
+    pub target_cpus: Vec<u32>,
+    /// Data pages per ring buffer (a power of two).
+    pub ring_buffer_pages: u32,
+    /// How often the buffers are read.
+    pub read_period_ms: u32,
+    /// Samples read in one pass beyond this many bytes are skipped (0: no limit).
+    pub max_enqueued_footprint_bytes: u64,
+    /// The data source stops if this process's memory exceeds it (0: no limit).
+    pub max_daemon_memory_kb: u32,
+    /// The unwinder's caches are dropped this often (0: never).
+    pub unwind_state_clear_period_ms: u32,
+    /// The timebase message as configured (echoed in `perf_sample_defaults`).
+    pub timebase_bytes: Vec<u8>,
+    /// The follower messages as configured.
+    pub follower_bytes: Vec<Vec<u8>>,
+    /// Fields these probes do not implement (recorded without them).
+    pub refused: Vec<&'static str>,
+}
+
+/// Why a `PerfEventConfig` is rejected (the data source does not start).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PerfConfigError {
+    /// It does not decode.
+    #[error("PerfEventConfig does not decode: {0}")]
+    Decode(protozero::DecodeError),
+    /// A counter number the schema does not name.
+    #[error("PerfEventConfig: unknown counter {0}")]
+    UnknownCounter(i32),
+    /// `UNKNOWN_COUNTER` or no counter where one is needed.
+    #[error("PerfEventConfig: counter UNKNOWN_COUNTER is not an event")]
+    NoCounter,
+    /// A tracepoint name that is not `group/name` or `group:name`.
+    #[error("PerfEventConfig: tracepoint {0:?} is not of the form group/name or group:name")]
+    TracepointName(String),
+    /// `ring_buffer_pages` is not a power of two.
+    #[error("PerfEventConfig.ring_buffer_pages: {0} is not a power of two")]
+    RingBufferPages(u32),
+    /// A CPU index past what a `u32` mask can name sensibly.
+    #[error("PerfEventConfig.target_cpu: {0} is not a CPU of this machine")]
+    TargetCpu(u32),
+    /// An unwinding mode the schema does not name.
+    #[error("PerfEventConfig.callstack_sampling.user_frames: unknown mode {0}")]
+    UnwindMode(i32),
+}
+
+impl PerfOptions {
+    /// Reads `bytes`, an encoded `PerfEventConfig`.
+    pub fn from_config(bytes: &[u8]) -> Result<PerfOptions, PerfConfigError> {
+        let c = PerfEventConfigDecoder::new(bytes);
+        if let Some(e) = c.decode_error() {
+            return Err(PerfConfigError::Decode(e));
+        }
+        let mut refused = Vec::new();
+        let tb = c.timebase();
+        let tb = tb.as_ref();
+        let interval = match (
+            tb.and_then(TimebaseDecoder::period).filter(|&p| p != 0),
+            tb.and_then(TimebaseDecoder::frequency).filter(|&f| f != 0),
+            c.sampling_frequency().filter(|&f| f != 0),
+        ) {
+            (Some(p), _, _) => Interval::Period(p),
+            (None, Some(f), _) => Interval::Frequency(f),
+            (None, None, Some(f)) => Interval::Frequency(u64::from(f)),
+            (None, None, None) => Interval::Frequency(DEFAULT_FREQUENCY_HZ),
+        };
+        if tb.is_some_and(TimebaseDecoder::has_poll_period_ms) {
+            refused.push("timebase.poll_period_ms");
+        }
+        let timebase = match tb {
+            Some(tb) => {
+                let name = tb.name().map(str::to_owned);
+                match timebase_event(tb)? {
+                    Some(kind) => EventSpec { kind, name },
+                    None => EventSpec {
+                        kind: EventKind::Counter(Counter::SwCpuClock),
+                        name,
+                    },
+                }
+            }
+            None => EventSpec {
+                kind: EventKind::Counter(Counter::SwCpuClock),
+                name: None,
+            },
+        };
+        let clock = match tb.and_then(TimebaseDecoder::timestamp_clock_raw) {
+            Some(n) if n != 0 => PerfClock::from_i32(n).unwrap_or(PerfClock::Boottime),
+            _ => default_clock(&timebase.kind),
+        };
+        let mut followers = Vec::new();
+        let mut follower_bytes = Vec::new();
+        for (f, raw) in c.followers().zip(c.followers_bytes()) {
+            followers.push(follower(&f)?);
+            follower_bytes.push(raw.to_vec());
+        }
+        let legacy = c.all_cpus() == Some(true);
+        let callstacks = match c.callstack_sampling() {
+            Some(cs) => Some(callstacks(&cs, &c)?),
+            None if legacy => Some(Callstacks {
+                scope: legacy_scope(&c),
+                kernel_frames: c.kernel_frames() == Some(true),
+                user_frames: UserFrames::Dwarf,
+            }),
+            None => None,
+        };
+        let ring_buffer_pages = match c.ring_buffer_pages().unwrap_or(0) {
+            0 => DEFAULT_RING_BUFFER_PAGES,
+            n if n.is_power_of_two() => n,
+            n => return Err(PerfConfigError::RingBufferPages(n)),
+        };
+        let mut target_cpus: Vec<u32> = c.target_cpu().collect();
+        target_cpus.sort_unstable();
+        target_cpus.dedup();
+        if let Some(&cpu) = target_cpus.iter().find(|&&c| c >= 4096) {
+            return Err(PerfConfigError::TargetCpu(cpu));
+        }
+        if c.target_installed_by().next().is_some() {
+            refused.push("target_installed_by");
+        }
+        Ok(PerfOptions {
+            timebase,
+            interval,
+            clock,
+            followers,
+            callstacks,
+            target_cpus,
+            ring_buffer_pages,
+            read_period_ms: c
+                .ring_buffer_read_period_ms()
+                .filter(|&p| p != 0)
+                .unwrap_or(DEFAULT_READ_PERIOD_MS),
+            max_enqueued_footprint_bytes: c
+                .max_enqueued_footprint_kb()
+                .unwrap_or(0)
+                .saturating_mul(1024),
+            max_daemon_memory_kb: c.max_daemon_memory_kb().unwrap_or(0),
+            unwind_state_clear_period_ms: c.unwind_state_clear_period_ms().unwrap_or(0),
+            timebase_bytes: c.timebase_bytes().map(<[u8]>::to_vec).unwrap_or_default(),
+            follower_bytes,
+            refused,
+        })
+    }
+
+    /// The refusals, one line each, as the probes report them.
+    pub fn refusal_lines(&self) -> Vec<String> {
+        self.refused
+            .iter()
+            .map(|f| {
+                format!("PerfEventConfig.{f}: not supported by these probes, recorded without it")
+            })
+            .collect()
+    }
+}
+
+/// The clock when the config names none: the boot clock, which our
+/// packets and TrackEvent use, for software and tracepoint events; the
+/// raw monotonic clock for hardware and raw events, whose samples may be
+/// taken in NMI context where the boot clock cannot be read (upstream's
+/// reason for its own default).
+fn default_clock(kind: &EventKind) -> PerfClock {
+    match kind {
+        EventKind::Counter(c) if is_hardware(*c) => PerfClock::MonotonicRaw,
+        EventKind::Raw { .. } => PerfClock::MonotonicRaw,
+        _ => PerfClock::Boottime,
+    }
+}
+
+/// Whether a counter is a hardware (PMU) counter.
+pub fn is_hardware(c: Counter) -> bool {
+    matches!(
+        c,
+        Counter::HwCpuCycles
+            | Counter::HwInstructions
+            | Counter::HwCacheReferences
+            | Counter::HwCacheMisses
+            | Counter::HwBranchInstructions
+            | Counter::HwBranchMisses
+            | Counter::HwBusCycles
+            | Counter::HwStalledCyclesFrontend
+            | Counter::HwStalledCyclesBackend
+            | Counter::HwRefCpuCycles
+    )
+}
+
+fn timebase_event(tb: &TimebaseDecoder<'_>) -> Result<Option<EventKind>, PerfConfigError> {
+    Ok(match tb.which_event() {
+        Some(perf_events::timebase::Event::Counter(c)) => Some(counter(c)?),
+        Some(perf_events::timebase::Event::Tracepoint(t)) => Some(tracepoint(&t)?),
+        Some(perf_events::timebase::Event::RawEvent(r)) => Some(raw(&r)),
+        None => match tb.counter_raw() {
+            // A counter number the enum does not name.
+            Some(n) => return Err(PerfConfigError::UnknownCounter(n)),
+            None => None,
+        },
+    })
+}
+
+fn follower(f: &FollowerEventDecoder<'_>) -> Result<EventSpec, PerfConfigError> {
+    let kind = match f.which_event() {
+        Some(follower_event::Event::Counter(c)) => counter(c)?,
+        Some(follower_event::Event::Tracepoint(t)) => tracepoint(&t)?,
+        Some(follower_event::Event::RawEvent(r)) => raw(&r),
+        None => match f.counter_raw() {
+            Some(n) => return Err(PerfConfigError::UnknownCounter(n)),
+            None => return Err(PerfConfigError::NoCounter),
+        },
+    };
+    Ok(EventSpec {
+        kind,
+        name: f.name().map(str::to_owned),
+    })
+}
+
+fn counter(c: Counter) -> Result<EventKind, PerfConfigError> {
+    if c == Counter::UnknownCounter {
+        return Err(PerfConfigError::NoCounter);
+    }
+    Ok(EventKind::Counter(c))
+}
+
+fn tracepoint(t: &TracepointDecoder<'_>) -> Result<EventKind, PerfConfigError> {
+    let full = t.name().unwrap_or_default();
+    let split = full.split_once('/').or_else(|| full.split_once(':'));
+    match split {
+        Some((group, name)) if !group.is_empty() && !name.is_empty() => Ok(EventKind::Tracepoint {
+            group: group.to_owned(),
+            name: name.to_owned(),
+            filter: t.filter().filter(|f| !f.is_empty()).map(str::to_owned),
+        }),
+        _ => Err(PerfConfigError::TracepointName(full.to_owned())),
+    }
+}
+
+fn raw(r: &RawEventDecoder<'_>) -> EventKind {
+    EventKind::Raw {
+        kind: r.r#type().unwrap_or(0),
+        config: r.config().unwrap_or(0),
+        config1: r.config1().unwrap_or(0),
+        config2: r.config2().unwrap_or(0),
+    }
+}
+
+fn callstacks(
+    cs: &CallstackSamplingDecoder<'_>,
+    c: &PerfEventConfigDecoder<'_>,
+) -> Result<Callstacks, PerfConfigError> {
+    let scope = match cs.scope() {
+        Some(s) => scope(&s),
+        None => legacy_scope(c),
+    };
+    let user_frames = match cs.user_frames_raw() {
+        None | Some(0) => UserFrames::Dwarf,
+        Some(n) => match UnwindMode::from_i32(n) {
+            Some(UnwindMode::UnwindSkip) => UserFrames::Skip,
+            Some(UnwindMode::UnwindFramePointer) => UserFrames::FramePointer,
+            Some(UnwindMode::UnwindDwarf | UnwindMode::UnwindUnknown) => UserFrames::Dwarf,
+            None => return Err(PerfConfigError::UnwindMode(n)),
+        },
+    };
+    Ok(Callstacks {
+        scope,
+        kernel_frames: cs.kernel_frames() == Some(true) || c.kernel_frames() == Some(true),
+        user_frames,
+    })
+}
+
+fn scope(s: &ScopeDecoder<'_>) -> Scope {
+    Scope {
+        target_pids: s.target_pid().collect(),
+        target_cmdlines: s.target_cmdline().map(str::to_owned).collect(),
+        exclude_pids: s.exclude_pid().collect(),
+        exclude_cmdlines: s.exclude_cmdline().map(str::to_owned).collect(),
+        additional_cmdline_count: s.additional_cmdline_count().unwrap_or(0),
+        process_shard_count: s.process_shard_count().unwrap_or(0),
+    }
+}
+
+/// The scope of configs older than `callstack_sampling`: its fields at the
+/// top level of `PerfEventConfig`.
+fn legacy_scope(c: &PerfEventConfigDecoder<'_>) -> Scope {
+    Scope {
+        target_pids: c.target_pid().collect(),
+        target_cmdlines: c.target_cmdline().map(str::to_owned).collect(),
+        exclude_pids: c.exclude_pid().collect(),
+        exclude_cmdlines: c.exclude_cmdline().map(str::to_owned).collect(),
+        additional_cmdline_count: c.additional_cmdline_count().unwrap_or(0),
+        process_shard_count: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protozero::HeapWriter;
+
+    use super::*;
+    use crate::protos::{FollowerEvent, PerfEventConfig};
+
+    fn config(f: impl FnOnce(&mut PerfEventConfig<'_>)) -> Vec<u8> {
+        let mut w = HeapWriter::new();
+        {
+            let mut c = PerfEventConfig::from_message(w.root());
+            f(&mut c);
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn an_empty_config_takes_upstreams_defaults() {
+        let o = PerfOptions::from_config(&[]).unwrap();
+        assert_eq!(o.timebase.kind, EventKind::Counter(Counter::SwCpuClock));
+        assert_eq!(o.interval, Interval::Frequency(DEFAULT_FREQUENCY_HZ));
+        assert_eq!(o.clock, PerfClock::Boottime);
+        assert_eq!(o.callstacks, None, "no callstack_sampling: counts only");
+        assert_eq!(
+            (o.ring_buffer_pages, o.read_period_ms),
+            (DEFAULT_RING_BUFFER_PAGES, DEFAULT_READ_PERIOD_MS)
+        );
+        assert!(o.refused.is_empty());
+    }
+
+    #[test]
+    fn the_off_cpu_config_reads_as_a_sched_switch_tracepoint_with_stacks() {
+        let follower = {
+            let mut w = HeapWriter::new();
+            FollowerEvent::from_message(w.root())
+                .set_counter(Counter::SwPageFaults)
+                .set_name("faults");
+            w.finish().unwrap()
+        };
+        let bytes = config(|c| {
+            {
+                let mut tb = c.begin_timebase();
+                tb.set_period(1);
+                tb.begin_tracepoint()
+                    .set_name("sched:sched_switch")
+                    .set_filter("prev_state != 0");
+            }
+            {
+                let mut cs = c.begin_callstack_sampling();
+                cs.set_kernel_frames(true);
+                cs.begin_scope()
+                    .add_target_pid(42)
+                    .add_target_cmdline("/usr/bin/e*")
+                    .set_process_shard_count(4);
+            }
+            c.add_followers_raw(&follower);
+            c.set_ring_buffer_pages(64)
+                .add_target_cpu(1)
+                .add_target_cpu(0);
+        });
+        let o = PerfOptions::from_config(&bytes).unwrap();
+        assert_eq!(o.interval, Interval::Period(1));
+        assert_eq!(
+            o.timebase.kind,
+            EventKind::Tracepoint {
+                group: "sched".into(),
+                name: "sched_switch".into(),
+                filter: Some("prev_state != 0".into())
+            }
+        );
+        let cs = o.callstacks.unwrap();
+        assert!(cs.kernel_frames);
+        assert_eq!(cs.user_frames, UserFrames::Dwarf);
+        assert_eq!(cs.scope.target_pids, [42]);
+        assert_eq!(cs.scope.target_cmdlines, ["/usr/bin/e*"]);
+        assert_eq!(cs.scope.process_shard_count, 4);
+        assert_eq!(o.followers.len(), 1);
+        assert_eq!(o.followers[0].name.as_deref(), Some("faults"));
+        assert_eq!(o.target_cpus, [0, 1]);
+        assert_eq!(o.ring_buffer_pages, 64);
+        assert!(!o.timebase_bytes.is_empty());
+    }
+
+    #[test]
+    fn what_upstream_rejects_is_rejected_and_what_we_lack_is_refused_by_name() {
+        let pages = config(|c| {
+            c.set_ring_buffer_pages(3);
+        });
+        assert_eq!(
+            PerfOptions::from_config(&pages),
+            Err(PerfConfigError::RingBufferPages(3))
+        );
+        let tp = config(|c| {
+            c.begin_timebase()
+                .begin_tracepoint()
+                .set_name("sched_switch");
+        });
+        assert_eq!(
+            PerfOptions::from_config(&tp),
+            Err(PerfConfigError::TracepointName("sched_switch".into()))
+        );
+        let unknown = config(|c| {
+            c.begin_timebase().set_counter_raw(99);
+        });
+        assert_eq!(
+            PerfOptions::from_config(&unknown),
+            Err(PerfConfigError::UnknownCounter(99))
+        );
+        let refused = config(|c| {
+            c.begin_timebase().set_poll_period_ms(10);
+            c.add_target_installed_by("com.android.vending");
+        });
+        let o = PerfOptions::from_config(&refused).unwrap();
+        assert_eq!(
+            o.refused,
+            ["timebase.poll_period_ms", "target_installed_by"]
+        );
+        assert!(o.refusal_lines()[0].starts_with("PerfEventConfig.timebase.poll_period_ms: "));
+        let hw = config(|c| {
+            c.begin_timebase().set_counter(Counter::HwCpuCycles);
+        });
+        assert_eq!(
+            PerfOptions::from_config(&hw).unwrap().clock,
+            PerfClock::MonotonicRaw
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! `linux.perf`: CPU profiling as Perfetto's `traced_perf` does it. The
+//! kernel samples an event (a clock, a counter, a tracepoint) per CPU into
+//! ring buffers; each sample's callstack is unwound and written as a
+//! `PerfSample` packet with interned frames.
+//!
+//! * [`abi`]: the kernel's perf_event numbers.
+//! * [`records`]: sample and loss records parsed from bytes.
+//! * [`ring`]: the ring buffer's spans and record framing.
+//! * [`config`]: `PerfEventConfig` read into options.
+
+pub mod abi;
+pub mod config;
+pub mod records;
+pub mod ring;
