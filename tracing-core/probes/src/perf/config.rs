@@ -270,15 +270,15 @@ impl PerfOptions {
 }
 
 /// The clock when the config names none: the boot clock, which our
-/// packets and TrackEvent use, for software and tracepoint events; the
-/// raw monotonic clock for hardware and raw events, whose samples may be
-/// taken in NMI context where the boot clock cannot be read (upstream's
-/// reason for its own default).
+/// packets and TrackEvent use, for software counters; the raw monotonic
+/// clock (upstream's default for every event) for tracepoints, hardware
+/// and raw events, whose PMUs may sample in NMI context where the kernel
+/// refuses the boot clock (EINVAL). The trace says which clock it is in
+/// `timestamp_clock_id`.
 fn default_clock(kind: &EventKind) -> PerfClock {
     match kind {
-        EventKind::Counter(c) if is_hardware(*c) => PerfClock::MonotonicRaw,
-        EventKind::Raw { .. } => PerfClock::MonotonicRaw,
-        _ => PerfClock::Boottime,
+        EventKind::Counter(c) if !is_hardware(*c) => PerfClock::Boottime,
+        _ => PerfClock::MonotonicRaw,
     }
 }
 

@@ -7,8 +7,14 @@
 //! * [`records`]: sample and loss records parsed from bytes.
 //! * [`ring`]: the ring buffer's spans and record framing.
 //! * [`config`]: `PerfEventConfig` read into options.
+//! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
+//! * [`intern`]: a sequence's interned mappings, frames and callstacks.
+//! * [`packets`]: the packets written.
 
 pub mod abi;
 pub mod config;
+pub mod event;
+pub mod intern;
+pub mod packets;
 pub mod records;
 pub mod ring;

@@ -15,6 +15,7 @@
 
 pub mod ds_config;
 pub mod ftrace;
+pub mod perf;
 pub mod probe;
 pub mod process_stats;
 pub mod refusals;

@@ -32,6 +32,13 @@ pub fn config_refusals(name: &str, ds_config: &[u8]) -> Vec<String> {
             },
             Err(e) => vec![format!("{name}: {e}")],
         },
+        super::perf::NAME => match nested(data_source_field::PERF_EVENT_CONFIG) {
+            Ok(b) => match crate::perf::config::PerfOptions::from_config(b) {
+                Ok(o) => o.refusal_lines(),
+                Err(e) => vec![format!("{name}: {e}")],
+            },
+            Err(e) => vec![format!("{name}: {e}")],
+        },
         super::sys_stats::NAME => match nested(data_source_field::SYS_STATS_CONFIG) {
             Ok(b) => match SysStatsOptions::from_config(b) {
                 Ok(o) => lines("SysStatsConfig", &o.not_implemented),

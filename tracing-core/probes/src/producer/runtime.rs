@@ -24,7 +24,7 @@ use zerotrace_core::producer::{
 };
 
 use super::probe::{DataSource, Probe, ProbeContext, ProbeStats};
-use super::{ds_config, ftrace, process_stats, sys_stats, system_info};
+use super::{ds_config, ftrace, perf, process_stats, sys_stats, system_info};
 
 /// How long a stop or flush callback waits for the probes' thread.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -50,11 +50,12 @@ impl Registry {
     }
 
     /// `linux.ftrace` (tracefs found or mounted when a session first
-    /// asks for it), `linux.process_stats`, `linux.sys_stats` and
-    /// `linux.system_info`.
+    /// asks for it), `linux.process_stats`, `linux.sys_stats`,
+    /// `linux.system_info` and `linux.perf`.
     pub fn standard() -> Self {
         let mut r = Registry::empty();
         r.add(ftrace::FtraceSource::system())
+            .add(perf::PerfSource::system())
             .add(process_stats::ProcessStatsSource)
             .add(sys_stats::SysStatsSource)
             .add(system_info::SystemInfo);

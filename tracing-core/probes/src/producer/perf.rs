@@ -1,0 +1,574 @@
+//! `linux.perf`: the CPU profiler as a data source of the probes. An
+//! instance opens its timebase event on every CPU asked for, reads the
+//! ring buffers every `ring_buffer_read_period_ms`, turns each sample
+//! into a `perf_sample` with its interned callstack (kernel frames named
+//! from `/proc/kallsyms`, user frames from the [`UserStacks`] unwinder) and
+//! reports every loss: kernel records lost, samples skipped, malformed
+//! records, and the guardrail stop when the probes' memory passes
+//! `max_daemon_memory_kb`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::ds_config;
+use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
+use crate::ftrace::ksyms::KernelSymbols;
+use crate::perf::abi::context;
+use crate::perf::config::{PerfOptions, Scope, UserFrames};
+use crate::perf::event::{CpuEvent, layout};
+use crate::perf::intern::{FrameDesc, Interner, MappingDesc};
+use crate::perf::packets::{self, Defaults, SampleHeader};
+use crate::perf::records::{Record, Sample, SampleLayout, parse_record};
+use crate::perf::ring::records;
+use crate::protos::data_source_field;
+use crate::protos::perf_sample::SampleSkipReason;
+use crate::protos::profiling::StackUnwindError;
+
+/// The data source's name.
+pub const NAME: &str = "linux.perf";
+
+/// A sample's user stack, as the unwinder is given it.
+#[derive(Debug, Clone, Copy)]
+pub struct UserInput<'a> {
+    /// The process.
+    pub pid: u32,
+    /// The sample's parsed record (registers, stack copy).
+    pub sample: &'a Sample<'a>,
+    /// The user part of the kernel's callchain (frame-pointer mode), leaf first.
+    pub fp_chain: &'a [u64],
+    /// How user frames are found.
+    pub mode: UserFrames,
+}
+
+/// Unwinds user stacks and describes their frames.
+pub trait UserStacks: Send {
+    /// The user frames of a sample, leaf first, and how unwinding ended
+    /// (`None`: it reached the outermost frame).
+    fn unwind(&mut self, input: &UserInput<'_>) -> (Vec<FrameDesc>, Option<StackUnwindError>);
+    /// Drops every cached process state (`unwind_state_clear_period_ms`).
+    fn clear(&mut self);
+}
+
+/// The unwinder used until a DWARF/ELF one is plugged in: user frames of
+/// the frame-pointer chain, each in an unnamed mapping; in DWARF mode no
+/// user frames, reported as `UNWIND_ERROR_UNSUPPORTED` on every sample.
+#[derive(Debug, Default)]
+pub struct ChainOnly;
+
+impl UserStacks for ChainOnly {
+    fn unwind(&mut self, input: &UserInput<'_>) -> (Vec<FrameDesc>, Option<StackUnwindError>) {
+        match input.mode {
+            UserFrames::Skip => (Vec::new(), None),
+            UserFrames::FramePointer => (
+                input
+                    .fp_chain
+                    .iter()
+                    .map(|&pc| FrameDesc {
+                        mapping: MappingDesc::default(),
+                        rel_pc: pc,
+                        function: None,
+                    })
+                    .collect(),
+                None,
+            ),
+            UserFrames::Dwarf => (Vec::new(), Some(StackUnwindError::UnwindErrorUnsupported)),
+        }
+    }
+
+    fn clear(&mut self) {}
+}
+
+/// Makes the unwinder of each instance.
+pub type UnwinderFactory = fn() -> Box<dyn UserStacks>;
+
+/// The `linux.perf` data source.
+#[derive(Clone)]
+pub struct PerfSource {
+    tracefs: Option<PathBuf>,
+    unwinder: UnwinderFactory,
+}
+
+impl std::fmt::Debug for PerfSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PerfSource")
+            .field("tracefs", &self.tracefs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PerfSource {
+    /// The running system's (tracefs for tracepoint timebases is found
+    /// when an instance asks for one).
+    pub fn system() -> Self {
+        PerfSource {
+            tracefs: None,
+            unwinder: || Box::new(ChainOnly),
+        }
+    }
+
+    /// With another user-stack unwinder.
+    pub fn with_unwinder(mut self, unwinder: UnwinderFactory) -> Self {
+        self.unwinder = unwinder;
+        self
+    }
+}
+
+impl DataSource for PerfSource {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn create(&self, config: &[u8], ctx: &ProbeContext) -> Result<Box<dyn Probe>, ProbeError> {
+        let nested = ds_config::nested(config, data_source_field::PERF_EVENT_CONFIG)?;
+        let options = PerfOptions::from_config(nested)
+            .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?;
+        for line in options.refusal_lines() {
+            (ctx.log)(&format!("{NAME}: {line}"));
+        }
+        let tracefs = match &self.tracefs {
+            Some(p) => p.clone(),
+            None => crate::ftrace::tracefs::find_or_mount()
+                .unwrap_or_else(|_| PathBuf::from("/sys/kernel/tracing")),
+        };
+        let cpus: Vec<u32> = if options.target_cpus.is_empty() {
+            online_cpus(ctx)
+        } else {
+            options.target_cpus.clone()
+        };
+        let mut events = Vec::with_capacity(cpus.len());
+        for cpu in cpus {
+            events.push(
+                CpuEvent::open(&options, cpu, &tracefs)
+                    .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?,
+            );
+        }
+        let kernel_symbols = options
+            .callstacks
+            .as_ref()
+            .filter(|c| c.kernel_frames)
+            .and_then(|_| KernelSymbols::read(&ctx.root.path("proc/kallsyms")).ok());
+        let shard = options
+            .callstacks
+            .as_ref()
+            .map(|c| c.scope.process_shard_count)
+            .filter(|&n| n > 0)
+            .map(|n| (n, (ctx.clock)() as u32 % n));
+        Ok(Box::new(PerfProbe {
+            layout: layout(&options),
+            options,
+            events,
+            ctx: ctx.clone(),
+            interner: Interner::new(),
+            unwinder: (self.unwinder)(),
+            kernel_symbols,
+            shard,
+            scope: ScopeState::default(),
+            buf: Vec::new(),
+            next: None,
+            next_clear: None,
+            stopped: false,
+            stats: PerfStats::default(),
+        }))
+    }
+}
+
+/// The CPUs the kernel says are possible, from `/sys/devices/system/cpu/possible`
+/// (`0-3,5`), or the CPUs the process can count when that is unreadable.
+fn online_cpus(ctx: &ProbeContext) -> Vec<u32> {
+    let text =
+        std::fs::read_to_string(ctx.root.path("sys/devices/system/cpu/online")).unwrap_or_default();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+            cpus.extend(a..=b.min(a.saturating_add(4096)));
+        }
+    }
+    if cpus.is_empty() {
+        let n = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        cpus = (0..u32::try_from(n).unwrap_or(1)).collect();
+    }
+    cpus
+}
+
+/// What an instance counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PerfStats {
+    /// Samples written with their callstacks or counts.
+    pub samples: u64,
+    /// Records the kernel lost (buffer full).
+    pub kernel_records_lost: u64,
+    /// Samples skipped (not in scope, over the footprint limit).
+    pub skipped: u64,
+    /// Records that did not parse, and ring positions out of range.
+    pub malformed: u64,
+    /// Samples whose unwinding ended with an error.
+    pub unwind_errors: u64,
+}
+
+/// Which processes are in scope, decided on each one's first sample.
+#[derive(Debug, Default)]
+struct ScopeState {
+    decided: HashMap<u32, bool>,
+    additional_taken: u32,
+}
+
+struct PerfProbe {
+    options: PerfOptions,
+    layout: SampleLayout,
+    events: Vec<CpuEvent>,
+    ctx: ProbeContext,
+    interner: Interner,
+    unwinder: Box<dyn UserStacks>,
+    kernel_symbols: Option<KernelSymbols>,
+    shard: Option<(u32, u32)>,
+    scope: ScopeState,
+    buf: Vec<u8>,
+    next: Option<u64>,
+    next_clear: Option<u64>,
+    stopped: bool,
+    stats: PerfStats,
+}
+
+impl PerfProbe {
+    fn read_all(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
+        let mut events = std::mem::take(&mut self.events);
+        for ev in &mut events {
+            self.buf.clear();
+            let mut buf = std::mem::take(&mut self.buf);
+            if ev.read_into(&mut buf).is_err() {
+                self.stats.malformed += 1;
+            }
+            self.handle_bytes(ev.cpu(), &buf, sink, now_ns);
+            self.buf = buf;
+        }
+        self.events = events;
+    }
+
+    fn handle_bytes(&mut self, cpu: u32, bytes: &[u8], sink: &mut dyn PacketSink, now_ns: u64) {
+        let mut footprint = 0u64;
+        for rec in records(bytes) {
+            let Ok(rec) = rec else {
+                self.stats.malformed += 1;
+                continue;
+            };
+            match parse_record(rec, &self.layout) {
+                Ok(Record::Sample(s)) => {
+                    footprint += rec.len() as u64;
+                    let over = self.options.max_enqueued_footprint_bytes != 0
+                        && footprint > self.options.max_enqueued_footprint_bytes;
+                    self.handle_sample(cpu, &s, over, sink);
+                }
+                Ok(Record::Lost { lost, .. } | Record::LostSamples { lost }) => {
+                    self.stats.kernel_records_lost += lost;
+                    packets::write_records_lost(sink, now_ns, cpu, lost);
+                }
+                Ok(Record::Throttle(_) | Record::Other { .. }) => {}
+                Err(_) => self.stats.malformed += 1,
+            }
+        }
+    }
+
+    fn in_scope(&mut self, pid: u32) -> bool {
+        let Some(cs) = &self.options.callstacks else {
+            return true;
+        };
+        if let Some(&d) = self.scope.decided.get(&pid) {
+            return d;
+        }
+        let cmdline = read_cmdline(&self.ctx, pid);
+        let d = decide(
+            &cs.scope,
+            pid,
+            cmdline.as_deref(),
+            self.shard,
+            &mut self.scope.additional_taken,
+        );
+        self.scope.decided.insert(pid, d);
+        d
+    }
+
+    fn handle_sample(
+        &mut self,
+        cpu: u32,
+        s: &Sample<'_>,
+        over_footprint: bool,
+        sink: &mut dyn PacketSink,
+    ) {
+        let h = SampleHeader {
+            ts: s.time.unwrap_or(0),
+            cpu,
+            pid: s.pid.unwrap_or(0),
+            tid: s.tid.unwrap_or(0),
+            cpu_mode: s.cpu_mode,
+        };
+        let counts: Vec<u64> = s.read.map(|r| r.values().collect()).unwrap_or_default();
+        let Some(cs) = self.options.callstacks.clone() else {
+            packets::write_sample(sink, &mut self.interner, &h, &counts, None, None);
+            self.stats.samples += 1;
+            return;
+        };
+        // Kernel threads (pid 0, no user registers in DWARF mode) carry
+        // only kernel frames.
+        if h.pid != 0 && !self.in_scope(h.pid) {
+            return;
+        }
+        if over_footprint {
+            packets::write_skipped(sink, &h, SampleSkipReason::ProfilerSkipUnwindEnqueue);
+            self.stats.skipped += 1;
+            return;
+        }
+        let mut kernel = Vec::new();
+        let mut user_chain = Vec::new();
+        if let Some(chain) = s.callchain {
+            let mut ctx_marker = context::KERNEL;
+            for ip in chain.iter() {
+                if ip >= context::MAX {
+                    ctx_marker = ip;
+                    continue;
+                }
+                match ctx_marker {
+                    context::KERNEL => kernel.push(ip),
+                    context::USER => user_chain.push(ip),
+                    _ => {}
+                }
+            }
+        }
+        let mut frames: Vec<FrameDesc> = Vec::new();
+        if cs.kernel_frames {
+            for ip in kernel {
+                let function = self
+                    .kernel_symbols
+                    .as_ref()
+                    .and_then(|k| k.lookup(ip))
+                    .map(|(name, _)| name.to_owned());
+                frames.push(FrameDesc {
+                    mapping: MappingDesc::kernel(),
+                    rel_pc: ip,
+                    function,
+                });
+            }
+        }
+        let (user, error) = if h.pid == 0 {
+            (Vec::new(), None)
+        } else {
+            self.unwinder.unwind(&UserInput {
+                pid: h.pid,
+                sample: s,
+                fp_chain: &user_chain,
+                mode: cs.user_frames,
+            })
+        };
+        frames.extend(user);
+        if error.is_some() {
+            self.stats.unwind_errors += 1;
+        }
+        packets::write_sample(sink, &mut self.interner, &h, &counts, Some(&frames), error);
+        self.stats.samples += 1;
+    }
+
+    fn over_memory(&self) -> bool {
+        let limit = self.options.max_daemon_memory_kb;
+        limit != 0 && self_footprint_kb().is_some_and(|kb| kb > u64::from(limit))
+    }
+
+    fn stop_events(&mut self) {
+        for ev in &self.events {
+            let _ = ev.disable();
+        }
+    }
+}
+
+/// This process's RssAnon + VmSwap, in kB (what upstream's guardrail counts).
+fn self_footprint_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    Some(field("RssAnon:")?.saturating_add(field("VmSwap:").unwrap_or(0)))
+}
+
+fn read_cmdline(ctx: &ProbeContext, pid: u32) -> Option<String> {
+    let bytes = std::fs::read(ctx.root.path(format!("proc/{pid}/cmdline"))).ok()?;
+    let bytes = &bytes[..bytes.len().min(511)];
+    let argv0 = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    Some(String::from_utf8_lossy(argv0).into_owned())
+}
+
+/// Whether `pattern` (one `*` at most, as upstream allows) matches a
+/// process whose argv0 is `argv0`: patterns starting with `/` match argv0
+/// itself, others its binary name (after the last `/`).
+pub fn cmdline_matches(pattern: &str, argv0: &str) -> bool {
+    let subject = if pattern.starts_with('/') {
+        argv0
+    } else {
+        argv0.rsplit('/').next().unwrap_or(argv0)
+    };
+    match pattern.split_once('*') {
+        None => subject == pattern,
+        Some((prefix, suffix)) => {
+            subject.len() >= prefix.len() + suffix.len()
+                && subject.starts_with(prefix)
+                && subject.ends_with(suffix)
+        }
+    }
+}
+
+/// Whether process `pid` (argv0 `cmdline`, if readable) is in `scope`.
+fn decide(
+    scope: &Scope,
+    pid: u32,
+    cmdline: Option<&str>,
+    shard: Option<(u32, u32)>,
+    additional_taken: &mut u32,
+) -> bool {
+    let ipid = i32::try_from(pid).unwrap_or(-1);
+    if scope.exclude_pids.contains(&ipid) {
+        return false;
+    }
+    if let Some(c) = cmdline {
+        if scope.exclude_cmdlines.iter().any(|p| cmdline_matches(p, c)) {
+            return false;
+        }
+    }
+    if let Some((count, chosen)) = shard {
+        if pid % count != chosen {
+            return false;
+        }
+    }
+    let listed = scope.target_pids.contains(&ipid)
+        || cmdline.is_some_and(|c| scope.target_cmdlines.iter().any(|p| cmdline_matches(p, c)));
+    if scope.target_pids.is_empty()
+        && scope.target_cmdlines.is_empty()
+        && scope.additional_cmdline_count == 0
+    {
+        return true;
+    }
+    if listed {
+        return true;
+    }
+    if *additional_taken < scope.additional_cmdline_count {
+        *additional_taken += 1;
+        return true;
+    }
+    false
+}
+
+impl Probe for PerfProbe {
+    fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        packets::write_start(
+            sink,
+            &Defaults {
+                clock_id: packets::builtin_clock_id(self.options.clock),
+                timebase: &self.options.timebase_bytes,
+                followers: &self.options.follower_bytes,
+                shard: self.shard,
+            },
+        );
+        for ev in &self.events {
+            if let Err(e) = ev.enable() {
+                (self.ctx.log)(&format!("{NAME}: enabling cpu {}: {e}", ev.cpu()));
+            }
+        }
+        self.next = Some(now_ns + u64::from(self.options.read_period_ms) * 1_000_000);
+        if self.options.unwind_state_clear_period_ms != 0 {
+            self.next_clear =
+                Some(now_ns + u64::from(self.options.unwind_state_clear_period_ms) * 1_000_000);
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        if self.stopped {
+            return None;
+        }
+        self.next
+    }
+
+    fn poll(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        if self.stopped {
+            return;
+        }
+        if self.over_memory() {
+            self.stop_events();
+            packets::write_guardrail_stop(sink, now_ns);
+            (self.ctx.log)(&format!(
+                "{NAME}: stopped: memory above max_daemon_memory_kb ({} kB)",
+                self.options.max_daemon_memory_kb
+            ));
+            self.stopped = true;
+            return;
+        }
+        self.read_all(sink, now_ns);
+        if self.next_clear.is_some_and(|t| t <= now_ns) {
+            self.unwinder.clear();
+            self.next_clear =
+                Some(now_ns + u64::from(self.options.unwind_state_clear_period_ms) * 1_000_000);
+        }
+        let period = u64::from(self.options.read_period_ms) * 1_000_000;
+        self.next = Some(self.next.map_or(now_ns, |n| n.max(now_ns)) + period);
+    }
+
+    fn stop(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        self.stop_events();
+        if !self.stopped {
+            self.read_all(sink, now_ns);
+        }
+        self.stopped = true;
+    }
+
+    fn flush(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
+        if !self.stopped {
+            self.read_all(sink, now_ns);
+        }
+    }
+
+    fn stats(&self) -> ProbeStats {
+        ProbeStats {
+            packets: self.stats.samples + self.stats.skipped,
+            read_errors: self.stats.malformed,
+            skipped_polls: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdline_patterns_follow_upstreams_glob_rule() {
+        assert!(cmdline_matches("echo", "/bin/echo"));
+        assert!(cmdline_matches("/bin/e*", "/bin/echo"));
+        assert!(!cmdline_matches("/bin/e*", "/usr/bin/echo"));
+        assert!(cmdline_matches("ec*o", "/bin/echo"));
+        assert!(!cmdline_matches("echo", "/bin/echoes"));
+        assert!(cmdline_matches("*", "anything"));
+    }
+
+    #[test]
+    fn scope_takes_listed_then_additional_and_never_excluded() {
+        let scope = Scope {
+            target_pids: vec![10],
+            exclude_cmdlines: vec!["bad".into()],
+            additional_cmdline_count: 1,
+            ..Scope::default()
+        };
+        let mut taken = 0;
+        assert!(decide(&scope, 10, Some("/bin/x"), None, &mut taken));
+        assert!(!decide(&scope, 11, Some("/usr/bin/bad"), None, &mut taken));
+        assert!(
+            decide(&scope, 12, Some("/bin/y"), None, &mut taken),
+            "the one additional"
+        );
+        assert!(!decide(&scope, 13, Some("/bin/z"), None, &mut taken));
+        let all = Scope::default();
+        assert!(decide(&all, 99, None, Some((4, 3)), &mut 0));
+        assert!(
+            !decide(&all, 98, None, Some((4, 3)), &mut 0),
+            "another shard"
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! `linux.perf` against the running kernel: a syscall-heavy child sampled
+//! on the CPU clock with kernel frames (named from kallsyms), and a child
+//! that blocks, found by the off-CPU config (`sched/sched_switch` as the
+//! timebase). perf events need root (or a permissive
+//! `perf_event_paranoid`); where they cannot be opened the tests say so in
+//! one line and pass, unless `ZEROTRACE_REQUIRE_PERF=1`.
+
+mod producer_common;
+
+use std::collections::HashMap;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use producer_common::ds_config;
+use protozero::Decoder;
+use zerotrace_probes::perf::config::UserFrames;
+use zerotrace_probes::producer::perf::PerfSource;
+use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
+use zerotrace_probes::protos::perf_event_config::UnwindMode;
+use zerotrace_probes::protos::perf_events::Counter;
+use zerotrace_probes::protos::{
+    CallstackDecoder, FrameDecoder, InternedStringDecoder, PerfEventConfig, PerfSampleDecoder,
+    data_source_field, interned_data_field, packet_field,
+};
+
+fn required() -> bool {
+    std::env::var("ZEROTRACE_REQUIRE_PERF").is_ok_and(|v| v == "1")
+}
+
+/// A sample read back: pid and its frames' function names, leaf first.
+#[derive(Debug)]
+struct Back {
+    pid: u32,
+    names: Vec<String>,
+}
+
+/// Reads the samples of `packets`, resolving callstacks through the
+/// sequence's interned data.
+fn read_back(packets: &[Vec<u8>]) -> (Vec<Back>, bool) {
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut frames: HashMap<u64, u64> = HashMap::new();
+    let mut stacks: HashMap<u64, Vec<u64>> = HashMap::new();
+    let mut out = Vec::new();
+    let mut defaults = false;
+    for p in packets {
+        for f in Decoder::new(p) {
+            let f = f.expect("packet decodes");
+            match f.id {
+                packet_field::TRACE_PACKET_DEFAULTS => defaults = true,
+                packet_field::INTERNED_DATA => {
+                    for g in Decoder::new(f.as_bytes().unwrap()) {
+                        let g = g.expect("interned data decodes");
+                        let b = g.as_bytes().unwrap();
+                        match g.id {
+                            interned_data_field::FUNCTION_NAMES => {
+                                let s = InternedStringDecoder::new(b);
+                                names.insert(
+                                    s.iid().unwrap(),
+                                    String::from_utf8_lossy(s.str().unwrap_or_default()).into(),
+                                );
+                            }
+                            interned_data_field::FRAMES => {
+                                let fr = FrameDecoder::new(b);
+                                frames
+                                    .insert(fr.iid().unwrap(), fr.function_name_id().unwrap_or(0));
+                            }
+                            interned_data_field::CALLSTACKS => {
+                                let c = CallstackDecoder::new(b);
+                                stacks.insert(c.iid().unwrap(), c.frame_ids().collect());
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                packet_field::PERF_SAMPLE => {
+                    let s = PerfSampleDecoder::new(f.as_bytes().unwrap());
+                    let Some(cs) = s.callstack_iid() else {
+                        continue;
+                    };
+                    let mut n: Vec<String> = stacks[&cs]
+                        .iter()
+                        .map(|fr| names[&frames[fr]].clone())
+                        .collect();
+                    n.reverse();
+                    out.push(Back {
+                        pid: s.pid().unwrap(),
+                        names: n,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    (out, defaults)
+}
+
+/// Records `config` for `ms` milliseconds while `child` runs; `None` when
+/// perf events cannot be opened here (said in one line).
+fn record(test: &str, config: Vec<u8>, child: &mut Child, ms: u64) -> Option<Vec<Vec<u8>>> {
+    let ctx = ProbeContext::system();
+    let mut probe = match PerfSource::system().create(&config, &ctx) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = child.kill();
+            assert!(!required(), "ZEROTRACE_REQUIRE_PERF=1 but {e}");
+            println!("{test} did not run: {e}");
+            return None;
+        }
+    };
+    let mut sink = BufferSink::default();
+    let now = || zerotrace_core::platform::boottime_ns();
+    probe.start(now(), &mut sink);
+    for _ in 0..ms / 50 {
+        std::thread::sleep(Duration::from_millis(50));
+        probe.poll(now(), &mut sink);
+    }
+    probe.stop(now(), &mut sink);
+    let _ = child.kill();
+    let _ = child.wait();
+    Some(sink.packets)
+}
+
+fn perf_config(pid: u32, f: impl FnOnce(&mut PerfEventConfig<'_>)) -> Vec<u8> {
+    ds_config("linux.perf", |m| {
+        let mut c =
+            PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+        f(&mut c);
+        let mut cs = c.begin_callstack_sampling();
+        cs.set_kernel_frames(true)
+            .set_user_frames(UnwindMode::UnwindFramePointer);
+        cs.begin_scope().add_target_pid(pid as i32);
+    })
+}
+
+#[test]
+fn cpu_clock_samples_a_syscall_loop_with_named_kernel_frames() {
+    let mut child = Command::new("dd")
+        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
+        .spawn()
+        .expect("dd runs");
+    let pid = child.id();
+    let config = perf_config(pid, |c| {
+        let mut tb = c.begin_timebase();
+        tb.set_frequency(1000).set_counter(Counter::SwCpuClock);
+    });
+    let Some(packets) = record("cpu_clock_samples_a_syscall_loop", config, &mut child, 600) else {
+        return;
+    };
+    let (samples, defaults) = read_back(&packets);
+    assert!(defaults, "the first packet carries trace_packet_defaults");
+    assert!(samples.len() >= 50, "{} samples of dd", samples.len());
+    assert!(samples.iter().all(|s| s.pid == pid), "only the target pid");
+    let syscall_frames = samples
+        .iter()
+        .filter(|s| {
+            s.names
+                .iter()
+                .any(|n| n.contains("sys_read") || n.contains("sys_write"))
+        })
+        .count();
+    assert!(
+        syscall_frames * 4 >= samples.len(),
+        "{syscall_frames} of {} samples under a read/write syscall: {:?}",
+        samples.len(),
+        samples.first()
+    );
+    let _ = UserFrames::FramePointer;
+}
+
+#[test]
+fn the_off_cpu_config_finds_where_a_thread_blocks() {
+    let mut child = Command::new("sh")
+        .args(["-c", "while :; do sleep 0.01; done"])
+        .spawn()
+        .expect("sh runs");
+    let pid = child.id();
+    let config = ds_config("linux.perf", |m| {
+        let mut c =
+            PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+        {
+            let mut tb = c.begin_timebase();
+            tb.set_period(1);
+            tb.begin_tracepoint().set_name("sched/sched_switch");
+        }
+        let mut cs = c.begin_callstack_sampling();
+        cs.set_kernel_frames(true)
+            .set_user_frames(UnwindMode::UnwindSkip);
+        cs.begin_scope().add_target_pid(pid as i32);
+    });
+    let Some(packets) = record(
+        "the_off_cpu_config_finds_where_a_thread_blocks",
+        config,
+        &mut child,
+        500,
+    ) else {
+        return;
+    };
+    let (samples, _) = read_back(&packets);
+    assert!(
+        samples.len() >= 5,
+        "{} switches of the shell",
+        samples.len()
+    );
+    // The shell blocks in wait4 for its child: the switch out is under it.
+    assert!(
+        samples
+            .iter()
+            .any(|s| s.names.iter().any(|n| n.contains("schedule"))
+                && s.names.iter().any(|n| n.contains("wait"))),
+        "{:?}",
+        samples.iter().take(3).collect::<Vec<_>>()
+    );
+}
