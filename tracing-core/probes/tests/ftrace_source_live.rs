@@ -328,22 +328,25 @@ fn packets_match_trace_cmd_on_the_pages_the_probe_read() {
                 "sched_switch" => {
                     // Ours as the kernel's text prints it; trace-cmd's own
                     // form is `comm:pid [prio] S ==> comm:pid [prio]`.
-                    let kv = |k: &str| {
+                    // A value runs to the next key (a comm may hold spaces:
+                    // rustc's `lto cgu.10` threads).
+                    let kv = |k: &str, next: &str| {
                         let at = fields.find(&format!("{k}=")).expect(k) + k.len() + 1;
                         let rest = &fields[at..];
-                        rest[..rest.find(' ').unwrap_or(rest.len())].to_owned()
+                        let end = rest.find(&format!(" {next}=")).unwrap_or(rest.len());
+                        rest[..end].to_owned()
                     };
                     let prev = format!(
                         "{}:{} [{}]",
-                        kv("prev_comm"),
-                        kv("prev_pid"),
-                        kv("prev_prio")
+                        kv("prev_comm", "prev_pid"),
+                        kv("prev_pid", "prev_prio"),
+                        kv("prev_prio", "prev_state")
                     );
                     let next = format!(
                         "==> {}:{} [{}]",
-                        kv("next_comm"),
-                        kv("next_pid"),
-                        kv("next_prio")
+                        kv("next_comm", "next_pid"),
+                        kv("next_pid", "next_prio"),
+                        kv("next_prio", "")
                     );
                     assert!(
                         w.fields.starts_with(&prev) && w.fields.ends_with(&next),
