@@ -5,6 +5,7 @@
 //! `zerotrace` binaries are thin `main`s over it.
 
 pub mod commands;
+pub mod profile;
 pub mod relay;
 pub mod schema;
 pub mod text_config;
