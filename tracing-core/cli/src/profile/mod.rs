@@ -7,8 +7,8 @@
 //! [`SampleReader`] is sans-IO: packets in, [`Sample`]s and a [`Profile`]
 //! out. A sample's `stack` lists frame indices **root first** (outermost
 //! caller first, leaf last), the order of `Callstack.frame_ids` on the
-//! wire. [`folded`] and [`pprof`] turn a profile into what the flamegraph
-//! and pprof tools read.
+//! wire. [`folded()`] and [`encode_pprof`] turn a profile into what the
+//! flamegraph and pprof tools read.
 
 mod folded;
 mod interning;
