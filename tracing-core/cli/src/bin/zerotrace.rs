@@ -1,5 +1,5 @@
-//! `zerotrace`: record, query, dump, stats, convert and demo (see
-//! `zerotrace --help`).
+//! `zerotrace`: record, query, dump, stats, convert, flamegraph, relay
+//! and demo (see `zerotrace --help`).
 
 fn main() -> std::process::ExitCode {
     zerotrace_cli::commands::main()

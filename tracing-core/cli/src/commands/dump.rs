@@ -1,7 +1,8 @@
 //! `zerotrace dump`: every packet as text, every field named through the
 //! upstream schema (so packets of data sources zerotrace does not model
 //! print by name too), with TrackEvents' interned names resolved per
-//! sequence in a comment line above them.
+//! sequence in a comment line above them, and each CPU sample's
+//! (`perf_sample`'s) callstack resolved to function names likewise.
 
 use std::io::Write;
 use std::path::Path;
@@ -11,6 +12,7 @@ use zerotrace_protos::protos::TracePacketDecoder;
 use super::machines::{machine_of, machines};
 use super::trace_reader::{Sequences, packets};
 use super::{CliError, read_input};
+use crate::profile::{Sample, SampleReader, cpu_mode_name, unwind_error_name};
 use crate::{schema, text_config};
 
 /// The names a TrackEvent refers to by iid, resolved.
@@ -46,12 +48,45 @@ fn resolved(p: &TracePacketDecoder<'_>, seqs: &mut Sequences) -> Option<String> 
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// A CPU sample's comment line: who, where, and its callstack's names
+/// root first.
+fn sample_comment(s: &Sample, reader: &SampleReader) -> String {
+    let mut line = format!(
+        "perf_sample: pid {} tid {}{} {}",
+        s.pid,
+        s.tid,
+        s.cpu.map(|c| format!(" cpu {c}")).unwrap_or_default(),
+        cpu_mode_name(s.cpu_mode)
+    );
+    if let Some(e) = s.unwind_error {
+        line.push_str(&format!(", {}", unwind_error_name(e)));
+    }
+    match (&s.unresolved, s.stack.is_empty()) {
+        (Some(u), _) => line.push_str(&format!("; callstack does not resolve: {u}")),
+        (None, true) => line.push_str("; no callstack"),
+        (None, false) => {
+            let names = reader.stack_names(s);
+            line.push_str(&format!(
+                "; callstack ({} frames, root first): {}",
+                names.len(),
+                names.join(" > ")
+            ));
+        }
+    }
+    line
+}
+
 /// Runs `dump`.
 pub fn run(path: &Path) -> Result<(), CliError> {
     let bytes = read_input(path)?;
     let name = path.display().to_string();
     let packets = packets(&name, &bytes)?;
     let mut seqs = Sequences::default();
+    // Symbols a symbolizer appended at the end name the samples before them.
+    let mut samples = SampleReader::new();
+    for p in &packets {
+        samples.preload_symbols(p);
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     // A trace of several machines (recorded through relays) names them
@@ -85,6 +120,10 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         );
         if let Some(r) = resolved(&p, &mut seqs) {
             block.push_str(&format!("  # {r}\n"));
+        }
+        if let Some(s) = samples.push_packet(raw) {
+            let s = s.clone();
+            block.push_str(&format!("  # {}\n", sample_comment(&s, &samples)));
         }
         for line in text.lines() {
             block.push_str("  ");

@@ -15,9 +15,12 @@ macro_rules! outln {
 
 mod background;
 mod convert;
+mod convert_pprof;
 mod demo;
 mod dump;
+mod flamegraph;
 mod machines;
+mod perf_stats;
 mod query;
 mod record;
 mod relay_cmd;
@@ -26,7 +29,7 @@ mod stats;
 mod summary;
 mod trace_reader;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +37,7 @@ use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::ipc::consumer_socket_name;
 
+pub use flamegraph::FlamegraphArgs;
 pub use record::RecordArgs;
 pub use relay_cmd::{RelayArgs, config as relay_config};
 
@@ -151,15 +155,21 @@ pub enum Command {
         /// The trace file (`-` for stdin).
         trace: PathBuf,
     },
-    /// Packets per sequence and data source, buffer stats and data losses.
+    /// Packets per sequence and data source, buffer stats and data losses,
+    /// and the CPU samples' processes, threads and losses.
     Stats {
         /// The trace file (`-` for stdin).
         trace: PathBuf,
     },
-    /// Convert a trace for other tools (Chrome's JSON trace format).
+    /// Convert a trace for other tools: Chrome's JSON trace format, or its
+    /// CPU samples (linux.perf) as a gzip-compressed pprof profile.
     Convert {
-        /// Chrome's JSON trace format: the only one so far, so optional.
-        #[arg(long)]
+        /// What to write: `json` (Chrome's JSON trace format) or `pprof`
+        /// (the CPU samples, for `go tool pprof` and its kin).
+        #[arg(long, value_enum, default_value = "json")]
+        format: ConvertFormat,
+        /// The same as `--format json`.
+        #[arg(long, conflicts_with = "format")]
         json: bool,
         /// The trace file (`-` for stdin).
         trace: PathBuf,
@@ -167,6 +177,9 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Draw a trace's CPU samples (linux.perf) as an interactive flame
+    /// graph (SVG).
+    Flamegraph(FlamegraphArgs),
     /// Relay this machine's producers to a central service on another
     /// machine (Perfetto's traced_relay).
     Relay(relay_cmd::RelayArgs),
@@ -178,6 +191,15 @@ pub enum Command {
     },
 }
 
+/// What `zerotrace convert` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConvertFormat {
+    /// Chrome's JSON trace format.
+    Json,
+    /// pprof's profile.proto, gzip-compressed: the trace's CPU samples.
+    Pprof,
+}
+
 impl Command {
     /// The subcommand's name, as typed.
     fn name(&self) -> &'static str {
@@ -187,6 +209,7 @@ impl Command {
             Command::Dump { .. } => "dump",
             Command::Stats { .. } => "stats",
             Command::Convert { .. } => "convert",
+            Command::Flamegraph(_) => "flamegraph",
             Command::Relay(_) => "relay",
             Command::Demo { .. } => "demo",
         }
@@ -223,10 +246,18 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Dump { trace } => dump::run(&trace),
         Command::Stats { trace } => stats::run(&trace),
         Command::Convert {
+            format: ConvertFormat::Pprof,
+            json: _,
+            trace,
+            output,
+        } => convert_pprof::run(&trace, output.as_deref().unwrap_or(Path::new("-"))),
+        Command::Convert {
+            format: ConvertFormat::Json,
             json: _,
             trace,
             output,
         } => convert::run(&trace, output.as_deref()),
+        Command::Flamegraph(args) => flamegraph::run(&args),
         Command::Demo { output } => demo::run(&output),
         Command::Relay(args) => relay_cmd::run(args),
     }

@@ -1,5 +1,6 @@
 //! `zerotrace stats`: packets per sequence and per data source, the
-//! service's buffer stats, and every data loss the trace records.
+//! service's buffer stats, every data loss the trace records, and the CPU
+//! samples' section (`perf_stats.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -7,9 +8,10 @@ use std::path::Path;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::machines::{machine_of, machines};
+use super::perf_stats::perf_section;
 use super::setup_errors::setup_errors_of_trace;
 use super::summary::{buffer_summary, human_bytes, packet_kind};
-use super::trace_reader::packets;
+use super::trace_reader::{cpu_profile_of, packets};
 use super::{CliError, print_out, read_input};
 
 /// A sequence's packets, bytes and packets per kind.
@@ -152,6 +154,10 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         for e in &errors {
             outln!(o, "  {e}");
         }
+    }
+    outln!(o);
+    for line in perf_section(&cpu_profile_of(&packets)) {
+        outln!(o, "{line}");
     }
     print_out(o.as_bytes())
 }

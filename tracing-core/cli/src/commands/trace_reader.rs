@@ -1,7 +1,7 @@
 //! Reading a trace file: its packets (bounds-checked, a malformed trace is
 //! an error naming the offset; `compressed_packets` inflated in place, as
-//! Perfetto's readers do), and the per-sequence interning state a reader
-//! needs to name TrackEvents.
+//! Perfetto's readers do), the per-sequence interning state a reader
+//! needs to name TrackEvents, and a trace's CPU samples as a [`Profile`].
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -11,6 +11,7 @@ use protozero::Decoder;
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::CliError;
+use crate::profile::{Profile, SampleReader};
 
 /// `TracePacket.sequence_flags` bit: the sequence's incremental state was cleared.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -131,4 +132,19 @@ impl Sequences {
         }
         state
     }
+}
+
+/// The CPU samples (`linux.perf`) of the trace in `bytes`, read from the
+/// file `path` names.
+pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
+    Ok(cpu_profile_of(&packets(path, bytes)?))
+}
+
+/// The CPU samples of `packets`: each through a [`SampleReader`].
+pub fn cpu_profile_of<P: AsRef<[u8]>>(packets: &[P]) -> Profile {
+    let mut reader = SampleReader::new();
+    for p in packets {
+        reader.push_packet(p.as_ref());
+    }
+    reader.finish()
 }

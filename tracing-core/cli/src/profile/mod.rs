@@ -1,0 +1,30 @@
+//! CPU samples as Perfetto's `linux.perf` data source records them
+//! (`TracePacket.perf_sample`, callstacks interned per sequence), read
+//! back into samples with named frames for the viewers: `zerotrace
+//! flamegraph`, `convert --format pprof`, and the samples' sections of
+//! `stats` and `dump`.
+//!
+//! [`SampleReader`] is sans-IO: packets in, [`Sample`]s and a [`Profile`]
+//! out. A sample's `stack` lists frame indices **root first** (outermost
+//! caller first, leaf last), the order of `Callstack.frame_ids` on the
+//! wire. [`folded()`] and [`encode_pprof`] turn a profile into what the
+//! flamegraph and pprof tools read.
+
+mod folded;
+mod interning;
+mod pprof;
+mod reader;
+mod sample;
+mod symbols;
+mod tables;
+
+pub use folded::{Filter, Folded, folded};
+pub use interning::Unresolved;
+pub use pprof::{PprofError, encode_pprof};
+pub use reader::{Profile, SampleReader};
+pub use sample::{Counts, Sample, Timebase, cpu_mode_name, skip_reason_name, unwind_error_name};
+pub use symbols::SymbolLine;
+pub use tables::{Frame, Mapping};
+
+#[cfg(test)]
+mod tests;
