@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use protozero::{Decoder, FieldValue};
-use zerotrace_cli::commands::{Cli, CliError, Command, exit, run};
+use zerotrace_cli::commands::{Cli, CliError, Command, ConvertFormat, exit, run};
 
 use crate::support::{ScratchDir, with_stdout_silenced};
 
@@ -33,6 +33,7 @@ pub fn trace_file(data: &[u8]) {
                 trace: trace.clone(),
             }),
             command(Command::Convert {
+                format: ConvertFormat::Json,
                 json: true,
                 trace: trace.clone(),
                 output: Some(json.clone()),
