@@ -230,7 +230,7 @@ fn the_library_producer_records_a_system_trace() {
     let log = log.lock().unwrap().clone();
     assert!(
         log[0].starts_with(
-            "serving linux.ftrace, linux.process_stats, linux.sys_stats, linux.system_info as producer"
+            "serving linux.ftrace, linux.process_stats, linux.sys_stats, linux.system_info, linux.perf as producer"
         ),
         "{log:#?}"
     );

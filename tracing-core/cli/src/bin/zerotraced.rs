@@ -39,7 +39,7 @@ struct Args {
     #[arg(short, long)]
     quiet: bool,
     /// Also serve the Linux probes (linux.ftrace, linux.process_stats,
-    /// linux.sys_stats, linux.system_info) from this process, as Perfetto's
+    /// linux.sys_stats, linux.system_info, linux.perf) from this process, as Perfetto's
     /// tracebox does
     #[arg(long)]
     probes: bool,

@@ -55,10 +55,10 @@ impl Registry {
     pub fn standard() -> Self {
         let mut r = Registry::empty();
         r.add(ftrace::FtraceSource::system())
-            .add(perf::PerfSource::system())
             .add(process_stats::ProcessStatsSource)
             .add(sys_stats::SysStatsSource)
-            .add(system_info::SystemInfo);
+            .add(system_info::SystemInfo)
+            .add(perf::PerfSource::system());
         r
     }
 
