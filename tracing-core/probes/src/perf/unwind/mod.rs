@@ -47,7 +47,7 @@ pub use frame::{CallstackEntry, Frame, FrameMapping, UnwoundStack};
 pub use jit_map::JitMap;
 pub use maps::{Mapping, MappingKind, MapsError, Perms, find, find_index, parse_line, parse_maps};
 pub use module_cache::{ModuleCache, ModuleCacheStats, ModuleKey};
-pub use process::{MAX_FRAMES, ProcessUnwinder, UnwindMode, read_maps};
+pub use process::{MAX_FRAMES, ProcessUnwinder, UnwindMode, read_maps, read_maps_text};
 pub use regs::{
     PERF_REG_X86_BP, PERF_REG_X86_IP, PERF_REG_X86_SP, PERF_SAMPLE_REGS_ABI_32,
     PERF_SAMPLE_REGS_ABI_64, PERF_SAMPLE_REGS_ABI_NONE, RegsError, UserRegs,
@@ -56,4 +56,4 @@ pub use regs::{
 pub use stack::{StackCopy, StackReadError};
 pub use stats::UnwindStats;
 pub use symbols::{Symbol, SymbolTable};
-pub use unwinder::{Unwinder, UserSample};
+pub use unwinder::{REREAD_COOLDOWN, Unwinder, UserSample};

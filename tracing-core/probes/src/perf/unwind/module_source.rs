@@ -11,8 +11,8 @@
 //! has another size is the target's memory read instead. Each read is
 //! bounded by the mapping's size.
 
-use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::procfs::ProcRoot;
@@ -31,30 +31,42 @@ pub fn open_mapped_file(
     m: &Mapping,
 ) -> Result<(File, PathBuf), ElfError> {
     let mut first_error = None;
-    if !m.deleted {
-        if let Some(path) = m.path() {
-            let full = under_root(proc, pid, path);
-            match File::open(&full) {
-                Ok(f) => {
-                    let same =
-                        m.inode == 0 || f.metadata().map(|md| md.ino() == m.inode).unwrap_or(false);
-                    if same {
-                        return Ok((f, full));
-                    }
-                    first_error =
-                        Some(ElfError::Io(format!("{} is another inode", full.display())));
+    if let (false, Some(path)) = (m.deleted, m.path()) {
+        let full = under_root(proc, pid, path);
+        match open_regular(&full) {
+            Ok(f) => {
+                let ino = f.metadata().map(|md| md.ino()).ok();
+                if m.inode == 0 || ino == Some(m.inode) {
+                    return Ok((f, full));
                 }
-                Err(e) => first_error = Some(ElfError::Io(format!("{}: {e}", full.display()))),
+                first_error = Some(ElfError::Io(format!("{} is another inode", full.display())));
             }
+            Err(e) => first_error = Some(e),
         }
     }
     let handle = proc.path(format!("proc/{pid}/map_files/{:x}-{:x}", m.start, m.end));
-    match File::open(&handle) {
+    match open_regular(&handle) {
         Ok(f) => Ok((f, handle)),
-        Err(e) => {
-            Err(first_error.unwrap_or_else(|| ElfError::Io(format!("{}: {e}", handle.display()))))
-        }
+        Err(e) => Err(first_error.unwrap_or(e)),
     }
+}
+
+/// Opens `path` for reading without blocking (a FIFO put where a library
+/// was would otherwise hang the sampler), and only if it is a regular file.
+fn open_regular(path: &Path) -> Result<File, ElfError> {
+    let err = |e: std::io::Error| ElfError::Io(format!("{}: {e}", path.display()));
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(err)?;
+    if !f.metadata().map_err(err)?.is_file() {
+        return Err(ElfError::Io(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(f)
 }
 
 fn under_root(proc: &ProcRoot, pid: u32, path: &Path) -> PathBuf {
@@ -139,5 +151,11 @@ mod tests {
             load_file_module(&proc, pid, &m).unwrap_err(),
             ElfError::NotElf
         );
+        // Not a regular file: refused before any read (a FIFO would block).
+        m.name = b"/dev/null".to_vec();
+        assert!(matches!(
+            load_file_module(&proc, pid, &m),
+            Err(ElfError::Io(_))
+        ));
     }
 }

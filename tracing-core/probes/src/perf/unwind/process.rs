@@ -69,6 +69,11 @@ pub struct ProcessUnwinder {
     mappings: Vec<Arc<FrameMapping>>,
     dwarf: DwarfUnwinder,
     jit: Option<JitMap>,
+    /// A hash of the maps text this state was built from.
+    maps_hash: u64,
+    /// Unknown-pc samples still to pass before maps are read again (set
+    /// when a re-read found the maps unchanged).
+    pub(crate) reread_cooldown: u32,
 }
 
 impl std::fmt::Debug for ProcessUnwinder {
@@ -80,12 +85,23 @@ impl std::fmt::Debug for ProcessUnwinder {
     }
 }
 
+/// Reads `/proc/PID/maps`, bounded.
+pub fn read_maps_text(proc: &ProcRoot, pid: u32) -> Result<Vec<u8>, MapsError> {
+    proc.read(format!("proc/{pid}/maps"), MAX_MAPS)
+        .map_err(|e| MapsError::Read(e.to_string()))
+}
+
 /// Reads and parses `/proc/PID/maps`.
 pub fn read_maps(proc: &ProcRoot, pid: u32) -> Result<Vec<Mapping>, MapsError> {
-    let text = proc
-        .read(format!("proc/{pid}/maps"), MAX_MAPS)
-        .map_err(|e| MapsError::Read(e.to_string()))?;
-    parse_maps(&text)
+    parse_maps(&read_maps_text(proc, pid)?)
+}
+
+/// The hash that tells whether two reads of a maps file differ.
+pub(crate) fn maps_hash(text: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 impl ProcessUnwinder {
@@ -93,8 +109,25 @@ impl ProcessUnwinder {
     /// mapping (through `modules`, so files already read are not read
     /// again).
     pub fn load(proc: &ProcRoot, pid: u32, modules: &mut ModuleCache) -> Result<Self, MapsError> {
-        let maps = read_maps(proc, pid)?;
-        Ok(Self::from_maps(proc, pid, maps, modules))
+        let text = read_maps_text(proc, pid)?;
+        Self::from_maps_text(proc, pid, &text, modules)
+    }
+
+    /// The unwinder for the maps file `text`.
+    pub fn from_maps_text(
+        proc: &ProcRoot,
+        pid: u32,
+        text: &[u8],
+        modules: &mut ModuleCache,
+    ) -> Result<Self, MapsError> {
+        let mut p = Self::from_maps(proc, pid, parse_maps(text)?, modules);
+        p.maps_hash = maps_hash(text);
+        Ok(p)
+    }
+
+    /// Whether `text` is the maps file this state was built from.
+    pub(crate) fn built_from(&self, text: &[u8]) -> bool {
+        self.maps_hash == maps_hash(text)
     }
 
     /// The unwinder for `maps` (sorted by start, as [`parse_maps`] gives).
@@ -141,6 +174,8 @@ impl ProcessUnwinder {
             mappings,
             dwarf,
             jit: None,
+            maps_hash: 0,
+            reread_cooldown: 0,
         }
     }
 

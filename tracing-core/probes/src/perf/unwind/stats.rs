@@ -16,6 +16,8 @@ pub struct UnwindStats {
     pub process_misses: u64,
     /// Re-reads of `/proc/PID/maps` after a pc outside every mapping.
     pub maps_rereads: u64,
+    /// Re-reads skipped because a recent one found the maps unchanged.
+    pub maps_rereads_skipped: u64,
     /// `framehop`'s unwind-rule cache hits.
     pub rule_cache_hits: u64,
     /// `framehop`'s unwind-rule cache misses.

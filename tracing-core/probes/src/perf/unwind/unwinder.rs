@@ -4,7 +4,10 @@
 //! mapping, `/proc/PID/maps` is read again and the sample unwound once
 //! more (`traced_perf` does the same, and likewise skips the re-read when
 //! the stack copy was cut at its maximum, where such an error is
-//! expected). The sampler drops a process's state on exec and exit, and
+//! expected). Where `traced_perf` re-reads on every such sample, a re-read that
+//! finds the maps unchanged holds off the next [`REREAD_COOLDOWN`] (a pc
+//! in no mapping is then garbage from a broken chain, not a new library).
+//! The sampler drops a process's state on exec and exit, and
 //! everything on [`Unwinder::clear`] every `unwind_state_clear_period_ms`.
 
 use std::collections::HashMap;
@@ -15,7 +18,12 @@ use super::arch::DwarfCache;
 use super::error::{UnwindErrorKind, UnwindFailure};
 use super::frame::{Frame, UnwoundStack};
 use super::module_cache::ModuleCache;
-use super::process::{ProcessUnwinder, UnwindMode};
+use super::process::{ProcessUnwinder, UnwindMode, read_maps_text};
+
+/// After a re-read of `/proc/PID/maps` found them unchanged, how many more
+/// samples of that process with a pc in no mapping are reported without
+/// reading them again (each read costs tens of microseconds).
+pub const REREAD_COOLDOWN: u32 = 64;
 use super::regs::UserRegs;
 use super::stats::UnwindStats;
 use super::symbols::Symbol;
@@ -107,10 +115,30 @@ impl Unwinder {
         if first.error != UnwindErrorKind::InvalidMap || sample.stack_maxed {
             return first;
         }
-        // Something was mapped since the maps were read: read them again
-        // and unwind once more.
+        if process.reread_cooldown > 0 {
+            // A recent re-read found nothing new: this pc is garbage (a
+            // broken chain), not a new mapping.
+            process.reread_cooldown -= 1;
+            self.stats.maps_rereads_skipped += 1;
+            return first;
+        }
+        // Something may have been mapped since the maps were read: read
+        // them again, and if they changed, rebuild and unwind once more.
         self.stats.maps_rereads += 1;
-        match ProcessUnwinder::load(&self.proc, pid, &mut self.modules) {
+        let text = match read_maps_text(&self.proc, pid) {
+            Ok(t) => t,
+            Err(e) => {
+                self.processes.remove(&pid);
+                return UnwoundStack::failed(first.frames, UnwindFailure::Maps(e));
+            }
+        };
+        if process.built_from(&text) {
+            process.reread_cooldown = REREAD_COOLDOWN;
+            let mut first = first;
+            first.maps_reread = true;
+            return first;
+        }
+        match ProcessUnwinder::from_maps_text(&self.proc, pid, &text, &mut self.modules) {
             Ok(p) => {
                 let p = self.processes.entry(pid).insert_entry(p).into_mut();
                 let mut again = p.unwind(&mut self.cache, sample.regs, sample.stack, mode);
