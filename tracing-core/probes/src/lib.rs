@@ -11,6 +11,8 @@
 //! * [`protos`]: writers and decoders for those upstream messages,
 //!   generated at build time from Perfetto's `.proto` files.
 //!
+//! * [`perf`]: `linux.perf`'s user-space unwinding and symbolization.
+//!
 //! * [`producer`]: the data sources `linux.process_stats`,
 //!   `linux.sys_stats` and `linux.system_info` and the producer that serves
 //!   them to a tracing service (the `zerotrace-probes` binary, and

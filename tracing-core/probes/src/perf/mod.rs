@@ -10,6 +10,8 @@
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
 //! * [`packets`]: the packets written.
+//! * [`unwind`]: user-space stack unwinding (DWARF CFI or the frame-pointer
+//!   chain) over `/proc/PID/maps` and the process's ELF files, and symbols.
 
 pub mod abi;
 pub mod config;
@@ -18,3 +20,4 @@ pub mod intern;
 pub mod packets;
 pub mod records;
 pub mod ring;
+pub mod unwind;
