@@ -211,3 +211,45 @@ fn the_off_cpu_config_finds_where_a_thread_blocks() {
         samples.iter().take(3).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn dwarf_unwinding_names_user_frames_of_the_sampled_binary() {
+    let mut child = Command::new("dd")
+        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
+        .spawn()
+        .expect("dd runs");
+    let pid = child.id();
+    let config = ds_config("linux.perf", |m| {
+        let mut c =
+            PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+        c.begin_timebase().set_frequency(500);
+        let mut cs = c.begin_callstack_sampling();
+        cs.set_user_frames(UnwindMode::UnwindDwarf);
+        cs.begin_scope().add_target_pid(pid as i32);
+    });
+    let Some(packets) = record("dwarf_unwinding_names_user_frames", config, &mut child, 500) else {
+        return;
+    };
+    let (samples, _) = read_back(&packets);
+    assert!(samples.len() >= 20, "{} samples of dd", samples.len());
+    // dd's loop calls libc's read and write: named from libc's dynamic
+    // symbols, with dd's own main (or its libc start) further out.
+    let named = samples
+        .iter()
+        .filter(|s| {
+            s.names.iter().any(|n| {
+                n == "read"
+                    || n == "__read"
+                    || n == "write"
+                    || n == "__write"
+                    || n.contains("libc_start")
+            })
+        })
+        .count();
+    assert!(
+        named * 2 >= samples.len(),
+        "{named} of {} samples with a named libc frame: {:?}",
+        samples.len(),
+        samples.iter().take(2).collect::<Vec<_>>()
+    );
+}

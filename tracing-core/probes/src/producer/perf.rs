@@ -78,6 +78,89 @@ impl UserStacks for ChainOnly {
     fn clear(&mut self) {}
 }
 
+/// DWARF unwinding of the stack copy (`perf::unwind`, framehop over the
+/// process's ELF files), frames named at record time where the binary has
+/// symbols; frame-pointer mode takes the kernel's walk of the chain, each
+/// pc placed in its mapping. An unwinding error ends the callstack with
+/// upstream's `ERROR <kind>` frame.
+#[derive(Debug, Default)]
+pub struct DwarfStacks(crate::perf::unwind::Unwinder);
+
+impl DwarfStacks {
+    fn frame(&mut self, pid: u32, f: &crate::perf::unwind::Frame) -> FrameDesc {
+        let function = self.0.symbolize(pid, f).map(|s| s.name);
+        let mapping = f
+            .mapping
+            .as_ref()
+            .map_or_else(MappingDesc::default, |m| MappingDesc {
+                build_id: m.build_id().map(<[u8]>::to_vec).unwrap_or_default(),
+                path: String::from_utf8_lossy(&m.mapping.name).into_owned(),
+                start: m.mapping.start,
+                end: m.mapping.end,
+                exact_offset: m.exact_offset(),
+                start_offset: m.start_offset(),
+                load_bias: m.load_bias(),
+            });
+        FrameDesc {
+            mapping,
+            rel_pc: f.rel_pc,
+            function,
+        }
+    }
+}
+
+impl UserStacks for DwarfStacks {
+    fn unwind(&mut self, input: &UserInput<'_>) -> (Vec<FrameDesc>, Option<StackUnwindError>) {
+        use crate::perf::unwind::{UnwindErrorKind, UnwindMode, UserRegs, UserSample};
+        match input.mode {
+            UserFrames::Skip => (Vec::new(), None),
+            UserFrames::FramePointer => ChainOnly.unwind(input),
+            UserFrames::Dwarf => {
+                let (Some(regs), Some(stack)) = (input.sample.regs_user, input.sample.stack_user)
+                else {
+                    return (
+                        Vec::new(),
+                        Some(StackUnwindError::UnwindErrorInvalidParameter),
+                    );
+                };
+                let mask = crate::perf::event::REGS_USER_MASK;
+                let values: Vec<u64> = (0..64u32)
+                    .filter(|b| mask & (1 << b) != 0)
+                    .filter_map(|b| regs.get(b))
+                    .collect();
+                let Ok(regs) = UserRegs::from_perf_x86_64(regs.abi, mask, &values) else {
+                    return (Vec::new(), Some(StackUnwindError::UnwindErrorBadArch));
+                };
+                let sample = UserSample {
+                    regs,
+                    stack,
+                    stack_maxed: stack.len() >= crate::perf::event::STACK_USER_BYTES as usize,
+                };
+                let u = self.0.unwind(input.pid, &sample, UnwindMode::Dwarf);
+                let mut frames: Vec<FrameDesc> =
+                    u.frames.iter().map(|f| self.frame(input.pid, f)).collect();
+                let error = if u.error == UnwindErrorKind::None {
+                    None
+                } else {
+                    if let Some(name) = u.error.error_frame_name() {
+                        frames.push(FrameDesc {
+                            mapping: MappingDesc::default(),
+                            rel_pc: 0,
+                            function: Some(name.to_owned()),
+                        });
+                    }
+                    StackUnwindError::from_i32(u.error.proto_value())
+                };
+                (frames, error)
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// Makes the unwinder of each instance.
 pub type UnwinderFactory = fn() -> Box<dyn UserStacks>;
 
@@ -102,7 +185,7 @@ impl PerfSource {
     pub fn system() -> Self {
         PerfSource {
             tracefs: None,
-            unwinder: || Box::new(ChainOnly),
+            unwinder: || Box::new(DwarfStacks::default()),
         }
     }
 
@@ -308,9 +391,8 @@ impl PerfProbe {
             self.stats.samples += 1;
             return;
         };
-        // Kernel threads (pid 0, no user registers in DWARF mode) carry
-        // only kernel frames.
-        if h.pid != 0 && !self.in_scope(h.pid) {
+        // The idle task (pid 0) is in scope only where every process is.
+        if !self.in_scope(h.pid) {
             return;
         }
         if over_footprint {
