@@ -43,6 +43,7 @@
 
 mod descriptor_set;
 mod editions_raise;
+mod editions_utf8;
 mod emit;
 pub mod error;
 mod features;

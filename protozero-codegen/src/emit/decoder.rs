@@ -15,6 +15,8 @@ use crate::model::{MessageDef, Scalar};
 use crate::names::{ident_in, module_name, type_ident, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
+use super::closed_enum::{closed_value, counted_oneof};
+
 /// Where generated accessor bodies find a field's value.
 pub(crate) enum Access {
     /// The decoder's own slots, filled by its pass (`groups`: the schema has
@@ -74,51 +76,8 @@ pub(crate) fn convert(s: Scalar, raw: TokenStream) -> TokenStream {
     quote!(#raw.map(|v| #map))
 }
 
-fn slot(prefix: &str, n: u32) -> Ident {
+pub(super) fn slot(prefix: &str, n: u32) -> Ident {
     format_ident!("{}{}", prefix, n)
-}
-
-/// Whether the raw value `v` (a `u64` varint) is a number closed enum
-/// field `p`'s enum does not name: such an occurrence is an unknown field.
-fn unnamed(p: &FieldPlan<'_>, v: TokenStream) -> TokenStream {
-    match &p.shape {
-        Shape::Enum(path) => {
-            quote!(<#path as ::protozero::ProtoEnum>::from_i32(#v as i32).is_none())
-        }
-        _ => quote!(false),
-    }
-}
-
-/// Oneof `k`'s slot as its typed accessors read it, when a member is of a
-/// closed enum: protoc's C++ reads an occurrence with a number the enum does
-/// not name as an unknown field, which leaves the oneof as it was, so when
-/// the last member on the wire is such an occurrence the last counting one
-/// is found anew (`recount_oneof`). `None` when no member is of a closed enum
-/// (the slot as the pass left it).
-fn counted_oneof(plans: &[FieldPlan<'_>], k: usize, groups: bool) -> Option<TokenStream> {
-    let members: Vec<&FieldPlan<'_>> = plans.iter().filter(|p| p.def.oneof == Some(k)).collect();
-    if !members.iter().any(|p| p.closed_enum) {
-        return None;
-    }
-    let ids = members
-        .iter()
-        .map(|p| Literal::u32_unsuffixed(p.def.number));
-    let arms = members.iter().filter(|p| p.closed_enum).map(|p| {
-        let id = Literal::u32_unsuffixed(p.def.number);
-        let unnamed = unnamed(p, quote!(v));
-        quote!(#id => !matches!(::protozero::__private::varint(v), ::core::option::Option::Some(v) if #unnamed),)
-    });
-    let o = slot("o", k as u32);
-    Some(quote!(::protozero::__private::recount_oneof(
-        self.buf,
-        #groups,
-        self.#o,
-        &[#(#ids),*],
-        |id, v| match id {
-            #(#arms)*
-            _ => true,
-        },
-    )))
 }
 
 /// A singular field's raw value, `Option<slot type>`.
@@ -499,28 +458,7 @@ fn singular_accessors(
     let raw = singular_raw(p, id, a);
     let doc = format!("{what}; `None` when absent or malformed.");
     let value = match (&p.shape, p.closed_enum, p.def.oneof) {
-        // A closed enum's unnamed numbers are unknown fields, as protoc's C++
-        // reads them: when the last occurrence has one, the last named one
-        // counts (a rare path: the occurrences are found anew). A oneof's
-        // pass already skips them.
-        (Shape::Enum(path), true, None) => {
-            let occurrences = match a {
-                Access::Slots { .. } => quote!(self.typed_decoder().repeated(#id)),
-                Access::Table { dec } => quote!(#dec.repeated(#id)),
-            };
-            quote!(match #raw {
-                ::core::option::Option::Some(v) => {
-                    match <#path as ::protozero::ProtoEnum>::from_i32(v as i32) {
-                        ::core::option::Option::Some(e) => ::core::option::Option::Some(e),
-                        ::core::option::Option::None => #occurrences
-                            .filter_map(|f| ::protozero::__private::varint(f.value))
-                            .filter_map(|v| <#path as ::protozero::ProtoEnum>::from_i32(v as i32))
-                            .last(),
-                    }
-                }
-                ::core::option::Option::None => ::core::option::Option::None,
-            })
-        }
+        (Shape::Enum(path), true, None) => closed_value(path, id, a, &raw),
         _ => match counted {
             Some(slot) => {
                 let (ex, _) = extract(p);
