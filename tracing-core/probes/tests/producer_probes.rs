@@ -269,12 +269,13 @@ fn the_registry_serves_traced_probes_names_and_takes_more() {
             "linux.ftrace",
             "linux.process_stats",
             "linux.sys_stats",
-            "linux.system_info"
+            "linux.system_info",
+            "linux.perf"
         ]
     );
     // A further source is one line; one of the same name replaces it.
     r.add(SystemInfo);
-    assert_eq!(r.names().len(), 4);
+    assert_eq!(r.names().len(), 5);
 }
 
 /// The tasks the session's ftrace saw are described as they come (a
