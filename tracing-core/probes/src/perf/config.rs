@@ -68,8 +68,13 @@ pub enum Interval {
 pub enum UserFrames {
     /// From the stack copy, by the binaries' DWARF call frame information.
     Dwarf,
-    /// By the frame-pointer chain.
+    /// By the frame-pointer chain, walked in the stack copy
+    /// (`UNWIND_FRAME_POINTER`).
     FramePointer,
+    /// By the frame-pointer chain as the kernel walks it into the sample's
+    /// callchain, no stack copied (`UNWIND_KERNEL_FRAME_POINTER`, value 4,
+    /// newer than the schema this crate is generated from).
+    KernelFramePointer,
     /// Not at all (kernel frames only, if asked).
     Skip,
 }
@@ -357,6 +362,9 @@ fn raw(r: &RawEventDecoder<'_>) -> EventKind {
     }
 }
 
+/// `UNWIND_KERNEL_FRAME_POINTER`: upstream's value, not in the generated enum.
+const UNWIND_KERNEL_FRAME_POINTER: i32 = 4;
+
 fn callstacks(
     cs: &CallstackSamplingDecoder<'_>,
     c: &PerfEventConfigDecoder<'_>,
@@ -371,6 +379,7 @@ fn callstacks(
             Some(UnwindMode::UnwindSkip) => UserFrames::Skip,
             Some(UnwindMode::UnwindFramePointer) => UserFrames::FramePointer,
             Some(UnwindMode::UnwindDwarf | UnwindMode::UnwindUnknown) => UserFrames::Dwarf,
+            None if n == UNWIND_KERNEL_FRAME_POINTER => UserFrames::KernelFramePointer,
             None => return Err(PerfConfigError::UnwindMode(n)),
         },
     };

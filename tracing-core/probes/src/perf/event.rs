@@ -152,12 +152,12 @@ pub fn layout(options: &PerfOptions) -> SampleLayout {
     let mut regs_user_mask = 0;
     if let Some(cs) = &options.callstacks {
         match cs.user_frames {
-            UserFrames::Dwarf => {
+            UserFrames::Dwarf | UserFrames::FramePointer => {
                 sample_type |= sample::STACK_USER | sample::REGS_USER;
                 regs_user_mask = REGS_USER_MASK;
             }
             // The kernel walks the user frame-pointer chain into the callchain.
-            UserFrames::FramePointer => sample_type |= sample::CALLCHAIN,
+            UserFrames::KernelFramePointer => sample_type |= sample::CALLCHAIN,
             UserFrames::Skip => {}
         }
         if cs.kernel_frames {
@@ -198,7 +198,7 @@ fn attr(
         }
         let cs = options.callstacks.as_ref();
         // Kernel frames only: the user part comes from unwinding the copy.
-        if cs.is_some_and(|c| c.kernel_frames && c.user_frames != UserFrames::FramePointer) {
+        if cs.is_some_and(|c| c.kernel_frames && c.user_frames != UserFrames::KernelFramePointer) {
             a.set_exclude_callchain_user(1);
         }
         match options.interval {
@@ -208,6 +208,13 @@ fn attr(
             }
             Interval::Period(p) => a.__bindgen_anon_1.sample_period = p,
         }
+        // Wake pollers of the leader when a quarter of its ring buffer is
+        // used, so that a busy CPU is read well before it overflows, not
+        // only every `ring_buffer_read_period_ms` (DWARF samples carry a
+        // stack copy of 64 KiB: a 1 MiB buffer holds 16 of them).
+        a.set_watermark(1);
+        let ring = u64::from(options.ring_buffer_pages) * rustix::param::page_size() as u64;
+        a.__bindgen_anon_2.wakeup_watermark = u32::try_from(ring / 4).unwrap_or(u32::MAX);
         a.set_disabled(1);
         a.set_use_clockid(1);
         a.clockid = clock_id(options.clock);
@@ -369,6 +376,13 @@ impl CpuEvent {
     /// The CPU.
     pub fn cpu(&self) -> u32 {
         self.cpu
+    }
+
+    /// A second descriptor of the group's leader, for a thread that polls
+    /// it: readable when the ring buffer passed its wake-up watermark (a
+    /// quarter full).
+    pub fn watch_fd(&self) -> std::io::Result<OwnedFd> {
+        self.leader.try_clone()
     }
 
     /// Starts counting and sampling.

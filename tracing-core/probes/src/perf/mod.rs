@@ -8,6 +8,7 @@
 //! * [`ring`]: the ring buffer's spans and record framing.
 //! * [`config`]: `PerfEventConfig` read into options.
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
+//! * [`drain`]: the thread that empties the ring buffers into a queue.
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
 //! * [`packets`]: the packets written.
 //! * [`unwind`]: user-space stack unwinding (DWARF CFI or the frame-pointer
@@ -15,6 +16,7 @@
 
 pub mod abi;
 pub mod config;
+pub mod drain;
 pub mod event;
 pub mod intern;
 pub mod packets;

@@ -15,6 +15,7 @@ use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, Prob
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::perf::abi::context;
 use crate::perf::config::{PerfOptions, Scope, UserFrames};
+use crate::perf::drain::{Chunk, Drain};
 use crate::perf::event::{CpuEvent, layout};
 use crate::perf::intern::{FrameDesc, Interner, MappingDesc};
 use crate::perf::packets::{self, Defaults, SampleHeader};
@@ -34,7 +35,8 @@ pub struct UserInput<'a> {
     pub pid: u32,
     /// The sample's parsed record (registers, stack copy).
     pub sample: &'a Sample<'a>,
-    /// The user part of the kernel's callchain (frame-pointer mode), leaf first.
+    /// The user part of the kernel's callchain (`KernelFramePointer`
+    /// mode), leaf first.
     pub fp_chain: &'a [u64],
     /// How user frames are found.
     pub mode: UserFrames,
@@ -49,9 +51,10 @@ pub trait UserStacks: Send {
     fn clear(&mut self);
 }
 
-/// The unwinder used until a DWARF/ELF one is plugged in: user frames of
-/// the frame-pointer chain, each in an unnamed mapping; in DWARF mode no
-/// user frames, reported as `UNWIND_ERROR_UNSUPPORTED` on every sample.
+/// An unwinder that reads no ELF file and no `/proc`: user frames of the
+/// kernel's frame-pointer chain, each in an unnamed mapping; in the modes
+/// that unwind the stack copy no user frames, reported as
+/// `UNWIND_ERROR_UNSUPPORTED` on every sample.
 #[derive(Debug, Default)]
 pub struct ChainOnly;
 
@@ -59,7 +62,7 @@ impl UserStacks for ChainOnly {
     fn unwind(&mut self, input: &UserInput<'_>) -> (Vec<FrameDesc>, Option<StackUnwindError>) {
         match input.mode {
             UserFrames::Skip => (Vec::new(), None),
-            UserFrames::FramePointer => (
+            UserFrames::KernelFramePointer => (
                 input
                     .fp_chain
                     .iter()
@@ -71,7 +74,9 @@ impl UserStacks for ChainOnly {
                     .collect(),
                 None,
             ),
-            UserFrames::Dwarf => (Vec::new(), Some(StackUnwindError::UnwindErrorUnsupported)),
+            UserFrames::Dwarf | UserFrames::FramePointer => {
+                (Vec::new(), Some(StackUnwindError::UnwindErrorUnsupported))
+            }
         }
     }
 
@@ -80,9 +85,10 @@ impl UserStacks for ChainOnly {
 
 /// DWARF unwinding of the stack copy (`perf::unwind`, framehop over the
 /// process's ELF files), frames named at record time where the binary has
-/// symbols; frame-pointer mode takes the kernel's walk of the chain, each
-/// pc placed in its mapping. An unwinding error ends the callstack with
-/// upstream's `ERROR <kind>` frame.
+/// symbols; `FramePointer` walks the chain in the stack copy, and
+/// `KernelFramePointer` takes the kernel's walk of it, each pc placed in its
+/// mapping and named the same way. An unwinding error ends the callstack
+/// with upstream's `ERROR <kind>` frame.
 #[derive(Debug, Default)]
 pub struct DwarfStacks(crate::perf::unwind::Unwinder);
 
@@ -107,15 +113,39 @@ impl DwarfStacks {
             function,
         }
     }
+
+    /// An unwound stack's frames as the trace describes them, ended by
+    /// upstream's `ERROR <kind>` frame when unwinding failed.
+    fn described(
+        &mut self,
+        pid: u32,
+        u: &crate::perf::unwind::UnwoundStack,
+    ) -> (Vec<FrameDesc>, Option<StackUnwindError>) {
+        let mut frames: Vec<FrameDesc> = u.frames.iter().map(|f| self.frame(pid, f)).collect();
+        if u.error == crate::perf::unwind::UnwindErrorKind::None {
+            return (frames, None);
+        }
+        if let Some(name) = u.error.error_frame_name() {
+            frames.push(FrameDesc {
+                mapping: MappingDesc::default(),
+                rel_pc: 0,
+                function: Some(name.to_owned()),
+            });
+        }
+        (frames, StackUnwindError::from_i32(u.error.proto_value()))
+    }
 }
 
 impl UserStacks for DwarfStacks {
     fn unwind(&mut self, input: &UserInput<'_>) -> (Vec<FrameDesc>, Option<StackUnwindError>) {
-        use crate::perf::unwind::{UnwindErrorKind, UnwindMode, UserRegs, UserSample};
+        use crate::perf::unwind::{UnwindMode, UserRegs, UserSample};
         match input.mode {
             UserFrames::Skip => (Vec::new(), None),
-            UserFrames::FramePointer => ChainOnly.unwind(input),
-            UserFrames::Dwarf => {
+            UserFrames::KernelFramePointer => {
+                let u = self.0.place(input.pid, input.fp_chain);
+                self.described(input.pid, &u)
+            }
+            UserFrames::Dwarf | UserFrames::FramePointer => {
                 let (Some(regs), Some(stack)) = (input.sample.regs_user, input.sample.stack_user)
                 else {
                     return (
@@ -136,22 +166,13 @@ impl UserStacks for DwarfStacks {
                     stack,
                     stack_maxed: stack.len() >= crate::perf::event::STACK_USER_BYTES as usize,
                 };
-                let u = self.0.unwind(input.pid, &sample, UnwindMode::Dwarf);
-                let mut frames: Vec<FrameDesc> =
-                    u.frames.iter().map(|f| self.frame(input.pid, f)).collect();
-                let error = if u.error == UnwindErrorKind::None {
-                    None
+                let mode = if input.mode == UserFrames::FramePointer {
+                    UnwindMode::FramePointer
                 } else {
-                    if let Some(name) = u.error.error_frame_name() {
-                        frames.push(FrameDesc {
-                            mapping: MappingDesc::default(),
-                            rel_pc: 0,
-                            function: Some(name.to_owned()),
-                        });
-                    }
-                    StackUnwindError::from_i32(u.error.proto_value())
+                    UnwindMode::Dwarf
                 };
-                (frames, error)
+                let u = self.0.unwind(input.pid, &sample, mode);
+                self.described(input.pid, &u)
             }
         }
     }
@@ -249,6 +270,7 @@ impl DataSource for PerfSource {
             buf: Vec::new(),
             next: None,
             next_clear: None,
+            drain: None,
             stopped: false,
             stats: PerfStats::default(),
         }))
@@ -309,27 +331,66 @@ struct PerfProbe {
     buf: Vec<u8>,
     next: Option<u64>,
     next_clear: Option<u64>,
+    /// The thread that keeps the ring buffers empty (from `start`; the
+    /// events stay in `events` only where it could not be started).
+    drain: Option<Drain>,
     stopped: bool,
     stats: PerfStats,
 }
 
 impl PerfProbe {
+    /// Reads every ring buffer now (a stop or flush) and handles what was
+    /// read and queued.
     fn read_all(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
-        let mut events = std::mem::take(&mut self.events);
-        for ev in &mut events {
-            self.buf.clear();
-            let mut buf = std::mem::take(&mut self.buf);
-            if ev.read_into(&mut buf).is_err() {
-                self.stats.malformed += 1;
+        if let Some(d) = &self.drain {
+            d.read_now();
+        } else {
+            let mut events = std::mem::take(&mut self.events);
+            let mut footprint = 0;
+            for ev in &mut events {
+                self.buf.clear();
+                let mut buf = std::mem::take(&mut self.buf);
+                if ev.read_into(&mut buf).is_err() {
+                    self.stats.malformed += 1;
+                }
+                self.handle_bytes(ev.cpu(), &buf, sink, now_ns, &mut footprint);
+                self.buf = buf;
             }
-            self.handle_bytes(ev.cpu(), &buf, sink, now_ns);
-            self.buf = buf;
+            self.events = events;
         }
-        self.events = events;
+        self.handle_queued(sink, now_ns);
     }
 
-    fn handle_bytes(&mut self, cpu: u32, bytes: &[u8], sink: &mut dyn PacketSink, now_ns: u64) {
-        let mut footprint = 0u64;
+    /// Handles the chunks the drain thread queued. The bytes handled in
+    /// one pass are the enqueued footprint that `max_enqueued_footprint_kb`
+    /// bounds: samples past it are written unwound-less, as skipped.
+    fn handle_queued(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
+        let Some(d) = &self.drain else { return };
+        let chunks: Vec<Chunk> = d.take();
+        let mut footprint = 0;
+        for c in chunks {
+            if c.malformed {
+                self.stats.malformed += 1;
+            }
+            self.handle_bytes(c.cpu, &c.bytes, sink, now_ns, &mut footprint);
+        }
+    }
+
+    fn for_each_event(&self, f: impl Fn(&CpuEvent)) {
+        match &self.drain {
+            Some(d) => d.events().iter().for_each(f),
+            None => self.events.iter().for_each(f),
+        }
+    }
+
+    fn handle_bytes(
+        &mut self,
+        cpu: u32,
+        bytes: &[u8],
+        sink: &mut dyn PacketSink,
+        now_ns: u64,
+        footprint: &mut u64,
+    ) {
         for rec in records(bytes) {
             let Ok(rec) = rec else {
                 self.stats.malformed += 1;
@@ -337,9 +398,9 @@ impl PerfProbe {
             };
             match parse_record(rec, &self.layout) {
                 Ok(Record::Sample(s)) => {
-                    footprint += rec.len() as u64;
+                    *footprint += rec.len() as u64;
                     let over = self.options.max_enqueued_footprint_bytes != 0
-                        && footprint > self.options.max_enqueued_footprint_bytes;
+                        && *footprint > self.options.max_enqueued_footprint_bytes;
                     self.handle_sample(cpu, &s, over, sink);
                 }
                 Ok(Record::Lost { lost, .. } | Record::LostSamples { lost }) => {
@@ -455,9 +516,9 @@ impl PerfProbe {
     }
 
     fn stop_events(&mut self) {
-        for ev in &self.events {
+        self.for_each_event(|ev| {
             let _ = ev.disable();
-        }
+        });
     }
 }
 
@@ -550,12 +611,26 @@ impl Probe for PerfProbe {
                 shard: self.shard,
             },
         );
-        for ev in &self.events {
+        let log = self.ctx.log.clone();
+        self.for_each_event(|ev| {
             if let Err(e) = ev.enable() {
-                (self.ctx.log)(&format!("{NAME}: enabling cpu {}: {e}", ev.cpu()));
+                log(&format!("{NAME}: enabling cpu {}: {e}", ev.cpu()));
+            }
+        });
+        self.next = Some(now_ns + u64::from(self.options.read_period_ms) * 1_000_000);
+        let period = std::time::Duration::from_millis(u64::from(self.options.read_period_ms));
+        let events = std::mem::take(&mut self.events);
+        // Without the thread, the events are read on the probes' thread
+        // every period (as upstream reads them).
+        match Drain::start(events, period, self.ctx.wake.clone()) {
+            Ok(d) => self.drain = Some(d),
+            Err((events, e)) => {
+                self.events = events;
+                (self.ctx.log)(&format!(
+                    "{NAME}: no drain thread, reading every period: {e}"
+                ));
             }
         }
-        self.next = Some(now_ns + u64::from(self.options.read_period_ms) * 1_000_000);
         if self.options.unwind_state_clear_period_ms != 0 {
             self.next_clear =
                 Some(now_ns + u64::from(self.options.unwind_state_clear_period_ms) * 1_000_000);
@@ -565,6 +640,10 @@ impl Probe for PerfProbe {
     fn next_deadline(&self) -> Option<u64> {
         if self.stopped {
             return None;
+        }
+        // What the drain thread read is unwound now.
+        if self.drain.as_ref().is_some_and(Drain::has_chunks) {
+            return Some(0);
         }
         self.next
     }
@@ -583,14 +662,21 @@ impl Probe for PerfProbe {
             self.stopped = true;
             return;
         }
-        self.read_all(sink, now_ns);
+        let due = self.next.is_some_and(|n| n <= now_ns);
+        if self.drain.is_some() {
+            self.handle_queued(sink, now_ns);
+        } else {
+            self.read_all(sink, now_ns);
+        }
         if self.next_clear.is_some_and(|t| t <= now_ns) {
             self.unwinder.clear();
             self.next_clear =
                 Some(now_ns + u64::from(self.options.unwind_state_clear_period_ms) * 1_000_000);
         }
-        let period = u64::from(self.options.read_period_ms) * 1_000_000;
-        self.next = Some(self.next.map_or(now_ns, |n| n.max(now_ns)) + period);
+        if due || self.drain.is_none() {
+            let period = u64::from(self.options.read_period_ms) * 1_000_000;
+            self.next = Some(self.next.map_or(now_ns, |n| n.max(now_ns)) + period);
+        }
     }
 
     fn stop(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
@@ -598,6 +684,7 @@ impl Probe for PerfProbe {
         if !self.stopped {
             self.read_all(sink, now_ns);
         }
+        self.drain = None;
         self.stopped = true;
     }
 

@@ -222,8 +222,20 @@ impl ProcessUnwinder {
 
     fn unwind_frame_pointer(&self, regs: UserRegs, stack: &StackCopy<'_>) -> UnwoundStack {
         let (pcs, failure) = frame_pointer::walk(regs, stack, MAX_FRAMES);
-        let mut frames = Vec::with_capacity(pcs.len());
-        for (i, pc) in pcs.into_iter().enumerate() {
+        let placed = self.place(&pcs);
+        match (placed.error, failure) {
+            (super::error::UnwindErrorKind::None, Some(f)) => {
+                UnwoundStack::failed(placed.frames, f)
+            }
+            _ => placed,
+        }
+    }
+
+    /// `pcs` (the sampled ip, then return addresses) placed in their
+    /// mappings, up to the first one in none (`INVALID_MAP`).
+    pub(crate) fn place(&self, pcs: &[u64]) -> UnwoundStack {
+        let mut frames = Vec::with_capacity(pcs.len().min(MAX_FRAMES));
+        for (i, &pc) in pcs.iter().take(MAX_FRAMES).enumerate() {
             match self.find(pc) {
                 Some(m) => frames.push(m.frame(pc, i > 0)),
                 None => {
@@ -236,10 +248,10 @@ impl ProcessUnwinder {
                 }
             }
         }
-        match failure {
-            None => UnwoundStack::complete(frames),
-            Some(f) => UnwoundStack::failed(frames, f),
+        if pcs.len() > MAX_FRAMES {
+            return UnwoundStack::failed(frames, UnwindFailure::TooManyFrames);
         }
+        UnwoundStack::complete(frames)
     }
 
     fn unwind_dwarf(

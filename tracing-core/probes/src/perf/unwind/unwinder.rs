@@ -152,6 +152,71 @@ impl Unwinder {
         }
     }
 
+    /// The frames of a chain of pcs the kernel walked (`pcs[0]` the sampled
+    /// ip, then return addresses; `UNWIND_KERNEL_FRAME_POINTER`), each placed
+    /// in its mapping. A pc in no mapping has the maps read again once (as
+    /// [`Unwinder::unwind`] does) and, if still unmapped, ends the stack
+    /// with `INVALID_MAP`.
+    pub fn place(&mut self, pid: u32, pcs: &[u64]) -> UnwoundStack {
+        let out = self.place_inner(pid, pcs);
+        self.stats.count(out.error);
+        out
+    }
+
+    fn place_inner(&mut self, pid: u32, pcs: &[u64]) -> UnwoundStack {
+        if pcs.is_empty() {
+            return UnwoundStack::complete(Vec::new());
+        }
+        let process = match self.processes.entry(pid) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                self.stats.process_hits += 1;
+                e.into_mut()
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                self.stats.process_misses += 1;
+                match ProcessUnwinder::load(&self.proc, pid, &mut self.modules) {
+                    Ok(p) => v.insert(p),
+                    Err(e) => return UnwoundStack::failed(Vec::new(), UnwindFailure::Maps(e)),
+                }
+            }
+        };
+        let first = process.place(pcs);
+        if first.error != UnwindErrorKind::InvalidMap {
+            return first;
+        }
+        if process.reread_cooldown > 0 {
+            process.reread_cooldown -= 1;
+            self.stats.maps_rereads_skipped += 1;
+            return first;
+        }
+        self.stats.maps_rereads += 1;
+        let text = match read_maps_text(&self.proc, pid) {
+            Ok(t) => t,
+            Err(e) => {
+                self.processes.remove(&pid);
+                return UnwoundStack::failed(first.frames, UnwindFailure::Maps(e));
+            }
+        };
+        if process.built_from(&text) {
+            process.reread_cooldown = REREAD_COOLDOWN;
+            let mut first = first;
+            first.maps_reread = true;
+            return first;
+        }
+        match ProcessUnwinder::from_maps_text(&self.proc, pid, &text, &mut self.modules) {
+            Ok(p) => {
+                let p = self.processes.entry(pid).insert_entry(p).into_mut();
+                let mut again = p.place(pcs);
+                again.maps_reread = true;
+                again
+            }
+            Err(e) => {
+                self.processes.remove(&pid);
+                UnwoundStack::failed(first.frames, UnwindFailure::Maps(e))
+            }
+        }
+    }
+
     /// The function `frame` (of process `pid`) is in, demangled: from its
     /// ELF's symbols, or for JIT code from `/tmp/perf-PID.map`. `None` for a
     /// stripped module or unknown code; the frame still has its mapping's
