@@ -24,6 +24,8 @@ mod decoder;
 pub mod derive_decoders;
 pub mod ftrace_page;
 mod ipc_frames;
+mod perf_records;
+mod perf_unwind;
 mod procfs;
 mod producer_endpoint;
 mod producer_port;
@@ -45,6 +47,8 @@ pub use decoder::decoder;
 pub use derive_decoders::derive_decoders;
 pub use ftrace_page::ftrace_page;
 pub use ipc_frames::ipc_frames;
+pub use perf_records::perf_records;
+pub use perf_unwind::perf_unwind;
 pub use procfs::procfs;
 pub use producer_endpoint::producer_endpoint;
 pub use producer_port::producer_port;
@@ -87,4 +91,6 @@ pub const TARGETS: &[Target] = &[
     ("trace_file", trace_file),
     ("procfs", procfs),
     ("ftrace_page", ftrace_page),
+    ("perf_records", perf_records),
+    ("perf_unwind", perf_unwind),
 ];

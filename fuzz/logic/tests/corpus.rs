@@ -147,6 +147,8 @@ corpus_tests!(
     trace_file,
     procfs,
     ftrace_page,
+    perf_records,
+    perf_unwind,
 );
 
 /// Every target has its cargo-fuzz binary (a `[[bin]]` in fuzz/Cargo.toml,

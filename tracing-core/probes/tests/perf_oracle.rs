@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use perf_fixture::{
     Ours, PerfRecord, Running, Stack, fixture, leaf_shares, perf_config, read_back, records_lost,
-    serial, top_chain, unavailable,
+    serial, state_clears, top_chain, unavailable,
 };
 use zerotrace_probes::protos::perf_event_config::UnwindMode;
 use zerotrace_probes::protos::perf_events::Counter;
@@ -113,19 +113,24 @@ fn dwarf_unwinding_agrees_with_perf_on_shares_and_chains() {
     ) else {
         return;
     };
-    ours.run_for(2000);
+    // Halfway, the service's periodic clear of incremental state: the
+    // samples after it resolve through entries interned anew.
+    ours.run_for(1000);
+    ours.clear_incremental_state();
+    ours.run_for(1000);
     let packets = ours.stop();
     let theirs = perf.finish();
     drop(run);
+    assert_eq!(state_clears(&packets[0]), 2, "the start and the clear");
     let ours = read_back(&packets[0]);
     // The ring buffers are drained when a quarter full: at 1 kHz with
     // 64 KiB stack copies and the default 256 pages nothing is lost on a
-    // quiet machine (the cost benchmark counts it); here, beside perf on
-    // two cores, at most 1% lost, and said.
+    // quiet machine (`cargo xtask perf-cost` counts it); here, beside perf
+    // on two cores and whatever else runs, a few, and said.
     let lost = records_lost(&packets[0]);
     println!("kernel records lost: {lost}");
     assert!(
-        lost * 100 <= ours.len() as u64,
+        lost * 10 <= ours.len() as u64,
         "{lost} records lost for {} samples",
         ours.len()
     );

@@ -510,6 +510,20 @@ impl PerfProbe {
         self.stats.samples += 1;
     }
 
+    /// The sequence's first packet: defaults and fixed interned entries,
+    /// the incremental state cleared.
+    fn write_defaults(&self, sink: &mut dyn PacketSink) {
+        packets::write_start(
+            sink,
+            &Defaults {
+                clock_id: packets::builtin_clock_id(self.options.clock),
+                timebase: &self.options.timebase_bytes,
+                followers: &self.options.follower_bytes,
+                shard: self.shard,
+            },
+        );
+    }
+
     fn over_memory(&self) -> bool {
         let limit = self.options.max_daemon_memory_kb;
         limit != 0 && self_footprint_kb().is_some_and(|kb| kb > u64::from(limit))
@@ -602,15 +616,7 @@ fn decide(
 
 impl Probe for PerfProbe {
     fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
-        packets::write_start(
-            sink,
-            &Defaults {
-                clock_id: packets::builtin_clock_id(self.options.clock),
-                timebase: &self.options.timebase_bytes,
-                followers: &self.options.follower_bytes,
-                shard: self.shard,
-            },
-        );
+        self.write_defaults(sink);
         let log = self.ctx.log.clone();
         self.for_each_event(|ev| {
             if let Err(e) = ev.enable() {
@@ -692,6 +698,17 @@ impl Probe for PerfProbe {
         if !self.stopped {
             self.read_all(sink, now_ns);
         }
+    }
+
+    /// As `traced_perf`: the defaults and the fixed interned entries again
+    /// (the sequence's state cleared), and every mapping, frame and
+    /// callstack interned anew when next used.
+    fn clear_incremental_state(&mut self, _now_ns: u64, sink: &mut dyn PacketSink) {
+        if self.stopped {
+            return;
+        }
+        self.interner = Interner::new();
+        self.write_defaults(sink);
     }
 
     fn stats(&self) -> ProbeStats {

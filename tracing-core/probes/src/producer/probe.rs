@@ -163,6 +163,12 @@ pub trait Probe: Send {
     /// written yet (the runtime then flushes the writer). Most probes
     /// write as they go and have nothing to do.
     fn flush(&mut self, _now_ns: u64, _sink: &mut dyn PacketSink) {}
+    /// The service asked to clear the sequence's incremental state
+    /// (`incremental_state_config.clear_period_ms`, so that a ring buffer
+    /// that overwrote the first packets stays decodable): a probe that
+    /// interns forgets what it emitted and writes its defaults and fixed
+    /// entries again. Probes without incremental state do nothing.
+    fn clear_incremental_state(&mut self, _now_ns: u64, _sink: &mut dyn PacketSink) {}
     /// The pids of the tasks it saw running since the last call (ftrace),
     /// for the process data source of the same tracing session.
     fn take_seen_pids(&mut self) -> Vec<i32> {

@@ -117,6 +117,8 @@ enum Command {
     Start(Instance),
     Stop(u64, SyncSender<()>),
     Flush(u64, SyncSender<()>),
+    /// The service asks the instance to clear its incremental state.
+    ClearIncrementalState(u64),
     /// A probe has data to read before its deadline (see [`Waker`]).
     Wake,
     Shutdown,
@@ -237,7 +239,10 @@ fn on_event(tx: &Sender<Command>, event: &DataSourceEvent) {
         }
         DataSourceEvent::Stop(i) => answered(Command::Stop, i.id),
         DataSourceEvent::Flush(i) => answered(Command::Flush, i.id),
-        DataSourceEvent::Setup(_) | DataSourceEvent::ClearIncrementalState(_) => {}
+        DataSourceEvent::ClearIncrementalState(i) => {
+            let _ = tx.send(Command::ClearIncrementalState(i.id));
+        }
+        DataSourceEvent::Setup(_) => {}
     }
 }
 
@@ -306,6 +311,12 @@ impl Driver {
                         r.writer.flush(None);
                     }
                     let _ = done.send(());
+                }
+                Ok(Command::ClearIncrementalState(id)) => {
+                    let now = self.now();
+                    if let Some(r) = self.running.get_mut(&id) {
+                        r.probe.clear_incremental_state(now, &mut r.writer);
+                    }
                 }
                 // The loop looks at the deadlines again.
                 Ok(Command::Wake) => {}

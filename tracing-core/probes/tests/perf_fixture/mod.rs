@@ -348,6 +348,15 @@ impl Ours {
         }
     }
 
+    /// Asks every instance to clear its incremental state, as the service
+    /// does every `incremental_state_config.clear_period_ms`.
+    pub fn clear_incremental_state(&mut self) {
+        let now = zerotrace_core::platform::boottime_ns();
+        for (p, sink) in &mut self.probes {
+            p.clear_incremental_state(now, sink);
+        }
+    }
+
     /// Stops every instance: the packets each wrote.
     pub fn stop(self) -> Vec<Vec<Vec<u8>>> {
         let now = zerotrace_core::platform::boottime_ns();
@@ -359,6 +368,18 @@ impl Ours {
             })
             .collect()
     }
+}
+
+/// How many packets clear the sequence's incremental state.
+pub fn state_clears(packets: &[Vec<u8>]) -> usize {
+    packets
+        .iter()
+        .filter(|p| {
+            Decoder::new(p).filter_map(Result::ok).any(|f| {
+                f.id == packet_field::SEQUENCE_FLAGS && f.as_u64().is_ok_and(|v| v & 1 != 0)
+            })
+        })
+        .count()
 }
 
 /// The records the kernel lost, as the instance's packets report them
@@ -378,7 +399,9 @@ pub fn records_lost(packets: &[Vec<u8>]) -> u64 {
 }
 
 /// The samples of one instance's packets, callstacks resolved through the
-/// sequence's interned data.
+/// sequence's interned data. A packet that clears the incremental state
+/// (`SEQ_INCREMENTAL_STATE_CLEARED`) forgets every interned entry, as trace
+/// processor does: a sample that refers to one not defined since panics.
 pub fn read_back(packets: &[Vec<u8>]) -> Vec<Stack> {
     let mut names: HashMap<u64, String> = HashMap::new();
     let mut mapping_paths: HashMap<u64, String> = HashMap::new();
@@ -387,6 +410,16 @@ pub fn read_back(packets: &[Vec<u8>]) -> Vec<Stack> {
     let mut stacks: HashMap<u64, Vec<u64>> = HashMap::new();
     let mut out = Vec::new();
     for p in packets {
+        let cleared = Decoder::new(p)
+            .filter_map(Result::ok)
+            .any(|f| f.id == packet_field::SEQUENCE_FLAGS && f.as_u64().is_ok_and(|v| v & 1 != 0));
+        if cleared {
+            names.clear();
+            mapping_paths.clear();
+            mappings.clear();
+            frames.clear();
+            stacks.clear();
+        }
         for f in Decoder::new(p) {
             let f = f.expect("packet decodes");
             match f.id {
