@@ -1,4 +1,5 @@
-//! `linux.perf`'s user-space unwinder and symbolizer on a hostile ELF file
+//! `linux.perf`'s user-space unwinder and symbolizer (and `zerotrace
+//! symbolize`'s DWARF reader) on a hostile ELF file
 //! and a hostile stack: the input is an ELF image (mapped executable in a
 //! fake process under a scratch `/proc`), the sampled registers, a mode
 //! (DWARF, the frame-pointer chain in the copy, or a chain of pcs placed
@@ -44,12 +45,21 @@ pub fn perf_unwind(data: &[u8]) {
     };
     let stack = c.0;
 
-    // The image on its own: headers, symbols, build id.
+    // The image on its own: headers, symbols, build id; and as
+    // `zerotrace symbolize` reads it (DWARF, symbol table).
     if let Ok(m) = ElfModule::parse(elf) {
         let _ = m.build_id_hex();
         let _ = m.symbol_count();
         for pc in [0, ip - BASE, u64::MAX, m.load_bias()] {
             let _ = m.symbolize(pc);
+        }
+    }
+    let _ = zerotrace_cli::profile::build_id_of(elf);
+    if let Ok(s) = zerotrace_cli::profile::ModuleSymbolizer::new(elf) {
+        for pc in [0, ip - BASE, ip, u64::MAX] {
+            for l in s.lines(pc) {
+                assert!(!l.function_name.is_empty());
+            }
         }
     }
 

@@ -177,3 +177,125 @@ fn pprof_and_flamegraph_of_the_fixture_show_its_shares() {
     }
     println!("go tool pprof -top:\n{top}");
 }
+
+/// A stripped binary is sampled with its frames unnamed (mapping, build id
+/// and `rel_pc` only); `zerotrace symbolize` finds the unstripped file by
+/// its build id under `--symbol-path` (`.build-id/xx/rest.debug`), and the
+/// flamegraph of the symbolized trace names the leaves again, at their
+/// shares.
+#[test]
+fn symbolize_names_a_stripped_binary_from_its_debug_file() {
+    let test = "symbolize_names_a_stripped_binary_from_its_debug_file";
+    if perf_fixture::unavailable(test).is_some() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("perf_symbolize");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let full = fixture(false);
+    let stripped = dir.join("fixture_stripped");
+    let st = Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&full)
+        .status()
+        .expect("binutils' strip runs");
+    assert!(st.success(), "strip");
+    // The debug file where a build-id layout puts it.
+    let build_id = zerotrace_cli::profile::build_id_of(&std::fs::read(&full).expect("read"))
+        .expect("the fixture has a build id");
+    let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+    let symbols = dir.join("symbols");
+    let debug = symbols.join(".build-id").join(&hex[..2]);
+    std::fs::create_dir_all(&debug).expect("a directory");
+    std::fs::copy(&full, debug.join(format!("{}.debug", &hex[2..]))).expect("copied");
+
+    let run = Running::start(&stripped, "cpu");
+    let pid = run.pid();
+    let config = perf_config(|c| {
+        c.begin_timebase()
+            .set_frequency(1000)
+            .set_counter(Counter::SwCpuClock);
+        let mut cs = c.begin_callstack_sampling();
+        cs.set_user_frames(UnwindMode::UnwindDwarf);
+        cs.begin_scope().add_target_pid(pid as i32);
+    });
+    let Some(mut ours) = Ours::start(test, &[config]) else {
+        return;
+    };
+    ours.run_for(1500);
+    let packets = ours.stop().remove(0);
+    drop(run);
+    // Unnamed where the binary is stripped (its leaves are "?").
+    let before = leaf_shares(&read_back(&packets), pid);
+    assert!(
+        before.get("?").copied().unwrap_or(0.0) > 90.0,
+        "the stripped leaves have no name: {before:?}"
+    );
+    let trace = dir.join("stripped.pftrace");
+    std::fs::write(&trace, trace_file(&packets)).expect("the trace written");
+
+    let symbolized = dir.join("symbolized.pftrace");
+    let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .arg("symbolize")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&symbolized)
+        .arg("--symbol-path")
+        .arg(&symbols)
+        .arg("--no-local-files")
+        .output()
+        .expect("zerotrace runs");
+    let said = text(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("fixture_stripped ("), "{said}");
+    assert!(said.contains(".build-id/"), "found by build id: {said}");
+
+    let svg = dir.join("symbolized.svg");
+    let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .arg("flamegraph")
+        .arg(&symbolized)
+        .arg("--pid")
+        .arg(pid.to_string())
+        .arg("-o")
+        .arg(&svg)
+        .output()
+        .expect("zerotrace runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let drawn = std::fs::read_to_string(&svg).expect("an SVG");
+    for (leaf, design) in LEAVES {
+        let tip = format!("<title>{leaf} (");
+        let at = drawn
+            .find(&tip)
+            .unwrap_or_else(|| panic!("{leaf} not named after symbolize"));
+        let rest = &drawn[at + tip.len()..];
+        let pct: f64 = rest
+            .split(", ")
+            .nth(1)
+            .and_then(|p| p.split('%').next())
+            .and_then(|p| p.parse().ok())
+            .expect("a share");
+        assert!(
+            (pct - design).abs() <= 10.0,
+            "{leaf}: {pct}% after symbolize, the fixture means {design}%"
+        );
+    }
+    // The callers too, from DWARF (with the file of the source).
+    assert!(
+        drawn.contains("<title>fixture::caller_b ("),
+        "callers named"
+    );
+    // Nothing found: a clear error.
+    let o = Command::new(env!("CARGO_BIN_EXE_zerotrace"))
+        .arg("symbolize")
+        .arg(&trace)
+        .arg("-o")
+        .arg(dir.join("none.pftrace"))
+        .arg("--symbol-path")
+        .arg(dir.join("nowhere"))
+        .arg("--no-local-files")
+        .output()
+        .expect("zerotrace runs");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no binary or debug file found"));
+}

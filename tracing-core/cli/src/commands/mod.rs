@@ -27,6 +27,7 @@ mod relay_cmd;
 mod setup_errors;
 mod stats;
 mod summary;
+mod symbolize;
 mod trace_reader;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ use zerotrace_core::ipc::consumer_socket_name;
 pub use flamegraph::FlamegraphArgs;
 pub use record::RecordArgs;
 pub use relay_cmd::{RelayArgs, config as relay_config};
+pub use symbolize::SymbolizeArgs;
 
 /// Exit codes (documented in `zerotrace --help`).
 pub mod exit {
@@ -180,6 +182,10 @@ pub enum Command {
     /// Draw a trace's CPU samples (linux.perf) as an interactive flame
     /// graph (SVG).
     Flamegraph(FlamegraphArgs),
+    /// Name the frames of a trace's CPU samples from binaries and debug
+    /// files (DWARF, symbols), appending `module_symbols` packets as
+    /// Perfetto's `traceconv symbolize` does.
+    Symbolize(SymbolizeArgs),
     /// Relay this machine's producers to a central service on another
     /// machine (Perfetto's traced_relay).
     Relay(relay_cmd::RelayArgs),
@@ -210,6 +216,7 @@ impl Command {
             Command::Stats { .. } => "stats",
             Command::Convert { .. } => "convert",
             Command::Flamegraph(_) => "flamegraph",
+            Command::Symbolize(_) => "symbolize",
             Command::Relay(_) => "relay",
             Command::Demo { .. } => "demo",
         }
@@ -258,6 +265,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             output,
         } => convert::run(&trace, output.as_deref()),
         Command::Flamegraph(args) => flamegraph::run(&args),
+        Command::Symbolize(args) => symbolize::run(&args),
         Command::Demo { output } => demo::run(&output),
         Command::Relay(args) => relay_cmd::run(args),
     }

@@ -15,6 +15,7 @@ mod interning;
 mod pprof;
 mod reader;
 mod sample;
+mod symbolizer;
 mod symbols;
 mod tables;
 
@@ -23,6 +24,7 @@ pub use interning::Unresolved;
 pub use pprof::{PprofError, encode_pprof};
 pub use reader::{Profile, SampleReader};
 pub use sample::{Counts, Sample, Timebase, cpu_mode_name, skip_reason_name, unwind_error_name};
+pub use symbolizer::{ModuleSymbolizer, SymbolizeError, build_id_of};
 pub use symbols::SymbolLine;
 pub use tables::{Frame, Mapping};
 
