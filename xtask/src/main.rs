@@ -8,6 +8,7 @@ mod fuzz;
 mod interop;
 mod miri;
 mod msrv;
+mod perf_cost;
 mod private_deps;
 mod scale;
 mod soak;
@@ -151,6 +152,25 @@ enum Task {
         /// Where the plot goes (default target/scale/scale.svg).
         #[arg(long)]
         svg: Option<String>,
+    },
+    /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
+    /// `perf record` + `perf script` at the same rate, on two CPU-bound
+    /// fixture programs: the workload's slowdown, each sampler's CPU per
+    /// sample, samples lost, bytes per sample (medians of the rounds).
+    /// Needs root, `perf` and `rustc`.
+    PerfCost {
+        /// Rounds (default 3).
+        #[arg(long)]
+        rounds: Option<u32>,
+        /// Seconds each workload runs (default 5).
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Our ring buffer's data pages per CPU (default 256).
+        #[arg(long)]
+        pages: Option<u32>,
+        /// Sampling frequency per CPU, Hz (default 1000).
+        #[arg(long)]
+        frequency: Option<u64>,
     },
 }
 
@@ -304,6 +324,27 @@ fn main() -> ExitCode {
                 svg,
             };
             match scale::run(&workspace_root(), &opts) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::PerfCost {
+            rounds,
+            seconds,
+            pages,
+            frequency,
+        } => {
+            let opts = perf_cost::Options {
+                rounds,
+                seconds,
+                pages,
+                frequency,
+            };
+            match perf_cost::run(&workspace_root(), &opts) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,
                 Err(e) => {

@@ -432,6 +432,9 @@ impl CpuEvent {
                 return Err(e);
             }
         };
+        // One allocation for both runs (a wrapped span would otherwise
+        // grow the vector, and copy the first run again, for the second).
+        out.reserve(s.first.1 + s.second.1);
         for (start, len) in [s.first, s.second] {
             if len == 0 {
                 continue;

@@ -9,9 +9,14 @@
 //! - `syscalls`: `syscall_loop` writes one byte to `/dev/null` at a time.
 //! - `block`: `wait_on_pipe` blocks reading a pipe that `pace_writer`
 //!   (another thread) feeds a byte every two milliseconds.
+//! - `work SECONDS`: the `cpu` mode's leaves with fixed loop counts (no
+//!   correction), for the cost benchmark (`cargo xtask perf-cost`): after
+//!   `ready` it waits for a line on stdin, runs for SECONDS of wall time
+//!   and prints `work ITERATIONS NANOSECONDS` (the loop turns done, the
+//!   time taken), then exits.
 //!
-//! It runs until killed, after printing `ready` (in `cpu` mode once the
-//! loop counts have settled).
+//! The other modes run until killed, after printing `ready` (in `cpu` mode
+//! once the loop counts have settled).
 
 use std::hint::black_box;
 use std::io::{Read, Write};
@@ -138,6 +143,25 @@ fn pace_writer(mut w: std::io::PipeWriter) {
     }
 }
 
+/// Rounds of the three leaves (60/30/10 of the loop turns) until `span`
+/// of wall time has passed: the loop turns done and the nanoseconds taken.
+#[inline(never)]
+fn work_for(span: std::time::Duration) -> (u64, u128) {
+    const ROUND: [u64; 3] = [600_000, 300_000, 100_000];
+    let start = std::time::Instant::now();
+    let mut done = 0u64;
+    loop {
+        black_box(caller_a(black_box(ROUND[0])));
+        black_box(caller_b(black_box(ROUND[1])));
+        black_box(caller_c(black_box(ROUND[2])));
+        done += ROUND.iter().sum::<u64>();
+        let elapsed = start.elapsed();
+        if elapsed >= span {
+            return (done, elapsed.as_nanos());
+        }
+    }
+}
+
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     let ready = || {
@@ -176,8 +200,20 @@ fn main() {
                 black_box(wait_on_pipe(&mut r));
             }
         }
+        "work" => {
+            let seconds: f64 = std::env::args()
+                .nth(2)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(5.0);
+            ready();
+            let mut go = String::new();
+            let _ = std::io::stdin().read_line(&mut go);
+            let (iterations, ns) = work_for(std::time::Duration::from_secs_f64(seconds));
+            println!("work {iterations} {ns}");
+            let _ = std::io::stdout().flush();
+        }
         other => {
-            eprintln!("usage: fixture cpu|syscalls|block (not {other:?})");
+            eprintln!("usage: fixture cpu|syscalls|block|work SECONDS (not {other:?})");
             std::process::exit(2);
         }
     }
