@@ -7,9 +7,12 @@
 //! exactly head − tail bytes; every framed record lies inside the bytes;
 //! every slice a parsed sample holds (callchain, raw data, registers, stack
 //! copy) lies inside its record, and the stack copy is never longer than
-//! the record says it copied.
+//! the record says it copied. Copied out as the drain thread does (stack
+//! copies cut to what was filled, across a wrap), the bytes never grow and
+//! frame as records again.
 
 use zerotrace_probes::perf::abi::{read_format, sample};
+use zerotrace_probes::perf::compact::{TwoRuns, copy_compacted};
 use zerotrace_probes::perf::records::{Record, SampleLayout, parse_record};
 use zerotrace_probes::perf::ring::{records, span};
 
@@ -82,6 +85,7 @@ pub fn perf_records(data: &[u8]) {
         assert_eq!((s.first.1 + s.second.1) as u64, head.wrapping_sub(tail));
     }
 
+    let c_cut = c.byte().unwrap_or(0);
     let bytes = c.0;
     let mut framed = 0;
     for rec in records(bytes) {
@@ -110,4 +114,28 @@ pub fn perf_records(data: &[u8]) {
         }
     }
     assert!(framed <= bytes.len());
+
+    // Copied out as the drain thread copies them (each sample's stack cut
+    // to what was filled), across a wrap anywhere: never longer, and what
+    // was whole reads back as records again.
+    let cut = usize::from(c_cut).min(bytes.len());
+    let mut out = Vec::new();
+    let copied = copy_compacted(
+        TwoRuns {
+            first: &bytes[..cut],
+            second: &bytes[cut..],
+        },
+        STACK,
+        &mut out,
+    );
+    assert!(out.len() <= bytes.len());
+    if copied.is_ok() {
+        for rec in records(&out) {
+            let rec = rec.expect("a compacted ring frames");
+            let _ = parse_record(rec, &layout);
+        }
+    }
 }
+
+/// The stack copy size the compaction is tried with.
+const STACK: u64 = 64;

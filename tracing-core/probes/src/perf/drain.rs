@@ -6,7 +6,9 @@
 //! on another, a thread of its own here copies every buffer out as soon as
 //! the kernel says it is a quarter full (`wakeup_watermark`), and at least every
 //! `ring_buffer_read_period_ms`, into a queue that the data source
-//! unwinds from on the probes' thread (woken for it).
+//! unwinds from on the probes' thread (woken for it). Each sample's stack
+//! copy is cut to the bytes the kernel filled on the way (`compact.rs`):
+//! a few KiB of the 64 KiB reserved, so the copy and the queue stay small.
 //!
 //! The queue is bounded ([`QUEUE_CAP`]): past it the thread leaves the data
 //! in the kernel, whose buffer then overflows and says how many records it
@@ -49,6 +51,9 @@ struct Queue {
 
 struct Shared {
     events: Mutex<Vec<CpuEvent>>,
+    /// The requested stack copy of each sample, cut to what was filled as
+    /// it is copied out (`perf::compact`); `None`: records copied whole.
+    stack_size: Option<u64>,
     queue: Mutex<Queue>,
     stop: AtomicBool,
 }
@@ -67,7 +72,11 @@ impl Shared {
                 break;
             }
             let mut bytes = Vec::new();
-            let malformed = ev.read_into(&mut bytes).is_err();
+            let malformed = match self.stack_size {
+                Some(n) => ev.read_compacted_into(&mut bytes, n),
+                None => ev.read_into(&mut bytes),
+            }
+            .is_err();
             if bytes.is_empty() && !malformed {
                 continue;
             }
@@ -102,11 +111,15 @@ impl std::fmt::Debug for Drain {
 impl Drain {
     /// Takes `events` (already enabled or not) and starts the thread:
     /// it reads when a buffer passes its watermark and every `period`,
-    /// and calls `wake` after a read that found something. Where the
-    /// thread cannot be had, the events come back with the reason.
+    /// and calls `wake` after a read that found something. With
+    /// `stack_size` (the samples' requested `sample_stack_user`), each
+    /// sample's stack copy is cut to what the kernel filled as it is copied
+    /// out. Where the thread cannot be had, the events come back with the
+    /// reason.
     pub fn start(
         events: Vec<CpuEvent>,
         period: Duration,
+        stack_size: Option<u64>,
         wake: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Drain, (Vec<CpuEvent>, std::io::Error)> {
         let fds = match events
@@ -119,6 +132,7 @@ impl Drain {
         };
         let shared = Arc::new(Shared {
             events: Mutex::new(events),
+            stack_size,
             queue: Mutex::new(Queue::default()),
             stop: AtomicBool::new(false),
         });

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use perf_event_open_sys::bindings as sys;
 
 use super::abi::{mmap_page, read_format, sample, x86_64_regs};
+use super::compact::{TwoRuns, copy_compacted};
 use super::config::{EventKind, EventSpec, Interval, PerfOptions, UserFrames};
 use super::records::SampleLayout;
 use super::ring::{RingError, span};
@@ -422,6 +423,35 @@ impl CpuEvent {
     /// Positions the kernel would never write are an error (the buffer is
     /// then skipped to the head).
     pub fn read_into(&mut self, out: &mut Vec<u8>) -> Result<usize, RingError> {
+        self.read_with(|runs| {
+            // One allocation for both runs (a wrapped span would otherwise
+            // grow the vector, and copy the first run again, for the second).
+            out.reserve(runs.first.len() + runs.second.len());
+            out.extend_from_slice(runs.first);
+            out.extend_from_slice(runs.second);
+            Ok(runs.first.len() + runs.second.len())
+        })
+    }
+
+    /// As [`CpuEvent::read_into`], each sample's stack copy of
+    /// `stack_size` requested bytes cut to what the kernel filled
+    /// ([`copy_compacted`]).
+    pub fn read_compacted_into(
+        &mut self,
+        out: &mut Vec<u8>,
+        stack_size: u64,
+    ) -> Result<usize, RingError> {
+        self.read_with(|runs| copy_compacted(runs, stack_size, out))
+    }
+
+    /// Hands the bytes the kernel has written since the last read to `f`
+    /// (as the ring's two runs), then gives that space back to the kernel.
+    /// Positions the kernel would never write are an error (the buffer is
+    /// then skipped to the head).
+    fn read_with(
+        &mut self,
+        f: impl FnOnce(TwoRuns<'_>) -> Result<usize, RingError>,
+    ) -> Result<usize, RingError> {
         let head = self.control(mmap_page::DATA_HEAD);
         let tail = self.control(mmap_page::DATA_TAIL);
         let s = match span(tail, head, self.data_size) {
@@ -432,26 +462,27 @@ impl CpuEvent {
                 return Err(e);
             }
         };
-        // One allocation for both runs (a wrapped span would otherwise
-        // grow the vector, and copy the first run again, for the second).
-        out.reserve(s.first.1 + s.second.1);
-        for (start, len) in [s.first, s.second] {
+        let run = |(start, len): (usize, usize)| -> &[u8] {
             if len == 0 {
-                continue;
+                return &[];
             }
             // SAFETY: `span` keeps `start + len <= data_size`, and the data
             // area lies inside the mapping (checked in `open`). The bytes
             // between tail and head were completely written before the head
             // was published (acquire load above) and the kernel does not
-            // touch them until the tail moves past them (below).
-            let bytes = unsafe {
+            // touch them until the tail moves past them (below, after the
+            // last use of the slices).
+            unsafe {
                 std::slice::from_raw_parts(self.map.as_ptr().add(self.data_offset + start), len)
-            };
-            out.extend_from_slice(bytes);
-        }
+            }
+        };
+        let result = f(TwoRuns {
+            first: run(s.first),
+            second: run(s.second),
+        });
         self.control_atomic(mmap_page::DATA_TAIL)
             .store(head, Ordering::Release);
-        Ok(s.first.1 + s.second.1)
+        result
     }
 }
 

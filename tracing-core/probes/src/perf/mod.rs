@@ -6,6 +6,7 @@
 //! * [`abi`]: the kernel's perf_event numbers.
 //! * [`records`]: sample and loss records parsed from bytes.
 //! * [`ring`]: the ring buffer's spans and record framing.
+//! * [`compact`]: records copied out without the unfilled part of their stack copies.
 //! * [`config`]: `PerfEventConfig` read into options.
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
 //! * [`drain`]: the thread that empties the ring buffers into a queue.
@@ -15,6 +16,7 @@
 //!   chain) over `/proc/PID/maps` and the process's ELF files, and symbols.
 
 pub mod abi;
+pub mod compact;
 pub mod config;
 pub mod drain;
 pub mod event;

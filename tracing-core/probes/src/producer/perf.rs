@@ -628,7 +628,9 @@ impl Probe for PerfProbe {
         let events = std::mem::take(&mut self.events);
         // Without the thread, the events are read on the probes' thread
         // every period (as upstream reads them).
-        match Drain::start(events, period, self.ctx.wake.clone()) {
+        let stack_size = (self.layout.sample_type & crate::perf::abi::sample::STACK_USER != 0)
+            .then_some(u64::from(crate::perf::event::STACK_USER_BYTES));
+        match Drain::start(events, period, stack_size, self.ctx.wake.clone()) {
             Ok(d) => self.drain = Some(d),
             Err((events, e)) => {
                 self.events = events;
