@@ -253,3 +253,60 @@ fn dwarf_unwinding_names_user_frames_of_the_sampled_binary() {
         samples.iter().take(2).collect::<Vec<_>>()
     );
 }
+
+/// A hardware counter samples where the machine's PMU counts it, and is
+/// refused with a clear error where it does not (most virtual machines,
+/// this CI's among them).
+#[test]
+fn a_hardware_counter_samples_or_is_refused_clearly() {
+    let mut child = Command::new("dd")
+        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
+        .spawn()
+        .expect("dd runs");
+    let pid = child.id();
+    let config = ds_config("linux.perf", |m| {
+        let mut c =
+            PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+        c.begin_timebase()
+            .set_frequency(100)
+            .set_counter(Counter::HwCpuCycles);
+        let mut cs = c.begin_callstack_sampling();
+        cs.set_kernel_frames(true);
+        cs.begin_scope().add_target_pid(pid as i32);
+    });
+    let ctx = ProbeContext::system();
+    match PerfSource::system().create(&config, &ctx) {
+        Ok(mut probe) => {
+            let mut sink = BufferSink::default();
+            let now = || zerotrace_core::platform::boottime_ns();
+            probe.start(now(), &mut sink);
+            std::thread::sleep(Duration::from_millis(300));
+            probe.stop(now(), &mut sink);
+            let _ = child.kill();
+            let _ = child.wait();
+            let (samples, _) = read_back(&sink.packets);
+            assert!(
+                !samples.is_empty(),
+                "cycles sampled where the PMU counts them"
+            );
+            println!("HW_CPU_CYCLES: {} samples", samples.len());
+        }
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let e = e.to_string();
+            if e.contains("not counted on this machine") {
+                assert!(
+                    e.contains("HW_CPU_CYCLES") && e.contains("SW_CPU_CLOCK"),
+                    "{e}"
+                );
+                println!("HW_CPU_CYCLES refused here: {e}");
+            } else {
+                // perf events closed altogether (not root): said, as the
+                // other tests say it.
+                assert!(!required(), "ZEROTRACE_REQUIRE_PERF=1 but {e}");
+                println!("a_hardware_counter_samples_or_is_refused_clearly did not run: {e}");
+            }
+        }
+    }
+}

@@ -38,6 +38,22 @@ pub enum PerfOpenError {
         /// hardware counter on a machine without a PMU; EACCES: not allowed).
         source: std::io::Error,
     },
+    /// The kernel has no such event on this machine (ENOENT, ENODEV or
+    /// EOPNOTSUPP): typically a hardware counter where no PMU counts it,
+    /// as in most virtual machines.
+    #[error(
+        "{what} is not counted on this machine (cpu {cpu}: {source}); a virtual \
+         machine often has no hardware counters: sample a software counter \
+         such as SW_CPU_CLOCK instead"
+    )]
+    NotCounted {
+        /// The event.
+        what: String,
+        /// The CPU.
+        cpu: u32,
+        /// The error.
+        source: std::io::Error,
+    },
     /// A tracepoint's id could not be read from tracefs.
     #[error("tracepoint {group}/{name}: {source} (is tracefs mounted, and does the event exist?)")]
     Tracepoint {
@@ -247,10 +263,19 @@ fn open(
         )
     };
     if fd < 0 {
+        let source = std::io::Error::last_os_error();
+        // ENOENT, ENODEV, EOPNOTSUPP: no such event here.
+        if matches!(source.raw_os_error(), Some(2 | 19 | 95)) {
+            return Err(PerfOpenError::NotCounted {
+                what: what.to_owned(),
+                cpu,
+                source,
+            });
+        }
         return Err(PerfOpenError::Open {
             what: what.to_owned(),
             cpu,
-            source: std::io::Error::last_os_error(),
+            source,
         });
     }
     // SAFETY: the syscall returned a new file descriptor that nothing else owns.
