@@ -78,6 +78,9 @@ pub mod record {
     pub const LOST_SAMPLES: u32 = 13;
 }
 
+/// `PERF_RECORD_MISC_COMM_EXEC`: a `PERF_RECORD_COMM` that an exec caused.
+pub const MISC_COMM_EXEC: u16 = 1 << 13;
+
 /// `PERF_RECORD_MISC_CPUMODE_MASK`: the CPU mode bits of a record's `misc`.
 pub const MISC_CPUMODE_MASK: u16 = 0x7;
 

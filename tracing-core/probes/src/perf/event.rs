@@ -214,6 +214,13 @@ fn attr(
             a.sample_stack_user = STACK_USER_BYTES;
         }
         let cs = options.callstacks.as_ref();
+        // Execs and exits (as side-band records): a process's unwinding
+        // state and scope decision are dropped when it execs or exits.
+        if cs.is_some() {
+            a.set_comm(1);
+            a.set_comm_exec(1);
+            a.set_task(1);
+        }
         // Kernel frames only: the user part comes from unwinding the copy.
         if cs.is_some_and(|c| c.kernel_frames && c.user_frames != UserFrames::KernelFramePointer) {
             a.set_exclude_callchain_user(1);

@@ -36,6 +36,22 @@ pub enum Record<'a> {
     },
     /// `PERF_RECORD_THROTTLE` (`true`) or `UNTHROTTLE` (`false`).
     Throttle(bool),
+    /// `PERF_RECORD_COMM` with `PERF_RECORD_MISC_COMM_EXEC`: thread `tid`
+    /// of process `pid` exec'd (its process's mappings are new).
+    Exec {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+    },
+    /// `PERF_RECORD_EXIT`: thread `tid` of process `pid` exited (the
+    /// process itself when they are equal).
+    Exit {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+    },
     /// A record of another type (mmap, comm, fork, ...), not read here.
     Other {
         /// Its `PERF_RECORD_*` type.
@@ -219,6 +235,18 @@ pub fn parse_record<'a>(bytes: &'a [u8], layout: &SampleLayout) -> Result<Record
         record::LOST_SAMPLES => Ok(Record::LostSamples {
             lost: c.u64("lost samples")?,
         }),
+        record::COMM if misc & super::abi::MISC_COMM_EXEC != 0 => Ok(Record::Exec {
+            pid: c.u32("comm pid")?,
+            tid: c.u32("comm tid")?,
+        }),
+        record::EXIT => {
+            let pid = c.u32("exit pid")?;
+            let _ppid = c.u32("exit ppid")?;
+            Ok(Record::Exit {
+                pid,
+                tid: c.u32("exit tid")?,
+            })
+        }
         record::THROTTLE => Ok(Record::Throttle(true)),
         record::UNTHROTTLE => Ok(Record::Throttle(false)),
         other => Ok(Record::Other { kind: other }),
@@ -472,6 +500,37 @@ mod tests {
             panic!("not a sample");
         };
         assert_eq!((s.regs_user, s.stack_user), (None, None));
+    }
+
+    #[test]
+    fn execs_and_exits_are_read_other_comms_are_not() {
+        // comm: pid, tid, the name (NUL padded to 8 bytes).
+        let mut comm = Vec::new();
+        comm.extend_from_slice(&42u32.to_ne_bytes());
+        comm.extend_from_slice(&42u32.to_ne_bytes());
+        comm.extend_from_slice(b"dd\0\0\0\0\0\0");
+        let exec = rec(record::COMM, crate::perf::abi::MISC_COMM_EXEC, &comm);
+        assert_eq!(
+            parse_record(&exec, &full_layout()),
+            Ok(Record::Exec { pid: 42, tid: 42 })
+        );
+        let rename = rec(record::COMM, 0, &comm);
+        assert_eq!(
+            parse_record(&rename, &full_layout()),
+            Ok(Record::Other { kind: record::COMM })
+        );
+        // exit: pid, ppid, tid, ptid, time.
+        let mut exit = Vec::new();
+        for v in [42u32, 1, 43, 1] {
+            exit.extend_from_slice(&v.to_ne_bytes());
+        }
+        exit.extend(words(&[99]));
+        assert_eq!(
+            parse_record(&rec(record::EXIT, 0, &exit), &full_layout()),
+            Ok(Record::Exit { pid: 42, tid: 43 })
+        );
+        // Cut short: an error, not a guess.
+        assert!(parse_record(&rec(record::EXIT, 0, &exit[..4]), &full_layout()).is_err());
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub trait UserStacks: Send {
     fn unwind(&mut self, input: &UserInput<'_>) -> (Vec<FrameDesc>, Option<StackUnwindError>);
     /// Drops every cached process state (`unwind_state_clear_period_ms`).
     fn clear(&mut self);
+    /// Drops process `pid`'s state: it exec'd or exited.
+    fn forget(&mut self, _pid: u32) {}
 }
 
 /// An unwinder that reads no ELF file and no `/proc`: user frames of the
@@ -180,6 +182,10 @@ impl UserStacks for DwarfStacks {
     fn clear(&mut self) {
         self.0.clear();
     }
+
+    fn forget(&mut self, pid: u32) {
+        self.0.forget_process(pid);
+    }
 }
 
 /// Makes the unwinder of each instance.
@@ -309,6 +315,8 @@ pub struct PerfStats {
     pub malformed: u64,
     /// Samples whose unwinding ended with an error.
     pub unwind_errors: u64,
+    /// Processes whose cached state was dropped (they exec'd or exited).
+    pub processes_forgotten: u64,
 }
 
 /// Which processes are in scope, decided on each one's first sample.
@@ -407,10 +415,28 @@ impl PerfProbe {
                     self.stats.kernel_records_lost += lost;
                     packets::write_records_lost(sink, now_ns, cpu, lost);
                 }
-                Ok(Record::Throttle(_) | Record::Other { .. }) => {}
+                // A new image, or a pid free for reuse: what was cached of
+                // the process (mappings, modules' CFI, its scope decision)
+                // no longer holds.
+                Ok(Record::Exec { pid, .. }) => self.forget(pid, false),
+                Ok(Record::Exit { pid, tid }) if pid == tid => self.forget(pid, true),
+                Ok(Record::Exit { .. } | Record::Throttle(_) | Record::Other { .. }) => {}
                 Err(_) => self.stats.malformed += 1,
             }
         }
+    }
+
+    /// Process `pid` exec'd (`exited` false) or exited: its unwinding
+    /// state goes. Its scope decision goes on exit (the pid may be reused),
+    /// and on exec only if it was out of scope (a new command line may
+    /// match a `target_cmdline`; one in scope keeps its place, so that an
+    /// `additional_cmdline_count` slot is not taken twice).
+    fn forget(&mut self, pid: u32, exited: bool) {
+        self.unwinder.forget(pid);
+        if exited || self.scope.decided.get(&pid) == Some(&false) {
+            self.scope.decided.remove(&pid);
+        }
+        self.stats.processes_forgotten += 1;
     }
 
     fn in_scope(&mut self, pid: u32) -> bool {
