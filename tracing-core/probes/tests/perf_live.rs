@@ -310,3 +310,35 @@ fn a_hardware_counter_samples_or_is_refused_clearly() {
         }
     }
 }
+
+/// `modifiers: EVENT_MODIFIER_COUNT_USERSPACE` (field 12 of the timebase,
+/// newer than the schema here): the CPU clock counts only while the
+/// process runs its own code, so none of `dd`'s samples is taken in its
+/// read/write syscalls (a third of them or more otherwise, as above).
+#[test]
+fn a_user_space_modifier_keeps_samples_out_of_the_kernel() {
+    let mut child = Command::new("dd")
+        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
+        .spawn()
+        .expect("dd runs");
+    let pid = child.id();
+    let config = perf_config(pid, |c| {
+        let mut tb = c.begin_timebase();
+        tb.set_frequency(1000).set_counter(Counter::SwCpuClock);
+        tb.message().append_varint(12, 1);
+    });
+    let Some(packets) = record("a_user_space_modifier", config, &mut child, 400) else {
+        return;
+    };
+    let (samples, _) = read_back(&packets);
+    assert!(samples.len() >= 20, "{} samples of dd", samples.len());
+    let in_kernel = samples
+        .iter()
+        .filter(|s| {
+            s.names
+                .iter()
+                .any(|n| n.contains("sys_read") || n.contains("sys_write"))
+        })
+        .count();
+    assert_eq!(in_kernel, 0, "{:?}", samples.first());
+}

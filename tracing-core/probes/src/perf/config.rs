@@ -52,6 +52,72 @@ pub struct EventSpec {
     pub kind: EventKind,
     /// The config's `name`, if any.
     pub name: Option<String>,
+    /// The privilege levels counted (`modifiers`); `None`: the event's
+    /// default (all that the caller may count).
+    pub modifiers: Option<Modifiers>,
+}
+
+/// `PerfEvents.EventModifier`s: which privilege levels an event counts.
+/// Upstream added the field after the schema this crate is generated
+/// from (`Timebase.modifiers` = 12, `FollowerEvent.modifiers` = 5, values
+/// 1 user space, 2 kernel, 3 hypervisor); it is read from the raw bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modifiers {
+    /// `EVENT_MODIFIER_COUNT_USERSPACE`.
+    pub user: bool,
+    /// `EVENT_MODIFIER_COUNT_KERNEL`.
+    pub kernel: bool,
+    /// `EVENT_MODIFIER_COUNT_HYPERVISOR`.
+    pub hypervisor: bool,
+}
+
+/// `Timebase.modifiers`' field number.
+const TIMEBASE_MODIFIERS: u32 = 12;
+/// `FollowerEvent.modifiers`' field number.
+const FOLLOWER_MODIFIERS: u32 = 5;
+/// `PerfEventConfig.ignore_open_failure`'s field number.
+const IGNORE_OPEN_FAILURE: u32 = 21;
+/// `PerfEventConfig.cpuid`'s field number.
+const CPUID: u32 = 22;
+
+/// The modifiers of an event message (`field`, repeated enum, packed or
+/// not); `None` when it lists none. An unknown value is an error.
+fn modifiers(msg: &[u8], field: u32) -> Result<Option<Modifiers>, PerfConfigError> {
+    let mut values = Vec::new();
+    for f in protozero::Decoder::new(msg) {
+        let Ok(f) = f else { break };
+        if f.id != field {
+            continue;
+        }
+        match f.value {
+            // Packed.
+            protozero::FieldValue::Bytes(b) => {
+                let mut rest = b;
+                while !rest.is_empty() {
+                    let Ok((v, n)) = protozero::varint::decode_varint(rest) else {
+                        return Err(PerfConfigError::Modifier(-1));
+                    };
+                    values.push(v as i64);
+                    rest = &rest[n..];
+                }
+            }
+            protozero::FieldValue::Varint(v) => values.push(v as i64),
+            _ => return Err(PerfConfigError::Modifier(-1)),
+        }
+    }
+    if values.is_empty() {
+        return Ok(None);
+    }
+    let mut m = Modifiers::default();
+    for v in values {
+        match v {
+            1 => m.user = true,
+            2 => m.kernel = true,
+            3 => m.hypervisor = true,
+            other => return Err(PerfConfigError::Modifier(other)),
+        }
+    }
+    Ok(Some(m))
 }
 
 /// How often the timebase samples.
@@ -132,6 +198,10 @@ pub struct PerfOptions {
     pub max_daemon_memory_kb: u32,
     /// The unwinder's caches are dropped this often (0: never).
     pub unwind_state_clear_period_ms: u32,
+    /// `ignore_open_failure` (field 21, newer than the schema here): a CPU
+    /// whose event cannot be opened is left out (said in the log) instead
+    /// of failing the instance, unless no CPU opens.
+    pub ignore_open_failure: bool,
     /// The timebase message as configured (echoed in `perf_sample_defaults`).
     pub timebase_bytes: Vec<u8>,
     /// The follower messages as configured.
@@ -161,6 +231,9 @@ pub enum PerfConfigError {
     /// A CPU index past what a `u32` mask can name sensibly.
     #[error("PerfEventConfig.target_cpu: {0} is not a CPU of this machine")]
     TargetCpu(u32),
+    /// An event modifier upstream does not name.
+    #[error("PerfEventConfig: unknown event modifier {0}")]
+    Modifier(i64),
     /// An unwinding mode the schema does not name.
     #[error("PerfEventConfig.callstack_sampling.user_frames: unknown mode {0}")]
     UnwindMode(i32),
@@ -189,20 +262,31 @@ impl PerfOptions {
         if tb.is_some_and(TimebaseDecoder::has_poll_period_ms) {
             refused.push("timebase.poll_period_ms");
         }
+        let timebase_raw = c.timebase_bytes().unwrap_or_default();
         let timebase = match tb {
             Some(tb) => {
                 let name = tb.name().map(str::to_owned);
+                let modifiers = match modifiers(timebase_raw, TIMEBASE_MODIFIERS)? {
+                    Some(m) => Some(m),
+                    None => tb.raw_event_bytes().and_then(raw_excludes),
+                };
                 match timebase_event(tb)? {
-                    Some(kind) => EventSpec { kind, name },
+                    Some(kind) => EventSpec {
+                        kind,
+                        name,
+                        modifiers,
+                    },
                     None => EventSpec {
                         kind: EventKind::Counter(Counter::SwCpuClock),
                         name,
+                        modifiers,
                     },
                 }
             }
             None => EventSpec {
                 kind: EventKind::Counter(Counter::SwCpuClock),
                 name: None,
+                modifiers: None,
             },
         };
         let clock = match tb.and_then(TimebaseDecoder::timestamp_clock_raw) {
@@ -212,7 +296,12 @@ impl PerfOptions {
         let mut followers = Vec::new();
         let mut follower_bytes = Vec::new();
         for (f, raw) in c.followers().zip(c.followers_bytes()) {
-            followers.push(follower(&f)?);
+            let mut spec = follower(&f)?;
+            spec.modifiers = match modifiers(raw, FOLLOWER_MODIFIERS)? {
+                Some(m) => Some(m),
+                None => f.raw_event_bytes().and_then(raw_excludes),
+            };
+            followers.push(spec);
             follower_bytes.push(raw.to_vec());
         }
         let legacy = c.all_cpus() == Some(true);
@@ -239,6 +328,18 @@ impl PerfOptions {
         if c.target_installed_by().next().is_some() {
             refused.push("target_installed_by");
         }
+        let raw_field = |id: u32| {
+            protozero::Decoder::new(bytes)
+                .filter_map(Result::ok)
+                .filter(|f| f.id == id)
+                .last()
+        };
+        let ignore_open_failure = raw_field(IGNORE_OPEN_FAILURE)
+            .and_then(|f| f.as_u64().ok())
+            .is_some_and(|v| v != 0);
+        if raw_field(CPUID).is_some() {
+            refused.push("cpuid");
+        }
         Ok(PerfOptions {
             timebase,
             interval,
@@ -257,6 +358,7 @@ impl PerfOptions {
                 .saturating_mul(1024),
             max_daemon_memory_kb: c.max_daemon_memory_kb().unwrap_or(0),
             unwind_state_clear_period_ms: c.unwind_state_clear_period_ms().unwrap_or(0),
+            ignore_open_failure,
             timebase_bytes: c.timebase_bytes().map(<[u8]>::to_vec).unwrap_or_default(),
             follower_bytes,
             refused,
@@ -330,6 +432,7 @@ fn follower(f: &FollowerEventDecoder<'_>) -> Result<EventSpec, PerfConfigError> 
     Ok(EventSpec {
         kind,
         name: f.name().map(str::to_owned),
+        modifiers: None,
     })
 }
 
@@ -351,6 +454,25 @@ fn tracepoint(t: &TracepointDecoder<'_>) -> Result<EventKind, PerfConfigError> {
         }),
         _ => Err(PerfConfigError::TracepointName(full.to_owned())),
     }
+}
+
+/// A raw event's `exclude_user`/`exclude_kernel`/`exclude_hv` (fields 5,
+/// 6, 7, newer than the schema here: read from `raw`, the encoded
+/// `RawEvent`), as the levels it counts; `None` when it excludes none.
+fn raw_excludes(raw: &[u8]) -> Option<Modifiers> {
+    let set = |id: u32| {
+        protozero::Decoder::new(raw)
+            .filter_map(Result::ok)
+            .filter(|f| f.id == id)
+            .last()
+            .is_some_and(|f| f.as_u64().is_ok_and(|v| v != 0))
+    };
+    let (u, k, h) = (set(5), set(6), set(7));
+    (u || k || h).then_some(Modifiers {
+        user: !u,
+        kernel: !k,
+        hypervisor: !h,
+    })
 }
 
 fn raw(r: &RawEventDecoder<'_>) -> EventKind {
@@ -428,6 +550,65 @@ mod tests {
             f(&mut c);
         }
         w.finish().unwrap()
+    }
+
+    /// Fields newer than the schema here, read by number: `modifiers`
+    /// (packed or not; a raw event's excludes where none are given),
+    /// `ignore_open_failure`, and `cpuid` refused by name.
+    #[test]
+    fn newer_fields_are_read_or_refused_by_name() {
+        let bytes = config(|c| {
+            {
+                let mut tb = c.begin_timebase();
+                tb.set_frequency(100);
+                // modifiers: user space and kernel, unpacked.
+                tb.message().append_varint(12, 1);
+                tb.message().append_varint(12, 2);
+            }
+            {
+                let mut f = c.add_followers();
+                f.set_counter(Counter::SwPageFaults);
+                // modifiers: user space only, packed.
+                f.message().append_bytes(5, &[1]);
+            }
+            {
+                let mut f = c.add_followers();
+                let mut r = f.begin_raw_event();
+                r.set_type(4).set_config(0xc0);
+                // exclude_kernel.
+                r.message().append_varint(6, 1);
+            }
+            c.message().append_varint(21, 1);
+            c.message().append_string(22, "GenuineIntel-6-55");
+        });
+        let o = PerfOptions::from_config(&bytes).unwrap();
+        let m = |user, kernel, hypervisor| {
+            Some(Modifiers {
+                user,
+                kernel,
+                hypervisor,
+            })
+        };
+        assert_eq!(o.timebase.modifiers, m(true, true, false));
+        assert_eq!(o.followers[0].modifiers, m(true, false, false));
+        assert_eq!(o.followers[1].modifiers, m(true, false, true));
+        assert!(o.ignore_open_failure);
+        assert_eq!(o.refused, ["cpuid"]);
+        // Nothing said: the defaults.
+        let plain = PerfOptions::from_config(&config(|c| {
+            c.begin_timebase().set_frequency(100);
+        }))
+        .unwrap();
+        assert_eq!(plain.timebase.modifiers, None);
+        assert!(!plain.ignore_open_failure);
+        // A modifier upstream does not name.
+        let bad = config(|c| {
+            c.begin_timebase().message().append_varint(12, 9);
+        });
+        assert!(matches!(
+            PerfOptions::from_config(&bad),
+            Err(PerfConfigError::Modifier(9))
+        ));
     }
 
     #[test]

@@ -205,6 +205,12 @@ fn attr(
     };
     a.__bindgen_anon_3.config1 = config1;
     a.__bindgen_anon_4.config2 = config2;
+    // `modifiers` (or a raw event's excludes): only the levels listed count.
+    if let Some(m) = spec.modifiers {
+        a.set_exclude_user(u64::from(!m.user));
+        a.set_exclude_kernel(u64::from(!m.kernel));
+        a.set_exclude_hv(u64::from(!m.hypervisor));
+    }
     if leader {
         let l = layout(options);
         a.sample_type = l.sample_type;

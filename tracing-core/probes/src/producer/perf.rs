@@ -246,11 +246,24 @@ impl DataSource for PerfSource {
             options.target_cpus.clone()
         };
         let mut events = Vec::with_capacity(cpus.len());
+        let mut first_error = None;
         for cpu in cpus {
-            events.push(
-                CpuEvent::open(&options, cpu, &tracefs)
-                    .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?,
-            );
+            match CpuEvent::open(&options, cpu, &tracefs) {
+                Ok(ev) => events.push(ev),
+                // `ignore_open_failure`: that CPU is left out, and said.
+                Err(e) if options.ignore_open_failure => {
+                    (ctx.log)(&format!("{NAME}: cpu {cpu} left out: {e}"));
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => return Err(ProbeError::Unavailable(format!("{NAME}: {e}"))),
+            }
+        }
+        if events.is_empty() {
+            if let Some(e) = first_error {
+                return Err(ProbeError::Unavailable(format!(
+                    "{NAME}: no CPU's event opens: {e}"
+                )));
+            }
         }
         let kernel_symbols = options
             .callstacks
