@@ -94,8 +94,17 @@ fn position(names: &[String], suffix: &str) -> usize {
         .unwrap_or_else(|| panic!("no frame named *{suffix} in {names:#?}"))
 }
 
+/// One test at a time: a test thread that starts or ends, or a large
+/// allocation, changes this process's maps, and the re-read test below
+/// counts whether a re-read found them unchanged.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn dwarf_unwinds_own_stack_through_nested_functions() {
+    let _one = one_at_a_time();
     dwarf_case();
 }
 
@@ -184,6 +193,7 @@ fn dwarf_case() {
 
 #[test]
 fn truncated_stack_copy_reports_memory_invalid() {
+    let _one = one_at_a_time();
     let (c, _) = level_one(2);
     let pid = std::process::id();
     let mut unwinder = Unwinder::new();
@@ -213,6 +223,7 @@ fn truncated_stack_copy_reports_memory_invalid() {
 
 #[test]
 fn garbage_registers_are_typed_errors() {
+    let _one = one_at_a_time();
     let (c, _) = level_one(3);
     let pid = std::process::id();
     let mut unwinder = Unwinder::new();
@@ -274,6 +285,7 @@ fn garbage_registers_are_typed_errors() {
 
 #[test]
 fn skip_mode_gives_no_frames_and_no_error() {
+    let _one = one_at_a_time();
     let (c, _) = level_one(4);
     let mut unwinder = Unwinder::new();
     let sample = UserSample {
