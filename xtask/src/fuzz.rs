@@ -67,8 +67,9 @@ pub fn targets(root: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// Runs `only` (or every target) for `seconds` each.
-pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, String> {
+/// Runs `only` (or every target) for `seconds` each; `dev`: built
+/// unoptimised with debug assertions and overflow checks, else `--release`.
+pub fn run(root: &Path, seconds: u64, only: &[String], dev: bool) -> Result<Vec<Outcome>, String> {
     ensure_cargo_fuzz()?;
     let nightly = has_nightly();
     let (toolchain, sanitizer): (&[&str], &str) = if nightly {
@@ -77,9 +78,11 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         (&[], "none")
     };
     println!(
-        "fuzz: {} toolchain, sanitizer {sanitizer}",
-        if nightly { "nightly" } else { "stable" }
+        "fuzz: {} toolchain, sanitizer {sanitizer}, {} build",
+        if nightly { "nightly" } else { "stable" },
+        if dev { "dev" } else { "release" }
     );
+    let profile = if dev { "--dev" } else { "--release" };
     let fuzz_dir = root.join("fuzz");
     // The fuzz package is its own workspace with its own (uncommitted) lock
     // file: start it from the main workspace's, so the fuzzed code builds
@@ -106,7 +109,7 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
     let mut build = Command::new("cargo");
     build
         .args(toolchain)
-        .args(["fuzz", "build", "--sanitizer", sanitizer, "--release"]);
+        .args(["fuzz", "build", "--sanitizer", sanitizer, profile]);
     if only.len() == 1 {
         build.arg(&only[0]);
     }
@@ -142,14 +145,7 @@ pub fn run(root: &Path, seconds: u64, only: &[String]) -> Result<Vec<Outcome>, S
         let start = Instant::now();
         let o = Command::new("cargo")
             .args(toolchain)
-            .args([
-                "fuzz",
-                "run",
-                "--sanitizer",
-                sanitizer,
-                "--release",
-                &target,
-            ])
+            .args(["fuzz", "run", "--sanitizer", sanitizer, profile, &target])
             .arg(&corpus)
             .arg("--")
             .arg(format!("-max_total_time={seconds}"))

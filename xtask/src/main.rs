@@ -92,6 +92,11 @@ enum Task {
         /// Only these targets (repeatable).
         #[arg(long = "target")]
         targets: Vec<String>,
+        /// Build unoptimised, with debug assertions and overflow checks
+        /// (CI's smoke run: a quicker build, fewer executions, and an
+        /// arithmetic overflow anywhere in the fuzzed code is a finding).
+        #[arg(long)]
+        dev: bool,
     },
     /// Build the genuine Perfetto SDK clients and run the interop tests
     /// against genuine Perfetto (its service, trace buffers, SDK and schemas).
@@ -183,7 +188,11 @@ fn workspace_root() -> PathBuf {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.task {
-        Task::Fuzz { seconds, targets } => match fuzz::run(&workspace_root(), seconds, &targets) {
+        Task::Fuzz {
+            seconds,
+            targets,
+            dev,
+        } => match fuzz::run(&workspace_root(), seconds, &targets, dev) {
             Ok(outcomes) if outcomes.iter().any(|o| o.crashed) => ExitCode::FAILURE,
             Ok(outcomes) => {
                 for o in &outcomes {

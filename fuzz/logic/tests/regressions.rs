@@ -32,3 +32,26 @@ fn text_config_string_cut_at_crlf() {
         "../../regressions/text_config/string-cut-at-crlf"
     ));
 }
+
+/// A return address at the very start of the executable mapping: the
+/// unwinder looks up the byte before a return address, which lies outside
+/// the module there.
+#[test]
+fn perf_unwind_return_address_at_mapping_start() {
+    zerotrace_fuzz_logic::perf_unwind(include_bytes!(
+        "../../regressions/perf_unwind/return_address_at_mapping_start"
+    ));
+}
+
+/// An `.eh_frame_hdr` whose search-table entries point before `.eh_frame`:
+/// gimli turned the entry into an `.eh_frame` offset by an unchecked
+/// subtraction (a panic under overflow checks, found by a dev-built fuzz
+/// run; a wrapped offset in release). The table is now checked when
+/// the module loads and dropped when unsound
+/// (`tracing-core/probes/src/perf/unwind/eh_frame_hdr_check.rs`).
+#[test]
+fn perf_unwind_eh_frame_hdr_fde_before_eh_frame() {
+    zerotrace_fuzz_logic::perf_unwind(include_bytes!(
+        "../../regressions/perf_unwind/eh_frame_hdr_fde_before_eh_frame"
+    ));
+}

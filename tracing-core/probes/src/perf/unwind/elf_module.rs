@@ -21,6 +21,7 @@ use std::sync::Arc;
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::{Object, ObjectSection, ObjectSymbol, ReadRef};
 
+use super::eh_frame_hdr_check::table_is_sound;
 use super::symbols::{Symbol, SymbolTable};
 
 /// Why a file did not load as an ELF module.
@@ -83,7 +84,7 @@ pub struct ElfModule {
     pub got: Option<Range<u64>>,
     /// `.eh_frame`.
     pub eh_frame: Option<SectionData>,
-    /// `.eh_frame_hdr`.
+    /// `.eh_frame_hdr`, where its search table is sound.
     pub eh_frame_hdr: Option<SectionData>,
     /// `.debug_frame` (uncompressed only).
     pub debug_frame: Option<SectionData>,
@@ -167,14 +168,24 @@ impl ElfModule {
         }
         let symbols = SymbolTable::build(symbols);
 
+        let text = range_of(".text");
+        let got = range_of(".got");
+        let eh_frame = data_of(".eh_frame");
+        // A search table that is not sound is left out (framehop then
+        // indexes `.eh_frame` itself): see eh_frame_hdr_check.rs.
+        let eh_frame_hdr = data_of(".eh_frame_hdr").filter(|hdr| {
+            eh_frame
+                .as_ref()
+                .is_some_and(|eh| table_is_sound(hdr, eh, text.as_ref(), got.as_ref()))
+        });
         Ok(ElfModule {
             build_id,
             load_bias,
             loads,
-            text: range_of(".text"),
-            got: range_of(".got"),
-            eh_frame: data_of(".eh_frame"),
-            eh_frame_hdr: data_of(".eh_frame_hdr"),
+            text,
+            got,
+            eh_frame,
+            eh_frame_hdr,
             debug_frame: data_of(".debug_frame"),
             symbols,
         })

@@ -14,7 +14,8 @@
 //!
 //! Files: `maps.rs` (`/proc/PID/maps`), `regs.rs` and `stack.rs` (the
 //! sample's inputs), `module_source.rs` (where ELF bytes come from),
-//! `elf_module.rs` (what is kept of an ELF), `symbols.rs` and
+//! `elf_module.rs` (what is kept of an ELF), `eh_frame_hdr_check.rs`
+//! (whether its `.eh_frame_hdr` table is safe to search), `symbols.rs` and
 //! `demangle.rs` (names), `module_cache.rs` (modules shared across
 //! processes), `arch.rs` (framehop, x86-64 only), `frame_pointer.rs` (the
 //! rbp chain), `process.rs` (one process's state and the unwind loop),
@@ -24,6 +25,7 @@
 
 mod arch;
 mod demangle;
+mod eh_frame_hdr_check;
 mod elf_module;
 mod error;
 mod frame;
