@@ -51,6 +51,7 @@ mod lowering;
 pub mod model;
 pub mod names;
 pub mod parse;
+mod proto_tokens;
 mod protoc;
 mod pure;
 mod resolve;
