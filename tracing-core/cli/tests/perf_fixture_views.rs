@@ -28,6 +28,33 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A 1 kHz CPU-clock config on `pid`, user frames by DWARF.
+fn dwarf_config(pid: u32) -> Vec<u8> {
+    perf_config(|c| {
+        c.begin_timebase()
+            .set_frequency(1000)
+            .set_counter(Counter::SwCpuClock);
+        let mut cs = c.begin_callstack_sampling();
+        cs.set_user_frames(UnwindMode::UnwindDwarf);
+        cs.begin_scope().add_target_pid(pid as i32);
+    })
+}
+
+/// `function`'s share in inferno's SVG, from its tooltip
+/// `function (N samples, P%)`.
+fn svg_share(drawn: &str, function: &str) -> f64 {
+    let tip = format!("<title>{function} (");
+    let at = drawn
+        .find(&tip)
+        .unwrap_or_else(|| panic!("{function} not in the SVG"));
+    let rest = &drawn[at + tip.len()..];
+    rest.split(", ")
+        .nth(1)
+        .and_then(|p| p.split('%').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("a share in {}", &rest[..rest.len().min(60)]))
+}
+
 /// Go's pprof, or why not (said in one line; a failure where required).
 fn go_available() -> bool {
     let required = std::env::var("ZEROTRACE_REQUIRE_GO").is_ok_and(|v| v == "1");
@@ -49,14 +76,7 @@ fn pprof_and_flamegraph_of_the_fixture_show_its_shares() {
     let bin = fixture(false);
     let run = Running::start(&bin, "cpu");
     let pid = run.pid();
-    let config = perf_config(|c| {
-        c.begin_timebase()
-            .set_frequency(1000)
-            .set_counter(Counter::SwCpuClock);
-        let mut cs = c.begin_callstack_sampling();
-        cs.set_user_frames(UnwindMode::UnwindDwarf);
-        cs.begin_scope().add_target_pid(pid as i32);
-    });
+    let config = dwarf_config(pid);
     let Some(mut ours) = Ours::start(test, &[config]) else {
         return;
     };
@@ -96,17 +116,7 @@ fn pprof_and_flamegraph_of_the_fixture_show_its_shares() {
     let drawn = std::fs::read_to_string(&svg).expect("an SVG");
     for (leaf, _) in LEAVES {
         let ours = shares.get(leaf).copied().unwrap_or(0.0);
-        let tip = format!("<title>{leaf} (");
-        let at = drawn
-            .find(&tip)
-            .unwrap_or_else(|| panic!("{leaf} not in the SVG"));
-        let rest = &drawn[at + tip.len()..];
-        let pct: f64 = rest
-            .split(", ")
-            .nth(1)
-            .and_then(|p| p.split('%').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("a share in {}", &rest[..rest.len().min(60)]));
+        let pct = svg_share(&drawn, leaf);
         assert!(
             (pct - ours).abs() < 0.5,
             "{leaf}: {pct}% in the SVG, {ours:.2}% of our samples"
@@ -212,14 +222,7 @@ fn symbolize_names_a_stripped_binary_from_its_debug_file() {
 
     let run = Running::start(&stripped, "cpu");
     let pid = run.pid();
-    let config = perf_config(|c| {
-        c.begin_timebase()
-            .set_frequency(1000)
-            .set_counter(Counter::SwCpuClock);
-        let mut cs = c.begin_callstack_sampling();
-        cs.set_user_frames(UnwindMode::UnwindDwarf);
-        cs.begin_scope().add_target_pid(pid as i32);
-    });
+    let config = dwarf_config(pid);
     let Some(mut ours) = Ours::start(test, &[config]) else {
         return;
     };
@@ -264,17 +267,7 @@ fn symbolize_names_a_stripped_binary_from_its_debug_file() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let drawn = std::fs::read_to_string(&svg).expect("an SVG");
     for (leaf, design) in LEAVES {
-        let tip = format!("<title>{leaf} (");
-        let at = drawn
-            .find(&tip)
-            .unwrap_or_else(|| panic!("{leaf} not named after symbolize"));
-        let rest = &drawn[at + tip.len()..];
-        let pct: f64 = rest
-            .split(", ")
-            .nth(1)
-            .and_then(|p| p.split('%').next())
-            .and_then(|p| p.parse().ok())
-            .expect("a share");
+        let pct = svg_share(&drawn, leaf);
         assert!(
             (pct - design).abs() <= 10.0,
             "{leaf}: {pct}% after symbolize, the fixture means {design}%"

@@ -94,6 +94,14 @@ fn read_back(packets: &[Vec<u8>]) -> (Vec<Back>, bool) {
     (out, defaults)
 }
 
+/// A syscall-heavy child: `dd` copying one byte at a time.
+fn dd() -> Child {
+    Command::new("dd")
+        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
+        .spawn()
+        .expect("dd runs")
+}
+
 /// Records `config` for `ms` milliseconds while `child` runs; `None` when
 /// perf events cannot be opened here (said in one line).
 fn record(test: &str, config: Vec<u8>, child: &mut Child, ms: u64) -> Option<Vec<Vec<u8>>> {
@@ -134,10 +142,7 @@ fn perf_config(pid: u32, f: impl FnOnce(&mut PerfEventConfig<'_>)) -> Vec<u8> {
 
 #[test]
 fn cpu_clock_samples_a_syscall_loop_with_named_kernel_frames() {
-    let mut child = Command::new("dd")
-        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
-        .spawn()
-        .expect("dd runs");
+    let mut child = dd();
     let pid = child.id();
     let config = perf_config(pid, |c| {
         let mut tb = c.begin_timebase();
@@ -214,10 +219,7 @@ fn the_off_cpu_config_finds_where_a_thread_blocks() {
 
 #[test]
 fn dwarf_unwinding_names_user_frames_of_the_sampled_binary() {
-    let mut child = Command::new("dd")
-        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
-        .spawn()
-        .expect("dd runs");
+    let mut child = dd();
     let pid = child.id();
     let config = ds_config("linux.perf", |m| {
         let mut c =
@@ -259,10 +261,7 @@ fn dwarf_unwinding_names_user_frames_of_the_sampled_binary() {
 /// this CI's among them).
 #[test]
 fn a_hardware_counter_samples_or_is_refused_clearly() {
-    let mut child = Command::new("dd")
-        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
-        .spawn()
-        .expect("dd runs");
+    let mut child = dd();
     let pid = child.id();
     let config = ds_config("linux.perf", |m| {
         let mut c =
@@ -317,10 +316,7 @@ fn a_hardware_counter_samples_or_is_refused_clearly() {
 /// read/write syscalls (a third of them or more otherwise, as above).
 #[test]
 fn a_user_space_modifier_keeps_samples_out_of_the_kernel() {
-    let mut child = Command::new("dd")
-        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000000"])
-        .spawn()
-        .expect("dd runs");
+    let mut child = dd();
     let pid = child.id();
     let config = perf_config(pid, |c| {
         let mut tb = c.begin_timebase();

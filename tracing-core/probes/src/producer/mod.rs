@@ -16,6 +16,7 @@
 pub mod ds_config;
 pub mod ftrace;
 pub mod perf;
+mod perf_scope;
 pub mod probe;
 pub mod process_stats;
 pub mod refusals;

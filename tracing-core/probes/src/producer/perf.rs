@@ -7,14 +7,15 @@
 //! records, and the guardrail stop when the probes' memory passes
 //! `max_daemon_memory_kb`.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::ds_config;
+pub use super::perf_scope::cmdline_matches;
+use super::perf_scope::{ScopeState, read_cmdline};
 use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::perf::abi::context;
-use crate::perf::config::{PerfOptions, Scope, UserFrames};
+use crate::perf::config::{PerfOptions, UserFrames};
 use crate::perf::drain::{Chunk, Drain};
 use crate::perf::event::{CpuEvent, layout};
 use crate::perf::intern::{FrameDesc, Interner, MappingDesc};
@@ -332,13 +333,6 @@ pub struct PerfStats {
     pub processes_forgotten: u64,
 }
 
-/// Which processes are in scope, decided on each one's first sample.
-#[derive(Debug, Default)]
-struct ScopeState {
-    decided: HashMap<u32, bool>,
-    additional_taken: u32,
-}
-
 struct PerfProbe {
     options: PerfOptions,
     layout: SampleLayout,
@@ -446,9 +440,7 @@ impl PerfProbe {
     /// `additional_cmdline_count` slot is not taken twice).
     fn forget(&mut self, pid: u32, exited: bool) {
         self.unwinder.forget(pid);
-        if exited || self.scope.decided.get(&pid) == Some(&false) {
-            self.scope.decided.remove(&pid);
-        }
+        self.scope.forget(pid, exited);
         self.stats.processes_forgotten += 1;
     }
 
@@ -456,19 +448,8 @@ impl PerfProbe {
         let Some(cs) = &self.options.callstacks else {
             return true;
         };
-        if let Some(&d) = self.scope.decided.get(&pid) {
-            return d;
-        }
-        let cmdline = read_cmdline(&self.ctx, pid);
-        let d = decide(
-            &cs.scope,
-            pid,
-            cmdline.as_deref(),
-            self.shard,
-            &mut self.scope.additional_taken,
-        );
-        self.scope.decided.insert(pid, d);
-        d
+        self.scope
+            .in_scope(&cs.scope, pid, self.shard, || read_cmdline(&self.ctx, pid))
     }
 
     fn handle_sample(
@@ -587,72 +568,6 @@ fn self_footprint_kb() -> Option<u64> {
     Some(field("RssAnon:")?.saturating_add(field("VmSwap:").unwrap_or(0)))
 }
 
-fn read_cmdline(ctx: &ProbeContext, pid: u32) -> Option<String> {
-    let bytes = std::fs::read(ctx.root.path(format!("proc/{pid}/cmdline"))).ok()?;
-    let bytes = &bytes[..bytes.len().min(511)];
-    let argv0 = bytes.split(|&b| b == 0).next().unwrap_or_default();
-    Some(String::from_utf8_lossy(argv0).into_owned())
-}
-
-/// Whether `pattern` (one `*` at most, as upstream allows) matches a
-/// process whose argv0 is `argv0`: patterns starting with `/` match argv0
-/// itself, others its binary name (after the last `/`).
-pub fn cmdline_matches(pattern: &str, argv0: &str) -> bool {
-    let subject = if pattern.starts_with('/') {
-        argv0
-    } else {
-        argv0.rsplit('/').next().unwrap_or(argv0)
-    };
-    match pattern.split_once('*') {
-        None => subject == pattern,
-        Some((prefix, suffix)) => {
-            subject.len() >= prefix.len() + suffix.len()
-                && subject.starts_with(prefix)
-                && subject.ends_with(suffix)
-        }
-    }
-}
-
-/// Whether process `pid` (argv0 `cmdline`, if readable) is in `scope`.
-fn decide(
-    scope: &Scope,
-    pid: u32,
-    cmdline: Option<&str>,
-    shard: Option<(u32, u32)>,
-    additional_taken: &mut u32,
-) -> bool {
-    let ipid = i32::try_from(pid).unwrap_or(-1);
-    if scope.exclude_pids.contains(&ipid) {
-        return false;
-    }
-    if let Some(c) = cmdline {
-        if scope.exclude_cmdlines.iter().any(|p| cmdline_matches(p, c)) {
-            return false;
-        }
-    }
-    if let Some((count, chosen)) = shard {
-        if pid % count != chosen {
-            return false;
-        }
-    }
-    let listed = scope.target_pids.contains(&ipid)
-        || cmdline.is_some_and(|c| scope.target_cmdlines.iter().any(|p| cmdline_matches(p, c)));
-    if scope.target_pids.is_empty()
-        && scope.target_cmdlines.is_empty()
-        && scope.additional_cmdline_count == 0
-    {
-        return true;
-    }
-    if listed {
-        return true;
-    }
-    if *additional_taken < scope.additional_cmdline_count {
-        *additional_taken += 1;
-        return true;
-    }
-    false
-}
-
 impl Probe for PerfProbe {
     fn start(&mut self, now_ns: u64, sink: &mut dyn PacketSink) {
         self.write_defaults(sink);
@@ -758,44 +673,5 @@ impl Probe for PerfProbe {
             read_errors: self.stats.malformed,
             skipped_polls: 0,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cmdline_patterns_follow_upstreams_glob_rule() {
-        assert!(cmdline_matches("echo", "/bin/echo"));
-        assert!(cmdline_matches("/bin/e*", "/bin/echo"));
-        assert!(!cmdline_matches("/bin/e*", "/usr/bin/echo"));
-        assert!(cmdline_matches("ec*o", "/bin/echo"));
-        assert!(!cmdline_matches("echo", "/bin/echoes"));
-        assert!(cmdline_matches("*", "anything"));
-    }
-
-    #[test]
-    fn scope_takes_listed_then_additional_and_never_excluded() {
-        let scope = Scope {
-            target_pids: vec![10],
-            exclude_cmdlines: vec!["bad".into()],
-            additional_cmdline_count: 1,
-            ..Scope::default()
-        };
-        let mut taken = 0;
-        assert!(decide(&scope, 10, Some("/bin/x"), None, &mut taken));
-        assert!(!decide(&scope, 11, Some("/usr/bin/bad"), None, &mut taken));
-        assert!(
-            decide(&scope, 12, Some("/bin/y"), None, &mut taken),
-            "the one additional"
-        );
-        assert!(!decide(&scope, 13, Some("/bin/z"), None, &mut taken));
-        let all = Scope::default();
-        assert!(decide(&all, 99, None, Some((4, 3)), &mut 0));
-        assert!(
-            !decide(&all, 98, None, Some((4, 3)), &mut 0),
-            "another shard"
-        );
     }
 }

@@ -98,6 +98,37 @@ impl Unwinder {
         if mode == UnwindMode::Skip {
             return UnwoundStack::complete(Vec::new());
         }
+        self.with_maps_reread(pid, sample.stack_maxed, |p, cache| {
+            p.unwind(cache, sample.regs, sample.stack, mode)
+        })
+    }
+
+    /// The frames of a chain of pcs the kernel walked (`pcs[0]` the sampled
+    /// ip, then return addresses; `UNWIND_KERNEL_FRAME_POINTER`), each placed
+    /// in its mapping. A pc in no mapping has the maps read again once (as
+    /// [`Unwinder::unwind`] does) and, if still unmapped, ends the stack
+    /// with `INVALID_MAP`.
+    pub fn place(&mut self, pid: u32, pcs: &[u64]) -> UnwoundStack {
+        let out = if pcs.is_empty() {
+            UnwoundStack::complete(Vec::new())
+        } else {
+            self.with_maps_reread(pid, false, |p, _| p.place(pcs))
+        };
+        self.stats.count(out.error);
+        out
+    }
+
+    /// Runs `attempt` on `pid`'s state (built on its first sample). When
+    /// it meets a pc in no mapping (and the stack copy was not cut at its
+    /// maximum, where that is expected), the maps are read again, unless a
+    /// recent re-read found them unchanged; if they changed, the state is
+    /// rebuilt and `attempt` runs once more.
+    fn with_maps_reread(
+        &mut self,
+        pid: u32,
+        stack_maxed: bool,
+        mut attempt: impl FnMut(&ProcessUnwinder, &mut DwarfCache) -> UnwoundStack,
+    ) -> UnwoundStack {
         let process = match self.processes.entry(pid) {
             std::collections::hash_map::Entry::Occupied(e) => {
                 self.stats.process_hits += 1;
@@ -111,8 +142,8 @@ impl Unwinder {
                 }
             }
         };
-        let first = process.unwind(&mut self.cache, sample.regs, sample.stack, mode);
-        if first.error != UnwindErrorKind::InvalidMap || sample.stack_maxed {
+        let first = attempt(process, &mut self.cache);
+        if first.error != UnwindErrorKind::InvalidMap || stack_maxed {
             return first;
         }
         if process.reread_cooldown > 0 {
@@ -123,7 +154,7 @@ impl Unwinder {
             return first;
         }
         // Something may have been mapped since the maps were read: read
-        // them again, and if they changed, rebuild and unwind once more.
+        // them again, and if they changed, rebuild and try once more.
         self.stats.maps_rereads += 1;
         let text = match read_maps_text(&self.proc, pid) {
             Ok(t) => t,
@@ -141,72 +172,7 @@ impl Unwinder {
         match ProcessUnwinder::from_maps_text(&self.proc, pid, &text, &mut self.modules) {
             Ok(p) => {
                 let p = self.processes.entry(pid).insert_entry(p).into_mut();
-                let mut again = p.unwind(&mut self.cache, sample.regs, sample.stack, mode);
-                again.maps_reread = true;
-                again
-            }
-            Err(e) => {
-                self.processes.remove(&pid);
-                UnwoundStack::failed(first.frames, UnwindFailure::Maps(e))
-            }
-        }
-    }
-
-    /// The frames of a chain of pcs the kernel walked (`pcs[0]` the sampled
-    /// ip, then return addresses; `UNWIND_KERNEL_FRAME_POINTER`), each placed
-    /// in its mapping. A pc in no mapping has the maps read again once (as
-    /// [`Unwinder::unwind`] does) and, if still unmapped, ends the stack
-    /// with `INVALID_MAP`.
-    pub fn place(&mut self, pid: u32, pcs: &[u64]) -> UnwoundStack {
-        let out = self.place_inner(pid, pcs);
-        self.stats.count(out.error);
-        out
-    }
-
-    fn place_inner(&mut self, pid: u32, pcs: &[u64]) -> UnwoundStack {
-        if pcs.is_empty() {
-            return UnwoundStack::complete(Vec::new());
-        }
-        let process = match self.processes.entry(pid) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                self.stats.process_hits += 1;
-                e.into_mut()
-            }
-            std::collections::hash_map::Entry::Vacant(v) => {
-                self.stats.process_misses += 1;
-                match ProcessUnwinder::load(&self.proc, pid, &mut self.modules) {
-                    Ok(p) => v.insert(p),
-                    Err(e) => return UnwoundStack::failed(Vec::new(), UnwindFailure::Maps(e)),
-                }
-            }
-        };
-        let first = process.place(pcs);
-        if first.error != UnwindErrorKind::InvalidMap {
-            return first;
-        }
-        if process.reread_cooldown > 0 {
-            process.reread_cooldown -= 1;
-            self.stats.maps_rereads_skipped += 1;
-            return first;
-        }
-        self.stats.maps_rereads += 1;
-        let text = match read_maps_text(&self.proc, pid) {
-            Ok(t) => t,
-            Err(e) => {
-                self.processes.remove(&pid);
-                return UnwoundStack::failed(first.frames, UnwindFailure::Maps(e));
-            }
-        };
-        if process.built_from(&text) {
-            process.reread_cooldown = REREAD_COOLDOWN;
-            let mut first = first;
-            first.maps_reread = true;
-            return first;
-        }
-        match ProcessUnwinder::from_maps_text(&self.proc, pid, &text, &mut self.modules) {
-            Ok(p) => {
-                let p = self.processes.entry(pid).insert_entry(p).into_mut();
-                let mut again = p.place(pcs);
+                let mut again = attempt(p, &mut self.cache);
                 again.maps_reread = true;
                 again
             }
