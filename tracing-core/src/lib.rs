@@ -80,6 +80,7 @@ pub mod abi;
 pub mod consumer;
 #[cfg(feature = "service")]
 pub mod daemon;
+pub mod heap_profile;
 pub mod ipc;
 pub mod platform;
 pub mod producer;

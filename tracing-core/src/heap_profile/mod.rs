@@ -1,0 +1,19 @@
+//! Heap profiling as Perfetto's heapprofd does it (data source
+//! `android.heapprofd`), built in steps; this is the sans-IO core so far:
+//!
+//! - [`Sampler`] (`sampler.rs`): which allocations are recorded and for how
+//!   many bytes (each byte sampled with probability 1/interval, so totals
+//!   are unbiased; large allocations always, exactly);
+//! - [`HeapTable`] (`heap_table.rs`): one heap's per-call-stack totals
+//!   (allocated, freed, counts) and the live sampled blocks by address, so
+//!   each free is charged to the stack that allocated it.
+//!
+//! Still to come (issue #40): the `GlobalAlloc` wrapper and the preload
+//! library that feed these from the allocation site, in-process unwinding,
+//! `HeapprofdConfig`, and the `ProfilePacket` dumps.
+
+mod heap_table;
+mod sampler;
+
+pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
+pub use sampler::Sampler;
