@@ -48,7 +48,7 @@ fn perf_unwind_return_address_at_mapping_start() {
 /// subtraction (a panic under overflow checks, found by a dev-built fuzz
 /// run; a wrapped offset in release). The table is now checked when
 /// the module loads and dropped when unsound
-/// (`tracing-core/probes/src/perf/unwind/eh_frame_hdr_check.rs`).
+/// (`tracing-core/unwind/src/eh_frame_hdr_check.rs`).
 #[test]
 fn perf_unwind_eh_frame_hdr_fde_before_eh_frame() {
     zerotrace_fuzz_logic::perf_unwind(include_bytes!(

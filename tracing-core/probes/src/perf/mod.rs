@@ -24,4 +24,5 @@ pub mod intern;
 pub mod packets;
 pub mod records;
 pub mod ring;
-pub mod unwind;
+/// User-space unwinding and symbols (the `zerotrace-unwind` crate).
+pub use zerotrace_unwind as unwind;

@@ -22,7 +22,6 @@ pub mod packets;
 pub mod pid_stat;
 pub mod pid_status;
 pub mod psi;
-pub mod root;
 pub mod sample;
 pub mod smaps_rollup;
 pub mod stat;
@@ -30,62 +29,12 @@ pub mod thermal;
 pub mod vmstat;
 pub mod walk;
 
-pub use root::ProcRoot;
-
-use std::path::PathBuf;
-
-/// Why a `/proc` or `/sys` file could not be read or parsed.
-#[derive(Debug, thiserror::Error)]
-pub enum ProcError {
-    /// The file could not be opened or read (a process that exited
-    /// meanwhile shows up as [`std::io::ErrorKind::NotFound`] or `ESRCH`;
-    /// see [`ProcError::is_gone`]).
-    #[error("reading {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The system's error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file is larger than the cap its reader allows.
-    #[error("{path} is larger than its {cap}-byte cap")]
-    TooLarge {
-        /// The file.
-        path: PathBuf,
-        /// The cap, in bytes.
-        cap: usize,
-    },
-    /// The contents do not have the expected shape.
-    #[error("{file}: {detail}")]
-    Malformed {
-        /// Which kind of file (`/proc/PID/stat`, `/proc/meminfo`, ...).
-        file: &'static str,
-        /// What was wrong.
-        detail: String,
-    },
-}
-
-impl ProcError {
-    /// Whether the error means the file's process or thread no longer
-    /// exists (it exited between listing and reading), which a scan skips.
-    pub fn is_gone(&self) -> bool {
-        const ESRCH: i32 = 3;
-        match self {
-            ProcError::Io { source, .. } => {
-                source.kind() == std::io::ErrorKind::NotFound
-                    || source.raw_os_error() == Some(ESRCH)
-            }
-            _ => false,
-        }
-    }
-
-    pub(crate) fn malformed(file: &'static str, detail: impl Into<String>) -> Self {
-        ProcError::Malformed {
-            file,
-            detail: detail.into(),
-        }
-    }
+/// Where `/proc` and `/sys` are read from, and why a file could not be
+/// read or parsed: kept with the unwinder, which reads `/proc` too.
+pub use zerotrace_unwind::{ProcError, ProcRoot};
+/// `ProcRoot` and its per-file cap.
+pub mod root {
+    pub use zerotrace_unwind::proc_root::{DEFAULT_CAP, ProcRoot};
 }
 
 /// Splits `text` into lines of the form `key<sep>rest`, trimming both;

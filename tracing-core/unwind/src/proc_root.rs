@@ -5,8 +5,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::ProcError;
-
 /// The default cap for one file: every file the probes read is far
 /// smaller on real machines (`/proc/stat` on a 256-CPU machine is ~100 KiB).
 pub const DEFAULT_CAP: usize = 1 << 20;
@@ -96,5 +94,60 @@ impl ProcRoot {
             .collect();
         names.sort();
         Ok(names)
+    }
+}
+
+/// Why a `/proc` or `/sys` file could not be read or parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    /// The file could not be opened or read (a process that exited
+    /// meanwhile shows up as [`std::io::ErrorKind::NotFound`] or `ESRCH`;
+    /// see [`ProcError::is_gone`]).
+    #[error("reading {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is larger than the cap its reader allows.
+    #[error("{path} is larger than its {cap}-byte cap")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, in bytes.
+        cap: usize,
+    },
+    /// The contents do not have the expected shape.
+    #[error("{file}: {detail}")]
+    Malformed {
+        /// Which kind of file (`/proc/PID/stat`, `/proc/meminfo`, ...).
+        file: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+impl ProcError {
+    /// Whether the error means the file's process or thread no longer
+    /// exists (it exited between listing and reading), which a scan skips.
+    pub fn is_gone(&self) -> bool {
+        const ESRCH: i32 = 3;
+        match self {
+            ProcError::Io { source, .. } => {
+                source.kind() == std::io::ErrorKind::NotFound
+                    || source.raw_os_error() == Some(ESRCH)
+            }
+            _ => false,
+        }
+    }
+
+    /// A file whose contents do not have the expected shape.
+    pub fn malformed(file: &'static str, detail: impl Into<String>) -> Self {
+        ProcError::Malformed {
+            file,
+            detail: detail.into(),
+        }
     }
 }

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use crate::procfs::ProcRoot;
+use crate::ProcRoot;
 
 use super::arch::{self, DwarfCache, DwarfUnwinder, StepError};
 use super::elf_module::ElfModule;
@@ -349,7 +349,7 @@ impl ProcessUnwinder {
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-    use crate::perf::unwind::error::UnwindErrorKind;
+    use crate::error::UnwindErrorKind;
 
     const SP: u64 = 0x7ff0_0000;
 

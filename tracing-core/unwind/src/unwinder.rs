@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::procfs::ProcRoot;
+use crate::ProcRoot;
 
 use super::arch::DwarfCache;
 use super::error::{UnwindErrorKind, UnwindFailure};

@@ -15,7 +15,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::procfs::ProcRoot;
+use crate::ProcRoot;
 
 use super::elf_module::{ElfError, ElfModule};
 use super::maps::{Mapping, MappingKind, parse_maps};
@@ -137,11 +137,9 @@ mod tests {
     fn missing_and_non_elf_files_are_typed() {
         let proc = ProcRoot::system();
         let pid = std::process::id();
-        let mut m = crate::perf::unwind::maps::parse_line(
-            b"10000-20000 r-xp 00000000 00:00 0 /nonexistent/lib.so",
-            1,
-        )
-        .unwrap();
+        let mut m =
+            crate::maps::parse_line(b"10000-20000 r-xp 00000000 00:00 0 /nonexistent/lib.so", 1)
+                .unwrap();
         assert!(matches!(
             load_file_module(&proc, pid, &m),
             Err(ElfError::Io(_))

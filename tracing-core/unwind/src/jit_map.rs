@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::procfs::ProcRoot;
+use crate::ProcRoot;
 
 use super::symbols::Symbol;
 

@@ -1,8 +1,10 @@
-//! User-space stack unwinding and symbols for `linux.perf`: from one
-//! sample's registers (`PERF_SAMPLE_REGS_USER`) and stack copy
-//! (`PERF_SAMPLE_STACK_USER`) to frames leaf first, each with its mapping
-//! and `rel_pc` as Perfetto's profile packets want them, and the error that
-//! stopped the walk when it did not reach the root.
+//! User-space stack unwinding and symbols, for a sampler outside the
+//! process (`linux.perf` in the probes: a sample's registers and stack
+//! copy from the kernel) and for a profiler inside it (the heap profiler:
+//! the allocating thread's own registers and stack): from registers and a
+//! stack copy to frames leaf first, each with its mapping and `rel_pc` as
+//! Perfetto's profile packets want them, and the error that stopped the
+//! walk when it did not reach the root.
 //!
 //! The sampler builds a [`UserSample`] ([`UserRegs::from_perf_x86_64`] reads
 //! the registers; [`X86_64_UNWIND_REGS_MASK`] is what to ask the kernel
@@ -10,9 +12,12 @@
 //! [`UnwoundStack::callstack`] entry (the synthetic `"ERROR ..."` frame
 //! included) and names functions with [`Unwinder::symbolize`]. It calls
 //! [`Unwinder::forget_process`] on exec and exit, [`Unwinder::clear`] every
-//! `unwind_state_clear_period_ms`, and reports [`Unwinder::stats`].
+//! `unwind_state_clear_period_ms`, and reports [`Unwinder::stats`]. Every
+//! file is read under a [`ProcRoot`] (`/`, or a recorded tree in tests and
+//! benches), with a cap.
 //!
-//! Files: `maps.rs` (`/proc/PID/maps`), `regs.rs` and `stack.rs` (the
+//! Files: `proc_root.rs` (bounded reads under a root), `maps.rs`
+//! (`/proc/PID/maps`), `regs.rs` and `stack.rs` (the
 //! sample's inputs), `module_source.rs` (where ELF bytes come from),
 //! `elf_module.rs` (what is kept of an ELF), `eh_frame_hdr_check.rs`
 //! (whether its `.eh_frame_hdr` table is safe to search), `symbols.rs` and
@@ -34,6 +39,7 @@ mod jit_map;
 mod maps;
 mod module_cache;
 mod module_source;
+pub mod proc_root;
 mod process;
 mod regs;
 mod stack;
@@ -49,6 +55,7 @@ pub use frame::{CallstackEntry, Frame, FrameMapping, UnwoundStack};
 pub use jit_map::JitMap;
 pub use maps::{Mapping, MappingKind, MapsError, Perms, find, find_index, parse_line, parse_maps};
 pub use module_cache::{ModuleCache, ModuleCacheStats, ModuleKey};
+pub use proc_root::{ProcError, ProcRoot};
 pub use process::{MAX_FRAMES, ProcessUnwinder, UnwindMode, read_maps, read_maps_text};
 pub use regs::{
     PERF_REG_X86_BP, PERF_REG_X86_IP, PERF_REG_X86_SP, PERF_SAMPLE_REGS_ABI_32,

@@ -58,7 +58,7 @@ pub fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perf::unwind::error::UnwindErrorKind;
+    use crate::error::UnwindErrorKind;
     use proptest::prelude::*;
 
     const SP: u64 = 0x7ff0_0000;
