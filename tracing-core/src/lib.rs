@@ -84,6 +84,7 @@ pub mod heap_profile;
 pub mod ipc;
 pub mod platform;
 pub mod producer;
+pub mod profile_intern;
 pub mod protocol;
 pub mod relay;
 #[cfg(feature = "service")]

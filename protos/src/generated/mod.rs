@@ -22,6 +22,7 @@ pub mod perfetto {
         include!("perfetto/config/interceptor_config.rs");
         include!("perfetto/config/interceptors/console_config.rs");
         include!("perfetto/config/priority_boost/priority_boost_config.rs");
+        include!("perfetto/config/profiling/heapprofd_config.rs");
         include!("perfetto/config/protovm/protovm_config.rs");
         include!("perfetto/config/test_config.rs");
         include!("perfetto/config/trace_config.rs");
@@ -36,6 +37,7 @@ pub mod perfetto {
         include!("perfetto/trace/perfetto/trace_provenance.rs");
         include!("perfetto/trace/perfetto/tracing_service_event.rs");
         include!("perfetto/trace/profiling/profile_common.rs");
+        include!("perfetto/trace/profiling/profile_packet.rs");
         include!("perfetto/trace/remote_clock_sync.rs");
         include!("perfetto/trace/test_event.rs");
         include!("perfetto/trace/trace.rs");

@@ -12,8 +12,13 @@
 //! library that feed these from the allocation site, in-process unwinding,
 //! `HeapprofdConfig`, and the `ProfilePacket` dumps.
 
+mod config;
 mod heap_table;
 mod sampler;
 
+pub use config::{
+    DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE, Handling, HeapConfig,
+    HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE, normalize_cmdline,
+};
 pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
 pub use sampler::Sampler;

@@ -35,6 +35,8 @@ impl<'w> DataSourceConfig<'w> {
     pub const FIELD_TRACK_EVENT_CONFIG: u32 = 113;
     /// Field number of `chrome_config`.
     pub const FIELD_CHROME_CONFIG: u32 = 101;
+    /// Field number of `heapprofd_config`.
+    pub const FIELD_HEAPPROFD_CONFIG: u32 = 105;
     /// Field number of `interceptor_config`.
     pub const FIELD_INTERCEPTOR_CONFIG: u32 = 115;
     /// Field number of `legacy_config`.
@@ -187,6 +189,19 @@ impl<'w> DataSourceConfig<'w> {
         self.msg.append_bytes(Self::FIELD_CHROME_CONFIG, encoded);
         self
     }
+    /// Opens field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`; it is closed when the returned writer is finalized or dropped.
+    #[inline]
+    pub fn begin_heapprofd_config(&mut self) -> HeapprofdConfig<'_> {
+        HeapprofdConfig::from_message(
+            self.msg.begin_nested(Self::FIELD_HEAPPROFD_CONFIG),
+        )
+    }
+    /// Sets field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig` from an already encoded message payload (no length prefix).
+    #[inline]
+    pub fn set_heapprofd_config_raw(&mut self, encoded: &[u8]) -> &mut Self {
+        self.msg.append_bytes(Self::FIELD_HEAPPROFD_CONFIG, encoded);
+        self
+    }
     /// Opens field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`; it is closed when the returned writer is finalized or dropped.
     #[inline]
     pub fn begin_interceptor_config(&mut self) -> InterceptorConfig<'_> {
@@ -248,6 +263,7 @@ pub struct DataSourceConfigDecoder<'a> {
     f12: ::core::option::Option<&'a [u8]>,
     f113: ::core::option::Option<&'a [u8]>,
     f101: ::core::option::Option<&'a [u8]>,
+    f105: ::core::option::Option<&'a [u8]>,
     f115: ::core::option::Option<&'a [u8]>,
     f1000: ::core::option::Option<&'a [u8]>,
     f1001: ::core::option::Option<&'a [u8]>,
@@ -272,6 +288,7 @@ impl<'a> DataSourceConfigDecoder<'a> {
             f12: ::core::option::Option::None,
             f113: ::core::option::Option::None,
             f101: ::core::option::Option::None,
+            f105: ::core::option::Option::None,
             f115: ::core::option::Option::None,
             f1000: ::core::option::Option::None,
             f1001: ::core::option::Option::None,
@@ -300,6 +317,7 @@ impl<'a> DataSourceConfigDecoder<'a> {
                 12 => d.f12 = ::protozero::__private::bytes(f.value),
                 113 => d.f113 = ::protozero::__private::bytes(f.value),
                 101 => d.f101 = ::protozero::__private::bytes(f.value),
+                105 => d.f105 = ::protozero::__private::bytes(f.value),
                 115 => d.f115 = ::protozero::__private::bytes(f.value),
                 1000 => d.f1000 = ::protozero::__private::bytes(f.value),
                 1001 => d.f1001 = ::protozero::__private::bytes(f.value),
@@ -549,6 +567,23 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_chrome_config(&self) -> bool {
         self.f101.is_some()
     }
+    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    #[inline]
+    pub fn heapprofd_config(
+        &self,
+    ) -> ::core::option::Option<HeapprofdConfigDecoder<'a>> {
+        self.f105.map(HeapprofdConfigDecoder::new)
+    }
+    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`, as its encoded bytes.
+    #[inline]
+    pub fn heapprofd_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
+        self.f105
+    }
+    /// Whether field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
+    #[inline]
+    pub fn has_heapprofd_config(&self) -> bool {
+        self.f105.is_some()
+    }
     /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
     #[inline]
     pub fn interceptor_config(
@@ -638,6 +673,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DataSourceConfigDecoder<'a> {
         s.string("target_buffer_name", d.get(11));
         s.message::<ProtoVmConfigDecoder<'a>>("protovm_config", d.get(12));
         s.message::<ChromeConfigDecoder<'a>>("chrome_config", d.get(101));
+        s.message::<HeapprofdConfigDecoder<'a>>("heapprofd_config", d.get(105));
         s.message::<TrackEventConfigDecoder<'a>>("track_event_config", d.get(113));
         s.message::<InterceptorConfigDecoder<'a>>("interceptor_config", d.get(115));
         s.scalar(
@@ -649,7 +685,7 @@ impl<'a> ::protozero::__private::DebugDecoder for DataSourceConfigDecoder<'a> {
         s.message::<TestConfigDecoder<'a>>("for_testing", d.get(1001));
         s.check_fields(
             d,
-            &[1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 101, 113, 115, 122, 1000, 1001],
+            &[1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 101, 105, 113, 115, 122, 1000, 1001],
         );
         s.finish()
     }
@@ -688,6 +724,8 @@ pub enum DataSourceConfigField<'a> {
     TrackEventConfig(::protozero::Lazy<'a, TrackEventConfigDecoder<'a>>),
     /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`.
     ChromeConfig(::protozero::Lazy<'a, ChromeConfigDecoder<'a>>),
+    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`.
+    HeapprofdConfig(::protozero::Lazy<'a, HeapprofdConfigDecoder<'a>>),
     /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`.
     InterceptorConfig(::protozero::Lazy<'a, InterceptorConfigDecoder<'a>>),
     /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`.
@@ -809,6 +847,13 @@ impl<'a> ::protozero::FieldEnum<'a> for DataSourceConfigField<'a> {
                     ::core::option::Option::None => Self::Other(f),
                 }
             }
+            105 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::HeapprofdConfig(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
             115 => {
                 match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
                 {
@@ -841,6 +886,7 @@ impl<'a> ::protozero::FieldEnum<'a> for DataSourceConfigField<'a> {
             Self::ProtovmConfig(m) => visitor.message(*m),
             Self::TrackEventConfig(m) => visitor.message(*m),
             Self::ChromeConfig(m) => visitor.message(*m),
+            Self::HeapprofdConfig(m) => visitor.message(*m),
             Self::InterceptorConfig(m) => visitor.message(*m),
             Self::ForTesting(m) => visitor.message(*m),
             _ => {}

@@ -15,6 +15,8 @@ impl<'w> TracePacket<'w> {
     pub const FIELD_TRACK_EVENT: u32 = 11;
     /// Field number of `track_descriptor`.
     pub const FIELD_TRACK_DESCRIPTOR: u32 = 60;
+    /// Field number of `profile_packet`.
+    pub const FIELD_PROFILE_PACKET: u32 = 37;
     /// Field number of `clock_snapshot`.
     pub const FIELD_CLOCK_SNAPSHOT: u32 = 6;
     /// Field number of `trace_uuid`.
@@ -125,6 +127,17 @@ impl<'w> TracePacket<'w> {
     #[inline]
     pub fn set_track_descriptor_raw(&mut self, encoded: &[u8]) -> &mut Self {
         self.msg.append_bytes(Self::FIELD_TRACK_DESCRIPTOR, encoded);
+        self
+    }
+    /// Opens field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`; it is closed when the returned writer is finalized or dropped.
+    #[inline]
+    pub fn begin_profile_packet(&mut self) -> ProfilePacket<'_> {
+        ProfilePacket::from_message(self.msg.begin_nested(Self::FIELD_PROFILE_PACKET))
+    }
+    /// Sets field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket` from an already encoded message payload (no length prefix).
+    #[inline]
+    pub fn set_profile_packet_raw(&mut self, encoded: &[u8]) -> &mut Self {
+        self.msg.append_bytes(Self::FIELD_PROFILE_PACKET, encoded);
         self
     }
     /// Opens field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`; it is closed when the returned writer is finalized or dropped.
@@ -467,6 +480,7 @@ impl<'a> TracePacketDecoder<'a> {
                 98 => d.f98 = ::protozero::__private::varint(f.value),
                 11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 60 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                37 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 89 => d.o0 = ::protozero::__private::OneofSlot::new(f),
                 33 => d.o0 = ::protozero::__private::OneofSlot::new(f),
@@ -566,6 +580,24 @@ impl<'a> TracePacketDecoder<'a> {
     #[inline]
     pub fn has_track_descriptor(&self) -> bool {
         self.o0.get(60).and_then(::protozero::__private::bytes).is_some()
+    }
+    /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    #[inline]
+    pub fn profile_packet(&self) -> ::core::option::Option<ProfilePacketDecoder<'a>> {
+        self.o0
+            .get(37)
+            .and_then(::protozero::__private::bytes)
+            .map(ProfilePacketDecoder::new)
+    }
+    /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`, as its encoded bytes.
+    #[inline]
+    pub fn profile_packet_bytes(&self) -> ::core::option::Option<&'a [u8]> {
+        self.o0.get(37).and_then(::protozero::__private::bytes)
+    }
+    /// Whether field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
+    #[inline]
+    pub fn has_profile_packet(&self) -> bool {
+        self.o0.get(37).and_then(::protozero::__private::bytes).is_some()
     }
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
     #[inline]
@@ -1001,6 +1033,11 @@ impl<'a> TracePacketDecoder<'a> {
                     .map(TrackDescriptorDecoder::new)
                     .map(trace_packet::Data::TrackDescriptor)
             }
+            37 => {
+                ::protozero::__private::bytes(v)
+                    .map(ProfilePacketDecoder::new)
+                    .map(trace_packet::Data::ProfilePacket)
+            }
             6 => {
                 ::protozero::__private::bytes(v)
                     .map(ClockSnapshotDecoder::new)
@@ -1161,6 +1198,7 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
         s.message::<TraceConfigDecoder<'a>>("trace_config", d.get(33));
         s.message::<TraceStatsDecoder<'a>>("trace_stats", d.get(35));
         s.bytes("synchronization_marker", d.get(36));
+        s.message::<ProfilePacketDecoder<'a>>("profile_packet", d.get(37));
         s.scalar("incremental_state_cleared", d.get(41), ::protozero::kinds::Bool);
         s.scalar("previous_packet_dropped", d.get(42), ::protozero::kinds::Uint32);
         s.message::<ProcessDescriptorDecoder<'a>>("process_descriptor", d.get(43));
@@ -1186,8 +1224,8 @@ impl<'a> ::protozero::__private::DebugDecoder for TracePacketDecoder<'a> {
         s.check_fields(
             d,
             &[
-                3, 6, 8, 10, 11, 12, 13, 33, 35, 36, 41, 42, 43, 44, 45, 46, 50, 58, 59,
-                60, 69, 79, 87, 89, 98, 107, 113, 124, 125, 126, 133, 900,
+                3, 6, 8, 10, 11, 12, 13, 33, 35, 36, 37, 41, 42, 43, 44, 45, 46, 50, 58,
+                59, 60, 69, 79, 87, 89, 98, 107, 113, 124, 125, 126, 133, 900,
             ],
         );
         s.finish()
@@ -1205,6 +1243,8 @@ pub enum TracePacketField<'a> {
     TrackEvent(::protozero::Lazy<'a, TrackEventDecoder<'a>>),
     /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`.
     TrackDescriptor(::protozero::Lazy<'a, TrackDescriptorDecoder<'a>>),
+    /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`.
+    ProfilePacket(::protozero::Lazy<'a, ProfilePacketDecoder<'a>>),
     /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`.
     ClockSnapshot(::protozero::Lazy<'a, ClockSnapshotDecoder<'a>>),
     /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`.
@@ -1301,6 +1341,13 @@ impl<'a> ::protozero::FieldEnum<'a> for TracePacketField<'a> {
                 match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
                 {
                     ::core::option::Option::Some(v) => Self::TrackDescriptor(v),
+                    ::core::option::Option::None => Self::Other(f),
+                }
+            }
+            37 => {
+                match ::protozero::__private::bytes(f.value).map(::protozero::Lazy::new)
+                {
+                    ::core::option::Option::Some(v) => Self::ProfilePacket(v),
                     ::core::option::Option::None => Self::Other(f),
                 }
             }
@@ -1497,6 +1544,7 @@ impl<'a> ::protozero::FieldEnum<'a> for TracePacketField<'a> {
         match self {
             Self::TrackEvent(m) => visitor.message(*m),
             Self::TrackDescriptor(m) => visitor.message(*m),
+            Self::ProfilePacket(m) => visitor.message(*m),
             Self::ClockSnapshot(m) => visitor.message(*m),
             Self::TraceUuid(m) => visitor.message(*m),
             Self::TraceConfig(m) => visitor.message(*m),
@@ -1531,6 +1579,8 @@ pub mod trace_packet {
         TrackEvent(super::TrackEventDecoder<'a>),
         /// Field `track_descriptor` = 60.
         TrackDescriptor(super::TrackDescriptorDecoder<'a>),
+        /// Field `profile_packet` = 37.
+        ProfilePacket(super::ProfilePacketDecoder<'a>),
         /// Field `clock_snapshot` = 6.
         ClockSnapshot(super::ClockSnapshotDecoder<'a>),
         /// Field `trace_uuid` = 89.
