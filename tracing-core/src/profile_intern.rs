@@ -98,6 +98,19 @@ enum Def {
     },
 }
 
+impl Def {
+    /// About the bytes this definition encodes to (an upper bound for the
+    /// numbers: ten bytes a varint, plus tags and lengths).
+    fn size_estimate(&self) -> usize {
+        match self {
+            Def::Str(_, _, b) => 16 + b.len(),
+            Def::Mapping { paths, .. } => 90 + 11 * paths.len(),
+            Def::Frame { .. } => 48,
+            Def::Callstack { frames, .. } => 16 + 11 * frames.len(),
+        }
+    }
+}
+
 /// The interning state of one packet sequence.
 #[derive(Debug, Default)]
 pub struct Interner {
@@ -222,58 +235,80 @@ impl Interner {
     /// Writes the queued definitions into `interned_data` (a nested
     /// `InternedData` of the packet) and forgets them.
     pub fn write_new(&mut self, interned_data: &mut Message<'_>) {
-        for def in self.pending.drain(..) {
-            match def {
-                Def::Str(kind, iid, bytes) => {
-                    let field = match kind {
-                        StrKind::BuildId => interned_data_field::BUILD_IDS,
-                        StrKind::MappingPath => interned_data_field::MAPPING_PATHS,
-                        StrKind::FunctionName => interned_data_field::FUNCTION_NAMES,
-                    };
-                    let mut s = interned_data.begin_nested(field);
-                    s.append_varint(interned_string_field::IID, iid);
-                    s.append_bytes(interned_string_field::STR, &bytes);
+        self.write_new_bounded(interned_data, usize::MAX);
+    }
+
+    /// Writes queued definitions, in order, until about `budget` bytes are
+    /// written (at least one), and forgets those; whether more are queued
+    /// (for the next packet: a definition never comes before what it
+    /// names, so splitting in order keeps every packet readable).
+    pub fn write_new_bounded(&mut self, interned_data: &mut Message<'_>, budget: usize) -> bool {
+        let mut used = 0usize;
+        let mut n = 0;
+        for def in &self.pending {
+            if n > 0 && used >= budget {
+                break;
+            }
+            used = used.saturating_add(def.size_estimate());
+            n += 1;
+        }
+        for def in self.pending.drain(..n) {
+            Self::write_def(def, interned_data);
+        }
+        !self.pending.is_empty()
+    }
+
+    fn write_def(def: Def, interned_data: &mut Message<'_>) {
+        match def {
+            Def::Str(kind, iid, bytes) => {
+                let field = match kind {
+                    StrKind::BuildId => interned_data_field::BUILD_IDS,
+                    StrKind::MappingPath => interned_data_field::MAPPING_PATHS,
+                    StrKind::FunctionName => interned_data_field::FUNCTION_NAMES,
+                };
+                let mut s = interned_data.begin_nested(field);
+                s.append_varint(interned_string_field::IID, iid);
+                s.append_bytes(interned_string_field::STR, &bytes);
+            }
+            Def::Mapping {
+                iid,
+                desc,
+                build_id,
+                paths,
+            } => {
+                let mut m = Mapping::from_message(
+                    interned_data.begin_nested(interned_data_field::MAPPINGS),
+                );
+                m.set_iid(iid)
+                    .set_build_id(build_id)
+                    .set_exact_offset(desc.exact_offset)
+                    .set_start_offset(desc.start_offset)
+                    .set_start(desc.start)
+                    .set_end(desc.end)
+                    .set_load_bias(desc.load_bias);
+                for p in paths {
+                    m.add_path_string_ids(p);
                 }
-                Def::Mapping {
-                    iid,
-                    desc,
-                    build_id,
-                    paths,
-                } => {
-                    let mut m = Mapping::from_message(
-                        interned_data.begin_nested(interned_data_field::MAPPINGS),
-                    );
-                    m.set_iid(iid)
-                        .set_build_id(build_id)
-                        .set_exact_offset(desc.exact_offset)
-                        .set_start_offset(desc.start_offset)
-                        .set_start(desc.start)
-                        .set_end(desc.end)
-                        .set_load_bias(desc.load_bias);
-                    for p in paths {
-                        m.add_path_string_ids(p);
-                    }
-                }
-                Def::Frame {
-                    iid,
-                    function,
-                    mapping,
-                    rel_pc,
-                } => {
-                    Frame::from_message(interned_data.begin_nested(interned_data_field::FRAMES))
-                        .set_iid(iid)
-                        .set_function_name_id(function)
-                        .set_mapping_id(mapping)
-                        .set_rel_pc(rel_pc);
-                }
-                Def::Callstack { iid, frames } => {
-                    let mut c = Callstack::from_message(
-                        interned_data.begin_nested(interned_data_field::CALLSTACKS),
-                    );
-                    c.set_iid(iid);
-                    for f in frames {
-                        c.add_frame_ids(f);
-                    }
+            }
+            Def::Frame {
+                iid,
+                function,
+                mapping,
+                rel_pc,
+            } => {
+                Frame::from_message(interned_data.begin_nested(interned_data_field::FRAMES))
+                    .set_iid(iid)
+                    .set_function_name_id(function)
+                    .set_mapping_id(mapping)
+                    .set_rel_pc(rel_pc);
+            }
+            Def::Callstack { iid, frames } => {
+                let mut c = Callstack::from_message(
+                    interned_data.begin_nested(interned_data_field::CALLSTACKS),
+                );
+                c.set_iid(iid);
+                for f in frames {
+                    c.add_frame_ids(f);
                 }
             }
         }

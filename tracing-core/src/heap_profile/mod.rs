@@ -13,12 +13,17 @@
 //! `HeapprofdConfig`, and the `ProfilePacket` dumps.
 
 mod config;
+mod dump;
 mod heap_table;
 mod sampler;
 
 pub use config::{
     DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE, Handling, HeapConfig,
     HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE, normalize_cmdline,
+};
+pub use dump::{
+    ClientError, DumpSample, DumpStats, DumpWriter, PACKET_SIZE_THRESHOLD, PacketSink,
+    ProcessHeader, VecSink,
 };
 pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
 pub use sampler::Sampler;
