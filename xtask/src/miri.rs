@@ -66,6 +66,7 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "service::core::producer_port",
     "daemon::env",
     "daemon::output",
+    "heap_profile::",
     "ipc::vsock",
     "platform::",
     "track_event::event_writer",

@@ -29,11 +29,18 @@ const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 pub trait PacketSink {
     /// Writes one packet, filled by `fill`.
     fn packet(&mut self, fill: &mut dyn FnMut(&mut TracePacket<'_>));
+
+    /// Hands what was written on (a writer's chunks to the service).
+    fn flush(&mut self) {}
 }
 
 impl PacketSink for TraceWriter {
     fn packet(&mut self, fill: &mut dyn FnMut(&mut TracePacket<'_>)) {
         TraceWriter::packet(self, |p| fill(p));
+    }
+
+    fn flush(&mut self) {
+        TraceWriter::flush(self, None);
     }
 }
 

@@ -10,7 +10,12 @@
 //! old block, whose bytes are then counted freed and the replacement is
 //! counted in [`HeapStats::unmatched_reuse`].
 //!
-//! Sans-IO and single-threaded: the allocator's hook holds the lock.
+//! For `dump_at_max` it also keeps each callstack's live bytes and count at
+//! the moment the table's live bytes were highest: on each new peak a
+//! generation counter moves on, and a callstack changed after the peak
+//! first saves what it held then (so the peak costs nothing to record).
+//!
+//! Sans-IO and single-threaded: the profiler's thread owns it.
 
 use std::collections::HashMap;
 
@@ -29,9 +34,31 @@ pub struct StackTotals {
     pub alloc_count: u64,
     /// Of those, freed.
     pub free_count: u64,
+    /// The peak generation `at_peak` was saved in.
+    peak_gen: u64,
+    /// Live bytes and blocks at the latest peak, when saved after it.
+    at_peak: (u64, u64),
 }
 
 impl StackTotals {
+    /// Before a change: saves what the stack held at the latest peak, if
+    /// not yet saved since it.
+    fn save_peak(&mut self, peak_gen: u64) {
+        if self.peak_gen != peak_gen {
+            self.peak_gen = peak_gen;
+            self.at_peak = (self.live(), self.alloc_count - self.free_count);
+        }
+    }
+
+    /// Live bytes and blocks when the table's live bytes peaked.
+    pub fn at_peak(&self, peak_gen: u64) -> (u64, u64) {
+        if self.peak_gen == peak_gen {
+            self.at_peak
+        } else {
+            (self.live(), self.alloc_count - self.free_count)
+        }
+    }
+
     /// Bytes still live.
     pub fn live(&self) -> u64 {
         self.allocated.saturating_sub(self.freed)
@@ -61,6 +88,8 @@ pub struct HeapTable {
     totals: Vec<StackTotals>,
     live: HashMap<u64, Live>,
     live_bytes: u64,
+    peak_bytes: u64,
+    peak_gen: u64,
     stats: HeapStats,
 }
 
@@ -77,10 +106,16 @@ impl HeapTable {
             self.stats.unmatched_reuse += 1;
             self.charge_free(old);
         }
+        let g = self.peak_gen;
         let t = self.totals_mut(stack);
+        t.save_peak(g);
         t.allocated = t.allocated.saturating_add(sample_size);
         t.alloc_count += 1;
         self.live_bytes = self.live_bytes.saturating_add(sample_size);
+        if self.live_bytes > self.peak_bytes {
+            self.peak_bytes = self.live_bytes;
+            self.peak_gen += 1;
+        }
         self.stats.heap_samples += 1;
         self.live.insert(
             address,
@@ -103,7 +138,9 @@ impl HeapTable {
     }
 
     fn charge_free(&mut self, old: Live) {
+        let g = self.peak_gen;
         let t = self.totals_mut(old.stack);
+        t.save_peak(g);
         t.freed = t.freed.saturating_add(old.size);
         t.free_count += 1;
         self.live_bytes = self.live_bytes.saturating_sub(old.size);
@@ -124,6 +161,16 @@ impl HeapTable {
             .enumerate()
             .filter(|(_, t)| t.alloc_count > 0)
             .map(|(i, t)| (i as StackId, t))
+    }
+
+    /// The generation of the latest peak, for [`StackTotals::at_peak`].
+    pub fn peak_gen(&self) -> u64 {
+        self.peak_gen
+    }
+
+    /// The highest sampled live bytes so far.
+    pub fn peak_bytes(&self) -> u64 {
+        self.peak_bytes
     }
 
     /// Sampled bytes live now.
@@ -154,30 +201,11 @@ mod tests {
         t.on_alloc(0x3000, 4096, 1);
         assert!(t.on_free(0x1000));
         assert!(!t.on_free(0x9999), "never sampled");
-        let all: Vec<_> = t.totals().map(|(s, t)| (s, *t)).collect();
-        assert_eq!(
-            all,
-            [
-                (
-                    1,
-                    StackTotals {
-                        allocated: 8192,
-                        freed: 4096,
-                        alloc_count: 2,
-                        free_count: 1
-                    }
-                ),
-                (
-                    2,
-                    StackTotals {
-                        allocated: 8192,
-                        freed: 0,
-                        alloc_count: 1,
-                        free_count: 0
-                    }
-                ),
-            ]
-        );
+        let all: Vec<_> = t
+            .totals()
+            .map(|(s, t)| (s, t.allocated, t.freed, t.alloc_count, t.free_count))
+            .collect();
+        assert_eq!(all, [(1, 8192, 4096, 2, 1), (2, 8192, 0, 1, 0)]);
         assert_eq!(t.live_bytes(), 12288);
         assert_eq!(t.live_blocks(), 2);
         assert!(!t.on_free(0x1000), "a second free matches nothing");
@@ -193,5 +221,26 @@ mod tests {
         assert_eq!(t.live_bytes(), 20);
         let all: Vec<_> = t.totals().map(|(s, t)| (s, t.live())).collect();
         assert_eq!(all, [(0, 0), (3, 20)]);
+    }
+
+    #[test]
+    fn the_peak_keeps_what_each_stack_held_then() {
+        let mut t = HeapTable::new();
+        t.on_alloc(1, 100, 0);
+        t.on_alloc(2, 50, 1);
+        // Peak: 150 (stack 0: 100, stack 1: 50).
+        t.on_free(1);
+        t.on_alloc(3, 20, 1);
+        t.on_alloc(4, 10, 2);
+        // Now 80 live: below the peak, which still holds.
+        assert_eq!(t.peak_bytes(), 150);
+        let g = t.peak_gen();
+        let at: Vec<_> = t.totals().map(|(s, x)| (s, x.at_peak(g))).collect();
+        assert_eq!(at, [(0, (100, 1)), (1, (50, 1)), (2, (0, 0))]);
+        // A new peak: 80 + 100 = 180.
+        t.on_alloc(5, 100, 2);
+        let g = t.peak_gen();
+        let at: Vec<_> = t.totals().map(|(s, x)| (s, x.at_peak(g))).collect();
+        assert_eq!(at, [(0, (0, 0)), (1, (70, 2)), (2, (110, 2))]);
     }
 }

@@ -1,26 +1,51 @@
 //! Heap profiling as Perfetto's heapprofd does it (data source
-//! `android.heapprofd`), built in steps; this is the sans-IO core so far:
+//! `android.heapprofd`): the same config, the same packets, so the
+//! Perfetto UI shows the profile, sampled so that it can stay on.
 //!
 //! - [`Sampler`] (`sampler.rs`): which allocations are recorded and for how
 //!   many bytes (each byte sampled with probability 1/interval, so totals
 //!   are unbiased; large allocations always, exactly);
 //! - [`HeapTable`] (`heap_table.rs`): one heap's per-call-stack totals
-//!   (allocated, freed, counts) and the live sampled blocks by address, so
-//!   each free is charged to the stack that allocated it.
+//!   (allocated, freed, counts, and at the peak) and the live sampled
+//!   blocks by address, so each free is charged to the stack that
+//!   allocated it;
+//! - [`HeapConfig`] (`config.rs`): `HeapprofdConfig` read as heapprofd
+//!   reads it, every field decided in [`HEAPPROFD_CONFIG_FIELDS`];
+//! - [`DumpWriter`] (`dump.rs`): the `ProfilePacket` dumps, sans-IO.
 //!
-//! Still to come (issue #40): the `GlobalAlloc` wrapper and the preload
-//! library that feed these from the allocation site, in-process unwinding,
-//! `HeapprofdConfig`, and the `ProfilePacket` dumps.
+//! With the `heap-profile` feature, on Linux: [`HeapProfiler`]
+//! (`allocator.rs`), the `GlobalAlloc` whose hook samples and queues
+//! (`record_queue.rs`, behind `spin_lock.rs`) each sampled allocation with
+//! its thread's registers and stack copy (`capture.rs`); the profiler's
+//! thread (`worker.rs`) unwinds, keeps the books and dumps; [`register`]
+//! (`data_source.rs`) ties it to the program's producer.
 
 mod config;
 mod dump;
 mod heap_table;
 mod sampler;
 
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod allocator;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod capture;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod data_source;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod record_queue;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod spin_lock;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod worker;
+
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+pub use allocator::{HeapProfiler, RUST_HEAP, STACK_COPY_BYTES};
 pub use config::{
     DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE, Handling, HeapConfig,
     HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE, normalize_cmdline,
 };
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+pub use data_source::register;
 pub use dump::{
     ClientError, DumpSample, DumpStats, DumpWriter, PACKET_SIZE_THRESHOLD, PacketSink,
     ProcessHeader, VecSink,

@@ -13,7 +13,7 @@
 //! sampler), so a sample never allocates, locks or calls into libc.
 
 /// One thread's (or one client's) sampler.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Sampler {
     interval: u64,
     /// Bytes until the next sampled byte; at or below zero, one is due.
@@ -22,6 +22,14 @@ pub struct Sampler {
 }
 
 impl Sampler {
+    /// A placeholder that never samples, until it is replaced by a real
+    /// one (a thread-local's constant initial value).
+    pub const UNSET: Sampler = Sampler {
+        interval: u64::MAX,
+        to_next: i64::MAX,
+        rng: 1,
+    };
+
     /// A sampler of `interval` bytes (0 is taken as 1, every allocation),
     /// its generator seeded with `seed` (any value; 0 is replaced).
     pub fn new(interval: u64, seed: u64) -> Self {

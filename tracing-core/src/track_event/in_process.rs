@@ -60,6 +60,10 @@ pub struct InProcessConfig {
     /// Further data sources the session records (register them on
     /// [`InProcessSession::producer`]); their configs carry only the name.
     pub data_sources: Vec<String>,
+    /// Further data sources with their whole `DataSourceConfig`, encoded
+    /// (its name included), for those that read a config of their own
+    /// (the heap profiler's `heapprofd_config`, say).
+    pub data_source_configs: Vec<Vec<u8>>,
     /// Every this many milliseconds the service asks the writers to clear
     /// their incremental state, so each thread writes its track
     /// descriptors and interned names again and a ring buffer that
@@ -76,6 +80,7 @@ impl Default for InProcessConfig {
             enabled_categories: Vec::new(),
             duration_ms: 0,
             data_sources: Vec::new(),
+            data_source_configs: Vec::new(),
             incremental_state_clear_period_ms: 0,
         }
     }
@@ -148,6 +153,9 @@ impl InProcessSession {
             }
             for name in &cfg.data_sources {
                 c.add_data_sources().begin_config().set_name(name);
+            }
+            for raw in &cfg.data_source_configs {
+                c.add_data_sources().set_config_raw(raw);
             }
             if cfg.duration_ms > 0 {
                 c.set_duration_ms(cfg.duration_ms);

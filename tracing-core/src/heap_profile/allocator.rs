@@ -1,0 +1,343 @@
+//! [`HeapProfiler`], the `GlobalAlloc` a Rust program installs to be heap
+//! profiled: it forwards every call to the allocator it wraps and, while a
+//! session profiles this process, samples allocations as heapprofd's
+//! client does and queues them (with the thread's registers and stack)
+//! for the profiler's thread. With no session, an allocation costs one
+//! relaxed load and a branch more than the inner allocator's.
+//!
+//! Rules the hook keeps, whatever the program does:
+//! - it never allocates through itself: a thread inside the hook (or the
+//!   profiler's own thread) is marked busy in a thread-local, and any
+//!   allocation it makes meanwhile goes straight to the inner allocator
+//!   (so the queue's own growth, a signal handler that allocates, the
+//!   unwinder's work are never recorded, never re-entered);
+//! - its thread-local state is a `Cell` of plain data with a constant
+//!   initialiser (no lazy set-up, no destructor), valid in any thread at
+//!   any time;
+//! - a `fork` child is not profiled (heapprofd's default): the queue's
+//!   lock is held across the fork and released in both processes, and the
+//!   child switches the hook off;
+//! - a free is queued before the inner allocator gets the memory back.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::capture::{capture, stack_top};
+use super::record_queue::{AllocRecord, Overrun, Pushed, QUEUE, maybe_sampled};
+use super::sampler::Sampler;
+
+/// The name of the heap this allocator's blocks are profiled as.
+pub const RUST_HEAP: &str = "rust.global_alloc";
+
+/// The most stack bytes copied per sample (deeper frames are cut, and the
+/// sample says so).
+pub const STACK_COPY_BYTES: usize = 64 << 10;
+
+/// Whether a session profiles this process now.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The running session (0: none); records of another are dropped.
+static SESSION: AtomicU32 = AtomicU32::new(0);
+/// Bumped whenever the interval changes: threads then draw anew.
+static EPOCH: AtomicU32 = AtomicU32::new(0);
+/// The sampling interval in force.
+static INTERVAL: AtomicU64 = AtomicU64::new(0);
+/// Heap bytes the profiler itself holds (allocated by busy threads, less
+/// what they freed) since the session began.
+static OWN_BYTES: AtomicI64 = AtomicI64::new(0);
+
+/// One thread's hook state.
+#[derive(Clone, Copy)]
+struct ThreadState {
+    /// Inside the hook, or the profiler's own thread: not profiled.
+    busy: bool,
+    /// The epoch `sampler` was drawn for.
+    epoch: u32,
+    sampler: Sampler,
+    /// This thread's stack top (0: not yet read).
+    stack_top: u64,
+}
+
+thread_local! {
+    static THREAD: Cell<ThreadState> = const {
+        Cell::new(ThreadState {
+            busy: false,
+            epoch: u32::MAX,
+            sampler: Sampler::UNSET,
+            stack_top: 0,
+        })
+    };
+}
+
+/// A `GlobalAlloc` that heap profiles the allocator `A` it wraps (the
+/// system allocator by default):
+///
+/// ```no_run
+/// use zerotrace_core::heap_profile::HeapProfiler;
+///
+/// #[global_allocator]
+/// static ALLOC: HeapProfiler = HeapProfiler::system();
+/// ```
+///
+/// then [`register`](super::register) the data source with the program's
+/// producer; a session that enables `android.heapprofd` for this process
+/// gets its profile.
+#[derive(Debug, Default)]
+pub struct HeapProfiler<A = System> {
+    inner: A,
+}
+
+impl HeapProfiler<System> {
+    /// Around the system allocator.
+    pub const fn system() -> Self {
+        HeapProfiler { inner: System }
+    }
+}
+
+impl<A> HeapProfiler<A> {
+    /// Around `inner`.
+    pub const fn new(inner: A) -> Self {
+        HeapProfiler { inner }
+    }
+}
+
+// SAFETY: every call is forwarded to `inner` with the caller's arguments
+// and its result returned unchanged; the hook only reads addresses and
+// sizes and never touches the blocks.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for HeapProfiler<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as received.
+        let p = unsafe { self.inner.alloc(layout) };
+        if ACTIVE.load(Ordering::Relaxed) && !p.is_null() {
+            on_alloc(p as u64, layout.size());
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as received.
+        let p = unsafe { self.inner.alloc_zeroed(layout) };
+        if ACTIVE.load(Ordering::Relaxed) && !p.is_null() {
+            on_alloc(p as u64, layout.size());
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if ACTIVE.load(Ordering::Relaxed) {
+            on_free(ptr as u64, layout.size());
+        }
+        // SAFETY: forwarded as received.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // As heapprofd: a free of the old block and an allocation of the
+        // new one (the free queued while the old address is still ours).
+        let active = ACTIVE.load(Ordering::Relaxed);
+        if active {
+            on_free(ptr as u64, layout.size());
+        }
+        // SAFETY: forwarded as received.
+        let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        if active && !p.is_null() {
+            on_alloc(p as u64, new_size);
+        }
+        p
+    }
+}
+
+/// Runs `f` with this thread marked busy, unless it already is (or its
+/// thread-local is gone): then `f` does not run, and `own` bytes are
+/// counted as the profiler's own (positive for an allocation, negative for
+/// a free).
+#[inline]
+fn unless_busy(own: i64, f: impl FnOnce(&mut ThreadState)) {
+    let Ok(mut t) = THREAD.try_with(Cell::get) else {
+        return;
+    };
+    if t.busy {
+        OWN_BYTES.fetch_add(own, Ordering::Relaxed);
+        return;
+    }
+    t.busy = true;
+    let _ = THREAD.try_with(|c| c.set(t));
+    f(&mut t);
+    t.busy = false;
+    let _ = THREAD.try_with(|c| c.set(t));
+}
+
+#[cold]
+#[inline(never)]
+fn on_alloc(addr: u64, size: usize) {
+    unless_busy(size as i64, |t| {
+        let epoch = EPOCH.load(Ordering::Acquire);
+        if t.epoch != epoch {
+            t.epoch = epoch;
+            t.sampler = Sampler::new(INTERVAL.load(Ordering::Relaxed), seed(addr, epoch));
+        }
+        let sample_size = t.sampler.sample_size(size as u64);
+        if sample_size > 0 {
+            record_alloc(t, addr, sample_size);
+        }
+    });
+}
+
+#[cold]
+#[inline(never)]
+fn on_free(addr: u64, size: usize) {
+    let own = -(size as i64);
+    if !maybe_sampled(addr) {
+        // Only the busy check, for the profiler's own count.
+        if THREAD.try_with(|c| c.get().busy).unwrap_or(false) {
+            OWN_BYTES.fetch_add(own, Ordering::Relaxed);
+        }
+        return;
+    }
+    unless_busy(own, |_| {
+        let session = SESSION.load(Ordering::Acquire);
+        QUEUE.lock().free(session, addr);
+    });
+}
+
+/// A seed per thread and epoch: the address of this thread's state mixed
+/// with the allocation's.
+fn seed(addr: u64, epoch: u32) -> u64 {
+    let here = THREAD.try_with(|c| c as *const _ as u64).unwrap_or(0);
+    (here ^ addr.rotate_left(17) ^ u64::from(epoch).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+}
+
+fn record_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
+    let session = SESSION.load(Ordering::Acquire);
+    if t.stack_top == 0 {
+        let here = &t.stack_top as *const u64 as u64;
+        t.stack_top = stack_top(here).unwrap_or(u64::MAX);
+    }
+    let stack = if t.stack_top == u64::MAX {
+        None
+    } else {
+        capture(t.stack_top, STACK_COPY_BYTES)
+    };
+    let mut rec = AllocRecord {
+        addr,
+        sample_size,
+        stack,
+    };
+    let mut waited: Option<Instant> = None;
+    loop {
+        let outcome = {
+            let mut q = QUEUE.lock();
+            let interval = INTERVAL.load(Ordering::Relaxed);
+            match q.try_push(session, interval, rec) {
+                Ok(p) => {
+                    if let Some(start) = waited {
+                        q.blocked_ns += start.elapsed().as_nanos() as u64;
+                    }
+                    Ok(p)
+                }
+                Err(back) => {
+                    let limit = q.limits().block_timeout_us;
+                    let start = *waited.get_or_insert_with(Instant::now);
+                    if limit > 0 && start.elapsed() >= Duration::from_micros(u64::from(limit)) {
+                        q.timed_out();
+                        q.blocked_ns += start.elapsed().as_nanos() as u64;
+                        Ok(Pushed::Refused(Some(Overrun::Timeout)))
+                    } else {
+                        Err(back)
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(Pushed::Queued { new_interval }) => {
+                if let Some(i) = new_interval {
+                    INTERVAL.store(i, Ordering::Relaxed);
+                    EPOCH.fetch_add(1, Ordering::Release);
+                }
+                return;
+            }
+            Ok(Pushed::Refused(Some(_))) => {
+                // The profile stopped (heapprofd tears the client down):
+                // nothing more is sampled in this session.
+                ACTIVE.store(false, Ordering::Relaxed);
+                return;
+            }
+            Ok(Pushed::Refused(None)) => return,
+            Err(back) => {
+                rec = back;
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Marks this thread as the profiler's own: nothing it allocates is
+/// recorded.
+pub(crate) fn exclude_this_thread() {
+    let _ = THREAD.try_with(|c| {
+        let mut t = c.get();
+        t.busy = true;
+        c.set(t);
+    });
+}
+
+/// Starts sampling for `session` at `interval` bytes.
+pub(crate) fn activate(session: u32, interval: u64) {
+    install_fork_handlers();
+    OWN_BYTES.store(0, Ordering::Relaxed);
+    INTERVAL.store(interval, Ordering::Relaxed);
+    SESSION.store(session, Ordering::Release);
+    EPOCH.fetch_add(1, Ordering::Release);
+    ACTIVE.store(true, Ordering::Release);
+}
+
+/// Stops sampling (records already queued stay for the profiler).
+pub(crate) fn deactivate() {
+    ACTIVE.store(false, Ordering::Release);
+}
+
+/// Heap bytes the profiler holds, counted since the session began.
+pub(crate) fn own_bytes() -> u64 {
+    OWN_BYTES.load(Ordering::Relaxed).max(0) as u64
+}
+
+/// Whether sampling is on (a full queue or a fork child turns it off).
+pub(crate) fn is_active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// The sampling interval in force (adaptive sampling may have raised it).
+pub(crate) fn current_interval() -> u64 {
+    INTERVAL.load(Ordering::Relaxed)
+}
+
+fn install_fork_handlers() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn prepare() {
+            QUEUE.lock_forever();
+        }
+        extern "C" fn parent() {
+            // SAFETY: `prepare` took the lock on this thread and kept no
+            // guard.
+            unsafe { QUEUE.force_unlock() };
+        }
+        extern "C" fn child() {
+            ACTIVE.store(false, Ordering::Relaxed);
+            SESSION.store(0, Ordering::Relaxed);
+            // SAFETY: as in `parent`; the child has only this thread.
+            unsafe { QUEUE.force_unlock() };
+        }
+        // SAFETY: registration only stores the three function pointers,
+        // which touch nothing but atomics and the queue's lock.
+        unsafe {
+            libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+        }
+    });
+}

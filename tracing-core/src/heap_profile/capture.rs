@@ -1,0 +1,130 @@
+//! The allocating thread's registers and stack, in the form an unwinder
+//! outside the allocation path wants them (heapprofd's client hands the
+//! same to its service): `ip`, `sp` and `bp` read at one instruction, and
+//! the bytes from `sp` to the top of the thread's stack, at most a bound.
+//!
+//! The bytes are copied by the kernel (`process_vm_readv` on our own pid),
+//! not read by Rust: a thread's stack holds locals that other threads may
+//! be writing through shared references, and a Rust read racing such a
+//! write would be a data race. The stack's top is the end of the mapping
+//! that holds `sp` (`/proc/self/maps`, read once per thread).
+//!
+//! x86-64 only; elsewhere nothing is captured and the sample is recorded
+//! with an unwinding error.
+
+use zerotrace_unwind::{ProcRoot, find, read_maps};
+
+/// What was captured.
+#[derive(Debug)]
+pub(crate) struct Captured {
+    /// The instruction pointer, inside [`capture`].
+    pub ip: u64,
+    /// The stack pointer there; `stack` starts here.
+    pub sp: u64,
+    /// The frame pointer there.
+    pub bp: u64,
+    /// The stack's bytes from `sp`.
+    pub stack: Vec<u8>,
+    /// Whether the copy was cut at the bound.
+    pub maxed: bool,
+}
+
+/// The top of the stack that holds `sp`: the end of its mapping.
+pub(crate) fn stack_top(sp: u64) -> Option<u64> {
+    let maps = read_maps(&ProcRoot::system(), std::process::id()).ok()?;
+    find(&maps, sp).map(|m| m.end)
+}
+
+/// The current registers and up to `max` bytes of the stack below
+/// `stack_top` (from [`stack_top`]); `None` where this architecture is not
+/// supported, under Miri, or when the kernel copied nothing.
+#[inline(never)]
+pub(crate) fn capture(stack_top: u64, max: usize) -> Option<Captured> {
+    let (ip, sp, bp) = registers()?;
+    if sp >= stack_top {
+        return None;
+    }
+    let len = usize::try_from(stack_top - sp).ok()?.min(max);
+    let mut stack = vec![0u8; len];
+    let copied = copy_own_memory(sp, &mut stack)?;
+    stack.truncate(copied);
+    Some(Captured {
+        ip,
+        sp,
+        bp,
+        maxed: copied >= max,
+        stack,
+    })
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+fn registers() -> Option<(u64, u64, u64)> {
+    let (ip, sp, bp): (u64, u64, u64);
+    // SAFETY: reads three registers into outputs; touches no memory and
+    // leaves the stack and flags as they were.
+    unsafe {
+        std::arch::asm!(
+            "lea {ip}, [rip]",
+            "mov {sp}, rsp",
+            "mov {bp}, rbp",
+            ip = out(reg) ip,
+            sp = out(reg) sp,
+            bp = out(reg) bp,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    Some((ip, sp, bp))
+}
+
+#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+fn registers() -> Option<(u64, u64, u64)> {
+    None
+}
+
+/// Copies `out.len()` bytes at address `from` of this process into `out`
+/// through the kernel; the bytes copied.
+#[cfg(not(miri))]
+fn copy_own_memory(from: u64, out: &mut [u8]) -> Option<usize> {
+    let local = libc::iovec {
+        iov_base: out.as_mut_ptr().cast(),
+        iov_len: out.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: from as *mut libc::c_void,
+        iov_len: out.len(),
+    };
+    // SAFETY: `local` describes `out`, which we own and may write; the
+    // kernel checks `remote` (our own address space) and fails or copies
+    // less rather than fault.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    usize::try_from(n).ok().filter(|&n| n > 0)
+}
+
+#[cfg(miri)]
+fn copy_own_memory(_from: u64, _out: &mut [u8]) -> Option<usize> {
+    None
+}
+
+#[cfg(all(test, target_arch = "x86_64", not(miri)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copy_holds_this_frames_locals_and_ends_at_the_stack_top() {
+        let marker: [u64; 4] = [0x5a5a_1234_dead_beef; 4];
+        let here = std::hint::black_box(&marker) as *const _ as u64;
+        let top = stack_top(here).expect("this thread's stack is mapped");
+        let c = capture(top, 1 << 20).expect("captured");
+        assert!(c.sp <= here && here < top);
+        assert!(c.ip != 0 && c.bp != 0);
+        let at = usize::try_from(here - c.sp).unwrap();
+        let word = u64::from_ne_bytes(c.stack[at..at + 8].try_into().unwrap());
+        assert_eq!(word, 0x5a5a_1234_dead_beef);
+        assert_eq!(c.sp + c.stack.len() as u64, top, "copied up to the top");
+        assert!(!c.maxed);
+        let cut = capture(top, 256).unwrap();
+        assert_eq!(cut.stack.len(), 256);
+        assert!(cut.maxed);
+    }
+}

@@ -1,0 +1,173 @@
+//! The `android.heapprofd` data source of a program that installed
+//! [`HeapProfiler`](super::HeapProfiler): [`register`] it with the
+//! program's producer (the in-process backend or a system service); when a
+//! session enables it for this process (`pid`, `process_cmdline`, `all`;
+//! not `no_running`, since the program is running; the allocator's heap
+//! selected), sampling starts and the profiler's thread writes the dumps
+//! to the session, the last one when the session stops.
+//!
+//! One session at a time, as heapprofd has it: a second one that asks for
+//! this process gets a `rejected_concurrent` dump. A config that cannot be
+//! used, or fields this profiler refuses, are said on standard error and
+//! by `zerotrace record` (see [`HeapConfig::refused`](super::HeapConfig)).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use protozero::Decoder;
+
+use super::allocator::{RUST_HEAP, activate, deactivate};
+use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig};
+use super::dump::{DumpWriter, PacketSink};
+use super::record_queue::{QUEUE, QueueLimits};
+use super::worker::{Books, Control, run};
+use crate::producer::{
+    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
+};
+
+/// `DataSourceConfig.heapprofd_config`.
+const HEAPPROFD_CONFIG_FIELD: u32 = 105;
+
+struct Running {
+    instance: u64,
+    ctl: Arc<Control>,
+    thread: JoinHandle<()>,
+}
+
+static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
+static NEXT_SESSION: AtomicU32 = AtomicU32::new(1);
+
+/// Registers `android.heapprofd` with `producer`, for a program whose
+/// `#[global_allocator]` is a [`HeapProfiler`](super::HeapProfiler).
+pub fn register(producer: &Arc<ProducerClient>) -> Result<(), ProducerClientError> {
+    let p = Arc::clone(producer);
+    producer.register_data_source(
+        DataSourceSpec {
+            name: HEAPPROFD_DATA_SOURCE.into(),
+            will_notify_on_stop: true,
+            ..DataSourceSpec::default()
+        },
+        move |e| match e {
+            DataSourceEvent::Start(i) => start(&p, i),
+            DataSourceEvent::Stop(i) => stop(i.id),
+            DataSourceEvent::Flush(i) => {
+                let r = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(r) = r.as_ref().filter(|r| r.instance == i.id) {
+                    r.ctl.flush.store(true, Ordering::Release);
+                }
+            }
+            _ => {}
+        },
+    )
+}
+
+/// The `heapprofd_config` of a `DataSourceConfig`.
+fn heapprofd_config(ds_config: &[u8]) -> &[u8] {
+    Decoder::new(ds_config)
+        .find_last(HEAPPROFD_CONFIG_FIELD)
+        .and_then(|f| f.as_bytes().ok())
+        .unwrap_or(&[])
+}
+
+/// This process's anonymous resident and swapped memory, in KiB.
+fn anon_kb() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    Some(field("RssAnon:")? + field("VmSwap:").unwrap_or(0))
+}
+
+fn start(producer: &ProducerClient, i: &Instance) {
+    let cfg = match HeapConfig::parse(heapprofd_config(&i.config)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{HEAPPROFD_DATA_SOURCE}: {e}; this process is not profiled");
+            return;
+        }
+    };
+    for line in &cfg.refused {
+        eprintln!("{HEAPPROFD_DATA_SOURCE}: {line}");
+    }
+    let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    if !cfg.targets(std::process::id(), &String::from_utf8_lossy(&cmdline)) || cfg.no_running {
+        return;
+    }
+    let Some(interval) = cfg.heaps.interval(RUST_HEAP, true) else {
+        return;
+    };
+    if cfg.min_anonymous_memory_kb > 0
+        && anon_kb().is_none_or(|kb| kb < u64::from(cfg.min_anonymous_memory_kb))
+    {
+        return;
+    }
+    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    let Ok(mut writer) = producer.create_trace_writer_for(i) else {
+        return;
+    };
+    if running.is_some() {
+        // Another session profiles this process.
+        let mut d = DumpWriter::new();
+        d.reject_concurrent(
+            &mut writer,
+            crate::platform::boottime_ns(),
+            u64::from(std::process::id()),
+        );
+        PacketSink::flush(&mut writer);
+        return;
+    }
+    let session = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
+    QUEUE.lock().begin(
+        session,
+        QueueLimits {
+            cap: usize::try_from(cfg.queue_bytes).unwrap_or(usize::MAX),
+            block: cfg.block_client,
+            block_timeout_us: cfg.block_client_timeout_us,
+            adaptive_threshold: usize::try_from(cfg.adaptive_threshold).unwrap_or(usize::MAX),
+            adaptive_max_interval: cfg.adaptive_max_interval,
+        },
+    );
+    let books = Books::new(session, RUST_HEAP, &cfg, interval);
+    let ctl = Arc::new(Control::default());
+    let c = ctl.clone();
+    let spawned = std::thread::Builder::new()
+        .name("zt-heapprofd".into())
+        .spawn(move || run(c, books, cfg, &mut writer));
+    match spawned {
+        Ok(thread) => {
+            activate(session, interval);
+            *running = Some(Running {
+                instance: i.id,
+                ctl,
+                thread,
+            });
+        }
+        Err(e) => {
+            QUEUE.lock().end();
+            eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread did not start: {e}");
+        }
+    }
+}
+
+fn stop(instance: u64) {
+    let r = {
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        match running.as_ref() {
+            Some(r) if r.instance == instance => running.take(),
+            _ => None,
+        }
+    };
+    let Some(r) = r else {
+        return;
+    };
+    deactivate();
+    r.ctl.stop.store(true, Ordering::Release);
+    if r.thread.join().is_err() {
+        eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread panicked");
+    }
+    QUEUE.lock().end();
+}

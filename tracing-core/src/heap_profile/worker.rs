@@ -1,0 +1,323 @@
+//! The profiler's thread for one session (heapprofd's unwinding worker
+//! and bookkeeping, in-process): it takes the hook's records in order,
+//! unwinds each sampled allocation's stack copy (DWARF CFI through
+//! `zerotrace-unwind`, as the CPU profiler does), interns the callstack,
+//! keeps the books, and writes a dump on every continuous-dump tick and at
+//! the end. Its own allocations are never recorded, and guardrails
+//! (`max_heapprofd_memory_kb`, `max_heapprofd_cpu_secs`) stop the profile
+//! with `hit_guardrail` in its last dump.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use zerotrace_unwind::{Frame, UnwindErrorKind, UnwindMode, Unwinder, UserRegs, UserSample};
+
+use super::allocator::{current_interval, deactivate, exclude_this_thread, is_active, own_bytes};
+use super::config::HeapConfig;
+use super::dump::{ClientError, DumpSample, DumpStats, DumpWriter, PacketSink, ProcessHeader};
+use super::heap_table::HeapTable;
+use super::record_queue::{AllocRecord, Overrun, QUEUE, Record};
+use crate::profile_intern::{FrameDesc, Interner, MappingDesc};
+
+/// How often the thread takes the queue's records.
+pub(crate) const DRAIN_PERIOD: Duration = Duration::from_millis(5);
+
+/// What the data source and the thread share.
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    /// Set by the data source's stop: drain, dump, flush, end.
+    pub stop: AtomicBool,
+    /// Set by a flush request.
+    pub flush: AtomicBool,
+}
+
+/// One session's books.
+pub(crate) struct Books {
+    session: u32,
+    pid: u32,
+    heap_name: String,
+    orig_interval: u64,
+    skip_symbol_prefix: Vec<String>,
+    dump_at_max: bool,
+    unwinder: Unwinder,
+    interner: Interner,
+    table: HeapTable,
+    /// Callstack iids by the table's stack id.
+    iids: Vec<u64>,
+    stack_ids: HashMap<u64, u32>,
+    stats: DumpStats,
+    /// Unwinding time histogram: count per power-of-two bucket of us.
+    hist: [u64; 21],
+    hit_guardrail: bool,
+}
+
+impl Books {
+    /// Books for `session` of this process's heap `heap_name`.
+    pub(crate) fn new(session: u32, heap_name: &str, cfg: &HeapConfig, interval: u64) -> Books {
+        Books {
+            session,
+            pid: std::process::id(),
+            heap_name: heap_name.to_owned(),
+            orig_interval: interval,
+            skip_symbol_prefix: cfg.skip_symbol_prefix.clone(),
+            dump_at_max: cfg.dump_at_max,
+            unwinder: Unwinder::new(),
+            interner: Interner::new(),
+            table: HeapTable::new(),
+            iids: Vec::new(),
+            stack_ids: HashMap::new(),
+            stats: DumpStats::default(),
+            hist: [0; 21],
+            hit_guardrail: false,
+        }
+    }
+
+    /// Takes one record.
+    pub(crate) fn take(&mut self, rec: Record) {
+        match rec {
+            Record::Alloc(a) => self.alloc(a),
+            Record::Free { addr } => {
+                self.table.on_free(addr);
+            }
+        }
+    }
+
+    fn alloc(&mut self, a: AllocRecord) {
+        let started = Instant::now();
+        let frames = self.unwind(&a);
+        let us = started.elapsed().as_micros() as u64;
+        self.stats.total_unwinding_time_us += us;
+        let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
+        self.hist[bucket] += 1;
+        let iid = self.interner.callstack(&frames);
+        let id = *self.stack_ids.entry(iid).or_insert_with(|| {
+            self.iids.push(iid);
+            (self.iids.len() - 1) as u32
+        });
+        self.table.on_alloc(a.addr, a.sample_size, id);
+    }
+
+    /// The allocation's frames, leaf first, the profiler's own frames
+    /// left out, ended by upstream's `ERROR` frame when unwinding failed.
+    fn unwind(&mut self, a: &AllocRecord) -> Vec<FrameDesc> {
+        let Some(c) = &a.stack else {
+            self.stats.unwinding_errors += 1;
+            return vec![error_frame(UnwindErrorKind::InvalidParameter)];
+        };
+        let sample = UserSample {
+            regs: UserRegs {
+                ip: c.ip,
+                sp: c.sp,
+                bp: c.bp,
+            },
+            stack: &c.stack,
+            stack_maxed: c.maxed,
+        };
+        let u = self.unwinder.unwind(self.pid, &sample, UnwindMode::Dwarf);
+        if u.maps_reread {
+            self.stats.map_reparses += 1;
+        }
+        let mut frames: Vec<FrameDesc> = Vec::with_capacity(u.frames.len() + 1);
+        let mut own = true;
+        for f in &u.frames {
+            let d = self.describe(f);
+            if own && d.function.as_deref().is_some_and(is_profiler_frame) {
+                continue;
+            }
+            own = false;
+            frames.push(d);
+        }
+        if u.error != UnwindErrorKind::None {
+            self.stats.unwinding_errors += 1;
+            frames.push(error_frame(u.error));
+        }
+        frames
+    }
+
+    fn describe(&mut self, f: &Frame) -> FrameDesc {
+        let mapping = f
+            .mapping
+            .as_ref()
+            .map_or_else(MappingDesc::default, |m| MappingDesc {
+                build_id: m.build_id().map(<[u8]>::to_vec).unwrap_or_default(),
+                path: String::from_utf8_lossy(&m.mapping.name).into_owned(),
+                start: m.mapping.start,
+                end: m.mapping.end,
+                exact_offset: m.exact_offset(),
+                start_offset: m.start_offset(),
+                load_bias: m.load_bias(),
+            });
+        let skip = self
+            .skip_symbol_prefix
+            .iter()
+            .any(|p| mapping.path.starts_with(p.as_str()));
+        let function = if skip {
+            None
+        } else {
+            self.unwinder.symbolize(self.pid, f).map(|s| s.name)
+        };
+        FrameDesc {
+            mapping,
+            rel_pc: f.rel_pc,
+            function,
+        }
+    }
+
+    /// Writes a dump of the books as they stand.
+    pub(crate) fn dump(&mut self, sink: &mut dyn PacketSink, writer: &mut DumpWriter) {
+        let now = crate::platform::boottime_ns();
+        let (overrun, blocked_ns) = {
+            let q = QUEUE.lock();
+            (
+                if q.session == self.session {
+                    q.overrun
+                } else {
+                    None
+                },
+                q.blocked_ns,
+            )
+        };
+        let mut stats = self.stats.clone();
+        stats.heap_samples = self.table.stats().heap_samples;
+        stats.client_spinlock_blocked_us = blocked_ns / 1000;
+        stats.unwinding_time_us = self
+            .hist
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| {
+                let limit = (i + 1 < self.hist.len()).then(|| 1u64 << i);
+                (limit, *c)
+            })
+            .collect();
+        let header = ProcessHeader {
+            pid: u64::from(self.pid),
+            timestamp: now,
+            from_startup: false,
+            disconnected: false,
+            buffer_overran: overrun.is_some(),
+            client_error: match overrun {
+                Some(Overrun::Timeout) => ClientError::HitTimeout,
+                _ => ClientError::None,
+            },
+            buffer_corrupted: false,
+            hit_guardrail: self.hit_guardrail,
+            heap_name: self.heap_name.clone(),
+            sampling_interval_bytes: current_interval(),
+            orig_sampling_interval_bytes: self.orig_interval,
+            stats,
+        };
+        let g = self.table.peak_gen();
+        let samples: Vec<DumpSample> = self
+            .table
+            .totals()
+            .map(|(id, t)| DumpSample {
+                callstack_iid: self.iids[id as usize],
+                allocated: t.allocated,
+                freed: t.freed,
+                alloc_count: t.alloc_count,
+                free_count: t.free_count,
+                at_max: self.dump_at_max.then(|| t.at_peak(g).0),
+            })
+            .collect();
+        writer.dump(sink, now, &header, &samples, &mut self.interner);
+    }
+
+    /// The sampled bytes live now.
+    pub(crate) fn live_bytes(&self) -> u64 {
+        self.table.live_bytes()
+    }
+}
+
+/// Whether a frame is the profiler's own (the hook's frames at the leaf).
+fn is_profiler_frame(name: &str) -> bool {
+    name.contains("zerotrace_core::heap_profile::")
+}
+
+fn error_frame(kind: UnwindErrorKind) -> FrameDesc {
+    FrameDesc {
+        mapping: MappingDesc::default(),
+        rel_pc: 0,
+        function: Some(kind.error_frame_name().unwrap_or("ERROR").to_owned()),
+    }
+}
+
+/// The thread's loop: take records every [`DRAIN_PERIOD`], dump on
+/// schedule, stop on `ctl.stop` (taking what is left first) or a
+/// guardrail; the last dump, then a flush of the sink.
+pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &mut dyn PacketSink) {
+    exclude_this_thread();
+    let mut writer = DumpWriter::new();
+    writer.start(sink, crate::platform::boottime_ns());
+    let started = Instant::now();
+    let cpu_start = thread_cpu_time();
+    let mut next_dump = cfg
+        .continuous_dump
+        .map(|(phase, _)| started + Duration::from_millis(u64::from(phase)));
+    loop {
+        let stopping = ctl.stop.load(Ordering::Acquire);
+        let records = {
+            let mut q = QUEUE.lock();
+            if q.session == books.session {
+                q.drain()
+            } else {
+                Default::default()
+            }
+        };
+        for r in records {
+            books.take(r);
+        }
+        if stopping {
+            break;
+        }
+        if guardrail_hit(&cfg, cpu_start, books.live_bytes()) {
+            books.hit_guardrail = true;
+            deactivate();
+            break;
+        }
+        if let (Some(at), Some((_, every))) = (next_dump, cfg.continuous_dump) {
+            if Instant::now() >= at {
+                books.dump(sink, &mut writer);
+                next_dump = Some(at + Duration::from_millis(u64::from(every)));
+            }
+        }
+        if ctl.flush.swap(false, Ordering::AcqRel) {
+            sink.flush();
+        }
+        if !is_active() && QUEUE.lock().session != books.session {
+            break;
+        }
+        std::thread::sleep(DRAIN_PERIOD);
+    }
+    books.dump(sink, &mut writer);
+    sink.flush();
+}
+
+/// Whether `max_heapprofd_memory_kb` or `max_heapprofd_cpu_secs` is
+/// passed: the profiler's own heap bytes and pending records, and this
+/// thread's CPU time.
+fn guardrail_hit(cfg: &HeapConfig, cpu_start: Option<Duration>, _live: u64) -> bool {
+    if cfg.max_memory_kb > 0 {
+        let pending = QUEUE.lock().pending_bytes() as u64;
+        if (own_bytes() + pending) / 1024 > u64::from(cfg.max_memory_kb) {
+            return true;
+        }
+    }
+    if cfg.max_cpu_secs > 0 {
+        if let (Some(start), Some(now)) = (cpu_start, thread_cpu_time()) {
+            return now.saturating_sub(start).as_secs() >= cfg.max_cpu_secs;
+        }
+    }
+    false
+}
+
+/// This thread's CPU time.
+fn thread_cpu_time() -> Option<Duration> {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(Duration::new(
+        u64::try_from(t.tv_sec).ok()?,
+        u32::try_from(t.tv_nsec).ok()?,
+    ))
+}
