@@ -1,8 +1,12 @@
 //! The heap profiler end to end in a Rust program: `HeapProfiler` as the
 //! global allocator, `android.heapprofd` registered with an in-process
-//! session, known allocations in known functions, and the trace read back:
-//! in exact mode (`sampling_interval_bytes: 1`) each function's callstacks
-//! hold exactly the bytes and blocks it allocated and freed.
+//! session, known allocations in known functions (from several threads),
+//! and the trace read back: in exact mode (`sampling_interval_bytes: 1`)
+//! each function's callstacks hold exactly the bytes and blocks it
+//! allocated and freed, as the design says and as valgrind's DHAT counts
+//! them for the same workload (this binary run again under
+//! `valgrind --tool=dhat`, in fixture mode: no session, so every
+//! allocation goes straight to malloc, where DHAT sees it).
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -38,6 +42,54 @@ fn grow_to_64k() -> Vec<u64> {
     }
     v
 }
+
+#[inline(never)]
+fn box_1000(v: u8) -> Box<[u8; 1000]> {
+    std::hint::black_box(Box::new([v; 1000]))
+}
+
+#[inline(never)]
+fn thread_work(i: usize) -> Vec<Box<[u8; 1000]>> {
+    let mut kept = Vec::new();
+    for j in 0..(i + 1) * 10 {
+        let b = box_1000(i as u8);
+        if j % 2 == 0 {
+            kept.push(b);
+        }
+    }
+    kept
+}
+
+/// The allocations both runs compare, and what they keep to the end.
+#[allow(clippy::type_complexity)]
+fn workload() -> (Vec<Vec<u8>>, Vec<u64>, Vec<Vec<Box<[u8; 1000]>>>) {
+    let kept: Vec<Vec<u8>> = (0..3).map(|_| keep_100k()).collect();
+    for _ in 0..4 {
+        churn_50k();
+    }
+    let grown = grow_to_64k();
+    let threads: Vec<_> = (0..3)
+        .map(|i| std::thread::spawn(move || thread_work(i)))
+        .collect();
+    let from_threads = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    (kept, grown, from_threads)
+}
+
+/// The functions compared, and DHAT's spelling of each frame's name.
+const FUNCTIONS: &[&str] = &[
+    "keep_100k",
+    "churn_50k",
+    "grow_to_64k",
+    "box_1000",
+    "thread_work",
+];
+
+/// Set in the run under valgrind: do the workload only.
+const FIXTURE_VAR: &str = "ZEROTRACE_HEAP_FIXTURE";
+
+/// The workload's profile, taken once: a process has one in-process
+/// session.
+static PROFILE: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
 
 fn heapprofd_config(f: impl FnOnce(&mut zerotrace_protos::protos::HeapprofdConfig<'_>)) -> Vec<u8> {
     let mut w = HeapWriter::new();
@@ -130,15 +182,15 @@ fn totals_through(packets: &[Vec<u8>], function: &str) -> (u64, u64, u64, u64) {
             if std::env::var_os("HEAP_PROFILE_DEBUG").is_some() {
                 eprintln!("{function}: {a} {f} {ac} {fc}: {names:?}");
             }
-            // Unwound to the thread's start, no error, and the leaf is the
-            // allocator's entry, not the profiler's own frames.
+            // Unwound to the thread's start, with no error and none of the
+            // profiler's own frames.
             assert!(
                 names.iter().any(|n| n.ends_with("thread_start")),
                 "{names:?}"
             );
             assert!(!names.iter().any(|n| n.starts_with("ERROR")), "{names:?}");
             assert!(
-                names[0].contains("__rust_alloc") || names[0].contains("__rust_realloc"),
+                !names.iter().any(|n| n.contains("zerotrace_core::heap_profile")),
                 "{names:?}"
             );
             t.0 += a;
@@ -150,8 +202,12 @@ fn totals_through(packets: &[Vec<u8>], function: &str) -> (u64, u64, u64, u64) {
     t
 }
 
-#[test]
-fn exact_mode_counts_every_byte_and_block_of_each_callstack() {
+/// The workload profiled in exact mode (once); the trace's packets.
+fn profile_workload() -> &'static [Vec<u8>] {
+    PROFILE.get_or_init(profile_once)
+}
+
+fn profile_once() -> Vec<Vec<u8>> {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("heap_profile_exact.pftrace");
     let cfg = InProcessConfig {
         data_source_configs: vec![heapprofd_config(|h| {
@@ -166,30 +222,124 @@ fn exact_mode_counts_every_byte_and_block_of_each_callstack() {
         .producer()
         .wait_for_start("android.heapprofd", Duration::from_secs(10))
         .expect("started");
-
-    let kept: Vec<Vec<u8>> = (0..3).map(|_| keep_100k()).collect();
-    for _ in 0..4 {
-        churn_50k();
-    }
-    let grown = grow_to_64k();
-
+    let kept = workload();
     session.stop(&out).expect("stopped");
-    let trace = std::fs::read(&out).unwrap();
-    let packets = packets(&trace);
+    drop(kept);
+    packets(&std::fs::read(&out).unwrap())
+}
 
+#[test]
+fn exact_mode_counts_every_byte_and_block_of_each_callstack() {
+    if std::env::var_os(FIXTURE_VAR).is_some() {
+        return;
+    }
+    let packets = profile_workload();
     assert_eq!(
-        totals_through(&packets, "keep_100k"),
+        totals_through(packets, "keep_100k"),
         (300_000, 0, 3, 0),
         "three blocks of 100,000 bytes, all live"
     );
     assert_eq!(
-        totals_through(&packets, "churn_50k"),
+        totals_through(packets, "churn_50k"),
         (200_000, 200_000, 4, 4),
         "four blocks of 50,000 bytes, all freed"
     );
     // 1024 -> 2048 -> 4096 -> 8192 elements of 8 bytes: 8 + 16 + 32 + 64
     // KiB allocated, all but the last freed.
-    let (a, f, ac, fc) = totals_through(&packets, "grow_to_64k");
-    assert_eq!((a, f, ac, fc), (122_880, 57_344, 4, 3));
-    drop((kept, grown));
+    assert_eq!(
+        totals_through(packets, "grow_to_64k"),
+        (122_880, 57_344, 4, 3)
+    );
+    // Threads 0, 1, 2: 10, 20, 30 boxes of 1000 bytes, every other one
+    // kept.
+    assert_eq!(
+        totals_through(packets, "box_1000"),
+        (60_000, 30_000, 60, 30)
+    );
+}
+
+/// DHAT's totals per function of the workload run under valgrind: (total
+/// bytes, total blocks, bytes live at the end, blocks live at the end).
+fn dhat_totals() -> Option<HashMap<&'static str, (u64, u64, u64, u64)>> {
+    let required = std::env::var("ZEROTRACE_REQUIRE_VALGRIND").is_ok_and(|v| v == "1");
+    let has = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        assert!(
+            !required,
+            "valgrind is required here (ZEROTRACE_REQUIRE_VALGRIND=1)"
+        );
+        eprintln!("valgrind not installed: the DHAT comparison did not run");
+        return None;
+    }
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("heap_profile_dhat.json");
+    let run = std::process::Command::new("valgrind")
+        .arg("--tool=dhat")
+        .arg(format!("--dhat-out-file={}", out.display()))
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "dhat_agrees_with_the_exact_profile",
+            "--test-threads=1",
+        ])
+        .env(FIXTURE_VAR, "1")
+        .output()
+        .expect("valgrind runs");
+    assert!(
+        run.status.success(),
+        "valgrind: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ftbl: Vec<&str> = json["ftbl"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let mut totals = HashMap::new();
+    for pp in json["pps"].as_array().unwrap() {
+        let frames: Vec<&str> = pp["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| ftbl[i.as_u64().unwrap() as usize])
+            .collect();
+        for f in FUNCTIONS {
+            let spelled = format!("::{f} (");
+            if frames.iter().any(|fr| fr.contains(&spelled)) {
+                let t: &mut (u64, u64, u64, u64) = totals.entry(*f).or_default();
+                let n = |k: &str| pp[k].as_u64().unwrap();
+                t.0 += n("tb");
+                t.1 += n("tbk");
+                t.2 += n("eb");
+                t.3 += n("ebk");
+            }
+        }
+    }
+    Some(totals)
+}
+
+#[test]
+fn dhat_agrees_with_the_exact_profile() {
+    if std::env::var_os(FIXTURE_VAR).is_some() {
+        // Under valgrind: the workload alone, its kept blocks live at exit.
+        std::mem::forget(workload());
+        return;
+    }
+    let Some(dhat) = dhat_totals() else {
+        return;
+    };
+    let packets = profile_workload();
+    for f in FUNCTIONS {
+        let (a, fr, ac, fc) = totals_through(packets, f);
+        let ours = (a, ac, a - fr, ac - fc);
+        assert_eq!(
+            Some(&ours),
+            dhat.get(f),
+            "{f}: ours (bytes, blocks, bytes live, blocks live) against DHAT's"
+        );
+    }
 }
