@@ -190,7 +190,9 @@ fn totals_through(packets: &[Vec<u8>], function: &str) -> (u64, u64, u64, u64) {
             );
             assert!(!names.iter().any(|n| n.starts_with("ERROR")), "{names:?}");
             assert!(
-                !names.iter().any(|n| n.contains("zerotrace_core::heap_profile")),
+                !names
+                    .iter()
+                    .any(|n| n.contains("zerotrace_core::heap_profile")),
                 "{names:?}"
             );
             t.0 += a;
@@ -341,5 +343,71 @@ fn dhat_agrees_with_the_exact_profile() {
             dhat.get(f),
             "{f}: ours (bytes, blocks, bytes live, blocks live) against DHAT's"
         );
+    }
+}
+
+/// The profile's packets decoded by Google's protoc with upstream's own
+/// `trace.proto`: every field is one upstream declares.
+#[test]
+fn protoc_decodes_the_profile_with_upstreams_schema_and_no_unknown_field() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    if std::env::var_os(FIXTURE_VAR).is_some() {
+        return;
+    }
+    let protoc =
+        protoc_bin_vendored::protoc_bin_path().expect("a vendored protoc for this platform");
+    let root = zerotrace_schema_pipeline::upstream_root().expect("the upstream schema");
+    let mut w = HeapWriter::new();
+    {
+        let mut trace = w.root();
+        // The heap profile's own packets (the service's, such as its
+        // newer trace_provenance, are not ours to check here).
+        for p in profile_workload() {
+            let d = TracePacketDecoder::new(p);
+            if d.profile_packet().is_some() || d.interned_data().is_some() {
+                trace.append_bytes(1, p);
+            }
+        }
+    }
+    let bytes = w.finish().unwrap();
+    let mut child = Command::new(&protoc)
+        .arg(format!("-I{}", root.display()))
+        .arg("--decode=perfetto.protos.Trace")
+        .arg("protos/perfetto/trace/trace.proto")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn protoc");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
+    let out = child.wait_with_output().expect("protoc runs");
+    feeder.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "protoc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Unknown fields print as bare numbers (`74: ...`).
+    let unknown: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert!(unknown.is_empty(), "unknown fields: {unknown:?}");
+    for needle in [
+        "profile_packet {",
+        "process_dumps {",
+        "heap_name: \"rust.global_alloc\"",
+        "sampling_interval_bytes: 1",
+        "self_allocated: 300000",
+        "callstacks {",
+        "frame_ids:",
+        "function_names {",
+        "continued: true",
+        "sequence_flags: 1",
+    ] {
+        assert!(text.contains(needle), "{needle} not in the decoded trace");
     }
 }
