@@ -18,6 +18,11 @@ use zerotrace_core::heap_profile::{HeapProfiler, RUST_HEAP, register};
 use zerotrace_core::track_event::{InProcessConfig, InProcessSession};
 use zerotrace_protos::protos::{DataSourceConfig, TracePacketDecoder};
 
+/// Per function: (bytes, blocks, bytes live at the end, blocks live).
+type Totals = HashMap<&'static str, (u64, u64, u64, u64)>;
+/// A dump's samples: (callstack, allocated, freed, allocs, frees).
+type DumpRows = Vec<(u64, u64, u64, u64, u64)>;
+
 #[global_allocator]
 static ALLOC: HeapProfiler = HeapProfiler::system();
 
@@ -48,6 +53,8 @@ fn box_1000(v: u8) -> Box<[u8; 1000]> {
     std::hint::black_box(Box::new([v; 1000]))
 }
 
+// Each box is its own heap block: the allocations counted.
+#[allow(clippy::vec_box)]
 #[inline(never)]
 fn thread_work(i: usize) -> Vec<Box<[u8; 1000]>> {
     let mut kept = Vec::new();
@@ -61,7 +68,7 @@ fn thread_work(i: usize) -> Vec<Box<[u8; 1000]>> {
 }
 
 /// The allocations both runs compare, and what they keep to the end.
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::vec_box)]
 fn workload() -> (Vec<Vec<u8>>, Vec<u64>, Vec<Vec<Box<[u8; 1000]>>>) {
     let kept: Vec<Vec<u8>> = (0..3).map(|_| keep_100k()).collect();
     for _ in 0..4 {
@@ -150,7 +157,7 @@ fn packets(trace: &[u8]) -> Vec<Vec<u8>> {
 fn totals_through(packets: &[Vec<u8>], function: &str) -> (u64, u64, u64, u64) {
     let stacks = callstacks(packets);
     // The last dump: the samples after the last closing packet but one.
-    let mut dumps: Vec<Vec<(u64, u64, u64, u64, u64)>> = vec![Vec::new()];
+    let mut dumps: Vec<DumpRows> = vec![Vec::new()];
     for b in packets {
         let p = TracePacketDecoder::new(b);
         let Some(pp) = p.profile_packet() else {
@@ -262,7 +269,7 @@ fn exact_mode_counts_every_byte_and_block_of_each_callstack() {
 
 /// DHAT's totals per function of the workload run under valgrind: (total
 /// bytes, total blocks, bytes live at the end, blocks live at the end).
-fn dhat_totals() -> Option<HashMap<&'static str, (u64, u64, u64, u64)>> {
+fn dhat_totals() -> Option<Totals> {
     let required = std::env::var("ZEROTRACE_REQUIRE_VALGRIND").is_ok_and(|v| v == "1");
     let has = std::process::Command::new("valgrind")
         .arg("--version")

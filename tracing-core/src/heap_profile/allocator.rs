@@ -153,6 +153,28 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HeapProfiler<A> {
     }
 }
 
+/// Whether a session samples this process now: the one relaxed load an
+/// allocator that is not a [`HeapProfiler`] (a C `malloc` interposer)
+/// makes before calling [`record_alloc`] or [`record_free`].
+#[inline]
+pub fn sampling() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// For an allocator other than [`HeapProfiler`]: the block of `size`
+/// bytes at `addr` was just allocated (call after the allocation, only
+/// when [`sampling`] and the block is not null).
+pub fn record_alloc(addr: u64, size: usize) {
+    on_alloc(addr, size);
+}
+
+/// For an allocator other than [`HeapProfiler`]: the block at `addr` (of
+/// `size` bytes, or 0 if unknown) is about to be freed (call before the
+/// memory goes back, only when [`sampling`]).
+pub fn record_free(addr: u64, size: usize) {
+    on_free(addr, size);
+}
+
 /// Runs `f` with this thread marked busy, unless it already is (or its
 /// thread-local is gone): then `f` does not run, and `own` bytes are
 /// counted as the profiler's own (positive for an allocation, negative for
@@ -184,7 +206,7 @@ fn on_alloc(addr: u64, size: usize) {
         }
         let sample_size = t.sampler.sample_size(size as u64);
         if sample_size > 0 {
-            record_alloc(t, addr, sample_size);
+            queue_alloc(t, addr, sample_size);
         }
     });
 }
@@ -213,7 +235,7 @@ fn seed(addr: u64, epoch: u32) -> u64 {
     (here ^ addr.rotate_left(17) ^ u64::from(epoch).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
 }
 
-fn record_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
+fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
     let session = SESSION.load(Ordering::Acquire);
     if t.stack_top == 0 {
         let here = &t.stack_top as *const u64 as u64;

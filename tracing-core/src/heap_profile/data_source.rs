@@ -11,7 +11,7 @@
 //! used, or fields this profiler refuses, are said on standard error and
 //! by `zerotrace record` (see [`HeapConfig::refused`](super::HeapConfig)).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -33,14 +33,28 @@ struct Running {
     instance: u64,
     ctl: Arc<Control>,
     thread: JoinHandle<()>,
+    producer: Arc<ProducerClient>,
 }
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 static NEXT_SESSION: AtomicU32 = AtomicU32::new(1);
+/// Set while the process is starting up (a preload library's blocking
+/// init): a session started now profiles it `from_startup`.
+static STARTING_UP: AtomicBool = AtomicBool::new(false);
 
 /// Registers `android.heapprofd` with `producer`, for a program whose
-/// `#[global_allocator]` is a [`HeapProfiler`](super::HeapProfiler).
+/// `#[global_allocator]` is a [`HeapProfiler`](super::HeapProfiler): its
+/// blocks are the heap [`RUST_HEAP`](super::RUST_HEAP).
 pub fn register(producer: &Arc<ProducerClient>) -> Result<(), ProducerClientError> {
+    register_heap(producer, RUST_HEAP)
+}
+
+/// Registers `android.heapprofd` with `producer` for blocks reported as
+/// heap `heap` (a `malloc` interposer reports `libc.malloc`).
+pub fn register_heap(
+    producer: &Arc<ProducerClient>,
+    heap: &'static str,
+) -> Result<(), ProducerClientError> {
     let p = Arc::clone(producer);
     producer.register_data_source(
         DataSourceSpec {
@@ -49,7 +63,7 @@ pub fn register(producer: &Arc<ProducerClient>) -> Result<(), ProducerClientErro
             ..DataSourceSpec::default()
         },
         move |e| match e {
-            DataSourceEvent::Start(i) => start(&p, i),
+            DataSourceEvent::Start(i) => start(&p, i, heap),
             DataSourceEvent::Stop(i) => stop(i.id),
             DataSourceEvent::Flush(i) => {
                 let r = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
@@ -82,7 +96,39 @@ fn anon_kb() -> Option<u64> {
     Some(field("RssAnon:")? + field("VmSwap:").unwrap_or(0))
 }
 
-fn start(producer: &ProducerClient, i: &Instance) {
+/// Says whether the process is starting up (see [`STARTING_UP`]).
+pub fn set_starting_up(starting: bool) {
+    STARTING_UP.store(starting, Ordering::Release);
+}
+
+/// Whether a session profiles this process now.
+pub fn profiling() -> bool {
+    RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some()
+}
+
+/// Ends the running profile because the process is exiting: the last
+/// dump (marked `disconnected`, as heapprofd marks a client that went
+/// away) is written and handed to the service, waiting at most `timeout`.
+pub fn finish_at_exit(timeout: std::time::Duration) {
+    let r = RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let Some(r) = r else {
+        return;
+    };
+    deactivate();
+    r.ctl.disconnected.store(true, Ordering::Release);
+    r.ctl.stop.store(true, Ordering::Release);
+    let _ = r.thread.join();
+    QUEUE.lock().end();
+    let _ = r.producer.flush_blocking(timeout);
+}
+
+fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
     let cfg = match HeapConfig::parse(heapprofd_config(&i.config)) {
         Ok(c) => c,
         Err(e) => {
@@ -97,7 +143,7 @@ fn start(producer: &ProducerClient, i: &Instance) {
     if !cfg.targets(std::process::id(), &String::from_utf8_lossy(&cmdline)) || cfg.no_running {
         return;
     }
-    let Some(interval) = cfg.heaps.interval(RUST_HEAP, true) else {
+    let Some(interval) = cfg.heaps.interval(heap, true) else {
         return;
     };
     if cfg.min_anonymous_memory_kb > 0
@@ -131,7 +177,8 @@ fn start(producer: &ProducerClient, i: &Instance) {
             adaptive_max_interval: cfg.adaptive_max_interval,
         },
     );
-    let books = Books::new(session, RUST_HEAP, &cfg, interval);
+    let from_startup = STARTING_UP.load(Ordering::Acquire);
+    let books = Books::new(session, heap, &cfg, interval, from_startup);
     let ctl = Arc::new(Control::default());
     let c = ctl.clone();
     let spawned = std::thread::Builder::new()
@@ -144,6 +191,7 @@ fn start(producer: &ProducerClient, i: &Instance) {
                 instance: i.id,
                 ctl,
                 thread,
+                producer: Arc::clone(producer),
             });
         }
         Err(e) => {

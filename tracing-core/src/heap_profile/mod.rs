@@ -39,13 +39,15 @@ mod spin_lock;
 mod worker;
 
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
-pub use allocator::{HeapProfiler, RUST_HEAP, STACK_COPY_BYTES};
+pub use allocator::{
+    HeapProfiler, RUST_HEAP, STACK_COPY_BYTES, record_alloc, record_free, sampling,
+};
 pub use config::{
     DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE, Handling, HeapConfig,
     HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE, normalize_cmdline,
 };
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
-pub use data_source::register;
+pub use data_source::{finish_at_exit, profiling, register, register_heap, set_starting_up};
 pub use dump::{
     ClientError, DumpSample, DumpStats, DumpWriter, PACKET_SIZE_THRESHOLD, PacketSink,
     ProcessHeader, VecSink,

@@ -31,6 +31,8 @@ pub(crate) struct Control {
     pub stop: AtomicBool,
     /// Set by a flush request.
     pub flush: AtomicBool,
+    /// Set when the process is going away: the last dump says so.
+    pub disconnected: AtomicBool,
 }
 
 /// One session's books.
@@ -48,6 +50,8 @@ pub(crate) struct Books {
     iids: Vec<u64>,
     stack_ids: HashMap<u64, u32>,
     stats: DumpStats,
+    from_startup: bool,
+    disconnected: bool,
     /// Unwinding time histogram: count per power-of-two bucket of us.
     hist: [u64; 21],
     hit_guardrail: bool,
@@ -55,7 +59,13 @@ pub(crate) struct Books {
 
 impl Books {
     /// Books for `session` of this process's heap `heap_name`.
-    pub(crate) fn new(session: u32, heap_name: &str, cfg: &HeapConfig, interval: u64) -> Books {
+    pub(crate) fn new(
+        session: u32,
+        heap_name: &str,
+        cfg: &HeapConfig,
+        interval: u64,
+        from_startup: bool,
+    ) -> Books {
         Books {
             session,
             pid: std::process::id(),
@@ -69,6 +79,8 @@ impl Books {
             iids: Vec::new(),
             stack_ids: HashMap::new(),
             stats: DumpStats::default(),
+            from_startup,
+            disconnected: false,
             hist: [0; 21],
             hit_guardrail: false,
         }
@@ -195,8 +207,8 @@ impl Books {
         let header = ProcessHeader {
             pid: u64::from(self.pid),
             timestamp: now,
-            from_startup: false,
-            disconnected: false,
+            from_startup: self.from_startup,
+            disconnected: self.disconnected,
             buffer_overran: overrun.is_some(),
             client_error: match overrun {
                 Some(Overrun::Timeout) => ClientError::HitTimeout,
@@ -270,6 +282,7 @@ pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &m
             books.take(r);
         }
         if stopping {
+            books.disconnected = ctl.disconnected.load(Ordering::Acquire);
             break;
         }
         if guardrail_hit(&cfg, cpu_start, books.live_bytes()) {

@@ -1,0 +1,30 @@
+//! `libzerotrace_heapprofd.so`: heap profiling of any Linux process, as
+//! Perfetto's heapprofd does it with its glibc preload library. Start a
+//! program with `LD_PRELOAD=/path/to/libzerotrace_heapprofd.so`: the
+//! library interposes `malloc`, `free`, `calloc`, `realloc`,
+//! `posix_memalign`, `aligned_alloc`, `memalign`, `valloc` and `pvalloc`,
+//! forwards each to glibc, and reports sampled
+//! allocations as heap `libc.malloc` to the tracing service on the
+//! standard producer socket (`PERFETTO_PRODUCER_SOCK_NAME`), as data
+//! source `android.heapprofd`. A session whose `heapprofd_config` names the
+//! process (`pid`, `process_cmdline`, `all`) gets its profile; the last
+//! dump is written when the session stops or the process exits
+//! (`disconnected`). `malloc_usable_size` is glibc's own, not interposed:
+//! every block is glibc's, so its answer is already right.
+//!
+//! `PERFETTO_HEAPPROFD_BLOCKING_INIT=1` makes the library wait at load
+//! (up to five seconds) for a session to start profiling the process, so
+//! that its allocations are profiled from its first line (`from_startup`).
+//!
+//! Safe in any C program, as the hook's rules say
+//! (`zerotrace_core::heap_profile`): the library never allocates through
+//! itself (a busy thread's allocations go straight to glibc), its
+//! thread-local state needs no set-up, a `fork` child is not profiled. It
+//! must be preloaded, not `dlopen`ed: a preloaded library's thread-locals
+//! live in the static TLS block, whose first access never calls `malloc`.
+//! Files: `interpose.rs` (the C entry points), `init.rs` (load and exit).
+
+#[cfg(target_os = "linux")]
+mod init;
+#[cfg(target_os = "linux")]
+mod interpose;

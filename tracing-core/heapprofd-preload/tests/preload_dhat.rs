@@ -1,0 +1,280 @@
+//! The preload library on a C program of our own
+//! (`tests/fixture/heap_fixture.c`, built here with the system's C
+//! compiler): run under `LD_PRELOAD` against a tracing service of this
+//! test's own, with `sampling_interval_bytes: 1` and a blocking init, its
+//! profile must equal what valgrind's DHAT counts for the same program,
+//! per function: total bytes and blocks, and bytes and blocks live at
+//! exit (malloc, free, a realloc chain, calloc, posix_memalign, three
+//! threads). The dump is the one written at exit (`disconnected`), from
+//! the process's start (`from_startup`), and decodes with our decoders.
+#![cfg(target_os = "linux")]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use protozero::HeapWriter;
+use zerotrace_core::consumer::ConsumerClient;
+use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
+use zerotrace_core::ipc::Endpoint;
+use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
+
+/// Per function: (bytes, blocks, bytes live at the end, blocks live).
+type Totals = HashMap<&'static str, (u64, u64, u64, u64)>;
+/// A dump's samples: (callstack, allocated, freed, allocs, frees).
+type DumpRows = Vec<(u64, u64, u64, u64, u64)>;
+
+const FUNCTIONS: &[&str] = &[
+    "keep_100k",
+    "churn_50k",
+    "grow_to_16k",
+    "zeroed_4000",
+    "aligned_3000",
+    "thread_box",
+];
+
+fn tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// The preload library cargo built beside this test.
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    for dir in [deps, deps.parent().unwrap()] {
+        let lib = dir.join("libzerotrace_heapprofd.so");
+        if lib.exists() {
+            return lib;
+        }
+    }
+    panic!(
+        "libzerotrace_heapprofd.so not built beside {}",
+        exe.display()
+    );
+}
+
+fn fixture() -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/heap_fixture.c");
+    let bin = tmp().join("heap_fixture");
+    let out = Command::new("cc")
+        .args(["-O0", "-g", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .expect("a C compiler (cc)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+fn valgrind_present() -> bool {
+    let required = std::env::var("ZEROTRACE_REQUIRE_VALGRIND").is_ok_and(|v| v == "1");
+    let has = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        assert!(
+            !required,
+            "valgrind is required here (ZEROTRACE_REQUIRE_VALGRIND=1)"
+        );
+        eprintln!("valgrind not installed: the preload's DHAT comparison did not run");
+    }
+    has
+}
+
+/// DHAT's (total bytes, total blocks, bytes at exit, blocks at exit) per
+/// function.
+fn dhat(bin: &Path) -> Totals {
+    let out = tmp().join("heap_fixture.dhat.json");
+    let run = Command::new("valgrind")
+        .arg("--tool=dhat")
+        .arg(format!("--dhat-out-file={}", out.display()))
+        .arg(bin)
+        .output()
+        .expect("valgrind runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ftbl: Vec<&str> = json["ftbl"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let mut totals = HashMap::new();
+    for pp in json["pps"].as_array().unwrap() {
+        let frames: Vec<&str> = pp["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| ftbl[i.as_u64().unwrap() as usize])
+            .collect();
+        for f in FUNCTIONS {
+            let spelled = format!(": {f} (");
+            if frames.iter().any(|fr| fr.contains(&spelled)) {
+                let t: &mut (u64, u64, u64, u64) = totals.entry(*f).or_default();
+                let n = |k: &str| pp[k].as_u64().unwrap();
+                t.0 += n("tb");
+                t.1 += n("tbk");
+                t.2 += n("eb");
+                t.3 += n("ebk");
+            }
+        }
+    }
+    totals
+}
+
+fn trace_config() -> Vec<u8> {
+    let mut w = HeapWriter::new();
+    {
+        let mut c = TraceConfig::from_message(w.root());
+        c.add_buffers().set_size_kb(32 * 1024);
+        let mut ds = c.add_data_sources();
+        let mut dc = ds.begin_config();
+        dc.set_name("android.heapprofd");
+        dc.begin_heapprofd_config()
+            .set_sampling_interval_bytes(1)
+            .add_process_cmdline("heap_fixture");
+    }
+    w.finish().unwrap()
+}
+
+/// The fixture run under the preload library into a session of a service
+/// of our own; the trace.
+fn ours(bin: &Path) -> Vec<u8> {
+    let base = format!("zerotrace-preload-test-{}", std::process::id());
+    let service = DaemonThread::spawn(DaemonConfig {
+        producer_sockets: vec![Endpoint::Abstract(format!("{base}-p"))],
+        consumer_socket: Endpoint::Abstract(format!("{base}-c")),
+        log_level: 0,
+        ..DaemonConfig::default()
+    })
+    .expect("service");
+    let p_ep = service.producer_endpoints()[0].clone();
+    let mut consumer = ConsumerClient::connect(service.consumer_endpoint()).expect("consumer");
+    let session = consumer
+        .enable_tracing(&trace_config(), None)
+        .expect("session");
+    let run = Command::new(bin)
+        .env("LD_PRELOAD", library())
+        .env("PERFETTO_PRODUCER_SOCK_NAME", p_ep.to_string())
+        .env("PERFETTO_HEAPPROFD_BLOCKING_INIT", "1")
+        .output()
+        .expect("the fixture runs");
+    assert!(
+        run.status.success(),
+        "fixture: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    consumer.disable_tracing().expect("disable");
+    consumer
+        .wait_for_end(session, Some(Duration::from_secs(30)))
+        .expect("end");
+    let trace = consumer.read_trace().expect("trace");
+    drop(service);
+    trace
+}
+
+/// Per function, from the last dump: (allocated, alloc_count, live
+/// bytes, live blocks); and the last dump's flags (from_startup,
+/// disconnected).
+fn profile(trace: &[u8]) -> (Totals, (bool, bool)) {
+    let packets: Vec<&[u8]> = protozero::Decoder::new(trace)
+        .filter_map(|f| f.ok())
+        .filter(|f| f.id == 1)
+        .filter_map(|f| f.as_bytes().ok())
+        .collect();
+    let (mut names, mut frames, mut stacks) = (HashMap::new(), HashMap::new(), HashMap::new());
+    let mut dumps: Vec<DumpRows> = vec![Vec::new()];
+    let mut flags = (false, false);
+    for b in &packets {
+        let p = TracePacketDecoder::new(b);
+        if let Some(d) = p.interned_data() {
+            for s in d.function_names() {
+                names.insert(s.iid().unwrap(), s.str().unwrap_or(b"").to_vec());
+            }
+            for f in d.frames() {
+                frames.insert(f.iid().unwrap(), f.function_name_id().unwrap_or(0));
+            }
+            for c in d.callstacks() {
+                stacks.insert(c.iid().unwrap(), c.frame_ids().collect::<Vec<u64>>());
+            }
+        }
+        let Some(pp) = p.profile_packet() else {
+            continue;
+        };
+        for d in pp.process_dumps() {
+            assert_eq!(d.heap_name(), Some("libc.malloc"));
+            flags = (
+                d.from_startup().unwrap_or(false),
+                d.disconnected().unwrap_or(false),
+            );
+            for s in d.samples() {
+                dumps.last_mut().unwrap().push((
+                    s.callstack_id().unwrap(),
+                    s.self_allocated().unwrap_or(0),
+                    s.self_freed().unwrap_or(0),
+                    s.alloc_count().unwrap_or(0),
+                    s.free_count().unwrap_or(0),
+                ));
+            }
+        }
+        if !pp.continued().unwrap_or(false) {
+            dumps.push(Vec::new());
+        }
+    }
+    dumps.retain(|d| !d.is_empty());
+    let mut out = HashMap::new();
+    for (iid, a, f, ac, fc) in dumps.last().expect("a heap dump") {
+        let named: Vec<String> = stacks[iid]
+            .iter()
+            .map(|fr| {
+                String::from_utf8_lossy(names.get(&frames[fr]).map_or(&b""[..], |v| v)).into_owned()
+            })
+            .collect();
+        for func in FUNCTIONS {
+            if named.iter().any(|n| n == func) {
+                let t: &mut (u64, u64, u64, u64) = out.entry(*func).or_default();
+                t.0 += a;
+                t.1 += ac;
+                t.2 += a - f;
+                t.3 += ac - fc;
+            }
+        }
+    }
+    (out, flags)
+}
+
+#[test]
+fn a_c_programs_profile_equals_dhats_counts() {
+    let bin = fixture();
+    let trace = ours(&bin);
+    let (got, (from_startup, disconnected)) = profile(&trace);
+    assert!(from_startup, "profiled from its start (blocking init)");
+    assert!(disconnected, "the last dump is the one written at exit");
+    // The design's own figures, whatever valgrind says.
+    assert_eq!(got.get("keep_100k"), Some(&(300_000, 3, 300_000, 3)));
+    assert_eq!(got.get("churn_50k"), Some(&(200_000, 4, 0, 0)));
+    assert_eq!(got.get("zeroed_4000"), Some(&(4000, 1, 4000, 1)));
+    assert_eq!(got.get("aligned_3000"), Some(&(3000, 1, 3000, 1)));
+    assert_eq!(got.get("thread_box"), Some(&(60_000, 60, 30_000, 30)));
+    if !valgrind_present() {
+        return;
+    }
+    let want = dhat(&bin);
+    for f in FUNCTIONS {
+        assert_eq!(
+            got.get(f),
+            want.get(f),
+            "{f}: ours (bytes, blocks, bytes live, blocks live) against DHAT's"
+        );
+    }
+}
