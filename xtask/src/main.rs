@@ -5,6 +5,7 @@
 mod codegen;
 mod corpus;
 mod fuzz;
+mod heap_cost;
 mod interop;
 mod miri;
 mod msrv;
@@ -157,6 +158,17 @@ enum Task {
         /// Where the plot goes (default target/scale/scale.svg).
         #[arg(long)]
         svg: Option<String>,
+    },
+    /// The heap profiler's overhead next to dhat-rs and heaptrack (issue
+    /// #40): an allocation-heavy Rust and C workload, plain, idle,
+    /// profiled at 4096 bytes and under the other profilers.
+    HeapCost {
+        /// Rounds of the table (default 5).
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        /// Rounds of the workload in each run (default 40).
+        #[arg(long, default_value_t = 40)]
+        work: u32,
     },
     /// Issue #39's cost of linux.perf at 1 kHz per CPU (DWARF) next to
     /// `perf record` + `perf script` at the same rate, on two CPU-bound
@@ -341,6 +353,14 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Task::HeapCost { rounds, work } => match heap_cost::run(&workspace_root(), rounds, work) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Task::PerfCost {
             rounds,
             seconds,

@@ -244,7 +244,14 @@ fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
     let stack = if t.stack_top == u64::MAX {
         None
     } else {
-        capture(t.stack_top, STACK_COPY_BYTES)
+        let buffer = QUEUE.lock().take_buffer();
+        match capture(t.stack_top, STACK_COPY_BYTES, buffer) {
+            Ok(c) => Some(c),
+            Err(buffer) => {
+                QUEUE.lock().give_back([buffer]);
+                None
+            }
+        }
     };
     let mut rec = AllocRecord {
         addr,

@@ -36,19 +36,28 @@ pub(crate) fn stack_top(sp: u64) -> Option<u64> {
 }
 
 /// The current registers and up to `max` bytes of the stack below
-/// `stack_top` (from [`stack_top`]); `None` where this architecture is not
-/// supported, under Miri, or when the kernel copied nothing.
+/// `stack_top` (from [`stack_top`]), copied into `stack` (a recycled
+/// buffer: its capacity is reused, its contents replaced); `None` where
+/// this architecture is not supported, under Miri, or when the kernel
+/// copied nothing (the buffer is then handed back).
 #[inline(never)]
-pub(crate) fn capture(stack_top: u64, max: usize) -> Option<Captured> {
-    let (ip, sp, bp) = registers()?;
+pub(crate) fn capture(stack_top: u64, max: usize, mut stack: Vec<u8>) -> Result<Captured, Vec<u8>> {
+    let Some((ip, sp, bp)) = registers() else {
+        return Err(stack);
+    };
     if sp >= stack_top {
-        return None;
+        return Err(stack);
     }
-    let len = usize::try_from(stack_top - sp).ok()?.min(max);
-    let mut stack = vec![0u8; len];
-    let copied = copy_own_memory(sp, &mut stack)?;
-    stack.truncate(copied);
-    Some(Captured {
+    let len = usize::try_from(stack_top - sp).map_or(max, |l| l.min(max));
+    stack.clear();
+    stack.reserve(len);
+    let Some(copied) = copy_own_memory(sp, &mut stack.spare_capacity_mut()[..len]) else {
+        return Err(stack);
+    };
+    // SAFETY: the kernel initialised the first `copied` bytes of the spare
+    // capacity (it never reports more than it wrote, nor more than `len`).
+    unsafe { stack.set_len(copied.min(len)) };
+    Ok(Captured {
         ip,
         sp,
         bp,
@@ -83,9 +92,10 @@ fn registers() -> Option<(u64, u64, u64)> {
 }
 
 /// Copies `out.len()` bytes at address `from` of this process into `out`
-/// through the kernel; the bytes copied.
+/// through the kernel; the bytes copied (those first bytes of `out` are
+/// then initialised).
 #[cfg(not(miri))]
-fn copy_own_memory(from: u64, out: &mut [u8]) -> Option<usize> {
+fn copy_own_memory(from: u64, out: &mut [std::mem::MaybeUninit<u8>]) -> Option<usize> {
     let local = libc::iovec {
         iov_base: out.as_mut_ptr().cast(),
         iov_len: out.len(),
@@ -94,15 +104,15 @@ fn copy_own_memory(from: u64, out: &mut [u8]) -> Option<usize> {
         iov_base: from as *mut libc::c_void,
         iov_len: out.len(),
     };
-    // SAFETY: `local` describes `out`, which we own and may write; the
-    // kernel checks `remote` (our own address space) and fails or copies
-    // less rather than fault.
+    // SAFETY: `local` describes `out`, which we own and may write (bytes
+    // need no initialisation to be written); the kernel checks `remote`
+    // (our own address space) and fails or copies less rather than fault.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
     usize::try_from(n).ok().filter(|&n| n > 0)
 }
 
 #[cfg(miri)]
-fn copy_own_memory(_from: u64, _out: &mut [u8]) -> Option<usize> {
+fn copy_own_memory(_from: u64, _out: &mut [std::mem::MaybeUninit<u8>]) -> Option<usize> {
     None
 }
 
@@ -115,7 +125,7 @@ mod tests {
         let marker: [u64; 4] = [0x5a5a_1234_dead_beef; 4];
         let here = std::hint::black_box(&marker) as *const _ as u64;
         let top = stack_top(here).expect("this thread's stack is mapped");
-        let c = capture(top, 1 << 20).expect("captured");
+        let c = capture(top, 1 << 20, Vec::new()).expect("captured");
         assert!(c.sp <= here && here < top);
         assert!(c.ip != 0 && c.bp != 0);
         let at = usize::try_from(here - c.sp).unwrap();
@@ -123,7 +133,7 @@ mod tests {
         assert_eq!(word, 0x5a5a_1234_dead_beef);
         assert_eq!(c.sp + c.stack.len() as u64, top, "copied up to the top");
         assert!(!c.maxed);
-        let cut = capture(top, 256).unwrap();
+        let cut = capture(top, 256, c.stack).unwrap();
         assert_eq!(cut.stack.len(), 256);
         assert!(cut.maxed);
     }

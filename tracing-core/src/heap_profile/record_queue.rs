@@ -89,7 +89,16 @@ pub(crate) struct Queue {
     pub overrun: Option<Overrun>,
     /// Nanoseconds allocating threads waited for room.
     pub blocked_ns: u64,
+    /// Stack buffers handed back by the profiler's thread, for the next
+    /// samples: after warm-up a sample allocates nothing (a fresh buffer
+    /// of a few KiB per sample made glibc consolidate its fast bins on
+    /// the allocating thread, and freeing it on another thread cost
+    /// more).
+    spare: Vec<Vec<u8>>,
 }
+
+/// Spare stack buffers kept at most.
+const MAX_SPARE: usize = 64;
 
 /// The one queue of this process.
 pub(crate) static QUEUE: SpinLock<Queue> = SpinLock::new(Queue {
@@ -106,6 +115,7 @@ pub(crate) static QUEUE: SpinLock<Queue> = SpinLock::new(Queue {
     live: HashSet::with_hasher(FxBuildHasher),
     overrun: None,
     blocked_ns: 0,
+    spare: Vec::new(),
 });
 
 const FILTER_WORDS: usize = 4096;
@@ -152,15 +162,32 @@ impl Queue {
         }
     }
 
-    /// Ends the session: nothing more is queued.
+    /// Ends the session: nothing more is queued, the spare buffers go.
     pub(crate) fn end(&mut self) {
         self.begin(0, self.limits);
+        self.spare = Vec::new();
     }
 
     /// Takes every pending record, oldest first.
     pub(crate) fn drain(&mut self) -> VecDeque<Record> {
         self.bytes = 0;
         std::mem::take(&mut self.records)
+    }
+
+    /// A recycled stack buffer, or a new empty one.
+    pub(crate) fn take_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Hands stack buffers back for reuse (beyond [`MAX_SPARE`] they are
+    /// dropped).
+    pub(crate) fn give_back(&mut self, buffers: impl IntoIterator<Item = Vec<u8>>) {
+        for b in buffers {
+            if self.spare.len() >= MAX_SPARE {
+                break;
+            }
+            self.spare.push(b);
+        }
     }
 
     /// Bytes of records waiting.
@@ -277,6 +304,7 @@ mod tests {
             live: HashSet::with_hasher(FxBuildHasher),
             overrun: None,
             blocked_ns: 0,
+            spare: Vec::new(),
         }
     }
 

@@ -86,19 +86,23 @@ impl Books {
         }
     }
 
-    /// Takes one record.
-    pub(crate) fn take(&mut self, rec: Record) {
+    /// Takes one record; its stack buffer, to be handed back for reuse.
+    pub(crate) fn take(&mut self, rec: Record) -> Option<Vec<u8>> {
         match rec {
-            Record::Alloc(a) => self.alloc(a),
+            Record::Alloc(a) => {
+                self.alloc(&a);
+                a.stack.map(|c| c.stack)
+            }
             Record::Free { addr } => {
                 self.table.on_free(addr);
+                None
             }
         }
     }
 
-    fn alloc(&mut self, a: AllocRecord) {
+    fn alloc(&mut self, a: &AllocRecord) {
         let started = Instant::now();
-        let frames = self.unwind(&a);
+        let frames = self.unwind(a);
         let us = started.elapsed().as_micros() as u64;
         self.stats.total_unwinding_time_us += us;
         let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
@@ -278,8 +282,9 @@ pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &m
                 Default::default()
             }
         };
-        for r in records {
-            books.take(r);
+        let buffers: Vec<Vec<u8>> = records.into_iter().filter_map(|r| books.take(r)).collect();
+        if !buffers.is_empty() {
+            QUEUE.lock().give_back(buffers);
         }
         if stopping {
             books.disconnected = ctl.disconnected.load(Ordering::Acquire);
