@@ -17,6 +17,9 @@ pub const DEFAULT_FREQUENCY_HZ: u64 = 10;
 pub const DEFAULT_RING_BUFFER_PAGES: u32 = 256;
 /// How often the ring buffers are read when the config names no period.
 pub const DEFAULT_READ_PERIOD_MS: u32 = 100;
+/// How often the unwinder's cached state is dropped when the config names
+/// no period (upstream's: five minutes).
+pub const DEFAULT_UNWIND_STATE_CLEAR_PERIOD_MS: u32 = 300_000;
 
 /// What a sample counts: the event the kernel opens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +199,8 @@ pub struct PerfOptions {
     pub max_enqueued_footprint_bytes: u64,
     /// The data source stops if this process's memory exceeds it (0: no limit).
     pub max_daemon_memory_kb: u32,
-    /// The unwinder's caches are dropped this often (0: never).
+    /// The unwinder's caches are dropped this often
+    /// ([`DEFAULT_UNWIND_STATE_CLEAR_PERIOD_MS`] unless the config says).
     pub unwind_state_clear_period_ms: u32,
     /// `ignore_open_failure` (field 21, newer than the schema here): a CPU
     /// whose event cannot be opened is left out (said in the log) instead
@@ -357,7 +361,10 @@ impl PerfOptions {
                 .unwrap_or(0)
                 .saturating_mul(1024),
             max_daemon_memory_kb: c.max_daemon_memory_kb().unwrap_or(0),
-            unwind_state_clear_period_ms: c.unwind_state_clear_period_ms().unwrap_or(0),
+            unwind_state_clear_period_ms: c
+                .unwind_state_clear_period_ms()
+                .filter(|&p| p != 0)
+                .unwrap_or(DEFAULT_UNWIND_STATE_CLEAR_PERIOD_MS),
             ignore_open_failure,
             timebase_bytes: c.timebase_bytes().map(<[u8]>::to_vec).unwrap_or_default(),
             follower_bytes,

@@ -8,6 +8,7 @@
 //! * [`ring`]: the ring buffer's spans and record framing.
 //! * [`compact`]: records copied out without the unfilled part of their stack copies.
 //! * [`config`]: `PerfEventConfig` read into options.
+//! * [`glob`]: `fnmatch`-style matching of command lines (the scope's patterns).
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
 //! * [`drain`]: the thread that empties the ring buffers into a queue.
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
@@ -20,6 +21,7 @@ pub mod compact;
 pub mod config;
 pub mod drain;
 pub mod event;
+pub mod glob;
 pub mod intern;
 pub mod packets;
 pub mod records;

@@ -93,6 +93,28 @@ fn cpu_mode(m: u16) -> CpuMode {
     CpuMode::from_i32(i32::from(m)).unwrap_or(CpuMode::ModeUnknown)
 }
 
+/// `BuiltinClock.BUILTIN_CLOCK_BOOTTIME`: the clock of the packets that
+/// are stamped by the probes rather than by the kernel (losses, the
+/// guardrail stop), which say so whatever the samples' clock is.
+pub const BOOTTIME_CLOCK_ID: u32 = 6;
+
+/// Starts a packet as traced_perf starts every packet after the first:
+/// `sequence_flags` (needs the incremental state), then the timestamp.
+fn begin(p: &mut Message<'_>, ts: u64) {
+    p.append_varint(packet_field::SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    p.append_varint(packet_field::TIMESTAMP, ts);
+}
+
+/// A sample's counts: the timebase's, then each follower's.
+fn write_counts(s: &mut PerfSample<'_>, counts: &[u64]) {
+    if let Some((&timebase, followers)) = counts.split_first() {
+        s.set_timebase_count(timebase);
+        for &c in followers {
+            s.add_follower_counts(c);
+        }
+    }
+}
+
 /// Writes a sample: its counts, its callstack (`frames` leaf first; `None`
 /// when callstacks are not sampled) and how unwinding ended.
 pub fn write_sample(
@@ -105,63 +127,72 @@ pub fn write_sample(
 ) {
     let callstack = frames.map(|f| interner.callstack(f));
     sink.packet(&mut |p: &mut Message<'_>| {
-        p.append_varint(packet_field::TIMESTAMP, h.ts);
+        begin(p, h.ts);
         if interner.has_new() {
             let mut data = p.begin_nested(packet_field::INTERNED_DATA);
             interner.write_new(&mut data);
         }
-        {
-            let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
-            s.set_cpu(h.cpu)
-                .set_pid(h.pid)
-                .set_tid(h.tid)
-                .set_cpu_mode(cpu_mode(h.cpu_mode));
-            if let Some((&timebase, followers)) = counts.split_first() {
-                s.set_timebase_count(timebase);
-                for &c in followers {
-                    s.add_follower_counts(c);
-                }
-            }
-            if let Some(iid) = callstack {
-                s.set_callstack_iid(iid);
-            }
-            if let Some(e) = unwind_error.filter(|&e| e != StackUnwindError::UnwindErrorNone) {
-                s.set_unwind_error(e);
-            }
+        let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
+        s.set_cpu(h.cpu)
+            .set_pid(h.pid)
+            .set_tid(h.tid)
+            .set_cpu_mode(cpu_mode(h.cpu_mode));
+        write_counts(&mut s, counts);
+        if let Some(iid) = callstack {
+            s.set_callstack_iid(iid);
         }
-        p.append_varint(packet_field::SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+        if let Some(e) = unwind_error.filter(|&e| e != StackUnwindError::UnwindErrorNone) {
+            s.set_unwind_error(e);
+        }
     });
 }
 
-/// Writes that CPU `cpu`'s ring buffer lost `lost` records (`ts`: when
-/// that was noticed; the loss itself has no time).
+/// Writes that CPU `cpu`'s ring buffer lost `lost` records. The loss has
+/// no time of its own: the packet is stamped `ts`, when it was noticed, on
+/// the boot clock, and says so in `timestamp_clock_id` (the samples' clock
+/// may be another).
 pub fn write_records_lost(sink: &mut dyn PacketSink, ts: u64, cpu: u32, lost: u64) {
     sink.packet(&mut |p: &mut Message<'_>| {
-        p.append_varint(packet_field::TIMESTAMP, ts);
+        begin(p, ts);
+        p.append_varint(
+            packet_field::TIMESTAMP_CLOCK_ID,
+            u64::from(BOOTTIME_CLOCK_ID),
+        );
         PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE))
             .set_cpu(cpu)
             .set_kernel_records_lost(lost);
     });
 }
 
-/// Writes a sample that was read but not unwound, and why.
-pub fn write_skipped(sink: &mut dyn PacketSink, h: &SampleHeader, reason: SampleSkipReason) {
+/// Writes a sample that was read but not unwound, with its counts, and why.
+pub fn write_skipped(
+    sink: &mut dyn PacketSink,
+    h: &SampleHeader,
+    counts: &[u64],
+    reason: SampleSkipReason,
+) {
     sink.packet(&mut |p: &mut Message<'_>| {
-        p.append_varint(packet_field::TIMESTAMP, h.ts);
-        PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE))
-            .set_cpu(h.cpu)
+        begin(p, h.ts);
+        let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
+        s.set_cpu(h.cpu)
             .set_pid(h.pid)
             .set_tid(h.tid)
-            .set_cpu_mode(cpu_mode(h.cpu_mode))
-            .set_sample_skipped_reason(reason);
+            .set_cpu_mode(cpu_mode(h.cpu_mode));
+        write_counts(&mut s, counts);
+        s.set_sample_skipped_reason(reason);
     });
 }
 
 /// Writes that the data source stopped because the probes' memory passed
-/// `max_daemon_memory_kb`.
+/// `max_daemon_memory_kb` (`ts` on the boot clock, said in
+/// `timestamp_clock_id`).
 pub fn write_guardrail_stop(sink: &mut dyn PacketSink, ts: u64) {
     sink.packet(&mut |p: &mut Message<'_>| {
-        p.append_varint(packet_field::TIMESTAMP, ts);
+        begin(p, ts);
+        p.append_varint(
+            packet_field::TIMESTAMP_CLOCK_ID,
+            u64::from(BOOTTIME_CLOCK_ID),
+        );
         let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
         s.begin_producer_event()
             .set_source_stop_reason(producer_event::DataSourceStopReason::ProfilerStopGuardrail);
