@@ -20,7 +20,7 @@ use zerotrace_probes::protos::perf_event_config::UnwindMode;
 use zerotrace_probes::protos::perf_events::Counter;
 use zerotrace_probes::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, PerfEventConfig, PerfSampleDecoder,
-    data_source_field, interned_data_field, packet_field,
+    data_source_field, interned_data_field, packet_defaults_field, packet_field,
 };
 
 fn required() -> bool {
@@ -337,4 +337,142 @@ fn a_user_space_modifier_keeps_samples_out_of_the_kernel() {
         })
         .count();
     assert_eq!(in_kernel, 0, "{:?}", samples.first());
+}
+
+/// The clock of the defaults (`trace_packet_defaults.timestamp_clock_id`)
+/// and the samples' timestamps, of `packets`.
+fn clock_and_times(packets: &[Vec<u8>]) -> (Option<u64>, Vec<u64>) {
+    let mut clock = None;
+    let mut times = Vec::new();
+    for p in packets {
+        let mut ts = None;
+        let mut is_sample = false;
+        for f in Decoder::new(p) {
+            let f = f.expect("packet decodes");
+            match f.id {
+                packet_field::TIMESTAMP => ts = f.as_u64().ok(),
+                packet_field::PERF_SAMPLE => {
+                    let s = PerfSampleDecoder::new(f.as_bytes().unwrap());
+                    is_sample = s.kernel_records_lost().is_none();
+                }
+                packet_field::TRACE_PACKET_DEFAULTS => {
+                    for g in Decoder::new(f.as_bytes().unwrap()) {
+                        let g = g.expect("defaults decode");
+                        if g.id == packet_defaults_field::TIMESTAMP_CLOCK_ID {
+                            clock = g.as_u64().ok();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let (true, Some(ts)) = (is_sample, ts) {
+            times.push(ts);
+        }
+    }
+    (clock, times)
+}
+
+/// Now on the clock `BuiltinClock` id `id` names.
+fn now_on(id: u64) -> u64 {
+    use rustix::time::{ClockId, clock_gettime};
+    let c = match id {
+        1 => ClockId::Realtime,
+        3 => ClockId::Monotonic,
+        5 => ClockId::MonotonicRaw,
+        6 => ClockId::Boottime,
+        other => panic!("clock {other}"),
+    };
+    let t = clock_gettime(c);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Samples are on BOOTTIME (the clock of the session's other packets)
+/// unless the config names a clock or the kernel refuses BOOTTIME for the
+/// event (tracepoints and hardware counters may sample in NMI context):
+/// then MONOTONIC_RAW, said in the defaults. A named clock is used as
+/// named, and where the kernel refuses it the source does not start. The
+/// samples' times lie on the clock the defaults name.
+#[test]
+fn samples_are_on_boottime_unless_named_or_refused_by_the_kernel() {
+    use zerotrace_probes::protos::perf_events::PerfClock;
+    let run = |tracepoint: bool, clock: Option<PerfClock>| {
+        let mut child = dd();
+        let config = ds_config("linux.perf", |m| {
+            let mut c =
+                PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+            {
+                let mut tb = c.begin_timebase();
+                if tracepoint {
+                    tb.set_period(1);
+                    tb.begin_tracepoint().set_name("syscalls/sys_enter_read");
+                } else {
+                    tb.set_frequency(1000).set_counter(Counter::SwCpuClock);
+                }
+                if let Some(clock) = clock {
+                    tb.set_timestamp_clock(clock);
+                }
+            }
+        });
+        let ctx = ProbeContext::system();
+        let result = PerfSource::system().create(&config, &ctx).map(|mut probe| {
+            let mut sink = BufferSink::default();
+            let now = || zerotrace_core::platform::boottime_ns();
+            probe.start(now(), &mut sink);
+            std::thread::sleep(Duration::from_millis(200));
+            probe.stop(now(), &mut sink);
+            sink.packets
+        });
+        let _ = child.kill();
+        let _ = child.wait();
+        result
+    };
+    let check = |packets: &[Vec<u8>], before: u64, want: u64| {
+        let (clock, times) = clock_and_times(packets);
+        assert_eq!(clock, Some(want));
+        assert!(!times.is_empty(), "samples");
+        let after = now_on(want);
+        assert!(
+            times.iter().all(|&t| t >= before && t <= after),
+            "samples within [{before}, {after}] of clock {want}: {:?}",
+            &times[..times.len().min(3)]
+        );
+    };
+    // The CPU clock: BOOTTIME by default, the named clock otherwise.
+    for (named, id) in [
+        (None, 6),
+        (Some(PerfClock::Boottime), 6),
+        (Some(PerfClock::MonotonicRaw), 5),
+        (Some(PerfClock::Monotonic), 3),
+    ] {
+        let before = now_on(id);
+        match run(false, named) {
+            Ok(packets) => check(&packets, before, id),
+            Err(e) => {
+                assert!(!required(), "ZEROTRACE_REQUIRE_PERF=1 but {e}");
+                println!("samples_are_on_boottime did not run: {e}");
+                return;
+            }
+        }
+    }
+    // A tracepoint: BOOTTIME where the kernel takes it for tracepoints,
+    // else MONOTONIC_RAW; named BOOTTIME then fails to start.
+    let before_boot = now_on(6);
+    let before_raw = now_on(5);
+    let packets = run(true, None).expect("a tracepoint opens");
+    let (clock, _) = clock_and_times(&packets);
+    match clock {
+        Some(6) => {
+            check(&packets, before_boot, 6);
+            assert!(run(true, Some(PerfClock::Boottime)).is_ok());
+        }
+        Some(5) => {
+            check(&packets, before_raw, 5);
+            let e = run(true, Some(PerfClock::Boottime))
+                .expect_err("named BOOTTIME, refused by the kernel: the source does not start")
+                .to_string();
+            assert!(e.contains("perf_event_open"), "{e}");
+        }
+        other => panic!("clock {other:?}"),
+    }
 }

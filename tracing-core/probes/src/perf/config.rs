@@ -185,6 +185,10 @@ pub struct PerfOptions {
     pub interval: Interval,
     /// The clock samples are stamped with.
     pub clock: PerfClock,
+    /// Whether the config named the clock (`timebase.timestamp_clock`);
+    /// if not, BOOTTIME is asked for and MONOTONIC_RAW taken where the
+    /// kernel refuses BOOTTIME for the event.
+    pub clock_explicit: bool,
     /// Events read with each sample.
     pub followers: Vec<EventSpec>,
     /// Callstacks, if sampled (else only counts are recorded).
@@ -293,9 +297,16 @@ impl PerfOptions {
                 modifiers: None,
             },
         };
-        let clock = match tb.and_then(TimebaseDecoder::timestamp_clock_raw) {
-            Some(n) if n != 0 => PerfClock::from_i32(n).unwrap_or(PerfClock::Boottime),
-            _ => default_clock(&timebase.kind),
+        let (clock, clock_explicit) = match tb.and_then(TimebaseDecoder::timestamp_clock_raw) {
+            None | Some(0) => (PerfClock::Boottime, false),
+            Some(n) => match PerfClock::from_i32(n) {
+                Some(c) => (c, true),
+                // A clock this schema does not name: refused, not guessed.
+                None => {
+                    refused.push("timebase.timestamp_clock");
+                    (PerfClock::Boottime, false)
+                }
+            },
         };
         let mut followers = Vec::new();
         let mut follower_bytes = Vec::new();
@@ -348,6 +359,7 @@ impl PerfOptions {
             timebase,
             interval,
             clock,
+            clock_explicit,
             followers,
             callstacks,
             target_cpus,
@@ -380,19 +392,6 @@ impl PerfOptions {
                 format!("PerfEventConfig.{f}: not supported by these probes, recorded without it")
             })
             .collect()
-    }
-}
-
-/// The clock when the config names none: the boot clock, which our
-/// packets and TrackEvent use, for software counters; the raw monotonic
-/// clock (upstream's default for every event) for tracepoints, hardware
-/// and raw events, whose PMUs may sample in NMI context where the kernel
-/// refuses the boot clock (EINVAL). The trace says which clock it is in
-/// `timestamp_clock_id`.
-fn default_clock(kind: &EventKind) -> PerfClock {
-    match kind {
-        EventKind::Counter(c) if !is_hardware(*c) => PerfClock::Boottime,
-        _ => PerfClock::MonotonicRaw,
     }
 }
 
@@ -720,12 +719,42 @@ mod tests {
             ["timebase.poll_period_ms", "target_installed_by"]
         );
         assert!(o.refusal_lines()[0].starts_with("PerfEventConfig.timebase.poll_period_ms: "));
-        let hw = config(|c| {
-            c.begin_timebase().set_counter(Counter::HwCpuCycles);
-        });
-        assert_eq!(
-            PerfOptions::from_config(&hw).unwrap().clock,
-            PerfClock::MonotonicRaw
-        );
+    }
+
+    /// BOOTTIME unless the config names a clock (the kernel's refusal of
+    /// it for an event is handled where the event is opened); a clock the
+    /// schema does not name is refused by name, not mapped to another.
+    #[test]
+    fn the_clock_is_boottime_unless_named_and_an_unknown_one_is_refused() {
+        let clock = |n: Option<i32>, counter: Counter| {
+            PerfOptions::from_config(&config(|c| {
+                let mut tb = c.begin_timebase();
+                tb.set_counter(counter);
+                if let Some(n) = n {
+                    tb.set_timestamp_clock_raw(n);
+                }
+            }))
+            .unwrap()
+        };
+        for counter in [Counter::SwCpuClock, Counter::HwCpuCycles] {
+            let o = clock(None, counter);
+            assert_eq!((o.clock, o.clock_explicit), (PerfClock::Boottime, false));
+            let o = clock(Some(0), counter);
+            assert_eq!((o.clock, o.clock_explicit), (PerfClock::Boottime, false));
+        }
+        for (n, c) in [
+            (1, PerfClock::Realtime),
+            (2, PerfClock::Monotonic),
+            (3, PerfClock::MonotonicRaw),
+            (4, PerfClock::Boottime),
+        ] {
+            let o = clock(Some(n), Counter::SwCpuClock);
+            assert_eq!((o.clock, o.clock_explicit), (c, true));
+            assert!(o.refused.is_empty());
+        }
+        let o = clock(Some(9), Counter::SwCpuClock);
+        assert_eq!(o.refused, ["timebase.timestamp_clock"]);
+        assert_eq!((o.clock, o.clock_explicit), (PerfClock::Boottime, false));
+        assert!(o.refusal_lines()[0].contains("timestamp_clock"));
     }
 }

@@ -85,6 +85,15 @@ pub enum PerfOpenError {
     Arch,
 }
 
+impl PerfOpenError {
+    /// Whether `perf_event_open` said EINVAL, as it does when the event's
+    /// PMU may sample in NMI context and the clock asked for (BOOTTIME,
+    /// REALTIME) cannot be read there.
+    pub fn is_invalid_argument(&self) -> bool {
+        matches!(self, PerfOpenError::Open { source, .. } if source.raw_os_error() == Some(22))
+    }
+}
+
 /// The perf_event_attr `type` and `config` of `kind`, tracepoints resolved
 /// through tracefs at `tracefs`.
 fn type_and_config(

@@ -18,12 +18,13 @@ use crate::ftrace::ksyms::KernelSymbols;
 use crate::perf::abi::context;
 use crate::perf::config::{Callstacks, PerfOptions, UserFrames};
 use crate::perf::drain::{Chunk, Drain};
-use crate::perf::event::{CpuEvent, layout};
+use crate::perf::event::{CpuEvent, PerfOpenError, layout};
 use crate::perf::intern::{FrameDesc, Interner, MappingDesc};
 use crate::perf::packets::{self, Defaults, SampleHeader};
 use crate::perf::records::{Record, Sample, SampleLayout, parse_record};
 use crate::perf::ring::records;
 use crate::protos::data_source_field;
+use crate::protos::perf_events::PerfClock;
 use crate::protos::perf_sample::SampleSkipReason;
 use crate::protos::profiling::StackUnwindError;
 
@@ -307,26 +308,27 @@ impl DataSource for PerfSource {
         } else {
             options.target_cpus.clone()
         };
-        let mut events = Vec::with_capacity(cpus.len());
-        let mut first_error = None;
-        for cpu in cpus {
-            match CpuEvent::open(&options, cpu, &tracefs) {
-                Ok(ev) => events.push(ev),
-                // `ignore_open_failure`: that CPU is left out, and said.
-                Err(e) if options.ignore_open_failure => {
-                    (ctx.log)(&format!("{NAME}: cpu {cpu} left out: {e}"));
-                    first_error.get_or_insert(e);
-                }
-                Err(e) => return Err(ProbeError::Unavailable(format!("{NAME}: {e}"))),
+        let mut options = options;
+        let events = match open_events(&options, &cpus, &tracefs, ctx) {
+            // The kernel stamps this event's samples with BOOTTIME only
+            // where it cannot be sampled in NMI context (software events
+            // can, tracepoints and hardware counters often cannot): unless
+            // the config named the clock, take MONOTONIC_RAW (upstream's
+            // default) and say so in the defaults' clock.
+            Err(e)
+                if e.is_invalid_argument()
+                    && !options.clock_explicit
+                    && options.clock == PerfClock::Boottime =>
+            {
+                (ctx.log)(&format!(
+                    "{NAME}: the kernel refuses BOOTTIME for this event ({e}); samples are stamped with MONOTONIC_RAW"
+                ));
+                options.clock = PerfClock::MonotonicRaw;
+                open_events(&options, &cpus, &tracefs, ctx)
             }
+            other => other,
         }
-        if events.is_empty() {
-            if let Some(e) = first_error {
-                return Err(ProbeError::Unavailable(format!(
-                    "{NAME}: no CPU's event opens: {e}"
-                )));
-            }
-        }
+        .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?;
         let kernel_symbols = options
             .callstacks
             .as_ref()
@@ -349,6 +351,32 @@ impl DataSource for PerfSource {
         probe.kernel_symbols = kernel_symbols;
         probe.session_token = session_token;
         Ok(Box::new(probe))
+    }
+}
+
+/// Opens the events on every CPU of `cpus`; with `ignore_open_failure` a
+/// CPU whose event does not open is left out (and said), unless none opens.
+fn open_events(
+    options: &PerfOptions,
+    cpus: &[u32],
+    tracefs: &std::path::Path,
+    ctx: &ProbeContext,
+) -> Result<Vec<CpuEvent>, PerfOpenError> {
+    let mut events = Vec::with_capacity(cpus.len());
+    let mut first_error = None;
+    for &cpu in cpus {
+        match CpuEvent::open(options, cpu, tracefs) {
+            Ok(ev) => events.push(ev),
+            Err(e) if options.ignore_open_failure => {
+                (ctx.log)(&format!("{NAME}: cpu {cpu} left out: {e}"));
+                first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match first_error {
+        Some(e) if events.is_empty() => Err(e),
+        _ => Ok(events),
     }
 }
 
