@@ -476,3 +476,36 @@ fn samples_are_on_boottime_unless_named_or_refused_by_the_kernel() {
         other => panic!("clock {other:?}"),
     }
 }
+
+/// `raw_event.pmu_name` (field 5, newer than the schema here): the PMU's
+/// type is read from sysfs (`software`, config 0: the CPU clock).
+#[test]
+fn a_raw_event_by_pmu_name_samples() {
+    let mut child = dd();
+    let pid = child.id();
+    let config = perf_config(pid, |c| {
+        let mut tb = c.begin_timebase();
+        tb.set_frequency(1000);
+        let mut r = tb.begin_raw_event();
+        r.set_config(0);
+        r.message().append_string(5, "software");
+    });
+    let Some(packets) = record("a_raw_event_by_pmu_name", config, &mut child, 300) else {
+        return;
+    };
+    let (samples, _) = read_back(&packets);
+    assert!(samples.len() >= 20, "{} samples of dd", samples.len());
+    // A PMU this kernel does not have: the source does not start, and says
+    // which name.
+    let bad = perf_config(pid, |c| {
+        let mut tb = c.begin_timebase();
+        let mut r = tb.begin_raw_event();
+        r.message().append_string(5, "no_such_pmu");
+    });
+    let e = PerfSource::system()
+        .create(&bad, &ProbeContext::system())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("no_such_pmu"), "{e}");
+}

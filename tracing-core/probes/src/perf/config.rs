@@ -39,6 +39,11 @@ pub enum EventKind {
     Raw {
         /// `type`.
         kind: u32,
+        /// `pmu_name` (field 5, newer than the schema here): the dynamic
+        /// PMU whose `type` is read from
+        /// `/sys/bus/event_source/devices/NAME/type` when the event opens
+        /// (`kind` is then unset).
+        pmu: Option<String>,
         /// `config`.
         config: u64,
         /// `config1`.
@@ -214,8 +219,9 @@ pub struct PerfOptions {
     pub timebase_bytes: Vec<u8>,
     /// The follower messages as configured.
     pub follower_bytes: Vec<Vec<u8>>,
-    /// Fields these probes do not implement (recorded without them).
-    pub refused: Vec<&'static str>,
+    /// Fields these probes do not implement (recorded without them), by
+    /// name; fields newer than the table as `Message.field N`.
+    pub refused: Vec<String>,
 }
 
 /// Why a `PerfEventConfig` is rejected (the data source does not start).
@@ -242,6 +248,10 @@ pub enum PerfConfigError {
     /// An event modifier upstream does not name.
     #[error("PerfEventConfig: unknown event modifier {0}")]
     Modifier(i64),
+    /// A raw event naming both its `type` and a `pmu_name` (upstream
+    /// rejects it).
+    #[error("PerfEventConfig: raw_event sets both type and pmu_name")]
+    RawTypeAndPmu,
     /// An unwinding mode the schema does not name.
     #[error("PerfEventConfig.callstack_sampling.user_frames: unknown mode {0}")]
     UnwindMode(i32),
@@ -254,7 +264,7 @@ impl PerfOptions {
         if let Some(e) = c.decode_error() {
             return Err(PerfConfigError::Decode(e));
         }
-        let mut refused = Vec::new();
+        let mut refused: Vec<String> = Vec::new();
         let tb = c.timebase();
         let tb = tb.as_ref();
         let interval = match (
@@ -268,16 +278,13 @@ impl PerfOptions {
             (None, None, None) => Interval::Frequency(DEFAULT_FREQUENCY_HZ),
         };
         if tb.is_some_and(TimebaseDecoder::has_poll_period_ms) {
-            refused.push("timebase.poll_period_ms");
+            refused.push("timebase.poll_period_ms".into());
         }
         let timebase_raw = c.timebase_bytes().unwrap_or_default();
         let timebase = match tb {
             Some(tb) => {
                 let name = tb.name().map(str::to_owned);
-                let modifiers = match modifiers(timebase_raw, TIMEBASE_MODIFIERS)? {
-                    Some(m) => Some(m),
-                    None => tb.raw_event_bytes().and_then(raw_excludes),
-                };
+                let modifiers = modifiers(timebase_raw, TIMEBASE_MODIFIERS)?;
                 match timebase_event(tb)? {
                     Some(kind) => EventSpec {
                         kind,
@@ -303,7 +310,7 @@ impl PerfOptions {
                 Some(c) => (c, true),
                 // A clock this schema does not name: refused, not guessed.
                 None => {
-                    refused.push("timebase.timestamp_clock");
+                    refused.push("timebase.timestamp_clock".into());
                     (PerfClock::Boottime, false)
                 }
             },
@@ -312,10 +319,7 @@ impl PerfOptions {
         let mut follower_bytes = Vec::new();
         for (f, raw) in c.followers().zip(c.followers_bytes()) {
             let mut spec = follower(&f)?;
-            spec.modifiers = match modifiers(raw, FOLLOWER_MODIFIERS)? {
-                Some(m) => Some(m),
-                None => f.raw_event_bytes().and_then(raw_excludes),
-            };
+            spec.modifiers = modifiers(raw, FOLLOWER_MODIFIERS)?;
             followers.push(spec);
             follower_bytes.push(raw.to_vec());
         }
@@ -341,7 +345,7 @@ impl PerfOptions {
             return Err(PerfConfigError::TargetCpu(cpu));
         }
         if c.target_installed_by().next().is_some() {
-            refused.push("target_installed_by");
+            refused.push("target_installed_by".into());
         }
         let raw_field = |id: u32| {
             protozero::Decoder::new(bytes)
@@ -353,8 +357,9 @@ impl PerfOptions {
             .and_then(|f| f.as_u64().ok())
             .is_some_and(|v| v != 0);
         if raw_field(CPUID).is_some() {
-            refused.push("cpuid");
+            refused.push("cpuid".into());
         }
+        refused.extend(super::config_fields::unknown_fields(bytes));
         Ok(PerfOptions {
             timebase,
             interval,
@@ -416,7 +421,9 @@ fn timebase_event(tb: &TimebaseDecoder<'_>) -> Result<Option<EventKind>, PerfCon
     Ok(match tb.which_event() {
         Some(perf_events::timebase::Event::Counter(c)) => Some(counter(c)?),
         Some(perf_events::timebase::Event::Tracepoint(t)) => Some(tracepoint(&t)?),
-        Some(perf_events::timebase::Event::RawEvent(r)) => Some(raw(&r)),
+        Some(perf_events::timebase::Event::RawEvent(r)) => {
+            Some(raw(&r, tb.raw_event_bytes().unwrap_or_default())?)
+        }
         None => match tb.counter_raw() {
             // A counter number the enum does not name.
             Some(n) => return Err(PerfConfigError::UnknownCounter(n)),
@@ -429,7 +436,9 @@ fn follower(f: &FollowerEventDecoder<'_>) -> Result<EventSpec, PerfConfigError> 
     let kind = match f.which_event() {
         Some(follower_event::Event::Counter(c)) => counter(c)?,
         Some(follower_event::Event::Tracepoint(t)) => tracepoint(&t)?,
-        Some(follower_event::Event::RawEvent(r)) => raw(&r),
+        Some(follower_event::Event::RawEvent(r)) => {
+            raw(&r, f.raw_event_bytes().unwrap_or_default())?
+        }
         None => match f.counter_raw() {
             Some(n) => return Err(PerfConfigError::UnknownCounter(n)),
             None => return Err(PerfConfigError::NoCounter),
@@ -462,32 +471,29 @@ fn tracepoint(t: &TracepointDecoder<'_>) -> Result<EventKind, PerfConfigError> {
     }
 }
 
-/// A raw event's `exclude_user`/`exclude_kernel`/`exclude_hv` (fields 5,
-/// 6, 7, newer than the schema here: read from `raw`, the encoded
-/// `RawEvent`), as the levels it counts; `None` when it excludes none.
-fn raw_excludes(raw: &[u8]) -> Option<Modifiers> {
-    let set = |id: u32| {
-        protozero::Decoder::new(raw)
-            .filter_map(Result::ok)
-            .filter(|f| f.id == id)
-            .last()
-            .is_some_and(|f| f.as_u64().is_ok_and(|v| v != 0))
-    };
-    let (u, k, h) = (set(5), set(6), set(7));
-    (u || k || h).then_some(Modifiers {
-        user: !u,
-        kernel: !k,
-        hypervisor: !h,
-    })
-}
+/// `RawEvent.pmu_name`'s field number (newer than the schema here).
+const RAW_PMU_NAME: u32 = 5;
 
-fn raw(r: &RawEventDecoder<'_>) -> EventKind {
-    EventKind::Raw {
+/// A raw event: its numbers, or the dynamic PMU named by `pmu_name` (read
+/// from `bytes`, the encoded `RawEvent`); both is an error, as upstream's.
+fn raw(r: &RawEventDecoder<'_>, bytes: &[u8]) -> Result<EventKind, PerfConfigError> {
+    let pmu = protozero::Decoder::new(bytes)
+        .filter_map(Result::ok)
+        .filter(|f| f.id == RAW_PMU_NAME)
+        .last()
+        .and_then(|f| f.as_bytes().ok())
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .filter(|p| !p.is_empty());
+    if pmu.is_some() && r.r#type().is_some() {
+        return Err(PerfConfigError::RawTypeAndPmu);
+    }
+    Ok(EventKind::Raw {
         kind: r.r#type().unwrap_or(0),
+        pmu,
         config: r.config().unwrap_or(0),
         config1: r.config1().unwrap_or(0),
         config2: r.config2().unwrap_or(0),
-    }
+    })
 }
 
 /// `UNWIND_KERNEL_FRAME_POINTER`: upstream's value, not in the generated enum.
@@ -559,8 +565,8 @@ mod tests {
     }
 
     /// Fields newer than the schema here, read by number: `modifiers`
-    /// (packed or not; a raw event's excludes where none are given),
-    /// `ignore_open_failure`, and `cpuid` refused by name.
+    /// (packed or not), a raw event's `pmu_name`, `ignore_open_failure`,
+    /// and `cpuid` refused by name.
     #[test]
     fn newer_fields_are_read_or_refused_by_name() {
         let bytes = config(|c| {
@@ -580,9 +586,9 @@ mod tests {
             {
                 let mut f = c.add_followers();
                 let mut r = f.begin_raw_event();
-                r.set_type(4).set_config(0xc0);
-                // exclude_kernel.
-                r.message().append_varint(6, 1);
+                r.set_config(0xc0);
+                // pmu_name.
+                r.message().append_string(5, "software");
             }
             c.message().append_varint(21, 1);
             c.message().append_string(22, "GenuineIntel-6-55");
@@ -597,7 +603,16 @@ mod tests {
         };
         assert_eq!(o.timebase.modifiers, m(true, true, false));
         assert_eq!(o.followers[0].modifiers, m(true, false, false));
-        assert_eq!(o.followers[1].modifiers, m(true, false, true));
+        assert_eq!(
+            o.followers[1].kind,
+            EventKind::Raw {
+                kind: 0,
+                pmu: Some("software".into()),
+                config: 0xc0,
+                config1: 0,
+                config2: 0
+            }
+        );
         assert!(o.ignore_open_failure);
         assert_eq!(o.refused, ["cpuid"]);
         // Nothing said: the defaults.
@@ -607,6 +622,17 @@ mod tests {
         .unwrap();
         assert_eq!(plain.timebase.modifiers, None);
         assert!(!plain.ignore_open_failure);
+        // A raw event with both its type and a PMU name.
+        let both = config(|c| {
+            let mut tb = c.begin_timebase();
+            let mut r = tb.begin_raw_event();
+            r.set_type(4);
+            r.message().append_string(5, "cpu");
+        });
+        assert_eq!(
+            PerfOptions::from_config(&both),
+            Err(PerfConfigError::RawTypeAndPmu)
+        );
         // A modifier upstream does not name.
         let bad = config(|c| {
             c.begin_timebase().message().append_varint(12, 9);
@@ -615,6 +641,53 @@ mod tests {
             PerfOptions::from_config(&bad),
             Err(PerfConfigError::Modifier(9))
         ));
+    }
+
+    /// Every field the table refuses is refused by name when set; the one
+    /// it keeps is accepted without a word; fields newer than the table
+    /// are named by number.
+    #[test]
+    fn every_refused_field_is_refused_by_name() {
+        use crate::perf::config_fields::{Handling, PERF_CONFIG_FIELDS};
+        for &(message, _, name, handling, _) in PERF_CONFIG_FIELDS {
+            if handling != Handling::Refused {
+                continue;
+            }
+            let (bytes, said) = match (message, name) {
+                ("PerfEventConfig", "cpuid") => (
+                    config(|c| {
+                        c.message().append_string(22, "GenuineIntel-6-55");
+                    }),
+                    "cpuid",
+                ),
+                ("PerfEventConfig", "target_installed_by") => (
+                    config(|c| {
+                        c.add_target_installed_by("com.android.vending");
+                    }),
+                    "target_installed_by",
+                ),
+                ("Timebase", "poll_period_ms") => (
+                    config(|c| {
+                        c.begin_timebase().set_poll_period_ms(10);
+                    }),
+                    "timebase.poll_period_ms",
+                ),
+                other => panic!("no test value for refused field {other:?}"),
+            };
+            let o = PerfOptions::from_config(&bytes).unwrap();
+            assert_eq!(o.refused, [said], "{message}.{name}");
+            assert!(o.refusal_lines()[0].contains(name));
+        }
+        let kept = config(|c| {
+            c.set_remote_descriptor_timeout_ms(250);
+        });
+        assert!(PerfOptions::from_config(&kept).unwrap().refused.is_empty());
+        let newer = config(|c| {
+            c.begin_timebase().message().append_varint(77, 1);
+        });
+        let o = PerfOptions::from_config(&newer).unwrap();
+        assert_eq!(o.refused, ["Timebase.field 77"]);
+        assert!(o.refusal_lines()[0].starts_with("PerfEventConfig.Timebase.field 77: "));
     }
 
     #[test]

@@ -64,6 +64,16 @@ pub enum PerfOpenError {
         /// The error.
         source: std::io::Error,
     },
+    /// A raw event's `pmu_name` names no PMU this kernel has.
+    #[error(
+        "raw_event.pmu_name {name:?}: {source} (no such PMU under /sys/bus/event_source/devices)"
+    )]
+    Pmu {
+        /// The name.
+        name: String,
+        /// The error.
+        source: std::io::Error,
+    },
     /// The kernel refused the tracepoint's filter.
     #[error("tracepoint filter {filter:?}: {source}")]
     Filter {
@@ -122,11 +132,39 @@ fn type_and_config(
         }
         EventKind::Raw {
             kind,
+            pmu,
             config,
             config1,
             config2,
-        } => (*kind, *config, *config1, *config2),
+        } => {
+            let kind = match pmu {
+                Some(name) => pmu_type(name)?,
+                None => *kind,
+            };
+            (kind, *config, *config1, *config2)
+        }
     })
+}
+
+/// The `type` of the dynamic PMU `name`, from
+/// `/sys/bus/event_source/devices/NAME/type` (a name with a `/` or
+/// starting with `..` is not looked up).
+fn pmu_type(name: &str) -> Result<u32, PerfOpenError> {
+    let bad = || PerfOpenError::Pmu {
+        name: name.to_owned(),
+        source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+    };
+    if name.contains('/') || name.starts_with("..") {
+        return Err(bad());
+    }
+    let path = Path::new("/sys/bus/event_source/devices")
+        .join(name)
+        .join("type");
+    let text = std::fs::read_to_string(path).map_err(|source| PerfOpenError::Pmu {
+        name: name.to_owned(),
+        source,
+    })?;
+    text.trim().parse().map_err(|_| bad())
 }
 
 /// `PERF_TYPE_*` and `PERF_COUNT_*` of a counter.
@@ -214,7 +252,7 @@ fn attr(
     };
     a.__bindgen_anon_3.config1 = config1;
     a.__bindgen_anon_4.config2 = config2;
-    // `modifiers` (or a raw event's excludes): only the levels listed count.
+    // `modifiers`: only the levels listed count.
     if let Some(m) = spec.modifiers {
         a.set_exclude_user(u64::from(!m.user));
         a.set_exclude_kernel(u64::from(!m.kernel));
@@ -312,6 +350,11 @@ fn describe(spec: &EventSpec) -> String {
     match &spec.kind {
         EventKind::Counter(c) => c.as_str_name().to_owned(),
         EventKind::Tracepoint { group, name, .. } => format!("{group}/{name}"),
+        EventKind::Raw {
+            pmu: Some(pmu),
+            config,
+            ..
+        } => format!("raw pmu {pmu} config {config:#x}"),
         EventKind::Raw { kind, config, .. } => format!("raw type {kind} config {config:#x}"),
     }
 }
