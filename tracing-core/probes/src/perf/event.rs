@@ -293,9 +293,13 @@ fn attr(
         let ring = u64::from(options.ring_buffer_pages) * rustix::param::page_size() as u64;
         a.__bindgen_anon_2.wakeup_watermark = u32::try_from(ring / 4).unwrap_or(u32::MAX);
         a.set_disabled(1);
-        a.set_use_clockid(1);
-        a.clockid = clock_id(options.clock);
+    } else {
+        // As upstream's followers: the leader's sample type, and its clock
+        // (the kernel refuses a group whose members' clocks differ).
+        a.sample_type = layout(options).sample_type;
     }
+    a.set_use_clockid(1);
+    a.clockid = clock_id(options.clock);
     Ok(a)
 }
 
