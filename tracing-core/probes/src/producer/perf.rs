@@ -502,9 +502,10 @@ impl PerfProbe {
         self.handle_queued(sink, now_ns);
     }
 
-    /// Handles the chunks the drain thread queued. The bytes handled in
-    /// one pass are the enqueued footprint that `max_enqueued_footprint_kb`
-    /// bounds: samples past it are written unwound-less, as skipped.
+    /// Handles the chunks the drain thread queued. The stack bytes of the
+    /// samples one pass takes to unwind are the enqueued footprint that
+    /// `max_enqueued_footprint_kb` bounds: samples past it are written
+    /// unwound-less, as skipped.
     fn handle_queued(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
         let Some(d) = &self.drain else { return };
         let chunks: Vec<Chunk> = d.take();
@@ -538,12 +539,7 @@ impl PerfProbe {
                 continue;
             };
             match parse_record(rec, &self.layout) {
-                Ok(Record::Sample(s)) => {
-                    *footprint += rec.len() as u64;
-                    let over = self.options.max_enqueued_footprint_bytes != 0
-                        && *footprint > self.options.max_enqueued_footprint_bytes;
-                    self.handle_sample(cpu, &s, over, sink);
-                }
+                Ok(Record::Sample(s)) => self.handle_sample(cpu, &s, footprint, sink),
                 Ok(Record::Lost { lost, .. } | Record::LostSamples { lost }) => {
                     self.stats.kernel_records_lost += lost;
                     packets::write_records_lost(sink, now_ns, cpu, lost);
@@ -589,15 +585,16 @@ impl PerfProbe {
     }
 
     /// One sample, as upstream's reader stage takes it: counts only when
-    /// callstacks are not sampled; a process out of scope, or past the
-    /// enqueued footprint, written as skipped with its reason and counts;
-    /// a user-mode sample of a kernel-only config written with its counts
-    /// alone; else unwound.
+    /// callstacks are not sampled; a process out of scope written as
+    /// skipped with its reason and counts; a user-mode sample of a
+    /// kernel-only config written with its counts alone; one whose stack
+    /// copy would bring `footprint` (the stack bytes taken for unwinding in
+    /// this pass) to `max_enqueued_footprint_kb` skipped; else unwound.
     fn handle_sample(
         &mut self,
         cpu: u32,
         s: &Sample<'_>,
-        over_footprint: bool,
+        footprint: &mut u64,
         sink: &mut dyn PacketSink,
     ) {
         let h = SampleHeader {
@@ -624,7 +621,9 @@ impl PerfProbe {
             self.stats.samples += 1;
             return;
         }
-        if over_footprint {
+        let stack = s.stack_user.map_or(0, |b| b.len() as u64);
+        let max = self.options.max_enqueued_footprint_bytes;
+        if max != 0 && footprint.saturating_add(stack) >= max {
             packets::write_skipped(
                 sink,
                 &h,
@@ -634,6 +633,7 @@ impl PerfProbe {
             self.stats.skipped += 1;
             return;
         }
+        *footprint = footprint.saturating_add(stack);
         let mut kernel = Vec::new();
         let mut user_chain = Vec::new();
         if let Some(chain) = s.callchain {

@@ -478,39 +478,40 @@ fn a_kernel_only_config_writes_user_mode_samples_as_counts() {
     assert!(calls.lock().unwrap().unwound.len() <= 1);
 }
 
-/// `max_enqueued_footprint_kb`: samples past the bytes one pass may hold
-/// are written skipped (`UNWIND_ENQUEUE`) with their counts.
+/// `max_enqueued_footprint_kb`: a sample whose stack copy would bring
+/// the stack bytes taken for unwinding in one pass to the limit is written
+/// skipped (`UNWIND_ENQUEUE`) with its counts, as upstream's; samples out
+/// of scope take nothing of it.
 #[test]
 fn samples_past_the_enqueued_footprint_are_skipped_with_counts() {
     let o = config(|c| {
         c.set_max_enqueued_footprint_kb(1);
         c.begin_callstack_sampling()
-            .set_user_frames(UnwindMode::UnwindDwarf);
+            .begin_scope()
+            .add_exclude_pid(8);
     });
     let root = fake_proc(&[]);
     let (mut p, calls) = probe(o, &root);
     let l = p.layout;
-    let one = sample_rec(&l, 7, USER, &[5], false);
-    let n = 1024 / one.len() + 2;
-    let back = feed(&mut p, &vec![one; n]);
-    let reasons: Vec<Option<SampleSkipReason>> = back
+    // Each sample copies 16 stack bytes: 63 of them stay under 1024.
+    let n = 70;
+    let mut recs = vec![sample_rec(&l, 8, USER, &[1], false); 10];
+    recs.extend(vec![sample_rec(&l, 7, USER, &[5], false); n]);
+    let back = feed(&mut p, &recs);
+    let reasons: Vec<Option<SampleSkipReason>> = back[10..]
         .iter()
         .map(|b| PerfSampleDecoder::new(b.sample.as_deref().unwrap()).sample_skipped_reason())
         .collect();
     let kept = reasons.iter().filter(|r| r.is_none()).count();
-    assert_eq!(kept, 1024 / l_len(&p));
+    assert_eq!(kept, 1023 / 16);
     assert!(
         reasons[kept..]
             .iter()
             .all(|r| *r == Some(SampleSkipReason::ProfilerSkipUnwindEnqueue))
     );
-    let last = PerfSampleDecoder::new(back[n - 1].sample.as_deref().unwrap());
+    let last = PerfSampleDecoder::new(back[10 + n - 1].sample.as_deref().unwrap());
     assert_eq!(last.timebase_count(), Some(5));
     assert_eq!(calls.lock().unwrap().unwound.len(), kept);
-}
-
-fn l_len(p: &PerfProbe) -> usize {
-    sample_rec(&p.layout, 7, USER, &[5], false).len()
 }
 
 /// `unwind_state_clear_period_ms`: the unwinder's state is dropped every
@@ -598,7 +599,8 @@ fn mapping_paths(packet: &[u8]) -> Vec<String> {
 
 /// With the real unwinder over a fake `/proc`: a process's maps are kept
 /// from its first sample (a new image in them is not seen), and an exec
-/// record drops them, so the next sample places its pc in the new image.
+/// record drops them, as does the periodic clear, so the next sample
+/// places its pc in the new image.
 #[test]
 fn after_an_exec_the_unwinder_reads_the_new_image() {
     let root = fake_proc(&[(42, b"/bin/a\0")]);
@@ -642,4 +644,11 @@ fn after_an_exec_the_unwinder_reads_the_new_image() {
     // The exec record: the state is dropped and read again.
     p.handle_bytes(0, &[exec, sample()].concat(), &mut sink, 0, &mut 0);
     assert_eq!(mapping_paths(&sink.packets[2]), ["b"]);
+    // `unwind_state_clear_period_ms` (five minutes by default): every
+    // process's state is dropped, and read again on its next sample.
+    maps("/bin/c");
+    p.arm_timers(0);
+    p.poll(300_000_000_000, &mut sink);
+    p.handle_bytes(0, &sample(), &mut sink, 0, &mut 0);
+    assert_eq!(mapping_paths(sink.packets.last().unwrap()), ["c"]);
 }
