@@ -28,6 +28,9 @@ pub enum EventKind {
     Counter(Counter),
     /// A tracepoint, `group`/`name`, with an optional filter.
     Tracepoint {
+        /// Its name as the config gave it (`sched/sched_switch` or
+        /// `sched:sched_switch`), as the defaults describe it.
+        config_name: String,
         /// Its group (`sched`).
         group: String,
         /// Its name (`sched_switch`).
@@ -215,10 +218,6 @@ pub struct PerfOptions {
     /// whose event cannot be opened is left out (said in the log) instead
     /// of failing the instance, unless no CPU opens.
     pub ignore_open_failure: bool,
-    /// The timebase message as configured (echoed in `perf_sample_defaults`).
-    pub timebase_bytes: Vec<u8>,
-    /// The follower messages as configured.
-    pub follower_bytes: Vec<Vec<u8>>,
     /// Fields these probes do not implement (recorded without them), by
     /// name; fields newer than the table as `Message.field N`.
     pub refused: Vec<String>,
@@ -316,12 +315,10 @@ impl PerfOptions {
             },
         };
         let mut followers = Vec::new();
-        let mut follower_bytes = Vec::new();
         for (f, raw) in c.followers().zip(c.followers_bytes()) {
             let mut spec = follower(&f)?;
             spec.modifiers = modifiers(raw, FOLLOWER_MODIFIERS)?;
             followers.push(spec);
-            follower_bytes.push(raw.to_vec());
         }
         let legacy = c.all_cpus() == Some(true);
         let callstacks = match c.callstack_sampling() {
@@ -383,8 +380,6 @@ impl PerfOptions {
                 .filter(|&p| p != 0)
                 .unwrap_or(DEFAULT_UNWIND_STATE_CLEAR_PERIOD_MS),
             ignore_open_failure,
-            timebase_bytes: c.timebase_bytes().map(<[u8]>::to_vec).unwrap_or_default(),
-            follower_bytes,
             refused,
         })
     }
@@ -463,6 +458,7 @@ fn tracepoint(t: &TracepointDecoder<'_>) -> Result<EventKind, PerfConfigError> {
     let split = full.split_once('/').or_else(|| full.split_once(':'));
     match split {
         Some((group, name)) if !group.is_empty() && !name.is_empty() => Ok(EventKind::Tracepoint {
+            config_name: full.to_owned(),
             group: group.to_owned(),
             name: name.to_owned(),
             filter: t.filter().filter(|f| !f.is_empty()).map(str::to_owned),
@@ -739,6 +735,7 @@ mod tests {
         assert_eq!(
             o.timebase.kind,
             EventKind::Tracepoint {
+                config_name: "sched:sched_switch".into(),
                 group: "sched".into(),
                 name: "sched_switch".into(),
                 filter: Some("prev_state != 0".into())
@@ -754,7 +751,6 @@ mod tests {
         assert_eq!(o.followers[0].name.as_deref(), Some("faults"));
         assert_eq!(o.target_cpus, [0, 1]);
         assert_eq!(o.ring_buffer_pages, 64);
-        assert!(!o.timebase_bytes.is_empty());
     }
 
     #[test]

@@ -146,6 +146,22 @@ fn type_and_config(
     })
 }
 
+/// Reads the `type` of each raw event given by `pmu_name` into its
+/// `kind`, so that the defaults describe the event as it is opened.
+pub fn resolve_pmus(options: &mut PerfOptions) -> Result<(), PerfOpenError> {
+    for spec in std::iter::once(&mut options.timebase).chain(options.followers.iter_mut()) {
+        if let EventKind::Raw {
+            kind,
+            pmu: Some(name),
+            ..
+        } = &mut spec.kind
+        {
+            *kind = pmu_type(name)?;
+        }
+    }
+    Ok(())
+}
+
 /// The `type` of the dynamic PMU `name`, from
 /// `/sys/bus/event_source/devices/NAME/type` (a name with a `/` or
 /// starting with `..` is not looked up).

@@ -1,16 +1,19 @@
 //! The packets `linux.perf` writes, as traced_perf writes them: the
-//! sequence's first packet (incremental state cleared, id 0 of each string
-//! table, `trace_packet_defaults` with the samples' clock and
-//! `perf_sample_defaults`), then one `perf_sample` per sample with the
+//! sequence's first packets (incremental state cleared,
+//! `trace_packet_defaults` with the samples' clock and
+//! `perf_sample_defaults` describing the events opened; then id 0 of each
+//! string table), then one `perf_sample` per sample with the
 //! new interned definitions it uses, and `perf_sample`s that report
 //! losses: kernel records lost, samples skipped with their reason, and the
 //! guardrail stop.
 
 use protozero::Message;
 
+use super::config::{EventKind, EventSpec, Interval};
 use super::intern::{FrameDesc, Interner, write_fixed};
 use crate::producer::PacketSink;
 use crate::protos::perf_events::PerfClock;
+use crate::protos::perf_events::{RawEvent, Tracepoint};
 use crate::protos::perf_sample::{SampleSkipReason, producer_event};
 use crate::protos::profiling::{CpuMode, StackUnwindError};
 use crate::protos::{PerfSample, PerfSampleDefaults, packet_defaults_field, packet_field};
@@ -31,46 +34,139 @@ pub fn builtin_clock_id(clock: PerfClock) -> u32 {
 }
 
 /// What the sequence's first packet says.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Defaults<'a> {
-    /// The samples' clock.
+    /// When it is written, on the boot clock.
+    pub ts: u64,
+    /// The samples' clock (a `BuiltinClock` id).
     pub clock_id: u32,
-    /// The config's `Timebase` message, as configured.
-    pub timebase: &'a [u8],
-    /// The config's `FollowerEvent` messages.
-    pub followers: &'a [Vec<u8>],
+    /// How often the timebase samples, as the kernel was asked.
+    pub interval: Interval,
+    /// The timebase event.
+    pub timebase: &'a EventSpec,
+    /// The follower events.
+    pub followers: &'a [EventSpec],
     /// `process_shard_count` and the shard chosen, when sharding.
     pub shard: Option<(u32, u32)>,
 }
 
-/// Writes the sequence's first packet.
+/// The field numbers of an event's parts in `PerfEvents.Timebase` or in
+/// `FollowerEvent`, which write them alike.
+struct EventFields {
+    counter: u32,
+    tracepoint: u32,
+    raw_event: u32,
+    name: u32,
+    modifiers: u32,
+}
+
+/// `PerfEvents.Timebase`'s.
+const TIMEBASE_FIELDS: EventFields = EventFields {
+    counter: 4,
+    tracepoint: 3,
+    raw_event: 5,
+    name: 10,
+    modifiers: 12,
+};
+
+/// `FollowerEvent`'s.
+const FOLLOWER_FIELDS: EventFields = EventFields {
+    counter: 1,
+    tracepoint: 2,
+    raw_event: 3,
+    name: 4,
+    modifiers: 5,
+};
+
+/// Writes `spec` into `m` (a `Timebase` or a `FollowerEvent`) as upstream
+/// describes the event it opened: the event (a tracepoint with its name as
+/// configured and its filter, empty if none; a raw event with all four
+/// numbers), the name if any, and the counted privilege levels if not all.
+fn write_event(m: &mut Message<'_>, f: &EventFields, spec: &EventSpec) {
+    match &spec.kind {
+        EventKind::Counter(c) => m.append_varint(f.counter, *c as u64),
+        EventKind::Tracepoint {
+            config_name,
+            filter,
+            ..
+        } => {
+            Tracepoint::from_message(m.begin_nested(f.tracepoint))
+                .set_name(config_name)
+                .set_filter(filter.as_deref().unwrap_or(""));
+        }
+        EventKind::Raw {
+            kind,
+            config,
+            config1,
+            config2,
+            ..
+        } => {
+            RawEvent::from_message(m.begin_nested(f.raw_event))
+                .set_type(*kind)
+                .set_config(*config)
+                .set_config1(*config1)
+                .set_config2(*config2);
+        }
+    }
+    if let Some(name) = spec.name.as_deref().filter(|n| !n.is_empty()) {
+        m.append_string(f.name, name);
+    }
+    if let Some(levels) = spec
+        .modifiers
+        .filter(|l| !(l.user && l.kernel && l.hypervisor))
+    {
+        for (counted, value) in [(levels.user, 1), (levels.kernel, 2), (levels.hypervisor, 3)] {
+            if counted {
+                m.append_varint(f.modifiers, value);
+            }
+        }
+    }
+}
+
+/// Writes the sequence's first packets, as traced_perf writes them: the
+/// defaults (stamped on the boot clock, the incremental state cleared;
+/// the samples' clock; the timebase and followers as the kernel was asked
+/// for them; the shard), then the fixed interned entries (id 0 of each
+/// string table).
 pub fn write_start(sink: &mut dyn PacketSink, d: &Defaults<'_>) {
+    sink.packet(&mut |p: &mut Message<'_>| {
+        p.append_varint(packet_field::TIMESTAMP, d.ts);
+        p.append_varint(
+            packet_field::TIMESTAMP_CLOCK_ID,
+            u64::from(BOOTTIME_CLOCK_ID),
+        );
+        p.append_varint(packet_field::SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+        let mut defaults = p.begin_nested(packet_field::TRACE_PACKET_DEFAULTS);
+        defaults.append_varint(
+            packet_defaults_field::TIMESTAMP_CLOCK_ID,
+            u64::from(d.clock_id),
+        );
+        let mut perf = PerfSampleDefaults::from_message(
+            defaults.begin_nested(packet_defaults_field::PERF_SAMPLE_DEFAULTS),
+        );
+        {
+            let mut tb = perf.begin_timebase();
+            match d.interval {
+                Interval::Frequency(hz) => tb.set_frequency(hz),
+                Interval::Period(n) => tb.set_period(n),
+            };
+            write_event(tb.message(), &TIMEBASE_FIELDS, d.timebase);
+        }
+        for f in d.followers {
+            let mut fe = perf.add_followers();
+            write_event(fe.message(), &FOLLOWER_FIELDS, f);
+        }
+        if let Some((count, chosen)) = d.shard {
+            perf.set_process_shard_count(count)
+                .set_chosen_process_shard(chosen);
+        }
+    });
     sink.packet(&mut |p: &mut Message<'_>| {
         {
             let mut data = p.begin_nested(packet_field::INTERNED_DATA);
             write_fixed(&mut data);
         }
-        {
-            let mut defaults = p.begin_nested(packet_field::TRACE_PACKET_DEFAULTS);
-            defaults.append_varint(
-                packet_defaults_field::TIMESTAMP_CLOCK_ID,
-                u64::from(d.clock_id),
-            );
-            let mut perf = PerfSampleDefaults::from_message(
-                defaults.begin_nested(packet_defaults_field::PERF_SAMPLE_DEFAULTS),
-            );
-            if !d.timebase.is_empty() {
-                perf.set_timebase_raw(d.timebase);
-            }
-            for f in d.followers {
-                perf.add_followers_raw(f);
-            }
-            if let Some((count, chosen)) = d.shard {
-                perf.set_process_shard_count(count)
-                    .set_chosen_process_shard(chosen);
-            }
-        }
-        p.append_varint(packet_field::SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+        p.append_varint(packet_field::SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     });
 }
 

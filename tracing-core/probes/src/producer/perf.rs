@@ -309,6 +309,8 @@ impl DataSource for PerfSource {
             options.target_cpus.clone()
         };
         let mut options = options;
+        crate::perf::event::resolve_pmus(&mut options)
+            .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?;
         let events = match open_events(&options, &cpus, &tracefs, ctx) {
             // The kernel stamps this event's samples with BOOTTIME only
             // where it cannot be sampled in NMI context (software events
@@ -689,9 +691,11 @@ impl PerfProbe {
         packets::write_start(
             sink,
             &Defaults {
+                ts: (self.ctx.clock)(),
                 clock_id: packets::builtin_clock_id(self.options.clock),
-                timebase: &self.options.timebase_bytes,
-                followers: &self.options.follower_bytes,
+                interval: self.options.interval,
+                timebase: &self.options.timebase,
+                followers: &self.options.followers,
                 shard: self.sharding.map(|s| (s.count, s.chosen)),
             },
         );

@@ -245,8 +245,8 @@ fn losses_and_the_guardrail_stop_say_they_are_on_the_boot_clock() {
     let lost = rec(record::LOST, 0, &words(&[1, 42]));
     p.handle_bytes(3, &lost, &mut sink, 7_000, &mut 0);
     let back = read_back(&sink.packets);
-    assert_eq!(back.len(), 2);
-    let l = &back[1];
+    assert_eq!(back.len(), 3, "the defaults, the fixed strings, the loss");
+    let l = &back[2];
     assert_eq!((l.ts, l.clock_id, l.flags), (Some(7_000), Some(6), Some(2)));
     let s = PerfSampleDecoder::new(l.sample.as_deref().unwrap());
     assert_eq!((s.cpu(), s.kernel_records_lost()), (Some(3), Some(42)));
@@ -651,4 +651,80 @@ fn after_an_exec_the_unwinder_reads_the_new_image() {
     p.poll(300_000_000_000, &mut sink);
     p.handle_bytes(0, &sample(), &mut sink, 0, &mut 0);
     assert_eq!(mapping_paths(sink.packets.last().unwrap()), ["c"]);
+}
+
+/// The sequence's first packets as traced_perf writes them: the defaults
+/// stamped on the boot clock (saying so), the incremental state cleared,
+/// the events described as the kernel was asked for them (the default
+/// timebase spelled out; a tracepoint's name as configured and its filter,
+/// empty if none; a raw event's four numbers; names; the counted levels
+/// when not all); then the fixed interned strings.
+#[test]
+fn the_defaults_describe_the_events_as_upstream_does() {
+    let root = fake_proc(&[]);
+    let (p, _) = probe(config(|_| {}), &root);
+    let mut sink = BufferSink::default();
+    p.write_defaults(&mut sink);
+    assert_eq!(sink.packets.len(), 2);
+    let ids: Vec<u32> = Decoder::new(&sink.packets[0])
+        .filter_map(Result::ok)
+        .map(|f| f.id)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            packet_field::TIMESTAMP,
+            packet_field::TIMESTAMP_CLOCK_ID,
+            packet_field::SEQUENCE_FLAGS,
+            packet_field::TRACE_PACKET_DEFAULTS
+        ]
+    );
+    let back = read_back(&sink.packets);
+    assert_eq!((back[0].clock_id, back[0].flags), (Some(6), Some(1)));
+    assert_eq!((back[1].ts, back[1].flags), (None, Some(2)));
+    let defaults = field(&sink.packets[0], packet_field::TRACE_PACKET_DEFAULTS);
+    let perf = field(defaults, packet_defaults_field::PERF_SAMPLE_DEFAULTS);
+    // timebase { frequency: 10 counter: SW_CPU_CLOCK }
+    assert_eq!(field(perf, 1), [0x10, 10, 0x20, 1]);
+
+    let o = config(|c| {
+        {
+            let mut tb = c.begin_timebase();
+            tb.set_period(1).set_name("switches");
+            tb.begin_tracepoint().set_name("sched:sched_switch");
+            tb.message().append_varint(12, 1);
+        }
+        c.add_followers()
+            .begin_raw_event()
+            .set_type(4)
+            .set_config(0xc0);
+    });
+    let (p, _) = probe(o, &root);
+    let mut sink = BufferSink::default();
+    p.write_defaults(&mut sink);
+    let defaults = field(&sink.packets[0], packet_field::TRACE_PACKET_DEFAULTS);
+    let perf = field(defaults, packet_defaults_field::PERF_SAMPLE_DEFAULTS);
+    let mut tb = HeapWriter::new();
+    {
+        let mut m = tb.root();
+        m.append_varint(1, 1);
+        {
+            let mut t = m.begin_nested(3);
+            t.append_string(1, "sched:sched_switch");
+            t.append_string(2, "");
+        }
+        m.append_string(10, "switches");
+        m.append_varint(12, 1);
+    }
+    assert_eq!(field(perf, 1), tb.finish().unwrap());
+    let mut fe = HeapWriter::new();
+    {
+        let mut m = fe.root();
+        let mut r = m.begin_nested(3);
+        r.append_varint(1, 4);
+        r.append_varint(2, 0xc0);
+        r.append_varint(3, 0);
+        r.append_varint(4, 0);
+    }
+    assert_eq!(field(perf, 4), fe.finish().unwrap());
 }
