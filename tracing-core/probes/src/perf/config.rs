@@ -92,9 +92,12 @@ const IGNORE_OPEN_FAILURE: u32 = 21;
 const CPUID: u32 = 22;
 
 /// The modifiers of an event message (`field`, repeated enum, packed or
-/// not); `None` when it lists none. An unknown value is an error.
-fn modifiers(msg: &[u8], field: u32) -> Result<Option<Modifiers>, PerfConfigError> {
+/// not); `None` when it lists none of the known values. A value upstream
+/// does not name is left out, as upstream's parser leaves it out, and
+/// refused by name: `what` is pushed to `refused`.
+fn modifiers(msg: &[u8], field: u32, what: &str, refused: &mut Vec<String>) -> Option<Modifiers> {
     let mut values = Vec::new();
+    let mut unknown = false;
     for f in protozero::Decoder::new(msg) {
         let Ok(f) = f else { break };
         if f.id != field {
@@ -106,29 +109,35 @@ fn modifiers(msg: &[u8], field: u32) -> Result<Option<Modifiers>, PerfConfigErro
                 let mut rest = b;
                 while !rest.is_empty() {
                     let Ok((v, n)) = protozero::varint::decode_varint(rest) else {
-                        return Err(PerfConfigError::Modifier(-1));
+                        unknown = true;
+                        break;
                     };
-                    values.push(v as i64);
+                    values.push(v);
                     rest = &rest[n..];
                 }
             }
-            protozero::FieldValue::Varint(v) => values.push(v as i64),
-            _ => return Err(PerfConfigError::Modifier(-1)),
+            protozero::FieldValue::Varint(v) => values.push(v),
+            _ => unknown = true,
         }
     }
-    if values.is_empty() {
-        return Ok(None);
-    }
     let mut m = Modifiers::default();
+    let mut any = false;
     for v in values {
         match v {
             1 => m.user = true,
             2 => m.kernel = true,
             3 => m.hypervisor = true,
-            other => return Err(PerfConfigError::Modifier(other)),
+            _ => {
+                unknown = true;
+                continue;
+            }
         }
+        any = true;
     }
-    Ok(Some(m))
+    if unknown && !refused.iter().any(|r| r == what) {
+        refused.push(what.to_owned());
+    }
+    any.then_some(m)
 }
 
 /// How often the timebase samples.
@@ -244,9 +253,6 @@ pub enum PerfConfigError {
     /// A CPU index past what a `u32` mask can name sensibly.
     #[error("PerfEventConfig.target_cpu: {0} is not a CPU of this machine")]
     TargetCpu(u32),
-    /// An event modifier upstream does not name.
-    #[error("PerfEventConfig: unknown event modifier {0}")]
-    Modifier(i64),
     /// A raw event naming both its `type` and a `pmu_name` (upstream
     /// rejects it).
     #[error("PerfEventConfig: raw_event sets both type and pmu_name")]
@@ -283,7 +289,12 @@ impl PerfOptions {
         let timebase = match tb {
             Some(tb) => {
                 let name = tb.name().map(str::to_owned);
-                let modifiers = modifiers(timebase_raw, TIMEBASE_MODIFIERS)?;
+                let modifiers = modifiers(
+                    timebase_raw,
+                    TIMEBASE_MODIFIERS,
+                    "timebase.modifiers",
+                    &mut refused,
+                );
                 match timebase_event(tb)? {
                     Some(kind) => EventSpec {
                         kind,
@@ -317,7 +328,8 @@ impl PerfOptions {
         let mut followers = Vec::new();
         for (f, raw) in c.followers().zip(c.followers_bytes()) {
             let mut spec = follower(&f)?;
-            spec.modifiers = modifiers(raw, FOLLOWER_MODIFIERS)?;
+            spec.modifiers =
+                modifiers(raw, FOLLOWER_MODIFIERS, "followers.modifiers", &mut refused);
             followers.push(spec);
         }
         let legacy = c.all_cpus() == Some(true);
@@ -629,14 +641,16 @@ mod tests {
             PerfOptions::from_config(&both),
             Err(PerfConfigError::RawTypeAndPmu)
         );
-        // A modifier upstream does not name.
+        // A modifier upstream does not name: left out, as upstream's
+        // parser leaves it, and refused by name.
         let bad = config(|c| {
-            c.begin_timebase().message().append_varint(12, 9);
+            let mut tb = c.begin_timebase();
+            tb.message().append_varint(12, 9);
+            tb.message().append_varint(12, 1);
         });
-        assert!(matches!(
-            PerfOptions::from_config(&bad),
-            Err(PerfConfigError::Modifier(9))
-        ));
+        let o = PerfOptions::from_config(&bad).unwrap();
+        assert_eq!(o.timebase.modifiers, m(true, false, false));
+        assert_eq!(o.refused, ["timebase.modifiers"]);
     }
 
     /// Every field the table refuses is refused by name when set; the one

@@ -211,8 +211,8 @@ fn write_counts(s: &mut PerfSample<'_>, counts: &[u64]) {
     }
 }
 
-/// Writes a sample: its counts, its callstack (`frames` leaf first; `None`
-/// when callstacks are not sampled) and how unwinding ended.
+/// Writes an unwound sample: who it was, its counts, its callstack
+/// (`frames` leaf first) and how unwinding ended.
 pub fn write_sample(
     sink: &mut dyn PacketSink,
     interner: &mut Interner,
@@ -240,6 +240,21 @@ pub fn write_sample(
         if let Some(e) = unwind_error.filter(|&e| e != StackUnwindError::UnwindErrorNone) {
             s.set_unwind_error(e);
         }
+    });
+}
+
+/// Writes a sample without a callstack (callstacks are not sampled, or a
+/// kernel-frames-only config met a user-mode sample): its counts, then
+/// who it was, in upstream's order for such samples.
+pub fn write_counts_only(sink: &mut dyn PacketSink, h: &SampleHeader, counts: &[u64]) {
+    sink.packet(&mut |p: &mut Message<'_>| {
+        begin(p, h.ts);
+        let mut s = PerfSample::from_message(p.begin_nested(packet_field::PERF_SAMPLE));
+        s.set_cpu(h.cpu);
+        write_counts(&mut s, counts);
+        s.set_pid(h.pid)
+            .set_tid(h.tid)
+            .set_cpu_mode(cpu_mode(h.cpu_mode));
     });
 }
 

@@ -608,7 +608,7 @@ impl PerfProbe {
         };
         let counts: Vec<u64> = s.read.map(|r| r.values().collect()).unwrap_or_default();
         let Some(cs) = self.options.callstacks.clone() else {
-            packets::write_sample(sink, &mut self.interner, &h, &counts, None, None);
+            packets::write_counts_only(sink, &h, &counts);
             self.stats.samples += 1;
             return;
         };
@@ -619,7 +619,7 @@ impl PerfProbe {
         }
         if cs.user_frames == UserFrames::Skip && h.cpu_mode == CPU_MODE_USER {
             // Kernel frames only, and the sample has none.
-            packets::write_sample(sink, &mut self.interner, &h, &counts, None, None);
+            packets::write_counts_only(sink, &h, &counts);
             self.stats.samples += 1;
             return;
         }

@@ -728,3 +728,30 @@ fn the_defaults_describe_the_events_as_upstream_does() {
     }
     assert_eq!(field(perf, 4), fe.finish().unwrap());
 }
+
+/// Without callstacks a sample is its counts, written in upstream's order
+/// for such samples (cpu, counts, then pid, tid, cpu mode); an unwound
+/// one says who it was first.
+#[test]
+fn counts_only_samples_keep_upstreams_field_order() {
+    let root = fake_proc(&[]);
+    let o = config(|c| {
+        c.add_followers().set_counter(Counter::SwPageFaults);
+    });
+    let (mut p, _) = probe(o, &root);
+    let l = p.layout;
+    let back = feed(&mut p, &[sample_rec(&l, 7, USER, &[3, 4], false)]);
+    let ids: Vec<u32> = Decoder::new(back[0].sample.as_deref().unwrap())
+        .filter_map(Result::ok)
+        .map(|f| f.id)
+        .collect();
+    assert_eq!(ids, [1, 6, 7, 2, 3, 5]);
+    let (mut p, _) = probe(dwarf_with_scope(|_| {}), &root);
+    let l = p.layout;
+    let back = feed(&mut p, &[sample_rec(&l, 7, USER, &[3, 4], false)]);
+    let ids: Vec<u32> = Decoder::new(back[0].sample.as_deref().unwrap())
+        .filter_map(Result::ok)
+        .map(|f| f.id)
+        .collect();
+    assert_eq!(ids, [1, 2, 3, 5, 6, 7, 4]);
+}
