@@ -568,13 +568,16 @@ impl PerfProbe {
         self.stats.processes_forgotten += 1;
     }
 
+    /// Whether sample `s` of `pid` is of a kernel thread: it has no user
+    /// registers where they are recorded (or it is the idle task).
+    fn is_kthread(&self, s: &Sample<'_>, pid: u32) -> bool {
+        self.layout.sample_type & crate::perf::abi::sample::REGS_USER != 0 && s.regs_user.is_none()
+            || pid == 0
+    }
+
     /// Whether the sample's process is in the scope (decided on its first
-    /// sample; one without user registers where they are recorded is a
-    /// kernel thread).
-    fn in_scope(&mut self, cs: &Callstacks, s: &Sample<'_>, pid: u32) -> bool {
-        let kthread = self.layout.sample_type & crate::perf::abi::sample::REGS_USER != 0
-            && s.regs_user.is_none()
-            || pid == 0;
+    /// sample).
+    fn in_scope(&mut self, cs: &Callstacks, kthread: bool, pid: u32) -> bool {
         let ctx = &self.ctx;
         self.scope.in_scope(
             &cs.scope,
@@ -612,7 +615,8 @@ impl PerfProbe {
             self.stats.samples += 1;
             return;
         };
-        if !self.in_scope(&cs, s, h.pid) {
+        let kthread = self.is_kthread(s, h.pid);
+        if !self.in_scope(&cs, kthread, h.pid) {
             packets::write_skipped(sink, &h, &counts, SampleSkipReason::ProfilerSkipNotInScope);
             self.stats.skipped += 1;
             return;
@@ -621,6 +625,13 @@ impl PerfProbe {
             // Kernel frames only, and the sample has none.
             packets::write_counts_only(sink, &h, &counts);
             self.stats.samples += 1;
+            return;
+        }
+        // A kernel thread now holds a pid first seen as a user process's
+        // (reused): upstream's unwinder skips such a sample.
+        if kthread && self.scope.was_userspace(h.pid) {
+            packets::write_skipped(sink, &h, &counts, SampleSkipReason::ProfilerSkipUnwindStage);
+            self.stats.skipped += 1;
             return;
         }
         let stack = s.stack_user.map_or(0, |b| b.len() as u64);
@@ -667,7 +678,8 @@ impl PerfProbe {
                 });
             }
         }
-        let (user, error) = if h.pid == 0 {
+        // A kernel thread has kernel frames only, and no unwinding error.
+        let (user, error) = if kthread {
             (Vec::new(), None)
         } else {
             self.unwinder.unwind(&UserInput {

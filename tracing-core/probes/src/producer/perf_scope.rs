@@ -66,7 +66,9 @@ pub fn cmdline_matches(pattern: &str, cmdline: &Cmdline) -> bool {
 /// Which processes are in scope, decided on each one's first sample.
 #[derive(Debug, Default)]
 pub(crate) struct ScopeState {
-    decided: HashMap<u32, bool>,
+    /// Each process's decision, and whether it was taken for a process
+    /// with user-space state.
+    decided: HashMap<u32, (bool, bool)>,
     additional_cmdlines: HashSet<Cmdline>,
 }
 
@@ -84,7 +86,7 @@ impl ScopeState {
         sharding: Option<ProcessSharding>,
         cmdline: impl FnOnce() -> Option<Cmdline>,
     ) -> bool {
-        if let Some(&d) = self.decided.get(&pid) {
+        if let Some(&(d, _)) = self.decided.get(&pid) {
             return d;
         }
         let d = if kthread && !kernel_frames {
@@ -100,15 +102,20 @@ impl ScopeState {
                 &mut self.additional_cmdlines,
             )
         };
-        self.decided.insert(pid, d);
+        self.decided.insert(pid, (d, !kthread));
         d
+    }
+
+    /// Whether `pid` is in scope as a process with user-space state.
+    pub(crate) fn was_userspace(&self, pid: u32) -> bool {
+        self.decided.get(&pid) == Some(&(true, true))
     }
 
     /// Process `pid` exec'd (`exited` false) or exited: its decision goes
     /// on exit, and on exec only if it was out of scope (one in scope keeps
     /// its place).
     pub(crate) fn forget(&mut self, pid: u32, exited: bool) {
-        if exited || self.decided.get(&pid) == Some(&false) {
+        if exited || self.decided.get(&pid).is_some_and(|&(d, _)| !d) {
             self.decided.remove(&pid);
         }
     }

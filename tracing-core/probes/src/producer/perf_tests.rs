@@ -755,3 +755,40 @@ fn counts_only_samples_keep_upstreams_field_order() {
         .collect();
     assert_eq!(ids, [1, 2, 3, 5, 6, 7, 4]);
 }
+
+/// A kernel thread in scope (kernel frames recorded) has its kernel frames
+/// and no unwinding error, the unwinder not asked; a kernel thread on a
+/// pid first seen as a user process's is skipped at the unwinding stage,
+/// as upstream's unwinder skips it.
+#[test]
+fn kernel_threads_have_kernel_frames_only_and_a_reused_pid_is_skipped() {
+    let o = config(|c| {
+        c.begin_callstack_sampling()
+            .set_kernel_frames(true)
+            .set_user_frames(UnwindMode::UnwindDwarf);
+    });
+    let root = fake_proc(&[(7, b"/bin/app\0")]);
+    let (mut p, calls) = probe(o, &root);
+    let l = p.layout;
+    let back = feed(
+        &mut p,
+        &[
+            sample_rec(&l, 5, KERNEL, &[1], true),
+            sample_rec(&l, 7, USER, &[2], false),
+            sample_rec(&l, 7, KERNEL, &[3], true),
+        ],
+    );
+    let s0 = PerfSampleDecoder::new(back[0].sample.as_deref().unwrap());
+    assert!(s0.callstack_iid().is_some());
+    assert_eq!(
+        (s0.unwind_error(), s0.sample_skipped_reason()),
+        (None, None)
+    );
+    let s2 = PerfSampleDecoder::new(back[2].sample.as_deref().unwrap());
+    assert_eq!(
+        s2.sample_skipped_reason(),
+        Some(SampleSkipReason::ProfilerSkipUnwindStage)
+    );
+    assert_eq!(s2.timebase_count(), Some(3));
+    assert_eq!(calls.lock().unwrap().unwound, [7]);
+}
