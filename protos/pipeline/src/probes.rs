@@ -43,6 +43,9 @@ pub(crate) fn generate(root: &Path, protoc: bool) -> Result<Generated, PipelineE
     }
     vmstat_names(&schema, &mut extra)?;
     message_fields(&schema, "FtraceConfig", "FTRACE_CONFIG_SCHEMA", &mut extra)?;
+    for (message, constant) in PERF_CONFIG_MESSAGES {
+        message_fields(&schema, message, constant, &mut extra)?;
+    }
     event_table(&schema, &mut extra)?;
     files.push(GeneratedFile {
         path: PathBuf::from("extra.rs"),
@@ -50,6 +53,22 @@ pub(crate) fn generate(root: &Path, protoc: bool) -> Result<Generated, PipelineE
     });
     Ok(Generated { files })
 }
+
+/// The messages of a `PerfEventConfig` whose fields `linux.perf` decides
+/// one by one (`Outer.Inner` for a nested message), and the constants
+/// their schemas are emitted as.
+const PERF_CONFIG_MESSAGES: &[(&str, &str)] = &[
+    ("PerfEventConfig", "PERF_EVENT_CONFIG_SCHEMA"),
+    (
+        "PerfEventConfig.CallstackSampling",
+        "PERF_CALLSTACK_SAMPLING_SCHEMA",
+    ),
+    ("PerfEventConfig.Scope", "PERF_SCOPE_SCHEMA"),
+    ("PerfEvents.Timebase", "PERF_TIMEBASE_SCHEMA"),
+    ("PerfEvents.Tracepoint", "PERF_TRACEPOINT_SCHEMA"),
+    ("PerfEvents.RawEvent", "PERF_RAW_EVENT_SCHEMA"),
+    ("FollowerEvent", "PERF_FOLLOWER_EVENT_SCHEMA"),
+];
 
 /// Emits module `table.module` with `pub const NAME: u32 = N;` for each
 /// field, N read from the upstream declaration `Type name = N;` in
@@ -141,7 +160,15 @@ fn message_fields(
     constant: &str,
     out: &mut String,
 ) -> Result<(), PipelineError> {
-    let msg = find_short(schema, message)?;
+    let mut path = message.split('.');
+    let mut msg = find_short(schema, path.next().unwrap_or(message))?;
+    for inner in path {
+        msg = msg
+            .messages
+            .iter()
+            .find(|m| m.name == inner)
+            .ok_or_else(|| PipelineError::Upstream(format!("no message {message}")))?;
+    }
     let _ = writeln!(
         out,
         "/// Every field (number, name) of upstream `{message}`, read from its `.proto`.\npub const {constant}: &[(u32, &str)] = &["

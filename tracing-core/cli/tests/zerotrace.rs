@@ -498,6 +498,55 @@ fn detach_attach_and_background() {
     }
 }
 
+/// A `linux.perf` field the probes refuse reaches the person who asked:
+/// `record` says it before the session, `stats` from the trace's config.
+#[test]
+fn record_and_stats_name_a_refused_linux_perf_field() {
+    let d = dir("perf-refusal");
+    let daemon = Daemon::start(&d);
+    let cfg = d.join("perf.pbtxt");
+    std::fs::write(
+        &cfg,
+        "buffers { size_kb: 256 } duration_ms: 200 data_sources { config { name: \
+         \"linux.perf\" perf_event_config { timebase { poll_period_ms: 5 } \
+         remote_descriptor_timeout_ms: 100 } } }",
+    )
+    .unwrap();
+    let out = d.join("perf.pftrace");
+    let o = zerotrace()
+        .args([
+            "--consumer-socket",
+            daemon.socket(),
+            "record",
+            "--txt",
+            "-c",
+        ])
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = "linux.perf: PerfEventConfig.timebase.poll_period_ms: not supported by these probes";
+    assert!(
+        stderr(&o).contains(&format!("warning: {want}")),
+        "{}",
+        stderr(&o)
+    );
+    // Kept as upstream on Linux keeps it: not a refusal.
+    assert!(
+        !stderr(&o).contains("remote_descriptor_timeout_ms"),
+        "{}",
+        stderr(&o)
+    );
+    let st = zerotrace().arg("stats").arg(&out).output().unwrap();
+    assert!(
+        stdout(&st).contains("setup errors: 1") && stdout(&st).contains(want),
+        "{}",
+        stdout(&st)
+    );
+}
+
 /// `protoc --encode=perfetto.protos.Trace` of `text`, upstream schema.
 fn protoc_encode_trace(text: &str) -> Vec<u8> {
     let proto = "protos/perfetto/trace/trace.proto";

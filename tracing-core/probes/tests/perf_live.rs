@@ -20,7 +20,7 @@ use zerotrace_probes::protos::perf_event_config::UnwindMode;
 use zerotrace_probes::protos::perf_events::Counter;
 use zerotrace_probes::protos::{
     CallstackDecoder, FrameDecoder, InternedStringDecoder, PerfEventConfig, PerfSampleDecoder,
-    data_source_field, interned_data_field, packet_field,
+    data_source_field, interned_data_field, packet_defaults_field, packet_field,
 };
 
 fn required() -> bool {
@@ -256,11 +256,47 @@ fn dwarf_unwinding_names_user_frames_of_the_sampled_binary() {
     );
 }
 
-/// A hardware counter samples where the machine's PMU counts it, and is
-/// refused with a clear error where it does not (most virtual machines,
-/// this CI's among them).
+/// Whether this machine's PMU samples CPU cycles on CPU 0: `Some(true)`
+/// when `perf_event_open` of them opens, `Some(false)` when the kernel says
+/// there is no such event (ENOENT, ENODEV, EOPNOTSUPP), `None` when perf
+/// events are not allowed at all.
+fn pmu_samples_cycles() -> Option<bool> {
+    use perf_event_open_sys::bindings as sys;
+    let mut a = sys::perf_event_attr {
+        size: sys::PERF_ATTR_SIZE_VER5,
+        type_: sys::PERF_TYPE_HARDWARE,
+        config: u64::from(sys::PERF_COUNT_HW_CPU_CYCLES),
+        ..sys::perf_event_attr::default()
+    };
+    a.set_disabled(1);
+    a.set_freq(1);
+    a.__bindgen_anon_1.sample_freq = 100;
+    // SAFETY: a valid attr whose size says how much the kernel may read.
+    let fd = unsafe { perf_event_open_sys::perf_event_open(&mut a, -1, 0, -1, 0) };
+    if fd >= 0 {
+        // SAFETY: the fd was just opened and is owned here.
+        drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+        return Some(true);
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(2 | 19 | 95) => Some(false),
+        _ => None,
+    }
+}
+
+/// A hardware counter samples where the machine's PMU counts cycles (as
+/// `perf_event_open` of them says), and where it does not, is refused with
+/// the error that says so (most virtual machines, this CI's among them).
 #[test]
 fn a_hardware_counter_samples_or_is_refused_clearly() {
+    let Some(counted) = pmu_samples_cycles() else {
+        assert!(
+            !required(),
+            "ZEROTRACE_REQUIRE_PERF=1 but perf events do not open"
+        );
+        println!("a_hardware_counter_samples_or_is_refused_clearly did not run");
+        return;
+    };
     let mut child = dd();
     let pid = child.id();
     let config = ds_config("linux.perf", |m| {
@@ -274,39 +310,36 @@ fn a_hardware_counter_samples_or_is_refused_clearly() {
         cs.begin_scope().add_target_pid(pid as i32);
     });
     let ctx = ProbeContext::system();
-    match PerfSource::system().create(&config, &ctx) {
-        Ok(mut probe) => {
-            let mut sink = BufferSink::default();
-            let now = || zerotrace_core::platform::boottime_ns();
-            probe.start(now(), &mut sink);
-            std::thread::sleep(Duration::from_millis(300));
-            probe.stop(now(), &mut sink);
-            let _ = child.kill();
-            let _ = child.wait();
-            let (samples, _) = read_back(&sink.packets);
-            assert!(
-                !samples.is_empty(),
-                "cycles sampled where the PMU counts them"
-            );
-            println!("HW_CPU_CYCLES: {} samples", samples.len());
-        }
-        Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            let e = e.to_string();
-            if e.contains("not counted on this machine") {
-                assert!(
-                    e.contains("HW_CPU_CYCLES") && e.contains("SW_CPU_CLOCK"),
-                    "{e}"
-                );
-                println!("HW_CPU_CYCLES refused here: {e}");
-            } else {
-                // perf events closed altogether (not root): said, as the
-                // other tests say it.
-                assert!(!required(), "ZEROTRACE_REQUIRE_PERF=1 but {e}");
-                println!("a_hardware_counter_samples_or_is_refused_clearly did not run: {e}");
-            }
-        }
+    let created = PerfSource::system().create(&config, &ctx);
+    if counted {
+        let mut probe = created.expect("the PMU counts cycles: the source starts");
+        let mut sink = BufferSink::default();
+        let now = || zerotrace_core::platform::boottime_ns();
+        probe.start(now(), &mut sink);
+        std::thread::sleep(Duration::from_millis(300));
+        probe.stop(now(), &mut sink);
+        let _ = child.kill();
+        let _ = child.wait();
+        let (samples, _) = read_back(&sink.packets);
+        assert!(
+            !samples.is_empty(),
+            "cycles sampled where the PMU counts them"
+        );
+        println!("HW_CPU_CYCLES: {} samples", samples.len());
+    } else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let e = created
+            .err()
+            .expect("no PMU counts cycles here: the source is refused")
+            .to_string();
+        assert!(
+            e.contains("not counted on this machine")
+                && e.contains("HW_CPU_CYCLES")
+                && e.contains("SW_CPU_CLOCK"),
+            "{e}"
+        );
+        println!("HW_CPU_CYCLES refused here: {e}");
     }
 }
 
@@ -337,4 +370,280 @@ fn a_user_space_modifier_keeps_samples_out_of_the_kernel() {
         })
         .count();
     assert_eq!(in_kernel, 0, "{:?}", samples.first());
+}
+
+/// The clock of the defaults (`trace_packet_defaults.timestamp_clock_id`)
+/// and the samples' timestamps, of `packets`.
+fn clock_and_times(packets: &[Vec<u8>]) -> (Option<u64>, Vec<u64>) {
+    let mut clock = None;
+    let mut times = Vec::new();
+    for p in packets {
+        let mut ts = None;
+        let mut is_sample = false;
+        for f in Decoder::new(p) {
+            let f = f.expect("packet decodes");
+            match f.id {
+                packet_field::TIMESTAMP => ts = f.as_u64().ok(),
+                packet_field::PERF_SAMPLE => {
+                    let s = PerfSampleDecoder::new(f.as_bytes().unwrap());
+                    is_sample = s.kernel_records_lost().is_none();
+                }
+                packet_field::TRACE_PACKET_DEFAULTS => {
+                    for g in Decoder::new(f.as_bytes().unwrap()) {
+                        let g = g.expect("defaults decode");
+                        if g.id == packet_defaults_field::TIMESTAMP_CLOCK_ID {
+                            clock = g.as_u64().ok();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let (true, Some(ts)) = (is_sample, ts) {
+            times.push(ts);
+        }
+    }
+    (clock, times)
+}
+
+/// Now on the clock `BuiltinClock` id `id` names.
+fn now_on(id: u64) -> u64 {
+    use rustix::time::{ClockId, clock_gettime};
+    let c = match id {
+        1 => ClockId::Realtime,
+        3 => ClockId::Monotonic,
+        5 => ClockId::MonotonicRaw,
+        6 => ClockId::Boottime,
+        other => panic!("clock {other}"),
+    };
+    let t = clock_gettime(c);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Samples are on BOOTTIME (the clock of the session's other packets)
+/// unless the config names a clock or the kernel refuses BOOTTIME for the
+/// event (tracepoints and hardware counters may sample in NMI context):
+/// then MONOTONIC_RAW, said in the defaults. A named clock is used as
+/// named, and where the kernel refuses it the source does not start. The
+/// samples' times lie on the clock the defaults name.
+#[test]
+fn samples_are_on_boottime_unless_named_or_refused_by_the_kernel() {
+    use zerotrace_probes::protos::perf_events::PerfClock;
+    let run = |tracepoint: bool, clock: Option<PerfClock>| {
+        let mut child = dd();
+        let config = ds_config("linux.perf", |m| {
+            let mut c =
+                PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+            {
+                let mut tb = c.begin_timebase();
+                if tracepoint {
+                    tb.set_period(1);
+                    tb.begin_tracepoint().set_name("syscalls/sys_enter_read");
+                } else {
+                    tb.set_frequency(1000).set_counter(Counter::SwCpuClock);
+                }
+                if let Some(clock) = clock {
+                    tb.set_timestamp_clock(clock);
+                }
+            }
+        });
+        let ctx = ProbeContext::system();
+        let result = PerfSource::system().create(&config, &ctx).map(|mut probe| {
+            let mut sink = BufferSink::default();
+            let now = || zerotrace_core::platform::boottime_ns();
+            probe.start(now(), &mut sink);
+            std::thread::sleep(Duration::from_millis(200));
+            probe.stop(now(), &mut sink);
+            sink.packets
+        });
+        let _ = child.kill();
+        let _ = child.wait();
+        result
+    };
+    let check = |packets: &[Vec<u8>], before: u64, want: u64| {
+        let (clock, times) = clock_and_times(packets);
+        assert_eq!(clock, Some(want));
+        assert!(!times.is_empty(), "samples");
+        let after = now_on(want);
+        assert!(
+            times.iter().all(|&t| t >= before && t <= after),
+            "samples within [{before}, {after}] of clock {want}: {:?}",
+            &times[..times.len().min(3)]
+        );
+    };
+    // The CPU clock: BOOTTIME by default, the named clock otherwise.
+    for (named, id) in [
+        (None, 6),
+        (Some(PerfClock::Boottime), 6),
+        (Some(PerfClock::MonotonicRaw), 5),
+        (Some(PerfClock::Monotonic), 3),
+    ] {
+        let before = now_on(id);
+        match run(false, named) {
+            Ok(packets) => check(&packets, before, id),
+            Err(e) => {
+                assert!(!required(), "ZEROTRACE_REQUIRE_PERF=1 but {e}");
+                println!("samples_are_on_boottime did not run: {e}");
+                return;
+            }
+        }
+    }
+    // A tracepoint: BOOTTIME where the kernel takes it for tracepoints,
+    // else MONOTONIC_RAW; named BOOTTIME then fails to start.
+    let before_boot = now_on(6);
+    let before_raw = now_on(5);
+    let packets = run(true, None).expect("a tracepoint opens");
+    let (clock, _) = clock_and_times(&packets);
+    match clock {
+        Some(6) => {
+            check(&packets, before_boot, 6);
+            assert!(run(true, Some(PerfClock::Boottime)).is_ok());
+        }
+        Some(5) => {
+            check(&packets, before_raw, 5);
+            let e = run(true, Some(PerfClock::Boottime))
+                .expect_err("named BOOTTIME, refused by the kernel: the source does not start")
+                .to_string();
+            assert!(e.contains("perf_event_open"), "{e}");
+        }
+        other => panic!("clock {other:?}"),
+    }
+}
+
+/// `raw_event.pmu_name` (field 5, newer than the schema here): the PMU's
+/// type is read from sysfs (`software`, config 0: the CPU clock).
+#[test]
+fn a_raw_event_by_pmu_name_samples() {
+    let mut child = dd();
+    let pid = child.id();
+    let config = perf_config(pid, |c| {
+        let mut tb = c.begin_timebase();
+        tb.set_frequency(1000);
+        let mut r = tb.begin_raw_event();
+        r.set_config(0);
+        r.message().append_string(5, "software");
+    });
+    let Some(packets) = record("a_raw_event_by_pmu_name", config, &mut child, 300) else {
+        return;
+    };
+    let (samples, _) = read_back(&packets);
+    assert!(samples.len() >= 20, "{} samples of dd", samples.len());
+    // A PMU this kernel does not have: the source does not start, and says
+    // which name.
+    let bad = perf_config(pid, |c| {
+        let mut tb = c.begin_timebase();
+        let mut r = tb.begin_raw_event();
+        r.message().append_string(5, "no_such_pmu");
+    });
+    let e = PerfSource::system()
+        .create(&bad, &ProbeContext::system())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("no_such_pmu"), "{e}");
+}
+
+/// A sample's counts: (cpu, pid, timebase_count, follower_counts).
+type Counts = (u32, u32, Option<u64>, Vec<u64>);
+
+/// Each sample's counts.
+fn counts(packets: &[Vec<u8>]) -> Vec<Counts> {
+    let mut out = Vec::new();
+    for p in packets {
+        for f in Decoder::new(p) {
+            let f = f.expect("packet decodes");
+            if f.id != packet_field::PERF_SAMPLE {
+                continue;
+            }
+            let s = PerfSampleDecoder::new(f.as_bytes().unwrap());
+            if s.kernel_records_lost().is_some() || s.pid().is_none() {
+                continue;
+            }
+            out.push((
+                s.cpu().unwrap_or(0),
+                s.pid().unwrap(),
+                s.timebase_count(),
+                s.follower_counts().collect(),
+            ));
+        }
+    }
+    out
+}
+
+/// Records `config` for `ms` milliseconds, `child` killed after; `None`
+/// where perf events cannot be opened.
+fn record_counts(test: &str, config: Vec<u8>, child: &mut Child, ms: u64) -> Option<Vec<Counts>> {
+    record(test, config, child, ms).map(|p| counts(&p))
+}
+
+/// Followers are read with every sample: each sample carries one count
+/// per follower, and a follower that counts time on its CPU (the CPU
+/// clock) only grows from one sample to the next on that CPU.
+#[test]
+fn follower_counts_are_read_back_with_each_sample() {
+    let mut child = dd();
+    let config = ds_config("linux.perf", |m| {
+        let mut c =
+            PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+        c.begin_timebase()
+            .set_frequency(500)
+            .set_counter(Counter::SwCpuClock);
+        c.add_followers().set_counter(Counter::SwCpuClock);
+        c.add_followers().set_counter(Counter::SwContextSwitches);
+    });
+    let Some(samples) = record_counts("follower_counts", config, &mut child, 300) else {
+        return;
+    };
+    assert!(samples.len() >= 20, "{} samples", samples.len());
+    assert!(
+        samples
+            .iter()
+            .all(|(_, _, tb, f)| tb.is_some() && f.len() == 2),
+        "{:?}",
+        samples.first()
+    );
+    let mut last: HashMap<u32, u64> = HashMap::new();
+    let mut grew = 0;
+    for (cpu, _, _, f) in &samples {
+        if let Some(&prev) = last.get(cpu) {
+            assert!(f[0] >= prev, "cpu {cpu}: {} after {prev}", f[0]);
+            grew += usize::from(f[0] > prev);
+        }
+        last.insert(*cpu, f[0]);
+    }
+    assert!(grew > 0, "the CPU clock follower counted time");
+}
+
+/// A tracepoint's `filter` is applied by the kernel: a `sched_switch`
+/// timebase filtered to one process's switches samples that process only
+/// (no callstacks, so nothing of ours filters by pid).
+#[test]
+fn a_tracepoint_filter_is_applied_in_the_kernel() {
+    let mut child = Command::new("sh")
+        .args(["-c", "while :; do sleep 0.01; done"])
+        .spawn()
+        .expect("sh runs");
+    let pid = child.id();
+    let config = ds_config("linux.perf", |m| {
+        let mut c =
+            PerfEventConfig::from_message(m.begin_nested(data_source_field::PERF_EVENT_CONFIG));
+        let mut tb = c.begin_timebase();
+        tb.set_period(1);
+        tb.begin_tracepoint()
+            .set_name("sched/sched_switch")
+            .set_filter(&format!("prev_pid == {pid}"));
+    });
+    let Some(samples) = record_counts("a_tracepoint_filter", config, &mut child, 300) else {
+        return;
+    };
+    assert!(
+        samples.len() >= 5,
+        "{} switches of the shell",
+        samples.len()
+    );
+    assert!(
+        samples.iter().all(|(_, p, _, _)| *p == pid),
+        "only pid {pid}: {:?}",
+        samples.iter().find(|(_, p, _, _)| *p != pid)
+    );
 }

@@ -295,6 +295,73 @@ pub const FTRACE_CONFIG_SCHEMA: &[(u32, &str)] = &[
     (31, "debug_ftrace_abi"),
     (33, "function_graph_max_depth"),
 ];
+/// Every field (number, name) of upstream `PerfEventConfig`, read from its `.proto`.
+pub const PERF_EVENT_CONFIG_SCHEMA: &[(u32, &str)] = &[
+    (15, "timebase"),
+    (19, "followers"),
+    (16, "callstack_sampling"),
+    (20, "target_cpu"),
+    (8, "ring_buffer_read_period_ms"),
+    (3, "ring_buffer_pages"),
+    (17, "max_enqueued_footprint_kb"),
+    (13, "max_daemon_memory_kb"),
+    (9, "remote_descriptor_timeout_ms"),
+    (10, "unwind_state_clear_period_ms"),
+    (18, "target_installed_by"),
+    (1, "all_cpus"),
+    (2, "sampling_frequency"),
+    (12, "kernel_frames"),
+    (4, "target_pid"),
+    (5, "target_cmdline"),
+    (6, "exclude_pid"),
+    (7, "exclude_cmdline"),
+    (11, "additional_cmdline_count"),
+];
+/// Every field (number, name) of upstream `PerfEventConfig.CallstackSampling`, read from its `.proto`.
+pub const PERF_CALLSTACK_SAMPLING_SCHEMA: &[(u32, &str)] = &[
+    (1, "scope"),
+    (2, "kernel_frames"),
+    (3, "user_frames"),
+];
+/// Every field (number, name) of upstream `PerfEventConfig.Scope`, read from its `.proto`.
+pub const PERF_SCOPE_SCHEMA: &[(u32, &str)] = &[
+    (1, "target_pid"),
+    (2, "target_cmdline"),
+    (3, "exclude_pid"),
+    (4, "exclude_cmdline"),
+    (5, "additional_cmdline_count"),
+    (6, "process_shard_count"),
+];
+/// Every field (number, name) of upstream `PerfEvents.Timebase`, read from its `.proto`.
+pub const PERF_TIMEBASE_SCHEMA: &[(u32, &str)] = &[
+    (2, "frequency"),
+    (1, "period"),
+    (6, "poll_period_ms"),
+    (4, "counter"),
+    (3, "tracepoint"),
+    (5, "raw_event"),
+    (11, "timestamp_clock"),
+    (10, "name"),
+];
+/// Every field (number, name) of upstream `PerfEvents.Tracepoint`, read from its `.proto`.
+pub const PERF_TRACEPOINT_SCHEMA: &[(u32, &str)] = &[
+    (1, "name"),
+    (2, "filter"),
+];
+/// Every field (number, name) of upstream `PerfEvents.RawEvent`, read from its `.proto`.
+pub const PERF_RAW_EVENT_SCHEMA: &[(u32, &str)] = &[
+    (1, "type"),
+    (2, "config"),
+    (3, "config1"),
+    (4, "config2"),
+];
+/// Every field (number, name) of upstream `FollowerEvent`, read from its `.proto`.
+pub const PERF_FOLLOWER_EVENT_SCHEMA: &[(u32, &str)] = &[
+    (1, "counter"),
+    (2, "tracepoint"),
+    (3, "raw_event"),
+    (4, "name"),
+];
 /// The typed ftrace events: `FtraceEvent` field and message fields, from upstream.
 pub const FTRACE_EVENT_MESSAGES: &[EventMessage] = &[
     EventMessage { name: "print", field: 3, fields: &[

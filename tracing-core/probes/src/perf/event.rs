@@ -64,6 +64,16 @@ pub enum PerfOpenError {
         /// The error.
         source: std::io::Error,
     },
+    /// A raw event's `pmu_name` names no PMU this kernel has.
+    #[error(
+        "raw_event.pmu_name {name:?}: {source} (no such PMU under /sys/bus/event_source/devices)"
+    )]
+    Pmu {
+        /// The name.
+        name: String,
+        /// The error.
+        source: std::io::Error,
+    },
     /// The kernel refused the tracepoint's filter.
     #[error("tracepoint filter {filter:?}: {source}")]
     Filter {
@@ -83,6 +93,15 @@ pub enum PerfOpenError {
     /// This architecture's registers are not known to the unwinder.
     #[error("callstack sampling is not supported on this architecture")]
     Arch,
+}
+
+impl PerfOpenError {
+    /// Whether `perf_event_open` said EINVAL, as it does when the event's
+    /// PMU may sample in NMI context and the clock asked for (BOOTTIME,
+    /// REALTIME) cannot be read there.
+    pub fn is_invalid_argument(&self) -> bool {
+        matches!(self, PerfOpenError::Open { source, .. } if source.raw_os_error() == Some(22))
+    }
 }
 
 /// The perf_event_attr `type` and `config` of `kind`, tracepoints resolved
@@ -113,11 +132,55 @@ fn type_and_config(
         }
         EventKind::Raw {
             kind,
+            pmu,
             config,
             config1,
             config2,
-        } => (*kind, *config, *config1, *config2),
+        } => {
+            let kind = match pmu {
+                Some(name) => pmu_type(name)?,
+                None => *kind,
+            };
+            (kind, *config, *config1, *config2)
+        }
     })
+}
+
+/// Reads the `type` of each raw event given by `pmu_name` into its
+/// `kind`, so that the defaults describe the event as it is opened.
+pub fn resolve_pmus(options: &mut PerfOptions) -> Result<(), PerfOpenError> {
+    for spec in std::iter::once(&mut options.timebase).chain(options.followers.iter_mut()) {
+        if let EventKind::Raw {
+            kind,
+            pmu: Some(name),
+            ..
+        } = &mut spec.kind
+        {
+            *kind = pmu_type(name)?;
+        }
+    }
+    Ok(())
+}
+
+/// The `type` of the dynamic PMU `name`, from
+/// `/sys/bus/event_source/devices/NAME/type` (a name with a `/` or
+/// starting with `..` is not looked up).
+fn pmu_type(name: &str) -> Result<u32, PerfOpenError> {
+    let bad = || PerfOpenError::Pmu {
+        name: name.to_owned(),
+        source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+    };
+    if name.contains('/') || name.starts_with("..") {
+        return Err(bad());
+    }
+    let path = Path::new("/sys/bus/event_source/devices")
+        .join(name)
+        .join("type");
+    let text = std::fs::read_to_string(path).map_err(|source| PerfOpenError::Pmu {
+        name: name.to_owned(),
+        source,
+    })?;
+    text.trim().parse().map_err(|_| bad())
 }
 
 /// `PERF_TYPE_*` and `PERF_COUNT_*` of a counter.
@@ -205,7 +268,7 @@ fn attr(
     };
     a.__bindgen_anon_3.config1 = config1;
     a.__bindgen_anon_4.config2 = config2;
-    // `modifiers` (or a raw event's excludes): only the levels listed count.
+    // `modifiers`: only the levels listed count.
     if let Some(m) = spec.modifiers {
         a.set_exclude_user(u64::from(!m.user));
         a.set_exclude_kernel(u64::from(!m.kernel));
@@ -246,9 +309,13 @@ fn attr(
         let ring = u64::from(options.ring_buffer_pages) * rustix::param::page_size() as u64;
         a.__bindgen_anon_2.wakeup_watermark = u32::try_from(ring / 4).unwrap_or(u32::MAX);
         a.set_disabled(1);
-        a.set_use_clockid(1);
-        a.clockid = clock_id(options.clock);
+    } else {
+        // As upstream's followers: the leader's sample type, and its clock
+        // (the kernel refuses a group whose members' clocks differ).
+        a.sample_type = layout(options).sample_type;
     }
+    a.set_use_clockid(1);
+    a.clockid = clock_id(options.clock);
     Ok(a)
 }
 
@@ -303,6 +370,11 @@ fn describe(spec: &EventSpec) -> String {
     match &spec.kind {
         EventKind::Counter(c) => c.as_str_name().to_owned(),
         EventKind::Tracepoint { group, name, .. } => format!("{group}/{name}"),
+        EventKind::Raw {
+            pmu: Some(pmu),
+            config,
+            ..
+        } => format!("raw pmu {pmu} config {config:#x}"),
         EventKind::Raw { kind, config, .. } => format!("raw type {kind} config {config:#x}"),
     }
 }

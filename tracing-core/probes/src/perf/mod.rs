@@ -8,6 +8,8 @@
 //! * [`ring`]: the ring buffer's spans and record framing.
 //! * [`compact`]: records copied out without the unfilled part of their stack copies.
 //! * [`config`]: `PerfEventConfig` read into options.
+//! * [`config_fields`]: what is done with each config field, checked against the schema.
+//! * [`glob`]: `fnmatch`-style matching of command lines (the scope's patterns).
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
 //! * [`drain`]: the thread that empties the ring buffers into a queue.
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
@@ -18,8 +20,10 @@
 pub mod abi;
 pub mod compact;
 pub mod config;
+pub mod config_fields;
 pub mod drain;
 pub mod event;
+pub mod glob;
 pub mod intern;
 pub mod packets;
 pub mod records;

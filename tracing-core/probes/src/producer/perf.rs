@@ -8,21 +8,23 @@
 //! `max_daemon_memory_kb`.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
 
 use super::ds_config;
-pub use super::perf_scope::cmdline_matches;
+pub use super::perf_scope::{Cmdline, ProcessSharding, cmdline_matches};
 use super::perf_scope::{ScopeState, read_cmdline};
 use super::probe::{DataSource, PacketSink, Probe, ProbeContext, ProbeError, ProbeStats};
 use crate::ftrace::ksyms::KernelSymbols;
 use crate::perf::abi::context;
-use crate::perf::config::{PerfOptions, UserFrames};
+use crate::perf::config::{Callstacks, PerfOptions, UserFrames};
 use crate::perf::drain::{Chunk, Drain};
-use crate::perf::event::{CpuEvent, layout};
+use crate::perf::event::{CpuEvent, PerfOpenError, layout};
 use crate::perf::intern::{FrameDesc, Interner, MappingDesc};
 use crate::perf::packets::{self, Defaults, SampleHeader};
 use crate::perf::records::{Record, Sample, SampleLayout, parse_record};
 use crate::perf::ring::records;
 use crate::protos::data_source_field;
+use crate::protos::perf_events::PerfClock;
 use crate::protos::perf_sample::SampleSkipReason;
 use crate::protos::profiling::StackUnwindError;
 
@@ -192,11 +194,18 @@ impl UserStacks for DwarfStacks {
 /// Makes the unwinder of each instance.
 pub type UnwinderFactory = fn() -> Box<dyn UserStacks>;
 
+/// The process shard each live tracing session chose, shared by its
+/// instances (upstream keeps one random choice per session): the session,
+/// its sharding, and a token its instances hold (the entry is dropped when
+/// none is left).
+type SessionShards = Arc<Mutex<Vec<(Option<u64>, ProcessSharding, Weak<()>)>>>;
+
 /// The `linux.perf` data source.
 #[derive(Clone)]
 pub struct PerfSource {
     tracefs: Option<PathBuf>,
     unwinder: UnwinderFactory,
+    shards: SessionShards,
 }
 
 impl std::fmt::Debug for PerfSource {
@@ -214,6 +223,7 @@ impl PerfSource {
         PerfSource {
             tracefs: None,
             unwinder: || Box::new(DwarfStacks::default()),
+            shards: SessionShards::default(),
         }
     }
 
@@ -222,6 +232,58 @@ impl PerfSource {
         self.unwinder = unwinder;
         self
     }
+
+    /// The sharding of tracing session `session` for `count` shards: the
+    /// choice an instance of the session already made (its count wins over
+    /// a different one, as upstream's, said in the log), else a random
+    /// shard; and the token that keeps the choice while the instance lives.
+    fn session_shard(
+        &self,
+        session: Option<u64>,
+        count: u32,
+        ctx: &ProbeContext,
+    ) -> (ProcessSharding, Arc<()>) {
+        let token = Arc::new(());
+        let mut shards = self
+            .shards
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shards.retain(|(_, _, live)| live.strong_count() > 0);
+        let found = session.and_then(|id| {
+            shards
+                .iter()
+                .find(|(s, _, _)| *s == Some(id))
+                .map(|&(_, sharding, _)| sharding)
+        });
+        let sharding = match found {
+            Some(sharding) => {
+                if sharding.count != count {
+                    (ctx.log)(&format!(
+                        "{NAME}: process_shard_count {count} differs from the session's {}; \
+                         the session's is used",
+                        sharding.count
+                    ));
+                }
+                sharding
+            }
+            None => ProcessSharding {
+                count,
+                chosen: random_below(count),
+            },
+        };
+        shards.push((session, sharding, Arc::downgrade(&token)));
+        (sharding, token)
+    }
+}
+
+/// A random number below `n` (> 0), from the standard library's per-map
+/// random keys (no dependency for one draw per session).
+fn random_below(n: u32) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let r = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    (r % u64::from(n.max(1))) as u32
 }
 
 impl DataSource for PerfSource {
@@ -246,54 +308,77 @@ impl DataSource for PerfSource {
         } else {
             options.target_cpus.clone()
         };
-        let mut events = Vec::with_capacity(cpus.len());
-        let mut first_error = None;
-        for cpu in cpus {
-            match CpuEvent::open(&options, cpu, &tracefs) {
-                Ok(ev) => events.push(ev),
-                // `ignore_open_failure`: that CPU is left out, and said.
-                Err(e) if options.ignore_open_failure => {
-                    (ctx.log)(&format!("{NAME}: cpu {cpu} left out: {e}"));
-                    first_error.get_or_insert(e);
-                }
-                Err(e) => return Err(ProbeError::Unavailable(format!("{NAME}: {e}"))),
+        let mut options = options;
+        crate::perf::event::resolve_pmus(&mut options)
+            .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?;
+        let events = match open_events(&options, &cpus, &tracefs, ctx) {
+            // The kernel stamps this event's samples with BOOTTIME only
+            // where it cannot be sampled in NMI context (software events
+            // can, tracepoints and hardware counters often cannot): unless
+            // the config named the clock, take MONOTONIC_RAW (upstream's
+            // default) and say so in the defaults' clock.
+            Err(e)
+                if e.is_invalid_argument()
+                    && !options.clock_explicit
+                    && options.clock == PerfClock::Boottime =>
+            {
+                (ctx.log)(&format!(
+                    "{NAME}: the kernel refuses BOOTTIME for this event ({e}); samples are stamped with MONOTONIC_RAW"
+                ));
+                options.clock = PerfClock::MonotonicRaw;
+                open_events(&options, &cpus, &tracefs, ctx)
             }
+            other => other,
         }
-        if events.is_empty() {
-            if let Some(e) = first_error {
-                return Err(ProbeError::Unavailable(format!(
-                    "{NAME}: no CPU's event opens: {e}"
-                )));
-            }
-        }
+        .map_err(|e| ProbeError::Unavailable(format!("{NAME}: {e}")))?;
         let kernel_symbols = options
             .callstacks
             .as_ref()
             .filter(|c| c.kernel_frames)
             .and_then(|_| KernelSymbols::read(&ctx.root.path("proc/kallsyms")).ok());
-        let shard = options
+        let session = ds_config::tracing_session_id(config);
+        let (sharding, session_token) = match options
             .callstacks
             .as_ref()
             .map(|c| c.scope.process_shard_count)
             .filter(|&n| n > 0)
-            .map(|n| (n, (ctx.clock)() as u32 % n));
-        Ok(Box::new(PerfProbe {
-            layout: layout(&options),
-            options,
-            events,
-            ctx: ctx.clone(),
-            interner: Interner::new(),
-            unwinder: (self.unwinder)(),
-            kernel_symbols,
-            shard,
-            scope: ScopeState::default(),
-            buf: Vec::new(),
-            next: None,
-            next_clear: None,
-            drain: None,
-            stopped: false,
-            stats: PerfStats::default(),
-        }))
+        {
+            Some(n) => {
+                let (s, t) = self.session_shard(session, n, ctx);
+                (Some(s), Some(t))
+            }
+            None => (None, None),
+        };
+        let mut probe = PerfProbe::new(options, events, ctx.clone(), (self.unwinder)(), sharding);
+        probe.kernel_symbols = kernel_symbols;
+        probe.session_token = session_token;
+        Ok(Box::new(probe))
+    }
+}
+
+/// Opens the events on every CPU of `cpus`; with `ignore_open_failure` a
+/// CPU whose event does not open is left out (and said), unless none opens.
+fn open_events(
+    options: &PerfOptions,
+    cpus: &[u32],
+    tracefs: &std::path::Path,
+    ctx: &ProbeContext,
+) -> Result<Vec<CpuEvent>, PerfOpenError> {
+    let mut events = Vec::with_capacity(cpus.len());
+    let mut first_error = None;
+    for &cpu in cpus {
+        match CpuEvent::open(options, cpu, tracefs) {
+            Ok(ev) => events.push(ev),
+            Err(e) if options.ignore_open_failure => {
+                (ctx.log)(&format!("{NAME}: cpu {cpu} left out: {e}"));
+                first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match first_error {
+        Some(e) if events.is_empty() => Err(e),
+        _ => Ok(events),
     }
 }
 
@@ -333,6 +418,16 @@ pub struct PerfStats {
     pub processes_forgotten: u64,
 }
 
+/// `PERF_RECORD_MISC_USER`: a sample taken in user mode.
+const CPU_MODE_USER: u16 = 2;
+
+/// Reads this process's memory footprint in kB (RssAnon + VmSwap), as the
+/// guardrail counts it; `None` when it cannot be read.
+pub type MemoryReader = fn() -> Option<u64>;
+
+/// How often the memory guardrail is checked (upstream's period).
+const MEMORY_CHECK_PERIOD_NS: u64 = 1_000_000_000;
+
 struct PerfProbe {
     options: PerfOptions,
     layout: SampleLayout,
@@ -341,8 +436,12 @@ struct PerfProbe {
     interner: Interner,
     unwinder: Box<dyn UserStacks>,
     kernel_symbols: Option<KernelSymbols>,
-    shard: Option<(u32, u32)>,
+    sharding: Option<ProcessSharding>,
+    /// Keeps the session's shard choice for its other instances.
+    session_token: Option<Arc<()>>,
     scope: ScopeState,
+    memory: MemoryReader,
+    next_memory_check: Option<u64>,
     buf: Vec<u8>,
     next: Option<u64>,
     next_clear: Option<u64>,
@@ -354,6 +453,35 @@ struct PerfProbe {
 }
 
 impl PerfProbe {
+    fn new(
+        options: PerfOptions,
+        events: Vec<CpuEvent>,
+        ctx: ProbeContext,
+        unwinder: Box<dyn UserStacks>,
+        sharding: Option<ProcessSharding>,
+    ) -> PerfProbe {
+        PerfProbe {
+            layout: layout(&options),
+            options,
+            events,
+            ctx,
+            interner: Interner::new(),
+            unwinder,
+            kernel_symbols: None,
+            sharding,
+            session_token: None,
+            scope: ScopeState::default(),
+            memory: self_footprint_kb,
+            next_memory_check: None,
+            buf: Vec::new(),
+            next: None,
+            next_clear: None,
+            drain: None,
+            stopped: false,
+            stats: PerfStats::default(),
+        }
+    }
+
     /// Reads every ring buffer now (a stop or flush) and handles what was
     /// read and queued.
     fn read_all(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
@@ -376,9 +504,10 @@ impl PerfProbe {
         self.handle_queued(sink, now_ns);
     }
 
-    /// Handles the chunks the drain thread queued. The bytes handled in
-    /// one pass are the enqueued footprint that `max_enqueued_footprint_kb`
-    /// bounds: samples past it are written unwound-less, as skipped.
+    /// Handles the chunks the drain thread queued. The stack bytes of the
+    /// samples one pass takes to unwind are the enqueued footprint that
+    /// `max_enqueued_footprint_kb` bounds: samples past it are written
+    /// unwound-less, as skipped.
     fn handle_queued(&mut self, sink: &mut dyn PacketSink, now_ns: u64) {
         let Some(d) = &self.drain else { return };
         let chunks: Vec<Chunk> = d.take();
@@ -412,12 +541,7 @@ impl PerfProbe {
                 continue;
             };
             match parse_record(rec, &self.layout) {
-                Ok(Record::Sample(s)) => {
-                    *footprint += rec.len() as u64;
-                    let over = self.options.max_enqueued_footprint_bytes != 0
-                        && *footprint > self.options.max_enqueued_footprint_bytes;
-                    self.handle_sample(cpu, &s, over, sink);
-                }
+                Ok(Record::Sample(s)) => self.handle_sample(cpu, &s, footprint, sink),
                 Ok(Record::Lost { lost, .. } | Record::LostSamples { lost }) => {
                     self.stats.kernel_records_lost += lost;
                     packets::write_records_lost(sink, now_ns, cpu, lost);
@@ -444,19 +568,38 @@ impl PerfProbe {
         self.stats.processes_forgotten += 1;
     }
 
-    fn in_scope(&mut self, pid: u32) -> bool {
-        let Some(cs) = &self.options.callstacks else {
-            return true;
-        };
-        self.scope
-            .in_scope(&cs.scope, pid, self.shard, || read_cmdline(&self.ctx, pid))
+    /// Whether sample `s` of `pid` is of a kernel thread: it has no user
+    /// registers where they are recorded (or it is the idle task).
+    fn is_kthread(&self, s: &Sample<'_>, pid: u32) -> bool {
+        self.layout.sample_type & crate::perf::abi::sample::REGS_USER != 0 && s.regs_user.is_none()
+            || pid == 0
     }
 
+    /// Whether the sample's process is in the scope (decided on its first
+    /// sample).
+    fn in_scope(&mut self, cs: &Callstacks, kthread: bool, pid: u32) -> bool {
+        let ctx = &self.ctx;
+        self.scope.in_scope(
+            &cs.scope,
+            pid,
+            kthread,
+            cs.kernel_frames,
+            self.sharding,
+            || read_cmdline(ctx, pid),
+        )
+    }
+
+    /// One sample, as upstream's reader stage takes it: counts only when
+    /// callstacks are not sampled; a process out of scope written as
+    /// skipped with its reason and counts; a user-mode sample of a
+    /// kernel-only config written with its counts alone; one whose stack
+    /// copy would bring `footprint` (the stack bytes taken for unwinding in
+    /// this pass) to `max_enqueued_footprint_kb` skipped; else unwound.
     fn handle_sample(
         &mut self,
         cpu: u32,
         s: &Sample<'_>,
-        over_footprint: bool,
+        footprint: &mut u64,
         sink: &mut dyn PacketSink,
     ) {
         let h = SampleHeader {
@@ -468,19 +611,42 @@ impl PerfProbe {
         };
         let counts: Vec<u64> = s.read.map(|r| r.values().collect()).unwrap_or_default();
         let Some(cs) = self.options.callstacks.clone() else {
-            packets::write_sample(sink, &mut self.interner, &h, &counts, None, None);
+            packets::write_counts_only(sink, &h, &counts);
             self.stats.samples += 1;
             return;
         };
-        // The idle task (pid 0) is in scope only where every process is.
-        if !self.in_scope(h.pid) {
-            return;
-        }
-        if over_footprint {
-            packets::write_skipped(sink, &h, SampleSkipReason::ProfilerSkipUnwindEnqueue);
+        let kthread = self.is_kthread(s, h.pid);
+        if !self.in_scope(&cs, kthread, h.pid) {
+            packets::write_skipped(sink, &h, &counts, SampleSkipReason::ProfilerSkipNotInScope);
             self.stats.skipped += 1;
             return;
         }
+        if cs.user_frames == UserFrames::Skip && h.cpu_mode == CPU_MODE_USER {
+            // Kernel frames only, and the sample has none.
+            packets::write_counts_only(sink, &h, &counts);
+            self.stats.samples += 1;
+            return;
+        }
+        // A kernel thread now holds a pid first seen as a user process's
+        // (reused): upstream's unwinder skips such a sample.
+        if kthread && self.scope.was_userspace(h.pid) {
+            packets::write_skipped(sink, &h, &counts, SampleSkipReason::ProfilerSkipUnwindStage);
+            self.stats.skipped += 1;
+            return;
+        }
+        let stack = s.stack_user.map_or(0, |b| b.len() as u64);
+        let max = self.options.max_enqueued_footprint_bytes;
+        if max != 0 && footprint.saturating_add(stack) >= max {
+            packets::write_skipped(
+                sink,
+                &h,
+                &counts,
+                SampleSkipReason::ProfilerSkipUnwindEnqueue,
+            );
+            self.stats.skipped += 1;
+            return;
+        }
+        *footprint = footprint.saturating_add(stack);
         let mut kernel = Vec::new();
         let mut user_chain = Vec::new();
         if let Some(chain) = s.callchain {
@@ -512,7 +678,8 @@ impl PerfProbe {
                 });
             }
         }
-        let (user, error) = if h.pid == 0 {
+        // A kernel thread has kernel frames only, and no unwinding error.
+        let (user, error) = if kthread {
             (Vec::new(), None)
         } else {
             self.unwinder.unwind(&UserInput {
@@ -536,17 +703,35 @@ impl PerfProbe {
         packets::write_start(
             sink,
             &Defaults {
+                ts: (self.ctx.clock)(),
                 clock_id: packets::builtin_clock_id(self.options.clock),
-                timebase: &self.options.timebase_bytes,
-                followers: &self.options.follower_bytes,
-                shard: self.shard,
+                interval: self.options.interval,
+                timebase: &self.options.timebase,
+                followers: &self.options.followers,
+                shard: self.sharding.map(|s| (s.count, s.chosen)),
             },
         );
     }
 
-    fn over_memory(&self) -> bool {
+    /// Whether the memory guardrail is due at `now_ns` (once a second, as
+    /// upstream checks it) and the footprint is past `max_daemon_memory_kb`.
+    fn over_memory(&mut self, now_ns: u64) -> bool {
         let limit = self.options.max_daemon_memory_kb;
-        limit != 0 && self_footprint_kb().is_some_and(|kb| kb > u64::from(limit))
+        if limit == 0 || self.next_memory_check.is_some_and(|t| now_ns < t) {
+            return false;
+        }
+        self.next_memory_check = Some(now_ns.saturating_add(MEMORY_CHECK_PERIOD_NS));
+        (self.memory)().is_some_and(|kb| kb > u64::from(limit))
+    }
+
+    /// Sets the first read, unwinder clear and memory check from the start
+    /// at `now_ns`.
+    fn arm_timers(&mut self, now_ns: u64) {
+        let ms = |v: u32| now_ns.saturating_add(u64::from(v) * 1_000_000);
+        self.next = Some(ms(self.options.read_period_ms));
+        self.next_clear = (self.options.unwind_state_clear_period_ms != 0)
+            .then(|| ms(self.options.unwind_state_clear_period_ms));
+        self.next_memory_check = Some(now_ns.saturating_add(MEMORY_CHECK_PERIOD_NS));
     }
 
     fn stop_events(&mut self) {
@@ -577,7 +762,7 @@ impl Probe for PerfProbe {
                 log(&format!("{NAME}: enabling cpu {}: {e}", ev.cpu()));
             }
         });
-        self.next = Some(now_ns + u64::from(self.options.read_period_ms) * 1_000_000);
+        self.arm_timers(now_ns);
         let period = std::time::Duration::from_millis(u64::from(self.options.read_period_ms));
         let events = std::mem::take(&mut self.events);
         // Without the thread, the events are read on the probes' thread
@@ -592,10 +777,6 @@ impl Probe for PerfProbe {
                     "{NAME}: no drain thread, reading every period: {e}"
                 ));
             }
-        }
-        if self.options.unwind_state_clear_period_ms != 0 {
-            self.next_clear =
-                Some(now_ns + u64::from(self.options.unwind_state_clear_period_ms) * 1_000_000);
         }
     }
 
@@ -614,7 +795,7 @@ impl Probe for PerfProbe {
         if self.stopped {
             return;
         }
-        if self.over_memory() {
+        if self.over_memory(now_ns) {
             self.stop_events();
             packets::write_guardrail_stop(sink, now_ns);
             (self.ctx.log)(&format!(
@@ -675,3 +856,7 @@ impl Probe for PerfProbe {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "perf_tests.rs"]
+mod tests;
