@@ -22,6 +22,9 @@ use zerotrace_protos::protos::HeapprofdConfigDecoder;
 /// The data source's name.
 pub const HEAPPROFD_DATA_SOURCE: &str = "android.heapprofd";
 
+/// `DataSourceConfig.heapprofd_config`.
+pub const HEAPPROFD_CONFIG_FIELD: u32 = 105;
+
 /// Upstream's default heap, the C allocator.
 pub const LIBC_MALLOC_HEAP: &str = "libc.malloc";
 
@@ -306,6 +309,27 @@ impl HeapConfig {
         }
         let own = normalize_cmdline(cmdline);
         self.cmdlines.contains(&own)
+    }
+}
+
+/// The `heapprofd_config` of an encoded `DataSourceConfig` (empty when
+/// absent).
+pub fn heapprofd_config_of(ds_config: &[u8]) -> &[u8] {
+    Decoder::new(ds_config)
+        .find_last(HEAPPROFD_CONFIG_FIELD)
+        .and_then(|f| f.as_bytes().ok())
+        .unwrap_or(&[])
+}
+
+/// What this profiler will not do of an encoded `DataSourceConfig` for
+/// `android.heapprofd`, as lines for the person who asked: the fields it
+/// refuses, or why the config cannot be used at all.
+pub fn config_refusals(ds_config: &[u8]) -> Vec<String> {
+    match HeapConfig::parse(heapprofd_config_of(ds_config)) {
+        Ok(c) => c.refused,
+        Err(e) => vec![format!(
+            "{HEAPPROFD_DATA_SOURCE}: {e}; no process is profiled"
+        )],
     }
 }
 

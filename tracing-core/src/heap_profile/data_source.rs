@@ -15,19 +15,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use protozero::Decoder;
-
 use super::allocator::{RUST_HEAP, activate, deactivate};
-use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig};
+use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig, heapprofd_config_of};
 use super::dump::{DumpWriter, PacketSink};
 use super::record_queue::{QUEUE, QueueLimits};
 use super::worker::{Books, Control, run};
 use crate::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
 };
-
-/// `DataSourceConfig.heapprofd_config`.
-const HEAPPROFD_CONFIG_FIELD: u32 = 105;
 
 struct Running {
     instance: u64,
@@ -76,14 +71,6 @@ pub fn register_heap(
     )
 }
 
-/// The `heapprofd_config` of a `DataSourceConfig`.
-fn heapprofd_config(ds_config: &[u8]) -> &[u8] {
-    Decoder::new(ds_config)
-        .find_last(HEAPPROFD_CONFIG_FIELD)
-        .and_then(|f| f.as_bytes().ok())
-        .unwrap_or(&[])
-}
-
 /// This process's anonymous resident and swapped memory, in KiB.
 fn anon_kb() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -129,7 +116,7 @@ pub fn finish_at_exit(timeout: std::time::Duration) {
 }
 
 fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
-    let cfg = match HeapConfig::parse(heapprofd_config(&i.config)) {
+    let cfg = match HeapConfig::parse(heapprofd_config_of(&i.config)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{HEAPPROFD_DATA_SOURCE}: {e}; this process is not profiled");

@@ -43,8 +43,9 @@ pub use allocator::{
     HeapProfiler, RUST_HEAP, STACK_COPY_BYTES, record_alloc, record_free, sampling,
 };
 pub use config::{
-    DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE, Handling, HeapConfig,
-    HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE, normalize_cmdline,
+    DEFAULT_SHMEM_SIZE, HEAPPROFD_CONFIG_FIELD, HEAPPROFD_CONFIG_FIELDS, HEAPPROFD_DATA_SOURCE,
+    Handling, HeapConfig, HeapConfigError, HeapSelection, LIBC_MALLOC_HEAP, MAX_SHMEM_SIZE,
+    config_refusals, heapprofd_config_of, normalize_cmdline,
 };
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 pub use data_source::{finish_at_exit, profiling, register, register_heap, set_starting_up};

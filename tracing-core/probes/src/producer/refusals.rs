@@ -46,6 +46,12 @@ pub fn config_refusals(name: &str, ds_config: &[u8]) -> Vec<String> {
             },
             Err(e) => vec![format!("{name}: {e}")],
         },
+        // The heap profiler runs in the profiled process (the
+        // `HeapProfiler` allocator or the preload library), not in the
+        // probes; what it refuses is said here all the same.
+        zerotrace_core::heap_profile::HEAPPROFD_DATA_SOURCE => {
+            zerotrace_core::heap_profile::config_refusals(ds_config)
+        }
         _ => Vec::new(),
     }
 }
@@ -71,6 +77,30 @@ mod tests {
             f(&mut m);
         }
         w.finish().unwrap()
+    }
+
+    #[test]
+    fn the_heap_profilers_refusals_are_said_too() {
+        // heapprofd_config (105) { sampling_interval_bytes: 4096,
+        // stream_allocations: true }.
+        let refused = ds(|m| {
+            let mut h = m.begin_nested(105);
+            h.append_varint(1, 4096);
+            h.append_varint(23, 1);
+        });
+        assert_eq!(
+            config_refusals("android.heapprofd", &refused),
+            [
+                "HeapprofdConfig.stream_allocations: not supported by this profiler, recorded without it"
+            ]
+        );
+        // No interval: the profiler cannot run, and says why.
+        let unusable = ds(|m| {
+            m.begin_nested(105);
+        });
+        let lines = config_refusals("android.heapprofd", &unusable);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("sampling interval is 0"), "{lines:?}");
     }
 
     #[test]
