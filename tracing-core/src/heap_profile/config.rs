@@ -305,7 +305,7 @@ impl HeapConfig {
             return true;
         }
         let own = normalize_cmdline(cmdline);
-        self.cmdlines.iter().any(|c| *c == own)
+        self.cmdlines.contains(&own)
     }
 }
 
