@@ -24,7 +24,7 @@ pub struct FlamegraphArgs {
     /// The SVG to write (`-` for stdout).
     #[arg(short, long, default_value = "flamegraph.svg")]
     pub output: PathBuf,
-    /// Only samples of this process.
+    /// Only samples (with --heap, heap dumps) of this process.
     #[arg(long)]
     pub pid: Option<u32>,
     /// Only samples of this thread.
