@@ -2,17 +2,21 @@
 //! upstream schema (so packets of data sources zerotrace does not model
 //! print by name too), with TrackEvents' interned names resolved per
 //! sequence in a comment line above them, and each CPU sample's
-//! (`perf_sample`'s) callstack resolved to function names likewise.
+//! (`perf_sample`'s) callstack resolved to function names likewise. Heap
+//! samples (`profile_packet`'s) are named too, though their callstacks
+//! are defined after them: the whole trace is read first, and each
+//! packet's heap samples get a comment line each.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
 use zerotrace_protos::protos::TracePacketDecoder;
 
 use super::machines::{machine_of, machines};
-use super::trace_reader::{Sequences, packets};
+use super::trace_reader::{Sequences, cpu_profile_of, packets};
 use super::{CliError, read_input};
-use crate::profile::{Sample, SampleReader, cpu_mode_name, unwind_error_name};
+use crate::profile::{HeapSample, Profile, Sample, SampleReader, cpu_mode_name, unwind_error_name};
 use crate::{schema, text_config};
 
 /// The names a TrackEvent refers to by iid, resolved.
@@ -76,6 +80,30 @@ fn sample_comment(s: &Sample, reader: &SampleReader) -> String {
     line
 }
 
+/// A heap sample's comment line: its values and its callstack's names
+/// root first.
+fn heap_comment(s: &HeapSample, profile: &Profile) -> String {
+    let mut line = format!(
+        "heap sample: callstack_id {}, allocated {} freed {} ({} allocations, {} frees)",
+        s.callstack_iid, s.allocated, s.freed, s.alloc_count, s.free_count
+    );
+    if let Some(m) = s.self_max {
+        line.push_str(&format!(", {m} at the peak"));
+    }
+    match &s.unresolved {
+        Some(u) => line.push_str(&format!("; callstack does not resolve: {u}")),
+        None => {
+            let names = profile.names_of(&s.stack);
+            line.push_str(&format!(
+                "; callstack ({} frames, root first): {}",
+                names.len(),
+                names.join(" > ")
+            ));
+        }
+    }
+    line
+}
+
 /// Runs `dump`.
 pub fn run(path: &Path) -> Result<(), CliError> {
     let bytes = read_input(path)?;
@@ -86,6 +114,15 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let mut samples = SampleReader::new();
     for p in &packets {
         samples.preload_symbols(p);
+    }
+    // Heap samples by the packet that holds them, named once the trace's
+    // definitions are all read.
+    let profile = cpu_profile_of(&packets);
+    let mut heap: HashMap<u64, Vec<&HeapSample>> = HashMap::new();
+    for d in profile.heap_dumps() {
+        for s in &d.samples {
+            heap.entry(s.packet).or_default().push(s);
+        }
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -124,6 +161,9 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         if let Some(s) = samples.push_packet(raw) {
             let s = s.clone();
             block.push_str(&format!("  # {}\n", sample_comment(&s, &samples)));
+        }
+        for s in heap.get(&(i as u64)).into_iter().flatten() {
+            block.push_str(&format!("  # {}\n", heap_comment(s, &profile)));
         }
         for line in text.lines() {
             block.push_str("  ");

@@ -19,6 +19,7 @@ mod convert_pprof;
 mod demo;
 mod dump;
 mod flamegraph;
+mod heap_stats;
 mod machines;
 mod perf_stats;
 mod query;
@@ -38,7 +39,7 @@ use zerotrace_core::consumer::ConsumerClient;
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_core::ipc::consumer_socket_name;
 
-pub use flamegraph::FlamegraphArgs;
+pub use flamegraph::{FlamegraphArgs, HeapView};
 pub use record::RecordArgs;
 pub use relay_cmd::{RelayArgs, config as relay_config};
 pub use symbolize::SymbolizeArgs;
@@ -158,29 +159,35 @@ pub enum Command {
         trace: PathBuf,
     },
     /// Packets per sequence and data source, buffer stats and data losses,
-    /// and the CPU samples' processes, threads and losses.
+    /// the CPU samples' processes, threads and losses, and the heap dumps.
     Stats {
         /// The trace file (`-` for stdin).
         trace: PathBuf,
     },
     /// Convert a trace for other tools: Chrome's JSON trace format, or its
-    /// CPU samples (linux.perf) as a gzip-compressed pprof profile.
+    /// CPU samples (linux.perf) or heap dumps (android.heapprofd) as a
+    /// gzip-compressed pprof profile.
     Convert {
         /// What to write: `json` (Chrome's JSON trace format) or `pprof`
-        /// (the CPU samples, for `go tool pprof` and its kin).
+        /// (the CPU samples or heap dumps, for `go tool pprof` and its kin).
         #[arg(long, value_enum, default_value = "json")]
         format: ConvertFormat,
         /// The same as `--format json`.
         #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// With `--format pprof`: write the heap dumps (android.heapprofd)
+        /// even when the trace has CPU samples (without it, pprof gets the
+        /// CPU samples if there are any, else the heap dumps).
+        #[arg(long)]
+        heap: bool,
         /// The trace file (`-` for stdin).
         trace: PathBuf,
         /// Output file [default: stdout]
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Draw a trace's CPU samples (linux.perf) as an interactive flame
-    /// graph (SVG).
+    /// Draw a trace's CPU samples (linux.perf), or with --heap its heap
+    /// dumps (android.heapprofd), as an interactive flame graph (SVG).
     Flamegraph(FlamegraphArgs),
     /// Name the frames of a trace's CPU samples from binaries and debug
     /// files (DWARF, symbols), appending `module_symbols` packets as
@@ -202,7 +209,8 @@ pub enum Command {
 pub enum ConvertFormat {
     /// Chrome's JSON trace format.
     Json,
-    /// pprof's profile.proto, gzip-compressed: the trace's CPU samples.
+    /// pprof's profile.proto, gzip-compressed: the trace's CPU samples, or
+    /// its heap dumps.
     Pprof,
 }
 
@@ -255,12 +263,21 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Convert {
             format: ConvertFormat::Pprof,
             json: _,
+            heap,
             trace,
             output,
-        } => convert_pprof::run(&trace, output.as_deref().unwrap_or(Path::new("-"))),
+        } => convert_pprof::run(&trace, output.as_deref().unwrap_or(Path::new("-")), heap),
+        Command::Convert {
+            format: ConvertFormat::Json,
+            heap: true,
+            ..
+        } => Err(CliError::Usage(
+            "--heap: only `--format pprof` writes heap dumps".to_owned(),
+        )),
         Command::Convert {
             format: ConvertFormat::Json,
             json: _,
+            heap: false,
             trace,
             output,
         } => convert::run(&trace, output.as_deref()),

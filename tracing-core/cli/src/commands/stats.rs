@@ -1,12 +1,13 @@
 //! `zerotrace stats`: packets per sequence and per data source, the
-//! service's buffer stats, every data loss the trace records, and the CPU
-//! samples' section (`perf_stats.rs`).
+//! service's buffer stats, every data loss the trace records, the CPU
+//! samples' section (`perf_stats.rs`) and the heap dumps' (`heap_stats.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use zerotrace_protos::protos::TracePacketDecoder;
 
+use super::heap_stats::heap_section;
 use super::machines::{machine_of, machines};
 use super::perf_stats::perf_section;
 use super::setup_errors::setup_errors_of_trace;
@@ -156,7 +157,11 @@ pub fn run(path: &Path) -> Result<(), CliError> {
         }
     }
     outln!(o);
-    for line in perf_section(&cpu_profile_of(&packets)) {
+    let profile = cpu_profile_of(&packets);
+    for line in perf_section(&profile) {
+        outln!(o, "{line}");
+    }
+    for line in heap_section(&profile) {
         outln!(o, "{line}");
     }
     print_out(o.as_bytes())

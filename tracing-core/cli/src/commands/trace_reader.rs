@@ -1,7 +1,8 @@
 //! Reading a trace file: its packets (bounds-checked, a malformed trace is
 //! an error naming the offset; `compressed_packets` inflated in place, as
 //! Perfetto's readers do), the per-sequence interning state a reader
-//! needs to name TrackEvents, and a trace's CPU samples as a [`Profile`].
+//! needs to name TrackEvents, and a trace's CPU samples and heap dumps as
+//! a [`Profile`].
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -134,13 +135,14 @@ impl Sequences {
     }
 }
 
-/// The CPU samples (`linux.perf`) of the trace in `bytes`, read from the
-/// file `path` names.
+/// The CPU samples (`linux.perf`) and heap dumps (`android.heapprofd`) of
+/// the trace in `bytes`, read from the file `path` names.
 pub fn cpu_profile(path: &str, bytes: &[u8]) -> Result<Profile, CliError> {
     Ok(cpu_profile_of(&packets(path, bytes)?))
 }
 
-/// The CPU samples of `packets`: each through a [`SampleReader`].
+/// The CPU samples and heap dumps of `packets`: each through a
+/// [`SampleReader`].
 pub fn cpu_profile_of<P: AsRef<[u8]>>(packets: &[P]) -> Profile {
     let mut reader = SampleReader::new();
     for p in packets {

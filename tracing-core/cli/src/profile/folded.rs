@@ -2,10 +2,13 @@
 //! callstack, its frames root first joined by `;`, then a space and how
 //! many samples had it (`main;work;leaf 12`). Samples are chosen by
 //! process, thread and time ([`Filter`]); samples without a resolved
-//! callstack have no line and are counted apart.
+//! callstack have no line and are counted apart. Heap dumps fold the same
+//! way ([`heap_folded`]), each line's number a [`HeapValue`] of the
+//! last dump of each process and heap.
 
 use std::collections::BTreeMap;
 
+use super::heap::HeapValue;
 use super::reader::Profile;
 use super::sample::Sample;
 
@@ -72,6 +75,34 @@ pub fn folded(profile: &Profile, filter: &Filter) -> Folded {
         }
         let names: Vec<String> = profile.stack_names(s).iter().map(|n| clean(n)).collect();
         *out.stacks.entry(names.join(";")).or_default() += 1;
+    }
+    out
+}
+
+/// Folds the last heap dump of each process and heap (of process `pid`
+/// only, if given): each callstack's `value`, summed over the dumps;
+/// stacks whose value is 0 have no line. `without_stack` counts the
+/// samples whose callstack does not resolve and whose value is not 0.
+pub fn heap_folded(profile: &Profile, pid: Option<u64>, value: HeapValue) -> Folded {
+    let mut out = Folded::default();
+    for d in profile.last_heap_dumps(pid) {
+        for s in &d.samples {
+            let v = value.of(s);
+            if v == 0 {
+                continue;
+            }
+            if s.stack.is_empty() {
+                out.without_stack += 1;
+                continue;
+            }
+            let names: Vec<String> = profile
+                .names_of(&s.stack)
+                .iter()
+                .map(|n| clean(n))
+                .collect();
+            let e = out.stacks.entry(names.join(";")).or_default();
+            *e = e.saturating_add(v);
+        }
     }
     out
 }

@@ -20,6 +20,7 @@ use zerotrace_probes::protos::{
 };
 use zerotrace_protos::protos::TracePacketDecoder;
 
+use super::heap::{HeapCounts, HeapDump, HeapReader};
 use super::interning::Sequence;
 use super::sample::{Counts, Sample, Timebase, skip_reason_name, unwind_error_name};
 use super::symbols::{SymbolLine, module_symbols_of};
@@ -40,15 +41,20 @@ pub struct SampleReader {
     samples: Vec<Sample>,
     counts: Counts,
     timebases: BTreeMap<u32, Timebase>,
+    heap: HeapReader,
+    /// Packets pushed so far.
+    pushed: u64,
 }
 
-/// Every sample of a trace, and what they refer to.
+/// Every sample and heap dump of a trace, and what they refer to.
 #[derive(Debug)]
 pub struct Profile {
     samples: Vec<Sample>,
     tables: Tables,
     counts: Counts,
     timebases: BTreeMap<u32, Timebase>,
+    heap_dumps: Vec<HeapDump>,
+    heap_counts: HeapCounts,
 }
 
 /// The value of the last occurrence of field `id` in `msg`, as bytes.
@@ -71,9 +77,12 @@ impl SampleReader {
         }
     }
 
-    /// Takes in one encoded `TracePacket`; returns the sample it held, if
-    /// it held one.
+    /// Takes in one encoded `TracePacket`; returns the CPU sample it held,
+    /// if it held one. A heap dump's packets are collected until the
+    /// packet that closes the dump (see [`super::heap`]).
     pub fn push_packet(&mut self, packet: &[u8]) -> Option<&Sample> {
+        let number = self.pushed;
+        self.pushed += 1;
         self.preload_symbols(packet);
         let p = TracePacketDecoder::new(packet);
         let seq_id = p.trusted_packet_sequence_id().unwrap_or(0);
@@ -82,6 +91,10 @@ impl SampleReader {
         let seq = self.seqs.entry(seq_id).or_default();
         if flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 || p.incremental_state_cleared() == Some(true)
         {
+            // A dump still open refers to what the clear forgets.
+            if self.heap.is_open(seq_id) {
+                self.heap.close(seq_id, seq, &mut self.tables, true);
+            }
             seq.clear();
             seq.valid = true;
             self.timebases.remove(&seq_id);
@@ -96,6 +109,9 @@ impl SampleReader {
             // are not this reader's to report).
             if bytes_of(packet, packet_field::PERF_SAMPLE).is_some() {
                 self.counts.packets_without_state += 1;
+            }
+            if p.profile_packet_bytes().is_some() {
+                self.heap.counts.packets_without_state += 1;
             }
             return None;
         }
@@ -115,6 +131,12 @@ impl SampleReader {
         }
         if let Some(i) = p.interned_data_bytes() {
             self.counts.malformed += seq.intern(i);
+        }
+        if let Some(pp) = p.profile_packet_bytes() {
+            let ts = p.timestamp().unwrap_or(0);
+            if self.heap.push(seq_id, number, ts, pp) {
+                self.heap.close(seq_id, seq, &mut self.tables, false);
+            }
         }
         let raw = bytes_of(packet, packet_field::PERF_SAMPLE)?;
         let s = PerfSampleDecoder::new(raw);
@@ -201,13 +223,20 @@ impl SampleReader {
         self.tables.stack_names(&sample.stack)
     }
 
-    /// The profile of every packet pushed.
-    pub fn finish(self) -> Profile {
+    /// The profile of every packet pushed; heap dumps still open are
+    /// closed as they stand (and counted as unfinished).
+    pub fn finish(mut self) -> Profile {
+        for seq_id in self.heap.open_sequences() {
+            let seq = self.seqs.entry(seq_id).or_default();
+            self.heap.close(seq_id, seq, &mut self.tables, true);
+        }
         Profile {
             samples: self.samples,
             tables: self.tables,
             counts: self.counts,
             timebases: self.timebases,
+            heap_dumps: self.heap.dumps,
+            heap_counts: self.heap.counts,
         }
     }
 }
@@ -221,6 +250,42 @@ impl Profile {
     /// What the trace lost or could not resolve.
     pub fn counts(&self) -> &Counts {
         &self.counts
+    }
+
+    /// Every heap dump (one per process and heap and dump), in the order
+    /// they closed.
+    pub fn heap_dumps(&self) -> &[HeapDump] {
+        &self.heap_dumps
+    }
+
+    /// What the heap dumps add up to, losses included.
+    pub fn heap_counts(&self) -> &HeapCounts {
+        &self.heap_counts
+    }
+
+    /// The last dump of each process and heap (the latest timestamp, the
+    /// later one in the trace on a tie), processes that were not profiled
+    /// (`rejected_concurrent`) left out, optionally only of process
+    /// `pid`; sorted by pid and heap name. Totals are cumulative, so these
+    /// hold the whole profile.
+    pub fn last_heap_dumps(&self, pid: Option<u64>) -> Vec<&HeapDump> {
+        let mut last: BTreeMap<(u64, &str), &HeapDump> = BTreeMap::new();
+        for d in &self.heap_dumps {
+            if d.flags.rejected_concurrent || pid.is_some_and(|p| p != d.pid) {
+                continue;
+            }
+            let slot = last.entry((d.pid, d.heap_name.as_str())).or_insert(d);
+            if d.ts >= slot.ts {
+                *slot = d;
+            }
+        }
+        last.into_values().collect()
+    }
+
+    /// The names along `stack` (frame indices, root first), root first,
+    /// inlined functions expanded: a heap sample's stack, say.
+    pub fn names_of(&self, stack: &[usize]) -> Vec<String> {
+        self.tables.stack_names(stack)
     }
 
     /// Every frame, by the index samples' stacks use.

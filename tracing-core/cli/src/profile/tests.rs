@@ -2,7 +2,7 @@
 //! traces written with the generated writers.
 
 #[path = "../../tests/perf_support/mod.rs"]
-mod support;
+pub(super) mod support;
 
 use std::io::Read as _;
 
