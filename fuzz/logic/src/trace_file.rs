@@ -35,6 +35,7 @@ pub fn trace_file(data: &[u8]) {
             command(Command::Convert {
                 format: ConvertFormat::Json,
                 json: true,
+                heap: false,
                 trace: trace.clone(),
                 output: Some(json.clone()),
             }),
