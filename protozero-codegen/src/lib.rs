@@ -21,13 +21,17 @@
 //! * optionally a binary `FileDescriptorSet`.
 //!
 //! The `.proto` files are compiled in pure Rust by default, with `protox`,
-//! so no `protoc` is needed: proto2 and proto3 with everything `protoc`
-//! accepts there (custom options of any type, extension declarations,
-//! groups, `import public` and `weak`), to the same descriptors and the same
-//! generated code as `protoc` (tested fixture by fixture). [`FrontEnd::Protoc`]
-//! runs Google's `protoc` instead (vendored by default), for what protox
-//! 0.10 does not read: editions (`edition = "2023"`, `"2024"`) and a few
-//! option spellings. Use it from a build script or a task runner:
+//! so no `protoc` is needed: proto2, proto3 and editions 2023 and 2024
+//! (`edition = "2023"`, `"2024"`, with `features`; protox 0.10 has no
+//! editions, so such files are lowered to proto2 for it and their
+//! descriptors raised back), with everything `protoc` accepts there (custom
+//! options of any type, extension declarations, groups, `import public`,
+//! `weak` and `option`), to the same descriptors and the same generated
+//! code as `protoc` (tested fixture by fixture). [`FrontEnd::Protoc`] runs
+//! Google's `protoc` instead (vendored by default), for the few files the
+//! pure front end still refuses (see [`FrontEnd::Pure`]); every refusal
+//! names the file, line and construct. Use it from a build script or a
+//! task runner:
 //!
 //! ```no_run
 //! let generated = protozero_codegen::Config::new()
