@@ -20,6 +20,7 @@ mod demo;
 mod dump;
 mod flamegraph;
 mod machines;
+mod packet_facts;
 mod perf_stats;
 mod query;
 mod record;
