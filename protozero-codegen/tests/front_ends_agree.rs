@@ -271,8 +271,12 @@ fn with_their_own_descriptor_proto_only_its_code_differs() {
 
 // --- What protoc reads and protox 0.10 does not ----------------------------
 
-/// Spellings protox 0.10 does not parse, which the lowering respells:
-/// both front ends agree on them.
+/// Spellings protox 0.10 does not parse, which the lowering respells
+/// (`nan` and `inf` option values, one-number extension ranges with
+/// options, integers beyond 64 bits), non-finite numbers in message
+/// literals, and proto2 JSON-name clashes `protoc` only warns about (which
+/// protox refuses and the lowering gives stand-in names): both front ends
+/// agree on them.
 #[test]
 fn respelled_protox_gaps_agree() {
     let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
