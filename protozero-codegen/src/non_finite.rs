@@ -7,7 +7,10 @@
 //!
 //! The stand-in is exactly representable as an `f32` and as an `f64`, so
 //! that it survives as either; a schema that writes this very number as an
-//! option value next to a `nan` one would see it read as NaN too.
+//! option value next to a `nan` one would see it read as NaN too. The
+//! lowering cannot tell a float option from an enum one: an enum option
+//! set to an enum value named `nan` is left alone only when the file
+//! declares that value itself (see `lowering.rs`).
 
 use protox::prost_reflect::{DynamicMessage, Kind, Value};
 

@@ -39,7 +39,8 @@ pub enum FrontEnd {
     /// `export`/`local`); editions files are lowered to proto2 for protox and
     /// their descriptors raised back, with editions' own checks. What it
     /// refuses and `protoc` reads: an option value `nan` or `inf` in a
-    /// file that also declares something by that name (an enum value),
+    /// file that also declares something by that name (an enum value), an
+    /// enum option set to an imported enum's value named `nan` or `inf`,
     /// and two proto3 fields with one JSON name under the message option
     /// `deprecated_legacy_json_field_conflicts`. It checks a little less
     /// than `protoc`: extensions are not matched against their
