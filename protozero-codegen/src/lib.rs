@@ -13,7 +13,8 @@
 //!   field to a generated `match` that keeps the declared fields' last
 //!   values (a repeated field's extent, a oneof's last member) in the
 //!   decoder itself, so an accessor is a load and a conversion;
-//! * `#[repr(i32)]` enums; an enum field `x` of enum `E` decodes as
+//! * `#[repr(i32)]` enums, `#[non_exhaustive]` like the oneof case enums
+//!   unless [`Config::non_exhaustive_enums`] says otherwise; an enum field `x` of enum `E` decodes as
 //!   `x() -> Option<E>` (`None` for numbers `E` does not name) next to
 //!   `x_raw() -> Option<i32>` (the number as sent, named or not); repeated
 //!   enum fields iterate `E`s (skipping unknown numbers) and raw `i32`s;
@@ -21,13 +22,17 @@
 //! * optionally a binary `FileDescriptorSet`.
 //!
 //! The `.proto` files are compiled in pure Rust by default, with `protox`,
-//! so no `protoc` is needed: proto2 and proto3 with everything `protoc`
-//! accepts there (custom options of any type, extension declarations,
-//! groups, `import public` and `weak`), to the same descriptors and the same
-//! generated code as `protoc` (tested fixture by fixture). [`FrontEnd::Protoc`]
-//! runs Google's `protoc` instead (vendored by default), for what protox
-//! 0.10 does not read: editions (`edition = "2023"`, `"2024"`) and a few
-//! option spellings. Use it from a build script or a task runner:
+//! so no `protoc` is needed: proto2, proto3 and editions 2023 and 2024
+//! (`edition = "2023"`, `"2024"`, with `features`; protox 0.10 has no
+//! editions, so such files are lowered to proto2 for it and their
+//! descriptors raised back), with everything `protoc` accepts there (custom
+//! options of any type, extension declarations, groups, `import public`,
+//! `weak` and `option`), to the same descriptors and the same generated
+//! code as `protoc` (tested fixture by fixture). [`FrontEnd::Protoc`] runs
+//! Google's `protoc` instead (vendored by default), for the few files the
+//! pure front end still refuses (see [`FrontEnd::Pure`]); every refusal
+//! names the file, line and construct. Use it from a build script or a
+//! task runner:
 //!
 //! ```no_run
 //! let generated = protozero_codegen::Config::new()
@@ -47,9 +52,11 @@ mod editions_utf8;
 mod emit;
 pub mod error;
 mod features;
+mod json_names;
 mod lowering;
 pub mod model;
 pub mod names;
+mod non_finite;
 pub mod parse;
 mod proto_tokens;
 mod protoc;
@@ -76,6 +83,7 @@ pub struct Config {
     root_file: String,
     descriptor_set: Option<String>,
     front_end: FrontEnd,
+    emit: EmitOptions,
 }
 
 impl Default for Config {
@@ -95,6 +103,7 @@ impl Config {
             root_file: "mod.rs".to_owned(),
             descriptor_set: None,
             front_end: FrontEnd::Pure,
+            emit: EmitOptions::default(),
         }
     }
 
@@ -143,6 +152,14 @@ impl Config {
         self
     }
 
+    /// Whether generated proto enums and oneof case enums are
+    /// `#[non_exhaustive]` (default: they are; see
+    /// [`EmitOptions::non_exhaustive_enums`]).
+    pub fn non_exhaustive_enums(&mut self, yes: bool) -> &mut Self {
+        self.emit.non_exhaustive_enums = yes;
+        self
+    }
+
     /// Which parser reads the files (default [`FrontEnd::Pure`]).
     pub fn front_end(&mut self, front_end: FrontEnd) -> &mut Self {
         self.front_end = front_end;
@@ -157,11 +174,12 @@ impl Config {
     /// Parses the inputs and generates every output file in memory.
     pub fn generate(&self) -> Result<Generated, CodegenError> {
         let parsed = parse::parse_files(&self.includes, &self.inputs, &self.front_end)?;
-        let mut files = generate_rust(
+        let mut files = generate_rust_with(
             &parsed.schema,
             &self.header,
             &self.root_file,
             self.descriptor_set.as_deref(),
+            &self.emit,
         )?;
         if let Some(name) = &self.descriptor_set {
             files.push(GeneratedFile {
@@ -173,12 +191,63 @@ impl Config {
     }
 }
 
-/// Generates the Rust files for a schema (without the descriptor set).
+/// How the generated Rust looks where there is a choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EmitOptions {
+    /// Mark proto enums and oneof case enums `#[non_exhaustive]` (default
+    /// `true`). A schema grows: a new enum value or a new oneof member is
+    /// a compatible change on the wire, and with this it is one in Rust as
+    /// well, since code in other crates must already have a wildcard arm
+    /// when it matches on them. Code in the crate that holds the generated
+    /// module is not affected either way. Turn it off for a schema that
+    /// moves in step with its users (one workspace, regenerated and built
+    /// together), where an exhaustive `match` that stops compiling when the
+    /// schema grows is what is wanted.
+    pub non_exhaustive_enums: bool,
+}
+
+impl Default for EmitOptions {
+    fn default() -> Self {
+        EmitOptions {
+            non_exhaustive_enums: true,
+        }
+    }
+}
+
+impl EmitOptions {
+    /// The defaults, with `non_exhaustive_enums` set to `yes`.
+    pub fn with_non_exhaustive_enums(yes: bool) -> Self {
+        EmitOptions {
+            non_exhaustive_enums: yes,
+        }
+    }
+}
+
+/// Generates the Rust files for a schema (without the descriptor set),
+/// with the default [`EmitOptions`].
 pub fn generate_rust(
     schema: &Schema,
     header: &str,
     root_file: &str,
     descriptor_set: Option<&str>,
+) -> Result<Vec<GeneratedFile>, CodegenError> {
+    generate_rust_with(
+        schema,
+        header,
+        root_file,
+        descriptor_set,
+        &EmitOptions::default(),
+    )
+}
+
+/// Generates the Rust files for a schema (without the descriptor set).
+pub fn generate_rust_with(
+    schema: &Schema,
+    header: &str,
+    root_file: &str,
+    descriptor_set: Option<&str>,
+    options: &EmitOptions,
 ) -> Result<Vec<GeneratedFile>, CodegenError> {
     let symbols = resolve::Symbols::build(schema)?;
     let groups = schema.uses_groups();
@@ -189,7 +258,7 @@ pub fn generate_rust(
         contents: emit::format(header, root_file, root)?.into_bytes(),
     });
     for f in &schema.files {
-        let tokens = emit::emit_file(&symbols, f, groups)?;
+        let tokens = emit::emit_file(&symbols, f, groups, options)?;
         out.push(GeneratedFile {
             path: PathBuf::from(emit::rust_file_name(&f.name)),
             contents: emit::format(header, &f.name, tokens)?.into_bytes(),

@@ -15,17 +15,24 @@
 //! `descriptor.proto`. Constructs editions forbid (the `optional` and
 //! `required` labels, groups) are refused here, where their place is known.
 //!
-//! In every syntax, three spellings protox 0.10 refuses and `protoc`
-//! reads are respelled to ones with the same meaning: one extension
-//! number with options (`extensions 5 [...]` → `extensions 5 to 5 [...]`),
-//! an infinite option value (`= inf` → `= 1e999`), and a decimal integer
-//! beyond 64 bits, which can only be a floating-point value (`.0` added).
+//! In every syntax, four spellings protox 0.10 refuses and `protoc`
+//! reads are respelled to ones with the same meaning: a list of extension
+//! ranges ending in one number with options (`extensions 1 to 4, 5 [...]`
+//! → `extensions 1 to 4, 5 to 5 [...]`), an infinite option value (`= inf`
+//! → `= 1e999`), a decimal integer beyond 64 bits, which can only be a
+//! floating-point value (`.0` added), and a not-a-number option value
+//! (`= nan`, `= -nan`), written as a stand-in number that the descriptors
+//! get back as NaN (`non_finite.rs`). In proto2, fields whose default JSON
+//! name clashes with another field's (which `protoc` only warns about) get
+//! a stand-in `json_name` that the descriptors lose again
+//! (`json_names.rs`).
 //!
 //! Only the statement structure is read: comments, strings, option values
 //! (aggregates too) and service bodies are skipped token by token. A file
 //! this reading does not understand is passed on with the edits made so
 //! far, and protox reports what is wrong with it.
 
+use crate::json_names::JsonField;
 use crate::proto_tokens::{Kind, Token, lex};
 
 /// `FileDescriptorProto.edition` values (`google.protobuf.Edition`).
@@ -57,6 +64,12 @@ pub(crate) struct Lowered {
     pub enums: Vec<(Vec<String>, usize)>,
     /// Where each message starts, by name path.
     pub messages: Vec<(Vec<String>, usize)>,
+    /// Fields of proto2 messages given a stand-in JSON name (see
+    /// `json_names.rs`): the message's name path, the field's name.
+    pub json_stand_ins: Vec<(Vec<String>, String)>,
+    /// Whether a `nan` option value was respelled as
+    /// [`crate::non_finite::NAN_STAND_IN`].
+    pub nan_stand_in: bool,
 }
 
 /// A construct editions forbid, at a byte offset of the original text.
@@ -110,9 +123,13 @@ pub(crate) fn lower(
             fields: Vec::new(),
             enums: Vec::new(),
             messages: Vec::new(),
+            json_stand_ins: Vec::new(),
+            nan_stand_in: false,
         },
         scope: Vec::new(),
         pending_visibility: None,
+        proto2: !is_proto3(source, &tokens),
+        json_fields: Vec::new(),
     };
     let mut edits: Vec<Edit> = names
         .iter()
@@ -156,8 +173,11 @@ pub(crate) fn lower(
         });
         p.at = 4;
     }
+    if p.out.edition.is_some() {
+        p.proto2 = false;
+    }
     p.top_level(&mut edits)?;
-    respell_values(source, &tokens, &mut edits);
+    p.out.nan_stand_in = respell_values(source, &tokens, &mut edits);
     if edits.is_empty() {
         return Ok(None);
     }
@@ -205,6 +225,10 @@ struct Lowering<'s, 't> {
     scope: Vec<String>,
     /// An `export`/`local` waiting for its message or enum.
     pending_visibility: Option<bool>,
+    /// Whether this is a proto2 file (its JSON name clashes are lowered).
+    proto2: bool,
+    /// The fields of the enclosing proto2 messages, innermost last.
+    json_fields: Vec<Vec<JsonField>>,
 }
 
 impl Lowering<'_, '_> {
@@ -304,8 +328,30 @@ impl Lowering<'_, '_> {
             return Ok(());
         }
         self.at += 1;
+        self.message_body(name, edits)
+    }
+
+    /// A message's statements after its `{`, through its `}`: a message's
+    /// or a proto2 group's.
+    fn message_body(&mut self, name: String, edits: &mut Vec<Edit>) -> Result<(), Refusal> {
         self.scope.push(name);
+        if self.proto2 {
+            self.json_fields.push(Vec::new());
+        }
         let r = self.body(Block::Message, edits);
+        if self.proto2 {
+            let fields = self.json_fields.pop().unwrap_or_default();
+            for i in crate::json_names::clashing(&fields) {
+                edits.push(Edit {
+                    at: fields[i].insert_at,
+                    old: 0,
+                    new: crate::json_names::option_text(&fields[i], i),
+                });
+                self.out
+                    .json_stand_ins
+                    .push((self.scope.clone(), fields[i].name.clone()));
+            }
+        }
         self.scope.pop();
         r
     }
@@ -341,19 +387,30 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// `extensions N [options];`, one number with options, which protox
-    /// does not parse: `extensions N to N [options];`, the same range.
+    /// `extensions ..., N [options];`, a list of ranges whose last is one
+    /// number, followed by options, which protox does not parse:
+    /// `extensions ..., N to N [options];`, the same ranges.
     fn extensions(&mut self, edits: &mut Vec<Edit>) {
-        if let Some((n, _)) = self
-            .tok(1)
-            .zip(self.tok(2))
-            .filter(|(n, open)| n.kind == Kind::Number && self.text(*open) == "[")
-        {
-            edits.push(Edit {
-                at: n.end,
-                old: 0,
-                new: format!(" to {}", self.text(n)),
-            });
+        let mut i = 1;
+        while let Some(t) = self.tok(i) {
+            let s = self.text(t);
+            if s == ";" || s == "{" || s == "}" {
+                break;
+            }
+            if s == "[" {
+                let last = i.checked_sub(1).and_then(|j| self.tok(j));
+                let before = i.checked_sub(2).and_then(|j| self.tok(j));
+                let single = before.is_some_and(|b| matches!(self.text(b), "," | "extensions"));
+                if let Some(n) = last.filter(|n| n.kind == Kind::Number && single) {
+                    edits.push(Edit {
+                        at: n.end,
+                        old: 0,
+                        new: format!(" to {}", self.text(n)),
+                    });
+                }
+                break;
+            }
+            i += 1;
         }
         self.skip_statement();
     }
@@ -432,7 +489,21 @@ impl Lowering<'_, '_> {
                         self.skip_statement();
                     }
                 }
-                _ if !self.editions() => self.field(t.start),
+                _ if !self.editions() => {
+                    let group = if self.proto2 && block != Block::Extend {
+                        self.json_field()
+                    } else {
+                        None
+                    };
+                    match group {
+                        // A group's body: the fields of a message.
+                        Some((name, open)) => {
+                            self.at = open + 1;
+                            self.message_body(name, edits)?;
+                        }
+                        None => self.field(t.start),
+                    }
+                }
                 (Kind::Word, "optional") => {
                     return Err(Refusal {
                         offset: t.start,
@@ -473,6 +544,73 @@ impl Lowering<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Notes the proto2 field statement at hand (not skipping it): its
+    /// name, its `json_name` and where one could be added. For a group,
+    /// its message's name and the token index of the `{` of its body.
+    fn json_field(&mut self) -> Option<(String, usize)> {
+        let mut name = String::new();
+        let mut group = false;
+        let mut i = self.at;
+        while let Some(t) = self.toks.get(i) {
+            let s = self.text(*t);
+            if s == "=" || s == ";" || s == "{" || s == "}" {
+                break;
+            }
+            if t.kind == Kind::Word {
+                group |= s == "group";
+                name = s.to_owned();
+            }
+            i += 1;
+        }
+        // `=`, the number, then maybe `[`.
+        let (Some(eq), Some(number)) = (self.toks.get(i), self.toks.get(i + 1)) else {
+            return None;
+        };
+        if self.text(*eq) != "=" || number.kind != Kind::Number {
+            return None;
+        }
+        let message_name = name.clone();
+        let open = self.toks.get(i + 2).filter(|t| self.text(**t) == "[");
+        let mut custom = None;
+        // The token after the options, if any.
+        let mut after = i + 2;
+        if open.is_some() {
+            let mut j = i + 3;
+            let mut depth = 0usize;
+            while let Some(t) = self.toks.get(j) {
+                match self.text(*t) {
+                    "[" | "{" | "(" => depth += 1,
+                    "]" | "}" | ")" if depth == 0 => break,
+                    "]" | "}" | ")" => depth -= 1,
+                    ";" => break,
+                    "json_name" if depth == 0 => {
+                        let value = self.toks.get(j + 2).filter(|v| v.kind == Kind::Str);
+                        if let Some(v) = value {
+                            custom = Some(unquote(self.text(*v)));
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            after = j + 1;
+        }
+        if group {
+            name = name.to_ascii_lowercase();
+        }
+        let field = JsonField {
+            name,
+            custom,
+            insert_at: open.map_or(number.end, |o| o.end),
+            in_list: open.is_some(),
+        };
+        if let Some(fields) = self.json_fields.last_mut() {
+            fields.push(field);
+        }
+        let body = self.toks.get(after).is_some_and(|t| self.text(*t) == "{");
+        (group && body).then_some((message_name, after))
     }
 
     /// Records a field statement starting at `start` and skips it. The
@@ -582,14 +720,49 @@ pub(crate) fn type_references(src: &str, name: &str) -> Vec<usize> {
     out
 }
 
+/// Whether the file says `syntax = "proto3";`.
+fn is_proto3(src: &str, toks: &[Token]) -> bool {
+    let text = |i: usize| toks.get(i).map(|t| &src[t.start..t.end]);
+    text(0) == Some("syntax")
+        && text(1) == Some("=")
+        && text(2).is_some_and(|v| unquote(v) == "proto3")
+}
+
 /// Option values protox does not read, respelled: `inf` (after `=`, not
-/// as a default, which protox reads) as `1e999`, and a decimal integer
-/// beyond 64 bits (anywhere) as a floating-point literal.
-fn respell_values(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
+/// as a default, which protox reads) as `1e999`, `nan` and `-nan` there as
+/// [`crate::non_finite::NAN_STAND_IN`] (whether one was is returned), and
+/// a decimal integer beyond 64 bits (anywhere) as a floating-point
+/// literal. A file that declares something named `inf` or `nan` (an enum
+/// value, which an option can name) keeps those words as they are.
+fn respell_values(src: &str, toks: &[Token], edits: &mut Vec<Edit>) -> bool {
     let text = |t: &Token| &src[t.start..t.end];
+    let declared = |word: &str| {
+        toks.windows(2)
+            .any(|w| text(&w[0]) == word && text(&w[1]) == "=")
+    };
+    let (inf_declared, nan_declared) = (declared("inf"), declared("nan"));
+    let mut nan = false;
     for (i, t) in toks.iter().enumerate() {
         match t.kind {
-            Kind::Word if text(t) == "inf" => {
+            Kind::Word if text(t) == "nan" && !nan_declared => {
+                let negative = i >= 1 && text(&toks[i - 1]) == "-";
+                let sign = usize::from(negative);
+                let before = i.checked_sub(1 + sign).and_then(|j| toks.get(j));
+                let is_default = i
+                    .checked_sub(2 + sign)
+                    .and_then(|j| toks.get(j))
+                    .is_some_and(|n| text(n) == "default");
+                if before.is_some_and(|b| text(b) == "=") && !is_default {
+                    let at = if negative { toks[i - 1].start } else { t.start };
+                    edits.push(Edit {
+                        at,
+                        old: t.end - at,
+                        new: crate::non_finite::NAN_STAND_IN.to_owned(),
+                    });
+                    nan = true;
+                }
+            }
+            Kind::Word if text(t) == "inf" && !inf_declared => {
                 let mut before = i.checked_sub(1).and_then(|j| toks.get(j));
                 if before.is_some_and(|b| text(b) == "-") {
                     before = i.checked_sub(2).and_then(|j| toks.get(j));
@@ -628,6 +801,7 @@ fn respell_values(src: &str, toks: &[Token], edits: &mut Vec<Edit>) {
             _ => {}
         }
     }
+    nan
 }
 
 fn group_refusal(offset: usize) -> Refusal {

@@ -50,6 +50,80 @@ fn spellings_protox_does_not_read_are_respelled_in_any_syntax() {
 }
 
 #[test]
+fn extension_lists_ending_in_one_number_with_options_get_a_range() {
+    let l = lowered(
+        "message A {\n  extensions 1 to 4, 5 [verification = UNVERIFIED];\n\
+         \x20 extensions 7, 9 to 9 [verification = UNVERIFIED];\n  extensions 10, 20;\n}\n",
+    );
+    assert_eq!(
+        l.text,
+        "message A {\n  extensions 1 to 4, 5 to 5 [verification = UNVERIFIED];\n\
+         \x20 extensions 7, 9 to 9 [verification = UNVERIFIED];\n  extensions 10, 20;\n}\n"
+    );
+}
+
+#[test]
+fn nan_option_values_become_the_stand_in_but_not_defaults() {
+    let l = lowered(
+        "message A {\n  optional double d = 1 [default = nan, (x) = -nan];\n\
+         \x20 option (y) = nan;\n}\n",
+    );
+    assert!(l.nan_stand_in);
+    let s = crate::non_finite::NAN_STAND_IN;
+    assert_eq!(
+        l.text,
+        format!(
+            "message A {{\n  optional double d = 1 [default = nan, (x) = {s}];\n\
+             \x20 option (y) = {s};\n}}\n"
+        )
+    );
+    // `nan` or `inf` declared in the file (an enum value) may be what an
+    // option names: left alone.
+    let kept = "enum E { nan = 0; inf = 1; }\noption (e) = nan;\noption (f) = inf;\n";
+    assert!(lower(kept, &[]).unwrap().is_none());
+}
+
+#[test]
+fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
+    let l = lowered(
+        "message A {\n  optional int32 foo_bar = 1;\n  optional int32 fooBar = 2 [deprecated = true];\n\
+         \x20 optional int32 a = 3 [json_name = \"b\"];\n  optional int32 b = 4;\n\
+         \x20 optional int32 c = 5 [json_name = \"q\"];\n  optional int32 d = 6 [json_name = \"q\"];\n\
+         \x20 optional group G = 7 { optional int32 x_y = 1; optional int32 xY = 2; }\n\
+         \x20 extend A { optional int32 e_f = 100; optional int32 eF = 101; }\n}\n",
+    );
+    assert!(
+        l.text
+            .contains("foo_bar = 1 [json_name = \"zerotrace lowered json name 0\"];")
+    );
+    assert!(l.text.contains(
+        "fooBar = 2 [json_name = \"zerotrace lowered json name 1\", deprecated = true];"
+    ));
+    assert!(
+        l.text
+            .contains("b = 4 [json_name = \"zerotrace lowered json name 3\"];")
+    );
+    // Two custom names clash as in protoc (an error there too), extensions
+    // have no JSON name of this kind.
+    assert!(l.text.contains("d = 6 [json_name = \"q\"];"));
+    assert!(l.text.contains("eF = 101;"));
+    let named = |m: &[&str], f: &str| (m.iter().map(|s| s.to_string()).collect(), f.to_owned());
+    assert_eq!(
+        l.json_stand_ins,
+        [
+            named(&["A", "G"], "x_y"),
+            named(&["A", "G"], "xY"),
+            named(&["A"], "foo_bar"),
+            named(&["A"], "fooBar"),
+            named(&["A"], "b"),
+        ]
+    );
+    // proto3 refuses such clashes as protox does: left alone.
+    let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 fooBar = 2; }\n";
+    assert!(lower(proto3, &[]).unwrap().is_none());
+}
+
+#[test]
 fn singular_fields_get_the_optional_label() {
     let l = lowered(
         "edition = \"2023\";\n\

@@ -37,9 +37,12 @@ pub enum FrontEnd {
     /// to the same descriptors (custom options of every type, extension
     /// declarations, groups, `import public`, `weak` and `option`,
     /// `export`/`local`); editions files are lowered to proto2 for protox and
-    /// their descriptors raised back, with editions' own checks. It does
-    /// not read `nan` as an option value, and refuses two fields with one
-    /// JSON name in proto2 (where `protoc` warns). It checks a little less
+    /// their descriptors raised back, with editions' own checks. What it
+    /// refuses and `protoc` reads: an option value `nan` or `inf` in a
+    /// file that also declares something by that name (an enum value), an
+    /// enum option set to an imported enum's value named `nan` or `inf`,
+    /// and two proto3 fields with one JSON name under the message option
+    /// `deprecated_legacy_json_field_conflicts`. It checks a little less
     /// than `protoc`: extensions are not matched against their
     /// declarations, and `features` in proto2/proto3 files, `jstype` on
     /// 32-bit fields and lite files extending non-lite messages pass; in
@@ -394,7 +397,7 @@ fn is_map_entry(m: &DescriptorProto) -> bool {
 
 /// protoc's default `json_name`: underscores dropped, the letter after
 /// each one upper-cased.
-fn default_json_name(name: &str) -> String {
+pub(crate) fn default_json_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut upper = false;
     for c in name.chars() {

@@ -148,9 +148,11 @@ fn compile_set(
         .filter(|f| !f.is_import())
         .map(|f| f.name().to_owned())
         .collect();
+    let nan = state.borrow().files.values().any(|l| l.nan_stand_in);
     let bytes = as_protoc_writes(
         &compiler.descriptor_pool(),
         compiler.encode_file_descriptor_set(),
+        nan,
     )?;
     let set = FileDescriptorSet::parse_from_bytes(&bytes).map_err(|e| CodegenError::Parse {
         message: format!("protox's descriptors do not decode: {e}"),
@@ -164,6 +166,7 @@ fn compile_set(
             protoc_float_default(x);
         }
     }
+    crate::json_names::restore(&mut files, &state.borrow().files);
     if let Err(v) = crate::editions_raise::raise(&mut files, &state.borrow().files, &input_names) {
         return Ok(Compiled::Failed(located(
             includes, &v.file, v.offset, v.message,
@@ -407,8 +410,9 @@ const RETENTION_SOURCE: i32 = 2;
 
 /// `bytes` (a FileDescriptorSet) as `protoc` would write it: without the
 /// options it leaves out of the descriptors it writes (what its
-/// `StripSourceRetentionOptions` does), and with the options' values
-/// encoded as it encodes them.
+/// `StripSourceRetentionOptions` does), with the options' values
+/// encoded as it encodes them, and (if `nan`, when the lowering wrote a
+/// stand-in for a `nan` option value) with NaN where it is due.
 ///
 /// The files are read back into a descriptor pool of their own first:
 /// protox's pool decides whether a field is packed before it interprets
@@ -417,7 +421,11 @@ const RETENTION_SOURCE: i32 = 2;
 /// where `protoc` packs them. A pool built from the encoded files knows
 /// every field's options from the start; re-encoding the set through it
 /// packs those values, as it would any other field.
-fn as_protoc_writes(protox_pool: &DescriptorPool, bytes: Vec<u8>) -> Result<Vec<u8>, CodegenError> {
+fn as_protoc_writes(
+    protox_pool: &DescriptorPool,
+    bytes: Vec<u8>,
+    nan: bool,
+) -> Result<Vec<u8>, CodegenError> {
     const SET: &str = "google.protobuf.FileDescriptorSet";
     let pool = DescriptorPool::decode(bytes.as_slice()).unwrap_or_else(|_| protox_pool.clone());
     // Without descriptor.proto among the files there are no custom options,
@@ -433,6 +441,9 @@ fn as_protoc_writes(protox_pool: &DescriptorPool, bytes: Vec<u8>) -> Result<Vec<
             message: format!("protox's descriptors do not decode: {e}"),
         })?;
     strip_message(&mut set, &mut HashMap::new());
+    if nan {
+        crate::non_finite::restore_nans(&mut set);
+    }
     Ok(set.encode_to_vec())
 }
 
@@ -678,14 +689,18 @@ fn error(
             }
         }
     }
-    // Syntax errors may be constructs only protoc reads; of the checks, the
-    // one protoc passes is `inf` or `nan` as a float option's value.
+    // Syntax errors may be constructs only protoc reads; of the checks, one
+    // protoc may pass is `inf` or `nan` as a float option's value (when
+    // the lowering keeps them: the file declares those words itself).
     let non_finite_option = ["found 'inf'", "found '-inf'", "found 'nan'", "found '-nan'"]
         .iter()
         .any(|f| message.contains(f));
     // protox refuses two fields with one JSON name in every syntax; protoc
-    // only in proto3 and editions, and warns in proto2.
-    let json_clash = message.contains("with JSON name");
+    // warns in proto2 where a default name is involved, which the lowering
+    // takes care of (`json_names.rs`); it accepts them in proto3 too when
+    // a message sets `deprecated_legacy_json_field_conflicts`.
+    let json_clash = message.contains("with JSON name")
+        || (message.contains("camel-case name") && message.contains("conflicts"));
     if e.is_parse() || non_finite_option || json_clash {
         message.push_str(
             "; if protoc accepts this file, use the protoc front end \

@@ -271,8 +271,12 @@ fn with_their_own_descriptor_proto_only_its_code_differs() {
 
 // --- What protoc reads and protox 0.10 does not ----------------------------
 
-/// Spellings protox 0.10 does not parse, which the lowering respells:
-/// both front ends agree on them.
+/// Spellings protox 0.10 does not parse, which the lowering respells
+/// (`nan` and `inf` option values, one-number extension ranges with
+/// options, integers beyond 64 bits), non-finite numbers in message
+/// literals, and proto2 JSON-name clashes `protoc` only warns about (which
+/// protox refuses and the lowering gives stand-in names): both front ends
+/// agree on them.
 #[test]
 fn respelled_protox_gaps_agree() {
     let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
@@ -303,6 +307,54 @@ fn respelled_protox_gaps_agree() {
             "an integer literal beyond 64 bits as an option value",
             "message M { option (d) = 123456789012345678901234567890; }\n",
         ),
+        (
+            "not-a-number as an option value",
+            "message M { option (d) = nan; }\n",
+        ),
+        (
+            "a negative not-a-number as an option value",
+            "message M { option (d) = -nan; }\n",
+        ),
+        (
+            "not-a-number as a float field option",
+            "message M {\n  optional int32 a = 1 [(f) = nan];\n  optional int32 b = 2 [(f) = -nan, deprecated = true];\n}\n",
+        ),
+        (
+            "not-a-number in a repeated option and a message option's field",
+            "message A { optional double x = 1; optional float y = 2; }\n\
+             extend google.protobuf.MessageOptions { repeated double r = 50002; optional A a = 50003; }\n\
+             message M { option (r) = nan; option (r) = -nan; option (r) = 1.5; option (a).x = nan; option (a).y = -nan; }\n",
+        ),
+        (
+            "an enum value named nan as an option value",
+            "enum E { nan = 0; inf = 1; }\n\
+             extend google.protobuf.MessageOptions { optional E e = 50002; }\n\
+             message M { option (e) = nan; }\nmessage N { option (e) = inf; }\n",
+        ),
+        (
+            "non-finite numbers in a message-literal option value",
+            "message A { optional double x = 1; optional float y = 2; repeated double z = 3; }\n\
+             extend google.protobuf.MessageOptions { optional A agg = 50002; }\n\
+             message M { option (agg) = { x: inf y: -nan z: [nan, -inf] }; }\n\
+             message N { option (agg) = { x: -inf, y: inf, z: nan }; }\n",
+        ),
+        (
+            "a list of extension ranges with options",
+            "message M {\n  extensions 1 to 4, 5 [verification = UNVERIFIED];\n  extensions 10, 20 to 30;\n}\n",
+        ),
+        (
+            "two proto2 fields with one JSON name (protoc warns)",
+            "message M {\n  optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n}\n",
+        ),
+        (
+            "proto2 JSON name clashes: custom with default, in oneofs, nested, with options",
+            "message M {\n  optional int32 a = 1 [json_name = \"b\"];\n  optional int32 b = 2 [deprecated = true];\n\
+             \x20 oneof o { int32 x_y = 3; string xY = 4 [default = \"q\"]; }\n\
+             \x20 message N { repeated int32 p__q = 1; map<string, int32> pQ = 2; optional int32 p_q = 3; }\n\
+             \x20 optional group Gg = 5 { optional int32 v_w = 1; optional int32 vW = 2; }\n  optional int32 other = 6 [json_name = \"gg\"];\n\
+             \x20 extend M { optional int32 ext_one = 100; optional int32 extOne = 101; }\n\
+             \x20 extensions 100 to 200;\n}\n",
+        ),
     ] {
         eprintln!("{what}");
         let dir = snippet_dir(&[("gap.proto", &format!("{head}{body}"))]);
@@ -318,21 +370,24 @@ fn respelled_protox_gaps_agree() {
 fn protox_gaps_are_located_errors_that_suggest_protoc() {
     let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
                 extend google.protobuf.MessageOptions { optional double d = 50000; }\n";
-    for (what, body, line) in [
+    for (what, text, line) in [
         (
-            "a not-a-number as an option value",
-            "message M { option (d) = nan; }\n",
-            5,
+            "a not-a-number option value in a file with an enum value named nan",
+            format!("{head}enum E {{ nan = 0; }}\nmessage M {{ option (d) = nan; }}\n"),
+            6,
         ),
         (
-            "two fields with one JSON name (protoc warns)",
-            "message M {\n  optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n}\n",
-            7,
+            "proto3 fields with one JSON name, allowed by a deprecated option",
+            "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
+             \x20 option deprecated_legacy_json_field_conflicts = true;\n\
+             \x20 int32 foo_bar = 1;\n  int32 fooBar = 2;\n}\n"
+                .to_owned(),
+            6,
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("gap.proto");
-        fs::write(&path, format!("{head}{body}")).unwrap();
+        fs::write(&path, text).unwrap();
         let includes = [dir.path().to_path_buf()];
         let inputs = [path];
         parse_files(&includes, &inputs, &FrontEnd::Protoc(None))

@@ -64,3 +64,42 @@ fn snapshot_other() {
 fn generation_is_deterministic() {
     assert_eq!(generate(), generate());
 }
+
+/// Proto enums and oneof case enums are `#[non_exhaustive]` unless asked
+/// not to be; nothing else changes.
+#[test]
+fn enums_are_non_exhaustive_unless_turned_off() {
+    let root = fixtures();
+    let with = |yes: bool| {
+        let g = protozero_codegen::Config::new()
+            .include(&root)
+            .inputs_under(&root)
+            .unwrap()
+            .non_exhaustive_enums(yes)
+            .generate()
+            .unwrap();
+        text(&g, "fixture/alpha/kitchen.rs")
+    };
+    let (on, off) = (with(true), with(false));
+    // A proto enum (`#[repr(i32)]`) and a oneof's case enum.
+    assert!(on.contains("#[repr(i32)]\n#[non_exhaustive]\npub enum Level {"));
+    assert!(on.contains("#[non_exhaustive]\n    pub enum Value<'a> {"));
+    // Field enums (`ChoiceField`) are non-exhaustive either way.
+    assert!(off.contains("#[non_exhaustive]\npub enum ChoiceField<'a> {"));
+    assert!(!off.contains("#[non_exhaustive]\npub enum Level {"));
+    assert!(!off.contains("#[non_exhaustive]\n    pub enum Value<'a> {"));
+    // Nothing else differs: the lines `on` adds are those attributes.
+    let mut rest = off.lines().peekable();
+    let mut added = 0;
+    for line in on.lines() {
+        if rest.peek() == Some(&line) {
+            rest.next();
+        } else {
+            assert_eq!(line.trim(), "#[non_exhaustive]");
+            added += 1;
+        }
+    }
+    assert_eq!(rest.next(), None);
+    // Level, Aliased, Keywords.Type; oneofs `value` and `small`.
+    assert_eq!(added, 5);
+}

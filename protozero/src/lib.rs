@@ -1,5 +1,136 @@
 //! Zero-copy protobuf encoding and decoding in the style of Perfetto's ProtoZero.
 //!
+//! Your `.proto` schema becomes typed writers and zero-copy decoders
+//! (`protozero-codegen`, from a build script); this crate is what they run
+//! on.
+//!
+//! # A schema of your own, end to end
+//!
+//! This is the example crate `protozero/user-example` of the repository,
+//! step by step (a test there checks that every line shown here is still in
+//! its files). The schema, `proto/shop/order.proto`:
+//!
+//! ```proto
+//! // A user's schema, nothing to do with tracing: an order in a shop.
+//! syntax = "proto3";
+//!
+//! package shop;
+//!
+//! message Order {
+//!   enum Status {
+//!     STATUS_UNSPECIFIED = 0;
+//!     PLACED = 1;
+//!     SHIPPED = 2;
+//!   }
+//!
+//!   // One line of the order (a nested message).
+//!   message Line {
+//!     string sku = 1;
+//!     uint32 quantity = 2;
+//!     sint64 price_cents = 3;
+//!   }
+//!
+//!   uint64 id = 1;
+//!   Status status = 2;
+//!   repeated Line lines = 3;
+//!   map<string, string> notes = 4;
+//!   oneof payment {
+//!     string card_token = 5;
+//!     uint64 voucher_id = 6;
+//!   }
+//!   repeated uint32 tags = 7;
+//! }
+//! ```
+//!
+//! `build.rs`, with `protozero-codegen` as a build dependency, turns it into
+//! Rust (the pure-Rust front end: no `protoc` needed):
+//!
+//! ```no_run
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     println!("cargo:rerun-if-changed=proto");
+//!     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+//!     protozero_codegen::Config::new()
+//!         .include("proto")
+//!         .input("proto/shop/order.proto")
+//!         .generate()?
+//!         .write_to(out.join("protozero"))?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! `src/lib.rs` includes the generated module, one module per package:
+//!
+//! ```rust,ignore
+//! mod generated {
+//!     include!(concat!(env!("OUT_DIR"), "/protozero/mod.rs"));
+//! }
+//! pub use generated::shop;
+//! ```
+//!
+//! Per message, `shop::Order` is a writer over a [`Message`]: setters append
+//! at once, `add_lines()` opens a nested message (its length is backfilled
+//! when it is dropped), `add_notes()` writes a map entry, `set_card_token`
+//! a oneof member:
+//!
+//! ```rust,ignore
+//! use protozero::Message;
+//! use shop::{Order, order};
+//!
+//! pub fn write_order(root: Message<'_>) {
+//!     let mut o = Order::from_message(root);
+//!     o.set_id(42).set_status(order::Status::Placed);
+//!     o.add_lines()
+//!         .set_sku("tea-1kg")
+//!         .set_quantity(2)
+//!         .set_price_cents(1_250);
+//!     o.add_notes().set_key("gift").set_value("yes");
+//!     o.set_card_token("tok_123");
+//!     o.set_tags([7, 9]);
+//! }
+//! ```
+//!
+//! The same function writes into a growable buffer finished as a `Vec`
+//! ([`HeapWriter`]), into a fixed slice without allocating ([`SliceWriter`],
+//! an error if the message does not fit) or into a chunked stream
+//! ([`Writer`] over a [`HeapBuffer`] of 16-byte chunks, lengths backfilled
+//! across chunks). `shop::OrderDecoder` reads the bytes back without
+//! copying: one pass, then each accessor is a load.
+//!
+//! ```rust,ignore
+//! use protozero::{HeapBuffer, HeapWriter, SliceWriter, Writer};
+//! use protozero_user_example::shop::OrderDecoder;
+//!
+//! let mut w = HeapWriter::new();
+//! write_order(w.root());
+//! let bytes = w.finish()?;
+//!
+//! let mut buf = [0u8; 256];
+//! let mut w = SliceWriter::new(&mut buf);
+//! write_order(w.root());
+//! let in_slice = w.finish()?;
+//! assert_eq!(&in_slice[..], &bytes[..]);
+//!
+//! let mut w = Writer::with_delegate(HeapBuffer::with_slice_sizes(16, 16));
+//! write_order(w.root());
+//! let chunked = w.finish()?;
+//!
+//! let order = OrderDecoder::new(&bytes);
+//! println!("order {:?}, status {:?}", order.id(), order.status());
+//! for line in order.lines() {
+//!     println!(
+//!         "  {:?} x{:?} at {:?}",
+//!         line.sku(),
+//!         line.quantity(),
+//!         line.price_cents()
+//!     );
+//! }
+//! ```
+//!
+//! The bytes are ordinary protobuf: prost, `protoc` or any other
+//! implementation reads them (the example checks with prost).
+//!
+//! # How it works
+//!
 //! Writers are append-only: every setter serializes immediately into memory handed
 //! out by a [`Delegate`] (a growable heap buffer, one fixed slice, or a
 //! shared-memory chunk). Nested messages reserve their length as a 4-byte
@@ -11,6 +142,11 @@
 //! borrowed buffer, [`TypedDecoder`] indexes them by field id for code without
 //! a schema, and the decoders `protozero-codegen` generates read a message in
 //! one pass into slots for exactly the fields its schema declares.
+//!
+//! # Without a schema
+//!
+//! The writers and decoders work on field numbers too, which is what the
+//! generated code calls:
 //!
 //! ```
 //! use protozero::HeapWriter;

@@ -328,6 +328,18 @@ pub(crate) fn front_end(protoc: bool) -> protozero_codegen::FrontEnd {
     }
 }
 
+/// Whether the workspace's generated proto enums and oneof case enums are
+/// `#[non_exhaustive]`: they are not. `protozero-codegen` marks them so by
+/// default, for users whose schema grows apart from the code matching on
+/// it; here the schemas are regenerated and built together with every
+/// crate that reads them, and an exhaustive `match` is a check worth
+/// keeping: the prost mirror tests (`protos/prost-check/tests/mirror`)
+/// match each oneof member by member so that a member added upstream and
+/// not mirrored fails to compile. Marking them would turn those 18 matches
+/// (16 `match`es and 2 irrefutable closure patterns) into wildcard arms
+/// that hide exactly that.
+pub(crate) const NON_EXHAUSTIVE_ENUMS: bool = false;
+
 /// Files under `dir` that `generated` does not contain, relative to `dir`,
 /// sorted.
 fn extra_files(dir: &Path, generated: &Generated) -> Result<Vec<PathBuf>, PipelineError> {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use protozero_codegen::{Config, Generated};
 
-use crate::{PipelineError, front_end};
+use crate::{NON_EXHAUSTIVE_ENUMS, PipelineError, front_end};
 
 /// First line of every file generated from our schemas.
 pub(crate) const HEADER: &str =
@@ -19,6 +19,7 @@ pub(crate) fn generate(proto_dir: &Path, protoc: bool) -> Result<Generated, Pipe
         .include(proto_dir)
         .inputs_under(proto_dir)?
         .header(HEADER)
+        .non_exhaustive_enums(NON_EXHAUSTIVE_ENUMS)
         .descriptor_set("descriptor_set.bin")
         .generate()?)
 }

@@ -9,10 +9,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use protozero_codegen::model::{FieldType, Label, MessageDef, Scalar};
-use protozero_codegen::{Config, Generated, GeneratedFile, Schema};
+use protozero_codegen::{Config, EmitOptions, Generated, GeneratedFile, Schema};
 
 use crate::{
-    FIELD_TABLES, FTRACE_EVENTS, FieldTable, PROBES_FILES, PipelineError, UPSTREAM_VERSION,
+    FIELD_TABLES, FTRACE_EVENTS, FieldTable, NON_EXHAUSTIVE_ENUMS, PROBES_FILES, PipelineError,
+    UPSTREAM_VERSION,
 };
 
 /// The directory whose messages are pruned to what is reachable.
@@ -35,7 +36,13 @@ pub(crate) fn generate(root: &Path, protoc: bool) -> Result<Generated, PipelineE
     let mut schema = config.parse()?;
     prune_ftrace(&mut schema)?;
     let header = header();
-    let mut files = protozero_codegen::generate_rust(&schema, &header, "mod.rs", None)?;
+    let mut files = protozero_codegen::generate_rust_with(
+        &schema,
+        &header,
+        "mod.rs",
+        None,
+        &EmitOptions::with_non_exhaustive_enums(NON_EXHAUSTIVE_ENUMS),
+    )?;
 
     let mut extra = format!("{header}\n\n");
     for table in FIELD_TABLES {

@@ -14,13 +14,19 @@ use quote::quote;
 
 use super::decoder::{oneof_borrows, oneof_variant};
 use super::fields::{FieldPlan, Shape, scalar_info};
+use crate::EmitOptions;
 use crate::error::CodegenError;
 use crate::model::{EnumDef, MessageDef, Scalar};
 use crate::names::{escape, ident_in, type_name, variant_name};
 use crate::resolve::oneof_enum_name;
 
 /// One Rust enum for a protobuf enum.
-pub(crate) fn emit_enum(e: &EnumDef, file: &str) -> Result<TokenStream, CodegenError> {
+pub(crate) fn emit_enum(
+    e: &EnumDef,
+    file: &str,
+    options: &EmitOptions,
+) -> Result<TokenStream, CodegenError> {
+    let non_exhaustive = non_exhaustive(options);
     let first_value = e.values.first().ok_or_else(|| CodegenError::Unsupported {
         file: file.to_owned(),
         construct: format!("enum {}", e.full_name),
@@ -96,6 +102,7 @@ pub(crate) fn emit_enum(e: &EnumDef, file: &str) -> Result<TokenStream, CodegenE
         #[doc = #doc]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(i32)]
+        #non_exhaustive
         pub enum #name {
             #(#decl)*
         }
@@ -205,6 +212,15 @@ fn variant_names(e: &EnumDef) -> Vec<String> {
         .collect()
 }
 
+/// `#[non_exhaustive]` if the options ask for it (the schema may grow).
+fn non_exhaustive(options: &EmitOptions) -> TokenStream {
+    if options.non_exhaustive_enums {
+        quote!(#[non_exhaustive])
+    } else {
+        TokenStream::new()
+    }
+}
+
 /// The case enum of oneof `index` of `msg`, emitted inside `msg`'s module
 /// (`plans` resolved from that module).
 pub(crate) fn emit_oneof_enum(
@@ -212,7 +228,9 @@ pub(crate) fn emit_oneof_enum(
     index: usize,
     plans: &[FieldPlan<'_>],
     file: &str,
+    options: &EmitOptions,
 ) -> Result<TokenStream, CodegenError> {
+    let non_exhaustive = non_exhaustive(options);
     let name = ident_in(file, &oneof_enum_name(msg, index))?;
     let borrows = oneof_borrows(plans, index);
     let lt = borrows.then(|| quote!(<'a>));
@@ -240,6 +258,7 @@ pub(crate) fn emit_oneof_enum(
         #[doc = #doc]
         #[derive(Debug, Clone)]
         #[allow(clippy::large_enum_variant)]
+        #non_exhaustive
         pub enum #name #lt {
             #(#variants)*
         }

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::EmitOptions;
 use crate::error::CodegenError;
 use crate::model::{MessageDef, ProtoFile};
 use crate::names::{ident_in, module_name};
@@ -30,6 +31,8 @@ pub(crate) struct Ctx<'s> {
     pub file: &'s ProtoFile,
     /// Some field of the schema is a group: decoders must read groups.
     pub groups: bool,
+    /// The choices of [`EmitOptions`].
+    pub options: &'s EmitOptions,
 }
 
 /// The items generated for `file`, unformatted.
@@ -37,16 +40,18 @@ pub(crate) fn emit_file(
     symbols: &Symbols,
     file: &ProtoFile,
     groups: bool,
+    options: &EmitOptions,
 ) -> Result<TokenStream, CodegenError> {
     let ctx = Ctx {
         symbols,
         file,
         groups,
+        options,
     };
     let module = package_module(&file.package);
     let mut out = TokenStream::new();
     for e in &file.enums {
-        out.extend(enums::emit_enum(e, &file.name)?);
+        out.extend(enums::emit_enum(e, &file.name, options)?);
     }
     for m in &file.messages {
         out.extend(emit_message(&ctx, &module, m)?);
@@ -103,10 +108,11 @@ fn emit_message(
             i,
             &inner_plans,
             &ctx.file.name,
+            ctx.options,
         )?);
     }
     for e in &msg.enums {
-        inner.extend(enums::emit_enum(e, &ctx.file.name)?);
+        inner.extend(enums::emit_enum(e, &ctx.file.name, ctx.options)?);
     }
     for n in &msg.messages {
         inner.extend(emit_message(ctx, &inner_path, n)?);

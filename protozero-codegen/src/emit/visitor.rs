@@ -3,9 +3,10 @@
 //! A variant per declared field, converted as the decoder's accessor
 //! converts it (enums as `EnumValue`s, so unnamed numbers are kept; nested
 //! messages as `Lazy` views; an occurrence of a repeated number as an
-//! `Occurrence`), and `Other` for everything else. A message with message
-//! fields also gets `FieldEnum::visit_message`, which hands a nested
-//! message's view to a generic visitor (one arm per message field).
+//! `Occurrence`), and `Other` for everything else; `number()` says which
+//! field a value is. A message with message fields also gets
+//! `FieldEnum::visit_message`, which hands a nested message's view to a
+//! generic visitor (one arm per message field).
 
 use std::collections::HashSet;
 
@@ -33,6 +34,7 @@ pub(crate) fn emit_field_enum(
     let mut variants = Vec::new();
     let mut arms = Vec::new();
     let mut nested = Vec::new();
+    let mut numbers = Vec::new();
     for p in plans {
         let v = unique_name(&mut taken, type_ident(upper_camel(&p.def.name)));
         let variant = ident_in(file, &v)?;
@@ -46,6 +48,7 @@ pub(crate) fn emit_field_enum(
             nested.push(variant.clone());
         }
         let id = Literal::u32_unsuffixed(p.def.number);
+        numbers.push(quote! { Self::#variant(_) => #id, });
         arms.push(quote! {
             #id => match #value {
                 ::core::option::Option::Some(v) => Self::#variant(v),
@@ -106,6 +109,16 @@ pub(crate) fn emit_field_enum(
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    #(#numbers)*
+                    Self::Other(f) => f.id,
+                }
             }
         }
 

@@ -89,8 +89,9 @@ pub struct Corpus {
     pub inputs: &'static [&'static str],
     /// Whether protoc's well-known types are an extra include root.
     pub with_protoc_include: bool,
-    /// Parse with `protoc` (needed for editions and the few other
-    /// constructs the pure front end, protox, rejects) instead of protox.
+    /// Parse with `protoc` instead of the pure front end (protox), e.g.
+    /// where protoc is much faster (Envoy) or for the few constructs the
+    /// pure front end still rejects.
     pub protoc: bool,
     /// Files (or directory prefixes), relative to the source directory,
     /// that are not generated, each with the reason.

@@ -196,3 +196,22 @@ fn a_generic_walk_reaches_every_nested_message() {
     }
     assert!(none.seen.is_empty());
 }
+
+/// `number()` names the field of any value: the declared number of a
+/// typed variant, the wire's for `Other`.
+#[test]
+fn every_value_knows_its_field_number() {
+    let bytes = encode(|w| {
+        let mut o = Other::from_message(w.root());
+        o.set_label("l").set_numbers([1]).add_loose(2).set_maybe(3);
+        o.set_color(Color::Red).set_colors([Color::Green]);
+        protozero::MessageWriter::message(&mut o).append_uint32(9, 1);
+    });
+    let numbers: Vec<u32> = OtherField::read(&bytes).map(|f| f.number()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6, 9]);
+    // A malformed declared field is `Other` with its own number.
+    let malformed = [0x08, 1];
+    let f = OtherField::read(&malformed).next().unwrap();
+    assert!(matches!(f, OtherField::Other(_)));
+    assert_eq!(f.number(), 1);
+}

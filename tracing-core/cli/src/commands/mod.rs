@@ -21,6 +21,7 @@ mod dump;
 mod flamegraph;
 mod heap_stats;
 mod machines;
+mod packet_facts;
 mod perf_stats;
 mod query;
 mod record;

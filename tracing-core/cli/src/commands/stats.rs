@@ -2,21 +2,24 @@
 //! service's buffer stats, every data loss the trace records, the CPU
 //! samples' section (`perf_stats.rs`) and the heap dumps' (`heap_stats.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use zerotrace_protos::protos::TracePacketDecoder;
-
 use super::heap_stats::heap_section;
-use super::machines::{machine_of, machines};
+use super::machines::machines;
+use super::packet_facts::scan;
 use super::perf_stats::perf_section;
 use super::setup_errors::setup_errors_of_trace;
-use super::summary::{buffer_summary, human_bytes, packet_kind};
+use super::summary::{buffer_summary, human_bytes, kind_name};
 use super::trace_reader::{cpu_profile_of, packets};
 use super::{CliError, print_out, read_input};
 
 /// A sequence's packets, bytes and packets per kind.
 type SequenceTally = (u64, u64, BTreeMap<String, u64>);
+
+/// A sequence's packets, bytes and packets per kind while counting: kinds
+/// by the number of their field (named once, at the end).
+type KindTally = (u64, u64, HashMap<Option<u32>, u64>);
 
 /// Runs `stats`.
 pub fn run(path: &Path) -> Result<(), CliError> {
@@ -24,30 +27,37 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let bytes = read_input(path)?;
     let name = path.display().to_string();
     let packets = packets(&name, &bytes)?;
-    // Per (machine, sequence): sequence ids are per machine.
-    let mut per_seq: BTreeMap<(u32, u32), SequenceTally> = BTreeMap::new();
-    let mut per_kind: BTreeMap<String, u64> = BTreeMap::new();
+    // Per (machine, sequence): sequence ids are per machine. Each packet
+    // is read once, field by field (`packet_facts.rs`).
+    let mut counting: HashMap<(u32, u32), KindTally> = HashMap::new();
     let mut dropped = Vec::new();
     let mut last_stats = None;
     for (i, raw) in packets.iter().enumerate() {
-        let raw: &[u8] = raw;
-        let p = TracePacketDecoder::new(raw);
-        let seq = p.trusted_packet_sequence_id().unwrap_or(0);
-        let kind = packet_kind(raw);
-        let e = per_seq.entry((machine_of(raw), seq)).or_default();
+        let p = scan(raw);
+        let e = counting.entry((p.machine, p.sequence)).or_default();
         e.0 += 1;
         e.1 += raw.len() as u64;
-        *e.2.entry(kind.clone()).or_default() += 1;
-        *per_kind.entry(kind).or_default() += 1;
+        *e.2.entry(p.kind).or_default() += 1;
         // A sequence's first packet says so (first_packet_on_sequence);
         // only a drop flag on a later packet marks a loss.
-        let first = p.first_packet_on_sequence() == Some(true);
-        if !first && p.previous_packet_dropped().is_some_and(|v| v != 0) {
-            dropped.push((i, seq, machine_of(raw)));
+        if !p.first_on_sequence && p.previous_dropped {
+            dropped.push((i, p.sequence, p.machine));
         }
-        if let Some(s) = p.trace_stats_bytes() {
+        if let Some(s) = p.trace_stats {
             last_stats = Some(s);
         }
+    }
+    let mut names: HashMap<Option<u32>, String> = HashMap::new();
+    let mut per_seq: BTreeMap<(u32, u32), SequenceTally> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, u64> = BTreeMap::new();
+    for (key, (n, b, kinds)) in counting {
+        let mut named = BTreeMap::new();
+        for (kind, count) in kinds {
+            let name = names.entry(kind).or_insert_with(|| kind_name(kind));
+            *named.entry(name.clone()).or_default() += count;
+            *per_kind.entry(name.clone()).or_default() += count;
+        }
+        per_seq.insert(key, (n, b, named));
     }
     outln!(
         o,

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use zerotrace_protos::protos::{TracePacketDecoder, TraceStatsDecoder};
 
+use super::packet_facts::HEADER_FIELDS;
+
 /// What one trace buffer's stats say.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BufferSummary {
@@ -64,31 +66,22 @@ pub fn buffer_summary(trace_stats: &[u8]) -> BufferSummary {
 /// The name of the kind of `p`: its first field that is not one the
 /// service or the sequence machinery adds.
 pub fn packet_kind(p: &[u8]) -> String {
-    let packet = crate::schema::trace_packet();
-    for f in protozero::Decoder::new(p) {
-        let Ok(f) = f else { break };
-        let name = packet
-            .get_field(f.id)
-            .map_or_else(|| format!("field {}", f.id), |d| d.name().to_owned());
-        if !matches!(
-            name.as_str(),
-            "timestamp"
-                | "timestamp_clock_id"
-                | "trusted_uid"
-                | "trusted_pid"
-                | "trusted_packet_sequence_id"
-                | "sequence_flags"
-                | "interned_data"
-                | "trace_packet_defaults"
-                | "incremental_state_cleared"
-                | "previous_packet_dropped"
-                | "first_packet_on_sequence"
-                | "machine_id"
-        ) {
-            return name;
-        }
-    }
-    "interned data only".into()
+    let first = protozero::Decoder::new(p)
+        .map_while(Result::ok)
+        .map(|f| f.id)
+        .find(|id| !HEADER_FIELDS.contains(id));
+    kind_name(first)
+}
+
+/// The name of a packet kind by the number of its first non-header field
+/// (see [`packet_kind`]); `None` is a packet of header fields alone.
+pub fn kind_name(first: Option<u32>) -> String {
+    let Some(id) = first else {
+        return "interned data only".into();
+    };
+    crate::schema::trace_packet()
+        .get_field(id)
+        .map_or_else(|| format!("field {id}"), |d| d.name().to_owned())
 }
 
 /// The data source that writes packets of `kind` (a `TracePacket` field),

@@ -239,6 +239,17 @@ impl<'a> CommitDataRequestField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::ChunksToMove(_) => 1,
+            Self::ChunksToPatch(_) => 2,
+            Self::FlushRequestId(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for CommitDataRequestField<'a> {
     const GROUPS: bool = false;
@@ -534,6 +545,19 @@ pub mod commit_data_request {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Page(_) => 1,
+                Self::Chunk(_) => 2,
+                Self::TargetBuffer(_) => 3,
+                Self::Data(_) => 4,
+                Self::ChunkIncomplete(_) => 5,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ChunksToMoveField<'a> {
@@ -847,6 +871,19 @@ pub mod commit_data_request {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::TargetBuffer(_) => 1,
+                Self::WriterId(_) => 2,
+                Self::ChunkId(_) => 3,
+                Self::Patches(_) => 4,
+                Self::HasMorePatches(_) => 5,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ChunkToPatchField<'a> {
         const GROUPS: bool = false;
@@ -1086,6 +1123,16 @@ pub mod commit_data_request {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Offset(_) => 1,
+                    Self::Data(_) => 2,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for PatchField<'a> {

@@ -426,6 +426,24 @@ impl<'a> DataSourceDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Name(_) => 1,
+            Self::Id(_) => 7,
+            Self::WillNotifyOnStop(_) => 2,
+            Self::WillNotifyOnStart(_) => 3,
+            Self::HandlesIncrementalStateClear(_) => 4,
+            Self::NoFlush(_) => 9,
+            Self::ProtovmProgram(_) => 10,
+            Self::GpuCounterDescriptor(_) => 5,
+            Self::TrackEventDescriptor(_) => 6,
+            Self::FtraceDescriptor(_) => 8,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for DataSourceDescriptorField<'a> {
     const GROUPS: bool = false;

@@ -382,6 +382,22 @@ impl<'a> GpuCounterDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Specs(_) => 1,
+            Self::Blocks(_) => 2,
+            Self::CounterGroups(_) => 6,
+            Self::MinSamplingPeriodNs(_) => 3,
+            Self::MaxSamplingPeriodNs(_) => 4,
+            Self::SupportsInstrumentedSampling(_) => 5,
+            Self::SupportsCounterNames(_) => 7,
+            Self::SupportsCounterNameGlobs(_) => 8,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for GpuCounterDescriptorField<'a> {
     const GROUPS: bool = false;
@@ -1311,6 +1327,24 @@ pub mod gpu_counter_descriptor {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::CounterId(_) => 1,
+                Self::Name(_) => 2,
+                Self::Description(_) => 3,
+                Self::IntPeakValue(_) => 5,
+                Self::DoublePeakValue(_) => 6,
+                Self::NumeratorUnits(_) => 7,
+                Self::DenominatorUnits(_) => 8,
+                Self::SelectByDefault(_) => 9,
+                Self::Groups(_) => 10,
+                Self::ValueDirection(_) => 11,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for GpuCounterSpecField<'a> {
         const GROUPS: bool = false;
@@ -1756,6 +1790,19 @@ pub mod gpu_counter_descriptor {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::BlockId(_) => 1,
+                Self::BlockCapacity(_) => 2,
+                Self::Name(_) => 3,
+                Self::Description(_) => 4,
+                Self::CounterIds(_) => 5,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for GpuCounterBlockField<'a> {
         const GROUPS: bool = false;
@@ -2045,6 +2092,18 @@ pub mod gpu_counter_descriptor {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::GroupId(_) => 1,
+                Self::Name(_) => 2,
+                Self::Description(_) => 3,
+                Self::CounterIds(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for GpuCounterGroupSpecField<'a> {

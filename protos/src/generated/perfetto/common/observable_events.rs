@@ -245,6 +245,17 @@ impl<'a> ObservableEventsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::InstanceStateChanges(_) => 1,
+            Self::AllDataSourcesStarted(_) => 2,
+            Self::CloneTriggerHit(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ObservableEventsField<'a> {
     const GROUPS: bool = false;
@@ -700,6 +711,17 @@ pub mod observable_events {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ProducerName(_) => 1,
+                Self::DataSourceName(_) => 2,
+                Self::State(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DataSourceInstanceStateChangeField<'a> {
         const GROUPS: bool = false;
@@ -1024,6 +1046,20 @@ pub mod observable_events {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::TracingSessionId(_) => 1,
+                Self::TriggerName(_) => 2,
+                Self::ProducerName(_) => 3,
+                Self::ProducerUid(_) => 4,
+                Self::BootTimeNs(_) => 5,
+                Self::TriggerDelayMs(_) => 6,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CloneTriggerHitField<'a> {

@@ -245,6 +245,18 @@ impl<'a> UtsnameField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Sysname(_) => 1,
+            Self::Version(_) => 2,
+            Self::Release(_) => 3,
+            Self::Machine(_) => 4,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for UtsnameField<'a> {
     const GROUPS: bool = false;
@@ -886,6 +898,31 @@ impl<'a> SystemInfoField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Utsname(_) => 1,
+            Self::AndroidBuildFingerprint(_) => 2,
+            Self::AndroidDeviceManufacturer(_) => 14,
+            Self::AndroidSocModel(_) => 9,
+            Self::AndroidGuestSocModel(_) => 13,
+            Self::AndroidHardwareRevision(_) => 10,
+            Self::AndroidStorageModel(_) => 11,
+            Self::AndroidRamModel(_) => 12,
+            Self::AndroidSerialConsole(_) => 15,
+            Self::TracingServiceVersion(_) => 4,
+            Self::AndroidSdkVersion(_) => 5,
+            Self::PageSize(_) => 6,
+            Self::NumCpus(_) => 8,
+            Self::TimezoneOffMins(_) => 7,
+            Self::Hz(_) => 3,
+            Self::SystemRamBytes(_) => 16,
+            Self::MachineName(_) => 17,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SystemInfoField<'a> {

@@ -168,6 +168,15 @@ impl<'a> TraceAttributesField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Attribute(_) => 1,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TraceAttributesField<'a> {
     const GROUPS: bool = false;
@@ -430,6 +439,17 @@ pub mod trace_attributes {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Key(_) => 1,
+                Self::LongValue(_) => 2,
+                Self::StringValue(_) => 3,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for AttributeField<'a> {

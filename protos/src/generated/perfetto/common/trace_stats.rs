@@ -625,6 +625,31 @@ impl<'a> TraceStatsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::BufferStats(_) => 1,
+            Self::ChunkPayloadHistogramDef(_) => 17,
+            Self::WriterStats(_) => 18,
+            Self::ProducersConnected(_) => 2,
+            Self::ProducersSeen(_) => 3,
+            Self::DataSourcesRegistered(_) => 4,
+            Self::DataSourcesSeen(_) => 5,
+            Self::TracingSessions(_) => 6,
+            Self::TotalBuffers(_) => 7,
+            Self::ChunksDiscarded(_) => 8,
+            Self::PatchesDiscarded(_) => 9,
+            Self::InvalidPackets(_) => 10,
+            Self::FilterStats(_) => 11,
+            Self::FlushesRequested(_) => 12,
+            Self::FlushesSucceeded(_) => 13,
+            Self::FlushesFailed(_) => 14,
+            Self::FinalFlushOutcome(_) => 15,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TraceStatsField<'a> {
     const GROUPS: bool = false;
@@ -1461,6 +1486,34 @@ pub mod trace_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::BufferSize(_) => 12,
+                Self::BytesWritten(_) => 1,
+                Self::BytesOverwritten(_) => 13,
+                Self::BytesRead(_) => 14,
+                Self::PaddingBytesWritten(_) => 15,
+                Self::PaddingBytesCleared(_) => 16,
+                Self::ChunksWritten(_) => 2,
+                Self::ChunksRewritten(_) => 10,
+                Self::ChunksRelocated(_) => 20,
+                Self::ChunksOverwritten(_) => 3,
+                Self::ChunksDiscarded(_) => 18,
+                Self::ChunksRead(_) => 17,
+                Self::ChunksCommittedOutOfOrder(_) => 11,
+                Self::WriteWrapCount(_) => 4,
+                Self::PatchesSucceeded(_) => 5,
+                Self::PatchesFailed(_) => 6,
+                Self::ReadaheadsSucceeded(_) => 7,
+                Self::ReadaheadsFailed(_) => 8,
+                Self::AbiViolations(_) => 9,
+                Self::TraceWriterPacketLoss(_) => 19,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for BufferStatsField<'a> {
         const GROUPS: bool = false;
@@ -1853,6 +1906,18 @@ pub mod trace_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::SequenceId(_) => 1,
+                Self::Buffer(_) => 4,
+                Self::ChunkPayloadHistogramCounts(_) => 2,
+                Self::ChunkPayloadHistogramSum(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for WriterStatsField<'a> {
         const GROUPS: bool = false;
@@ -2180,6 +2245,20 @@ pub mod trace_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::InputPackets(_) => 1,
+                Self::InputBytes(_) => 2,
+                Self::OutputBytes(_) => 3,
+                Self::Errors(_) => 4,
+                Self::TimeTakenNs(_) => 5,
+                Self::BytesDiscardedPerBuffer(_) => 20,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for FilterStatsField<'a> {

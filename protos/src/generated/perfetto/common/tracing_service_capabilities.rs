@@ -245,6 +245,18 @@ impl<'a> TracingServiceCapabilitiesField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::HasQueryCapabilities(_) => 1,
+            Self::ObservableEvents(_) => 2,
+            Self::HasTraceConfigOutputPath(_) => 3,
+            Self::HasCloneSession(_) => 4,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TracingServiceCapabilitiesField<'a> {
     const GROUPS: bool = false;

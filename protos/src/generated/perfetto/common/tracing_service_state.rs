@@ -358,6 +358,21 @@ impl<'a> TracingServiceStateField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Producers(_) => 1,
+            Self::DataSources(_) => 2,
+            Self::TracingSessions(_) => 6,
+            Self::SupportsTracingSessions(_) => 7,
+            Self::NumSessions(_) => 3,
+            Self::NumSessionsStarted(_) => 4,
+            Self::TracingServiceVersion(_) => 5,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TracingServiceStateField<'a> {
     const GROUPS: bool = false;
@@ -769,6 +784,22 @@ pub mod tracing_service_state {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Id(_) => 1,
+                Self::Name(_) => 2,
+                Self::Pid(_) => 5,
+                Self::Uid(_) => 3,
+                Self::SdkVersion(_) => 4,
+                Self::Frozen(_) => 6,
+                Self::MachineId(_) => 7,
+                Self::MachineName(_) => 8,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProducerField<'a> {
         const GROUPS: bool = false;
@@ -1032,6 +1063,16 @@ pub mod tracing_service_state {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::DsDescriptor(_) => 1,
+                Self::ProducerId(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DataSourceField<'a> {
@@ -1483,6 +1524,25 @@ pub mod tracing_service_state {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Id(_) => 1,
+                Self::ConsumerUid(_) => 2,
+                Self::State(_) => 3,
+                Self::UniqueSessionName(_) => 4,
+                Self::BufferSizeKb(_) => 5,
+                Self::DurationMs(_) => 6,
+                Self::NumDataSources(_) => 7,
+                Self::StartRealtimeNs(_) => 8,
+                Self::BugreportScore(_) => 9,
+                Self::BugreportFilename(_) => 10,
+                Self::IsStarted(_) => 11,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for TracingSessionField<'a> {

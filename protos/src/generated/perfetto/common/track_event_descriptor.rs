@@ -216,6 +216,17 @@ impl<'a> TrackEventCategoryField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Name(_) => 1,
+            Self::Description(_) => 2,
+            Self::Tags(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TrackEventCategoryField<'a> {
     const GROUPS: bool = false;
@@ -420,6 +431,15 @@ impl<'a> TrackEventDescriptorField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::AvailableCategories(_) => 1,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TrackEventDescriptorField<'a> {

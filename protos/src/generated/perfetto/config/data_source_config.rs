@@ -743,6 +743,31 @@ impl<'a> DataSourceConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Name(_) => 1,
+            Self::TargetBuffer(_) => 2,
+            Self::TargetBufferName(_) => 11,
+            Self::TraceDurationMs(_) => 3,
+            Self::PreferSuspendClockForDuration(_) => 122,
+            Self::StopTimeoutMs(_) => 7,
+            Self::EnableExtraGuardrails(_) => 6,
+            Self::SessionInitiator(_) => 8,
+            Self::TracingSessionId(_) => 4,
+            Self::BufferExhaustedPolicy(_) => 9,
+            Self::PriorityBoost(_) => 10,
+            Self::ProtovmConfig(_) => 12,
+            Self::TrackEventConfig(_) => 113,
+            Self::ChromeConfig(_) => 101,
+            Self::InterceptorConfig(_) => 115,
+            Self::LegacyConfig(_) => 1000,
+            Self::ForTesting(_) => 1001,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for DataSourceConfigField<'a> {
     const GROUPS: bool = false;

@@ -192,6 +192,16 @@ impl<'a> InterceptorConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Name(_) => 1,
+            Self::ConsoleConfig(_) => 100,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for InterceptorConfigField<'a> {
     const GROUPS: bool = false;

@@ -287,6 +287,20 @@ impl<'a> TestConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::MessageCount(_) => 1,
+            Self::MaxMessagesPerSecond(_) => 2,
+            Self::Seed(_) => 3,
+            Self::MessageSize(_) => 4,
+            Self::SendBatchOnRegister(_) => 5,
+            Self::DummyFields(_) => 6,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TestConfigField<'a> {
     const GROUPS: bool = false;
@@ -818,6 +832,28 @@ pub mod test_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::FieldUint32(_) => 1,
+                Self::FieldInt32(_) => 2,
+                Self::FieldUint64(_) => 3,
+                Self::FieldInt64(_) => 4,
+                Self::FieldFixed64(_) => 5,
+                Self::FieldSfixed64(_) => 6,
+                Self::FieldFixed32(_) => 7,
+                Self::FieldSfixed32(_) => 8,
+                Self::FieldDouble(_) => 9,
+                Self::FieldFloat(_) => 10,
+                Self::FieldSint64(_) => 11,
+                Self::FieldSint32(_) => 12,
+                Self::FieldString(_) => 13,
+                Self::FieldBytes(_) => 14,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DummyFieldsField<'a> {

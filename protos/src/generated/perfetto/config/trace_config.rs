@@ -1602,6 +1602,56 @@ impl<'a> TraceConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Buffers(_) => 1,
+            Self::DataSources(_) => 2,
+            Self::BuiltinDataSources(_) => 20,
+            Self::DurationMs(_) => 3,
+            Self::PreferSuspendClockForDuration(_) => 36,
+            Self::EnableExtraGuardrails(_) => 4,
+            Self::LockdownMode(_) => 5,
+            Self::Producers(_) => 6,
+            Self::StatsdMetadata(_) => 7,
+            Self::WriteIntoFile(_) => 8,
+            Self::OutputPath(_) => 29,
+            Self::FileWritePeriodMs(_) => 9,
+            Self::MaxFileSizeBytes(_) => 10,
+            Self::GuardrailOverrides(_) => 11,
+            Self::DeferredStart(_) => 12,
+            Self::FlushPeriodMs(_) => 13,
+            Self::FlushTimeoutMs(_) => 14,
+            Self::DataSourceStopTimeoutMs(_) => 23,
+            Self::NotifyTraceur(_) => 16,
+            Self::BugreportScore(_) => 30,
+            Self::BugreportFilename(_) => 38,
+            Self::TriggerConfig(_) => 17,
+            Self::ActivateTriggers(_) => 18,
+            Self::IncrementalStateConfig(_) => 21,
+            Self::AllowUserBuildTracing(_) => 19,
+            Self::UniqueSessionName(_) => 22,
+            Self::CompressionType(_) => 24,
+            Self::Compression(_) => 47,
+            Self::IncidentReportConfig(_) => 25,
+            Self::StatsdLogging(_) => 31,
+            Self::TraceUuidMsb(_) => 27,
+            Self::TraceUuidLsb(_) => 28,
+            Self::TraceFilter(_) => 33,
+            Self::AndroidReportConfig(_) => 34,
+            Self::CmdTraceStartDelay(_) => 35,
+            Self::SessionSemaphores(_) => 39,
+            Self::PriorityBoost(_) => 40,
+            Self::ExclusivePrio(_) => 41,
+            Self::WriteFlushMode(_) => 44,
+            Self::FflushPostWrite(_) => 45,
+            Self::TraceAllMachines(_) => 43,
+            Self::TraceAttributes(_) => 48,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TraceConfigField<'a> {
     const GROUPS: bool = false;
@@ -2680,6 +2730,20 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::SizeKb(_) => 1,
+                Self::FillPolicy(_) => 4,
+                Self::TransferOnClone(_) => 5,
+                Self::ClearBeforeClone(_) => 6,
+                Self::Name(_) => 7,
+                Self::ExperimentalMode(_) => 8,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for BufferConfigField<'a> {
         const GROUPS: bool = false;
@@ -3150,6 +3214,18 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Config(_) => 1,
+                Self::ProducerNameFilter(_) => 2,
+                Self::ProducerNameRegexFilter(_) => 3,
+                Self::MachineNameFilter(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DataSourceField<'a> {
@@ -3635,6 +3711,24 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::DisableClockSnapshotting(_) => 1,
+                Self::DisableTraceConfig(_) => 2,
+                Self::DisableSystemInfo(_) => 3,
+                Self::DisableServiceEvents(_) => 4,
+                Self::PrimaryTraceClock(_) => 5,
+                Self::SnapshotIntervalMs(_) => 6,
+                Self::PreferSuspendClockForSnapshot(_) => 7,
+                Self::DisableChunkUsageHistograms(_) => 8,
+                Self::DisableExtensionDescriptors(_) => 9,
+                Self::EnableConcurrentSessionEvents(_) => 10,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for BuiltinDataSourceField<'a> {
         const GROUPS: bool = false;
@@ -3930,6 +4024,17 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ProducerName(_) => 1,
+                Self::ShmSizeKb(_) => 2,
+                Self::PageSizeKb(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProducerConfigField<'a> {
         const GROUPS: bool = false;
@@ -4192,6 +4297,18 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::TriggeringAlertId(_) => 1,
+                Self::TriggeringConfigUid(_) => 2,
+                Self::TriggeringConfigId(_) => 3,
+                Self::TriggeringSubscriptionId(_) => 4,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for StatsdMetadataField<'a> {
         const GROUPS: bool = false;
@@ -4411,6 +4528,16 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::MaxUploadPerDayBytes(_) => 1,
+                Self::MaxTracingBufferSizeKb(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for GuardrailOverridesField<'a> {
@@ -4723,6 +4850,18 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::TriggerMode(_) => 1,
+                Self::UseCloneSnapshotIfAvailable(_) => 5,
+                Self::Triggers(_) => 2,
+                Self::TriggerTimeoutMs(_) => 3,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for TriggerConfigField<'a> {
@@ -5126,6 +5265,19 @@ pub mod trace_config {
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
             }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Name(_) => 1,
+                    Self::ProducerNameRegex(_) => 2,
+                    Self::StopDelayMs(_) => 3,
+                    Self::MaxPer24H(_) => 4,
+                    Self::SkipProbability(_) => 5,
+                    Self::Other(f) => f.id,
+                }
+            }
         }
         impl<'a> ::protozero::FieldEnum<'a> for TriggerField<'a> {
             const GROUPS: bool = false;
@@ -5331,6 +5483,15 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ClearPeriodMs(_) => 1,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for IncrementalStateConfigField<'a> {
@@ -5560,6 +5721,16 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Deflate(_) => 1,
+                Self::Zstd(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CompressionConfigField<'a> {
         const GROUPS: bool = false;
@@ -5735,6 +5906,14 @@ pub mod trace_config {
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
             }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Other(f) => f.id,
+                }
+            }
         }
         impl<'a> ::protozero::FieldEnum<'a> for DeflateField<'a> {
             const GROUPS: bool = false;
@@ -5907,6 +6086,15 @@ pub mod trace_config {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Level(_) => 1,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for ZstdField<'a> {
@@ -6190,6 +6378,19 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::DestinationPackage(_) => 1,
+                Self::DestinationClass(_) => 2,
+                Self::PrivacyLevel(_) => 3,
+                Self::SkipIncidentd(_) => 5,
+                Self::SkipDropbox(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for IncidentReportConfigField<'a> {
@@ -6530,6 +6731,19 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Bytecode(_) => 1,
+                Self::BytecodeV2(_) => 2,
+                Self::StringFilterChain(_) => 3,
+                Self::BytecodeOverlayV54(_) => 4,
+                Self::StringFilterChainV54(_) => 5,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for TraceFilterField<'a> {
@@ -7032,6 +7246,19 @@ pub mod trace_config {
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
             }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Policy(_) => 1,
+                    Self::RegexPattern(_) => 2,
+                    Self::AtracePayloadStartsWith(_) => 3,
+                    Self::Name(_) => 4,
+                    Self::SemanticType(_) => 5,
+                    Self::Other(f) => f.id,
+                }
+            }
         }
         impl<'a> ::protozero::FieldEnum<'a> for StringFilterRuleField<'a> {
             const GROUPS: bool = false;
@@ -7262,6 +7489,15 @@ pub mod trace_config {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Rules(_) => 1,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for StringFilterChainField<'a> {
@@ -7542,6 +7778,18 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ReporterServicePackage(_) => 1,
+                Self::ReporterServiceClass(_) => 2,
+                Self::SkipReport(_) => 3,
+                Self::UsePipeInFrameworkForTesting(_) => 4,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for AndroidReportConfigField<'a> {
         const GROUPS: bool = false;
@@ -7768,6 +8016,16 @@ pub mod trace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::MinDelayMs(_) => 1,
+                Self::MaxDelayMs(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CmdTraceStartDelayField<'a> {
         const GROUPS: bool = false;
@@ -7978,6 +8236,16 @@ pub mod trace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Name(_) => 1,
+                Self::MaxOtherSessionCount(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for SessionSemaphoreField<'a> {

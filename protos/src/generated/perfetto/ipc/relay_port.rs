@@ -162,6 +162,15 @@ impl<'a> InitRelayRequestField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::SystemInfo(_) => 1,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for InitRelayRequestField<'a> {
     const GROUPS: bool = false;
@@ -313,6 +322,14 @@ impl<'a> InitRelayResponseField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for InitRelayResponseField<'a> {
@@ -546,6 +563,16 @@ impl<'a> SyncClockRequestField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Phase(_) => 1,
+            Self::Clocks(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SyncClockRequestField<'a> {
@@ -836,6 +863,16 @@ pub mod sync_clock_request {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ClockId(_) => 1,
+                Self::Timestamp(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ClockField<'a> {
         const GROUPS: bool = false;
@@ -987,6 +1024,14 @@ impl<'a> SyncClockResponseField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SyncClockResponseField<'a> {

@@ -458,6 +458,22 @@ impl<'a> IPCFrameField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::RequestId(_) => 2,
+            Self::MsgBindService(_) => 3,
+            Self::MsgBindServiceReply(_) => 4,
+            Self::MsgInvokeMethod(_) => 5,
+            Self::MsgInvokeMethodReply(_) => 6,
+            Self::MsgRequestError(_) => 7,
+            Self::SetPeerIdentity(_) => 8,
+            Self::DataForTesting(_) => 1,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for IPCFrameField<'a> {
     const GROUPS: bool = false;
@@ -717,6 +733,15 @@ pub mod ipc_frame {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ServiceName(_) => 1,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for BindServiceField<'a> {
         const GROUPS: bool = false;
@@ -962,6 +987,17 @@ pub mod ipc_frame {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Success(_) => 1,
+                Self::ServiceId(_) => 2,
+                Self::Methods(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for BindServiceReplyField<'a> {
         const GROUPS: bool = false;
@@ -1194,6 +1230,16 @@ pub mod ipc_frame {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Id(_) => 1,
+                    Self::Name(_) => 2,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for MethodInfoField<'a> {
@@ -1452,6 +1498,18 @@ pub mod ipc_frame {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ServiceId(_) => 1,
+                Self::MethodId(_) => 2,
+                Self::ArgsProto(_) => 3,
+                Self::DropReply(_) => 4,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for InvokeMethodField<'a> {
         const GROUPS: bool = false;
@@ -1694,6 +1752,17 @@ pub mod ipc_frame {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Success(_) => 1,
+                Self::HasMore(_) => 2,
+                Self::ReplyProto(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for InvokeMethodReplyField<'a> {
         const GROUPS: bool = false;
@@ -1885,6 +1954,15 @@ pub mod ipc_frame {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Error(_) => 1,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for RequestErrorField<'a> {
@@ -2145,6 +2223,18 @@ pub mod ipc_frame {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Pid(_) => 1,
+                Self::Uid(_) => 2,
+                Self::MachineIdHint(_) => 3,
+                Self::MachineName(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for SetPeerIdentityField<'a> {

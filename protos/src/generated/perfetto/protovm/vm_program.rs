@@ -273,6 +273,16 @@ impl<'a> VmProgramField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Version(_) => 1,
+            Self::Instructions(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmProgramField<'a> {
     const GROUPS: bool = false;
@@ -731,6 +741,21 @@ impl<'a> VmInstructionField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Select(_) => 1,
+            Self::RegLoad(_) => 2,
+            Self::Merge(_) => 3,
+            Self::Set(_) => 4,
+            Self::Del(_) => 5,
+            Self::AbortLevel(_) => 6,
+            Self::NestedInstructions(_) => 7,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmInstructionField<'a> {
     const GROUPS: bool = false;
@@ -1157,6 +1182,17 @@ impl<'a> VmOpSelectField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Cursor(_) => 1,
+            Self::RelativePath(_) => 2,
+            Self::CreateIfNotExist(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmOpSelectField<'a> {
     const GROUPS: bool = false;
@@ -1503,6 +1539,20 @@ pub mod vm_op_select {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::FieldId(_) => 1,
+                Self::ArrayIndex(_) => 2,
+                Self::MapKeyFieldId(_) => 3,
+                Self::IsRepeated(_) => 5,
+                Self::RegisterToMatch(_) => 6,
+                Self::StoreForeachIndexIntoRegister(_) => 7,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for PathComponentField<'a> {
         const GROUPS: bool = false;
@@ -1773,6 +1823,16 @@ impl<'a> VmOpRegLoadField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Cursor(_) => 1,
+            Self::DstRegister(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmOpRegLoadField<'a> {
     const GROUPS: bool = false;
@@ -1977,6 +2037,16 @@ impl<'a> VmOpMergeField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::SkipSubmessages(_) => 1,
+            Self::DelIfSrcEmpty(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmOpMergeField<'a> {
     const GROUPS: bool = false;
@@ -2128,6 +2198,14 @@ impl<'a> VmOpSetField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmOpSetField<'a> {
     const GROUPS: bool = false;
@@ -2264,6 +2342,14 @@ impl<'a> VmOpDelField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for VmOpDelField<'a> {

@@ -216,6 +216,16 @@ impl<'a> ClockSnapshotField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Clocks(_) => 1,
+            Self::PrimaryTraceClock(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ClockSnapshotField<'a> {
     const GROUPS: bool = false;
@@ -480,6 +490,18 @@ pub mod clock_snapshot {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ClockId(_) => 1,
+                Self::Timestamp(_) => 2,
+                Self::IsIncremental(_) => 3,
+                Self::UnitMultiplierNs(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ClockField<'a> {

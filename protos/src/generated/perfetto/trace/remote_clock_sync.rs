@@ -168,6 +168,15 @@ impl<'a> RemoteClockSyncField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::SyncedClocks(_) => 1,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for RemoteClockSyncField<'a> {
     const GROUPS: bool = false;
@@ -404,6 +413,16 @@ pub mod remote_clock_sync {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::ClientClocks(_) => 2,
+                Self::HostClocks(_) => 3,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for SyncedClocksField<'a> {

@@ -346,6 +346,21 @@ impl<'a> TestEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Str(_) => 1,
+            Self::SeqValue(_) => 2,
+            Self::Counter(_) => 3,
+            Self::IsLast(_) => 4,
+            Self::Payload(_) => 5,
+            Self::ProtovmPatch(_) => 6,
+            Self::ProtovmIncrementalState(_) => 7,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TestEventField<'a> {
     const GROUPS: bool = false;
@@ -762,6 +777,21 @@ pub mod test_event {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Str(_) => 1,
+                Self::Nested(_) => 2,
+                Self::SingleString(_) => 4,
+                Self::SingleInt(_) => 5,
+                Self::RepeatedInts(_) => 6,
+                Self::RemainingNestingDepth(_) => 3,
+                Self::DebugAnnotations(_) => 7,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for TestPayloadField<'a> {
         const GROUPS: bool = false;
@@ -1034,6 +1064,16 @@ pub mod test_event {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Id(_) => 1,
+                Self::Submessage(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProtoVmMessageField<'a> {
         const GROUPS: bool = false;
@@ -1230,6 +1270,15 @@ pub mod test_event {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::SingleInt(_) => 1,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for ProtoVmSubmessageField<'a> {
@@ -1540,6 +1589,19 @@ pub mod test_event {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::StringToMerge(_) => 1,
+                Self::IntToMerge(_) => 2,
+                Self::SingleMessage(_) => 3,
+                Self::Messages(_) => 4,
+                Self::DeleteMessageIds(_) => 5,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProtoVmPatchField<'a> {
@@ -1860,6 +1922,18 @@ pub mod test_event {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::StringMerged(_) => 1,
+                Self::IntMerged(_) => 2,
+                Self::SingleMessage(_) => 3,
+                Self::Messages(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProtoVmIncrementalStateField<'a> {

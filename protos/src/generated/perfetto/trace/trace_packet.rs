@@ -1312,6 +1312,46 @@ impl<'a> TracePacketField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Timestamp(_) => 8,
+            Self::TimestampClockId(_) => 58,
+            Self::TrackEvent(_) => 11,
+            Self::TrackDescriptor(_) => 60,
+            Self::ClockSnapshot(_) => 6,
+            Self::TraceUuid(_) => 89,
+            Self::TraceConfig(_) => 33,
+            Self::TraceStats(_) => 35,
+            Self::SystemInfo(_) => 45,
+            Self::Trigger(_) => 46,
+            Self::ServiceEvent(_) => 69,
+            Self::TraceProvenance(_) => 124,
+            Self::Protovms(_) => 125,
+            Self::TraceAttributes(_) => 126,
+            Self::ProcessDescriptor(_) => 43,
+            Self::ThreadDescriptor(_) => 44,
+            Self::SynchronizationMarker(_) => 36,
+            Self::CompressedPackets(_) => 50,
+            Self::ZstdCompressedPackets(_) => 133,
+            Self::CloneSnapshotTrigger(_) => 113,
+            Self::RemoteClockSync(_) => 107,
+            Self::ForTesting(_) => 900,
+            Self::TrustedUid(_) => 3,
+            Self::TrustedPacketSequenceId(_) => 10,
+            Self::TrustedPid(_) => 79,
+            Self::InternedData(_) => 12,
+            Self::SequenceFlags(_) => 13,
+            Self::IncrementalStateCleared(_) => 41,
+            Self::TracePacketDefaults(_) => 59,
+            Self::PreviousPacketDropped(_) => 42,
+            Self::FirstPacketOnSequence(_) => 87,
+            Self::MachineId(_) => 98,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TracePacketField<'a> {
     const GROUPS: bool = false;
@@ -2019,6 +2059,15 @@ pub mod trace_packet {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Instance(_) => 1,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProtoVmsField<'a> {
         const GROUPS: bool = false;
@@ -2316,6 +2365,18 @@ pub mod trace_packet {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Program(_) => 1,
+                    Self::State(_) => 2,
+                    Self::MemoryLimitKb(_) => 3,
+                    Self::ProducerId(_) => 4,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for InstanceField<'a> {

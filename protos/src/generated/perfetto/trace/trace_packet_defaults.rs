@@ -191,6 +191,16 @@ impl<'a> TracePacketDefaultsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::TimestampClockId(_) => 58,
+            Self::TrackEventDefaults(_) => 11,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TracePacketDefaultsField<'a> {
     const GROUPS: bool = false;

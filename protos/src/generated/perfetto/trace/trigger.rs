@@ -235,6 +235,18 @@ impl<'a> TriggerField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::TriggerName(_) => 1,
+            Self::ProducerName(_) => 2,
+            Self::TrustedProducerUid(_) => 3,
+            Self::StopDelayMs(_) => 4,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TriggerField<'a> {
     const GROUPS: bool = false;

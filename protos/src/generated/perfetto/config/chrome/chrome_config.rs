@@ -321,6 +321,20 @@ impl<'a> ChromeConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::TraceConfig(_) => 1,
+            Self::PrivacyFilteringEnabled(_) => 2,
+            Self::ConvertToLegacyJson(_) => 3,
+            Self::ClientPriority(_) => 4,
+            Self::JsonAgentLabelFilter(_) => 5,
+            Self::EventPackageNameFilterEnabled(_) => 6,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ChromeConfigField<'a> {
     const GROUPS: bool = false;

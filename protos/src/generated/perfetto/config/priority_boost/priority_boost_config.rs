@@ -209,6 +209,16 @@ impl<'a> PriorityBoostConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Policy(_) => 1,
+            Self::Priority(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for PriorityBoostConfigField<'a> {
     const GROUPS: bool = false;

@@ -389,6 +389,24 @@ impl<'a> TrackEventConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::DisabledCategories(_) => 1,
+            Self::EnabledCategories(_) => 2,
+            Self::DisabledTags(_) => 3,
+            Self::EnabledTags(_) => 4,
+            Self::DisableIncrementalTimestamps(_) => 5,
+            Self::TimestampUnitMultiplier(_) => 6,
+            Self::FilterDebugAnnotations(_) => 7,
+            Self::EnableThreadTimeSampling(_) => 8,
+            Self::ThreadTimeSubsamplingNs(_) => 10,
+            Self::FilterDynamicEventNames(_) => 9,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TrackEventConfigField<'a> {
     const GROUPS: bool = false;

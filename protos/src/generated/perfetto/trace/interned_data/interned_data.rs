@@ -791,6 +791,31 @@ impl<'a> InternedDataField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::EventCategories(_) => 1,
+            Self::EventNames(_) => 2,
+            Self::DebugAnnotationNames(_) => 3,
+            Self::DebugAnnotationValueTypeNames(_) => 27,
+            Self::DebugAnnotationStringValues(_) => 29,
+            Self::CorrelationIdStr(_) => 43,
+            Self::BuildIds(_) => 16,
+            Self::MappingPaths(_) => 17,
+            Self::SourcePaths(_) => 18,
+            Self::FunctionNames(_) => 5,
+            Self::Mappings(_) => 19,
+            Self::Frames(_) => 6,
+            Self::Callstacks(_) => 7,
+            Self::SourceLocations(_) => 4,
+            Self::UnsymbolizedSourceLocations(_) => 28,
+            Self::LogMessageBody(_) => 20,
+            Self::KernelSymbols(_) => 26,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for InternedDataField<'a> {
     const GROUPS: bool = false;

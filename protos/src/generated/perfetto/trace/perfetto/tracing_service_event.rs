@@ -487,6 +487,25 @@ impl<'a> TracingServiceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::TracingStarted(_) => 2,
+            Self::AllDataSourcesStarted(_) => 1,
+            Self::FlushStarted(_) => 9,
+            Self::AllDataSourcesFlushed(_) => 3,
+            Self::ReadTracingBuffersCompleted(_) => 4,
+            Self::TracingDisabled(_) => 5,
+            Self::SeizedForBugreport(_) => 6,
+            Self::SlowStartingDataSources(_) => 7,
+            Self::LastFlushSlowDataSources(_) => 8,
+            Self::CloneStarted(_) => 10,
+            Self::BufferCloned(_) => 11,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TracingServiceEventField<'a> {
     const GROUPS: bool = false;
@@ -779,6 +798,15 @@ pub mod tracing_service_event {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::DataSource(_) => 1,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DataSourcesField<'a> {
         const GROUPS: bool = false;
@@ -1004,6 +1032,16 @@ pub mod tracing_service_event {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::ProducerName(_) => 1,
+                    Self::DataSourceName(_) => 2,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for DataSourceField<'a> {

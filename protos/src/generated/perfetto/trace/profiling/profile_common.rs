@@ -177,6 +177,16 @@ impl<'a> InternedStringField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::Str(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for InternedStringField<'a> {
     const GROUPS: bool = false;
@@ -413,6 +423,17 @@ impl<'a> LineField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::FunctionName(_) => 1,
+            Self::SourceFileName(_) => 2,
+            Self::LineNumber(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for LineField<'a> {
     const GROUPS: bool = false;
@@ -634,6 +655,16 @@ impl<'a> AddressSymbolsField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Address(_) => 1,
+            Self::Lines(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for AddressSymbolsField<'a> {
@@ -891,6 +922,17 @@ impl<'a> ModuleSymbolsField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Path(_) => 1,
+            Self::BuildId(_) => 2,
+            Self::AddressSymbols(_) => 3,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ModuleSymbolsField<'a> {
@@ -1256,6 +1298,22 @@ impl<'a> MappingField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::BuildId(_) => 2,
+            Self::ExactOffset(_) => 8,
+            Self::StartOffset(_) => 3,
+            Self::Start(_) => 4,
+            Self::End(_) => 5,
+            Self::LoadBias(_) => 6,
+            Self::PathStringIds(_) => 7,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for MappingField<'a> {
@@ -1763,6 +1821,22 @@ impl<'a> FrameField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::FunctionNameId(_) => 2,
+            Self::MappingId(_) => 3,
+            Self::RelPc(_) => 4,
+            Self::SourcePathIid(_) => 5,
+            Self::LineNumber(_) => 6,
+            Self::Kind(_) => 7,
+            Self::KindStr(_) => 8,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FrameField<'a> {
     const GROUPS: bool = false;
@@ -2115,6 +2189,16 @@ impl<'a> CallstackField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::FrameIds(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for CallstackField<'a> {

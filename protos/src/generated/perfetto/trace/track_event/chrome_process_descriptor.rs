@@ -254,6 +254,19 @@ impl<'a> ChromeProcessDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::ProcessType(_) => 1,
+            Self::ProcessPriority(_) => 2,
+            Self::LegacySortIndex(_) => 3,
+            Self::HostAppPackageName(_) => 4,
+            Self::CrashTraceId(_) => 5,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ChromeProcessDescriptorField<'a> {
     const GROUPS: bool = false;

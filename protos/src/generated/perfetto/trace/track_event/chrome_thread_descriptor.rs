@@ -201,6 +201,17 @@ impl<'a> ChromeThreadDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::ThreadType(_) => 1,
+            Self::LegacySortIndex(_) => 2,
+            Self::IsSandboxedTid(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ChromeThreadDescriptorField<'a> {
     const GROUPS: bool = false;

@@ -375,6 +375,21 @@ impl<'a> CounterDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Type(_) => 1,
+            Self::Categories(_) => 2,
+            Self::Unit(_) => 3,
+            Self::UnitName(_) => 6,
+            Self::UnitMultiplier(_) => 4,
+            Self::IsIncremental(_) => 5,
+            Self::YAxisShareKey(_) => 7,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for CounterDescriptorField<'a> {
     const GROUPS: bool = false;

@@ -660,6 +660,30 @@ impl<'a> DebugAnnotationField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::NameIid(_) => 1,
+            Self::Name(_) => 10,
+            Self::BoolValue(_) => 2,
+            Self::UintValue(_) => 3,
+            Self::IntValue(_) => 4,
+            Self::DoubleValue(_) => 5,
+            Self::PointerValue(_) => 7,
+            Self::NestedValue(_) => 8,
+            Self::LegacyJsonValue(_) => 9,
+            Self::StringValue(_) => 6,
+            Self::StringValueIid(_) => 17,
+            Self::ProtoTypeName(_) => 16,
+            Self::ProtoTypeNameIid(_) => 13,
+            Self::ProtoValue(_) => 14,
+            Self::DictEntries(_) => 11,
+            Self::ArrayValues(_) => 12,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationField<'a> {
     const GROUPS: bool = false;
@@ -1222,6 +1246,22 @@ pub mod debug_annotation {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::NestedType(_) => 1,
+                Self::DictKeys(_) => 2,
+                Self::DictValues(_) => 3,
+                Self::ArrayValues(_) => 4,
+                Self::IntValue(_) => 5,
+                Self::DoubleValue(_) => 6,
+                Self::BoolValue(_) => 7,
+                Self::StringValue(_) => 8,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for NestedValueField<'a> {
         const GROUPS: bool = false;
@@ -1564,6 +1604,16 @@ impl<'a> DebugAnnotationNameField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::Name(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationNameField<'a> {
     const GROUPS: bool = false;
@@ -1773,6 +1823,16 @@ impl<'a> DebugAnnotationValueTypeNameField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::Name(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationValueTypeNameField<'a> {

@@ -372,6 +372,22 @@ impl<'a> ProcessDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Pid(_) => 1,
+            Self::Cmdline(_) => 2,
+            Self::ProcessName(_) => 6,
+            Self::ProcessPriority(_) => 5,
+            Self::StartTimestampNs(_) => 7,
+            Self::ChromeProcessType(_) => 4,
+            Self::LegacySortIndex(_) => 3,
+            Self::ProcessLabels(_) => 8,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ProcessDescriptorField<'a> {
     const GROUPS: bool = false;

@@ -201,6 +201,17 @@ impl<'a> UnsymbolizedSourceLocationField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::MappingId(_) => 2,
+            Self::RelPc(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for UnsymbolizedSourceLocationField<'a> {
     const GROUPS: bool = false;
@@ -466,6 +477,18 @@ impl<'a> SourceLocationField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::FileName(_) => 2,
+            Self::FunctionName(_) => 3,
+            Self::LineNumber(_) => 4,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SourceLocationField<'a> {

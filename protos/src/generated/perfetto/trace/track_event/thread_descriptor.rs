@@ -366,6 +366,22 @@ impl<'a> ThreadDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Pid(_) => 1,
+            Self::Tid(_) => 2,
+            Self::ThreadName(_) => 5,
+            Self::ChromeThreadType(_) => 4,
+            Self::ReferenceTimestampUs(_) => 6,
+            Self::ReferenceThreadTimeUs(_) => 7,
+            Self::ReferenceThreadInstructionCount(_) => 8,
+            Self::LegacySortIndex(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ThreadDescriptorField<'a> {
     const GROUPS: bool = false;

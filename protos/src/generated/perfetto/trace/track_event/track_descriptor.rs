@@ -903,6 +903,34 @@ impl<'a> TrackDescriptorField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Uuid(_) => 1,
+            Self::ParentUuid(_) => 5,
+            Self::Name(_) => 2,
+            Self::StaticName(_) => 10,
+            Self::AtraceName(_) => 13,
+            Self::Description(_) => 14,
+            Self::Process(_) => 3,
+            Self::ChromeProcess(_) => 6,
+            Self::Thread(_) => 4,
+            Self::ChromeThread(_) => 7,
+            Self::Counter(_) => 8,
+            Self::State(_) => 18,
+            Self::DisallowMergingWithSystemTracks(_) => 9,
+            Self::ChildOrdering(_) => 11,
+            Self::SiblingOrderRank(_) => 12,
+            Self::SiblingMergeBehavior(_) => 15,
+            Self::SiblingMergeKey(_) => 16,
+            Self::SiblingMergeKeyInt(_) => 17,
+            Self::ProcessOrdering(_) => 19,
+            Self::ThreadOrdering(_) => 20,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TrackDescriptorField<'a> {
     const GROUPS: bool = false;

@@ -1274,6 +1274,48 @@ impl<'a> TrackEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::CategoryIids(_) => 3,
+            Self::Categories(_) => 22,
+            Self::NameIid(_) => 10,
+            Self::Name(_) => 23,
+            Self::Type(_) => 9,
+            Self::TrackUuid(_) => 11,
+            Self::CounterValue(_) => 30,
+            Self::DoubleCounterValue(_) => 44,
+            Self::ExtraCounterTrackUuids(_) => 31,
+            Self::ExtraCounterValues(_) => 12,
+            Self::ExtraDoubleCounterTrackUuids(_) => 45,
+            Self::ExtraDoubleCounterValues(_) => 46,
+            Self::FlowIdsOld(_) => 36,
+            Self::FlowIds(_) => 47,
+            Self::TerminatingFlowIdsOld(_) => 42,
+            Self::TerminatingFlowIds(_) => 48,
+            Self::CorrelationId(_) => 52,
+            Self::CorrelationIdStr(_) => 53,
+            Self::CorrelationIdStrIid(_) => 54,
+            Self::Callstack(_) => 55,
+            Self::CallstackIid(_) => 56,
+            Self::CallstackWeight(_) => 57,
+            Self::DebugAnnotations(_) => 4,
+            Self::TaskExecution(_) => 5,
+            Self::LogMessage(_) => 21,
+            Self::SourceLocation(_) => 33,
+            Self::SourceLocationIid(_) => 34,
+            Self::TimestampDeltaUs(_) => 1,
+            Self::TimestampAbsoluteUs(_) => 16,
+            Self::ThreadTimeDeltaUs(_) => 2,
+            Self::ThreadTimeAbsoluteUs(_) => 17,
+            Self::ThreadInstructionCountDelta(_) => 8,
+            Self::ThreadInstructionCountAbsolute(_) => 20,
+            Self::LegacyEvent(_) => 6,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TrackEventField<'a> {
     const GROUPS: bool = false;
@@ -1881,6 +1923,15 @@ pub mod track_event {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Frames(_) => 1,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for InlineCallstackField<'a> {
         const GROUPS: bool = false;
@@ -2130,6 +2181,17 @@ pub mod track_event {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::FunctionName(_) => 1,
+                    Self::SourceFile(_) => 2,
+                    Self::LineNumber(_) => 3,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for FrameField<'a> {
@@ -2771,6 +2833,30 @@ pub mod track_event {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::NameIid(_) => 1,
+                Self::Phase(_) => 2,
+                Self::DurationUs(_) => 3,
+                Self::ThreadDurationUs(_) => 4,
+                Self::ThreadInstructionDelta(_) => 15,
+                Self::UnscopedId(_) => 6,
+                Self::LocalId(_) => 10,
+                Self::GlobalId(_) => 11,
+                Self::IdScope(_) => 7,
+                Self::UseAsyncTts(_) => 9,
+                Self::BindId(_) => 8,
+                Self::BindToEnclosing(_) => 12,
+                Self::FlowDirection(_) => 13,
+                Self::InstantEventScope(_) => 14,
+                Self::PidOverride(_) => 18,
+                Self::TidOverride(_) => 19,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for LegacyEventField<'a> {
         const GROUPS: bool = false;
@@ -3286,6 +3372,17 @@ impl<'a> TrackEventDefaultsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::TrackUuid(_) => 11,
+            Self::ExtraCounterTrackUuids(_) => 31,
+            Self::ExtraDoubleCounterTrackUuids(_) => 45,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TrackEventDefaultsField<'a> {
     const GROUPS: bool = false;
@@ -3505,6 +3602,16 @@ impl<'a> EventCategoryField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::Name(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for EventCategoryField<'a> {
     const GROUPS: bool = false;
@@ -3713,6 +3820,16 @@ impl<'a> EventNameField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Iid(_) => 1,
+            Self::Name(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for EventNameField<'a> {

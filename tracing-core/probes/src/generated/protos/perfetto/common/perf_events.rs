@@ -126,6 +126,14 @@ impl<'a> PerfEventsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for PerfEventsField<'a> {
     const GROUPS: bool = false;
@@ -964,6 +972,22 @@ pub mod perf_events {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Frequency(_) => 2,
+                Self::Period(_) => 1,
+                Self::PollPeriodMs(_) => 6,
+                Self::Counter(_) => 4,
+                Self::Tracepoint(_) => 3,
+                Self::RawEvent(_) => 5,
+                Self::TimestampClock(_) => 11,
+                Self::Name(_) => 10,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for TimebaseField<'a> {
         const GROUPS: bool = false;
@@ -1259,6 +1283,16 @@ pub mod perf_events {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Name(_) => 1,
+                Self::Filter(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for TracepointField<'a> {
         const GROUPS: bool = false;
@@ -1516,6 +1550,18 @@ pub mod perf_events {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Type(_) => 1,
+                Self::Config(_) => 2,
+                Self::Config1(_) => 3,
+                Self::Config2(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for RawEventField<'a> {
@@ -1966,6 +2012,18 @@ impl<'a> FollowerEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Counter(_) => 1,
+            Self::Tracepoint(_) => 2,
+            Self::RawEvent(_) => 3,
+            Self::Name(_) => 4,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FollowerEventField<'a> {

@@ -541,6 +541,28 @@ impl<'a> ProfileField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::SampleType(_) => 1,
+            Self::Sample(_) => 2,
+            Self::Mapping(_) => 3,
+            Self::Location(_) => 4,
+            Self::Function(_) => 5,
+            Self::StringTable(_) => 6,
+            Self::DropFrames(_) => 7,
+            Self::KeepFrames(_) => 8,
+            Self::TimeNanos(_) => 9,
+            Self::DurationNanos(_) => 10,
+            Self::PeriodType(_) => 11,
+            Self::Period(_) => 12,
+            Self::Comment(_) => 13,
+            Self::DefaultSampleType(_) => 14,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ProfileField<'a> {
     const GROUPS: bool = false;
@@ -837,6 +859,16 @@ impl<'a> ValueTypeField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Type(_) => 1,
+            Self::Unit(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ValueTypeField<'a> {
     const GROUPS: bool = false;
@@ -1084,6 +1116,17 @@ impl<'a> SampleField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::LocationId(_) => 1,
+            Self::Value(_) => 2,
+            Self::Label(_) => 3,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SampleField<'a> {
@@ -1351,6 +1394,18 @@ impl<'a> LabelField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Key(_) => 1,
+            Self::Str(_) => 2,
+            Self::Num(_) => 3,
+            Self::NumUnit(_) => 4,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for LabelField<'a> {
@@ -1758,6 +1813,24 @@ impl<'a> MappingField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Id(_) => 1,
+            Self::MemoryStart(_) => 2,
+            Self::MemoryLimit(_) => 3,
+            Self::FileOffset(_) => 4,
+            Self::Filename(_) => 5,
+            Self::BuildId(_) => 6,
+            Self::HasFunctions(_) => 7,
+            Self::HasFilenames(_) => 8,
+            Self::HasLineNumbers(_) => 9,
+            Self::HasInlineFrames(_) => 10,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for MappingField<'a> {
     const GROUPS: bool = false;
@@ -2090,6 +2163,19 @@ impl<'a> LocationField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Id(_) => 1,
+            Self::MappingId(_) => 2,
+            Self::Address(_) => 3,
+            Self::Line(_) => 4,
+            Self::IsFolded(_) => 5,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for LocationField<'a> {
     const GROUPS: bool = false;
@@ -2316,6 +2402,16 @@ impl<'a> LineField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::FunctionId(_) => 1,
+            Self::Line(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for LineField<'a> {
@@ -2590,6 +2686,19 @@ impl<'a> FunctionField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Id(_) => 1,
+            Self::Name(_) => 2,
+            Self::SystemName(_) => 3,
+            Self::Filename(_) => 4,
+            Self::StartLine(_) => 5,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FunctionField<'a> {

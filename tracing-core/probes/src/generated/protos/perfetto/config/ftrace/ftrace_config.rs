@@ -889,6 +889,40 @@ impl<'a> FtraceConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::FtraceEvents(_) => 1,
+            Self::KprobeEvents(_) => 30,
+            Self::AtraceCategories(_) => 2,
+            Self::AtraceApps(_) => 3,
+            Self::AtraceCategoriesPreferSdk(_) => 28,
+            Self::BufferSizeKb(_) => 10,
+            Self::DrainPeriodMs(_) => 11,
+            Self::DrainBufferPercent(_) => 29,
+            Self::CompactSched(_) => 12,
+            Self::PrintFilter(_) => 22,
+            Self::SymbolizeKsyms(_) => 13,
+            Self::KsymsMemPolicy(_) => 17,
+            Self::InitializeKsymsSynchronouslyForTesting(_) => 14,
+            Self::ThrottleRssStat(_) => 15,
+            Self::DenserGenericEventEncoding(_) => 32,
+            Self::DisableGenericEvents(_) => 16,
+            Self::SyscallEvents(_) => 18,
+            Self::EnableFunctionGraph(_) => 19,
+            Self::FunctionFilters(_) => 20,
+            Self::FunctionGraphRoots(_) => 21,
+            Self::PreserveFtraceBuffer(_) => 23,
+            Self::UseMonotonicRawClock(_) => 24,
+            Self::InstanceName(_) => 25,
+            Self::BufferSizeLowerBound(_) => 27,
+            Self::DebugFtraceAbi(_) => 31,
+            Self::FunctionGraphMaxDepth(_) => 33,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FtraceConfigField<'a> {
     const GROUPS: bool = false;
@@ -1392,6 +1426,16 @@ pub mod ftrace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Probe(_) => 1,
+                Self::Type(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for KprobeEventField<'a> {
         const GROUPS: bool = false;
@@ -1664,6 +1708,15 @@ pub mod ftrace_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Enabled(_) => 1,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CompactSchedConfigField<'a> {
         const GROUPS: bool = false;
@@ -1850,6 +1903,15 @@ pub mod ftrace_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Rules(_) => 1,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for PrintFilterField<'a> {
@@ -2133,6 +2195,17 @@ pub mod ftrace_config {
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
             }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::Prefix(_) => 1,
+                    Self::AtraceMsg(_) => 3,
+                    Self::Allow(_) => 2,
+                    Self::Other(f) => f.id,
+                }
+            }
         }
         impl<'a> ::protozero::FieldEnum<'a> for RuleField<'a> {
             const GROUPS: bool = false;
@@ -2389,6 +2462,16 @@ pub mod ftrace_config {
                 #[inline]
                 pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                     ::protozero::Fields::new(buf)
+                }
+                /// The field's number: its declared one, or for `Other` the
+                /// number on the wire.
+                #[inline]
+                pub const fn number(&self) -> u32 {
+                    match self {
+                        Self::Type(_) => 1,
+                        Self::Prefix(_) => 2,
+                        Self::Other(f) => f.id,
+                    }
                 }
             }
             impl<'a> ::protozero::FieldEnum<'a> for AtraceMessageField<'a> {

@@ -365,6 +365,23 @@ impl<'a> ProcessStatsConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Quirks(_) => 1,
+            Self::ScanAllProcessesOnStart(_) => 2,
+            Self::RecordThreadNames(_) => 3,
+            Self::ProcStatsPollMs(_) => 4,
+            Self::ProcStatsCacheTtlMs(_) => 6,
+            Self::ResolveProcessFds(_) => 9,
+            Self::ScanSmapsRollup(_) => 10,
+            Self::RecordProcessAge(_) => 11,
+            Self::RecordProcessRuntime(_) => 12,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsConfigField<'a> {
     const GROUPS: bool = false;

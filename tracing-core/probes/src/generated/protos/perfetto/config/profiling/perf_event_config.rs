@@ -651,6 +651,33 @@ impl<'a> PerfEventConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Timebase(_) => 15,
+            Self::Followers(_) => 19,
+            Self::CallstackSampling(_) => 16,
+            Self::TargetCpu(_) => 20,
+            Self::RingBufferReadPeriodMs(_) => 8,
+            Self::RingBufferPages(_) => 3,
+            Self::MaxEnqueuedFootprintKb(_) => 17,
+            Self::MaxDaemonMemoryKb(_) => 13,
+            Self::RemoteDescriptorTimeoutMs(_) => 9,
+            Self::UnwindStateClearPeriodMs(_) => 10,
+            Self::TargetInstalledBy(_) => 18,
+            Self::AllCpus(_) => 1,
+            Self::SamplingFrequency(_) => 2,
+            Self::KernelFrames(_) => 12,
+            Self::TargetPid(_) => 4,
+            Self::TargetCmdline(_) => 5,
+            Self::ExcludePid(_) => 6,
+            Self::ExcludeCmdline(_) => 7,
+            Self::AdditionalCmdlineCount(_) => 11,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for PerfEventConfigField<'a> {
     const GROUPS: bool = false;
@@ -1132,6 +1159,17 @@ pub mod perf_event_config {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Scope(_) => 1,
+                Self::KernelFrames(_) => 2,
+                Self::UserFrames(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CallstackSamplingField<'a> {
         const GROUPS: bool = false;
@@ -1463,6 +1501,20 @@ pub mod perf_event_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::TargetPid(_) => 1,
+                Self::TargetCmdline(_) => 2,
+                Self::ExcludePid(_) => 3,
+                Self::ExcludeCmdline(_) => 4,
+                Self::AdditionalCmdlineCount(_) => 5,
+                Self::ProcessShardCount(_) => 6,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ScopeField<'a> {

@@ -520,6 +520,28 @@ impl<'a> SysStatsConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::MeminfoPeriodMs(_) => 1,
+            Self::MeminfoCounters(_) => 2,
+            Self::VmstatPeriodMs(_) => 3,
+            Self::VmstatCounters(_) => 4,
+            Self::StatPeriodMs(_) => 5,
+            Self::StatCounters(_) => 6,
+            Self::DevfreqPeriodMs(_) => 7,
+            Self::CpufreqPeriodMs(_) => 8,
+            Self::BuddyinfoPeriodMs(_) => 9,
+            Self::DiskstatPeriodMs(_) => 10,
+            Self::PsiPeriodMs(_) => 11,
+            Self::ThermalPeriodMs(_) => 12,
+            Self::CpuidlePeriodMs(_) => 13,
+            Self::GpufreqPeriodMs(_) => 14,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SysStatsConfigField<'a> {
     const GROUPS: bool = false;

@@ -1420,6 +1420,44 @@ impl<'a> FtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Timestamp(_) => 1,
+            Self::Pid(_) => 2,
+            Self::CommonFlags(_) => 5,
+            Self::Print(_) => 3,
+            Self::SchedSwitch(_) => 4,
+            Self::CpuFrequency(_) => 11,
+            Self::CpuIdle(_) => 13,
+            Self::SchedWakeup(_) => 17,
+            Self::SchedWaking(_) => 20,
+            Self::SoftirqEntry(_) => 24,
+            Self::SoftirqExit(_) => 25,
+            Self::SoftirqRaise(_) => 26,
+            Self::IrqHandlerEntry(_) => 36,
+            Self::IrqHandlerExit(_) => 37,
+            Self::WorkqueueActivateWork(_) => 56,
+            Self::WorkqueueExecuteEnd(_) => 57,
+            Self::WorkqueueExecuteStart(_) => 58,
+            Self::WorkqueueQueueWork(_) => 59,
+            Self::SchedWakeupNew(_) => 114,
+            Self::TaskNewtask(_) => 235,
+            Self::TaskRename(_) => 236,
+            Self::SchedProcessExec(_) => 237,
+            Self::SchedProcessExit(_) => 238,
+            Self::SchedProcessFork(_) => 239,
+            Self::SchedProcessFree(_) => 240,
+            Self::SchedProcessHang(_) => 241,
+            Self::SchedProcessWait(_) => 242,
+            Self::Generic(_) => 327,
+            Self::SysEnter(_) => 329,
+            Self::SysExit(_) => 330,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FtraceEventField<'a> {
     const GROUPS: bool = false;

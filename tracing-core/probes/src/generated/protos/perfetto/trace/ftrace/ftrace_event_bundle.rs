@@ -596,6 +596,26 @@ impl<'a> FtraceEventBundleField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Cpu(_) => 1,
+            Self::Event(_) => 2,
+            Self::LostEvents(_) => 3,
+            Self::CompactSched(_) => 4,
+            Self::FtraceClock(_) => 5,
+            Self::FtraceTimestamp(_) => 6,
+            Self::BootTimestamp(_) => 7,
+            Self::Error(_) => 8,
+            Self::LastReadEventTimestamp(_) => 9,
+            Self::PreviousBundleEndTimestamp(_) => 10,
+            Self::GenericEventDescriptors(_) => 11,
+            Self::BrokenAbiTracePage(_) => 512,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FtraceEventBundleField<'a> {
     const GROUPS: bool = false;
@@ -1234,6 +1254,26 @@ pub mod ftrace_event_bundle {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::InternTable(_) => 5,
+                Self::SwitchTimestamp(_) => 1,
+                Self::SwitchPrevState(_) => 2,
+                Self::SwitchNextPid(_) => 3,
+                Self::SwitchNextPrio(_) => 4,
+                Self::SwitchNextCommIndex(_) => 6,
+                Self::WakingTimestamp(_) => 7,
+                Self::WakingPid(_) => 8,
+                Self::WakingTargetCpu(_) => 9,
+                Self::WakingPrio(_) => 10,
+                Self::WakingCommIndex(_) => 11,
+                Self::WakingCommonFlags(_) => 12,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CompactSchedField<'a> {
         const GROUPS: bool = false;
@@ -1555,6 +1595,16 @@ pub mod ftrace_event_bundle {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Timestamp(_) => 1,
+                Self::Status(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for FtraceErrorField<'a> {
         const GROUPS: bool = false;
@@ -1762,6 +1812,16 @@ pub mod ftrace_event_bundle {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::FieldId(_) => 1,
+                Self::EventDescriptor(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for GenericEventDescriptorField<'a> {

@@ -543,6 +543,23 @@ impl<'a> FtraceCpuStatsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Cpu(_) => 1,
+            Self::Entries(_) => 2,
+            Self::Overrun(_) => 3,
+            Self::CommitOverrun(_) => 4,
+            Self::BytesRead(_) => 5,
+            Self::OldestEventTs(_) => 6,
+            Self::NowTs(_) => 7,
+            Self::DroppedEvents(_) => 8,
+            Self::ReadEvents(_) => 9,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FtraceCpuStatsField<'a> {
     const GROUPS: bool = false;
@@ -786,6 +803,16 @@ impl<'a> FtraceKprobeStatsField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Hits(_) => 1,
+            Self::Misses(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FtraceKprobeStatsField<'a> {
@@ -1263,6 +1290,24 @@ impl<'a> FtraceStatsField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Phase(_) => 1,
+            Self::CpuStats(_) => 2,
+            Self::KernelSymbolsParsed(_) => 3,
+            Self::KernelSymbolsMemKb(_) => 4,
+            Self::AtraceErrors(_) => 5,
+            Self::UnknownFtraceEvents(_) => 6,
+            Self::FailedFtraceEvents(_) => 7,
+            Self::PreserveFtraceBuffer(_) => 8,
+            Self::FtraceParseErrors(_) => 9,
+            Self::KprobeStats(_) => 10,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for FtraceStatsField<'a> {

@@ -198,6 +198,16 @@ impl<'a> GenericFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::EventName(_) => 1,
+            Self::Field(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for GenericFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -491,6 +501,18 @@ pub mod generic_ftrace_event {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Name(_) => 1,
+                Self::StrValue(_) => 3,
+                Self::IntValue(_) => 4,
+                Self::UintValue(_) => 5,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for FieldField<'a> {

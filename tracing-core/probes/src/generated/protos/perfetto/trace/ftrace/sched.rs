@@ -307,6 +307,21 @@ impl<'a> SchedSwitchFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::PrevComm(_) => 1,
+            Self::PrevPid(_) => 2,
+            Self::PrevPrio(_) => 3,
+            Self::PrevState(_) => 4,
+            Self::NextComm(_) => 5,
+            Self::NextPid(_) => 6,
+            Self::NextPrio(_) => 7,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedSwitchFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -620,6 +635,19 @@ impl<'a> SchedWakeupFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Prio(_) => 3,
+            Self::Success(_) => 4,
+            Self::TargetCpu(_) => 5,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedWakeupFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -918,6 +946,19 @@ impl<'a> SchedWakingFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Prio(_) => 3,
+            Self::Success(_) => 4,
+            Self::TargetCpu(_) => 5,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedWakingFtraceEventField<'a> {
@@ -1218,6 +1259,19 @@ impl<'a> SchedWakeupNewFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Prio(_) => 3,
+            Self::Success(_) => 4,
+            Self::TargetCpu(_) => 5,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedWakeupNewFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -1469,6 +1523,17 @@ impl<'a> SchedProcessExecFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Filename(_) => 1,
+            Self::Pid(_) => 2,
+            Self::OldPid(_) => 3,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedProcessExecFtraceEventField<'a> {
@@ -1733,6 +1798,18 @@ impl<'a> SchedProcessExitFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Tgid(_) => 3,
+            Self::Prio(_) => 4,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedProcessExitFtraceEventField<'a> {
@@ -2009,6 +2086,18 @@ impl<'a> SchedProcessForkFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::ParentComm(_) => 1,
+            Self::ParentPid(_) => 2,
+            Self::ChildComm(_) => 3,
+            Self::ChildPid(_) => 4,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedProcessForkFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -2257,6 +2346,17 @@ impl<'a> SchedProcessFreeFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Prio(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedProcessFreeFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -2472,6 +2572,16 @@ impl<'a> SchedProcessHangFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedProcessHangFtraceEventField<'a> {
@@ -2706,6 +2816,17 @@ impl<'a> SchedProcessWaitFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Comm(_) => 1,
+            Self::Pid(_) => 2,
+            Self::Prio(_) => 3,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SchedProcessWaitFtraceEventField<'a> {

@@ -230,6 +230,18 @@ impl<'a> TaskNewtaskFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Pid(_) => 1,
+            Self::Comm(_) => 2,
+            Self::CloneFlags(_) => 3,
+            Self::OomScoreAdj(_) => 4,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TaskNewtaskFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -503,6 +515,18 @@ impl<'a> TaskRenameFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Pid(_) => 1,
+            Self::Oldcomm(_) => 2,
+            Self::Newcomm(_) => 3,
+            Self::OomScoreAdj(_) => 4,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for TaskRenameFtraceEventField<'a> {

@@ -154,6 +154,15 @@ impl<'a> WorkqueueActivateWorkFtraceEventField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Work(_) => 1,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for WorkqueueActivateWorkFtraceEventField<'a> {
     const GROUPS: bool = false;
@@ -350,6 +359,16 @@ impl<'a> WorkqueueExecuteEndFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Work(_) => 1,
+            Self::Function(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for WorkqueueExecuteEndFtraceEventField<'a> {
@@ -554,6 +573,16 @@ impl<'a> WorkqueueExecuteStartFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Work(_) => 1,
+            Self::Function(_) => 2,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for WorkqueueExecuteStartFtraceEventField<'a> {
@@ -829,6 +858,19 @@ impl<'a> WorkqueueQueueWorkFtraceEventField<'a> {
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Work(_) => 1,
+            Self::Function(_) => 2,
+            Self::Workqueue(_) => 3,
+            Self::ReqCpu(_) => 4,
+            Self::Cpu(_) => 5,
+            Self::Other(f) => f.id,
+        }
     }
 }
 impl<'a> ::protozero::FieldEnum<'a> for WorkqueueQueueWorkFtraceEventField<'a> {

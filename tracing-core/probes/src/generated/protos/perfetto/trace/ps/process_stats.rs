@@ -193,6 +193,16 @@ impl<'a> ProcessStatsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Processes(_) => 1,
+            Self::CollectionEndTimestamp(_) => 2,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsField<'a> {
     const GROUPS: bool = false;
@@ -382,6 +392,15 @@ pub mod process_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Tid(_) => 1,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ThreadField<'a> {
@@ -587,6 +606,16 @@ pub mod process_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Fd(_) => 1,
+                Self::Path(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for FDInfoField<'a> {
@@ -1333,6 +1362,37 @@ pub mod process_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Pid(_) => 1,
+                Self::Threads(_) => 11,
+                Self::VmSizeKb(_) => 2,
+                Self::VmRssKb(_) => 3,
+                Self::RssAnonKb(_) => 4,
+                Self::RssFileKb(_) => 5,
+                Self::RssShmemKb(_) => 6,
+                Self::VmSwapKb(_) => 7,
+                Self::VmLockedKb(_) => 8,
+                Self::VmHwmKb(_) => 9,
+                Self::OomScoreAdj(_) => 10,
+                Self::IsPeakRssResettable(_) => 12,
+                Self::ChromePrivateFootprintKb(_) => 13,
+                Self::ChromePeakResidentSetKb(_) => 14,
+                Self::Fds(_) => 15,
+                Self::SmrRssKb(_) => 16,
+                Self::SmrPssKb(_) => 17,
+                Self::SmrPssAnonKb(_) => 18,
+                Self::SmrPssFileKb(_) => 19,
+                Self::SmrPssShmemKb(_) => 20,
+                Self::SmrSwapPssKb(_) => 23,
+                Self::RuntimeUserMode(_) => 21,
+                Self::RuntimeKernelMode(_) => 22,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProcessField<'a> {

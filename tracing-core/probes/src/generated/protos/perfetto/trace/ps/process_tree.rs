@@ -227,6 +227,17 @@ impl<'a> ProcessTreeField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Processes(_) => 1,
+            Self::Threads(_) => 2,
+            Self::CollectionEndTimestamp(_) => 3,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ProcessTreeField<'a> {
     const GROUPS: bool = false;
@@ -505,6 +516,18 @@ pub mod process_tree {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Tid(_) => 1,
+                Self::Tgid(_) => 3,
+                Self::Name(_) => 2,
+                Self::Nstid(_) => 4,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ThreadField<'a> {
@@ -878,6 +901,22 @@ pub mod process_tree {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Pid(_) => 1,
+                Self::Ppid(_) => 2,
+                Self::Cmdline(_) => 3,
+                Self::CmdlineIsComm(_) => 9,
+                Self::Uid(_) => 5,
+                Self::Nspid(_) => 6,
+                Self::ProcessStartFromBoot(_) => 7,
+                Self::IsKthread(_) => 8,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProcessField<'a> {

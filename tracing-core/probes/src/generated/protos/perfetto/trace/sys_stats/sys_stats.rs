@@ -699,6 +699,31 @@ impl<'a> SysStatsField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Meminfo(_) => 1,
+            Self::Vmstat(_) => 2,
+            Self::CpuStat(_) => 3,
+            Self::NumForks(_) => 4,
+            Self::NumIrqTotal(_) => 5,
+            Self::NumIrq(_) => 6,
+            Self::NumSoftirqTotal(_) => 7,
+            Self::NumSoftirq(_) => 8,
+            Self::CollectionEndTimestamp(_) => 9,
+            Self::Devfreq(_) => 10,
+            Self::CpufreqKhz(_) => 11,
+            Self::BuddyInfo(_) => 12,
+            Self::DiskStat(_) => 13,
+            Self::Psi(_) => 14,
+            Self::ThermalZone(_) => 15,
+            Self::CpuidleState(_) => 16,
+            Self::GpufreqMhz(_) => 17,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for SysStatsField<'a> {
     const GROUPS: bool = false;
@@ -1060,6 +1085,16 @@ pub mod sys_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Key(_) => 1,
+                Self::Value(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for MeminfoValueField<'a> {
         const GROUPS: bool = false;
@@ -1298,6 +1333,16 @@ pub mod sys_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Key(_) => 1,
+                Self::Value(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for VmstatValueField<'a> {
@@ -1675,6 +1720,23 @@ pub mod sys_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::CpuId(_) => 1,
+                Self::UserNs(_) => 2,
+                Self::UserNiceNs(_) => 3,
+                Self::SystemModeNs(_) => 4,
+                Self::IdleNs(_) => 5,
+                Self::IoWaitNs(_) => 6,
+                Self::IrqNs(_) => 7,
+                Self::SoftirqNs(_) => 8,
+                Self::StealNs(_) => 9,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CpuTimesField<'a> {
         const GROUPS: bool = false;
@@ -1923,6 +1985,16 @@ pub mod sys_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Irq(_) => 1,
+                Self::Count(_) => 2,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for InterruptCountField<'a> {
         const GROUPS: bool = false;
@@ -2133,6 +2205,16 @@ pub mod sys_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Key(_) => 1,
+                Self::Value(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DevfreqValueField<'a> {
@@ -2377,6 +2459,17 @@ pub mod sys_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Node(_) => 1,
+                Self::Zone(_) => 2,
+                Self::OrderPages(_) => 3,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for BuddyInfoField<'a> {
@@ -2769,6 +2862,23 @@ pub mod sys_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::DeviceName(_) => 1,
+                Self::ReadSectors(_) => 2,
+                Self::ReadTimeMs(_) => 3,
+                Self::WriteSectors(_) => 4,
+                Self::WriteTimeMs(_) => 5,
+                Self::DiscardSectors(_) => 6,
+                Self::DiscardTimeMs(_) => 7,
+                Self::FlushCount(_) => 8,
+                Self::FlushTimeMs(_) => 9,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for DiskStatField<'a> {
         const GROUPS: bool = false;
@@ -3049,6 +3159,16 @@ pub mod sys_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Resource(_) => 1,
+                Self::TotalNs(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for PsiSampleField<'a> {
@@ -3402,6 +3522,17 @@ pub mod sys_stats {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Name(_) => 1,
+                Self::Temp(_) => 2,
+                Self::Type(_) => 3,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ThermalZoneField<'a> {
         const GROUPS: bool = false;
@@ -3622,6 +3753,16 @@ pub mod sys_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::State(_) => 1,
+                Self::DurationUs(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CpuIdleStateEntryField<'a> {
@@ -3846,6 +3987,16 @@ pub mod sys_stats {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::CpuId(_) => 1,
+                Self::CpuidleStateEntry(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CpuIdleStateField<'a> {

@@ -162,6 +162,15 @@ impl<'a> CpuInfoField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Cpus(_) => 1,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for CpuInfoField<'a> {
     const GROUPS: bool = false;
@@ -442,6 +451,19 @@ pub mod cpu_info {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Implementer(_) => 1,
+                Self::Architecture(_) => 2,
+                Self::Variant(_) => 3,
+                Self::Part(_) => 4,
+                Self::Revision(_) => 5,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ArmCpuIdentifierField<'a> {
@@ -776,6 +798,19 @@ pub mod cpu_info {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Processor(_) => 1,
+                Self::Frequencies(_) => 2,
+                Self::Capacity(_) => 3,
+                Self::ArmIdentifier(_) => 4,
+                Self::Features(_) => 5,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for CpuField<'a> {
