@@ -762,6 +762,7 @@ impl<'a> DataSourceConfigField<'a> {
             Self::ProtovmConfig(_) => 12,
             Self::TrackEventConfig(_) => 113,
             Self::ChromeConfig(_) => 101,
+            Self::HeapprofdConfig(_) => 105,
             Self::InterceptorConfig(_) => 115,
             Self::LegacyConfig(_) => 1000,
             Self::ForTesting(_) => 1001,

@@ -1321,6 +1321,7 @@ impl<'a> TracePacketField<'a> {
             Self::TimestampClockId(_) => 58,
             Self::TrackEvent(_) => 11,
             Self::TrackDescriptor(_) => 60,
+            Self::ProfilePacket(_) => 37,
             Self::ClockSnapshot(_) => 6,
             Self::TraceUuid(_) => 89,
             Self::TraceConfig(_) => 33,

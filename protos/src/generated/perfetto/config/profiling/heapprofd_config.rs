@@ -803,6 +803,39 @@ impl<'a> HeapprofdConfigField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::SamplingIntervalBytes(_) => 1,
+            Self::AdaptiveSamplingShmemThreshold(_) => 24,
+            Self::AdaptiveSamplingMaxSamplingIntervalBytes(_) => 25,
+            Self::ProcessCmdline(_) => 2,
+            Self::Pid(_) => 4,
+            Self::TargetInstalledBy(_) => 26,
+            Self::All(_) => 5,
+            Self::Heaps(_) => 20,
+            Self::ExcludeHeaps(_) => 27,
+            Self::StreamAllocations(_) => 23,
+            Self::HeapSamplingIntervals(_) => 22,
+            Self::AllHeaps(_) => 21,
+            Self::MinAnonymousMemoryKb(_) => 15,
+            Self::MaxHeapprofdMemoryKb(_) => 16,
+            Self::MaxHeapprofdCpuSecs(_) => 17,
+            Self::SkipSymbolPrefix(_) => 7,
+            Self::ContinuousDumpConfig(_) => 6,
+            Self::ShmemSizeBytes(_) => 8,
+            Self::BlockClient(_) => 9,
+            Self::BlockClientTimeoutUs(_) => 14,
+            Self::NoStartup(_) => 10,
+            Self::NoRunning(_) => 11,
+            Self::DumpAtMax(_) => 13,
+            Self::DisableForkTeardown(_) => 18,
+            Self::DisableVforkDetection(_) => 19,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for HeapprofdConfigField<'a> {
     const GROUPS: bool = false;
@@ -1173,6 +1206,16 @@ pub mod heapprofd_config {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::DumpPhaseMs(_) => 5,
+                Self::DumpIntervalMs(_) => 6,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ContinuousDumpConfigField<'a> {

@@ -358,6 +358,21 @@ impl<'a> ProfilePacketField<'a> {
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
     }
+    /// The field's number: its declared one, or for `Other` the
+    /// number on the wire.
+    #[inline]
+    pub const fn number(&self) -> u32 {
+        match self {
+            Self::Strings(_) => 1,
+            Self::Mappings(_) => 4,
+            Self::Frames(_) => 2,
+            Self::Callstacks(_) => 3,
+            Self::ProcessDumps(_) => 5,
+            Self::Continued(_) => 6,
+            Self::Index(_) => 7,
+            Self::Other(f) => f.id,
+        }
+    }
 }
 impl<'a> ::protozero::FieldEnum<'a> for ProfilePacketField<'a> {
     const GROUPS: bool = false;
@@ -756,6 +771,22 @@ pub mod profile_packet {
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
         }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::CallstackId(_) => 1,
+                Self::SelfAllocated(_) => 2,
+                Self::SelfFreed(_) => 3,
+                Self::SelfMax(_) => 8,
+                Self::SelfMaxCount(_) => 9,
+                Self::Timestamp(_) => 4,
+                Self::AllocCount(_) => 5,
+                Self::FreeCount(_) => 6,
+                Self::Other(f) => f.id,
+            }
+        }
     }
     impl<'a> ::protozero::FieldEnum<'a> for HeapSampleField<'a> {
         const GROUPS: bool = false;
@@ -986,6 +1017,15 @@ pub mod profile_packet {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Buckets(_) => 1,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for HistogramField<'a> {
@@ -1226,6 +1266,17 @@ pub mod profile_packet {
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// The field's number: its declared one, or for `Other` the
+            /// number on the wire.
+            #[inline]
+            pub const fn number(&self) -> u32 {
+                match self {
+                    Self::UpperLimit(_) => 1,
+                    Self::MaxBucket(_) => 2,
+                    Self::Count(_) => 3,
+                    Self::Other(f) => f.id,
+                }
             }
         }
         impl<'a> ::protozero::FieldEnum<'a> for BucketField<'a> {
@@ -1545,6 +1596,20 @@ pub mod profile_packet {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::UnwindingErrors(_) => 1,
+                Self::HeapSamples(_) => 2,
+                Self::MapReparses(_) => 3,
+                Self::UnwindingTimeUs(_) => 4,
+                Self::TotalUnwindingTimeUs(_) => 5,
+                Self::ClientSpinlockBlockedUs(_) => 6,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsField<'a> {
@@ -2142,6 +2207,28 @@ pub mod profile_packet {
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// The field's number: its declared one, or for `Other` the
+        /// number on the wire.
+        #[inline]
+        pub const fn number(&self) -> u32 {
+            match self {
+                Self::Pid(_) => 1,
+                Self::FromStartup(_) => 3,
+                Self::RejectedConcurrent(_) => 4,
+                Self::Disconnected(_) => 6,
+                Self::BufferOverran(_) => 7,
+                Self::ClientError(_) => 14,
+                Self::BufferCorrupted(_) => 8,
+                Self::HitGuardrail(_) => 10,
+                Self::HeapName(_) => 11,
+                Self::SamplingIntervalBytes(_) => 12,
+                Self::OrigSamplingIntervalBytes(_) => 13,
+                Self::Timestamp(_) => 9,
+                Self::Stats(_) => 5,
+                Self::Samples(_) => 2,
+                Self::Other(f) => f.id,
+            }
         }
     }
     impl<'a> ::protozero::FieldEnum<'a> for ProcessHeapSamplesField<'a> {
