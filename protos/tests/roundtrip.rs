@@ -196,7 +196,7 @@ fn descriptor_set_is_embedded() {
         .collect();
     assert!(names.contains(&"perfetto/trace/trace_packet.proto"));
     assert!(names.contains(&"perfetto/ipc/producer_port.proto"));
-    assert_eq!(names.len(), 51);
+    assert_eq!(names.len(), 53);
 }
 
 #[test]
