@@ -83,7 +83,8 @@ fn anon_kb() -> Option<u64> {
     Some(field("RssAnon:")? + field("VmSwap:").unwrap_or(0))
 }
 
-/// Says whether the process is starting up (see [`STARTING_UP`]).
+/// Says whether the process is starting up: a session that starts
+/// meanwhile profiles it `from_startup`.
 pub fn set_starting_up(starting: bool) {
     STARTING_UP.store(starting, Ordering::Release);
 }

@@ -79,7 +79,7 @@ impl SampleReader {
 
     /// Takes in one encoded `TracePacket`; returns the CPU sample it held,
     /// if it held one. A heap dump's packets are collected until the
-    /// packet that closes the dump (see [`super::heap`]).
+    /// packet that closes the dump (see `profile/heap.rs`).
     pub fn push_packet(&mut self, packet: &[u8]) -> Option<&Sample> {
         let number = self.pushed;
         self.pushed += 1;
