@@ -62,6 +62,7 @@ mod proto_tokens;
 mod protoc;
 mod pure;
 mod resolve;
+mod respell_values;
 
 use std::path::{Path, PathBuf};
 

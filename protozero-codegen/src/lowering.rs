@@ -34,6 +34,7 @@
 
 use crate::json_names::JsonField;
 use crate::proto_tokens::{Kind, Token, lex};
+use crate::respell_values::respell_values;
 
 /// `FileDescriptorProto.edition` values (`google.protobuf.Edition`).
 pub(crate) const EDITION_2023: u64 = 1000;
@@ -202,10 +203,10 @@ pub(crate) fn lower(
 }
 
 /// One replacement in the original text.
-struct Edit {
-    at: usize,
-    old: usize,
-    new: String,
+pub(crate) struct Edit {
+    pub(crate) at: usize,
+    pub(crate) old: usize,
+    pub(crate) new: String,
 }
 
 /// The block a statement is in.
@@ -726,82 +727,6 @@ fn is_proto3(src: &str, toks: &[Token]) -> bool {
     text(0) == Some("syntax")
         && text(1) == Some("=")
         && text(2).is_some_and(|v| unquote(v) == "proto3")
-}
-
-/// Option values protox does not read, respelled: `inf` (after `=`, not
-/// as a default, which protox reads) as `1e999`, `nan` and `-nan` there as
-/// [`crate::non_finite::NAN_STAND_IN`] (whether one was is returned), and
-/// a decimal integer beyond 64 bits (anywhere) as a floating-point
-/// literal. A file that declares something named `inf` or `nan` (an enum
-/// value, which an option can name) keeps those words as they are.
-fn respell_values(src: &str, toks: &[Token], edits: &mut Vec<Edit>) -> bool {
-    let text = |t: &Token| &src[t.start..t.end];
-    let declared = |word: &str| {
-        toks.windows(2)
-            .any(|w| text(&w[0]) == word && text(&w[1]) == "=")
-    };
-    let (inf_declared, nan_declared) = (declared("inf"), declared("nan"));
-    let mut nan = false;
-    for (i, t) in toks.iter().enumerate() {
-        match t.kind {
-            Kind::Word if text(t) == "nan" && !nan_declared => {
-                let negative = i >= 1 && text(&toks[i - 1]) == "-";
-                let sign = usize::from(negative);
-                let before = i.checked_sub(1 + sign).and_then(|j| toks.get(j));
-                let is_default = i
-                    .checked_sub(2 + sign)
-                    .and_then(|j| toks.get(j))
-                    .is_some_and(|n| text(n) == "default");
-                if before.is_some_and(|b| text(b) == "=") && !is_default {
-                    let at = if negative { toks[i - 1].start } else { t.start };
-                    edits.push(Edit {
-                        at,
-                        old: t.end - at,
-                        new: crate::non_finite::NAN_STAND_IN.to_owned(),
-                    });
-                    nan = true;
-                }
-            }
-            Kind::Word if text(t) == "inf" && !inf_declared => {
-                let mut before = i.checked_sub(1).and_then(|j| toks.get(j));
-                if before.is_some_and(|b| text(b) == "-") {
-                    before = i.checked_sub(2).and_then(|j| toks.get(j));
-                }
-                let after_eq = before.is_some_and(|b| text(b) == "=");
-                let name_at = if i >= 1 && text(&toks[i - 1]) == "-" {
-                    3
-                } else {
-                    2
-                };
-                let is_default = i
-                    .checked_sub(name_at)
-                    .and_then(|j| toks.get(j))
-                    .is_some_and(|n| text(n) == "default");
-                if after_eq && !is_default {
-                    edits.push(Edit {
-                        at: t.start,
-                        old: t.end - t.start,
-                        new: "1e999".to_owned(),
-                    });
-                }
-            }
-            Kind::Number => {
-                let digits = text(t);
-                if digits.bytes().all(|b| b.is_ascii_digit())
-                    && !digits.starts_with('0')
-                    && digits.parse::<u64>().is_err()
-                {
-                    edits.push(Edit {
-                        at: t.end,
-                        old: 0,
-                        new: ".0".to_owned(),
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    nan
 }
 
 fn group_refusal(offset: usize) -> Refusal {

@@ -240,11 +240,6 @@ impl Books {
             .collect();
         writer.dump(sink, now, &header, &samples, &mut self.interner);
     }
-
-    /// The sampled bytes live now.
-    pub(crate) fn live_bytes(&self) -> u64 {
-        self.table.live_bytes()
-    }
 }
 
 /// Whether a frame is the profiler's own (the hook's frames at the leaf).
@@ -290,7 +285,7 @@ pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &m
             books.disconnected = ctl.disconnected.load(Ordering::Acquire);
             break;
         }
-        if guardrail_hit(&cfg, cpu_start, books.live_bytes()) {
+        if guardrail_hit(&cfg, cpu_start) {
             books.hit_guardrail = true;
             deactivate();
             break;
@@ -316,7 +311,7 @@ pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &m
 /// Whether `max_heapprofd_memory_kb` or `max_heapprofd_cpu_secs` is
 /// passed: the profiler's own heap bytes and pending records, and this
 /// thread's CPU time.
-fn guardrail_hit(cfg: &HeapConfig, cpu_start: Option<Duration>, _live: u64) -> bool {
+fn guardrail_hit(cfg: &HeapConfig, cpu_start: Option<Duration>) -> bool {
     if cfg.max_memory_kb > 0 {
         let pending = QUEUE.lock().pending_bytes() as u64;
         if (own_bytes() + pending) / 1024 > u64::from(cfg.max_memory_kb) {

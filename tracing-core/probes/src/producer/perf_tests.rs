@@ -16,6 +16,7 @@ use crate::protos::perf_event_config::UnwindMode;
 use crate::protos::perf_events::Counter;
 use crate::protos::perf_sample::ProducerEventDecoder;
 use crate::protos::perf_sample::producer_event::DataSourceStopReason;
+use crate::protos::profiling::StackUnwindError;
 use crate::protos::{
     PerfEventConfig, PerfSampleDecoder, PerfSampleDefaultsDecoder, packet_defaults_field,
     packet_field,
