@@ -4,8 +4,10 @@
 //! - Rust: plain (system allocator), with `HeapProfiler` installed and no
 //!   session, profiled in-process at 4096 bytes, under dhat-rs, and under
 //!   heaptrack;
-//! - C: plain, under `libzerotrace_heapprofd.so` profiled at 4096 bytes
-//!   into a service run here, and under heaptrack;
+//! - C: plain, under `libzerotrace_heapprofd.so` with no session for it
+//!   and profiled at 4096 bytes into a service run here, and under
+//!   heaptrack (the preload library's helper process is not the timed
+//!   child's: its CPU time is not in the CPU column);
 //!
 //! each timed as a child (`wait4`: wall time, CPU time, peak RSS); the
 //! medians and the ratios to plain are printed, with the goals: profiled
@@ -188,6 +190,24 @@ fn main() -> Result<(), String> {
     ));
     let (cb, w2, l) = (c_bin.clone(), work.clone(), lib.clone());
     variants.push((
+        "c libzerotrace_heapprofd idle",
+        Box::new(move || {
+            // A service whose session profiles another program: the
+            // library is loaded, its helper connected, nothing sampled.
+            let (service, mut consumer, p) = service_for("no_such_program")?;
+            let r = timed(
+                Command::new(&cb)
+                    .arg(&w2)
+                    .env("LD_PRELOAD", &l)
+                    .env("PERFETTO_PRODUCER_SOCK_NAME", p.to_string()),
+            );
+            let _ = consumer.disable_tracing();
+            drop(service);
+            r
+        }),
+    ));
+    let (cb, w2, l) = (c_bin.clone(), work.clone(), lib.clone());
+    variants.push((
         "c libzerotrace_heapprofd 4096",
         Box::new(move || {
             let (service, mut consumer, p) = service_for("heap_workload_c")?;
@@ -265,6 +285,7 @@ fn main() -> Result<(), String> {
     for (n, goal) in [
         ("rust HeapProfiler idle", 1.05),
         ("rust HeapProfiler 4096", 1.5),
+        ("c libzerotrace_heapprofd idle", 1.05),
         ("c libzerotrace_heapprofd 4096", 1.5),
     ] {
         if let Some(r) = ratio(n) {

@@ -1,11 +1,14 @@
 //! The C allocator's entry points, interposed: each forwards to glibc's own
 //! (`__libc_malloc` and friends, which glibc exports for this purpose) and
 //! tells the heap profiler, when it samples, of the block allocated or
-//! about to be freed. A free is told before glibc gets the memory back, so
+//! about to be freed. With no session the hot ones are a check and a tail
+//! call. A free is told before glibc gets the memory back, so
 //! that a reuse of the address is always told after it.
 
+use std::sync::atomic::{AtomicPtr, Ordering};
+
 use libc::{c_int, c_void, size_t};
-use zerotrace_core::heap_profile::{record_alloc, record_free, sampling};
+use zerotrace_core::heap_profile::preload::{record_alloc, record_free, sampling};
 
 unsafe extern "C" {
     fn __libc_malloc(size: size_t) -> *mut c_void;
@@ -28,7 +31,7 @@ fn allocated(p: *mut c_void, size: usize) -> *mut c_void {
 #[inline]
 fn freeing(p: *mut c_void) {
     if !p.is_null() && sampling() {
-        record_free(p as u64, 0);
+        record_free(p as u64);
     }
 }
 
@@ -38,6 +41,10 @@ fn freeing(p: *mut c_void) {
 /// As glibc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn malloc(size: size_t) -> *mut c_void {
+    if !sampling() {
+        // SAFETY: forwarded as received (a tail call: no session, no cost).
+        return unsafe { __libc_malloc(size) };
+    }
     // SAFETY: forwarded as received.
     allocated(unsafe { __libc_malloc(size) }, size)
 }
@@ -59,6 +66,10 @@ pub unsafe extern "C" fn free(ptr: *mut c_void) {
 /// As glibc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn calloc(n: size_t, size: size_t) -> *mut c_void {
+    if !sampling() {
+        // SAFETY: forwarded as received (glibc checks the product).
+        return unsafe { __libc_calloc(n, size) };
+    }
     // SAFETY: forwarded as received (glibc checks the product).
     let p = unsafe { __libc_calloc(n, size) };
     allocated(p, n.saturating_mul(size))
@@ -71,6 +82,10 @@ pub unsafe extern "C" fn calloc(n: size_t, size: size_t) -> *mut c_void {
 /// As glibc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: size_t) -> *mut c_void {
+    if !sampling() {
+        // SAFETY: forwarded as received.
+        return unsafe { __libc_realloc(ptr, size) };
+    }
     freeing(ptr);
     // SAFETY: forwarded as received.
     let p = unsafe { __libc_realloc(ptr, size) };
@@ -138,4 +153,37 @@ pub unsafe extern "C" fn valloc(size: size_t) -> *mut c_void {
 pub unsafe extern "C" fn pvalloc(size: size_t) -> *mut c_void {
     // SAFETY: forwarded as received.
     allocated(unsafe { __libc_pvalloc(size) }, size)
+}
+
+/// glibc's `malloc_usable_size`, which has no `__libc_` alias: found
+/// with `dlsym(RTLD_NEXT)` at load (or at the first call, if earlier).
+static REAL_USABLE_SIZE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Looks up glibc's `malloc_usable_size` (from the library's initialiser).
+pub(crate) fn resolve() -> *mut c_void {
+    let known = REAL_USABLE_SIZE.load(Ordering::Acquire);
+    if !known.is_null() {
+        return known;
+    }
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_NEXT finds the next
+    // definition after this library (glibc's).
+    let f = unsafe { libc::dlsym(libc::RTLD_NEXT, c"malloc_usable_size".as_ptr()) };
+    REAL_USABLE_SIZE.store(f, Ordering::Release);
+    f
+}
+
+/// `malloc_usable_size(3)`: every block is glibc's, so glibc answers.
+///
+/// # Safety
+/// As glibc's: `ptr` is null or a live block of this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> size_t {
+    let f = resolve();
+    if f.is_null() {
+        return 0;
+    }
+    // SAFETY: `f` is glibc's malloc_usable_size, of this signature.
+    let real: unsafe extern "C" fn(*mut c_void) -> size_t = unsafe { std::mem::transmute(f) };
+    // SAFETY: forwarded as received.
+    unsafe { real(ptr) }
 }

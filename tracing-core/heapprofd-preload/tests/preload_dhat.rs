@@ -7,6 +7,9 @@
 //! exit (malloc, free, a realloc chain, calloc, posix_memalign, three
 //! threads). The dump is the one written at exit (`disconnected`), from
 //! the process's start (`from_startup`), and decodes with our decoders.
+//! A second fixture (`tests/fixture/fork_fixture.c`) checks the split: the
+//! program starts no thread, its fork child is not profiled, and with no
+//! service it runs unchanged.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -54,9 +57,9 @@ fn library() -> PathBuf {
     );
 }
 
-fn fixture() -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/heap_fixture.c");
-    let bin = tmp().join("heap_fixture");
+fn fixture(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixture/{name}.c"));
+    let bin = tmp().join(name);
     let out = Command::new("cc")
         .args(["-O0", "-g", "-pthread", "-o"])
         .arg(&bin)
@@ -132,7 +135,7 @@ fn dhat(bin: &Path) -> Totals {
     totals
 }
 
-fn trace_config() -> Vec<u8> {
+fn trace_config(cmdline: &str) -> Vec<u8> {
     let mut w = HeapWriter::new();
     {
         let mut c = TraceConfig::from_message(w.root());
@@ -142,15 +145,19 @@ fn trace_config() -> Vec<u8> {
         dc.set_name("android.heapprofd");
         dc.begin_heapprofd_config()
             .set_sampling_interval_bytes(1)
-            .add_process_cmdline("heap_fixture");
+            .add_process_cmdline(cmdline);
     }
     w.finish().unwrap()
 }
 
 /// The fixture run under the preload library into a session of a service
-/// of our own; the trace.
-fn ours(bin: &Path) -> Vec<u8> {
-    let base = format!("zerotrace-preload-test-{}", std::process::id());
+/// of our own; the trace and the fixture's standard output.
+fn ours(bin: &Path) -> (Vec<u8>, String) {
+    let base = format!(
+        "zerotrace-preload-test-{}-{}",
+        std::process::id(),
+        bin.file_name().unwrap().to_string_lossy()
+    );
     let service = DaemonThread::spawn(DaemonConfig {
         producer_sockets: vec![Endpoint::Abstract(format!("{base}-p"))],
         consumer_socket: Endpoint::Abstract(format!("{base}-c")),
@@ -161,7 +168,10 @@ fn ours(bin: &Path) -> Vec<u8> {
     let p_ep = service.producer_endpoints()[0].clone();
     let mut consumer = ConsumerClient::connect(service.consumer_endpoint()).expect("consumer");
     let session = consumer
-        .enable_tracing(&trace_config(), None)
+        .enable_tracing(
+            &trace_config(&bin.file_name().unwrap().to_string_lossy()),
+            None,
+        )
         .expect("session");
     let run = Command::new(bin)
         .env("LD_PRELOAD", library())
@@ -180,13 +190,13 @@ fn ours(bin: &Path) -> Vec<u8> {
         .expect("end");
     let trace = consumer.read_trace().expect("trace");
     drop(service);
-    trace
+    (trace, String::from_utf8_lossy(&run.stdout).into_owned())
 }
 
-/// Per function, from the last dump: (allocated, alloc_count, live
-/// bytes, live blocks); and the last dump's flags (from_startup,
-/// disconnected).
-fn profile(trace: &[u8]) -> (Totals, (bool, bool)) {
+/// Per function of `functions`, from the last dump: (allocated,
+/// alloc_count, live bytes, live blocks); the last dump's flags
+/// (from_startup, disconnected); the pids the dumps are of.
+fn profile(trace: &[u8], functions: &[&'static str]) -> (Totals, (bool, bool), Vec<u64>) {
     let packets: Vec<&[u8]> = protozero::Decoder::new(trace)
         .filter_map(|f| f.ok())
         .filter(|f| f.id == 1)
@@ -195,6 +205,7 @@ fn profile(trace: &[u8]) -> (Totals, (bool, bool)) {
     let (mut names, mut frames, mut stacks) = (HashMap::new(), HashMap::new(), HashMap::new());
     let mut dumps: Vec<DumpRows> = vec![Vec::new()];
     let mut flags = (false, false);
+    let mut pids = Vec::new();
     for b in &packets {
         let p = TracePacketDecoder::new(b);
         if let Some(d) = p.interned_data() {
@@ -213,6 +224,7 @@ fn profile(trace: &[u8]) -> (Totals, (bool, bool)) {
         };
         for d in pp.process_dumps() {
             assert_eq!(d.heap_name(), Some("libc.malloc"));
+            pids.push(d.pid().unwrap_or(0));
             flags = (
                 d.from_startup().unwrap_or(false),
                 d.disconnected().unwrap_or(false),
@@ -240,7 +252,7 @@ fn profile(trace: &[u8]) -> (Totals, (bool, bool)) {
                 String::from_utf8_lossy(names.get(&frames[fr]).map_or(&b""[..], |v| v)).into_owned()
             })
             .collect();
-        for func in FUNCTIONS {
+        for func in functions {
             if named.iter().any(|n| n == func) {
                 let t: &mut (u64, u64, u64, u64) = out.entry(*func).or_default();
                 t.0 += a;
@@ -250,14 +262,14 @@ fn profile(trace: &[u8]) -> (Totals, (bool, bool)) {
             }
         }
     }
-    (out, flags)
+    (out, flags, pids)
 }
 
 #[test]
 fn a_c_programs_profile_equals_dhats_counts() {
-    let bin = fixture();
-    let trace = ours(&bin);
-    let (got, (from_startup, disconnected)) = profile(&trace);
+    let bin = fixture("heap_fixture");
+    let (trace, _) = ours(&bin);
+    let (got, (from_startup, disconnected), _) = profile(&trace, FUNCTIONS);
     assert!(from_startup, "profiled from its start (blocking init)");
     assert!(disconnected, "the last dump is the one written at exit");
     // The design's own figures, whatever valgrind says.
@@ -277,4 +289,51 @@ fn a_c_programs_profile_equals_dhats_counts() {
             "{f}: ours (bytes, blocks, bytes live, blocks live) against DHAT's"
         );
     }
+}
+
+/// heapprofd's split: the profiled program starts no thread (its helper
+/// is a process of its own), its fork child is not profiled, and the
+/// profile is the parent's alone.
+#[test]
+fn the_program_starts_no_thread_and_its_fork_child_is_not_profiled() {
+    let bin = fixture("fork_fixture");
+    let (trace, stdout) = ours(&bin);
+    assert!(stdout.contains("threads 1\n"), "{stdout}");
+    assert!(stdout.contains("child 0\n"), "{stdout}");
+    let functions = &["parent_before", "child_only", "parent_after"];
+    let (got, (from_startup, disconnected), mut pids) = profile(&trace, functions);
+    assert!(from_startup && disconnected);
+    assert_eq!(got.get("parent_before"), Some(&(10_000, 10, 10_000, 10)));
+    assert_eq!(got.get("parent_after"), Some(&(3500, 5, 3500, 5)));
+    assert_eq!(
+        got.get("child_only"),
+        None,
+        "the fork child is not profiled"
+    );
+    pids.sort_unstable();
+    pids.dedup();
+    assert_eq!(pids.len(), 1, "one process profiled: {pids:?}");
+}
+
+/// With no service at all, the program runs as it would without the
+/// library: same output, same exit status, and its output's pipe closes
+/// when it exits (the helper holds none of the program's descriptors).
+#[test]
+fn with_no_service_the_program_runs_unchanged() {
+    let bin = fixture("fork_fixture");
+    let started = std::time::Instant::now();
+    let run = Command::new(&bin)
+        .env("LD_PRELOAD", library())
+        .env(
+            "PERFETTO_PRODUCER_SOCK_NAME",
+            format!("@zerotrace-preload-nothing-{}", std::process::id()),
+        )
+        .output()
+        .expect("the fixture runs");
+    assert!(run.status.success());
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "threads 1\nchild 0\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the output's pipes closed with the program"
+    );
 }

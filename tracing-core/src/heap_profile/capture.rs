@@ -12,6 +12,8 @@
 //! x86-64 only; elsewhere nothing is captured and the sample is recorded
 //! with an unwinding error.
 
+use std::mem::MaybeUninit;
+
 use zerotrace_unwind::{ProcRoot, find, read_maps};
 
 /// What was captured.
@@ -33,6 +35,45 @@ pub(crate) struct Captured {
 pub(crate) fn stack_top(sp: u64) -> Option<u64> {
     let maps = read_maps(&ProcRoot::system(), std::process::id()).ok()?;
     find(&maps, sp).map(|m| m.end)
+}
+
+/// The registers [`capture_with`] read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Regs {
+    /// The instruction pointer, inside [`capture_with`].
+    pub ip: u64,
+    /// The stack pointer there; the copy starts here.
+    pub sp: u64,
+    /// The frame pointer there.
+    pub bp: u64,
+}
+
+/// Reads the current registers, asks `place` for room for the stack's
+/// bytes from `sp` to `stack_top` (at most `max`), and has the kernel copy
+/// them there: the registers and the bytes copied. `None` where this
+/// architecture is not supported, under Miri, when `place` gave no room,
+/// or when the kernel copied nothing.
+///
+/// # Safety
+/// A pointer `place` returns must be valid for writes of the length it was
+/// asked for, and nothing else may access those bytes during the call.
+#[inline(never)]
+pub(crate) unsafe fn capture_with(
+    stack_top: u64,
+    max: usize,
+    place: impl FnOnce(usize) -> Option<*mut u8>,
+) -> Option<(Regs, usize)> {
+    let (ip, sp, bp) = registers()?;
+    if sp >= stack_top {
+        return None;
+    }
+    let len = usize::try_from(stack_top - sp).map_or(max, |l| l.min(max));
+    let dst = place(len)?;
+    // SAFETY: `place` handed out `len` writable bytes at `dst` that nothing
+    // else accesses meanwhile (contract). No slice is made of them: they
+    // may be shared memory, written only by the kernel here.
+    let copied = unsafe { copy_own_memory_raw(sp, dst, len) }?;
+    Some((Regs { ip, sp, bp }, copied.min(len)))
 }
 
 /// The current registers and up to `max` bytes of the stack below
@@ -94,17 +135,27 @@ fn registers() -> Option<(u64, u64, u64)> {
 /// Copies `out.len()` bytes at address `from` of this process into `out`
 /// through the kernel; the bytes copied (those first bytes of `out` are
 /// then initialised).
+fn copy_own_memory(from: u64, out: &mut [MaybeUninit<u8>]) -> Option<usize> {
+    // SAFETY: `out` is ours to write for its whole length.
+    unsafe { copy_own_memory_raw(from, out.as_mut_ptr().cast(), out.len()) }
+}
+
+/// Copies `len` bytes at address `from` of this process to `dst` through
+/// the kernel; the bytes copied.
+///
+/// # Safety
+/// `dst` is valid for writes of `len` bytes.
 #[cfg(not(miri))]
-fn copy_own_memory(from: u64, out: &mut [std::mem::MaybeUninit<u8>]) -> Option<usize> {
+unsafe fn copy_own_memory_raw(from: u64, dst: *mut u8, len: usize) -> Option<usize> {
     let local = libc::iovec {
-        iov_base: out.as_mut_ptr().cast(),
-        iov_len: out.len(),
+        iov_base: dst.cast(),
+        iov_len: len,
     };
     let remote = libc::iovec {
         iov_base: from as *mut libc::c_void,
-        iov_len: out.len(),
+        iov_len: len,
     };
-    // SAFETY: `local` describes `out`, which we own and may write (bytes
+    // SAFETY: `local` describes `len` bytes the caller lets us write (bytes
     // need no initialisation to be written); the kernel checks `remote`
     // (our own address space) and fails or copies less rather than fault.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
@@ -112,7 +163,7 @@ fn copy_own_memory(from: u64, out: &mut [std::mem::MaybeUninit<u8>]) -> Option<u
 }
 
 #[cfg(miri)]
-fn copy_own_memory(_from: u64, _out: &mut [std::mem::MaybeUninit<u8>]) -> Option<usize> {
+unsafe fn copy_own_memory_raw(_from: u64, _dst: *mut u8, _len: usize) -> Option<usize> {
     None
 }
 

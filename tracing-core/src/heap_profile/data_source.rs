@@ -19,7 +19,7 @@ use super::allocator::{RUST_HEAP, activate, deactivate};
 use super::config::{HEAPPROFD_DATA_SOURCE, HeapConfig, heapprofd_config_of};
 use super::dump::{DumpWriter, PacketSink};
 use super::record_queue::{QUEUE, QueueLimits};
-use super::worker::{Books, Control, run};
+use super::worker::{Books, Control, QueueSource, run};
 use crate::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError,
 };
@@ -71,9 +71,9 @@ pub fn register_heap(
     )
 }
 
-/// This process's anonymous resident and swapped memory, in KiB.
-fn anon_kb() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+/// Process `pid`'s anonymous resident and swapped memory, in KiB.
+pub(crate) fn anon_kb(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(name))
@@ -116,29 +116,37 @@ pub fn finish_at_exit(timeout: std::time::Duration) {
     let _ = r.producer.flush_blocking(timeout);
 }
 
-fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
+/// Whether the session of instance `i` profiles process `pid`'s heap
+/// `heap`, as heapprofd decides: its config (refusals said on standard
+/// error) and sampling interval, or `None`.
+pub(crate) fn admit(i: &Instance, pid: u32, heap: &str) -> Option<(HeapConfig, u64)> {
     let cfg = match HeapConfig::parse(heapprofd_config_of(&i.config)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{HEAPPROFD_DATA_SOURCE}: {e}; this process is not profiled");
-            return;
+            eprintln!("{HEAPPROFD_DATA_SOURCE}: {e}; process {pid} is not profiled");
+            return None;
         }
     };
     for line in &cfg.refused {
         eprintln!("{HEAPPROFD_DATA_SOURCE}: {line}");
     }
-    let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
-    if !cfg.targets(std::process::id(), &String::from_utf8_lossy(&cmdline)) || cfg.no_running {
-        return;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    if !cfg.targets(pid, &String::from_utf8_lossy(&cmdline)) || cfg.no_running {
+        return None;
     }
-    let Some(interval) = cfg.heaps.interval(heap, true) else {
+    let interval = cfg.heaps.interval(heap, true)?;
+    if cfg.min_anonymous_memory_kb > 0
+        && anon_kb(pid).is_none_or(|kb| kb < u64::from(cfg.min_anonymous_memory_kb))
+    {
+        return None;
+    }
+    Some((cfg, interval))
+}
+
+fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
+    let Some((cfg, interval)) = admit(i, std::process::id(), heap) else {
         return;
     };
-    if cfg.min_anonymous_memory_kb > 0
-        && anon_kb().is_none_or(|kb| kb < u64::from(cfg.min_anonymous_memory_kb))
-    {
-        return;
-    }
     let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
     let Ok(mut writer) = producer.create_trace_writer_for(i) else {
         return;
@@ -166,12 +174,12 @@ fn start(producer: &Arc<ProducerClient>, i: &Instance, heap: &'static str) {
         },
     );
     let from_startup = STARTING_UP.load(Ordering::Acquire);
-    let books = Books::new(session, heap, &cfg, interval, from_startup);
+    let books = Books::new(std::process::id(), heap, &cfg, interval, from_startup);
     let ctl = Arc::new(Control::default());
     let c = ctl.clone();
     let spawned = std::thread::Builder::new()
         .name("zt-heapprofd".into())
-        .spawn(move || run(c, books, cfg, &mut writer));
+        .spawn(move || run(c, books, cfg, &mut writer, &mut QueueSource { session }));
     match spawned {
         Ok(thread) => {
             activate(session, interval);

@@ -19,6 +19,12 @@
 //! its thread's registers and stack copy (`capture.rs`); the profiler's
 //! thread (`worker.rs`) unwinds, keeps the books and dumps; [`register`]
 //! (`data_source.rs`) ties it to the program's producer.
+//!
+//! For a preloaded `malloc` interposer, [`preload`]: heapprofd's split. The
+//! program starts no thread: the hook (`client.rs`) writes sampled
+//! allocations and frees into a ring shared (`shared_ring.rs`) with a
+//! helper process forked at load (`helper.rs`), which is the producer and
+//! runs the same profiler thread against the ring.
 
 mod config;
 mod dump;
@@ -30,9 +36,15 @@ mod allocator;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod capture;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod client;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod data_source;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod helper;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod record_queue;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod shared_ring;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod spin_lock;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
@@ -55,3 +67,17 @@ pub use dump::{
 };
 pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
 pub use sampler::Sampler;
+
+/// Heap profiling of a process by a preloaded `malloc` interposer, as
+/// heapprofd splits it: [`start`](preload::start) forks the helper process
+/// (the producer, the unwinder, the books) from the library's initialiser;
+/// the interposed functions ask [`sampling`](preload::sampling) (two
+/// relaxed loads) and, when it says yes, call
+/// [`record_alloc`](preload::record_alloc) after an allocation and
+/// [`record_free`](preload::record_free) before a free; the library's
+/// `atexit` handler calls [`at_exit`](preload::at_exit) for the last dump.
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+pub mod preload {
+    pub use super::client::{at_exit, record_alloc, record_free, sampling, wait_for_session};
+    pub use super::helper::{StartError, start};
+}

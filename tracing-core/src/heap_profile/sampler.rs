@@ -51,6 +51,19 @@ impl Sampler {
         self.interval
     }
 
+    /// The common case, cheaply: when an allocation of `size` bytes is not
+    /// sampled, counts it and says so (`true`); `false` leaves the
+    /// sampler untouched for [`Sampler::sample_size`] to decide.
+    #[inline]
+    pub fn skip(&mut self, size: u64) -> bool {
+        if size < self.interval && (size as i64) < self.to_next && size <= i64::MAX as u64 {
+            self.to_next -= size as i64;
+            true
+        } else {
+            false
+        }
+    }
+
     /// The bytes an allocation of `size` counts for: 0 when it is not
     /// recorded, `size` itself when `size >= interval`, else `interval`
     /// times the number of its bytes that were sampled.

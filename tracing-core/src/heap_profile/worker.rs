@@ -1,5 +1,7 @@
 //! The profiler's thread for one session (heapprofd's unwinding worker
-//! and bookkeeping, in-process): it takes the hook's records in order,
+//! and bookkeeping): it takes the hook's records in order (from the
+//! in-process queue, or from a preloaded client's shared ring in the
+//! helper process: a [`RecordSource`]),
 //! unwinds each sampled allocation's stack copy (DWARF CFI through
 //! `zerotrace-unwind`, as the CPU profiler does), interns the callstack,
 //! keeps the books, and writes a dump on every continuous-dump tick and at
@@ -37,7 +39,6 @@ pub(crate) struct Control {
 
 /// One session's books.
 pub(crate) struct Books {
-    session: u32,
     pid: u32,
     heap_name: String,
     orig_interval: u64,
@@ -51,24 +52,25 @@ pub(crate) struct Books {
     stack_ids: HashMap<u64, u32>,
     stats: DumpStats,
     from_startup: bool,
-    disconnected: bool,
+    /// The client went away: the last dump says so.
+    pub(crate) disconnected: bool,
     /// Unwinding time histogram: count per power-of-two bucket of us.
     hist: [u64; 21],
-    hit_guardrail: bool,
+    /// A guardrail stopped the profile: the last dump says so.
+    pub(crate) hit_guardrail: bool,
 }
 
 impl Books {
-    /// Books for `session` of this process's heap `heap_name`.
+    /// Books for a session of process `pid`'s heap `heap_name`.
     pub(crate) fn new(
-        session: u32,
+        pid: u32,
         heap_name: &str,
         cfg: &HeapConfig,
         interval: u64,
         from_startup: bool,
     ) -> Books {
         Books {
-            session,
-            pid: std::process::id(),
+            pid,
             heap_name: heap_name.to_owned(),
             orig_interval: interval,
             skip_symbol_prefix: cfg.skip_symbol_prefix.clone(),
@@ -84,6 +86,11 @@ impl Books {
             hist: [0; 21],
             hit_guardrail: false,
         }
+    }
+
+    /// The profiled process.
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
     }
 
     /// Takes one record; its stack buffer, to be handed back for reuse.
@@ -182,19 +189,19 @@ impl Books {
     }
 
     /// Writes a dump of the books as they stand.
-    pub(crate) fn dump(&mut self, sink: &mut dyn PacketSink, writer: &mut DumpWriter) {
+    pub(crate) fn dump(
+        &mut self,
+        sink: &mut dyn PacketSink,
+        writer: &mut DumpWriter,
+        client: ClientStatus,
+    ) {
         let now = crate::platform::boottime_ns();
-        let (overrun, blocked_ns) = {
-            let q = QUEUE.lock();
-            (
-                if q.session == self.session {
-                    q.overrun
-                } else {
-                    None
-                },
-                q.blocked_ns,
-            )
-        };
+        let ClientStatus {
+            overrun,
+            blocked_ns,
+            interval,
+            corrupted,
+        } = client;
         let mut stats = self.stats.clone();
         stats.heap_samples = self.table.stats().heap_samples;
         stats.client_spinlock_blocked_us = blocked_ns / 1000;
@@ -218,10 +225,10 @@ impl Books {
                 Some(Overrun::Timeout) => ClientError::HitTimeout,
                 _ => ClientError::None,
             },
-            buffer_corrupted: false,
+            buffer_corrupted: corrupted,
             hit_guardrail: self.hit_guardrail,
             heap_name: self.heap_name.clone(),
-            sampling_interval_bytes: current_interval(),
+            sampling_interval_bytes: interval,
             orig_sampling_interval_bytes: self.orig_interval,
             stats,
         };
@@ -255,23 +262,54 @@ fn error_frame(kind: UnwindErrorKind) -> FrameDesc {
     }
 }
 
-/// The thread's loop: take records every [`DRAIN_PERIOD`], dump on
-/// schedule, stop on `ctl.stop` (taking what is left first) or a
-/// guardrail; the last dump, then a flush of the sink.
-pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &mut dyn PacketSink) {
-    exclude_this_thread();
-    let mut writer = DumpWriter::new();
-    writer.start(sink, crate::platform::boottime_ns());
-    let started = Instant::now();
-    let cpu_start = thread_cpu_time();
-    let mut next_dump = cfg
-        .continuous_dump
-        .map(|(phase, _)| started + Duration::from_millis(u64::from(phase)));
-    loop {
-        let stopping = ctl.stop.load(Ordering::Acquire);
+/// What the client side says of itself in a dump's header.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ClientStatus {
+    /// Why the client stopped queueing, if it did.
+    pub overrun: Option<Overrun>,
+    /// Nanoseconds allocating threads waited for room.
+    pub blocked_ns: u64,
+    /// The sampling interval in force (adaptive sampling may raise it).
+    pub interval: u64,
+    /// The records could not be read (the profile stopped there).
+    pub corrupted: bool,
+}
+
+/// Where a session's records come from: the in-process queue
+/// ([`QueueSource`]) or a preloaded client's shared ring (the helper
+/// process's source).
+pub(crate) trait RecordSource {
+    /// Called once on the profiler's thread before the first record.
+    fn on_thread_start(&mut self) {}
+    /// Hands every pending record of the session to `books`, in order.
+    fn drain_into(&mut self, books: &mut Books);
+    /// The client's side of the dump's header.
+    fn status(&self) -> ClientStatus;
+    /// Bytes the profiler holds for the guardrail: its own heap and the
+    /// records waiting.
+    fn held_bytes(&self) -> u64;
+    /// Stops the client sampling (a guardrail was hit).
+    fn stop_sampling(&mut self);
+    /// Whether the session is over on the client's side (its hook stopped
+    /// and nothing of it is left to take).
+    fn finished(&self) -> bool;
+}
+
+/// The in-process queue of a [`HeapProfiler`](super::HeapProfiler)'s hook.
+pub(crate) struct QueueSource {
+    /// The session whose records are taken.
+    pub session: u32,
+}
+
+impl RecordSource for QueueSource {
+    fn on_thread_start(&mut self) {
+        exclude_this_thread();
+    }
+
+    fn drain_into(&mut self, books: &mut Books) {
         let records = {
             let mut q = QUEUE.lock();
-            if q.session == books.session {
+            if q.session == self.session {
                 q.drain()
             } else {
                 Default::default()
@@ -281,42 +319,92 @@ pub(crate) fn run(ctl: Arc<Control>, mut books: Books, cfg: HeapConfig, sink: &m
         if !buffers.is_empty() {
             QUEUE.lock().give_back(buffers);
         }
+    }
+
+    fn status(&self) -> ClientStatus {
+        let q = QUEUE.lock();
+        ClientStatus {
+            overrun: if q.session == self.session {
+                q.overrun
+            } else {
+                None
+            },
+            blocked_ns: q.blocked_ns,
+            interval: current_interval(),
+            corrupted: false,
+        }
+    }
+
+    fn held_bytes(&self) -> u64 {
+        own_bytes() + QUEUE.lock().pending_bytes() as u64
+    }
+
+    fn stop_sampling(&mut self) {
+        deactivate();
+    }
+
+    fn finished(&self) -> bool {
+        !is_active() && QUEUE.lock().session != self.session
+    }
+}
+
+/// The thread's loop: take records every [`DRAIN_PERIOD`], dump on
+/// schedule, stop on `ctl.stop` (taking what is left first), a guardrail
+/// or the client's end; the last dump, then a flush of the sink.
+pub(crate) fn run(
+    ctl: Arc<Control>,
+    mut books: Books,
+    cfg: HeapConfig,
+    sink: &mut dyn PacketSink,
+    source: &mut dyn RecordSource,
+) {
+    source.on_thread_start();
+    let mut writer = DumpWriter::new();
+    writer.start(sink, crate::platform::boottime_ns());
+    let started = Instant::now();
+    let cpu_start = thread_cpu_time();
+    let mut next_dump = cfg
+        .continuous_dump
+        .map(|(phase, _)| started + Duration::from_millis(u64::from(phase)));
+    loop {
+        let stopping = ctl.stop.load(Ordering::Acquire);
+        source.drain_into(&mut books);
         if stopping {
             books.disconnected = ctl.disconnected.load(Ordering::Acquire);
             break;
         }
-        if guardrail_hit(&cfg, cpu_start) {
+        if guardrail_hit(&cfg, cpu_start, || source.held_bytes()) {
             books.hit_guardrail = true;
-            deactivate();
+            source.stop_sampling();
             break;
         }
         if let (Some(at), Some((_, every))) = (next_dump, cfg.continuous_dump) {
             if Instant::now() >= at {
-                books.dump(sink, &mut writer);
+                books.dump(sink, &mut writer, source.status());
                 next_dump = Some(at + Duration::from_millis(u64::from(every)));
             }
         }
         if ctl.flush.swap(false, Ordering::AcqRel) {
             sink.flush();
         }
-        if !is_active() && QUEUE.lock().session != books.session {
+        if source.finished() {
             break;
         }
         std::thread::sleep(DRAIN_PERIOD);
     }
-    books.dump(sink, &mut writer);
+    books.dump(sink, &mut writer, source.status());
     sink.flush();
 }
 
-/// Whether `max_heapprofd_memory_kb` or `max_heapprofd_cpu_secs` is
-/// passed: the profiler's own heap bytes and pending records, and this
-/// thread's CPU time.
-fn guardrail_hit(cfg: &HeapConfig, cpu_start: Option<Duration>) -> bool {
-    if cfg.max_memory_kb > 0 {
-        let pending = QUEUE.lock().pending_bytes() as u64;
-        if (own_bytes() + pending) / 1024 > u64::from(cfg.max_memory_kb) {
-            return true;
-        }
+/// Whether `max_heapprofd_memory_kb` (against `held` bytes) or
+/// `max_heapprofd_cpu_secs` (this thread's CPU time) is passed.
+fn guardrail_hit(
+    cfg: &HeapConfig,
+    cpu_start: Option<Duration>,
+    held: impl FnOnce() -> u64,
+) -> bool {
+    if cfg.max_memory_kb > 0 && held() / 1024 > u64::from(cfg.max_memory_kb) {
+        return true;
     }
     if cfg.max_cpu_secs > 0 {
         if let (Some(start), Some(now)) = (cpu_start, thread_cpu_time()) {

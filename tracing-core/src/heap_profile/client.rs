@@ -1,0 +1,522 @@
+//! The profiled side of a preloaded library's heap profile (heapprofd's
+//! client): the `malloc` hook samples, copies the allocating thread's
+//! registers and stack into the ring it shares with its helper process,
+//! and matches frees against the sampled addresses. It starts no thread:
+//! glibc's `malloc` keeps its single-thread fast path in a program that
+//! has none of its own, and the unwinding, the books and the producer all
+//! live in the helper (`helper.rs`).
+//!
+//! With no session, an allocation costs two relaxed loads and a branch.
+//! The hook's rules are the in-process allocator's (`allocator.rs`): it
+//! never allocates through itself (a thread inside it is marked busy), its
+//! thread-local state needs no set-up, a `fork` child is not profiled, and
+//! a free is written before glibc gets the memory back.
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::ptr;
+use std::sync::Once;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxBuildHasher;
+
+use super::allocator::STACK_COPY_BYTES;
+use super::capture::{capture_with, stack_top};
+use super::sampler::Sampler;
+use super::shared_ring::{
+    ALLOC_FIXED, CONTROL_BYTES, Control, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT,
+    RingWriter,
+};
+use super::spin_lock::SpinLock;
+
+/// The control block (null: not attached, or a `fork` child).
+static CTL: AtomicPtr<Control> = AtomicPtr::new(ptr::null_mut());
+/// The ring's bytes and how many the mapping holds.
+static DATA: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
+static DATA_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// One thread's hook state.
+#[derive(Clone, Copy)]
+struct ThreadState {
+    busy: bool,
+    epoch: u32,
+    sampler: Sampler,
+    stack_top: u64,
+}
+
+thread_local! {
+    static THREAD: Cell<ThreadState> = const {
+        Cell::new(ThreadState {
+            busy: false,
+            epoch: u32::MAX,
+            sampler: Sampler::UNSET,
+            stack_top: 0,
+        })
+    };
+}
+
+/// The live sampled addresses of the session the client writes for.
+struct Live {
+    session: u32,
+    stopped: bool,
+    addrs: HashSet<u64, FxBuildHasher>,
+}
+
+static LIVE: SpinLock<Live> = SpinLock::new(Live {
+    session: 0,
+    stopped: false,
+    addrs: HashSet::with_hasher(FxBuildHasher),
+});
+
+const FILTER_BUCKETS: usize = 1 << 16;
+/// How many live sampled addresses hash to each bucket: a free whose
+/// bucket is empty (most frees) costs one load. Counts, not bits, so that
+/// a bucket empties again when its addresses are freed (a workload that
+/// reuses its addresses would otherwise set every bit in time).
+static FILTER: [AtomicU32; FILTER_BUCKETS] = [const { AtomicU32::new(0) }; FILTER_BUCKETS];
+
+#[inline]
+fn filter_bucket(addr: u64) -> &'static AtomicU32 {
+    let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48;
+    &FILTER[h as usize % FILTER_BUCKETS]
+}
+
+impl Live {
+    /// Follows the helper to `session`: a new one starts with no live
+    /// addresses.
+    fn follow(&mut self, session: u32) {
+        if self.session != session {
+            self.session = session;
+            self.stopped = false;
+            self.addrs.clear();
+            for w in &FILTER {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// `addr` is live and sampled (the caller holds the lock).
+    fn insert(&mut self, addr: u64) {
+        if self.addrs.insert(addr) {
+            filter_bucket(addr).fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `addr` is freed: whether it was live and sampled.
+    fn remove(&mut self, addr: u64) -> bool {
+        let was = self.addrs.remove(&addr);
+        if was {
+            filter_bucket(addr).fetch_sub(1, Ordering::Relaxed);
+        }
+        was
+    }
+}
+
+/// The control block, while attached.
+#[inline]
+fn control() -> Option<&'static Control> {
+    let c = CTL.load(Ordering::Acquire);
+    // SAFETY: non-null only once `attach` stored the control block of a
+    // mapping that is never unmapped.
+    (!c.is_null()).then(|| unsafe { &*c })
+}
+
+/// Attaches the hook to the shared mapping at `base` (`len` bytes: the
+/// control block's page, then the ring's bytes).
+///
+/// # Safety
+/// `base` is a 4096-aligned, zero-initialised mapping of `len` bytes that
+/// stays mapped for the life of the process, shared with the helper only.
+pub(crate) unsafe fn attach(base: *mut u8, len: usize) {
+    if len <= CONTROL_BYTES {
+        return;
+    }
+    install_fork_handlers();
+    DATA.store(base.wrapping_add(CONTROL_BYTES), Ordering::Relaxed);
+    DATA_LEN.store(len - CONTROL_BYTES, Ordering::Relaxed);
+    CTL.store(base.cast(), Ordering::Release);
+}
+
+/// Whether a session samples this process now.
+#[inline]
+pub fn sampling() -> bool {
+    control().is_some_and(|c| c.active.load(Ordering::Relaxed) != 0)
+}
+
+/// The block of `size` bytes at `addr` was just allocated (call only when
+/// [`sampling`] and the block is not null).
+#[inline]
+pub fn record_alloc(addr: u64, size: usize) {
+    let Some(ctl) = control() else {
+        return;
+    };
+    let epoch = ctl.epoch.load(Ordering::Relaxed);
+    let skipped = THREAD
+        .try_with(|c| {
+            let t = c.as_ptr();
+            // SAFETY: this thread's own cell, and no reference to it lives
+            // (nothing here allocates, so the hook is not re-entered).
+            unsafe { !(*t).busy && (*t).epoch == epoch && (*t).sampler.skip(size as u64) }
+        })
+        .unwrap_or(true);
+    if !skipped {
+        alloc_slow(ctl, addr, size);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_slow(ctl: &Control, addr: u64, size: usize) {
+    unless_busy(|t| {
+        let epoch = ctl.epoch.load(Ordering::Acquire);
+        if t.epoch != epoch {
+            t.epoch = epoch;
+            let interval = ctl.interval.load(Ordering::Relaxed).max(1);
+            t.sampler = Sampler::new(interval, seed(addr, epoch));
+        }
+        let sample_size = t.sampler.sample_size(size as u64);
+        if sample_size > 0 {
+            push_alloc(ctl, t, addr, sample_size);
+        }
+    });
+}
+
+/// The block at `addr` is about to be freed (call only when [`sampling`],
+/// before the memory goes back).
+#[inline]
+pub fn record_free(addr: u64) {
+    if filter_bucket(addr).load(Ordering::Relaxed) != 0 {
+        free_slow(addr);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn free_slow(addr: u64) {
+    unless_busy(|_| {
+        let Some(ctl) = control() else {
+            return;
+        };
+        let mut waited: Option<Instant> = None;
+        loop {
+            let mut live = LIVE.lock();
+            let Some(writing) = Writing::begin(ctl) else {
+                return;
+            };
+            live.follow(writing.session);
+            if live.stopped || !live.addrs.contains(&addr) {
+                return;
+            }
+            let Some(ring) = writer(ctl) else {
+                stop(ctl, &mut live, OVERRUN_CORRUPT);
+                return;
+            };
+            match ring.push_free(writing.session, addr, u64::MAX) {
+                Ok(()) => {
+                    live.remove(addr);
+                    account_wait(ctl, waited);
+                    return;
+                }
+                Err(e) => {
+                    if !wait_or_stop(ctl, &mut live, e, &mut waited) {
+                        return;
+                    }
+                }
+            }
+            drop(writing);
+            drop(live);
+            std::thread::yield_now();
+        }
+    });
+}
+
+/// The process is exiting: sampling stops, and the helper writes the last
+/// dump (marked `disconnected`) before this returns, waiting at most
+/// `timeout`.
+pub fn at_exit(timeout: Duration) {
+    let Some(ctl) = control() else {
+        return;
+    };
+    CTL.store(ptr::null_mut(), Ordering::Release);
+    if ctl.active.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    ctl.exiting.store(1, Ordering::Release);
+    let until = Instant::now() + timeout;
+    while ctl.exit_done.load(Ordering::Acquire) == 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A blocking start: waits (at most `timeout`) until a session profiles
+/// the process, which it does `from_startup`; whether one does.
+pub fn wait_for_session(timeout: Duration) -> bool {
+    let Some(ctl) = control() else {
+        return false;
+    };
+    ctl.starting_up.store(1, Ordering::Release);
+    let until = Instant::now() + timeout;
+    while ctl.active.load(Ordering::Acquire) == 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    ctl.starting_up.store(0, Ordering::Release);
+    ctl.active.load(Ordering::Acquire) != 0
+}
+
+/// A client thread writing a frame for `session`: `writer_busy` raised
+/// (the helper does not set a ring up meanwhile), lowered on drop.
+struct Writing<'a> {
+    ctl: &'a Control,
+    session: u32,
+}
+
+impl<'a> Writing<'a> {
+    fn begin(ctl: &'a Control) -> Option<Self> {
+        ctl.writer_busy.store(1, Ordering::SeqCst);
+        let session = ctl.active.load(Ordering::SeqCst);
+        if session == 0 {
+            ctl.writer_busy.store(0, Ordering::Release);
+            return None;
+        }
+        Some(Writing { ctl, session })
+    }
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.ctl.writer_busy.store(0, Ordering::Release);
+    }
+}
+
+/// The ring's writer, for a thread holding [`LIVE`] and a [`Writing`].
+fn writer(ctl: &Control) -> Option<RingWriter<'_>> {
+    let ring = ctl.ring_bytes.load(Ordering::Acquire);
+    // SAFETY: DATA holds DATA_LEN bytes mapped for the life of the process
+    // (attach); one writer at a time, since the caller holds LIVE; the
+    // size the helper asked for is checked against DATA_LEN.
+    unsafe {
+        RingWriter::new(
+            ctl,
+            DATA.load(Ordering::Relaxed),
+            DATA_LEN.load(Ordering::Relaxed),
+            ring,
+        )
+    }
+}
+
+fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
+    if t.stack_top == 0 {
+        let here = &t.stack_top as *const u64 as u64;
+        t.stack_top = stack_top(here).unwrap_or(u64::MAX);
+    }
+    let mut waited: Option<Instant> = None;
+    loop {
+        let mut live = LIVE.lock();
+        let Some(writing) = Writing::begin(ctl) else {
+            return;
+        };
+        live.follow(writing.session);
+        if live.stopped {
+            return;
+        }
+        let Some(ring) = writer(ctl) else {
+            stop(ctl, &mut live, OVERRUN_CORRUPT);
+            return;
+        };
+        let mut slot = None;
+        let mut refused = None;
+        let stack = if t.stack_top == u64::MAX {
+            None
+        } else {
+            // SAFETY: a slot reserved by the ring's one writer holds the
+            // stack's length after its fixed part, and the reader does not
+            // look at it before the commit.
+            unsafe {
+                capture_with(t.stack_top, STACK_COPY_BYTES, |len| {
+                    match ring.reserve(ALLOC_FIXED + len, u64::MAX) {
+                        Ok(s) => {
+                            slot = Some(s);
+                            Some(ring.stack_ptr(s))
+                        }
+                        Err(e) => {
+                            refused = Some(e);
+                            None
+                        }
+                    }
+                })
+            }
+        };
+        if slot.is_none() && refused.is_none() {
+            // No stack to copy: the allocation alone.
+            match ring.reserve(ALLOC_FIXED, u64::MAX) {
+                Ok(s) => slot = Some(s),
+                Err(e) => refused = Some(e),
+            }
+        }
+        if let Some(slot) = slot {
+            let stack = stack.map(|(regs, n)| (regs, n, n >= STACK_COPY_BYTES));
+            ring.commit_alloc(slot, writing.session, addr, sample_size, stack);
+            live.insert(addr);
+            adapt(ctl, ring.pending());
+            account_wait(ctl, waited);
+            return;
+        }
+        let e = refused.unwrap_or(NoRoom::Corrupt);
+        if !wait_or_stop(ctl, &mut live, e, &mut waited) {
+            return;
+        }
+        drop(writing);
+        drop(live);
+        std::thread::yield_now();
+    }
+}
+
+/// No room: whether to wait and try again (`block_client`, within its
+/// timeout); otherwise the session's profile stops, saying why.
+fn wait_or_stop(ctl: &Control, live: &mut Live, e: NoRoom, waited: &mut Option<Instant>) -> bool {
+    if e == NoRoom::Corrupt {
+        stop(ctl, live, OVERRUN_CORRUPT);
+        return false;
+    }
+    if ctl.block.load(Ordering::Relaxed) == 0 {
+        stop(ctl, live, OVERRUN_FULL);
+        return false;
+    }
+    let start = *waited.get_or_insert_with(Instant::now);
+    let limit = ctl.block_timeout_us.load(Ordering::Relaxed);
+    if limit > 0 && start.elapsed() >= Duration::from_micros(u64::from(limit)) {
+        account_wait(ctl, *waited);
+        stop(ctl, live, OVERRUN_TIMEOUT);
+        return false;
+    }
+    true
+}
+
+fn account_wait(ctl: &Control, waited: Option<Instant>) {
+    if let Some(start) = waited {
+        ctl.blocked_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
+/// Stops the session's profile (heapprofd tears the client down): the
+/// helper's last dump says why.
+fn stop(ctl: &Control, live: &mut Live, why: u64) {
+    live.stopped = true;
+    let session = live.session;
+    ctl.overrun
+        .store(u64::from(session) << 32 | why, Ordering::Release);
+    let _ = ctl
+        .active
+        .compare_exchange(session, 0, Ordering::SeqCst, Ordering::Relaxed);
+}
+
+/// Adaptive sampling: above the threshold of pending bytes, the interval
+/// doubles (up to its cap), and every thread draws anew.
+fn adapt(ctl: &Control, pending: u64) {
+    let threshold = ctl.adaptive_threshold.load(Ordering::Relaxed);
+    if threshold == 0 || pending <= threshold {
+        return;
+    }
+    let max = ctl.adaptive_max_interval.load(Ordering::Relaxed);
+    let interval = ctl.interval.load(Ordering::Relaxed);
+    if max > 0 && interval >= max {
+        return;
+    }
+    let doubled = interval.saturating_mul(2);
+    let new = if max > 0 { doubled.min(max) } else { doubled };
+    ctl.interval.store(new, Ordering::Relaxed);
+    ctl.epoch.fetch_add(1, Ordering::Release);
+}
+
+#[inline]
+fn unless_busy(f: impl FnOnce(&mut ThreadState)) {
+    let Ok(mut t) = THREAD.try_with(Cell::get) else {
+        return;
+    };
+    if t.busy {
+        return;
+    }
+    t.busy = true;
+    let _ = THREAD.try_with(|c| c.set(t));
+    f(&mut t);
+    t.busy = false;
+    let _ = THREAD.try_with(|c| c.set(t));
+}
+
+fn seed(addr: u64, epoch: u32) -> u64 {
+    let here = THREAD.try_with(|c| c as *const _ as u64).unwrap_or(0);
+    (here ^ addr.rotate_left(17) ^ u64::from(epoch).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+}
+
+fn install_fork_handlers() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn prepare() {
+            LIVE.lock_forever();
+        }
+        extern "C" fn parent() {
+            // SAFETY: `prepare` took the lock on this thread, keeping no guard.
+            unsafe { LIVE.force_unlock() };
+        }
+        extern "C" fn child() {
+            // A fork child is not profiled; it never writes the ring.
+            CTL.store(ptr::null_mut(), Ordering::Relaxed);
+            // SAFETY: as in `parent`; the child has only this thread.
+            unsafe { LIVE.force_unlock() };
+        }
+        // SAFETY: registration only stores three function pointers, which
+        // touch atomics and the lock only.
+        unsafe {
+            libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+        }
+    });
+}
+
+#[cfg(all(test, target_arch = "x86_64", not(miri)))]
+mod tests {
+    //! The hook against a ring in this process's heap, read back as the
+    //! helper reads it.
+    use super::super::record_queue::Record;
+    use super::super::shared_ring::RingReader;
+    use super::*;
+
+    #[test]
+    fn sampled_allocations_and_their_frees_reach_the_ring_in_order() {
+        let len = CONTROL_BYTES + (1 << 20);
+        let layout = std::alloc::Layout::from_size_align(len, 4096).unwrap();
+        // SAFETY: a non-zero size; leaked, as `attach` requires.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!base.is_null());
+        // SAFETY: zeroed, aligned, never freed, shared with no one.
+        unsafe { attach(base, len) };
+        let ctl = control().unwrap();
+        ctl.interval.store(1, Ordering::Relaxed);
+        ctl.ring_bytes.store(1 << 20, Ordering::Relaxed);
+        ctl.epoch.fetch_add(1, Ordering::Release);
+        ctl.active.store(5, Ordering::SeqCst);
+        assert!(sampling());
+        record_alloc(0x10_0000, 24);
+        record_free(0x20_0000); // never sampled
+        record_free(0x10_0000);
+        record_free(0x10_0000); // a second free matches nothing
+        ctl.active.store(0, Ordering::SeqCst);
+        assert!(!sampling());
+        // SAFETY: the ring's bytes follow the control block's page.
+        let mut r = unsafe { RingReader::new(ctl, base.wrapping_add(CONTROL_BYTES), 1 << 20) };
+        let mut buf = Vec::new();
+        let (s, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert_eq!(s, 5);
+        let Record::Alloc(a) = rec else {
+            panic!("an allocation first")
+        };
+        assert_eq!((a.addr, a.sample_size), (0x10_0000, 24));
+        let c = a.stack.expect("the stack was copied");
+        assert!(!c.stack.is_empty() && c.ip != 0 && c.sp != 0);
+        let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+        assert!(matches!(rec, Record::Free { addr: 0x10_0000 }));
+        assert!(r.next(&mut buf).unwrap().is_none());
+        CTL.store(ptr::null_mut(), Ordering::Release);
+    }
+}

@@ -1,0 +1,498 @@
+//! The profiler's side of a preloaded library's heap profile: a helper
+//! process forked when the library loads (as heapprofd on Linux forks
+//! itself off a preloaded process), so that the profiled program starts
+//! no thread of its own. The helper is the producer (data source
+//! `android.heapprofd`, heap `libc.malloc`) on the standard socket; when
+//! a session names the program it sets up the shared ring and turns the
+//! client's sampling on (`client.rs`), and its profiler thread takes the
+//! ring's records, unwinds each stack copy against the program's own
+//! mappings (`/proc/PID/maps` and its ELF files), keeps the books and
+//! writes the dumps (`worker.rs`). It goes when the program does (a
+//! pidfd, and a pipe the program holds that closes on `exec`), after the
+//! last dump, marked `disconnected`.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::config::{HEAPPROFD_DATA_SOURCE, MAX_SHMEM_SIZE};
+use super::data_source::{admit, anon_kb};
+use super::dump::{DumpWriter, PacketSink};
+use super::record_queue::{Overrun, Record};
+use super::shared_ring::{
+    CONTROL_BYTES, Control, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT, RingReader,
+};
+use super::worker::{Books, ClientStatus, Control as WorkerControl, RecordSource, run};
+use crate::ipc::{Endpoint, producer_socket_name};
+use crate::producer::{
+    DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
+};
+
+/// The shared mapping's size: the control block's page and a ring as
+/// large as `shmem_size_bytes` may ask (reserved, not committed: pages
+/// are backed only where a session's ring reaches).
+pub(crate) const MAPPING_BYTES: usize = CONTROL_BYTES + MAX_SHMEM_SIZE as usize;
+
+/// How long the last dump may take at the program's exit.
+const EXIT_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a new session waits for a client thread to finish a frame.
+const QUIESCE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Why the helper did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The shared mapping, the pipe or the fork failed.
+    #[error("the heap profiler's helper process did not start: {0}")]
+    Os(#[from] std::io::Error),
+}
+
+/// Forks the helper off this process (call once, from a library's
+/// initialiser, while the process has one thread) and attaches the hook
+/// to the memory they share. The helper reports heap `heap`.
+pub fn start(heap: &'static str) -> Result<(), StartError> {
+    // SAFETY: a fresh anonymous shared mapping; no address is assumed.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            MAPPING_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    let base = base.cast::<u8>();
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: pipe2 just opened both; each is owned once.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let target = std::process::id();
+    // SAFETY: the caller forks while the process has one thread; the
+    // child only calls async-signal-safe functions before its second fork,
+    // and the grandchild runs on as a process of its own.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    if pid == 0 {
+        drop(write_end);
+        // SAFETY: as above: setsid and fork in the child, then the
+        // intermediate process leaves without running any handler.
+        unsafe {
+            libc::setsid();
+            if libc::fork() != 0 {
+                libc::_exit(0);
+            }
+        }
+        helper_main(base, target, heap, read_end);
+        // SAFETY: leaves without the program's atexit handlers or
+        // destructors, which belong to the program, not to the helper.
+        unsafe { libc::_exit(0) };
+    }
+    drop(read_end);
+    let mut status = 0;
+    // SAFETY: waits for the intermediate child forked above.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    // The write end stays open (close-on-exec) for the life of the
+    // program: its closing tells the helper the program is gone.
+    std::mem::forget(write_end);
+    // SAFETY: a zeroed shared mapping of MAPPING_BYTES, never unmapped,
+    // shared with the helper only.
+    unsafe { super::client::attach(base, MAPPING_BYTES) };
+    Ok(())
+}
+
+/// The mapping, as the helper sees it (never unmapped).
+#[derive(Clone, Copy)]
+struct Shared {
+    ctl: &'static Control,
+    data: *const u8,
+}
+
+// SAFETY: the mapping lives for the life of the process; `data` is read
+// only through `RingReader`'s atomic copies, from any thread.
+unsafe impl Send for Shared {}
+// SAFETY: as for `Send`: shared access is atomic loads only.
+unsafe impl Sync for Shared {}
+
+struct Running {
+    instance: u64,
+    session: u32,
+    ctl: Arc<WorkerControl>,
+    thread: JoinHandle<()>,
+}
+
+struct Helper {
+    shared: Shared,
+    target: u32,
+    heap: &'static str,
+    running: Mutex<Option<Running>>,
+    next_session: AtomicU32,
+}
+
+fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedFd) {
+    quiet_stdio();
+    let parent_fd = keep_only(parent_fd);
+    // SAFETY: PR_SET_NAME with a NUL-terminated name.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"zt-heapprofd".as_ptr()) };
+    let shared = Shared {
+        // SAFETY: the control block at the start of the zeroed mapping,
+        // which outlives this process's use of it.
+        ctl: unsafe { &*base.cast::<Control>() },
+        data: base.wrapping_add(CONTROL_BYTES),
+    };
+    let pidfd = rustix::process::Pid::from_raw(target as i32)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let helper = Arc::new(Helper {
+        shared,
+        target,
+        heap,
+        running: Mutex::new(None),
+        next_session: AtomicU32::new(1),
+    });
+    let endpoint = Endpoint::parse(&producer_socket_name());
+    let mut producer: Option<Arc<ProducerClient>> = None;
+    let mut next_try = Instant::now();
+    loop {
+        if producer.is_none() && Instant::now() >= next_try {
+            let opts = ProducerOptions {
+                name: format!("heapprofd.{target}"),
+                ..ProducerOptions::default()
+            };
+            match ProducerClient::connect(&endpoint, opts) {
+                Ok(p) => {
+                    let p = Arc::new(p);
+                    if register(&helper, &p).is_ok() {
+                        producer = Some(p);
+                    }
+                }
+                Err(_) => next_try = Instant::now() + Duration::from_secs(1),
+            }
+        }
+        let active = helper
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        let wait = if active {
+            Duration::from_millis(5)
+        } else {
+            Duration::from_millis(100)
+        };
+        if shared.ctl.exiting.load(Ordering::Acquire) != 0
+            || program_gone(pidfd.as_ref(), &parent_fd, wait)
+        {
+            helper.finish(producer.as_deref());
+            return;
+        }
+    }
+}
+
+/// Whether the program exited (its pidfd is readable) or exec'd (the pipe
+/// it held closed), waiting at most `wait`.
+fn program_gone(pidfd: Option<&OwnedFd>, pipe: &OwnedFd, wait: Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let mut fds = vec![PollFd::new(pipe, PollFlags::IN | PollFlags::HUP)];
+    if let Some(p) = pidfd {
+        fds.push(PollFd::new(p, PollFlags::IN));
+    }
+    let timeout = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: wait.subsec_nanos().into(),
+    };
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(n) => n > 0,
+        Err(rustix::io::Errno::INTR) => false,
+        Err(_) => true,
+    }
+}
+
+fn register(
+    helper: &Arc<Helper>,
+    producer: &Arc<ProducerClient>,
+) -> Result<(), ProducerClientError> {
+    let h = Arc::clone(helper);
+    let p = Arc::clone(producer);
+    producer.register_data_source(
+        DataSourceSpec {
+            name: HEAPPROFD_DATA_SOURCE.into(),
+            will_notify_on_stop: true,
+            ..DataSourceSpec::default()
+        },
+        move |e| match e {
+            DataSourceEvent::Start(i) => h.start(&p, i),
+            DataSourceEvent::Stop(i) => h.stop(i.id, false),
+            DataSourceEvent::Flush(i) => {
+                let r = h.running.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(r) = r.as_ref().filter(|r| r.instance == i.id) {
+                    r.ctl.flush.store(true, Ordering::Release);
+                }
+            }
+            _ => {}
+        },
+    )
+}
+
+impl Helper {
+    fn start(&self, producer: &Arc<ProducerClient>, i: &Instance) {
+        let Some((cfg, interval)) = admit(i, self.target, self.heap) else {
+            return;
+        };
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let Ok(mut writer) = producer.create_trace_writer_for(i) else {
+            return;
+        };
+        let ctl = self.shared.ctl;
+        if running.is_some() {
+            // Another session profiles the program.
+            DumpWriter::new().reject_concurrent(
+                &mut writer,
+                crate::platform::boottime_ns(),
+                u64::from(self.target),
+            );
+            PacketSink::flush(&mut writer);
+            return;
+        }
+        ctl.active.store(0, Ordering::SeqCst);
+        if !writers_idle(ctl, QUIESCE_TIMEOUT) {
+            eprintln!(
+                "{HEAPPROFD_DATA_SOURCE}: process {} kept writing its ring; not profiled",
+                self.target
+            );
+            return;
+        }
+        let ring = cfg.queue_bytes.clamp(8192, MAX_SHMEM_SIZE);
+        ctl.write_pos.store(0, Ordering::Relaxed);
+        ctl.read_pos.store(0, Ordering::Relaxed);
+        ctl.overrun.store(0, Ordering::Relaxed);
+        ctl.blocked_ns.store(0, Ordering::Relaxed);
+        ctl.exit_done.store(0, Ordering::Relaxed);
+        ctl.ring_bytes.store(ring, Ordering::Relaxed);
+        ctl.interval.store(interval, Ordering::Relaxed);
+        ctl.block
+            .store(u32::from(cfg.block_client), Ordering::Relaxed);
+        ctl.block_timeout_us
+            .store(cfg.block_client_timeout_us, Ordering::Relaxed);
+        ctl.adaptive_threshold
+            .store(cfg.adaptive_threshold, Ordering::Relaxed);
+        ctl.adaptive_max_interval
+            .store(cfg.adaptive_max_interval, Ordering::Relaxed);
+        let session = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let from_startup = ctl.starting_up.load(Ordering::Acquire) != 0;
+        let books = Books::new(self.target, self.heap, &cfg, interval, from_startup);
+        let wctl = Arc::new(WorkerControl::default());
+        let c = wctl.clone();
+        let mut source = RingSource {
+            shared: self.shared,
+            session,
+            ring,
+            corrupted: false,
+            buf: Vec::new(),
+        };
+        let spawned = std::thread::Builder::new()
+            .name("zt-heapprofd".into())
+            .spawn(move || run(c, books, cfg, &mut writer, &mut source));
+        match spawned {
+            Ok(thread) => {
+                ctl.epoch.fetch_add(1, Ordering::Release);
+                ctl.active.store(session, Ordering::SeqCst);
+                *running = Some(Running {
+                    instance: i.id,
+                    session,
+                    ctl: wctl,
+                    thread,
+                });
+            }
+            Err(e) => {
+                eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread did not start: {e}")
+            }
+        }
+    }
+
+    /// Ends the profile of `instance` (any, with `disconnected`): sampling
+    /// off, the frames in flight taken, the last dump written.
+    fn stop(&self, instance: u64, disconnected: bool) {
+        let r = {
+            let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+            match running.as_ref() {
+                Some(r) if disconnected || r.instance == instance => running.take(),
+                _ => None,
+            }
+        };
+        let Some(r) = r else {
+            return;
+        };
+        let ctl = self.shared.ctl;
+        let _ = ctl
+            .active
+            .compare_exchange(r.session, 0, Ordering::SeqCst, Ordering::Relaxed);
+        writers_idle(ctl, Duration::from_millis(100));
+        r.ctl.disconnected.store(disconnected, Ordering::Release);
+        r.ctl.stop.store(true, Ordering::Release);
+        if r.thread.join().is_err() {
+            eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread panicked");
+        }
+    }
+
+    /// The program is going: the last dump, handed to the service, then
+    /// the program's exit may go on.
+    fn finish(&self, producer: Option<&ProducerClient>) {
+        self.stop(0, true);
+        if let Some(p) = producer {
+            let _ = p.flush_blocking(EXIT_FLUSH_TIMEOUT);
+        }
+        self.shared.ctl.exit_done.store(1, Ordering::Release);
+    }
+}
+
+/// Waits (at most `timeout`) until no client thread writes a frame.
+fn writers_idle(ctl: &Control, timeout: Duration) -> bool {
+    let until = Instant::now() + timeout;
+    while ctl.writer_busy.load(Ordering::SeqCst) != 0 {
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    true
+}
+
+/// A session's records, from the shared ring.
+struct RingSource {
+    shared: Shared,
+    session: u32,
+    ring: u64,
+    corrupted: bool,
+    /// A recycled stack buffer.
+    buf: Vec<u8>,
+}
+
+impl RecordSource for RingSource {
+    fn drain_into(&mut self, books: &mut Books) {
+        if self.corrupted {
+            return;
+        }
+        // SAFETY: the ring's bytes follow the control block in a mapping of
+        // MAPPING_BYTES, and `ring <= MAX_SHMEM_SIZE`.
+        let mut r = unsafe { RingReader::new(self.shared.ctl, self.shared.data, self.ring) };
+        let mut n = 0u32;
+        loop {
+            match r.next(&mut self.buf) {
+                Ok(Some((session, rec))) => {
+                    if session == self.session {
+                        if let Some(b) = books.take(rec) {
+                            self.buf = b;
+                        }
+                    } else if let Record::Alloc(a) = rec {
+                        if let Some(c) = a.stack {
+                            self.buf = c.stack;
+                        }
+                    }
+                    n += 1;
+                    if n % 256 == 0 {
+                        r.release();
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    eprintln!("{HEAPPROFD_DATA_SOURCE}: process {}: {e}", books.pid());
+                    self.corrupted = true;
+                    self.stop_sampling();
+                    break;
+                }
+            }
+        }
+        r.release();
+    }
+
+    fn status(&self) -> ClientStatus {
+        let ctl = self.shared.ctl;
+        let o = ctl.overrun.load(Ordering::Acquire);
+        let why = if o >> 32 == u64::from(self.session) {
+            o & 0xffff_ffff
+        } else {
+            0
+        };
+        ClientStatus {
+            overrun: match why {
+                OVERRUN_FULL => Some(Overrun::Full),
+                OVERRUN_TIMEOUT => Some(Overrun::Timeout),
+                _ => None,
+            },
+            blocked_ns: ctl.blocked_ns.load(Ordering::Relaxed),
+            interval: ctl.interval.load(Ordering::Relaxed),
+            corrupted: self.corrupted || why == OVERRUN_CORRUPT,
+        }
+    }
+
+    fn held_bytes(&self) -> u64 {
+        let own = anon_kb(std::process::id()).unwrap_or(0) * 1024;
+        let ctl = self.shared.ctl;
+        own + ctl
+            .write_pos
+            .load(Ordering::Relaxed)
+            .saturating_sub(ctl.read_pos.load(Ordering::Relaxed))
+    }
+
+    fn stop_sampling(&mut self) {
+        let _ = self.shared.ctl.active.compare_exchange(
+            self.session,
+            0,
+            Ordering::SeqCst,
+            Ordering::Relaxed,
+        );
+    }
+
+    fn finished(&self) -> bool {
+        let ctl = self.shared.ctl;
+        ctl.active.load(Ordering::Acquire) != self.session
+            && ctl.write_pos.load(Ordering::Acquire) == ctl.read_pos.load(Ordering::Acquire)
+    }
+}
+
+/// Moves `fd` to descriptor 3 and closes every other descriptor above
+/// stderr the program had open: the helper holds none of its pipes.
+fn keep_only(fd: OwnedFd) -> OwnedFd {
+    let raw = fd.as_raw_fd();
+    let kept = if raw == 3 {
+        fd
+    } else {
+        // SAFETY: duplicates a descriptor we own onto 3 (closing whatever
+        // the program had there: the helper keeps none of its files).
+        let r = unsafe { libc::dup3(raw, 3, libc::O_CLOEXEC) };
+        if r != 3 {
+            return fd;
+        }
+        drop(fd);
+        // SAFETY: dup3 just made descriptor 3 ours.
+        unsafe { OwnedFd::from_raw_fd(3) }
+    };
+    // SAFETY: closes descriptors 4 and up, none of which this process's
+    // helper code holds yet.
+    unsafe { libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) };
+    kept
+}
+
+fn quiet_stdio() {
+    // SAFETY: opens /dev/null and moves it over stdin and stdout (the
+    // program's output is not the helper's); stderr stays for messages.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+            if null > 2 {
+                libc::close(null);
+            }
+        }
+    }
+}

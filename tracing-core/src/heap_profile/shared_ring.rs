@@ -1,0 +1,561 @@
+//! The memory a preloaded client shares with its helper process (the
+//! split heapprofd makes between a profiled process and the profiler):
+//! a control block of atomics, through which the helper turns sampling on
+//! and off and the client says how it fares, and a byte ring of records
+//! (sampled allocations with their registers and stack copy, frees of
+//! sampled addresses) that the client's threads write, one at a time, and
+//! the helper reads.
+//!
+//! Each side reads what the other wrote as untrusted: the helper copies
+//! every byte out with atomic loads before parsing it and checks every
+//! length against the ring, and the client only trusts what it knows
+//! itself (the mapping's size) when it decides where to write.
+//!
+//! A session's ring is set up by the helper while no client thread
+//! writes: a writer raises `writer_busy` and then checks that the session
+//! it writes for is still the active one; the helper clears `active`
+//! first and then waits for `writer_busy` to fall (both sequentially
+//! consistent, so one of the two always sees the other).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::capture::Captured;
+use super::record_queue::{AllocRecord, Record};
+
+/// Bytes before the ring: the control block's page.
+pub(crate) const CONTROL_BYTES: usize = 4096;
+
+/// Frames start and end on this boundary, and a ring's size is a multiple
+/// of it, so the room left at a ring's end always holds a header.
+pub(crate) const FRAME_ALIGN: u64 = 16;
+
+/// A frame's header: length, kind, session, flags (four `u32`).
+const HEADER: usize = 16;
+/// An allocation frame before its stack bytes: the header and six `u64`
+/// (address, sample size, ip, sp, bp, stack length).
+pub(crate) const ALLOC_FIXED: usize = HEADER + 48;
+/// A free frame: the header and the address, rounded to [`FRAME_ALIGN`].
+const FREE_FRAME: usize = 32;
+
+const KIND_PAD: u32 = 0;
+const KIND_ALLOC: u32 = 1;
+const KIND_FREE: u32 = 2;
+
+const FLAG_HAS_STACK: u32 = 1;
+const FLAG_MAXED: u32 = 2;
+
+/// `overrun` values (the low half; the high half is the session).
+pub(crate) const OVERRUN_FULL: u64 = 1;
+/// Waited `block_client_timeout_us` for room in vain.
+pub(crate) const OVERRUN_TIMEOUT: u64 = 2;
+/// The client found the ring's positions impossible.
+pub(crate) const OVERRUN_CORRUPT: u64 = 3;
+
+/// The control block, at the start of the shared mapping.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    // Written by the helper.
+    /// The session sampling now (0: none).
+    pub active: AtomicU32,
+    /// Bumped whenever a thread must draw its sampler anew (a new session,
+    /// a new interval).
+    pub epoch: AtomicU32,
+    /// The sampling interval (adaptive sampling: the client raises it).
+    pub interval: AtomicU64,
+    /// The ring's size for this session (a power of two, at most the
+    /// mapping's).
+    pub ring_bytes: AtomicU64,
+    /// Wait for room rather than stop (`block_client`).
+    pub block: AtomicU32,
+    /// How long to wait, in microseconds (0: as long as it takes).
+    pub block_timeout_us: AtomicU32,
+    /// Above this many pending bytes, double the interval (0: never).
+    pub adaptive_threshold: AtomicU64,
+    /// Up to this interval (0: no cap).
+    pub adaptive_max_interval: AtomicU64,
+    /// The helper's answer to `exiting`: the last dump is handed over.
+    pub exit_done: AtomicU32,
+    /// The ring's read position (bytes ever read, this session).
+    pub read_pos: AtomicU64,
+
+    // Written by the client.
+    /// The ring's write position (bytes ever written, this session).
+    pub write_pos: AtomicU64,
+    /// A client thread is writing a frame.
+    pub writer_busy: AtomicU32,
+    /// The process is starting up (a blocking init waits).
+    pub starting_up: AtomicU32,
+    /// Why the client stopped queueing: `session << 32 | OVERRUN_*`.
+    pub overrun: AtomicU64,
+    /// Nanoseconds allocating threads waited for room.
+    pub blocked_ns: AtomicU64,
+    /// The process is exiting: write the last dump now.
+    pub exiting: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<Control>() <= CONTROL_BYTES);
+
+/// Why a frame could not be placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoRoom {
+    /// Not now: the reader has not caught up.
+    Full,
+    /// Never: the positions the helper left are impossible.
+    Corrupt,
+}
+
+/// Where a frame goes (from [`RingWriter::reserve`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// The frame's position (bytes ever written before it).
+    pos: u64,
+    /// Its offset in the ring.
+    off: usize,
+    /// The bytes reserved.
+    len: usize,
+}
+
+/// The client's side: places frames. One writer at a time (the client's
+/// lock), between a raised `writer_busy` and its fall.
+pub(crate) struct RingWriter<'a> {
+    ctl: &'a Control,
+    data: *mut u8,
+    ring: u64,
+}
+
+/// `n` rounded up to [`FRAME_ALIGN`].
+pub(crate) fn frame_round(n: usize) -> usize {
+    n.div_ceil(FRAME_ALIGN as usize) * FRAME_ALIGN as usize
+}
+
+impl<'a> RingWriter<'a> {
+    /// A writer over the ring at `data`, `ring` bytes (the session's size,
+    /// checked against `data_len`, the mapping's, by the caller's own
+    /// knowledge): `None` when `ring` is not a usable size.
+    ///
+    /// # Safety
+    /// `data` is valid for writes of `data_len` bytes for `'a`, and no one
+    /// in this process accesses them meanwhile but through this writer.
+    pub(crate) unsafe fn new(
+        ctl: &'a Control,
+        data: *mut u8,
+        data_len: usize,
+        ring: u64,
+    ) -> Option<Self> {
+        let usable = ring >= 1024
+            && ring.is_power_of_two()
+            && usize::try_from(ring).is_ok_and(|r| r <= data_len);
+        usable.then_some(RingWriter { ctl, data, ring })
+    }
+
+    /// Bytes written and not yet read.
+    pub(crate) fn pending(&self) -> u64 {
+        let w = self.ctl.write_pos.load(Ordering::Relaxed);
+        let r = self.ctl.read_pos.load(Ordering::Acquire);
+        w.wrapping_sub(r)
+    }
+
+    /// Room for a frame of `len` bytes (rounded to [`FRAME_ALIGN`]) with at
+    /// most `cap` bytes pending afterwards; a pad frame fills the ring's
+    /// end when the frame does not fit there.
+    pub(crate) fn reserve(&self, len: usize, cap: u64) -> Result<Slot, NoRoom> {
+        let len = frame_round(len.max(HEADER));
+        let w = self.ctl.write_pos.load(Ordering::Relaxed);
+        let r = self.ctl.read_pos.load(Ordering::Acquire);
+        let used = w.wrapping_sub(r);
+        if used > self.ring || w % FRAME_ALIGN != 0 {
+            return Err(NoRoom::Corrupt);
+        }
+        let off = (w % self.ring) as usize;
+        let tail = self.ring as usize - off;
+        let pad = if tail < len { tail } else { 0 };
+        let need = used + (pad + len) as u64;
+        if need > self.ring.min(cap) {
+            return Err(NoRoom::Full);
+        }
+        if pad > 0 {
+            // SAFETY: `off + HEADER <= ring <= data_len` (tail is a multiple
+            // of FRAME_ALIGN, so at least a header); the bytes are past the
+            // write position, so the reader does not read them yet.
+            unsafe { self.header(off, pad as u32, KIND_PAD, 0, 0) };
+        }
+        let pos = w + pad as u64;
+        Ok(Slot {
+            pos,
+            off: (pos % self.ring) as usize,
+            len,
+        })
+    }
+
+    /// Where a slot's stack bytes go (after the allocation's fixed part).
+    pub(crate) fn stack_ptr(&self, slot: Slot) -> *mut u8 {
+        self.data.wrapping_add(slot.off + ALLOC_FIXED)
+    }
+
+    /// Writes `words` (u32s then u64s) at offset `off`.
+    ///
+    /// # Safety
+    /// `off + HEADER` is within the ring and past the write position.
+    unsafe fn header(&self, off: usize, len: u32, kind: u32, session: u32, flags: u32) {
+        let p = self.data.wrapping_add(off).cast::<u32>();
+        // SAFETY: caller contract; `off` is 16-aligned and so is `data`.
+        unsafe {
+            p.write(len);
+            p.add(1).write(kind);
+            p.add(2).write(session);
+            p.add(3).write(flags);
+        }
+    }
+
+    /// Fills `slot` with a sampled allocation (its stack bytes, if any,
+    /// already at [`RingWriter::stack_ptr`]) and publishes it.
+    pub(crate) fn commit_alloc(
+        &self,
+        slot: Slot,
+        session: u32,
+        addr: u64,
+        sample_size: u64,
+        stack: Option<(super::capture::Regs, usize, bool)>,
+    ) {
+        let (regs, stack_len, maxed) = match stack {
+            Some((r, n, m)) => (
+                (r.ip, r.sp, r.bp),
+                n.min(slot.len.saturating_sub(ALLOC_FIXED)),
+                m,
+            ),
+            None => ((0, 0, 0), 0, false),
+        };
+        let len = frame_round(ALLOC_FIXED + stack_len).min(slot.len);
+        let flags =
+            if stack.is_some() { FLAG_HAS_STACK } else { 0 } | if maxed { FLAG_MAXED } else { 0 };
+        let words = [addr, sample_size, regs.0, regs.1, regs.2, stack_len as u64];
+        // SAFETY: the slot's `len >= ALLOC_FIXED` bytes at `off` are inside
+        // the ring and past the write position (reserve).
+        unsafe {
+            self.header(slot.off, len as u32, KIND_ALLOC, session, flags);
+            let p = self.data.wrapping_add(slot.off + HEADER).cast::<u64>();
+            for (i, w) in words.iter().enumerate() {
+                p.add(i).write(*w);
+            }
+        }
+        self.ctl
+            .write_pos
+            .store(slot.pos + len as u64, Ordering::Release);
+    }
+
+    /// Places and publishes the free of `addr`.
+    pub(crate) fn push_free(&self, session: u32, addr: u64, cap: u64) -> Result<(), NoRoom> {
+        let slot = self.reserve(FREE_FRAME, cap)?;
+        // SAFETY: as in `commit_alloc`, for FREE_FRAME bytes.
+        unsafe {
+            self.header(slot.off, FREE_FRAME as u32, KIND_FREE, session, 0);
+            self.data
+                .wrapping_add(slot.off + HEADER)
+                .cast::<u64>()
+                .write(addr);
+        }
+        self.ctl
+            .write_pos
+            .store(slot.pos + FREE_FRAME as u64, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The records could not be read: a length or kind the ring cannot hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the client's ring holds an impossible frame at position {0}")]
+pub(crate) struct Corrupt(pub u64);
+
+/// The helper's side: takes frames in order, copying each out.
+pub(crate) struct RingReader<'a> {
+    ctl: &'a Control,
+    data: *const u8,
+    ring: u64,
+    pos: u64,
+}
+
+impl<'a> RingReader<'a> {
+    /// A reader of the session's ring of `ring` bytes at `data`, from the
+    /// current read position.
+    ///
+    /// # Safety
+    /// `data` is valid for reads of `ring` bytes for `'a` (the helper's own
+    /// mapping, of a size it knows).
+    pub(crate) unsafe fn new(ctl: &'a Control, data: *const u8, ring: u64) -> Self {
+        RingReader {
+            ctl,
+            data,
+            ring,
+            pos: ctl.read_pos.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Copies `out.len()` ring bytes at `off` out.
+    fn copy(&self, off: usize, out: &mut [u8]) {
+        // SAFETY: callers keep `off + out.len() <= ring` (checked against
+        // the frame's length, itself checked against the ring); the bytes
+        // are read with atomic loads only, whatever the client does.
+        unsafe { crate::abi::copy_from_shared(self.data.wrapping_add(off), out) }
+    }
+
+    /// The next record and the session it belongs to; `None` when the ring
+    /// is empty. A stack copy goes into `stack` (a recycled buffer).
+    pub(crate) fn next(&mut self, stack: &mut Vec<u8>) -> Result<Option<(u32, Record)>, Corrupt> {
+        loop {
+            let w = self.ctl.write_pos.load(Ordering::Acquire);
+            if w == self.pos {
+                return Ok(None);
+            }
+            let avail = w.wrapping_sub(self.pos);
+            if avail > self.ring || avail < HEADER as u64 {
+                return Err(Corrupt(self.pos));
+            }
+            let off = (self.pos % self.ring) as usize;
+            let mut h = [0u8; HEADER];
+            if off + HEADER > self.ring as usize {
+                return Err(Corrupt(self.pos));
+            }
+            self.copy(off, &mut h);
+            let word = |i: usize| u32::from_ne_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+            let (len, kind, session, flags) = (word(0) as usize, word(4), word(8), word(12));
+            if len < HEADER
+                || len as u64 % FRAME_ALIGN != 0
+                || len as u64 > avail
+                || off + len > self.ring as usize
+            {
+                return Err(Corrupt(self.pos));
+            }
+            let at = self.pos;
+            self.pos += len as u64;
+            let rec = match kind {
+                KIND_PAD => continue,
+                KIND_FREE if len >= FREE_FRAME => {
+                    let mut b = [0u8; 8];
+                    self.copy(off + HEADER, &mut b);
+                    Record::Free {
+                        addr: u64::from_ne_bytes(b),
+                    }
+                }
+                KIND_ALLOC if len >= ALLOC_FIXED => {
+                    let mut b = [0u8; 48];
+                    self.copy(off + HEADER, &mut b);
+                    let f = |i: usize| {
+                        let mut x = [0u8; 8];
+                        x.copy_from_slice(&b[i * 8..i * 8 + 8]);
+                        u64::from_ne_bytes(x)
+                    };
+                    let stack_len = f(5);
+                    if stack_len > (len - ALLOC_FIXED) as u64 {
+                        return Err(Corrupt(at));
+                    }
+                    let captured = (flags & FLAG_HAS_STACK != 0).then(|| {
+                        let mut bytes = std::mem::take(stack);
+                        bytes.clear();
+                        bytes.resize(stack_len as usize, 0);
+                        self.copy(off + ALLOC_FIXED, &mut bytes);
+                        Captured {
+                            ip: f(2),
+                            sp: f(3),
+                            bp: f(4),
+                            stack: bytes,
+                            maxed: flags & FLAG_MAXED != 0,
+                        }
+                    });
+                    Record::Alloc(AllocRecord {
+                        addr: f(0),
+                        sample_size: f(1),
+                        stack: captured,
+                    })
+                }
+                _ => return Err(Corrupt(at)),
+            };
+            return Ok(Some((session, rec)));
+        }
+    }
+
+    /// Hands the bytes read so far back to the client.
+    pub(crate) fn release(&self) {
+        self.ctl.read_pos.store(self.pos, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A control block and a ring in one process's heap.
+    struct Mem {
+        ctl: Box<Control>,
+        data: Vec<u64>,
+    }
+
+    fn mem(ring: usize) -> Mem {
+        Mem {
+            ctl: Box::default(),
+            data: vec![0u64; ring / 8],
+        }
+    }
+
+    fn regs() -> super::super::capture::Regs {
+        super::super::capture::Regs {
+            ip: 0x1000,
+            sp: 0x7000,
+            bp: 0x7100,
+        }
+    }
+
+    fn alloc_with_stack(
+        w: &RingWriter<'_>,
+        session: u32,
+        addr: u64,
+        stack: &[u8],
+    ) -> Result<(), NoRoom> {
+        let slot = w.reserve(ALLOC_FIXED + stack.len(), u64::MAX)?;
+        // SAFETY: the slot holds the stack bytes after its fixed part.
+        unsafe {
+            std::ptr::copy_nonoverlapping(stack.as_ptr(), w.stack_ptr(slot), stack.len());
+        }
+        w.commit_alloc(slot, session, addr, 64, Some((regs(), stack.len(), false)));
+        Ok(())
+    }
+
+    #[test]
+    fn frames_come_out_in_order_across_the_ring_end() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: `data` is the 1024-byte buffer owned by `m`.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        let mut buf = Vec::new();
+        for round in 0..40u64 {
+            let expected = round;
+            let stack: Vec<u8> = (0..(round as usize * 13) % 300).map(|i| i as u8).collect();
+            alloc_with_stack(&w, 7, 0x1000 + round, &stack).unwrap();
+            w.push_free(7, 0x1000 + round, u64::MAX).unwrap();
+            let (s, rec) = r.next(&mut buf).unwrap().unwrap();
+            assert_eq!(s, 7);
+            match rec {
+                Record::Alloc(a) => {
+                    assert_eq!(a.addr, 0x1000 + expected);
+                    let c = a.stack.unwrap();
+                    assert_eq!((c.ip, c.sp, c.bp), (0x1000, 0x7000, 0x7100));
+                    assert_eq!(c.stack, stack);
+                    buf = c.stack;
+                }
+                Record::Free { .. } => panic!("alloc first"),
+            }
+            let (_, rec) = r.next(&mut buf).unwrap().unwrap();
+            assert!(matches!(rec, Record::Free { addr } if addr == 0x1000 + expected));
+            assert!(r.next(&mut buf).unwrap().is_none());
+            r.release();
+        }
+        assert_eq!(w.pending(), 0);
+    }
+
+    #[test]
+    fn a_full_ring_refuses_until_read_and_the_cap_bounds_pending_bytes() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: as above.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        let mut n = 0;
+        while w.push_free(1, n, u64::MAX).is_ok() {
+            n += 1;
+        }
+        assert_eq!(n, 1024 / FREE_FRAME as u64);
+        assert_eq!(w.push_free(1, 0, u64::MAX), Err(NoRoom::Full));
+        let mut buf = Vec::new();
+        r.next(&mut buf).unwrap().unwrap();
+        r.release();
+        assert!(w.push_free(1, 99, u64::MAX).is_ok());
+        while r.next(&mut buf).unwrap().is_some() {}
+        r.release();
+        assert!(w.push_free(1, 1, 64).is_ok());
+        assert!(w.push_free(1, 2, 64).is_ok());
+        assert_eq!(w.push_free(1, 3, 64), Err(NoRoom::Full), "cap of 64 bytes");
+    }
+
+    #[test]
+    fn impossible_frames_and_positions_are_errors_not_panics() {
+        let mut m = mem(1024);
+        let data = m.data.as_mut_ptr().cast::<u8>();
+        // SAFETY: as above.
+        let w = unsafe { RingWriter::new(&m.ctl, data, 1024, 1024) }.unwrap();
+        w.push_free(1, 5, u64::MAX).unwrap();
+        let mut buf = Vec::new();
+        for (word, value) in [(0usize, 8u32), (0, 2000), (0, 17), (1, 9), (0, 48)] {
+            // SAFETY: rewrites a header word of the buffer we own.
+            unsafe { data.cast::<u32>().add(word).write(value) };
+            // SAFETY: as above.
+            let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+            assert!(r.next(&mut buf).is_err(), "word {word} = {value}");
+            // SAFETY: restores the header.
+            unsafe {
+                data.cast::<u32>().write(FREE_FRAME as u32);
+                data.cast::<u32>().add(1).write(KIND_FREE);
+            }
+        }
+        // A stack longer than its frame.
+        m.ctl.write_pos.store(0, Ordering::Relaxed);
+        m.ctl.read_pos.store(0, Ordering::Relaxed);
+        alloc_with_stack(&w, 1, 9, &[1, 2, 3]).unwrap();
+        // SAFETY: the stack-length word of the allocation frame.
+        unsafe { data.add(HEADER).cast::<u64>().add(5).write(1 << 20) };
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        assert!(r.next(&mut buf).is_err());
+        // Positions the helper could have garbled.
+        m.ctl.read_pos.store(5000, Ordering::Relaxed);
+        assert_eq!(w.reserve(32, u64::MAX).unwrap_err(), NoRoom::Corrupt);
+        m.ctl.write_pos.store(1 << 40, Ordering::Relaxed);
+        // SAFETY: as above.
+        let mut r = unsafe { RingReader::new(&m.ctl, data, 1024) };
+        assert!(r.next(&mut buf).is_err());
+        // SAFETY: as above.
+        assert!(unsafe { RingWriter::new(&m.ctl, data, 1024, 4096) }.is_none());
+        // SAFETY: as above.
+        assert!(unsafe { RingWriter::new(&m.ctl, data, 1024, 1000) }.is_none());
+    }
+
+    #[test]
+    fn a_writer_thread_and_a_reader_thread_agree() {
+        let mut m = mem(4096);
+        let data = m.data.as_mut_ptr().cast::<u8>() as usize;
+        let ctl: &Control = &m.ctl;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: the buffer outlives the scope; one writer.
+                let w = unsafe { RingWriter::new(ctl, data as *mut u8, 4096, 4096) }.unwrap();
+                for i in 0..20_000u64 {
+                    let stack = [i as u8; 40];
+                    while alloc_with_stack(&w, 1, i, &stack[..(i % 41) as usize]).is_err() {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+            // SAFETY: as above; one reader.
+            let mut r = unsafe { RingReader::new(ctl, data as *const u8, 4096) };
+            let mut buf = Vec::new();
+            let mut next = 0u64;
+            while next < 20_000 {
+                match r.next(&mut buf).unwrap() {
+                    Some((_, Record::Alloc(a))) => {
+                        assert_eq!(a.addr, next);
+                        let c = a.stack.unwrap();
+                        assert_eq!(c.stack.len() as u64, next % 41);
+                        assert!(c.stack.iter().all(|b| *b == next as u8));
+                        buf = c.stack;
+                        next += 1;
+                        r.release();
+                    }
+                    Some(_) => panic!("only allocations written"),
+                    None => std::thread::yield_now(),
+                }
+            }
+        });
+    }
+}
