@@ -171,7 +171,25 @@ impl Interner {
         iid
     }
 
-    fn frame(&mut self, f: &FrameDesc) -> u64 {
+    /// The id of the callstack of the frames `ids` (interned with
+    /// [`Interner::frame`], root first), queueing its definition if new.
+    pub fn callstack_of(&mut self, ids: &[u64]) -> u64 {
+        if let Some(&iid) = self.callstacks.get(ids) {
+            return iid;
+        }
+        let iid = self.next_callstack;
+        self.next_callstack += 1;
+        self.callstacks.insert(ids.to_vec(), iid);
+        self.pending.push(Def::Callstack {
+            iid,
+            frames: ids.to_vec(),
+        });
+        iid
+    }
+
+    /// The id of frame `f`, queueing its (and its mapping's and strings')
+    /// definitions the sequence has not seen.
+    pub fn frame(&mut self, f: &FrameDesc) -> u64 {
         let mapping = self.mapping(&f.mapping);
         let function = self.string(
             StrKind::FunctionName,

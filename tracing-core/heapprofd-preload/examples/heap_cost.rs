@@ -21,10 +21,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use protozero::HeapWriter;
-use zerotrace_core::consumer::ConsumerClient;
+use zerotrace_core::consumer::{ConsumerClient, EnableRequest};
 use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
-use zerotrace_protos::protos::TraceConfig;
+use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
 /// One run's figures.
 #[derive(Debug, Clone, Copy)]
@@ -36,9 +36,14 @@ struct Run {
 
 /// Runs `cmd` to its end; its wall time, CPU time and peak RSS.
 fn timed(cmd: &mut Command) -> Result<Run, String> {
+    timed_output(cmd.stdout(Stdio::null())).map(|(r, _)| r)
+}
+
+/// As [`timed`], with what the command printed (a few lines at most: the
+/// pipe is read once the command has exited).
+fn timed_output(cmd: &mut Command) -> Result<(Run, String), String> {
     let start = Instant::now();
-    let child = cmd
-        .stdout(Stdio::null())
+    let mut child = cmd
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("{cmd:?}: {e}"))?;
@@ -53,11 +58,19 @@ fn timed(cmd: &mut Command) -> Result<Run, String> {
         return Err(format!("{cmd:?} failed (status {status})"));
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Ok(Run {
-        wall,
-        cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
-        rss_kb: usage.ru_maxrss,
-    })
+    let mut printed = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        use std::io::Read;
+        let _ = out.read_to_string(&mut printed);
+    }
+    Ok((
+        Run {
+            wall,
+            cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+            rss_kb: usage.ru_maxrss,
+        },
+        printed,
+    ))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -73,7 +86,7 @@ fn has(tool: &str) -> bool {
 }
 
 /// A service of our own with a heapprofd session for `cmdline`.
-fn service_for(cmdline: &str) -> Result<(DaemonThread, ConsumerClient, Endpoint), String> {
+fn service_for(cmdline: &str) -> Result<(DaemonThread, Session, Endpoint), String> {
     let base = format!("zerotrace-heap-cost-{}", std::process::id());
     let service = DaemonThread::spawn(DaemonConfig {
         producer_sockets: vec![Endpoint::Abstract(format!("{base}-p"))],
@@ -92,14 +105,65 @@ fn service_for(cmdline: &str) -> Result<(DaemonThread, ConsumerClient, Endpoint)
         let mut ds = c.add_data_sources();
         let mut dc = ds.begin_config();
         dc.set_name("android.heapprofd");
+        // As heapprofd's own tool has it by default: the client waits for
+        // room rather than end the profile early, so the figures are
+        // those of a whole profile.
         dc.begin_heapprofd_config()
             .set_sampling_interval_bytes(4096)
+            .set_block_client(true)
             .add_process_cmdline(cmdline);
     }
-    consumer
+    let id = consumer
         .enable_tracing(&w.finish().map_err(|e| e.to_string())?, None)
         .map_err(|e| e.to_string())?;
-    Ok((service, consumer, p))
+    Ok((service, Session { consumer, id }, p))
+}
+
+/// A consumer and the session it started.
+struct Session {
+    consumer: ConsumerClient,
+    id: EnableRequest,
+}
+
+impl Session {
+    /// Ends the session; its trace.
+    fn end(mut self) -> Result<Vec<u8>, String> {
+        self.consumer.disable_tracing().map_err(|e| e.to_string())?;
+        self.consumer
+            .wait_for_end(self.id, Some(std::time::Duration::from_secs(30)))
+            .map_err(|e| e.to_string())?;
+        self.consumer.read_trace().map_err(|e| e.to_string())
+    }
+}
+
+/// Checks a trace's heap profile is whole: samples taken, the buffer never
+/// overran, no guardrail hit, the stream not corrupted; the samples.
+fn whole_profile(trace: &[u8]) -> Result<u64, String> {
+    let mut samples = 0;
+    for f in protozero::Decoder::new(&trace).filter_map(Result::ok) {
+        let Ok(b) = f.as_bytes() else { continue };
+        if f.id != 1 {
+            continue;
+        }
+        let Some(pp) = TracePacketDecoder::new(b).profile_packet() else {
+            continue;
+        };
+        for d in pp.process_dumps() {
+            if d.buffer_overran().unwrap_or(false)
+                || d.hit_guardrail().unwrap_or(false)
+                || d.buffer_corrupted().unwrap_or(false)
+            {
+                return Err("the profile ended early (overran, guardrail or corrupted)".into());
+            }
+            if let Some(st) = d.stats() {
+                samples = samples.max(st.heap_samples().unwrap_or(0));
+            }
+        }
+    }
+    if samples == 0 {
+        return Err("no heap samples in the profile".into());
+    }
+    Ok(samples)
 }
 
 fn main() -> Result<(), String> {
@@ -156,8 +220,18 @@ fn main() -> Result<(), String> {
         (
             "rust HeapProfiler 4096",
             Box::new({
-                let (b, w) = (bin("heap_workload_profiler"), w.clone());
-                move || timed(Command::new(&b).args([w.as_str(), "profiled", "4096"]))
+                let (b, w, t) = (bin("heap_workload_profiler"), w.clone(), t.clone());
+                let trace = t.join("rust-profiled.pftrace");
+                move || {
+                    let r = timed(
+                        Command::new(&b)
+                            .args([w.as_str(), "profiled", "4096"])
+                            .arg(&trace),
+                    )?;
+                    let bytes = std::fs::read(&trace).map_err(|e| e.to_string())?;
+                    whole_profile(&bytes)?;
+                    Ok(r)
+                }
             }),
         ),
         (
@@ -194,14 +268,14 @@ fn main() -> Result<(), String> {
         Box::new(move || {
             // A service whose session profiles another program: the
             // library is loaded, its helper connected, nothing sampled.
-            let (service, mut consumer, p) = service_for("no_such_program")?;
+            let (service, session, p) = service_for("no_such_program")?;
             let r = timed(
                 Command::new(&cb)
                     .arg(&w2)
                     .env("LD_PRELOAD", &l)
                     .env("PERFETTO_PRODUCER_SOCK_NAME", p.to_string()),
             );
-            let _ = consumer.disable_tracing();
+            let _ = session.end();
             drop(service);
             r
         }),
@@ -210,7 +284,7 @@ fn main() -> Result<(), String> {
     variants.push((
         "c libzerotrace_heapprofd 4096",
         Box::new(move || {
-            let (service, mut consumer, p) = service_for("heap_workload_c")?;
+            let (service, session, p) = service_for("heap_workload_c")?;
             let r = timed(
                 Command::new(&cb)
                     .arg(&w2)
@@ -218,8 +292,9 @@ fn main() -> Result<(), String> {
                     .env("PERFETTO_PRODUCER_SOCK_NAME", p.to_string())
                     .env("PERFETTO_HEAPPROFD_BLOCKING_INIT", "1"),
             );
-            let _ = consumer.disable_tracing();
+            let whole = session.end().and_then(|t| whole_profile(&t));
             drop(service);
+            whole?;
             r
         }),
     ));
@@ -249,7 +324,6 @@ fn main() -> Result<(), String> {
             runs[i].push((variants[i].1)()?);
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     let wall = |i: usize| median(runs[i].iter().map(|r| r.wall).collect());
     let cpu = |i: usize| median(runs[i].iter().map(|r| r.cpu).collect());
     let rss = |i: usize| median(runs[i].iter().map(|r| r.rss_kb as f64).collect());
@@ -294,6 +368,94 @@ fn main() -> Result<(), String> {
                 if r <= goal { "met" } else { "NOT met" }
             );
         }
+    }
+    memory(&bin("heap_hold"), &tmp, &lib, table_rounds.min(3))?;
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// The profiler's own memory against the profiled heap: peak RSS with
+/// and without the profiler, holding 64 and 256 MiB of small blocks live,
+/// sampled at 4096 bytes; the growth is fitted as a fixed cost plus a
+/// share of the heap (the goal: at most 1% plus a fixed cost). For the
+/// preload library, the helper process's peak RSS counts too.
+fn memory(rust: &Path, tmp: &Path, lib: &Path, rounds: usize) -> Result<(), String> {
+    let c_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heap_hold.c");
+    let c_bin = tmp.join("heap_hold_c");
+    std::fs::create_dir_all(tmp).map_err(|e| e.to_string())?;
+    let cc = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&c_bin)
+        .arg(&c_src)
+        .status()
+        .map_err(|e| format!("cc: {e}"))?;
+    if !cc.success() {
+        return Err("cc failed".into());
+    }
+    let sizes = [64u64, 256];
+    let peak = |cmd: &mut Command| -> Result<f64, String> {
+        let (r, out) = timed_output(cmd.stdout(Stdio::piped()))?;
+        let helper: f64 = out
+            .rsplit("helper ")
+            .next()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        Ok((r.rss_kb as f64 + helper) / 1024.0)
+    };
+    println!();
+    println!("Profiler memory: peak RSS MiB (the preload's helper included), 4096-byte sampling");
+    println!("| variant | heap MiB | without | with | growth MiB | growth / heap |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut fits = Vec::new();
+    for lang in ["rust HeapProfiler", "c libzerotrace_heapprofd"] {
+        let mut growth = Vec::new();
+        for mib in sizes {
+            let m = mib.to_string();
+            let (mut without, mut with) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                if lang.starts_with("rust") {
+                    without.push(peak(Command::new(rust).args([m.as_str(), "idle"]))?);
+                    let trace = tmp.join("hold.pftrace");
+                    with.push(peak(
+                        Command::new(rust)
+                            .args([m.as_str(), "profiled"])
+                            .arg(&trace),
+                    )?);
+                    whole_profile(&std::fs::read(&trace).map_err(|e| e.to_string())?)?;
+                } else {
+                    without.push(peak(Command::new(&c_bin).arg(&m))?);
+                    let (service, session, p) = service_for("heap_hold_c")?;
+                    let r = peak(
+                        Command::new(&c_bin)
+                            .arg(&m)
+                            .env("LD_PRELOAD", lib)
+                            .env("PERFETTO_PRODUCER_SOCK_NAME", p.to_string())
+                            .env("PERFETTO_HEAPPROFD_BLOCKING_INIT", "1"),
+                    );
+                    let whole = session.end().and_then(|t| whole_profile(&t));
+                    drop(service);
+                    whole?;
+                    with.push(r?);
+                }
+            }
+            let (a, b) = (median(without), median(with));
+            growth.push(b - a);
+            println!(
+                "| {lang} | {mib} | {a:.1} | {b:.1} | {:.1} | {:.2}% |",
+                b - a,
+                (b - a) / mib as f64 * 100.0
+            );
+        }
+        let share = (growth[1] - growth[0]) / (sizes[1] - sizes[0]) as f64;
+        let fixed = growth[0] - share * sizes[0] as f64;
+        fits.push((lang, share, fixed));
+    }
+    for (lang, share, fixed) in fits {
+        println!(
+            "goal {lang} memory <= 1% of the heap + fixed: {:.2}% + {fixed:.1} MiB ({})",
+            share * 100.0,
+            if share <= 0.01 { "met" } else { "NOT met" }
+        );
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         c.set_name("android.heapprofd");
         c.begin_heapprofd_config()
             .set_sampling_interval_bytes(interval)
+            .set_block_client(true)
             .add_pid(u64::from(std::process::id()));
     }
     let session = InProcessSession::start(

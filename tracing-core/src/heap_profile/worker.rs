@@ -10,6 +10,8 @@
 //! with `hit_guardrail` in its last dump.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -49,7 +51,7 @@ pub(crate) struct Books {
     table: HeapTable,
     /// Callstack iids by the table's stack id.
     iids: Vec<u64>,
-    stack_ids: HashMap<u64, u32>,
+    stack_ids: HashMap<u64, u32, FxBuildHasher>,
     stats: DumpStats,
     from_startup: bool,
     /// The client went away: the last dump says so.
@@ -58,6 +60,11 @@ pub(crate) struct Books {
     hist: [u64; 21],
     /// A guardrail stopped the profile: the last dump says so.
     pub(crate) hit_guardrail: bool,
+    /// Interned frames by absolute pc, and whether each is the profiler's
+    /// own (cleared when the process's maps are read again).
+    pc_frames: HashMap<u64, (u64, bool), FxBuildHasher>,
+    /// A recycled buffer of a callstack's frame ids.
+    ids: Vec<u64>,
 }
 
 impl Books {
@@ -79,12 +86,14 @@ impl Books {
             interner: Interner::new(),
             table: HeapTable::new(),
             iids: Vec::new(),
-            stack_ids: HashMap::new(),
+            stack_ids: HashMap::with_hasher(FxBuildHasher),
             stats: DumpStats::default(),
             from_startup,
             disconnected: false,
             hist: [0; 21],
             hit_guardrail: false,
+            pc_frames: HashMap::with_hasher(FxBuildHasher),
+            ids: Vec::new(),
         }
     }
 
@@ -109,12 +118,16 @@ impl Books {
 
     fn alloc(&mut self, a: &AllocRecord) {
         let started = Instant::now();
-        let frames = self.unwind(a);
+        let mut ids = std::mem::take(&mut self.ids);
+        self.unwind(a, &mut ids);
         let us = started.elapsed().as_micros() as u64;
         self.stats.total_unwinding_time_us += us;
         let bucket = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
         self.hist[bucket] += 1;
-        let iid = self.interner.callstack(&frames);
+        // Root first, as the trace stores callstacks.
+        ids.reverse();
+        let iid = self.interner.callstack_of(&ids);
+        self.ids = ids;
         let id = *self.stack_ids.entry(iid).or_insert_with(|| {
             self.iids.push(iid);
             (self.iids.len() - 1) as u32
@@ -122,12 +135,20 @@ impl Books {
         self.table.on_alloc(a.addr, a.sample_size, id);
     }
 
-    /// The allocation's frames, leaf first, the profiler's own frames
-    /// left out, ended by upstream's `ERROR` frame when unwinding failed.
-    fn unwind(&mut self, a: &AllocRecord) -> Vec<FrameDesc> {
+    /// The allocation's interned frames into `ids`, leaf first, the
+    /// profiler's own frames left out, ended by upstream's `ERROR` frame
+    /// when unwinding failed. A pc seen before costs one lookup: its
+    /// frame's description (mapping, symbol) is made once, until the
+    /// process's maps are read again.
+    fn unwind(&mut self, a: &AllocRecord, ids: &mut Vec<u64>) {
+        ids.clear();
         let Some(c) = &a.stack else {
             self.stats.unwinding_errors += 1;
-            return vec![error_frame(UnwindErrorKind::InvalidParameter)];
+            ids.push(
+                self.interner
+                    .frame(&error_frame(UnwindErrorKind::InvalidParameter)),
+            );
+            return;
         };
         let sample = UserSample {
             regs: UserRegs {
@@ -141,22 +162,30 @@ impl Books {
         let u = self.unwinder.unwind(self.pid, &sample, UnwindMode::Dwarf);
         if u.maps_reread {
             self.stats.map_reparses += 1;
+            self.pc_frames.clear();
         }
-        let mut frames: Vec<FrameDesc> = Vec::with_capacity(u.frames.len() + 1);
         let mut own = true;
         for f in &u.frames {
-            let d = self.describe(f);
-            if own && d.function.as_deref().is_some_and(is_profiler_frame) {
+            let (iid, profiler) = match self.pc_frames.get(&f.pc) {
+                Some(&known) => known,
+                None => {
+                    let d = self.describe(f);
+                    let profiler = d.function.as_deref().is_some_and(is_profiler_frame);
+                    let known = (self.interner.frame(&d), profiler);
+                    self.pc_frames.insert(f.pc, known);
+                    known
+                }
+            };
+            if own && profiler {
                 continue;
             }
             own = false;
-            frames.push(d);
+            ids.push(iid);
         }
         if u.error != UnwindErrorKind::None {
             self.stats.unwinding_errors += 1;
-            frames.push(error_frame(u.error));
+            ids.push(self.interner.frame(&error_frame(u.error)));
         }
-        frames
     }
 
     fn describe(&mut self, f: &Frame) -> FrameDesc {
