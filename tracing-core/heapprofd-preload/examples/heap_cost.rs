@@ -140,7 +140,7 @@ impl Session {
 /// overran, no guardrail hit, the stream not corrupted; the samples.
 fn whole_profile(trace: &[u8]) -> Result<u64, String> {
     let mut samples = 0;
-    for f in protozero::Decoder::new(&trace).filter_map(Result::ok) {
+    for f in protozero::Decoder::new(trace).filter_map(Result::ok) {
         let Ok(b) = f.as_bytes() else { continue };
         if f.id != 1 {
             continue;
