@@ -1,7 +1,8 @@
 //! The profiled side of a preloaded library's heap profile (heapprofd's
 //! client): the `malloc` hook samples, copies the allocating thread's
 //! registers and stack into the ring it shares with its helper process,
-//! and matches frees against the sampled addresses. It starts no thread:
+//! and writes the frees the shared free filter says may be of a sampled
+//! block. It starts no thread:
 //! glibc's `malloc` keeps its single-thread fast path in a program that
 //! has none of its own, and the unwinding, the books and the producer all
 //! live in the helper (`helper.rs`).
@@ -13,20 +14,17 @@
 //! a free is written before glibc gets the memory back.
 
 use std::cell::Cell;
-use std::collections::HashSet;
 use std::ptr;
 use std::sync::Once;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-use rustc_hash::FxBuildHasher;
 
 use super::allocator::STACK_COPY_BYTES;
 use super::capture::{capture_with, stack_top};
 use super::sampler::Sampler;
 use super::shared_ring::{
-    ALLOC_FIXED, CONTROL_BYTES, Control, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT,
-    RingWriter,
+    ALLOC_FIXED, CONTROL_BYTES, Control, FreeFilter, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL,
+    OVERRUN_TIMEOUT, RING_OFFSET, RingWriter,
 };
 use super::spin_lock::SpinLock;
 
@@ -56,61 +54,37 @@ thread_local! {
     };
 }
 
-/// The live sampled addresses of the session the client writes for.
+/// The session the client writes for, and whether its profile stopped.
+/// Its lock also makes the client's threads write the ring one at a time.
 struct Live {
     session: u32,
     stopped: bool,
-    addrs: HashSet<u64, FxBuildHasher>,
 }
 
 static LIVE: SpinLock<Live> = SpinLock::new(Live {
     session: 0,
     stopped: false,
-    addrs: HashSet::with_hasher(FxBuildHasher),
 });
 
-const FILTER_BUCKETS: usize = 1 << 16;
-/// How many live sampled addresses hash to each bucket: a free whose
-/// bucket is empty (most frees) costs one load. Counts, not bits, so that
-/// a bucket empties again when its addresses are freed (a workload that
-/// reuses its addresses would otherwise set every bit in time).
-static FILTER: [AtomicU32; FILTER_BUCKETS] = [const { AtomicU32::new(0) }; FILTER_BUCKETS];
-
-#[inline]
-fn filter_bucket(addr: u64) -> &'static AtomicU32 {
-    let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48;
-    &FILTER[h as usize % FILTER_BUCKETS]
-}
-
 impl Live {
-    /// Follows the helper to `session`: a new one starts with no live
-    /// addresses.
+    /// Follows the helper to `session`.
     fn follow(&mut self, session: u32) {
         if self.session != session {
             self.session = session;
             self.stopped = false;
-            self.addrs.clear();
-            for w in &FILTER {
-                w.store(0, Ordering::Relaxed);
-            }
         }
     }
+}
 
-    /// `addr` is live and sampled (the caller holds the lock).
-    fn insert(&mut self, addr: u64) {
-        if self.addrs.insert(addr) {
-            filter_bucket(addr).fetch_add(1, Ordering::Relaxed);
-        }
-    }
+/// The free filter shared with the helper (null until attached).
+static FILTER_AT: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 
-    /// `addr` is freed: whether it was live and sampled.
-    fn remove(&mut self, addr: u64) -> bool {
-        let was = self.addrs.remove(&addr);
-        if was {
-            filter_bucket(addr).fetch_sub(1, Ordering::Relaxed);
-        }
-        was
-    }
+#[inline]
+fn filter() -> Option<FreeFilter<'static>> {
+    let at = FILTER_AT.load(Ordering::Relaxed);
+    // SAFETY: non-null only once `attach` stored the filter of a mapping
+    // that is never unmapped, accessed with atomics only.
+    (!at.is_null()).then(|| unsafe { FreeFilter::new(at) })
 }
 
 /// The control block, while attached.
@@ -123,18 +97,19 @@ fn control() -> Option<&'static Control> {
 }
 
 /// Attaches the hook to the shared mapping at `base` (`len` bytes: the
-/// control block's page, then the ring's bytes).
+/// control block's page, the free filter, then the ring's bytes).
 ///
 /// # Safety
 /// `base` is a 4096-aligned, zero-initialised mapping of `len` bytes that
 /// stays mapped for the life of the process, shared with the helper only.
 pub(crate) unsafe fn attach(base: *mut u8, len: usize) {
-    if len <= CONTROL_BYTES {
+    if len <= RING_OFFSET {
         return;
     }
     install_fork_handlers();
-    DATA.store(base.wrapping_add(CONTROL_BYTES), Ordering::Relaxed);
-    DATA_LEN.store(len - CONTROL_BYTES, Ordering::Relaxed);
+    FILTER_AT.store(base.wrapping_add(CONTROL_BYTES), Ordering::Relaxed);
+    DATA.store(base.wrapping_add(RING_OFFSET), Ordering::Relaxed);
+    DATA_LEN.store(len - RING_OFFSET, Ordering::Relaxed);
     CTL.store(base.cast(), Ordering::Release);
 }
 
@@ -186,7 +161,7 @@ fn alloc_slow(ctl: &Control, addr: u64, size: usize) {
 /// before the memory goes back).
 #[inline]
 pub fn record_free(addr: u64) {
-    if filter_bucket(addr).load(Ordering::Relaxed) != 0 {
+    if filter().is_some_and(|f| f.may_hold(addr)) {
         free_slow(addr);
     }
 }
@@ -205,7 +180,7 @@ fn free_slow(addr: u64) {
                 return;
             };
             live.follow(writing.session);
-            if live.stopped || !live.addrs.contains(&addr) {
+            if live.stopped {
                 return;
             }
             let Some(ring) = writer(ctl) else {
@@ -214,7 +189,6 @@ fn free_slow(addr: u64) {
             };
             match ring.push_free(writing.session, addr, u64::MAX) {
                 Ok(()) => {
-                    live.remove(addr);
                     account_wait(ctl, waited);
                     return;
                 }
@@ -357,7 +331,9 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
         if let Some(slot) = slot {
             let stack = stack.map(|(regs, n)| (regs, n, n >= STACK_COPY_BYTES));
             ring.commit_alloc(slot, writing.session, addr, sample_size, stack);
-            live.insert(addr);
+            if let Some(f) = filter() {
+                f.add(addr);
+            }
             adapt(ctl, ring.pending());
             account_wait(ctl, waited);
             return;
@@ -484,7 +460,7 @@ mod tests {
 
     #[test]
     fn sampled_allocations_and_their_frees_reach_the_ring_in_order() {
-        let len = CONTROL_BYTES + (1 << 20);
+        let len = RING_OFFSET + (1 << 20);
         let layout = std::alloc::Layout::from_size_align(len, 4096).unwrap();
         // SAFETY: a non-zero size; leaked, as `attach` requires.
         let base = unsafe { std::alloc::alloc_zeroed(layout) };
@@ -498,13 +474,15 @@ mod tests {
         ctl.active.store(5, Ordering::SeqCst);
         assert!(sampling());
         record_alloc(0x10_0000, 24);
-        record_free(0x20_0000); // never sampled
+        record_free(0x20_0000); // never sampled: its bucket is empty
         record_free(0x10_0000);
-        record_free(0x10_0000); // a second free matches nothing
+        // The helper takes the block off its books, and the bucket.
+        filter().unwrap().release(0x10_0000);
+        record_free(0x10_0000); // a second free: nothing written
         ctl.active.store(0, Ordering::SeqCst);
         assert!(!sampling());
         // SAFETY: the ring's bytes follow the control block's page.
-        let mut r = unsafe { RingReader::new(ctl, base.wrapping_add(CONTROL_BYTES), 1 << 20) };
+        let mut r = unsafe { RingReader::new(ctl, base.wrapping_add(RING_OFFSET), 1 << 20) };
         let mut buf = Vec::new();
         let (s, rec) = r.next(&mut buf).unwrap().unwrap();
         assert_eq!(s, 5);

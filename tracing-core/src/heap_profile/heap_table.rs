@@ -19,6 +19,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxBuildHasher;
+
 /// A call stack's index in the caller's callstack table.
 pub type StackId = u32;
 
@@ -76,17 +78,58 @@ pub struct HeapStats {
 }
 
 /// A live sampled block.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Live {
     stack: StackId,
     size: u64,
+}
+
+/// The live sampled blocks by address, 16 bytes an entry (the profiler's
+/// memory grows with them: one per sampled live block): the stack id and
+/// the size packed into one word, the rare block whose size or stack id
+/// does not fit kept aside.
+#[derive(Debug, Default)]
+struct LiveBlocks {
+    packed: HashMap<u64, u64, FxBuildHasher>,
+    wide: HashMap<u64, Live, FxBuildHasher>,
+}
+
+/// Bits of a packed entry that hold the stack id; the size gets the rest.
+const STACK_BITS: u32 = 24;
+/// Marks an address whose block is in `wide`.
+const WIDE: u64 = u64::MAX;
+
+impl LiveBlocks {
+    fn insert(&mut self, addr: u64, l: Live) {
+        if l.stack < 1 << STACK_BITS && l.size < (1 << (64 - STACK_BITS)) - 1 {
+            self.packed
+                .insert(addr, l.size << STACK_BITS | u64::from(l.stack));
+        } else {
+            self.packed.insert(addr, WIDE);
+            self.wide.insert(addr, l);
+        }
+    }
+
+    fn remove(&mut self, addr: u64) -> Option<Live> {
+        match self.packed.remove(&addr)? {
+            WIDE => self.wide.remove(&addr),
+            v => Some(Live {
+                stack: (v & ((1 << STACK_BITS) - 1)) as StackId,
+                size: v >> STACK_BITS,
+            }),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.packed.len()
+    }
 }
 
 /// One heap's per-stack totals and live sampled blocks.
 #[derive(Debug, Default)]
 pub struct HeapTable {
     totals: Vec<StackTotals>,
-    live: HashMap<u64, Live>,
+    live: LiveBlocks,
     live_bytes: u64,
     peak_bytes: u64,
     peak_gen: u64,
@@ -102,7 +145,7 @@ impl HeapTable {
     /// Records a sampled allocation of `sample_size` bytes at `address`
     /// made from call stack `stack`.
     pub fn on_alloc(&mut self, address: u64, sample_size: u64, stack: StackId) {
-        if let Some(old) = self.live.remove(&address) {
+        if let Some(old) = self.live.remove(address) {
             self.stats.unmatched_reuse += 1;
             self.charge_free(old);
         }
@@ -128,7 +171,7 @@ impl HeapTable {
 
     /// Records the free of `address`: whether it was a sampled block.
     pub fn on_free(&mut self, address: u64) -> bool {
-        match self.live.remove(&address) {
+        match self.live.remove(address) {
             Some(old) => {
                 self.charge_free(old);
                 true
@@ -242,5 +285,26 @@ mod tests {
         let g = t.peak_gen();
         let at: Vec<_> = t.totals().map(|(s, x)| (s, x.at_peak(g))).collect();
         assert_eq!(at, [(0, (0, 0)), (1, (70, 2)), (2, (110, 2))]);
+    }
+
+    #[test]
+    fn blocks_too_large_to_pack_keep_their_size_and_stack() {
+        let mut t = HeapTable::new();
+        let huge = 1u64 << 50;
+        t.on_alloc(0x10, huge, 3);
+        t.on_alloc(0x20, 64, 5);
+        t.on_alloc(0x30, 64, 7);
+        assert_eq!(t.live_bytes(), huge + 128);
+        assert!(t.on_free(0x10));
+        assert!(t.on_free(0x20));
+        assert!(!t.on_free(0x20));
+        assert_eq!(t.live_bytes(), 64);
+        assert_eq!(t.live_blocks(), 1);
+        let freed: Vec<_> = t
+            .totals()
+            .map(|(s, t)| (s, t.freed))
+            .filter(|x| x.1 > 0)
+            .collect();
+        assert_eq!(freed, [(3, huge), (5, 64)]);
     }
 }

@@ -22,7 +22,8 @@ use super::data_source::{admit, anon_kb};
 use super::dump::{DumpWriter, PacketSink};
 use super::record_queue::{Overrun, Record};
 use super::shared_ring::{
-    CONTROL_BYTES, Control, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT, RingReader,
+    CONTROL_BYTES, Control, FreeFilter, OVERRUN_CORRUPT, OVERRUN_FULL, OVERRUN_TIMEOUT,
+    RING_OFFSET, RingReader,
 };
 use super::worker::{Books, ClientStatus, Control as WorkerControl, RecordSource, run};
 use crate::ipc::{Endpoint, producer_socket_name};
@@ -30,10 +31,10 @@ use crate::producer::{
     DataSourceEvent, DataSourceSpec, Instance, ProducerClient, ProducerClientError, ProducerOptions,
 };
 
-/// The shared mapping's size: the control block's page and a ring as
-/// large as `shmem_size_bytes` may ask (reserved, not committed: pages
-/// are backed only where a session's ring reaches).
-pub(crate) const MAPPING_BYTES: usize = CONTROL_BYTES + MAX_SHMEM_SIZE as usize;
+/// The shared mapping's size: the control block's page, the free filter,
+/// and a ring as large as `shmem_size_bytes` may ask (reserved, not
+/// committed: pages are backed only where a session's ring reaches).
+pub(crate) const MAPPING_BYTES: usize = RING_OFFSET + MAX_SHMEM_SIZE as usize;
 
 /// How long the last dump may take at the program's exit.
 const EXIT_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
@@ -115,6 +116,7 @@ pub fn start(heap: &'static str) -> Result<(), StartError> {
 #[derive(Clone, Copy)]
 struct Shared {
     ctl: &'static Control,
+    filter: FreeFilter<'static>,
     data: *const u8,
 }
 
@@ -148,7 +150,9 @@ fn helper_main(base: *mut u8, target: u32, heap: &'static str, parent_fd: OwnedF
         // SAFETY: the control block at the start of the zeroed mapping,
         // which outlives this process's use of it.
         ctl: unsafe { &*base.cast::<Control>() },
-        data: base.wrapping_add(CONTROL_BYTES),
+        // SAFETY: the filter's buckets follow the control block's page.
+        filter: unsafe { FreeFilter::new(base.wrapping_add(CONTROL_BYTES)) },
+        data: base.wrapping_add(RING_OFFSET),
     };
     let pidfd = rustix::process::Pid::from_raw(target as i32)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
@@ -271,6 +275,7 @@ impl Helper {
             return;
         }
         let ring = cfg.queue_bytes.clamp(8192, MAX_SHMEM_SIZE);
+        self.shared.filter.clear();
         ctl.write_pos.store(0, Ordering::Relaxed);
         ctl.read_pos.store(0, Ordering::Relaxed);
         ctl.overrun.store(0, Ordering::Relaxed);
@@ -389,7 +394,15 @@ impl RecordSource for RingSource {
             match r.next(&mut self.buf) {
                 Ok(Some((session, rec))) => {
                     if session == self.session {
-                        if let Some(b) = books.take(rec) {
+                        let addr = match &rec {
+                            Record::Alloc(a) => a.addr,
+                            Record::Free { addr } => *addr,
+                        };
+                        let (buf, released) = books.take_released(rec);
+                        if released {
+                            self.shared.filter.release(addr);
+                        }
+                        if let Some(b) = buf {
                             self.buf = b;
                         }
                     } else if let Record::Alloc(a) = rec {

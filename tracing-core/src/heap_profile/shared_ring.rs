@@ -17,13 +17,19 @@
 //! first and then waits for `writer_busy` to fall (both sequentially
 //! consistent, so one of the two always sees the other).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use super::capture::Captured;
 use super::record_queue::{AllocRecord, Record};
 
-/// Bytes before the ring: the control block's page.
+/// The control block's page, at the mapping's start.
 pub(crate) const CONTROL_BYTES: usize = 4096;
+
+/// Buckets of the free filter, after the control block.
+pub(crate) const FILTER_BUCKETS: usize = 1 << 19;
+
+/// Bytes before the ring: the control block's page and the free filter.
+pub(crate) const RING_OFFSET: usize = CONTROL_BYTES + FILTER_BUCKETS * 2;
 
 /// Frames start and end on this boundary, and a ring's size is a multiple
 /// of it, so the room left at a ring's end always holds a header.
@@ -95,6 +101,70 @@ pub(crate) struct Control {
 }
 
 const _: () = assert!(std::mem::size_of::<Control>() <= CONTROL_BYTES);
+
+/// The free filter the two sides share: per bucket, how many live sampled
+/// blocks hash there. The client adds one when it writes a sampled
+/// allocation; the helper takes one off when a block leaves its books (a
+/// matched free, an address reused); the client writes a free only when
+/// the address's bucket is not empty, so most frees cost one load and none
+/// of a live sampled block is missed (a bucket empties only after every
+/// block in it left the books, and a free is written after its
+/// allocation). A full bucket stays full (its frees are all written).
+#[derive(Clone, Copy)]
+pub(crate) struct FreeFilter<'a> {
+    buckets: &'a [AtomicU16],
+}
+
+impl<'a> FreeFilter<'a> {
+    /// The filter at `at`.
+    ///
+    /// # Safety
+    /// `at` is 2-aligned and valid for `FILTER_BUCKETS` `u16`s for `'a`,
+    /// accessed by everyone with atomic operations only.
+    pub(crate) unsafe fn new(at: *const u8) -> Self {
+        // SAFETY: caller contract; atomics may alias other processes'
+        // atomic accesses.
+        let buckets = unsafe { std::slice::from_raw_parts(at.cast::<AtomicU16>(), FILTER_BUCKETS) };
+        FreeFilter { buckets }
+    }
+
+    #[inline]
+    fn bucket(&self, addr: u64) -> &'a AtomicU16 {
+        let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 45;
+        &self.buckets[h as usize % FILTER_BUCKETS]
+    }
+
+    /// Whether a live sampled block may be at `addr`.
+    #[inline]
+    pub(crate) fn may_hold(&self, addr: u64) -> bool {
+        self.bucket(addr).load(Ordering::Relaxed) != 0
+    }
+
+    /// A sampled block is live at `addr` (the client).
+    pub(crate) fn add(&self, addr: u64) {
+        let _ = self
+            .bucket(addr)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+    }
+
+    /// The block at `addr` left the books (the helper).
+    pub(crate) fn release(&self, addr: u64) {
+        let _ = self
+            .bucket(addr)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                (v != 0 && v != u16::MAX).then(|| v - 1)
+            });
+    }
+
+    /// Empties every bucket (the helper, before a session's first record).
+    pub(crate) fn clear(&self) {
+        for b in self.buckets {
+            if b.load(Ordering::Relaxed) != 0 {
+                b.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+}
 
 /// Why a frame could not be placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -104,15 +104,21 @@ impl Books {
 
     /// Takes one record; its stack buffer, to be handed back for reuse.
     pub(crate) fn take(&mut self, rec: Record) -> Option<Vec<u8>> {
+        self.take_released(rec).0
+    }
+
+    /// As [`Books::take`], and whether a live sampled block left the
+    /// books (a matched free, or a block whose address was reused without
+    /// its free).
+    pub(crate) fn take_released(&mut self, rec: Record) -> (Option<Vec<u8>>, bool) {
         match rec {
             Record::Alloc(a) => {
+                let reused = self.table.stats().unmatched_reuse;
                 self.alloc(&a);
-                a.stack.map(|c| c.stack)
+                let released = self.table.stats().unmatched_reuse != reused;
+                (a.stack.map(|c| c.stack), released)
             }
-            Record::Free { addr } => {
-                self.table.on_free(addr);
-                None
-            }
+            Record::Free { addr } => (None, self.table.on_free(addr)),
         }
     }
 
