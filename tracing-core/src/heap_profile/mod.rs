@@ -55,3 +55,16 @@ pub use dump::{
 };
 pub use heap_table::{HeapStats, HeapTable, StackId, StackTotals};
 pub use sampler::Sampler;
+
+/// The hook's concurrent pieces, for the loom models in
+/// `tracing-core/loom/tests/loom_heap.rs` only: not part of the API, may
+/// change in any release.
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[doc(hidden)]
+pub mod __private {
+    pub use super::allocator::SamplingParams;
+    pub use super::record_queue::{
+        AllocRecord, Overrun, Pushed, Queue, QueueGuard, QueueLimits, Record, Recorder, filter_bit,
+    };
+    pub use super::spin_lock::{SpinGuard, SpinLock};
+}

@@ -54,6 +54,18 @@ pub struct AllocRecord {
     pub(crate) stack: Option<super::capture::Captured>,
 }
 
+impl AllocRecord {
+    /// An allocation of `sample_size` bytes at `addr`, without registers or
+    /// stack (the loom models' records).
+    pub fn without_stack(addr: u64, sample_size: u64) -> Self {
+        AllocRecord {
+            addr,
+            sample_size,
+            stack: None,
+        }
+    }
+}
+
 impl Record {
     fn bytes(&self) -> usize {
         match self {
