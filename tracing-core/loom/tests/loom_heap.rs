@@ -5,7 +5,8 @@
 //!
 //! - the spin lock lets one holder in at a time, the `fork` handlers'
 //!   `lock_forever`/`force_unlock` included (the value is a loom cell, so
-//!   a holder that is not ordered after the previous one is a data race);
+//!   a holder that is not ordered after the previous one, through the
+//!   handlers too, is a data race);
 //! - the free of a sampled address, made after its allocation was recorded
 //!   and the address handed to the freeing thread, is always queued, and
 //!   after the allocation, whatever the filter's relaxed bits say; a free
@@ -67,11 +68,13 @@ fn spin_lock_admits_one_holder_at_a_time_fork_handlers_included() {
                 *g += 1;
             })
         };
-        let forking_then_adding = {
+        let forking_between_adds = {
             let (lock, forking) = (lock.clone(), forking.clone());
             thread::spawn(move || {
+                *lock.lock() += 1;
                 // A fork: `prepare` takes the lock and keeps it, `parent`
-                // (or `child`) releases it.
+                // (or `child`) releases it, and the next holder must see
+                // the writes of the one before `prepare`.
                 lock.lock_forever();
                 forking.store(true, Ordering::SeqCst);
                 forking.store(false, Ordering::SeqCst);
@@ -81,8 +84,8 @@ fn spin_lock_admits_one_holder_at_a_time_fork_handlers_included() {
             })
         };
         adding.join().unwrap();
-        forking_then_adding.join().unwrap();
-        assert_eq!(*lock.lock(), 2, "an increment was lost");
+        forking_between_adds.join().unwrap();
+        assert_eq!(*lock.lock(), 3, "an increment was lost");
     });
 }
 
