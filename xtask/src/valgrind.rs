@@ -19,6 +19,7 @@ const NEVER: &[&str] = &[
     "compile_fail",
     "stress",
     "loom_chunks",
+    "loom_heap",
     "in_process_scrape_race",
 ];
 

@@ -18,12 +18,23 @@
 //!   lock is held across the fork and released in both processes, and the
 //!   child switches the hook off;
 //! - a free is queued before the inner allocator gets the memory back.
+//!
+//! The session, the interval and their epoch are one [`SamplingParams`],
+//! which each thread's sampler follows; under `--cfg zerotrace_loom`
+//! their atomics are loom's, so the loom models in
+//! `tracing-core/loom/tests/loom_heap.rs` check this very protocol (the
+//! `ACTIVE` switch of the hot path stays a plain `std` atomic).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+#[cfg(not(zerotrace_loom))]
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::{Duration, Instant};
+
+#[cfg(zerotrace_loom)]
+use loom::sync::atomic::{AtomicU32, AtomicU64};
 
 use super::capture::{capture, stack_top};
 use super::record_queue::{AllocRecord, Overrun, Pushed, QUEUE, maybe_sampled};
@@ -38,15 +49,108 @@ pub const STACK_COPY_BYTES: usize = 64 << 10;
 
 /// Whether a session profiles this process now.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// The running session (0: none); records of another are dropped.
-static SESSION: AtomicU32 = AtomicU32::new(0);
-/// Bumped whenever the interval changes: threads then draw anew.
-static EPOCH: AtomicU32 = AtomicU32::new(0);
-/// The sampling interval in force.
-static INTERVAL: AtomicU64 = AtomicU64::new(0);
 /// Heap bytes the profiler itself holds (allocated by busy threads, less
 /// what they freed) since the session began.
 static OWN_BYTES: AtomicI64 = AtomicI64::new(0);
+
+/// What every thread's sampler follows: the running session (records of
+/// another are dropped), the sampling interval, and an epoch bumped
+/// (Release) after either changes, so that a thread that sees the new
+/// epoch (Acquire) sees them too and draws its sampler anew.
+pub struct SamplingParams {
+    session: AtomicU32,
+    epoch: AtomicU32,
+    interval: AtomicU64,
+}
+
+impl SamplingParams {
+    /// No session, interval 0, epoch 0.
+    #[cfg(not(zerotrace_loom))]
+    pub const fn new() -> Self {
+        SamplingParams {
+            session: AtomicU32::new(0),
+            epoch: AtomicU32::new(0),
+            interval: AtomicU64::new(0),
+        }
+    }
+
+    /// No session, interval 0, epoch 0 (loom's atomics are not `const`).
+    #[cfg(zerotrace_loom)]
+    pub fn new() -> Self {
+        SamplingParams {
+            session: AtomicU32::new(0),
+            epoch: AtomicU32::new(0),
+            interval: AtomicU64::new(0),
+        }
+    }
+
+    /// Starts `session` at `interval` bytes: the interval, the session,
+    /// then a new epoch.
+    pub fn start(&self, session: u32, interval: u64) {
+        self.interval.store(interval, Ordering::Relaxed);
+        self.session.store(session, Ordering::Release);
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    /// Changes the interval (adaptive sampling raises it): the interval,
+    /// then a new epoch.
+    pub fn set_interval(&self, interval: u64) {
+        self.interval.store(interval, Ordering::Relaxed);
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    /// The running session (0: none).
+    #[inline]
+    pub fn session(&self) -> u32 {
+        self.session.load(Ordering::Acquire)
+    }
+
+    /// The sampling interval in force.
+    #[inline]
+    pub fn interval(&self) -> u64 {
+        self.interval.load(Ordering::Relaxed)
+    }
+
+    /// Draws `sampler` anew, seeded with `seed(epoch)`, if the parameters
+    /// changed since `epoch`, the epoch it was drawn for (which becomes the
+    /// new one): what a thread does before it samples an allocation. A
+    /// sampler never drawn has the epoch `u32::MAX` ([`Sampler::UNSET`]).
+    #[inline]
+    pub fn redraw_if_changed(
+        &self,
+        epoch: &mut u32,
+        sampler: &mut Sampler,
+        seed: impl FnOnce(u32) -> u64,
+    ) {
+        let now = self.epoch.load(Ordering::Acquire);
+        if *epoch != now {
+            *epoch = now;
+            *sampler = Sampler::new(self.interval.load(Ordering::Relaxed), seed(now));
+        }
+    }
+
+    /// Forgets the session (a `fork` child: nothing it records is taken).
+    fn forget_session(&self) {
+        self.session.store(0, Ordering::Relaxed);
+    }
+}
+
+impl Default for SamplingParams {
+    fn default() -> Self {
+        SamplingParams::new()
+    }
+}
+
+/// The parameters of this process.
+#[cfg(not(zerotrace_loom))]
+static PARAMS: SamplingParams = SamplingParams::new();
+
+#[cfg(zerotrace_loom)]
+loom::lazy_static! {
+    /// The parameters of this process (under loom, one per execution that
+    /// touches them; the models make their own).
+    static ref PARAMS: SamplingParams = SamplingParams::new();
+}
 
 /// One thread's hook state.
 #[derive(Clone, Copy)]
@@ -199,11 +303,7 @@ fn unless_busy(own: i64, f: impl FnOnce(&mut ThreadState)) {
 #[inline(never)]
 fn on_alloc(addr: u64, size: usize) {
     unless_busy(size as i64, |t| {
-        let epoch = EPOCH.load(Ordering::Acquire);
-        if t.epoch != epoch {
-            t.epoch = epoch;
-            t.sampler = Sampler::new(INTERVAL.load(Ordering::Relaxed), seed(addr, epoch));
-        }
+        PARAMS.redraw_if_changed(&mut t.epoch, &mut t.sampler, |epoch| seed(addr, epoch));
         let sample_size = t.sampler.sample_size(size as u64);
         if sample_size > 0 {
             queue_alloc(t, addr, sample_size);
@@ -223,7 +323,7 @@ fn on_free(addr: u64, size: usize) {
         return;
     }
     unless_busy(own, |_| {
-        let session = SESSION.load(Ordering::Acquire);
+        let session = PARAMS.session();
         QUEUE.lock().free(session, addr);
     });
 }
@@ -236,7 +336,7 @@ fn seed(addr: u64, epoch: u32) -> u64 {
 }
 
 fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
-    let session = SESSION.load(Ordering::Acquire);
+    let session = PARAMS.session();
     if t.stack_top == 0 {
         let here = &t.stack_top as *const u64 as u64;
         t.stack_top = stack_top(here).unwrap_or(u64::MAX);
@@ -262,7 +362,7 @@ fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
     loop {
         let outcome = {
             let mut q = QUEUE.lock();
-            let interval = INTERVAL.load(Ordering::Relaxed);
+            let interval = PARAMS.interval();
             match q.try_push(session, interval, rec) {
                 Ok(p) => {
                     if let Some(start) = waited {
@@ -286,8 +386,7 @@ fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
         match outcome {
             Ok(Pushed::Queued { new_interval }) => {
                 if let Some(i) = new_interval {
-                    INTERVAL.store(i, Ordering::Relaxed);
-                    EPOCH.fetch_add(1, Ordering::Release);
+                    PARAMS.set_interval(i);
                 }
                 return;
             }
@@ -320,9 +419,7 @@ pub(crate) fn exclude_this_thread() {
 pub(crate) fn activate(session: u32, interval: u64) {
     install_fork_handlers();
     OWN_BYTES.store(0, Ordering::Relaxed);
-    INTERVAL.store(interval, Ordering::Relaxed);
-    SESSION.store(session, Ordering::Release);
-    EPOCH.fetch_add(1, Ordering::Release);
+    PARAMS.start(session, interval);
     ACTIVE.store(true, Ordering::Release);
 }
 
@@ -343,7 +440,7 @@ pub(crate) fn is_active() -> bool {
 
 /// The sampling interval in force (adaptive sampling may have raised it).
 pub(crate) fn current_interval() -> u64 {
-    INTERVAL.load(Ordering::Relaxed)
+    PARAMS.interval()
 }
 
 fn install_fork_handlers() {
@@ -359,7 +456,7 @@ fn install_fork_handlers() {
         }
         extern "C" fn child() {
             ACTIVE.store(false, Ordering::Relaxed);
-            SESSION.store(0, Ordering::Relaxed);
+            PARAMS.forget_session();
             // SAFETY: as in `parent`; the child has only this thread.
             unsafe { QUEUE.force_unlock() };
         }

@@ -12,6 +12,9 @@
 //! x86-64 only; elsewhere nothing is captured and the sample is recorded
 //! with an unwinding error.
 
+// The preload client's capture is not built under loom.
+#![cfg_attr(zerotrace_loom, allow(dead_code))]
+
 use std::mem::MaybeUninit;
 
 use zerotrace_unwind::{ProcRoot, find, read_maps};

@@ -35,15 +35,18 @@ mod sampler;
 mod allocator;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod capture;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+// Process-wide statics the loom build cannot make (no model uses them).
+#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 mod client;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod data_source;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+// Process-wide statics the loom build cannot make (no model uses them).
+#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 mod helper;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod record_queue;
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+// Process-wide statics the loom build cannot make (no model uses them).
+#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 mod shared_ring;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod spin_lock;
@@ -76,8 +79,21 @@ pub use sampler::Sampler;
 /// [`record_alloc`](preload::record_alloc) after an allocation and
 /// [`record_free`](preload::record_free) before a free; the library's
 /// `atexit` handler calls [`at_exit`](preload::at_exit) for the last dump.
-#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[cfg(all(feature = "heap-profile", target_os = "linux", not(zerotrace_loom)))]
 pub mod preload {
     pub use super::client::{at_exit, record_alloc, record_free, sampling, wait_for_session};
     pub use super::helper::{StartError, start};
+}
+
+/// The hook's concurrent pieces, for the loom models in
+/// `tracing-core/loom/tests/loom_heap.rs` only: not part of the API, may
+/// change in any release.
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
+#[doc(hidden)]
+pub mod __private {
+    pub use super::allocator::SamplingParams;
+    pub use super::record_queue::{
+        AllocRecord, Overrun, Pushed, Queue, QueueGuard, QueueLimits, Record, Recorder, filter_bit,
+    };
+    pub use super::spin_lock::{SpinGuard, SpinLock};
 }

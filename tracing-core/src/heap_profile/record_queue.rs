@@ -12,17 +12,27 @@
 //! blocks never sampled) cost one load. A free is queued before the
 //! memory goes back to the allocator, so a reuse of the address is always
 //! queued after it.
+//!
+//! The queue and its filter make one [`Recorder`]; the process has one,
+//! [`QUEUE`]. Under `--cfg zerotrace_loom` the filter's words are loom's
+//! atomics (and the lock loom's, see `spin_lock.rs`), so the loom models in
+//! `tracing-core/loom/tests/loom_heap.rs` race this very code on recorders
+//! of their own.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(zerotrace_loom))]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 
+#[cfg(zerotrace_loom)]
+use loom::sync::atomic::AtomicU64;
 use rustc_hash::FxBuildHasher;
 
-use super::spin_lock::SpinLock;
+use super::spin_lock::{SpinGuard, SpinLock};
 
 /// One record.
 #[derive(Debug)]
-pub(crate) enum Record {
+pub enum Record {
     /// A sampled allocation.
     Alloc(AllocRecord),
     /// The free of a sampled allocation.
@@ -34,14 +44,26 @@ pub(crate) enum Record {
 
 /// A sampled allocation.
 #[derive(Debug)]
-pub(crate) struct AllocRecord {
+pub struct AllocRecord {
     /// Its address.
     pub addr: u64,
     /// The bytes it counts for (its size, or whole intervals).
     pub sample_size: u64,
     /// The allocating thread's registers (ip, sp, bp) and stack copy, if
     /// they could be captured.
-    pub stack: Option<super::capture::Captured>,
+    pub(crate) stack: Option<super::capture::Captured>,
+}
+
+impl AllocRecord {
+    /// An allocation of `sample_size` bytes at `addr`, without registers or
+    /// stack (the loom models' records).
+    pub fn without_stack(addr: u64, sample_size: u64) -> Self {
+        AllocRecord {
+            addr,
+            sample_size,
+            stack: None,
+        }
+    }
 }
 
 impl Record {
@@ -55,7 +77,7 @@ impl Record {
 
 /// How the queue behaves for a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct QueueLimits {
+pub struct QueueLimits {
     /// Pending record bytes allowed.
     pub cap: usize,
     /// Wait for room instead of stopping the profile.
@@ -70,7 +92,7 @@ pub(crate) struct QueueLimits {
 
 /// Why the hook stopped queueing (the profile ends; the dump says why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Overrun {
+pub enum Overrun {
     /// The queue was full and the config did not allow waiting.
     Full,
     /// Waited `block_client_timeout_us` for room in vain.
@@ -78,7 +100,7 @@ pub(crate) enum Overrun {
 }
 
 /// The queue and the live sampled addresses of the running session.
-pub(crate) struct Queue {
+pub struct Queue {
     /// The session these records belong to (0: none).
     pub session: u32,
     records: VecDeque<Record>,
@@ -100,44 +122,139 @@ pub(crate) struct Queue {
 /// Spare stack buffers kept at most.
 const MAX_SPARE: usize = 64;
 
-/// The one queue of this process.
-pub(crate) static QUEUE: SpinLock<Queue> = SpinLock::new(Queue {
-    session: 0,
-    records: VecDeque::new(),
-    bytes: 0,
-    limits: QueueLimits {
-        cap: 0,
-        block: false,
-        block_timeout_us: 0,
-        adaptive_threshold: 0,
-        adaptive_max_interval: 0,
-    },
-    live: HashSet::with_hasher(FxBuildHasher),
-    overrun: None,
-    blocked_ns: 0,
-    spare: Vec::new(),
-});
-
+/// Words of the filter: 4096 (a quarter million bits), or 2 in the loom
+/// models (loom tracks every atomic; two words keep the word index in play
+/// and make bits of distinct addresses collide).
+#[cfg(not(zerotrace_loom))]
 const FILTER_WORDS: usize = 4096;
+#[cfg(zerotrace_loom)]
+const FILTER_WORDS: usize = 2;
+
 /// One bit per hash of a live sampled address (never cleared within a
 /// session: a stale bit costs a lock, never a missed free).
-static FILTER: [AtomicU64; FILTER_WORDS] = [const { AtomicU64::new(0) }; FILTER_WORDS];
+struct Filter([AtomicU64; FILTER_WORDS]);
 
-fn filter_bit(addr: u64) -> (usize, u64) {
+impl Filter {
+    #[cfg(not(zerotrace_loom))]
+    const fn new() -> Self {
+        Filter([const { AtomicU64::new(0) }; FILTER_WORDS])
+    }
+
+    #[cfg(zerotrace_loom)]
+    fn new() -> Self {
+        Filter(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+
+    #[inline]
+    fn may_contain(&self, addr: u64) -> bool {
+        let (w, b) = filter_bit(addr);
+        self.0[w].load(Ordering::Relaxed) & b != 0
+    }
+
+    fn insert(&self, addr: u64) {
+        let (w, b) = filter_bit(addr);
+        self.0[w].fetch_or(b, Ordering::Relaxed);
+    }
+
+    fn clear(&self) {
+        for w in &self.0 {
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Where `addr`'s bit is in the filter: the word's index and the bit's
+/// mask.
+pub fn filter_bit(addr: u64) -> (usize, u64) {
     let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 46; // 18 bits
     ((h >> 6) as usize % FILTER_WORDS, 1 << (h & 63))
 }
 
-/// Whether `addr` may be a live sampled address.
+/// The queue behind its lock and, in front of it, the filter of the
+/// addresses it may hold live: what the allocation hook records into.
+pub struct Recorder {
+    filter: Filter,
+    queue: SpinLock<Queue>,
+}
+
+impl Recorder {
+    /// A recorder of no session.
+    #[cfg(not(zerotrace_loom))]
+    pub const fn new() -> Self {
+        Recorder {
+            filter: Filter::new(),
+            queue: SpinLock::new(Queue::new()),
+        }
+    }
+
+    /// A recorder of no session (loom's atomics are not `const`).
+    #[cfg(zerotrace_loom)]
+    pub fn new() -> Self {
+        Recorder {
+            filter: Filter::new(),
+            queue: SpinLock::new(Queue::new()),
+        }
+    }
+
+    /// Whether `addr` may be a live sampled address: one relaxed load,
+    /// and no lock. `false` means it is not, so its free is not queued.
+    #[inline]
+    pub fn maybe_sampled(&self, addr: u64) -> bool {
+        self.filter.may_contain(addr)
+    }
+
+    /// Takes the queue's lock.
+    #[inline]
+    pub fn lock(&self) -> QueueGuard<'_> {
+        QueueGuard {
+            queue: self.queue.lock(),
+            filter: &self.filter,
+        }
+    }
+
+    /// Takes the queue's lock and leaves it taken (a `fork` prepare
+    /// handler); [`Recorder::force_unlock`] releases it.
+    pub fn lock_forever(&self) {
+        self.queue.lock_forever();
+    }
+
+    /// Releases a lock taken by [`Recorder::lock_forever`].
+    ///
+    /// # Safety
+    /// The caller took it with `lock_forever` and no guard of it exists.
+    pub unsafe fn force_unlock(&self) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.queue.force_unlock() };
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+/// The one recorder of this process.
+#[cfg(not(zerotrace_loom))]
+pub(crate) static QUEUE: Recorder = Recorder::new();
+
+#[cfg(zerotrace_loom)]
+loom::lazy_static! {
+    /// The one recorder of this process (under loom, one per execution
+    /// that touches it; the models make recorders of their own).
+    pub(crate) static ref QUEUE: Recorder = Recorder::new();
+}
+
+/// Whether `addr` may be a live sampled address of [`QUEUE`] (see
+/// [`Recorder::maybe_sampled`]).
 #[inline]
 pub(crate) fn maybe_sampled(addr: u64) -> bool {
-    let (w, b) = filter_bit(addr);
-    FILTER[w].load(Ordering::Relaxed) & b != 0
+    QUEUE.maybe_sampled(addr)
 }
 
 /// What pushing an allocation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pushed {
+pub enum Pushed {
     /// Queued.
     Queued {
         /// Adaptive sampling asks for this interval from now on.
@@ -147,29 +264,120 @@ pub(crate) enum Pushed {
     Refused(Option<Overrun>),
 }
 
-impl Queue {
+/// The queue, locked: the queue's own methods through `Deref`, and those
+/// that keep the filter in step with the live addresses.
+pub struct QueueGuard<'a> {
+    queue: SpinGuard<'a, Queue>,
+    filter: &'a Filter,
+}
+
+impl std::ops::Deref for QueueGuard<'_> {
+    type Target = Queue;
+    fn deref(&self) -> &Queue {
+        &self.queue
+    }
+}
+
+impl std::ops::DerefMut for QueueGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Queue {
+        &mut self.queue
+    }
+}
+
+impl QueueGuard<'_> {
     /// Starts session `session` afresh.
-    pub(crate) fn begin(&mut self, session: u32, limits: QueueLimits) {
-        self.session = session;
-        self.records = VecDeque::new();
-        self.bytes = 0;
-        self.limits = limits;
-        self.live = HashSet::with_hasher(FxBuildHasher);
-        self.overrun = None;
-        self.blocked_ns = 0;
-        for w in &FILTER {
-            w.store(0, Ordering::Relaxed);
-        }
+    pub fn begin(&mut self, session: u32, limits: QueueLimits) {
+        let q = &mut *self.queue;
+        q.session = session;
+        q.records = VecDeque::new();
+        q.bytes = 0;
+        q.limits = limits;
+        q.live = HashSet::with_hasher(FxBuildHasher);
+        q.overrun = None;
+        q.blocked_ns = 0;
+        self.filter.clear();
     }
 
     /// Ends the session: nothing more is queued, the spare buffers go.
-    pub(crate) fn end(&mut self) {
-        self.begin(0, self.limits);
-        self.spare = Vec::new();
+    pub fn end(&mut self) {
+        let limits = self.queue.limits;
+        self.begin(0, limits);
+        self.queue.spare = Vec::new();
+    }
+
+    /// Tries once to queue `rec` for session `session`: `Err(rec)` when
+    /// there is no room and the config says to wait.
+    pub fn try_push(
+        &mut self,
+        session: u32,
+        interval: u64,
+        rec: AllocRecord,
+    ) -> Result<Pushed, AllocRecord> {
+        let q = &mut *self.queue;
+        if q.session != session || q.session == 0 || q.overrun.is_some() {
+            return Ok(Pushed::Refused(q.overrun));
+        }
+        let r = Record::Alloc(rec);
+        let size = r.bytes();
+        if q.bytes + size > q.limits.cap {
+            if q.limits.block {
+                let Record::Alloc(rec) = r else {
+                    unreachable!("built as an allocation above")
+                };
+                return Err(rec);
+            }
+            q.overrun = Some(Overrun::Full);
+            return Ok(Pushed::Refused(q.overrun));
+        }
+        let addr = match &r {
+            Record::Alloc(a) => a.addr,
+            Record::Free { addr } => *addr,
+        };
+        q.bytes += size;
+        q.records.push_back(r);
+        // A block at an address still live (its free was not seen) is
+        // replaced; the books count the old one freed.
+        q.live.insert(addr);
+        self.filter.insert(addr);
+        let l = q.limits;
+        let new_interval = (l.adaptive_threshold > 0
+            && q.bytes > l.adaptive_threshold
+            && (l.adaptive_max_interval == 0 || interval < l.adaptive_max_interval))
+            .then(|| {
+                let doubled = interval.saturating_mul(2);
+                if l.adaptive_max_interval > 0 {
+                    doubled.min(l.adaptive_max_interval)
+                } else {
+                    doubled
+                }
+            });
+        Ok(Pushed::Queued { new_interval })
+    }
+}
+
+impl Queue {
+    /// No session, nothing queued.
+    const fn new() -> Self {
+        Queue {
+            session: 0,
+            records: VecDeque::new(),
+            bytes: 0,
+            limits: QueueLimits {
+                cap: 0,
+                block: false,
+                block_timeout_us: 0,
+                adaptive_threshold: 0,
+                adaptive_max_interval: 0,
+            },
+            live: HashSet::with_hasher(FxBuildHasher),
+            overrun: None,
+            blocked_ns: 0,
+            spare: Vec::new(),
+        }
     }
 
     /// Takes every pending record, oldest first.
-    pub(crate) fn drain(&mut self) -> VecDeque<Record> {
+    pub fn drain(&mut self) -> VecDeque<Record> {
         self.bytes = 0;
         std::mem::take(&mut self.records)
     }
@@ -196,13 +404,13 @@ impl Queue {
     }
 
     /// Sampled addresses not yet freed.
-    #[cfg(test)]
+    #[cfg(all(test, not(zerotrace_loom)))]
     pub(crate) fn live_count(&self) -> usize {
         self.live.len()
     }
 
     /// Queues the free of `addr` if it is a live sampled address.
-    pub(crate) fn free(&mut self, session: u32, addr: u64) {
+    pub fn free(&mut self, session: u32, addr: u64) {
         if self.session == session && self.session != 0 && self.live.remove(&addr) {
             // Frees are always taken: they are small, bounded by the live
             // sampled blocks, and dropping one would leave a block live
@@ -211,55 +419,6 @@ impl Queue {
             self.bytes += r.bytes();
             self.records.push_back(r);
         }
-    }
-
-    /// Tries once to queue `rec` for session `session`: `Err(rec)` when
-    /// there is no room and the config says to wait.
-    pub(crate) fn try_push(
-        &mut self,
-        session: u32,
-        interval: u64,
-        rec: AllocRecord,
-    ) -> Result<Pushed, AllocRecord> {
-        if self.session != session || self.session == 0 || self.overrun.is_some() {
-            return Ok(Pushed::Refused(self.overrun));
-        }
-        let r = Record::Alloc(rec);
-        let size = r.bytes();
-        if self.bytes + size > self.limits.cap {
-            if self.limits.block {
-                let Record::Alloc(rec) = r else {
-                    unreachable!("built as an allocation above")
-                };
-                return Err(rec);
-            }
-            self.overrun = Some(Overrun::Full);
-            return Ok(Pushed::Refused(self.overrun));
-        }
-        let addr = match &r {
-            Record::Alloc(a) => a.addr,
-            Record::Free { addr } => *addr,
-        };
-        self.bytes += size;
-        self.records.push_back(r);
-        // A block at an address still live (its free was not seen) is
-        // replaced; the books count the old one freed.
-        self.live.insert(addr);
-        let (w, b) = filter_bit(addr);
-        FILTER[w].fetch_or(b, Ordering::Relaxed);
-        let l = self.limits;
-        let new_interval = (l.adaptive_threshold > 0
-            && self.bytes > l.adaptive_threshold
-            && (l.adaptive_max_interval == 0 || interval < l.adaptive_max_interval))
-            .then(|| {
-                let doubled = interval.saturating_mul(2);
-                if l.adaptive_max_interval > 0 {
-                    doubled.min(l.adaptive_max_interval)
-                } else {
-                    doubled
-                }
-            });
-        Ok(Pushed::Queued { new_interval })
     }
 
     /// The limits in force.
@@ -273,7 +432,8 @@ impl Queue {
     }
 }
 
-#[cfg(test)]
+// Loom's atomics work inside a model only: these run on std's.
+#[cfg(all(test, not(zerotrace_loom)))]
 mod tests {
     use super::*;
 
@@ -295,22 +455,10 @@ mod tests {
         }
     }
 
-    fn fresh() -> Queue {
-        Queue {
-            session: 0,
-            records: VecDeque::new(),
-            bytes: 0,
-            limits: limits(0, false),
-            live: HashSet::with_hasher(FxBuildHasher),
-            overrun: None,
-            blocked_ns: 0,
-            spare: Vec::new(),
-        }
-    }
-
     #[test]
     fn frees_follow_their_allocations_and_only_sampled_ones_are_queued() {
-        let mut q = fresh();
+        let r = Recorder::new();
+        let mut q = r.lock();
         q.begin(1, limits(1 << 20, false));
         assert!(matches!(
             q.try_push(1, 8, rec(0x1000)),
@@ -333,8 +481,26 @@ mod tests {
     }
 
     #[test]
+    fn the_filter_flags_every_sampled_address_until_the_next_session() {
+        let r = Recorder::new();
+        assert!(!r.maybe_sampled(0x1000));
+        r.lock().begin(1, limits(1 << 20, false));
+        assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
+        assert!(r.maybe_sampled(0x1000));
+        // Freed, the bit stays (a stale bit costs a lock, not a free).
+        r.lock().free(1, 0x1000);
+        assert!(r.maybe_sampled(0x1000));
+        r.lock().begin(2, limits(1 << 20, false));
+        assert!(!r.maybe_sampled(0x1000));
+        // Refused records set no bit.
+        assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
+        assert!(!r.maybe_sampled(0x1000));
+    }
+
+    #[test]
     fn a_full_queue_stops_the_profile_or_asks_to_wait() {
-        let mut q = fresh();
+        let r = Recorder::new();
+        let mut q = r.lock();
         q.begin(3, limits(100, false));
         assert!(matches!(
             q.try_push(3, 8, rec(1)),
@@ -367,7 +533,8 @@ mod tests {
 
     #[test]
     fn adaptive_sampling_doubles_the_interval_up_to_its_cap() {
-        let mut q = fresh();
+        let r = Recorder::new();
+        let mut q = r.lock();
         q.begin(
             1,
             QueueLimits {

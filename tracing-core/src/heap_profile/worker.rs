@@ -98,6 +98,7 @@ impl Books {
     }
 
     /// The profiled process.
+    #[cfg_attr(zerotrace_loom, allow(dead_code))]
     pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
