@@ -218,6 +218,13 @@ fn main() -> Result<(), String> {
             }),
         ),
         (
+            "rust HeapProfiler, in-process session not profiling it",
+            Box::new({
+                let (b, w) = (bin("heap_workload_profiler"), w.clone());
+                move || timed(Command::new(&b).args([w.as_str(), "traced"]))
+            }),
+        ),
+        (
             "rust HeapProfiler 4096",
             Box::new({
                 let (b, w, t) = (bin("heap_workload_profiler"), w.clone(), t.clone());

@@ -1,9 +1,11 @@
 //! The heap-cost workload with `HeapProfiler` as the global allocator:
-//! `idle` (no session: the cost of having it installed) or `profiled` (an
-//! in-process session samples this process at the interval given,
-//! default 4096, and the trace is written to the path given).
+//! `idle` (no session: the cost of having it installed), `traced` (an
+//! in-process session whose heap profile is of another process: the
+//! tracing threads' cost, nothing sampled) or `profiled` (an in-process
+//! session samples this process at the interval given, default 4096, and
+//! the trace is written to the path given).
 //!
-//! `heap_workload_profiler ROUNDS idle|profiled [INTERVAL] [TRACE]`
+//! `heap_workload_profiler ROUNDS idle|traced|profiled [INTERVAL] [TRACE]`
 mod workload;
 
 use std::time::Duration;
@@ -19,10 +21,19 @@ static ALLOC: HeapProfiler = HeapProfiler::system();
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let rounds = workload::rounds();
-    if args.get(2).map(String::as_str) != Some("profiled") {
+    let mode = args.get(2).map(String::as_str);
+    if mode != Some("profiled") && mode != Some("traced") {
         println!("{}", workload::run(rounds));
         return Ok(());
     }
+    // `traced`: the same in-process session, its heapprofd config naming
+    // another process: the service's and producer's threads run, nothing
+    // is sampled.
+    let target = if mode == Some("traced") {
+        1
+    } else {
+        u64::from(std::process::id())
+    };
     let interval: u64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(4096);
     let out = args.get(4).cloned().unwrap_or_else(|| "/dev/null".into());
     let mut w = HeapWriter::new();
@@ -32,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         c.begin_heapprofd_config()
             .set_sampling_interval_bytes(interval)
             .set_block_client(true)
-            .add_pid(u64::from(std::process::id()));
+            .add_pid(target);
     }
     let session = InProcessSession::start(
         &[],
@@ -42,9 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     register(session.producer())?;
-    session
-        .producer()
-        .wait_for_start("android.heapprofd", Duration::from_secs(10))?;
+    if mode == Some("profiled") {
+        session
+            .producer()
+            .wait_for_start("android.heapprofd", Duration::from_secs(10))?;
+    }
     println!("{}", workload::run(rounds));
     let bytes = session.stop(std::path::Path::new(&out))?;
     eprintln!("trace: {bytes} bytes");

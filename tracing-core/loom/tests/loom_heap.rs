@@ -9,9 +9,10 @@
 //!   handlers too, is a data race);
 //! - the free of a sampled address, made after its allocation was recorded
 //!   and the address handed to the freeing thread, is always queued, and
-//!   after the allocation, whatever the filter's relaxed bits say; a free
-//!   of an address never sampled is never queued (a bit it shares with a
-//!   sampled one costs a lock, nothing more);
+//!   after the allocation, whatever the filter's relaxed counts say; a
+//!   free of an address never sampled is never queued (a slot it shares
+//!   with a sampled one costs a lock, nothing more), and a slot two live
+//!   addresses share stays non-empty until both are freed;
 //! - a thread that sees a new sampling epoch draws its sampler with the
 //!   interval (and sees the session) published before that epoch.
 //!
@@ -30,7 +31,7 @@ use loom::thread;
 use std::sync::atomic::Ordering;
 
 use zerotrace_core::heap_profile::__private::{
-    AllocRecord, Pushed, QueueLimits, Record, Recorder, SamplingParams, SpinLock, filter_bit,
+    AllocRecord, Pushed, QueueLimits, Record, Recorder, SamplingParams, SpinLock, filter_slot,
 };
 use zerotrace_core::heap_profile::Sampler;
 
@@ -148,11 +149,11 @@ fn drained(r: &Recorder) -> Vec<(bool, u64)> {
 }
 
 /// The first address after `from` (16-byte aligned, as malloc's) whose
-/// filter bit satisfies `wanted`.
-fn address_where(from: u64, wanted: impl Fn((usize, u64)) -> bool) -> u64 {
+/// filter slot satisfies `wanted`.
+fn address_where(from: u64, wanted: impl Fn(usize) -> bool) -> u64 {
     (1..)
         .map(|i| from + 16 * i)
-        .find(|&a| wanted(filter_bit(a)))
+        .find(|&a| wanted(filter_slot(a)))
         .unwrap()
 }
 
@@ -160,9 +161,9 @@ const X: u64 = 0x10_0000;
 
 #[test]
 fn a_free_after_the_allocation_is_always_queued_after_it() {
-    // An address never sampled that shares X's filter bit: its free may
-    // take the lock, and must queue nothing.
-    let z = address_where(X, |bit| bit == filter_bit(X));
+    // An address never sampled that shares X's filter slot: its free may
+    // take the lock, and must queue nothing (nor empty X's slot).
+    let z = address_where(X, |slot| slot == filter_slot(X));
     model(move || {
         let r = recorder();
         let handoff = Arc::new(AtomicU64::new(0));
@@ -197,8 +198,9 @@ fn a_free_after_the_allocation_is_always_queued_after_it() {
 
 #[test]
 fn two_allocating_threads_and_one_freeing_thread_lose_no_free() {
-    // Y's bit is in X's word: the two threads' bits race on one word.
-    let y = address_where(X, |(w, b)| w == filter_bit(X).0 && b != filter_bit(X).1);
+    // Y shares X's filter slot: the two threads' counts race on one slot,
+    // and the slot must not empty while either is live.
+    let y = address_where(X, |slot| slot == filter_slot(X));
     model(move || {
         let r = recorder();
         let handoffs = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);

@@ -111,6 +111,13 @@ impl SamplingParams {
         self.interval.load(Ordering::Relaxed)
     }
 
+    /// The epoch now, for a thread's cheap "nothing changed" check (its
+    /// redraw reads it again with `Acquire`).
+    #[inline]
+    pub fn epoch_now(&self) -> u32 {
+        self.epoch.load(Ordering::Relaxed)
+    }
+
     /// Draws `sampler` anew, seeded with `seed(epoch)`, if the parameters
     /// changed since `epoch`, the epoch it was drawn for (which becomes the
     /// new one): what a thread does before it samples an allocation. A
@@ -216,7 +223,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HeapProfiler<A> {
         // SAFETY: forwarded as received.
         let p = unsafe { self.inner.alloc(layout) };
         if ACTIVE.load(Ordering::Relaxed) && !p.is_null() {
-            on_alloc(p as u64, layout.size());
+            on_alloc_fast(p as u64, layout.size());
         }
         p
     }
@@ -226,7 +233,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HeapProfiler<A> {
         // SAFETY: forwarded as received.
         let p = unsafe { self.inner.alloc_zeroed(layout) };
         if ACTIVE.load(Ordering::Relaxed) && !p.is_null() {
-            on_alloc(p as u64, layout.size());
+            on_alloc_fast(p as u64, layout.size());
         }
         p
     }
@@ -234,7 +241,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HeapProfiler<A> {
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if ACTIVE.load(Ordering::Relaxed) {
-            on_free(ptr as u64, layout.size());
+            on_free_fast(ptr as u64, layout.size());
         }
         // SAFETY: forwarded as received.
         unsafe { self.inner.dealloc(ptr, layout) }
@@ -246,12 +253,12 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HeapProfiler<A> {
         // new one (the free queued while the old address is still ours).
         let active = ACTIVE.load(Ordering::Relaxed);
         if active {
-            on_free(ptr as u64, layout.size());
+            on_free_fast(ptr as u64, layout.size());
         }
         // SAFETY: forwarded as received.
         let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
         if active && !p.is_null() {
-            on_alloc(p as u64, new_size);
+            on_alloc_fast(p as u64, new_size);
         }
         p
     }
@@ -269,14 +276,14 @@ pub fn sampling() -> bool {
 /// bytes at `addr` was just allocated (call after the allocation, only
 /// when [`sampling`] and the block is not null).
 pub fn record_alloc(addr: u64, size: usize) {
-    on_alloc(addr, size);
+    on_alloc_fast(addr, size);
 }
 
 /// For an allocator other than [`HeapProfiler`]: the block at `addr` (of
 /// `size` bytes, or 0 if unknown) is about to be freed (call before the
 /// memory goes back, only when [`sampling`]).
 pub fn record_free(addr: u64, size: usize) {
-    on_free(addr, size);
+    on_free_fast(addr, size);
 }
 
 /// Runs `f` with this thread marked busy, unless it already is (or its
@@ -299,6 +306,24 @@ fn unless_busy(own: i64, f: impl FnOnce(&mut ThreadState)) {
     let _ = THREAD.try_with(|c| c.set(t));
 }
 
+/// The allocation hook's common case inline: an allocation that is not
+/// sampled costs a thread-local countdown; the rest goes to [`on_alloc`].
+#[inline]
+fn on_alloc_fast(addr: u64, size: usize) {
+    let epoch = PARAMS.epoch_now();
+    let skipped = THREAD
+        .try_with(|c| {
+            let t = c.as_ptr();
+            // SAFETY: this thread's own cell, and no reference to it lives
+            // (nothing here allocates, so the hook is not re-entered).
+            unsafe { !(*t).busy && (*t).epoch == epoch && (*t).sampler.skip(size as u64) }
+        })
+        .unwrap_or(true);
+    if !skipped {
+        on_alloc(addr, size);
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn on_alloc(addr: u64, size: usize) {
@@ -309,6 +334,22 @@ fn on_alloc(addr: u64, size: usize) {
             queue_alloc(t, addr, sample_size);
         }
     });
+}
+
+/// The free hook's common case inline: a block that cannot be a sampled
+/// one, freed by a thread that is not the profiler's, costs a load.
+#[inline]
+fn on_free_fast(addr: u64, size: usize) {
+    let busy = || {
+        THREAD
+            // SAFETY: this thread's own cell, read while no reference to it
+            // lives.
+            .try_with(|c| unsafe { (*c.as_ptr()).busy })
+            .unwrap_or(false)
+    };
+    if maybe_sampled(addr) || busy() {
+        on_free(addr, size);
+    }
 }
 
 #[cold]

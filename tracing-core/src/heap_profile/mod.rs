@@ -93,7 +93,7 @@ pub mod preload {
 pub mod __private {
     pub use super::allocator::SamplingParams;
     pub use super::record_queue::{
-        AllocRecord, Overrun, Pushed, Queue, QueueGuard, QueueLimits, Record, Recorder, filter_bit,
+        AllocRecord, Overrun, Pushed, Queue, QueueGuard, QueueLimits, Record, Recorder, filter_slot,
     };
     pub use super::spin_lock::{SpinGuard, SpinLock};
 }

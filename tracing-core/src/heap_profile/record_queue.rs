@@ -8,24 +8,24 @@
 //!
 //! A free is queued only for an address the hook sampled and has not seen
 //! freed: the set of live sampled addresses lives here, behind the same
-//! lock, with an atomic bitmap in front of it so that most frees (of
-//! blocks never sampled) cost one load. A free is queued before the
+//! lock, with a filter of atomic counts in front of it so that most frees
+//! (of blocks never sampled) cost one load. A free is queued before the
 //! memory goes back to the allocator, so a reuse of the address is always
 //! queued after it.
 //!
 //! The queue and its filter make one [`Recorder`]; the process has one,
-//! [`QUEUE`]. Under `--cfg zerotrace_loom` the filter's words are loom's
+//! [`QUEUE`]. Under `--cfg zerotrace_loom` the filter's slots are loom's
 //! atomics (and the lock loom's, see `spin_lock.rs`), so the loom models in
 //! `tracing-core/loom/tests/loom_heap.rs` race this very code on recorders
 //! of their own.
 
 use std::collections::{HashSet, VecDeque};
 #[cfg(not(zerotrace_loom))]
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering;
 
 #[cfg(zerotrace_loom)]
-use loom::sync::atomic::AtomicU64;
+use loom::sync::atomic::AtomicU32;
 use rustc_hash::FxBuildHasher;
 
 use super::spin_lock::{SpinGuard, SpinLock};
@@ -122,38 +122,46 @@ pub struct Queue {
 /// Spare stack buffers kept at most.
 const MAX_SPARE: usize = 64;
 
-/// Words of the filter: 4096 (a quarter million bits), or 2 in the loom
-/// models (loom tracks every atomic; two words keep the word index in play
-/// and make bits of distinct addresses collide).
+/// Slots of the filter: 65,536, or 2 in the loom models (loom tracks
+/// every atomic; two slots make distinct addresses share one).
 #[cfg(not(zerotrace_loom))]
-const FILTER_WORDS: usize = 4096;
+const FILTER_SLOTS: usize = 1 << 16;
 #[cfg(zerotrace_loom)]
-const FILTER_WORDS: usize = 2;
+const FILTER_SLOTS: usize = 2;
 
-/// One bit per hash of a live sampled address (never cleared within a
-/// session: a stale bit costs a lock, never a missed free).
-struct Filter([AtomicU64; FILTER_WORDS]);
+/// Per slot, how many live sampled addresses hash there: a free whose
+/// slot is empty costs one load. Counts, not bits, so that a slot empties
+/// again when its addresses are freed (a program that reuses its
+/// addresses, as any does, would otherwise set every bit in time and take
+/// the lock on every free). Changed only under the queue's lock.
+struct Filter([AtomicU32; FILTER_SLOTS]);
 
 impl Filter {
     #[cfg(not(zerotrace_loom))]
     const fn new() -> Self {
-        Filter([const { AtomicU64::new(0) }; FILTER_WORDS])
+        Filter([const { AtomicU32::new(0) }; FILTER_SLOTS])
     }
 
     #[cfg(zerotrace_loom)]
     fn new() -> Self {
-        Filter(std::array::from_fn(|_| AtomicU64::new(0)))
+        Filter(std::array::from_fn(|_| AtomicU32::new(0)))
     }
 
     #[inline]
     fn may_contain(&self, addr: u64) -> bool {
-        let (w, b) = filter_bit(addr);
-        self.0[w].load(Ordering::Relaxed) & b != 0
+        self.0[filter_slot(addr)].load(Ordering::Relaxed) != 0
     }
 
     fn insert(&self, addr: u64) {
-        let (w, b) = filter_bit(addr);
-        self.0[w].fetch_or(b, Ordering::Relaxed);
+        self.0[filter_slot(addr)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn remove(&self, addr: u64) {
+        let slot = &self.0[filter_slot(addr)];
+        let n = slot.load(Ordering::Relaxed);
+        if n > 0 {
+            slot.store(n - 1, Ordering::Relaxed);
+        }
     }
 
     fn clear(&self) {
@@ -163,11 +171,10 @@ impl Filter {
     }
 }
 
-/// Where `addr`'s bit is in the filter: the word's index and the bit's
-/// mask.
-pub fn filter_bit(addr: u64) -> (usize, u64) {
-    let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 46; // 18 bits
-    ((h >> 6) as usize % FILTER_WORDS, 1 << (h & 63))
+/// The filter slot of `addr`.
+pub fn filter_slot(addr: u64) -> usize {
+    let h = (addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+    h as usize % FILTER_SLOTS
 }
 
 /// The queue behind its lock and, in front of it, the filter of the
@@ -298,6 +305,14 @@ impl QueueGuard<'_> {
         self.filter.clear();
     }
 
+    /// Queues the free of `addr` if it is a live sampled address of
+    /// `session` (and takes it out of the filter).
+    pub fn free(&mut self, session: u32, addr: u64) {
+        if self.queue.free(session, addr) {
+            self.filter.remove(addr);
+        }
+    }
+
     /// Ends the session: nothing more is queued, the spare buffers go.
     pub fn end(&mut self) {
         let limits = self.queue.limits;
@@ -337,8 +352,9 @@ impl QueueGuard<'_> {
         q.records.push_back(r);
         // A block at an address still live (its free was not seen) is
         // replaced; the books count the old one freed.
-        q.live.insert(addr);
-        self.filter.insert(addr);
+        if q.live.insert(addr) {
+            self.filter.insert(addr);
+        }
         let l = q.limits;
         let new_interval = (l.adaptive_threshold > 0
             && q.bytes > l.adaptive_threshold
@@ -409,8 +425,9 @@ impl Queue {
         self.live.len()
     }
 
-    /// Queues the free of `addr` if it is a live sampled address.
-    pub fn free(&mut self, session: u32, addr: u64) {
+    /// Queues the free of `addr` if it is a live sampled address: whether
+    /// it was.
+    fn free(&mut self, session: u32, addr: u64) -> bool {
         if self.session == session && self.session != 0 && self.live.remove(&addr) {
             // Frees are always taken: they are small, bounded by the live
             // sampled blocks, and dropping one would leave a block live
@@ -418,6 +435,9 @@ impl Queue {
             let r = Record::Free { addr };
             self.bytes += r.bytes();
             self.records.push_back(r);
+            true
+        } else {
+            false
         }
     }
 
@@ -481,18 +501,29 @@ mod tests {
     }
 
     #[test]
-    fn the_filter_flags_every_sampled_address_until_the_next_session() {
+    fn the_filter_flags_every_live_sampled_address_and_only_while_live() {
         let r = Recorder::new();
         assert!(!r.maybe_sampled(0x1000));
         r.lock().begin(1, limits(1 << 20, false));
         assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
         assert!(r.maybe_sampled(0x1000));
-        // Freed, the bit stays (a stale bit costs a lock, not a free).
+        // Two live addresses in one slot: it empties when both are freed.
+        let other = (0x2000u64..)
+            .step_by(16)
+            .find(|&a| filter_slot(a) == filter_slot(0x1000))
+            .unwrap();
+        assert!(r.lock().try_push(1, 8, rec(other)).is_ok());
+        // The same address sampled again (its free unseen) counts once.
+        assert!(r.lock().try_push(1, 8, rec(other)).is_ok());
         r.lock().free(1, 0x1000);
-        assert!(r.maybe_sampled(0x1000));
+        assert!(r.maybe_sampled(0x1000), "`other` is still live there");
+        r.lock().free(1, other);
+        assert!(!r.maybe_sampled(0x1000), "the slot empties");
+        r.lock().free(1, other); // a second free: nothing to take off
+        assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
         r.lock().begin(2, limits(1 << 20, false));
-        assert!(!r.maybe_sampled(0x1000));
-        // Refused records set no bit.
+        assert!(!r.maybe_sampled(0x1000), "a session starts empty");
+        // Refused records count nothing.
         assert!(r.lock().try_push(1, 8, rec(0x1000)).is_ok());
         assert!(!r.maybe_sampled(0x1000));
     }
