@@ -593,14 +593,23 @@ mod tests {
 
     #[test]
     fn a_writer_thread_and_a_reader_thread_agree() {
+        const ROUNDS: u64 = if cfg!(miri) { 40 } else { 20_000 };
         let mut m = mem(4096);
-        let data = m.data.as_mut_ptr().cast::<u8>() as usize;
+        /// The buffer's pointer, handed to the writer's thread.
+        #[derive(Clone, Copy)]
+        struct Data(*mut u8);
+        // SAFETY: the buffer outlives the scope; the ring protocol orders
+        // the two threads' accesses.
+        unsafe impl Send for Data {}
+        // SAFETY: as above.
+        unsafe impl Sync for Data {}
+        let data = Data(m.data.as_mut_ptr().cast::<u8>());
         let ctl: &Control = &m.ctl;
         std::thread::scope(|s| {
             s.spawn(|| {
                 // SAFETY: the buffer outlives the scope; one writer.
-                let w = unsafe { RingWriter::new(ctl, data as *mut u8, 4096, 4096) }.unwrap();
-                for i in 0..20_000u64 {
+                let w = unsafe { RingWriter::new(ctl, { data }.0, 4096, 4096) }.unwrap();
+                for i in 0..ROUNDS {
                     let stack = [i as u8; 40];
                     while alloc_with_stack(&w, 1, i, &stack[..(i % 41) as usize]).is_err() {
                         std::thread::yield_now();
@@ -608,10 +617,10 @@ mod tests {
                 }
             });
             // SAFETY: as above; one reader.
-            let mut r = unsafe { RingReader::new(ctl, data as *const u8, 4096) };
+            let mut r = unsafe { RingReader::new(ctl, data.0, 4096) };
             let mut buf = Vec::new();
             let mut next = 0u64;
-            while next < 20_000 {
+            while next < ROUNDS {
                 match r.next(&mut buf).unwrap() {
                     Some((_, Record::Alloc(a))) => {
                         assert_eq!(a.addr, next);
