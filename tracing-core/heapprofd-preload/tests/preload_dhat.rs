@@ -8,8 +8,8 @@
 //! threads). The dump is the one written at exit (`disconnected`), from
 //! the process's start (`from_startup`), and decodes with our decoders.
 //! A second fixture (`tests/fixture/fork_fixture.c`) checks the split: the
-//! program starts no thread, its fork child is not profiled, and with no
-//! service it runs unchanged.
+//! program starts no thread, its fork child is not profiled, with no
+//! service it runs unchanged; and adaptive sampling end to end.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -136,6 +136,12 @@ fn dhat(bin: &Path) -> Totals {
 }
 
 fn trace_config(cmdline: &str) -> Vec<u8> {
+    trace_config_with(cmdline, (0, 0))
+}
+
+/// A session of `cmdline` in exact mode, with adaptive sampling's
+/// (threshold, cap) when not zero.
+fn trace_config_with(cmdline: &str, adaptive: (u64, u64)) -> Vec<u8> {
     let mut w = HeapWriter::new();
     {
         let mut c = TraceConfig::from_message(w.root());
@@ -143,9 +149,13 @@ fn trace_config(cmdline: &str) -> Vec<u8> {
         let mut ds = c.add_data_sources();
         let mut dc = ds.begin_config();
         dc.set_name("android.heapprofd");
-        dc.begin_heapprofd_config()
-            .set_sampling_interval_bytes(1)
+        let mut h = dc.begin_heapprofd_config();
+        h.set_sampling_interval_bytes(1)
             .add_process_cmdline(cmdline);
+        if adaptive.0 > 0 {
+            h.set_adaptive_sampling_shmem_threshold(adaptive.0)
+                .set_adaptive_sampling_max_sampling_interval_bytes(adaptive.1);
+        }
     }
     w.finish().unwrap()
 }
@@ -153,10 +163,16 @@ fn trace_config(cmdline: &str) -> Vec<u8> {
 /// The fixture run under the preload library into a session of a service
 /// of our own; the trace and the fixture's standard output.
 fn ours(bin: &Path) -> (Vec<u8>, String) {
+    ours_with(bin, (0, 0))
+}
+
+/// As [`ours`], with adaptive sampling's (threshold, cap).
+fn ours_with(bin: &Path, adaptive: (u64, u64)) -> (Vec<u8>, String) {
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let base = format!(
         "zerotrace-preload-test-{}-{}",
         std::process::id(),
-        bin.file_name().unwrap().to_string_lossy()
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     let service = DaemonThread::spawn(DaemonConfig {
         producer_sockets: vec![Endpoint::Abstract(format!("{base}-p"))],
@@ -169,7 +185,7 @@ fn ours(bin: &Path) -> (Vec<u8>, String) {
     let mut consumer = ConsumerClient::connect(service.consumer_endpoint()).expect("consumer");
     let session = consumer
         .enable_tracing(
-            &trace_config(&bin.file_name().unwrap().to_string_lossy()),
+            &trace_config_with(&bin.file_name().unwrap().to_string_lossy(), adaptive),
             None,
         )
         .expect("session");
@@ -335,5 +351,34 @@ fn with_no_service_the_program_runs_unchanged() {
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "the output's pipes closed with the program"
+    );
+}
+
+/// Adaptive sampling, end to end: with the pending records above the
+/// threshold, the client doubles the interval up to the cap, and the
+/// dumps say so (the interval in force, the original one).
+#[test]
+fn adaptive_sampling_raises_the_interval_up_to_its_cap() {
+    let bin = fixture("fork_fixture");
+    let (trace, _) = ours_with(&bin, (1024, 64));
+    let mut intervals = Vec::new();
+    for f in protozero::Decoder::new(&trace).filter_map(Result::ok) {
+        let Ok(b) = f.as_bytes() else { continue };
+        if f.id != 1 {
+            continue;
+        }
+        if let Some(pp) = TracePacketDecoder::new(b).profile_packet() {
+            for d in pp.process_dumps() {
+                intervals.push((
+                    d.sampling_interval_bytes().unwrap_or(0),
+                    d.orig_sampling_interval_bytes().unwrap_or(0),
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        intervals.last(),
+        Some(&(64, 1)),
+        "raised from 1 to the cap: {intervals:?}"
     );
 }
