@@ -135,10 +135,6 @@ fn dhat(bin: &Path) -> Totals {
     totals
 }
 
-fn trace_config(cmdline: &str) -> Vec<u8> {
-    trace_config_with(cmdline, (0, 0))
-}
-
 /// A session of `cmdline` in exact mode, with adaptive sampling's
 /// (threshold, cap) when not zero.
 fn trace_config_with(cmdline: &str, adaptive: (u64, u64)) -> Vec<u8> {
