@@ -68,6 +68,8 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "daemon::output",
     "heap_profile::allocator",
     "heap_profile::capture",
+    "heap_profile::client",
+    "heap_profile::helper",
     "heap_profile::record_queue",
     "heap_profile::shared_ring",
     "heap_profile::spin_lock",

@@ -25,11 +25,15 @@ use super::record_queue::{AllocRecord, Record};
 /// The control block's page, at the mapping's start.
 pub(crate) const CONTROL_BYTES: usize = 4096;
 
-/// Buckets of the free filter, after the control block.
+/// Buckets of the free filter, after the control block (64 under Miri,
+/// which tracks each byte of the test's mapping).
+#[cfg(not(miri))]
 pub(crate) const FILTER_BUCKETS: usize = 1 << 19;
+#[cfg(miri)]
+pub(crate) const FILTER_BUCKETS: usize = 64;
 
 /// Bytes before the ring: the control block's page and the free filter.
-pub(crate) const RING_OFFSET: usize = CONTROL_BYTES + FILTER_BUCKETS * 2;
+pub(crate) const RING_OFFSET: usize = (CONTROL_BYTES + FILTER_BUCKETS * 2).next_multiple_of(4096);
 
 /// Frames start and end on this boundary, and a ring's size is a multiple
 /// of it, so the room left at a ring's end always holds a header.
