@@ -71,6 +71,9 @@ pub(crate) struct Lowered {
     /// Whether a `nan` option value was respelled as
     /// [`crate::non_finite::NAN_STAND_IN`].
     pub nan_stand_in: bool,
+    /// Where each `inf`, `-inf`, `nan` or `-nan` option value respelled is
+    /// in the original text: its first and last byte.
+    pub respelled_values: Vec<(usize, usize)>,
 }
 
 /// A construct editions forbid, at a byte offset of the original text.
@@ -105,10 +108,13 @@ impl Lowered {
 /// does not read; `Ok(None)` if protox reads it as it is.
 ///
 /// `names` are type names to write fully qualified: `(offset, length,
-/// name)` in the original text (see `pure.rs` for why).
+/// name)` in the original text (see `pure.rs` for why); `kept` are the
+/// offsets of `inf` and `nan` option values to leave as written (enum
+/// values: see `respell_values.rs`).
 pub(crate) fn lower(
     source: &str,
     names: &[(usize, usize, String)],
+    kept: &[usize],
 ) -> Result<Option<Lowered>, Refusal> {
     let tokens = lex(source);
     let mut p = Lowering {
@@ -126,6 +132,7 @@ pub(crate) fn lower(
             messages: Vec::new(),
             json_stand_ins: Vec::new(),
             nan_stand_in: false,
+            respelled_values: Vec::new(),
         },
         scope: Vec::new(),
         pending_visibility: None,
@@ -178,7 +185,13 @@ pub(crate) fn lower(
         p.proto2 = false;
     }
     p.top_level(&mut edits)?;
-    p.out.nan_stand_in = respell_values(source, &tokens, &mut edits);
+    p.out.nan_stand_in = respell_values(
+        source,
+        &tokens,
+        kept,
+        &mut edits,
+        &mut p.out.respelled_values,
+    );
     if edits.is_empty() {
         return Ok(None);
     }

@@ -362,47 +362,99 @@ fn respelled_protox_gaps_agree() {
     }
 }
 
+/// `inf` and `nan` as option values where they may be enum values' names:
+/// `protoc` reads them as numbers for a float option and as the enum value
+/// for an enum option, whether the enum is declared in the file or imported.
+/// The pure front end respells them as numbers, and keeps those an enum
+/// option refuses as written. Both front ends agree.
+#[test]
+fn option_values_named_like_non_finite_numbers_agree() {
+    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n";
+    let options = "extend google.protobuf.MessageOptions { optional double d = 50000; optional E e = 50001; }\n\
+                   extend google.protobuf.FieldOptions { optional float f = 50002; optional E fe = 50003; }\n";
+    let enum_e = "enum E { nan = 0; inf = 1; other = 2; }\n";
+    let uses = "message M { option (d) = nan; option (e) = nan; }\n\
+                message N { option (e) = inf; option (d) = -inf; }\n\
+                message O { option (d) = inf; option (e) = other; }\n\
+                message P {\n  optional int32 a = 1 [(f) = nan, (fe) = inf];\n  \
+                optional int32 b = 2 [(fe) = nan, (f) = -nan];\n}\n";
+    let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
+        (
+            "a not-a-number option value in a file with an enum value named nan",
+            vec![(
+                "gap.proto",
+                format!(
+                    "{head}extend google.protobuf.MessageOptions {{ optional double d = 50000; }}\n\
+                     enum E {{ nan = 0; }}\nmessage M {{ option (d) = nan; }}\n"
+                ),
+            )],
+        ),
+        (
+            "enum values named nan and inf next to float options, one file",
+            vec![("gap.proto", format!("{head}{enum_e}{options}{uses}"))],
+        ),
+        (
+            "an imported enum's values named nan and inf",
+            vec![
+                ("dep.proto", format!("{head}{enum_e}{options}")),
+                (
+                    "gap.proto",
+                    format!("syntax = \"proto2\";\npackage gap;\nimport \"dep.proto\";\n{uses}"),
+                ),
+            ],
+        ),
+        (
+            "an imported enum's value named nan, from another package",
+            vec![
+                (
+                    "dep.proto",
+                    "syntax = \"proto2\";\npackage dep;\nimport \"google/protobuf/descriptor.proto\";\n\
+                     enum E { nan = 0; }\nextend google.protobuf.EnumValueOptions { optional E ev = 50000; }\n"
+                        .to_owned(),
+                ),
+                (
+                    "gap.proto",
+                    "syntax = \"proto3\";\npackage gap;\nimport \"dep.proto\";\n\
+                     enum F { A = 0 [(dep.ev) = nan]; B = 1; }\n"
+                        .to_owned(),
+                ),
+            ],
+        ),
+    ];
+    for (what, files) in &cases {
+        eprintln!("{what}");
+        let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        let dir = snippet_dir(&files);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+}
+
 /// Files `protoc` compiles that the pure front end refuses, each with a
 /// located error that suggests the protoc front end. A protox release that
 /// reads one of them fails this test: the file then belongs with the
 /// agreeing ones.
 #[test]
 fn protox_gaps_are_located_errors_that_suggest_protoc() {
-    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
-                extend google.protobuf.MessageOptions { optional double d = 50000; }\n";
-    for (what, text, line) in [
-        (
-            "a not-a-number option value in a file with an enum value named nan",
-            format!("{head}enum E {{ nan = 0; }}\nmessage M {{ option (d) = nan; }}\n"),
-            6,
-        ),
-        (
-            "proto3 fields with one JSON name, allowed by a deprecated option",
-            "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
-             \x20 option deprecated_legacy_json_field_conflicts = true;\n\
-             \x20 int32 foo_bar = 1;\n  int32 fooBar = 2;\n}\n"
-                .to_owned(),
-            6,
-        ),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("gap.proto");
-        fs::write(&path, text).unwrap();
-        let includes = [dir.path().to_path_buf()];
-        let inputs = [path];
-        parse_files(&includes, &inputs, &FrontEnd::Protoc(None))
-            .unwrap_or_else(|e| panic!("protoc refuses {what}: {e}"));
-        match parse_files(&includes, &inputs, &FrontEnd::Pure) {
-            Err(e @ CodegenError::PureParse { .. }) => {
-                let shown = e.to_string();
-                let CodegenError::PureParse { line: at, .. } = e else {
-                    unreachable!()
-                };
-                assert_eq!(at, line, "{what}: {shown}");
-                assert!(shown.contains("protoc front end"), "{what}: {shown}");
-            }
-            other => panic!("{what}: {other:?}"),
+    let what = "proto3 fields with one JSON name, allowed by a deprecated option";
+    let text = "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
+                \x20 option deprecated_legacy_json_field_conflicts = true;\n\
+                \x20 int32 foo_bar = 1;\n  int32 fooBar = 2;\n}\n";
+    let line = 6;
+    let dir = snippet_dir(&[("gap.proto", text)]);
+    let includes = [dir.path().to_path_buf()];
+    let inputs = [dir.path().join("gap.proto")];
+    parse_files(&includes, &inputs, &FrontEnd::Protoc(None))
+        .unwrap_or_else(|e| panic!("protoc refuses {what}: {e}"));
+    match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+        Err(e @ CodegenError::PureParse { .. }) => {
+            let shown = e.to_string();
+            let CodegenError::PureParse { line: at, .. } = e else {
+                unreachable!()
+            };
+            assert_eq!(at, line, "{what}: {shown}");
+            assert!(shown.contains("protoc front end"), "{what}: {shown}");
         }
+        other => panic!("{what}: {other:?}"),
     }
 }
 
