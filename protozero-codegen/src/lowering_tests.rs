@@ -122,7 +122,12 @@ fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
     // have no JSON name of this kind.
     assert!(l.text.contains("d = 6 [json_name = \"q\"];"));
     assert!(l.text.contains("eF = 101;"));
-    let named = |m: &[&str], f: &str| (m.iter().map(|s| s.to_string()).collect(), f.to_owned());
+    let named = |m: &[&str], f: &str| crate::json_names::StandIn {
+        message: m.iter().map(|s| s.to_string()).collect(),
+        read_as: f.to_owned(),
+        name: f.to_owned(),
+        json_name: crate::parse::default_json_name(f),
+    };
     assert_eq!(
         l.json_stand_ins,
         [
@@ -133,8 +138,15 @@ fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
             named(&["A"], "b"),
         ]
     );
-    // proto3 refuses such clashes as protox does: left alone.
+    // protoc refuses such clashes in proto3 as protox does: the JSON names
+    // are left to clash (the second field is renamed for protox's check of
+    // names, which protoc does not make, and writes its JSON name out).
     let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 fooBar = 2; }\n";
+    let l = lower(proto3, &[], &[]).unwrap().unwrap();
+    assert!(l.text.contains(
+        "int32 foo_bar = 1; int32 zerotrace_lowered_field_1 = 2 [json_name = \"fooBar\"];"
+    ));
+    let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 foo = 2; }\n";
     assert!(lower(proto3, &[], &[]).unwrap().is_none());
 }
 

@@ -757,9 +757,10 @@ fn error(
         .iter()
         .any(|f| message.contains(f));
     // protox refuses two fields with one JSON name in every syntax; protoc
-    // warns in proto2 where a default name is involved, which the lowering
-    // takes care of (`json_names.rs`); it accepts them in proto3 too when
-    // a message sets `deprecated_legacy_json_field_conflicts`.
+    // warns in proto2 where a default name is involved, and accepts every
+    // clash in a message that sets `deprecated_legacy_json_field_conflicts`,
+    // which the lowering takes care of (`json_names.rs`) unless a custom
+    // name is written with escapes.
     let json_clash = message.contains("with JSON name")
         || (message.contains("camel-case name") && message.contains("conflicts"));
     if e.is_parse() || non_finite_option || json_clash {

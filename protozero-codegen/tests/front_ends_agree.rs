@@ -429,16 +429,87 @@ fn option_values_named_like_non_finite_numbers_agree() {
     }
 }
 
+/// `deprecated_legacy_json_field_conflicts = true` on a message turns
+/// `protoc`'s JSON-name check off for that message (not for the messages
+/// nested in it), in proto2 and proto3 alike: clashes of default and custom
+/// names pass, and each field keeps its own JSON name. protox refuses them
+/// all; the lowering gives them stand-ins. Both front ends agree.
+#[test]
+fn legacy_json_field_conflicts_agree() {
+    let option = "option deprecated_legacy_json_field_conflicts = true;";
+    for (syntax, body) in [
+        ("proto3", "int32 foo_bar = 1;\n  int32 fooBar = 2;"),
+        ("proto3", "int32 foo_bar = 1;\n  int32 FooBar = 2;"),
+        (
+            "proto3",
+            "int32 a = 1 [json_name = \"x\"];\n  int32 b = 2 [deprecated = true, json_name = \"x\"];",
+        ),
+        ("proto3", "int32 a = 1 [json_name = \"b\"];\n  int32 b = 2;"),
+        (
+            "proto3",
+            "int32 a = 1 [json_name = \"b\"];\n  int32 b = 2 [json_name = \"a\"];",
+        ),
+        (
+            "proto3",
+            "oneof o { int32 x_y = 3; string xY = 4; }\n  map<string, int32> p_q = 5;\n  \
+             repeated int32 pQ = 6 [json_name = \"xY\"];\n  \
+             message N { int32 a = 1; int32 b = 2 [json_name = \"c\"]; }",
+        ),
+        (
+            "proto2",
+            "optional int32 a = 1 [json_name = \"x\"];\n  optional int32 b = 2 [json_name = \"x\"];\n  \
+             optional int32 c_d = 3;\n  optional int32 cD = 4;",
+        ),
+        (
+            "proto3",
+            "optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n  int32 FOO_BAR = 3 [json_name = \"x\"];",
+        ),
+    ] {
+        let text = format!(
+            "syntax = \"{syntax}\";\npackage gap;\nmessage M {{\n  {option}\n  {body}\n}}\n"
+        );
+        eprintln!("{text}");
+        let dir = snippet_dir(&[("gap.proto", &text)]);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+    // Without the option, protoc compares JSON names alone (protox also
+    // the names lower-cased without underscores).
+    for body in [
+        "int32 foo_bar = 1;\n  int32 FooBar = 2;",
+        "optional int32 foo_bar = 1;\n  optional int32 FooBar = 2;\n  map<string, int32> Foobar = 3;\n  \
+         message N { int32 a_b = 1; int32 AB = 2 [json_name = \"q\"]; }",
+    ] {
+        let text = format!("syntax = \"proto3\";\npackage gap;\nmessage M {{\n  {body}\n}}\n");
+        eprintln!("{text}");
+        let dir = snippet_dir(&[("gap.proto", &text)]);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+    // The option is the message's own: a nested message's clash is
+    // refused by both, at its line.
+    let text = format!(
+        "syntax = \"proto3\";\npackage gap;\nmessage M {{\n  {option}\n  \
+         message N {{\n    int32 x_y = 1;\n    int32 xY = 2;\n  }}\n}}\n"
+    );
+    let dir = snippet_dir(&[("gap.proto", &text)]);
+    let includes = [dir.path().to_path_buf()];
+    let inputs = [dir.path().join("gap.proto")];
+    assert!(parse_files(&includes, &inputs, &FrontEnd::Protoc(None)).is_err());
+    match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+        Err(CodegenError::PureParse { line, .. }) => assert!((6..=7).contains(&line), "{line}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Files `protoc` compiles that the pure front end refuses, each with a
 /// located error that suggests the protoc front end. A protox release that
 /// reads one of them fails this test: the file then belongs with the
 /// agreeing ones.
 #[test]
 fn protox_gaps_are_located_errors_that_suggest_protoc() {
-    let what = "proto3 fields with one JSON name, allowed by a deprecated option";
+    let what = "a custom JSON name with an escape, clashing under the legacy option";
     let text = "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
                 \x20 option deprecated_legacy_json_field_conflicts = true;\n\
-                \x20 int32 foo_bar = 1;\n  int32 fooBar = 2;\n}\n";
+                \x20 int32 a = 1 [json_name = \"\\x41\"];\n  int32 b = 2 [json_name = \"A\"];\n}\n";
     let line = 6;
     let dir = snippet_dir(&[("gap.proto", text)]);
     let includes = [dir.path().to_path_buf()];
