@@ -10,8 +10,20 @@
 //! ([`restore`]). Two clashing custom names are left alone: protox then
 //! refuses them, as `protoc` does.
 //!
-//! Proto3 and editions files are not lowered this way: `protoc` refuses
-//! their clashes as protox does.
+//! A message (proto2 or proto3) that sets `option
+//! deprecated_legacy_json_field_conflicts = true;` is not checked by
+//! `protoc` at all: clashes of custom names pass too, for that message alone
+//! (not for the messages nested in it). There every clashing field gets a
+//! stand-in, a custom name included (its value is replaced), and gets its
+//! own JSON name back. Other proto3 messages and editions files are not
+//! lowered this way: `protoc` refuses their clashes as protox does.
+//!
+//! protox also refuses, in proto3, two fields whose names are one name
+//! lower-cased without underscores (`foo_bar` and `FooBar`), a rule
+//! `protoc` no longer has: it compares JSON names only. All but one field
+//! of each such group are renamed in the text protox reads (a map field,
+//! whose entry type is named after it, keeps its name) and keep their JSON
+//! name by writing it out; [`restore`] gives them their names back.
 
 use std::collections::HashMap;
 
@@ -25,8 +37,15 @@ use crate::parse::default_json_name;
 pub(crate) struct JsonField {
     /// The field's name (a group's, lower-cased, as its field is named).
     pub name: String,
+    /// Where its name is: byte offsets of the original text, start and end.
+    pub name_at: (usize, usize),
+    /// Whether it is a `map<..>` field.
+    pub is_map: bool,
     /// Its `json_name` option, quotes removed, if it has one.
     pub custom: Option<String>,
+    /// Where that option's string literal is: byte offsets of the original
+    /// text, its start and end.
+    pub custom_at: Option<(usize, usize)>,
     /// Where a `json_name` option can be added: a byte offset of the
     /// original text, and whether an option list opens there (else one is
     /// to be written).
@@ -36,8 +55,11 @@ pub(crate) struct JsonField {
 }
 
 /// The fields among `fields` (one message's) whose default JSON name
-/// clashes with another field's JSON name, by index.
-pub(crate) fn clashing(fields: &[JsonField]) -> Vec<usize> {
+/// clashes with another field's JSON name, by index; with `legacy` (the
+/// message sets `deprecated_legacy_json_field_conflicts`), every field whose
+/// JSON name, custom or not, clashes. A custom name written with an escape
+/// is never picked: its value is not known here.
+pub(crate) fn clashing(fields: &[JsonField], legacy: bool) -> Vec<usize> {
     let names: Vec<String> = fields
         .iter()
         .map(|f| {
@@ -54,9 +76,40 @@ pub(crate) fn clashing(fields: &[JsonField]) -> Vec<usize> {
         .iter()
         .zip(&names)
         .enumerate()
-        .filter(|(_, (f, n))| f.custom.is_none() && count.get(n.as_str()).copied() > Some(1))
+        .filter(|(_, (f, n))| {
+            let stand_in = match &f.custom {
+                None => true,
+                Some(c) => legacy && f.custom_at.is_some() && !c.contains('\\'),
+            };
+            stand_in && count.get(n.as_str()).copied() > Some(1)
+        })
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The proto3 fields among `fields` (one message's) to rename for protox:
+/// of each group whose names are one name lower-cased without underscores,
+/// all but one (a map field is kept if there is one; more than one map
+/// field in a group are left for protox to refuse), by index.
+pub(crate) fn camel_case_clashes(fields: &[JsonField]) -> Vec<usize> {
+    let key = |f: &JsonField| f.name.replace('_', "").to_ascii_lowercase();
+    let mut out = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let first = fields
+            .iter()
+            .position(|g| key(g) == key(f) && g.is_map)
+            .or_else(|| fields.iter().position(|g| key(g) == key(f)));
+        if first != Some(i) && !f.is_map {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The name the `index`-th field of a message renamed for protox gets in
+/// the text protox reads.
+pub(crate) fn stand_in_field_name(index: usize) -> String {
+    format!("zerotrace_lowered_field_{index}")
 }
 
 /// The `json_name` the `index`-th clashing field of a message is given in
@@ -65,31 +118,71 @@ pub(crate) fn stand_in(index: usize) -> String {
     format!("zerotrace lowered json name {index}")
 }
 
-/// The text to insert at `field.insert_at` to give it the stand-in name.
-pub(crate) fn option_text(field: &JsonField, index: usize) -> String {
-    let name = stand_in(index);
-    if field.in_list {
-        format!("json_name = \"{name}\", ")
+/// The edit that gives `field` the JSON name `name`: where (a byte offset
+/// of the original text), how many bytes it replaces, and the new text. A
+/// custom name's string literal is replaced, else an option is inserted at
+/// `field.insert_at`.
+pub(crate) fn json_name_edit(field: &JsonField, name: &str) -> (usize, usize, String) {
+    if let (Some(_), Some((start, end))) = (&field.custom, field.custom_at) {
+        (start, end - start, format!("\"{name}\""))
+    } else if field.in_list {
+        (field.insert_at, 0, format!("json_name = \"{name}\", "))
     } else {
-        format!(" [json_name = \"{name}\"]")
+        (field.insert_at, 0, format!(" [json_name = \"{name}\"]"))
     }
 }
 
-/// Gives the fields that were given a stand-in JSON name their default
-/// one back, as `protoc` records it.
+/// The JSON name `protoc` records for `field`: its custom one, else the
+/// default one.
+pub(crate) fn json_name(field: &JsonField) -> String {
+    field
+        .custom
+        .clone()
+        .unwrap_or_else(|| default_json_name(&field.name))
+}
+
+/// Gives the fields that were given a stand-in JSON name or name their own
+/// ones back (a JSON name custom or default), as `protoc` records them; a
+/// renamed proto3 `optional` field's synthetic oneof (`_name`) too.
 pub(crate) fn restore(files: &mut [FileDescriptorProto], lowered: &HashMap<String, Lowered>) {
     for f in files.iter_mut() {
         let Some(l) = lowered.get(f.name()) else {
             continue;
         };
-        for (path, field) in &l.json_stand_ins {
-            if let Some(m) = message_at(&mut f.message_type, path) {
-                for x in m.field.iter_mut().filter(|x| x.name() == field) {
-                    x.json_name = Some(default_json_name(field));
+        for s in &l.json_stand_ins {
+            let Some(m) = message_at(&mut f.message_type, &s.message) else {
+                continue;
+            };
+            for x in m.field.iter_mut().filter(|x| x.name() == s.read_as) {
+                x.json_name = Some(s.json_name.clone());
+                if s.read_as == s.name {
+                    continue;
+                }
+                x.name = Some(s.name.clone());
+                let oneof = x
+                    .oneof_index
+                    .filter(|_| x.proto3_optional())
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| m.oneof_decl.get_mut(i));
+                if let Some(o) = oneof.filter(|o| o.name() == format!("_{}", s.read_as)) {
+                    o.name = Some(format!("_{}", s.name));
                 }
             }
         }
     }
+}
+
+/// A field whose name or JSON name protox read as a stand-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StandIn {
+    /// Its message's name path from the file's top.
+    pub message: Vec<String>,
+    /// Its name in the text protox reads.
+    pub read_as: String,
+    /// Its name.
+    pub name: String,
+    /// The JSON name `protoc` records for it.
+    pub json_name: String,
 }
 
 /// The message at `path` (names from the file's top) among `messages`.
@@ -114,6 +207,9 @@ mod tests {
         JsonField {
             name: name.to_owned(),
             custom: custom.map(str::to_owned),
+            name_at: (0, name.len()),
+            is_map: false,
+            custom_at: custom.map(|_| (10, 13)),
             insert_at: 0,
             in_list: false,
         }
@@ -130,15 +226,39 @@ mod tests {
             field("d", Some("q")),
             field("alone", None),
         ];
-        assert_eq!(clashing(&fields), [0, 1, 3]);
+        assert_eq!(clashing(&fields, false), [0, 1, 3]);
+        assert_eq!(clashing(&fields, true), [0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn all_but_one_of_a_camel_case_group_are_renamed_maps_kept() {
+        let mut map = field("fooBar", None);
+        map.is_map = true;
+        let fields = [
+            field("foo_bar", None),
+            map,
+            field("FOO_BAR", None),
+            field("other", None),
+            field("a_b", None),
+            field("ab", None),
+        ];
+        assert_eq!(camel_case_clashes(&fields), [0, 2, 5]);
     }
 
     #[test]
     fn stand_ins_are_no_field_names() {
         assert!(stand_in(3).contains(' '));
         assert_eq!(
-            option_text(&field("x", None), 1),
-            " [json_name = \"zerotrace lowered json name 1\"]"
+            json_name_edit(&field("x", None), &stand_in(1)),
+            (
+                0,
+                0,
+                " [json_name = \"zerotrace lowered json name 1\"]".to_owned()
+            )
+        );
+        assert_eq!(
+            json_name_edit(&field("x", Some("q")), &stand_in(2)),
+            (10, 3, "\"zerotrace lowered json name 2\"".to_owned())
         );
     }
 }

@@ -25,14 +25,18 @@
 //! get back as NaN (`non_finite.rs`). In proto2, fields whose default JSON
 //! name clashes with another field's (which `protoc` only warns about) get
 //! a stand-in `json_name` that the descriptors lose again
-//! (`json_names.rs`).
+//! (`json_names.rs`); so do all clashing fields of a proto2 or proto3
+//! message that sets `deprecated_legacy_json_field_conflicts`. proto3
+//! fields whose names are one name lower-cased without underscores (which
+//! protox refuses and `protoc` does not) are renamed for protox, and get
+//! their names back.
 //!
 //! Only the statement structure is read: comments, strings, option values
 //! (aggregates too) and service bodies are skipped token by token. A file
 //! this reading does not understand is passed on with the edits made so
 //! far, and protox reports what is wrong with it.
 
-use crate::json_names::JsonField;
+use crate::json_names::{JsonField, StandIn};
 use crate::proto_tokens::{Kind, Token, lex};
 use crate::respell_values::respell_values;
 
@@ -65,12 +69,14 @@ pub(crate) struct Lowered {
     pub enums: Vec<(Vec<String>, usize)>,
     /// Where each message starts, by name path.
     pub messages: Vec<(Vec<String>, usize)>,
-    /// Fields of proto2 messages given a stand-in JSON name (see
-    /// `json_names.rs`): the message's name path, the field's name.
-    pub json_stand_ins: Vec<(Vec<String>, String)>,
+    /// Fields given a stand-in JSON name or name (see `json_names.rs`).
+    pub json_stand_ins: Vec<StandIn>,
     /// Whether a `nan` option value was respelled as
     /// [`crate::non_finite::NAN_STAND_IN`].
     pub nan_stand_in: bool,
+    /// Where each `inf`, `-inf`, `nan` or `-nan` option value respelled is
+    /// in the original text: its first and last byte.
+    pub respelled_values: Vec<(usize, usize)>,
 }
 
 /// A construct editions forbid, at a byte offset of the original text.
@@ -105,10 +111,13 @@ impl Lowered {
 /// does not read; `Ok(None)` if protox reads it as it is.
 ///
 /// `names` are type names to write fully qualified: `(offset, length,
-/// name)` in the original text (see `pure.rs` for why).
+/// name)` in the original text (see `pure.rs` for why); `kept` are the
+/// offsets of `inf` and `nan` option values to leave as written (enum
+/// values: see `respell_values.rs`).
 pub(crate) fn lower(
     source: &str,
     names: &[(usize, usize, String)],
+    kept: &[usize],
 ) -> Result<Option<Lowered>, Refusal> {
     let tokens = lex(source);
     let mut p = Lowering {
@@ -126,11 +135,13 @@ pub(crate) fn lower(
             messages: Vec::new(),
             json_stand_ins: Vec::new(),
             nan_stand_in: false,
+            respelled_values: Vec::new(),
         },
         scope: Vec::new(),
         pending_visibility: None,
         proto2: !is_proto3(source, &tokens),
         json_fields: Vec::new(),
+        legacy_json: Vec::new(),
     };
     let mut edits: Vec<Edit> = names
         .iter()
@@ -178,7 +189,13 @@ pub(crate) fn lower(
         p.proto2 = false;
     }
     p.top_level(&mut edits)?;
-    p.out.nan_stand_in = respell_values(source, &tokens, &mut edits);
+    p.out.nan_stand_in = respell_values(
+        source,
+        &tokens,
+        kept,
+        &mut edits,
+        &mut p.out.respelled_values,
+    );
     if edits.is_empty() {
         return Ok(None);
     }
@@ -228,8 +245,11 @@ struct Lowering<'s, 't> {
     pending_visibility: Option<bool>,
     /// Whether this is a proto2 file (its JSON name clashes are lowered).
     proto2: bool,
-    /// The fields of the enclosing proto2 messages, innermost last.
+    /// The fields of the enclosing proto2 and proto3 messages, innermost
+    /// last.
     json_fields: Vec<Vec<JsonField>>,
+    /// Whether each of them sets `deprecated_legacy_json_field_conflicts`.
+    legacy_json: Vec<bool>,
 }
 
 impl Lowering<'_, '_> {
@@ -336,21 +356,60 @@ impl Lowering<'_, '_> {
     /// or a proto2 group's.
     fn message_body(&mut self, name: String, edits: &mut Vec<Edit>) -> Result<(), Refusal> {
         self.scope.push(name);
-        if self.proto2 {
+        let lowered = !self.editions();
+        if lowered {
             self.json_fields.push(Vec::new());
+            self.legacy_json.push(false);
         }
         let r = self.body(Block::Message, edits);
-        if self.proto2 {
+        if lowered {
             let fields = self.json_fields.pop().unwrap_or_default();
-            for i in crate::json_names::clashing(&fields) {
-                edits.push(Edit {
-                    at: fields[i].insert_at,
-                    old: 0,
-                    new: crate::json_names::option_text(&fields[i], i),
+            let legacy = self.legacy_json.pop().unwrap_or_default();
+            let stand_in_json = if self.proto2 || legacy {
+                crate::json_names::clashing(&fields, legacy)
+            } else {
+                Vec::new()
+            };
+            let renamed = if self.proto2 {
+                Vec::new()
+            } else {
+                crate::json_names::camel_case_clashes(&fields)
+            };
+            for (i, f) in fields.iter().enumerate() {
+                let rename = renamed.contains(&i);
+                let json_name = crate::json_names::json_name(f);
+                // A renamed field keeps its JSON name, written out if it
+                // is a default one, for protox to check as protoc does.
+                let json = if stand_in_json.contains(&i) {
+                    Some(crate::json_names::stand_in(i))
+                } else {
+                    (rename && f.custom.is_none()).then(|| json_name.clone())
+                };
+                if json.is_none() && !rename {
+                    continue;
+                }
+                if let Some(json) = json {
+                    let (at, old, new) = crate::json_names::json_name_edit(f, &json);
+                    edits.push(Edit { at, old, new });
+                }
+                let read_as = if rename {
+                    let new = crate::json_names::stand_in_field_name(i);
+                    let (start, end) = f.name_at;
+                    edits.push(Edit {
+                        at: start,
+                        old: end - start,
+                        new: new.clone(),
+                    });
+                    new
+                } else {
+                    f.name.clone()
+                };
+                self.out.json_stand_ins.push(StandIn {
+                    message: self.scope.clone(),
+                    read_as,
+                    name: f.name.clone(),
+                    json_name,
                 });
-                self.out
-                    .json_stand_ins
-                    .push((self.scope.clone(), fields[i].name.clone()));
             }
         }
         self.scope.pop();
@@ -467,7 +526,15 @@ impl Lowering<'_, '_> {
                     self.reserved(edits);
                 }
                 (Kind::Word, "extensions") if block == Block::Message => self.extensions(edits),
-                (Kind::Word, "option" | "reserved" | "extensions") => self.skip_statement(),
+                (Kind::Word, "option") => {
+                    if block == Block::Message && self.is_legacy_json_option() {
+                        if let Some(legacy) = self.legacy_json.last_mut() {
+                            *legacy = true;
+                        }
+                    }
+                    self.skip_statement();
+                }
+                (Kind::Word, "reserved" | "extensions") => self.skip_statement(),
                 (Kind::Word, "message") if block == Block::Message => self.message(edits)?,
                 (Kind::Word, "enum") if block == Block::Message => self.enum_(edits),
                 (Kind::Word, "extend") if block == Block::Message => self.extend(edits)?,
@@ -491,10 +558,11 @@ impl Lowering<'_, '_> {
                     }
                 }
                 _ if !self.editions() => {
-                    let group = if self.proto2 && block != Block::Extend {
-                        self.json_field()
-                    } else {
+                    let group = if block == Block::Extend {
                         None
+                    } else {
+                        // proto3 has no groups (protox says so).
+                        self.json_field().filter(|_| self.proto2)
                     };
                     match group {
                         // A group's body: the fields of a message.
@@ -547,12 +615,30 @@ impl Lowering<'_, '_> {
         Ok(())
     }
 
-    /// Notes the proto2 field statement at hand (not skipping it): its
+    /// Whether the statement at hand is `option
+    /// deprecated_legacy_json_field_conflicts = true;`.
+    fn is_legacy_json_option(&self) -> bool {
+        let words = [
+            "option",
+            "deprecated_legacy_json_field_conflicts",
+            "=",
+            "true",
+            ";",
+        ];
+        words
+            .iter()
+            .enumerate()
+            .all(|(i, w)| self.tok(i).is_some_and(|t| self.text(t) == *w))
+    }
+
+    /// Notes the proto2 or proto3 field statement at hand (not skipping it): its
     /// name, its `json_name` and where one could be added. For a group,
     /// its message's name and the token index of the `{` of its body.
     fn json_field(&mut self) -> Option<(String, usize)> {
         let mut name = String::new();
+        let mut name_at = (0, 0);
         let mut group = false;
+        let is_map = self.is_word("map") && self.tok(1).is_some_and(|n| self.text(n) == "<");
         let mut i = self.at;
         while let Some(t) = self.toks.get(i) {
             let s = self.text(*t);
@@ -562,6 +648,7 @@ impl Lowering<'_, '_> {
             if t.kind == Kind::Word {
                 group |= s == "group";
                 name = s.to_owned();
+                name_at = (t.start, t.end);
             }
             i += 1;
         }
@@ -575,6 +662,7 @@ impl Lowering<'_, '_> {
         let message_name = name.clone();
         let open = self.toks.get(i + 2).filter(|t| self.text(**t) == "[");
         let mut custom = None;
+        let mut custom_at = None;
         // The token after the options, if any.
         let mut after = i + 2;
         if open.is_some() {
@@ -590,6 +678,7 @@ impl Lowering<'_, '_> {
                         let value = self.toks.get(j + 2).filter(|v| v.kind == Kind::Str);
                         if let Some(v) = value {
                             custom = Some(unquote(self.text(*v)));
+                            custom_at = Some((v.start, v.end));
                         }
                     }
                     _ => {}
@@ -603,7 +692,10 @@ impl Lowering<'_, '_> {
         }
         let field = JsonField {
             name,
+            name_at,
+            is_map,
             custom,
+            custom_at,
             insert_at: open.map_or(number.end, |o| o.end),
             in_list: open.is_some(),
         };

@@ -4,7 +4,9 @@
 use super::*;
 
 fn lowered(src: &str) -> Lowered {
-    lower(src, &[]).expect("lowers").expect("an editions file")
+    lower(src, &[], &[])
+        .expect("lowers")
+        .expect("an editions file")
 }
 
 #[test]
@@ -12,20 +14,29 @@ fn proto2_and_proto3_files_are_left_alone() {
     assert!(
         lower(
             "syntax = \"proto3\";\nmessage A { int32 a = 1; reserved \"x\"; }",
+            &[],
             &[]
         )
         .unwrap()
         .is_none()
     );
     assert!(
-        lower("message A { optional int32 a = 1; required B b = 2; }", &[])
-            .unwrap()
-            .is_none()
+        lower(
+            "message A { optional int32 a = 1; required B b = 2; }",
+            &[],
+            &[]
+        )
+        .unwrap()
+        .is_none()
     );
     assert!(
-        lower("message A { extensions 5 to 6 [declaration = {}]; }", &[])
-            .unwrap()
-            .is_none()
+        lower(
+            "message A { extensions 5 to 6 [declaration = {}]; }",
+            &[],
+            &[]
+        )
+        .unwrap()
+        .is_none()
     );
 }
 
@@ -77,10 +88,14 @@ fn nan_option_values_become_the_stand_in_but_not_defaults() {
              \x20 option (y) = {s};\n}}\n"
         )
     );
-    // `nan` or `inf` declared in the file (an enum value) may be what an
-    // option names: left alone.
-    let kept = "enum E { nan = 0; inf = 1; }\noption (e) = nan;\noption (f) = inf;\n";
-    assert!(lower(kept, &[]).unwrap().is_none());
+    assert_eq!(l.respelled_values, [(58, 61), (80, 82)]);
+    // Values found to be enum values are left alone where they are.
+    let src = "enum E { nan = 0; inf = 1; }\noption (e) = nan;\noption (f) = inf;\n";
+    let respelled = lower(src, &[], &[]).unwrap().unwrap();
+    assert_eq!(respelled.respelled_values, [(42, 44), (60, 62)]);
+    assert!(lower(src, &[], &[42, 60]).unwrap().is_none());
+    let one = lower(src, &[], &[42]).unwrap().unwrap();
+    assert!(one.text.contains("(e) = nan;") && one.text.contains("(f) = 1e999;"));
 }
 
 #[test]
@@ -107,7 +122,12 @@ fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
     // have no JSON name of this kind.
     assert!(l.text.contains("d = 6 [json_name = \"q\"];"));
     assert!(l.text.contains("eF = 101;"));
-    let named = |m: &[&str], f: &str| (m.iter().map(|s| s.to_string()).collect(), f.to_owned());
+    let named = |m: &[&str], f: &str| crate::json_names::StandIn {
+        message: m.iter().map(|s| s.to_string()).collect(),
+        read_as: f.to_owned(),
+        name: f.to_owned(),
+        json_name: crate::parse::default_json_name(f),
+    };
     assert_eq!(
         l.json_stand_ins,
         [
@@ -118,9 +138,16 @@ fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
             named(&["A"], "b"),
         ]
     );
-    // proto3 refuses such clashes as protox does: left alone.
+    // protoc refuses such clashes in proto3 as protox does: the JSON names
+    // are left to clash (the second field is renamed for protox's check of
+    // names, which protoc does not make, and writes its JSON name out).
     let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 fooBar = 2; }\n";
-    assert!(lower(proto3, &[]).unwrap().is_none());
+    let l = lower(proto3, &[], &[]).unwrap().unwrap();
+    assert!(l.text.contains(
+        "int32 foo_bar = 1; int32 zerotrace_lowered_field_1 = 2 [json_name = \"fooBar\"];"
+    ));
+    let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 foo = 2; }\n";
+    assert!(lower(proto3, &[], &[]).unwrap().is_none());
 }
 
 #[test]
@@ -175,23 +202,23 @@ fn offsets_map_back_to_the_original() {
 fn refusals_point_at_the_construct() {
     let src = "edition = \"2023\";\nmessage A { optional int32 a = 1; }";
     assert_eq!(
-        lower(src, &[]).unwrap_err().offset,
+        lower(src, &[], &[]).unwrap_err().offset,
         src.find("optional").unwrap()
     );
     let src = "edition = \"2023\";\nmessage A { required int32 a = 1; }";
     assert!(
-        lower(src, &[])
+        lower(src, &[], &[])
             .unwrap_err()
             .message
             .contains("LEGACY_REQUIRED")
     );
     let src = "edition = \"2023\";\nmessage A { repeated group G = 1 { } }";
     assert_eq!(
-        lower(src, &[]).unwrap_err().offset,
+        lower(src, &[], &[]).unwrap_err().offset,
         src.find("group").unwrap()
     );
     let src = "edition = \"2030\";";
-    assert!(lower(src, &[]).unwrap_err().message.contains("2030"));
+    assert!(lower(src, &[], &[]).unwrap_err().message.contains("2030"));
 }
 
 #[test]
@@ -246,7 +273,7 @@ fn type_references_are_whole_names_outside_strings() {
 fn a_qualified_name_and_an_inserted_label_at_one_place() {
     let src = "edition = \"2023\";\nmessage A { b.C c = 1; }";
     let at = src.find("b.C").unwrap();
-    let l = lower(src, &[(at, 3, ".x.b.C".to_owned())])
+    let l = lower(src, &[(at, 3, ".x.b.C".to_owned())], &[])
         .unwrap()
         .unwrap();
     assert!(
@@ -268,7 +295,11 @@ fn any_text_lowers_without_panicking() {
         "edition = \"2023\"; export",
         "édition = 1; } } {{ [[ ((",
     ] {
-        let _ = lower(src, &[(3, 100, "x".to_owned()), (1, 0, "y".to_owned())]);
+        let _ = lower(
+            src,
+            &[(3, 100, "x".to_owned()), (1, 0, "y".to_owned())],
+            &[],
+        );
     }
 }
 

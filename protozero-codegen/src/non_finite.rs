@@ -8,9 +8,9 @@
 //! The stand-in is exactly representable as an `f32` and as an `f64`, so
 //! that it survives as either; a schema that writes this very number as an
 //! option value next to a `nan` one would see it read as NaN too. The
-//! lowering cannot tell a float option from an enum one: an enum option
-//! set to an enum value named `nan` is left alone only when the file
-//! declares that value itself (see `lowering.rs`).
+//! lowering cannot tell a float option from an enum one: where an enum
+//! option is set to an enum value named `nan`, protox finds the stand-in,
+//! and the file is read again with that `nan` as written (`pure.rs`).
 
 use protox::prost_reflect::{DynamicMessage, Kind, Value};
 

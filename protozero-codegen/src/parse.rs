@@ -38,11 +38,11 @@ pub enum FrontEnd {
     /// declarations, groups, `import public`, `weak` and `option`,
     /// `export`/`local`); editions files are lowered to proto2 for protox and
     /// their descriptors raised back, with editions' own checks. What it
-    /// refuses and `protoc` reads: an option value `nan` or `inf` in a
-    /// file that also declares something by that name (an enum value), an
-    /// enum option set to an imported enum's value named `nan` or `inf`,
-    /// and two proto3 fields with one JSON name under the message option
-    /// `deprecated_legacy_json_field_conflicts`. It checks a little less
+    /// refuses and `protoc` reads: under the message option
+    /// `deprecated_legacy_json_field_conflicts`, a custom `json_name`
+    /// written with an escape that clashes with another field's JSON name;
+    /// an option value `nan` or `inf` whose option's place also holds an
+    /// enum option set to a value of that name. It checks a little less
     /// than `protoc`: extensions are not matched against their
     /// declarations, and `features` in proto2/proto3 files, `jstype` on
     /// 32-bit fields and lite files extending non-lite messages pass; in

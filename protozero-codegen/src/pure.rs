@@ -61,16 +61,22 @@ use crate::lowering::{Lowered, Refusal, lower};
 /// types compiled so far and, if one has it, written fully qualified in the
 /// text protox reads (`.a.common.v3.Config`, the type name `protoc` records
 /// too), and the files are compiled again.
+///
+/// Likewise, `inf` and `nan` option values are respelled as numbers for
+/// protox (`respell_values.rs`); where protox then finds a number for an
+/// enum option, the value was an enum value of that name, and the files are
+/// compiled again with it written as it was.
 pub(crate) fn compile(
     includes: &[PathBuf],
     inputs: &[PathBuf],
 ) -> Result<Vec<FileDescriptorProto>, CodegenError> {
     let mut qualified: HashMap<String, Vec<(usize, usize, String)>> = HashMap::new();
+    let mut kept: HashMap<String, Vec<usize>> = HashMap::new();
     let cache = Rc::new(RefCell::new(ParsedFiles::new()));
-    // Each round qualifies one more name; a file set with more such names
-    // than this is refused with protox's error.
+    // Each round qualifies one more name or keeps more enum values; a file
+    // set with more such places than this is refused with protox's error.
     for _ in 0..MAX_QUALIFIED_NAMES {
-        match compile_set(includes, inputs, &qualified, &cache)? {
+        match compile_set(includes, inputs, &qualified, &kept, &cache)? {
             Compiled::Files(files) => return Ok(files),
             Compiled::Unresolved { file, names } => {
                 let known = qualified.entry(file).or_default();
@@ -80,17 +86,20 @@ pub(crate) fn compile(
                     }
                 }
             }
+            Compiled::EnumValues { file, offsets } => kept.entry(file).or_default().extend(offsets),
             Compiled::Failed(e) => return Err(e),
         }
     }
-    match compile_set(includes, inputs, &qualified, &cache)? {
+    match compile_set(includes, inputs, &qualified, &kept, &cache)? {
         Compiled::Files(files) => Ok(files),
         Compiled::Failed(e) => Err(e),
-        Compiled::Unresolved { file, .. } => Err(CodegenError::Parse {
-            message: format!(
-                "{file}: names still resolve differently after {MAX_QUALIFIED_NAMES} rounds"
-            ),
-        }),
+        Compiled::Unresolved { file, .. } | Compiled::EnumValues { file, .. } => {
+            Err(CodegenError::Parse {
+                message: format!(
+                    "{file}: names still resolve differently after {MAX_QUALIFIED_NAMES} rounds"
+                ),
+            })
+        }
     }
 }
 
@@ -108,16 +117,21 @@ enum Compiled {
         file: String,
         names: Vec<(usize, usize, String)>,
     },
+    /// `inf` or `nan` option values respelled as numbers where protox
+    /// wants an enum value: in `file`, their offsets, to be kept as written.
+    EnumValues { file: String, offsets: Vec<usize> },
     /// An error.
     Failed(CodegenError),
 }
 
 /// Compiles `inputs` in one protox compiler, with the names in `qualified`
-/// (by file) written fully qualified.
+/// (by file) written fully qualified and the option values at the offsets
+/// in `kept` (by file) as written.
 fn compile_set(
     includes: &[PathBuf],
     inputs: &[PathBuf],
     qualified: &HashMap<String, Vec<(usize, usize, String)>>,
+    kept: &HashMap<String, Vec<usize>>,
     cache: &Rc<RefCell<ParsedFiles>>,
 ) -> Result<Compiled, CodegenError> {
     let state = Rc::new(RefCell::new(Lowerings::default()));
@@ -125,6 +139,7 @@ fn compile_set(
         includes,
         Rc::clone(&state),
         qualified.clone(),
+        kept.clone(),
         Rc::clone(cache),
     ));
     compiler.include_imports(true).include_source_info(false);
@@ -137,6 +152,9 @@ fn compile_set(
                 refusal.offset,
                 refusal.message.clone(),
             )));
+        }
+        if let Some(k) = enum_values(&e, &state.files) {
+            return Ok(k);
         }
         if let Some(u) = unresolved(&e, &compiler.descriptor_pool(), includes, &state.files) {
             return Ok(u);
@@ -173,6 +191,40 @@ fn compile_set(
         )));
     }
     Ok(Compiled::Files(files))
+}
+
+/// protox's "expected a value of type ... for option ..." errors (the first
+/// and those related to it) that point at an `inf` or `nan` the lowering
+/// respelled as a number: the option is an enum option (`protoc` reads such
+/// a word as an enum value's name for it), and the word is to be kept. The
+/// error's place is the option, or its value: the respelled values inside
+/// it are taken. `None` if there are none.
+fn enum_values(e: &protox::Error, lowered: &HashMap<String, Lowered>) -> Option<Compiled> {
+    let file = e.file()?.to_owned();
+    let l = lowered.get(&file)?;
+    let mut offsets = Vec::new();
+    let mut one = |d: &dyn Diagnostic| {
+        if !d.to_string().starts_with("expected a value of type") {
+            return;
+        }
+        let Some(label) = d.labels().and_then(Iterator::last) else {
+            return;
+        };
+        let first = l.original_offset(label.offset());
+        let last = l.original_offset(label.offset() + label.len().saturating_sub(1));
+        for &(start, end) in &l.respelled_values {
+            if start <= last && first <= end && !offsets.contains(&start) {
+                offsets.push(start);
+            }
+        }
+    };
+    one(e);
+    if let Some(related) = e.related() {
+        for r in related {
+            one(r);
+        }
+    }
+    (!offsets.is_empty()).then_some(Compiled::EnumValues { file, offsets })
 }
 
 /// protox's "`x` resolves to `s.x`, which is not defined" errors (the
@@ -276,20 +328,23 @@ struct EditionsResolver {
     state: Rc<RefCell<Lowerings>>,
     /// Names to write fully qualified, by file.
     qualified: HashMap<String, Vec<(usize, usize, String)>>,
+    /// Offsets of option values to keep as written, by file.
+    kept: HashMap<String, Vec<usize>>,
     /// Files parsed in an earlier round, with the number of names then
-    /// qualified in each and its lowering.
+    /// qualified and of values kept in each, and its lowering.
     cache: Rc<RefCell<ParsedFiles>>,
 }
 
-/// Parsed files by name: how many names were qualified, the file, its
-/// lowering.
-type ParsedFiles = HashMap<String, (usize, File, Option<Lowered>)>;
+/// Parsed files by name: how many names were qualified and values kept,
+/// the file, its lowering.
+type ParsedFiles = HashMap<String, ((usize, usize), File, Option<Lowered>)>;
 
 impl EditionsResolver {
     fn new(
         includes: &[PathBuf],
         state: Rc<RefCell<Lowerings>>,
         qualified: HashMap<String, Vec<(usize, usize, String)>>,
+        kept: HashMap<String, Vec<usize>>,
         cache: Rc<RefCell<ParsedFiles>>,
     ) -> EditionsResolver {
         EditionsResolver {
@@ -300,6 +355,7 @@ impl EditionsResolver {
             google: GoogleFileResolver::new(),
             state,
             qualified,
+            kept,
             cache,
         }
     }
@@ -312,11 +368,13 @@ impl FileResolver for EditionsResolver {
 
     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
         let names = self.qualified.get(name).map_or(&[][..], Vec::as_slice);
+        let kept = self.kept.get(name).map_or(&[][..], Vec::as_slice);
+        let rewrites = (names.len(), kept.len());
         if let Some((_, file, lowered)) = self
             .cache
             .borrow()
             .get(name)
-            .filter(|(n, _, _)| *n == names.len())
+            .filter(|(n, _, _)| *n == rewrites)
         {
             if let Some(l) = lowered {
                 self.state
@@ -326,21 +384,23 @@ impl FileResolver for EditionsResolver {
             }
             return Ok(file.clone());
         }
-        let file = self.open_uncached(name, names)?;
+        let file = self.open_uncached(name, names, kept)?;
         let lowered = self.state.borrow().files.get(name).cloned();
         self.cache
             .borrow_mut()
-            .insert(name.to_owned(), (names.len(), file.clone(), lowered));
+            .insert(name.to_owned(), (rewrites, file.clone(), lowered));
         Ok(file)
     }
 }
 
 impl EditionsResolver {
-    /// Reads, lowers and parses the file `name`, with `names` qualified.
+    /// Reads, lowers and parses the file `name`, with `names` qualified and
+    /// the option values at `kept` as written.
     fn open_uncached(
         &self,
         name: &str,
         names: &[(usize, usize, String)],
+        kept: &[usize],
     ) -> Result<File, protox::Error> {
         for (dir, r) in &self.dirs {
             let path = dir.join(name);
@@ -351,7 +411,7 @@ impl EditionsResolver {
                 // protox says what is wrong with it.
                 return r.open_file(name);
             };
-            return match lower(&text, names) {
+            return match lower(&text, names, kept) {
                 Ok(None) => r.open_file(name),
                 Ok(Some(lowered)) => {
                     let file = File::from_source(name, &lowered.text);
@@ -691,14 +751,16 @@ fn error(
     }
     // Syntax errors may be constructs only protoc reads; of the checks, one
     // protoc may pass is `inf` or `nan` as a float option's value (when
-    // the lowering keeps them: the file declares those words itself).
+    // the lowering kept them, the error's place holding an enum option's
+    // value of that name too).
     let non_finite_option = ["found 'inf'", "found '-inf'", "found 'nan'", "found '-nan'"]
         .iter()
         .any(|f| message.contains(f));
     // protox refuses two fields with one JSON name in every syntax; protoc
-    // warns in proto2 where a default name is involved, which the lowering
-    // takes care of (`json_names.rs`); it accepts them in proto3 too when
-    // a message sets `deprecated_legacy_json_field_conflicts`.
+    // warns in proto2 where a default name is involved, and accepts every
+    // clash in a message that sets `deprecated_legacy_json_field_conflicts`,
+    // which the lowering takes care of (`json_names.rs`) unless a custom
+    // name is written with escapes.
     let json_clash = message.contains("with JSON name")
         || (message.contains("camel-case name") && message.contains("conflicts"));
     if e.is_parse() || non_finite_option || json_clash {

@@ -362,47 +362,170 @@ fn respelled_protox_gaps_agree() {
     }
 }
 
+/// `inf` and `nan` as option values where they may be enum values' names:
+/// `protoc` reads them as numbers for a float option and as the enum value
+/// for an enum option, whether the enum is declared in the file or imported.
+/// The pure front end respells them as numbers, and keeps those an enum
+/// option refuses as written. Both front ends agree.
+#[test]
+fn option_values_named_like_non_finite_numbers_agree() {
+    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n";
+    let options = "extend google.protobuf.MessageOptions { optional double d = 50000; optional E e = 50001; }\n\
+                   extend google.protobuf.FieldOptions { optional float f = 50002; optional E fe = 50003; }\n";
+    let enum_e = "enum E { nan = 0; inf = 1; other = 2; }\n";
+    let uses = "message M { option (d) = nan; option (e) = nan; }\n\
+                message N { option (e) = inf; option (d) = -inf; }\n\
+                message O { option (d) = inf; option (e) = other; }\n\
+                message P {\n  optional int32 a = 1 [(f) = nan, (fe) = inf];\n  \
+                optional int32 b = 2 [(fe) = nan, (f) = -nan];\n}\n";
+    let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
+        (
+            "a not-a-number option value in a file with an enum value named nan",
+            vec![(
+                "gap.proto",
+                format!(
+                    "{head}extend google.protobuf.MessageOptions {{ optional double d = 50000; }}\n\
+                     enum E {{ nan = 0; }}\nmessage M {{ option (d) = nan; }}\n"
+                ),
+            )],
+        ),
+        (
+            "enum values named nan and inf next to float options, one file",
+            vec![("gap.proto", format!("{head}{enum_e}{options}{uses}"))],
+        ),
+        (
+            "an imported enum's values named nan and inf",
+            vec![
+                ("dep.proto", format!("{head}{enum_e}{options}")),
+                (
+                    "gap.proto",
+                    format!("syntax = \"proto2\";\npackage gap;\nimport \"dep.proto\";\n{uses}"),
+                ),
+            ],
+        ),
+        (
+            "an imported enum's value named nan, from another package",
+            vec![
+                (
+                    "dep.proto",
+                    "syntax = \"proto2\";\npackage dep;\nimport \"google/protobuf/descriptor.proto\";\n\
+                     enum E { nan = 0; }\nextend google.protobuf.EnumValueOptions { optional E ev = 50000; }\n"
+                        .to_owned(),
+                ),
+                (
+                    "gap.proto",
+                    "syntax = \"proto3\";\npackage gap;\nimport \"dep.proto\";\n\
+                     enum F { A = 0 [(dep.ev) = nan]; B = 1; }\n"
+                        .to_owned(),
+                ),
+            ],
+        ),
+    ];
+    for (what, files) in &cases {
+        eprintln!("{what}");
+        let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        let dir = snippet_dir(&files);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+}
+
+/// `deprecated_legacy_json_field_conflicts = true` on a message turns
+/// `protoc`'s JSON-name check off for that message (not for the messages
+/// nested in it), in proto2 and proto3 alike: clashes of default and custom
+/// names pass, and each field keeps its own JSON name. protox refuses them
+/// all; the lowering gives them stand-ins. Both front ends agree.
+#[test]
+fn legacy_json_field_conflicts_agree() {
+    let option = "option deprecated_legacy_json_field_conflicts = true;";
+    for (syntax, body) in [
+        ("proto3", "int32 foo_bar = 1;\n  int32 fooBar = 2;"),
+        ("proto3", "int32 foo_bar = 1;\n  int32 FooBar = 2;"),
+        (
+            "proto3",
+            "int32 a = 1 [json_name = \"x\"];\n  int32 b = 2 [deprecated = true, json_name = \"x\"];",
+        ),
+        ("proto3", "int32 a = 1 [json_name = \"b\"];\n  int32 b = 2;"),
+        (
+            "proto3",
+            "int32 a = 1 [json_name = \"b\"];\n  int32 b = 2 [json_name = \"a\"];",
+        ),
+        (
+            "proto3",
+            "oneof o { int32 x_y = 3; string xY = 4; }\n  map<string, int32> p_q = 5;\n  \
+             repeated int32 pQ = 6 [json_name = \"xY\"];\n  \
+             message N { int32 a = 1; int32 b = 2 [json_name = \"c\"]; }",
+        ),
+        (
+            "proto2",
+            "optional int32 a = 1 [json_name = \"x\"];\n  optional int32 b = 2 [json_name = \"x\"];\n  \
+             optional int32 c_d = 3;\n  optional int32 cD = 4;",
+        ),
+        (
+            "proto3",
+            "optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n  int32 FOO_BAR = 3 [json_name = \"x\"];",
+        ),
+    ] {
+        let text = format!(
+            "syntax = \"{syntax}\";\npackage gap;\nmessage M {{\n  {option}\n  {body}\n}}\n"
+        );
+        eprintln!("{text}");
+        let dir = snippet_dir(&[("gap.proto", &text)]);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+    // Without the option, protoc compares JSON names alone (protox also
+    // the names lower-cased without underscores).
+    for body in [
+        "int32 foo_bar = 1;\n  int32 FooBar = 2;",
+        "optional int32 foo_bar = 1;\n  optional int32 FooBar = 2;\n  map<string, int32> Foobar = 3;\n  \
+         message N { int32 a_b = 1; int32 AB = 2 [json_name = \"q\"]; }",
+    ] {
+        let text = format!("syntax = \"proto3\";\npackage gap;\nmessage M {{\n  {body}\n}}\n");
+        eprintln!("{text}");
+        let dir = snippet_dir(&[("gap.proto", &text)]);
+        agree(dir.path(), &[dir.path().join("gap.proto")]);
+    }
+    // The option is the message's own: a nested message's clash is
+    // refused by both, at its line.
+    let text = format!(
+        "syntax = \"proto3\";\npackage gap;\nmessage M {{\n  {option}\n  \
+         message N {{\n    int32 x_y = 1;\n    int32 xY = 2;\n  }}\n}}\n"
+    );
+    let dir = snippet_dir(&[("gap.proto", &text)]);
+    let includes = [dir.path().to_path_buf()];
+    let inputs = [dir.path().join("gap.proto")];
+    assert!(parse_files(&includes, &inputs, &FrontEnd::Protoc(None)).is_err());
+    match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+        Err(CodegenError::PureParse { line, .. }) => assert!((6..=7).contains(&line), "{line}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Files `protoc` compiles that the pure front end refuses, each with a
 /// located error that suggests the protoc front end. A protox release that
 /// reads one of them fails this test: the file then belongs with the
 /// agreeing ones.
 #[test]
 fn protox_gaps_are_located_errors_that_suggest_protoc() {
-    let head = "syntax = \"proto2\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
-                extend google.protobuf.MessageOptions { optional double d = 50000; }\n";
-    for (what, text, line) in [
-        (
-            "a not-a-number option value in a file with an enum value named nan",
-            format!("{head}enum E {{ nan = 0; }}\nmessage M {{ option (d) = nan; }}\n"),
-            6,
-        ),
-        (
-            "proto3 fields with one JSON name, allowed by a deprecated option",
-            "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
-             \x20 option deprecated_legacy_json_field_conflicts = true;\n\
-             \x20 int32 foo_bar = 1;\n  int32 fooBar = 2;\n}\n"
-                .to_owned(),
-            6,
-        ),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("gap.proto");
-        fs::write(&path, text).unwrap();
-        let includes = [dir.path().to_path_buf()];
-        let inputs = [path];
-        parse_files(&includes, &inputs, &FrontEnd::Protoc(None))
-            .unwrap_or_else(|e| panic!("protoc refuses {what}: {e}"));
-        match parse_files(&includes, &inputs, &FrontEnd::Pure) {
-            Err(e @ CodegenError::PureParse { .. }) => {
-                let shown = e.to_string();
-                let CodegenError::PureParse { line: at, .. } = e else {
-                    unreachable!()
-                };
-                assert_eq!(at, line, "{what}: {shown}");
-                assert!(shown.contains("protoc front end"), "{what}: {shown}");
-            }
-            other => panic!("{what}: {other:?}"),
+    let what = "a custom JSON name with an escape, clashing under the legacy option";
+    let text = "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
+                \x20 option deprecated_legacy_json_field_conflicts = true;\n\
+                \x20 int32 a = 1 [json_name = \"\\x41\"];\n  int32 b = 2 [json_name = \"A\"];\n}\n";
+    let line = 6;
+    let dir = snippet_dir(&[("gap.proto", text)]);
+    let includes = [dir.path().to_path_buf()];
+    let inputs = [dir.path().join("gap.proto")];
+    parse_files(&includes, &inputs, &FrontEnd::Protoc(None))
+        .unwrap_or_else(|e| panic!("protoc refuses {what}: {e}"));
+    match parse_files(&includes, &inputs, &FrontEnd::Pure) {
+        Err(e @ CodegenError::PureParse { .. }) => {
+            let shown = e.to_string();
+            let CodegenError::PureParse { line: at, .. } = e else {
+                unreachable!()
+            };
+            assert_eq!(at, line, "{what}: {shown}");
+            assert!(shown.contains("protoc front end"), "{what}: {shown}");
         }
+        other => panic!("{what}: {other:?}"),
     }
 }
 
