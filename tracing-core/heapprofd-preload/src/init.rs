@@ -24,7 +24,8 @@ static INIT: extern "C" fn() = init;
 
 extern "C" fn init() {
     super::interpose::resolve();
-    if let Err(e) = preload::start(LIBC_MALLOC_HEAP) {
+    let blocking = std::env::var_os("PERFETTO_HEAPPROFD_BLOCKING_INIT").is_some_and(|v| v == "1");
+    if let Err(e) = preload::start(LIBC_MALLOC_HEAP, blocking) {
         eprintln!("libzerotrace_heapprofd: {e}; this process is not profiled");
         return;
     }
@@ -32,7 +33,6 @@ extern "C" fn init() {
     unsafe {
         libc::atexit(at_exit);
     }
-    let blocking = std::env::var_os("PERFETTO_HEAPPROFD_BLOCKING_INIT").is_some_and(|v| v == "1");
     if blocking {
         preload::wait_for_session(BLOCKING_INIT_TIMEOUT);
     }

@@ -135,9 +135,15 @@ fn dhat(bin: &Path) -> Totals {
     totals
 }
 
-/// A session of `cmdline` in exact mode, with adaptive sampling's
-/// (threshold, cap) when not zero.
+/// A session of `cmdline` in exact mode (at [`SAMPLED_INTERVAL`] for the
+/// `sampled_fixture`), with adaptive sampling's (threshold, cap) when not
+/// zero.
 fn trace_config_with(cmdline: &str, adaptive: (u64, u64)) -> Vec<u8> {
+    let interval = if cmdline.starts_with("sampled") {
+        SAMPLED_INTERVAL
+    } else {
+        1
+    };
     let mut w = HeapWriter::new();
     {
         let mut c = TraceConfig::from_message(w.root());
@@ -146,7 +152,9 @@ fn trace_config_with(cmdline: &str, adaptive: (u64, u64)) -> Vec<u8> {
         let mut dc = ds.begin_config();
         dc.set_name("android.heapprofd");
         let mut h = dc.begin_heapprofd_config();
-        h.set_sampling_interval_bytes(1)
+        // Whole profiles: the client waits for room rather than stop.
+        h.set_sampling_interval_bytes(interval)
+            .set_block_client(true)
             .add_process_cmdline(cmdline);
         if adaptive.0 > 0 {
             h.set_adaptive_sampling_shmem_threshold(adaptive.0)
@@ -347,6 +355,38 @@ fn with_no_service_the_program_runs_unchanged() {
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "the output's pipes closed with the program"
+    );
+}
+
+/// The sampled fixture's interval, as one runs the profiler in production.
+const SAMPLED_INTERVAL: u64 = 4096;
+
+/// Sampled mode (4096 bytes) on a C program: a callstack that allocated N
+/// bytes in blocks smaller than the interval I is sampled Poisson(N/I)
+/// times and estimated at I per sample, so its estimate has mean N and
+/// standard deviation sqrt(N*I); each function's estimate must lie within
+/// 5 of those (a false failure about once in 1.7 million runs), and blocks
+/// of at least I bytes are counted exactly.
+#[test]
+fn sampled_totals_lie_within_the_bound_the_interval_implies() {
+    let bin = fixture("sampled_fixture");
+    let (trace, _) = ours(&bin);
+    let functions = &["small_a", "small_b", "small_c", "large"];
+    let (got, _, _) = profile(&trace, functions);
+    let total = 400_000.0 * 48.0;
+    for (f, share) in [("small_a", 0.6), ("small_b", 0.3), ("small_c", 0.1)] {
+        let n = total * share;
+        let est = got.get(f).map_or(0, |t| t.0) as f64;
+        let z = (est - n) / (n * SAMPLED_INTERVAL as f64).sqrt();
+        assert!(
+            z.abs() < 5.0,
+            "{f}: estimated {est} of {n} bytes (z = {z:.2})"
+        );
+    }
+    assert_eq!(
+        got.get("large"),
+        Some(&(819_200, 100, 819_200, 100)),
+        "blocks above the interval, exactly"
     );
 }
 

@@ -223,13 +223,13 @@ pub fn at_exit(timeout: Duration) {
     }
 }
 
-/// A blocking start: waits (at most `timeout`) until a session profiles
-/// the process, which it does `from_startup`; whether one does.
+/// A blocking start (after [`start`](super::helper::start) with
+/// `starting_up`): waits (at most `timeout`) until a session profiles the
+/// process, which it does `from_startup`; whether one does.
 pub fn wait_for_session(timeout: Duration) -> bool {
     let Some(ctl) = control() else {
         return false;
     };
-    ctl.starting_up.store(1, Ordering::Release);
     let until = Instant::now() + timeout;
     while ctl.active.load(Ordering::Acquire) == 0 && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(2));

@@ -51,8 +51,11 @@ pub enum StartError {
 
 /// Forks the helper off this process (call once, from a library's
 /// initialiser, while the process has one thread) and attaches the hook
-/// to the memory they share. The helper reports heap `heap`.
-pub fn start(heap: &'static str) -> Result<(), StartError> {
+/// to the memory they share. The helper reports heap `heap`; with
+/// `starting_up`, a session it starts before
+/// [`wait_for_session`](super::client::wait_for_session) returns profiles
+/// the process `from_startup`.
+pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
     // SAFETY: a fresh anonymous shared mapping; no address is assumed.
     let base = unsafe {
         libc::mmap(
@@ -68,6 +71,14 @@ pub fn start(heap: &'static str) -> Result<(), StartError> {
         return Err(std::io::Error::last_os_error().into());
     }
     let base = base.cast::<u8>();
+    if starting_up {
+        // Said before the helper exists, so that no session it starts can
+        // miss it.
+        // SAFETY: the control block at the start of the fresh mapping,
+        // which is never unmapped.
+        let ctl = unsafe { &*base.cast::<Control>() };
+        ctl.starting_up.store(1, Ordering::Release);
+    }
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -337,11 +348,11 @@ impl Helper {
             return;
         };
         let ctl = self.shared.ctl;
+        r.ctl.disconnected.store(disconnected, Ordering::Release);
         let _ = ctl
             .active
             .compare_exchange(r.session, 0, Ordering::SeqCst, Ordering::Relaxed);
         writers_idle(ctl, Duration::from_millis(100));
-        r.ctl.disconnected.store(disconnected, Ordering::Release);
         r.ctl.stop.store(true, Ordering::Release);
         if r.thread.join().is_err() {
             eprintln!("{HEAPPROFD_DATA_SOURCE}: the profiler's thread panicked");
@@ -465,9 +476,18 @@ impl RecordSource for RingSource {
         );
     }
 
+    /// The client stopped this session on its own (a full ring, a timeout,
+    /// impossible positions) and every record of it is taken. Not the
+    /// `active` word: the helper writes that too (before this thread's
+    /// first look, and at a stop, which ends the thread by its flag).
     fn finished(&self) -> bool {
+        if self.corrupted {
+            return true;
+        }
         let ctl = self.shared.ctl;
-        ctl.active.load(Ordering::Acquire) != self.session
+        let o = ctl.overrun.load(Ordering::Acquire);
+        o >> 32 == u64::from(self.session)
+            && o & 0xffff_ffff != 0
             && ctl.write_pos.load(Ordering::Acquire) == ctl.read_pos.load(Ordering::Acquire)
     }
 }
