@@ -105,10 +105,15 @@ pub fn start(heap: &'static str, starting_up: bool) -> Result<(), StartError> {
                 libc::_exit(0);
             }
         }
-        helper_main(base, target, heap, read_end);
+        // Whatever happens in the helper, it never returns into the
+        // program's code: a panic is caught here and the process leaves.
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            helper_main(base, target, heap, read_end);
+        }))
+        .is_ok();
         // SAFETY: leaves without the program's atexit handlers or
         // destructors, which belong to the program, not to the helper.
-        unsafe { libc::_exit(0) };
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
     drop(read_end);
     let mut status = 0;
