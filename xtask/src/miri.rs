@@ -73,6 +73,7 @@ const CORE_UNSAFE_MODULES: &[&str] = &[
     "heap_profile::record_queue",
     "heap_profile::shared_ring",
     "heap_profile::spin_lock",
+    "heap_profile::thread_hook",
     "ipc::vsock",
     "platform::",
     "track_event::event_writer",

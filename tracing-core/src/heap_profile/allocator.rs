@@ -39,6 +39,7 @@ use loom::sync::atomic::{AtomicU32, AtomicU64};
 use super::capture::{capture, stack_top};
 use super::record_queue::{AllocRecord, Overrun, Pushed, QUEUE, maybe_sampled};
 use super::sampler::Sampler;
+use super::thread_hook::{self, Ran, ThreadState};
 
 /// The name of the heap this allocator's blocks are profiled as.
 pub const RUST_HEAP: &str = "rust.global_alloc";
@@ -159,27 +160,8 @@ loom::lazy_static! {
     static ref PARAMS: SamplingParams = SamplingParams::new();
 }
 
-/// One thread's hook state.
-#[derive(Clone, Copy)]
-struct ThreadState {
-    /// Inside the hook, or the profiler's own thread: not profiled.
-    busy: bool,
-    /// The epoch `sampler` was drawn for.
-    epoch: u32,
-    sampler: Sampler,
-    /// This thread's stack top (0: not yet read).
-    stack_top: u64,
-}
-
 thread_local! {
-    static THREAD: Cell<ThreadState> = const {
-        Cell::new(ThreadState {
-            busy: false,
-            epoch: u32::MAX,
-            sampler: Sampler::UNSET,
-            stack_top: 0,
-        })
-    };
+    static THREAD: Cell<ThreadState> = const { Cell::new(ThreadState::NEW) };
 }
 
 /// A `GlobalAlloc` that heap profiles the allocator `A` it wraps (the
@@ -292,33 +274,16 @@ pub fn record_free(addr: u64, size: usize) {
 /// a free).
 #[inline]
 fn unless_busy(own: i64, f: impl FnOnce(&mut ThreadState)) {
-    let Ok(mut t) = THREAD.try_with(Cell::get) else {
-        return;
-    };
-    if t.busy {
+    if thread_hook::unless_busy(&THREAD, f) == Ran::Busy {
         OWN_BYTES.fetch_add(own, Ordering::Relaxed);
-        return;
     }
-    t.busy = true;
-    let _ = THREAD.try_with(|c| c.set(t));
-    f(&mut t);
-    t.busy = false;
-    let _ = THREAD.try_with(|c| c.set(t));
 }
 
 /// The allocation hook's common case inline: an allocation that is not
 /// sampled costs a thread-local countdown; the rest goes to [`on_alloc`].
 #[inline]
 fn on_alloc_fast(addr: u64, size: usize) {
-    let epoch = PARAMS.epoch_now();
-    let skipped = THREAD
-        .try_with(|c| {
-            let t = c.as_ptr();
-            // SAFETY: this thread's own cell, and no reference to it lives
-            // (nothing here allocates, so the hook is not re-entered).
-            unsafe { !(*t).busy && (*t).epoch == epoch && (*t).sampler.skip(size as u64) }
-        })
-        .unwrap_or(true);
+    let skipped = thread_hook::skips(&THREAD, PARAMS.epoch_now(), size);
     if !skipped {
         on_alloc(addr, size);
     }
@@ -340,13 +305,7 @@ fn on_alloc(addr: u64, size: usize) {
 /// one, freed by a thread that is not the profiler's, costs a load.
 #[inline]
 fn on_free_fast(addr: u64, size: usize) {
-    let busy = || {
-        THREAD
-            // SAFETY: this thread's own cell, read while no reference to it
-            // lives.
-            .try_with(|c| unsafe { (*c.as_ptr()).busy })
-            .unwrap_or(false)
-    };
+    let busy = || thread_hook::is_busy(&THREAD);
     if maybe_sampled(addr) || busy() {
         on_free(addr, size);
     }
@@ -358,7 +317,7 @@ fn on_free(addr: u64, size: usize) {
     let own = -(size as i64);
     if !maybe_sampled(addr) {
         // Only the busy check, for the profiler's own count.
-        if THREAD.try_with(|c| c.get().busy).unwrap_or(false) {
+        if thread_hook::is_busy(&THREAD) {
             OWN_BYTES.fetch_add(own, Ordering::Relaxed);
         }
         return;
@@ -372,8 +331,7 @@ fn on_free(addr: u64, size: usize) {
 /// A seed per thread and epoch: the address of this thread's state mixed
 /// with the allocation's.
 fn seed(addr: u64, epoch: u32) -> u64 {
-    let here = THREAD.try_with(|c| c as *const _ as u64).unwrap_or(0);
-    (here ^ addr.rotate_left(17) ^ u64::from(epoch).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+    thread_hook::seed(&THREAD, addr, epoch)
 }
 
 fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
@@ -449,11 +407,7 @@ fn queue_alloc(t: &mut ThreadState, addr: u64, sample_size: u64) {
 /// Marks this thread as the profiler's own: nothing it allocates is
 /// recorded.
 pub(crate) fn exclude_this_thread() {
-    let _ = THREAD.try_with(|c| {
-        let mut t = c.get();
-        t.busy = true;
-        c.set(t);
-    });
+    thread_hook::mark_busy(&THREAD);
 }
 
 /// Starts sampling for `session` at `interval` bytes.

@@ -26,7 +26,8 @@ use super::shared_ring::{
     ALLOC_FIXED, CONTROL_BYTES, Control, FreeFilter, NoRoom, OVERRUN_CORRUPT, OVERRUN_FULL,
     OVERRUN_TIMEOUT, RING_OFFSET, RingWriter,
 };
-use super::spin_lock::SpinLock;
+use super::spin_lock::{SpinGuard, SpinLock};
+use super::thread_hook::{self, ThreadState};
 
 /// The control block (null: not attached, or a `fork` child).
 static CTL: AtomicPtr<Control> = AtomicPtr::new(ptr::null_mut());
@@ -34,24 +35,8 @@ static CTL: AtomicPtr<Control> = AtomicPtr::new(ptr::null_mut());
 static DATA: AtomicPtr<u8> = AtomicPtr::new(ptr::null_mut());
 static DATA_LEN: AtomicUsize = AtomicUsize::new(0);
 
-/// One thread's hook state.
-#[derive(Clone, Copy)]
-struct ThreadState {
-    busy: bool,
-    epoch: u32,
-    sampler: Sampler,
-    stack_top: u64,
-}
-
 thread_local! {
-    static THREAD: Cell<ThreadState> = const {
-        Cell::new(ThreadState {
-            busy: false,
-            epoch: u32::MAX,
-            sampler: Sampler::UNSET,
-            stack_top: 0,
-        })
-    };
+    static THREAD: Cell<ThreadState> = const { Cell::new(ThreadState::NEW) };
 }
 
 /// The session the client writes for, and whether its profile stopped.
@@ -126,15 +111,7 @@ pub fn record_alloc(addr: u64, size: usize) {
     let Some(ctl) = control() else {
         return;
     };
-    let epoch = ctl.epoch.load(Ordering::Relaxed);
-    let skipped = THREAD
-        .try_with(|c| {
-            let t = c.as_ptr();
-            // SAFETY: this thread's own cell, and no reference to it lives
-            // (nothing here allocates, so the hook is not re-entered).
-            unsafe { !(*t).busy && (*t).epoch == epoch && (*t).sampler.skip(size as u64) }
-        })
-        .unwrap_or(true);
+    let skipped = thread_hook::skips(&THREAD, ctl.epoch.load(Ordering::Relaxed), size);
     if !skipped {
         alloc_slow(ctl, addr, size);
     }
@@ -175,16 +152,12 @@ fn free_slow(addr: u64) {
         };
         let mut waited: Option<Instant> = None;
         loop {
-            let mut live = LIVE.lock();
-            let Some(writing) = Writing::begin(ctl) else {
-                return;
-            };
-            live.follow(writing.session);
-            if live.stopped {
-                return;
-            }
-            let Some(ring) = writer(ctl) else {
-                stop(ctl, &mut live, OVERRUN_CORRUPT);
+            let Some(Turn {
+                ring,
+                writing,
+                mut live,
+            }) = turn(ctl)
+            else {
                 return;
             };
             match ring.push_free(writing.session, addr, u64::MAX) {
@@ -263,6 +236,35 @@ impl Drop for Writing<'_> {
     }
 }
 
+/// A thread's turn at the ring: the client's lock, `writer_busy` raised,
+/// the helper's session followed (fields drop in this order).
+struct Turn<'a> {
+    ring: RingWriter<'a>,
+    writing: Writing<'a>,
+    live: SpinGuard<'static, Live>,
+}
+
+/// This thread's turn at the ring; `None` when there is nothing to write
+/// for (no session, or its profile stopped; a ring of impossible size
+/// stops it).
+fn turn(ctl: &Control) -> Option<Turn<'_>> {
+    let mut live = LIVE.lock();
+    let writing = Writing::begin(ctl)?;
+    live.follow(writing.session);
+    if live.stopped {
+        return None;
+    }
+    let Some(ring) = writer(ctl) else {
+        stop(ctl, &mut live, OVERRUN_CORRUPT);
+        return None;
+    };
+    Some(Turn {
+        ring,
+        writing,
+        live,
+    })
+}
+
 /// The ring's writer, for a thread holding [`LIVE`] and a [`Writing`].
 fn writer(ctl: &Control) -> Option<RingWriter<'_>> {
     let ring = ctl.ring_bytes.load(Ordering::Acquire);
@@ -286,16 +288,12 @@ fn push_alloc(ctl: &Control, t: &mut ThreadState, addr: u64, sample_size: u64) {
     }
     let mut waited: Option<Instant> = None;
     loop {
-        let mut live = LIVE.lock();
-        let Some(writing) = Writing::begin(ctl) else {
-            return;
-        };
-        live.follow(writing.session);
-        if live.stopped {
-            return;
-        }
-        let Some(ring) = writer(ctl) else {
-            stop(ctl, &mut live, OVERRUN_CORRUPT);
+        let Some(Turn {
+            ring,
+            writing,
+            mut live,
+        }) = turn(ctl)
+        else {
             return;
         };
         let mut slot = None;
@@ -408,22 +406,11 @@ fn adapt(ctl: &Control, pending: u64) {
 
 #[inline]
 fn unless_busy(f: impl FnOnce(&mut ThreadState)) {
-    let Ok(mut t) = THREAD.try_with(Cell::get) else {
-        return;
-    };
-    if t.busy {
-        return;
-    }
-    t.busy = true;
-    let _ = THREAD.try_with(|c| c.set(t));
-    f(&mut t);
-    t.busy = false;
-    let _ = THREAD.try_with(|c| c.set(t));
+    let _ = thread_hook::unless_busy(&THREAD, f);
 }
 
 fn seed(addr: u64, epoch: u32) -> u64 {
-    let here = THREAD.try_with(|c| c as *const _ as u64).unwrap_or(0);
-    (here ^ addr.rotate_left(17) ^ u64::from(epoch).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+    thread_hook::seed(&THREAD, addr, epoch)
 }
 
 fn install_fork_handlers() {

@@ -51,6 +51,8 @@ mod shared_ring;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod spin_lock;
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
+mod thread_hook;
+#[cfg(all(feature = "heap-profile", target_os = "linux"))]
 mod worker;
 
 #[cfg(all(feature = "heap-profile", target_os = "linux"))]
