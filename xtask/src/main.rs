@@ -68,10 +68,9 @@ enum Task {
         #[arg(long)]
         full: bool,
     },
-    /// Check what can be checked here of the MSRV (`rust-version`) of
-    /// protozero and protozero-codegen: every package they build with
-    /// declares none higher, their sources use no let chain, clippy's
-    /// incompatible_msrv lint is on (see xtask/src/msrv.rs for what it cannot check).
+    /// Build protozero, protozero-codegen and protozero-derive, and the
+    /// code the generator emits, with the MSRV toolchain itself (Rust
+    /// `rust-version`, from Debian's packages; see xtask/src/msrv/mod.rs).
     Msrv,
     /// Check that the public API of protozero and protozero-codegen names
     /// no type of a private dependency (nightly's
@@ -262,11 +261,20 @@ fn main() -> ExitCode {
             }
         },
         Task::Msrv => match msrv::run(&workspace_root()) {
-            Ok(true) => {
-                println!("msrv: ok");
+            Ok(msrv::Outcome::Passed(version)) => {
+                println!("msrv: ok ({version})");
                 ExitCode::SUCCESS
             }
-            Ok(false) => ExitCode::FAILURE,
+            Ok(msrv::Outcome::Failed) => ExitCode::FAILURE,
+            Ok(msrv::Outcome::Skipped(why)) => {
+                println!("msrv: skipped: {why}");
+                if std::env::var_os("ZEROTRACE_REQUIRE_MSRV").is_some_and(|v| v == "1") {
+                    eprintln!("error: ZEROTRACE_REQUIRE_MSRV=1: the MSRV check must run here");
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE
