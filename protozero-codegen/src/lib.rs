@@ -54,6 +54,7 @@ pub mod error;
 mod features;
 mod json_names;
 mod lowering;
+mod method_bodies;
 pub mod model;
 pub mod names;
 mod non_finite;

@@ -185,6 +185,7 @@ fn compile_set(
         }
     }
     crate::json_names::restore(&mut files, &state.borrow().files);
+    crate::method_bodies::restore(&mut files, &state.borrow().method_bodies);
     if let Err(v) = crate::editions_raise::raise(&mut files, &state.borrow().files, &input_names) {
         return Ok(Compiled::Failed(located(
             includes, &v.file, v.offset, v.message,
@@ -318,6 +319,8 @@ fn defines(pool: &DescriptorPool, full_name: &str) -> bool {
 struct Lowerings {
     files: HashMap<String, Lowered>,
     refused: Option<(String, Refusal)>,
+    /// The methods written with a body, by file (`method_bodies.rs`).
+    method_bodies: HashMap<String, Vec<(String, String)>>,
 }
 
 /// protox's file system resolver (include directories, then its own copies
@@ -336,8 +339,8 @@ struct EditionsResolver {
 }
 
 /// Parsed files by name: how many names were qualified and values kept,
-/// the file, its lowering.
-type ParsedFiles = HashMap<String, ((usize, usize), File, Option<Lowered>)>;
+/// the file, its lowering, its methods written with a body.
+type ParsedFiles = HashMap<String, ((usize, usize), File, Option<Lowered>, Vec<(String, String)>)>;
 
 impl EditionsResolver {
     fn new(
@@ -370,25 +373,29 @@ impl FileResolver for EditionsResolver {
         let names = self.qualified.get(name).map_or(&[][..], Vec::as_slice);
         let kept = self.kept.get(name).map_or(&[][..], Vec::as_slice);
         let rewrites = (names.len(), kept.len());
-        if let Some((_, file, lowered)) = self
+        if let Some((_, file, lowered, bodies)) = self
             .cache
             .borrow()
             .get(name)
-            .filter(|(n, _, _)| *n == rewrites)
+            .filter(|(n, _, _, _)| *n == rewrites)
         {
+            let mut state = self.state.borrow_mut();
             if let Some(l) = lowered {
-                self.state
-                    .borrow_mut()
-                    .files
-                    .insert(name.to_owned(), l.clone());
+                state.files.insert(name.to_owned(), l.clone());
+            }
+            if !bodies.is_empty() {
+                state.method_bodies.insert(name.to_owned(), bodies.clone());
             }
             return Ok(file.clone());
         }
         let file = self.open_uncached(name, names, kept)?;
-        let lowered = self.state.borrow().files.get(name).cloned();
+        let state = self.state.borrow();
+        let lowered = state.files.get(name).cloned();
+        let bodies = state.method_bodies.get(name).cloned().unwrap_or_default();
+        drop(state);
         self.cache
             .borrow_mut()
-            .insert(name.to_owned(), (rewrites, file.clone(), lowered));
+            .insert(name.to_owned(), (rewrites, file.clone(), lowered, bodies));
         Ok(file)
     }
 }
@@ -411,6 +418,15 @@ impl EditionsResolver {
                 // protox says what is wrong with it.
                 return r.open_file(name);
             };
+            if text.contains("rpc") {
+                let bodies = crate::method_bodies::scan(&text);
+                if !bodies.is_empty() {
+                    self.state
+                        .borrow_mut()
+                        .method_bodies
+                        .insert(name.to_owned(), bodies);
+                }
+            }
             return match lower(&text, names, kept) {
                 Ok(None) => r.open_file(name),
                 Ok(Some(lowered)) => {

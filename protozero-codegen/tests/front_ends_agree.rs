@@ -4,13 +4,10 @@
 //! files to (a) the same descriptors, field for field, unknown fields (the
 //! custom options) included, and (b) byte-identical generated code.
 //!
-//! One difference is normalised away, because protox cannot know it: a
-//! method written with a body (`rpc M(A) returns (B) {}`) gets from protoc
-//! an options message even when the body sets no option, and none from
-//! protox; the test drops empty `MethodOptions` on both sides. Source info
-//! is cleared on both sides (neither front end asks for it), and nothing
-//! else: `json_name`, `syntax`, defaults, options and the file order must
-//! match as they are.
+//! Source info is cleared on both sides (neither front end asks for it),
+//! and nothing else: `json_name`, `syntax`, defaults, options (the empty
+//! options message protoc gives a method written with a body among them)
+//! and the file order must match as they are.
 //!
 //! Both front ends see protoc's include directory (from
 //! `protoc-bin-vendored`): its `descriptor.proto` (with one-number extension
@@ -54,19 +51,11 @@ fn descriptors(parsed: &Parsed) -> Vec<FileDescriptorProto> {
     FileDescriptorSet::parse_from_bytes(&bytes).unwrap().file
 }
 
-/// The descriptors as compared: source info cleared, empty method options
-/// dropped (the module doc says why).
+/// The descriptors as compared: source info cleared.
 fn normalised(files: &[FileDescriptorProto]) -> Vec<FileDescriptorProto> {
     let mut files = files.to_vec();
     for f in &mut files {
         f.source_code_info = MessageField::none();
-        for s in &mut f.service {
-            for m in &mut s.method {
-                if m.options.as_ref().is_some_and(|o| o.compute_size() == 0) {
-                    m.options = MessageField::none();
-                }
-            }
-        }
     }
     files
 }
