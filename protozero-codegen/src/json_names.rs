@@ -23,7 +23,9 @@
 //! `protoc` no longer has: it compares JSON names only. All but one field
 //! of each such group are renamed in the text protox reads (a map field,
 //! whose entry type is named after it, keeps its name) and keep their JSON
-//! name by writing it out; [`restore`] gives them their names back.
+//! name by writing it out; [`restore`] gives them their names back. Option
+//! values that name a renamed field are respelled when protox refuses them
+//! (`renamed_fields.rs`).
 
 use std::collections::HashMap;
 
@@ -41,11 +43,16 @@ pub(crate) struct JsonField {
     pub name_at: (usize, usize),
     /// Whether it is a `map<..>` field.
     pub is_map: bool,
-    /// Its `json_name` option, quotes removed, if it has one.
+    /// Its `json_name` option, if it has one: the string it stands for
+    /// (escapes read, literals concatenated), or where that cannot be
+    /// known (see `custom_exact`) the literals as written.
     pub custom: Option<String>,
-    /// Where that option's string literal is: byte offsets of the original
-    /// text, its start and end.
+    /// Where that option's string literals are: byte offsets of the
+    /// original text, the first's start and the last's end.
     pub custom_at: Option<(usize, usize)>,
+    /// Whether `custom` is the value protoc reads (else the literal has an
+    /// escape protoc refuses, or is not UTF-8, and protox will say so).
+    pub custom_exact: bool,
     /// Where a `json_name` option can be added: a byte offset of the
     /// original text, and whether an option list opens there (else one is
     /// to be written).
@@ -57,8 +64,8 @@ pub(crate) struct JsonField {
 /// The fields among `fields` (one message's) whose default JSON name
 /// clashes with another field's JSON name, by index; with `legacy` (the
 /// message sets `deprecated_legacy_json_field_conflicts`), every field whose
-/// JSON name, custom or not, clashes. A custom name written with an escape
-/// is never picked: its value is not known here.
+/// JSON name, custom or not, clashes. A custom name whose value is not
+/// known (an escape protoc refuses) is never picked.
 pub(crate) fn clashing(fields: &[JsonField], legacy: bool) -> Vec<usize> {
     let names: Vec<String> = fields
         .iter()
@@ -79,7 +86,7 @@ pub(crate) fn clashing(fields: &[JsonField], legacy: bool) -> Vec<usize> {
         .filter(|(_, (f, n))| {
             let stand_in = match &f.custom {
                 None => true,
-                Some(c) => legacy && f.custom_at.is_some() && !c.contains('\\'),
+                Some(_) => legacy && f.custom_at.is_some() && f.custom_exact,
             };
             stand_in && count.get(n.as_str()).copied() > Some(1)
         })
@@ -106,11 +113,18 @@ pub(crate) fn camel_case_clashes(fields: &[JsonField]) -> Vec<usize> {
     out
 }
 
-/// The name the `index`-th field of a message renamed for protox gets in
-/// the text protox reads.
-pub(crate) fn stand_in_field_name(index: usize) -> String {
-    format!("zerotrace_lowered_field_{index}")
+/// The name a field named `name` renamed for protox gets in the text
+/// protox reads: made of `name` alone (its bytes in hex), so that an option
+/// value naming the field can be respelled without knowing its message
+/// (`renamed_fields.rs`), and still one name per field once lower-cased
+/// without underscores.
+pub(crate) fn stand_in_field_name(name: &str) -> String {
+    let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{STAND_IN_FIELD_PREFIX}{hex}")
 }
+
+/// How every [`stand_in_field_name`] starts.
+pub(crate) const STAND_IN_FIELD_PREFIX: &str = "zerotrace_lowered_field_";
 
 /// The `json_name` the `index`-th clashing field of a message is given in
 /// the text protox reads.
@@ -210,6 +224,7 @@ mod tests {
             name_at: (0, name.len()),
             is_map: false,
             custom_at: custom.map(|_| (10, 13)),
+            custom_exact: custom.is_some(),
             insert_at: 0,
             in_list: false,
         }

@@ -62,8 +62,10 @@ pub mod parse;
 mod proto_tokens;
 mod protoc;
 mod pure;
+mod renamed_fields;
 mod resolve;
 mod respell_values;
+mod source_retention;
 
 use std::path::{Path, PathBuf};
 

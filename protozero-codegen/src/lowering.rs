@@ -395,7 +395,7 @@ impl Lowering<'_, '_> {
                     edits.push(Edit { at, old, new });
                 }
                 let read_as = if rename {
-                    let new = crate::json_names::stand_in_field_name(i);
+                    let new = crate::json_names::stand_in_field_name(&f.name);
                     let (start, end) = f.name_at;
                     edits.push(Edit {
                         at: start,

@@ -144,7 +144,7 @@ fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
     let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 fooBar = 2; }\n";
     let l = lower(proto3, &[], &[]).unwrap().unwrap();
     assert!(l.text.contains(
-        "int32 foo_bar = 1; int32 zerotrace_lowered_field_1 = 2 [json_name = \"fooBar\"];"
+        "int32 foo_bar = 1; int32 zerotrace_lowered_field_666f6f426172 = 2 [json_name = \"fooBar\"];"
     ));
     let proto3 = "syntax = \"proto3\";\nmessage A { int32 foo_bar = 1; int32 foo = 2; }\n";
     assert!(lower(proto3, &[], &[]).unwrap().is_none());

@@ -100,3 +100,109 @@ pub(crate) fn lex(src: &str) -> Vec<Token> {
     }
     out
 }
+
+/// The bytes a string literal (its quotes included) stands for, its
+/// escapes read as protoc's tokenizer reads them: `\a \b \f \n \r \t \v
+/// \\ \? \' \"`, up to three octal digits, `\x` with one or two hex
+/// digits, `\u` with four and `\U` with eight (a code point, written as
+/// UTF-8). `None` for an escape protoc refuses, a surrogate, or a literal
+/// without its closing quote.
+pub(crate) fn string_value(literal: &str) -> Option<Vec<u8>> {
+    let b = literal.as_bytes();
+    let quote = *b.first()?;
+    if !(quote == b'"' || quote == b'\'') || b.len() < 2 || b[b.len() - 1] != quote {
+        return None;
+    }
+    let body = &b[1..b.len() - 1];
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    let digits = |from: usize, max: usize, radix: u32| -> (u32, usize) {
+        let mut value = 0u32;
+        let mut n = 0;
+        while n < max {
+            match body
+                .get(from + n)
+                .and_then(|&c| char::from(c).to_digit(radix))
+            {
+                Some(d) => value = value * radix + d,
+                None => break,
+            }
+            n += 1;
+        }
+        (value, n)
+    };
+    while i < body.len() {
+        let c = body[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = *body.get(i + 1)?;
+        i += 2;
+        match e {
+            b'0'..=b'7' => {
+                let (v, n) = digits(i - 1, 3, 8);
+                // Three octal digits reach 0o777; protoc keeps the low byte.
+                out.push((v & 0xff) as u8);
+                i += n - 1;
+            }
+            b'x' | b'X' => {
+                let (v, n) = digits(i, 2, 16);
+                if n == 0 {
+                    return None;
+                }
+                out.push(v as u8);
+                i += n;
+            }
+            b'u' | b'U' => {
+                let len = if e == b'u' { 4 } else { 8 };
+                let (v, n) = digits(i, len, 16);
+                if n != len {
+                    return None;
+                }
+                let ch = char::from_u32(v)?;
+                let mut buf = [0; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                i += n;
+            }
+            b'a' => out.push(0x07),
+            b'b' => out.push(0x08),
+            b'f' => out.push(0x0c),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(0x0b),
+            b'\\' | b'?' | b'\'' | b'"' => out.push(e),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_value;
+
+    #[test]
+    fn escapes_read_as_protoc_reads_them() {
+        let v = |s: &str| string_value(s).map(|b| String::from_utf8_lossy(&b).into_owned());
+        assert_eq!(v(r#""plain""#).as_deref(), Some("plain"));
+        assert_eq!(v(r"'single'").as_deref(), Some("single"));
+        assert_eq!(
+            v(r#""a\x62\143\u0064\U00000065""#).as_deref(),
+            Some("abcde")
+        );
+        assert_eq!(v(r#""\n\t\\\"\'\?""#).as_deref(), Some("\n\t\\\"'?"));
+        assert_eq!(v(r#""\u00e9""#).as_deref(), Some("é"));
+        assert_eq!(string_value(r#""\0\1""#), Some(vec![0, 1]));
+        assert_eq!(string_value(r#""\x4""#), Some(vec![4]));
+        assert_eq!(string_value(r#""\q""#), None);
+        assert_eq!(string_value(r#""\x""#), None);
+        assert_eq!(string_value(r#""\u12""#), None);
+        assert_eq!(string_value(r#""\ud800""#), None);
+        assert_eq!(string_value(r#""open"#), None);
+        assert_eq!(string_value(r#""\"#), None);
+        assert_eq!(string_value(""), None);
+    }
+}

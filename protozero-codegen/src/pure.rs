@@ -17,8 +17,8 @@
 //!   `prost-types`' structs, whose options messages have no room for
 //!   extension fields: custom options (and anything newer than
 //!   `prost-types`' copy of `descriptor.proto`) would be dropped;
-//! * options with `retention = RETENTION_SOURCE` are removed, as `protoc`
-//!   removes them from the descriptors it writes (an options message left
+//! * options with `retention = RETENTION_SOURCE` are removed
+//!   (`source_retention.rs`), as `protoc` removes them from the descriptors it writes (an options message left
 //!   empty by that goes too), and option values are re-encoded as `protoc`
 //!   encodes them (packed where the option's field is packed);
 //! * `float` and `double` defaults are spelled as `protoc` spells them
@@ -36,10 +36,7 @@ use protobuf::descriptor::field_descriptor_proto::Type as PbType;
 use protobuf::descriptor::{
     DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
 };
-use protox::prost::Message as _;
-use protox::prost_reflect::{
-    DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage as _, Value,
-};
+use protox::prost_reflect::DescriptorPool;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -159,6 +156,15 @@ fn compile_set(
         if let Some(u) = unresolved(&e, &compiler.descriptor_pool(), includes, &state.files) {
             return Ok(u);
         }
+        let done = e
+            .file()
+            .and_then(|f| qualified.get(f))
+            .map_or(&[][..], Vec::as_slice);
+        if let Some((file, names)) =
+            crate::renamed_fields::respellings(&e, includes, &state.files, done)
+        {
+            return Ok(Compiled::Unresolved { file, names });
+        }
         return Ok(Compiled::Failed(error(&e, includes, &state.files)));
     }
     let input_names: Vec<String> = compiler
@@ -167,7 +173,7 @@ fn compile_set(
         .map(|f| f.name().to_owned())
         .collect();
     let nan = state.borrow().files.values().any(|l| l.nan_stand_in);
-    let bytes = as_protoc_writes(
+    let bytes = crate::source_retention::as_protoc_writes(
         &compiler.descriptor_pool(),
         compiler.encode_file_descriptor_set(),
         nan,
@@ -469,153 +475,6 @@ fn located(includes: &[PathBuf], name: &str, offset: usize, message: String) -> 
     }
 }
 
-// --- Source-retention options -------------------------------------------
-
-/// Options of `descriptor.proto` itself with source retention. protox's
-/// built-in copy of `descriptor.proto` comes without its fields' options,
-/// so their `retention` cannot be read from it.
-const BUILTIN_SOURCE_RETENTION: &[&str] = &[
-    "google.protobuf.ExtensionRangeOptions.declaration",
-    "google.protobuf.ExtensionRangeOptions.verification",
-];
-
-/// `FieldOptions.retention`.
-const FIELD_OPTIONS_RETENTION: u32 = 17;
-/// `FieldOptions.OptionRetention.RETENTION_SOURCE`.
-const RETENTION_SOURCE: i32 = 2;
-
-/// `bytes` (a FileDescriptorSet) as `protoc` would write it: without the
-/// options it leaves out of the descriptors it writes (what its
-/// `StripSourceRetentionOptions` does), with the options' values
-/// encoded as it encodes them, and (if `nan`, when the lowering wrote a
-/// stand-in for a `nan` option value) with NaN where it is due.
-///
-/// The files are read back into a descriptor pool of their own first:
-/// protox's pool decides whether a field is packed before it interprets
-/// options, so it takes a proto2 `[packed = true]` repeated field for an
-/// expanded one and writes custom option values of such fields expanded,
-/// where `protoc` packs them. A pool built from the encoded files knows
-/// every field's options from the start; re-encoding the set through it
-/// packs those values, as it would any other field.
-fn as_protoc_writes(
-    protox_pool: &DescriptorPool,
-    bytes: Vec<u8>,
-    nan: bool,
-) -> Result<Vec<u8>, CodegenError> {
-    const SET: &str = "google.protobuf.FileDescriptorSet";
-    let pool = DescriptorPool::decode(bytes.as_slice()).unwrap_or_else(|_| protox_pool.clone());
-    // Without descriptor.proto among the files there are no custom options,
-    // and the built-in `descriptor.proto` knows the built-in ones.
-    let Some(set_type) = pool
-        .get_message_by_name(SET)
-        .or_else(|| DescriptorPool::global().get_message_by_name(SET))
-    else {
-        return Ok(bytes);
-    };
-    let mut set =
-        DynamicMessage::decode(set_type, bytes.as_slice()).map_err(|e| CodegenError::Parse {
-            message: format!("protox's descriptors do not decode: {e}"),
-        })?;
-    strip_message(&mut set, &mut HashMap::new());
-    if nan {
-        crate::non_finite::restore_nans(&mut set);
-    }
-    Ok(set.encode_to_vec())
-}
-
-/// Clears every source-retention field of `msg`, recursively; an options
-/// message emptied by that is cleared too. Whether anything changed.
-fn strip_message(msg: &mut DynamicMessage, retention: &mut HashMap<String, bool>) -> bool {
-    let mut changed = false;
-    let fields: Vec<_> = msg.fields().map(|(f, _)| f).collect();
-    for f in fields {
-        if is_source_retention(f.full_name(), || f.options(), retention) {
-            msg.clear_field(&f);
-            changed = true;
-        } else {
-            let (c, emptied) = strip_value(msg.get_field_mut(&f), retention);
-            changed |= c;
-            if emptied {
-                msg.clear_field(&f);
-            }
-        }
-    }
-    let extensions: Vec<_> = msg.extensions().map(|(x, _)| x).collect();
-    for x in extensions {
-        if is_source_retention(x.full_name(), || x.options(), retention) {
-            msg.clear_extension(&x);
-            changed = true;
-        } else {
-            let (c, emptied) = strip_value(msg.get_extension_mut(&x), retention);
-            changed |= c;
-            if emptied {
-                msg.clear_extension(&x);
-            }
-        }
-    }
-    changed
-}
-
-/// Strips the messages in one field's value: whether anything changed, and
-/// whether the value is an options message that was not empty and now is.
-fn strip_value(value: &mut Value, retention: &mut HashMap<String, bool>) -> (bool, bool) {
-    match value {
-        Value::Message(m) => {
-            let options = is_options(&m.descriptor()) && m.encoded_len() > 0;
-            let changed = strip_message(m, retention);
-            (changed, options && m.encoded_len() == 0)
-        }
-        Value::List(items) => {
-            let mut changed = false;
-            for item in items {
-                if let Value::Message(m) = item {
-                    changed |= strip_message(m, retention);
-                }
-            }
-            (changed, false)
-        }
-        Value::Map(entries) => {
-            let mut changed = false;
-            for v in entries.values_mut() {
-                if let Value::Message(m) = v {
-                    changed |= strip_message(m, retention);
-                }
-            }
-            (changed, false)
-        }
-        _ => (false, false),
-    }
-}
-
-/// One of `descriptor.proto`'s `...Options` messages.
-fn is_options(m: &MessageDescriptor) -> bool {
-    m.parent_file().name() == "google/protobuf/descriptor.proto" && m.name().ends_with("Options")
-}
-
-/// Whether the field `full_name` (options `options`) has source retention.
-fn is_source_retention(
-    full_name: &str,
-    options: impl FnOnce() -> DynamicMessage,
-    known: &mut HashMap<String, bool>,
-) -> bool {
-    if let Some(&r) = known.get(full_name) {
-        return r;
-    }
-    let options = options();
-    let r = BUILTIN_SOURCE_RETENTION.contains(&full_name)
-        || match options.get_field_by_number(FIELD_OPTIONS_RETENTION) {
-            Some(v) => v.as_enum_number() == Some(RETENTION_SOURCE),
-            // A `FieldOptions` that predates `retention`: the raw field.
-            None => options.unknown_fields().any(|u| {
-                let mut raw = Vec::new();
-                u.encode(&mut raw);
-                raw == [0x88, 0x01, 0x02]
-            }),
-        };
-    known.insert(full_name.to_owned(), r);
-    r
-}
-
 // --- Float defaults ---------------------------------------------------------
 
 fn protoc_float_defaults_in(m: &mut DescriptorProto) {
@@ -775,11 +634,14 @@ fn error(
     // protox refuses two fields with one JSON name in every syntax; protoc
     // warns in proto2 where a default name is involved, and accepts every
     // clash in a message that sets `deprecated_legacy_json_field_conflicts`,
-    // which the lowering takes care of (`json_names.rs`) unless a custom
-    // name is written with escapes.
+    // which the lowering takes care of (`json_names.rs`).
     let json_clash = message.contains("with JSON name")
         || (message.contains("camel-case name") && message.contains("conflicts"));
-    if e.is_parse() || non_finite_option || json_clash {
+    // An option naming a field renamed for protox that the respelling
+    // (`renamed_fields.rs`) could not place.
+    let renamed_option = crate::renamed_fields::is_option_error(&message)
+        && !crate::renamed_fields::renamed_names(lowered).is_empty();
+    if e.is_parse() || non_finite_option || json_clash || renamed_option {
         message.push_str(
             "; if protoc accepts this file, use the protoc front end \
              (`Config::front_end(FrontEnd::Protoc(None))`, `cargo xtask codegen --protoc`)",

@@ -453,6 +453,21 @@ fn legacy_json_field_conflicts_agree() {
             "proto3",
             "optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n  int32 FOO_BAR = 3 [json_name = \"x\"];",
         ),
+        // Custom names written with escapes, or in several literals, read
+        // as protoc reads them.
+        (
+            "proto3",
+            "int32 a = 1 [json_name = \"\\x41\"];\n  int32 b = 2 [json_name = \"A\"];",
+        ),
+        (
+            "proto3",
+            "int32 a = 1 [json_name = \"\\101\\u00e9\" 'z'];\n  int32 b = 2 [json_name = \"A\u{e9}z\"];\n  \
+             int32 c = 3 [json_name = \"q\\\\\"];\n  int32 d = 4 [json_name = 'q\\\\'];",
+        ),
+        (
+            "proto2",
+            "optional int32 foo_bar = 1;\n  optional int32 b = 2 [json_name = \"foo\\x42ar\"];",
+        ),
     ] {
         let text = format!(
             "syntax = \"{syntax}\";\npackage gap;\nmessage M {{\n  {option}\n  {body}\n}}\n"
@@ -461,6 +476,12 @@ fn legacy_json_field_conflicts_agree() {
         let dir = snippet_dir(&[("gap.proto", &text)]);
         agree(dir.path(), &[dir.path().join("gap.proto")]);
     }
+    // Without the option, a proto2 default name clashing with an escaped
+    // custom one is only a warning for protoc.
+    let text = "syntax = \"proto2\";\npackage gap;\nmessage M {\n  optional int32 foo_bar = 1;\n  \
+                optional int32 b = 2 [json_name = \"foo\\x42ar\"];\n}\n";
+    let dir = snippet_dir(&[("gap.proto", text)]);
+    agree(dir.path(), &[dir.path().join("gap.proto")]);
     // Without the option, protoc compares JSON names alone (protox also
     // the names lower-cased without underscores).
     for body in [
@@ -489,17 +510,43 @@ fn legacy_json_field_conflicts_agree() {
     }
 }
 
+/// A proto3 field renamed for protox (its name equals another's once
+/// lower-cased without underscores) keeps working where an option value
+/// names it: in an aggregate value (nested too, and in another file) and
+/// in an option path.
+#[test]
+fn renamed_proto3_fields_named_in_option_values_agree() {
+    let gap = "syntax = \"proto3\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
+               message Opt {\n  int32 foo_bar = 1;\n  int32 FooBar = 2;\n  \
+               message Inner { int32 x_y = 1; int32 XY = 2; }\n  Inner inner = 3;\n  \
+               repeated Inner inners = 4;\n}\n\
+               extend google.protobuf.MessageOptions { Opt opt = 50000; }\n\
+               message M {\n  option (opt) = { FooBar: 1 foo_bar: 2 inner { XY: 3 x_y: 4 } \
+               inners: [{ XY: 5 }, { x_y: 6 }] };\n}\n\
+               message P {\n  option (opt).FooBar = 5;\n  option (opt).inner.XY = 6;\n}\n";
+    let other = "syntax = \"proto3\";\npackage other;\nimport \"gap.proto\";\n\
+                 message N { option (gap.opt) = { FooBar: 7 inner < XY: 8 > }; }\n";
+    let dir = snippet_dir(&[("gap.proto", gap), ("other.proto", other)]);
+    agree(
+        dir.path(),
+        &[dir.path().join("gap.proto"), dir.path().join("other.proto")],
+    );
+}
+
 /// Files `protoc` compiles that the pure front end refuses, each with a
 /// located error that suggests the protoc front end. A protox release that
 /// reads one of them fails this test: the file then belongs with the
 /// agreeing ones.
 #[test]
 fn protox_gaps_are_located_errors_that_suggest_protoc() {
-    let what = "a custom JSON name with an escape, clashing under the legacy option";
-    let text = "syntax = \"proto3\";\npackage gap;\nmessage M {\n\
-                \x20 option deprecated_legacy_json_field_conflicts = true;\n\
-                \x20 int32 a = 1 [json_name = \"\\x41\"];\n  int32 b = 2 [json_name = \"A\"];\n}\n";
-    let line = 6;
+    let what = "an option value naming a field renamed for protox and, in the same option, \
+                another message's field of that name";
+    let text = "syntax = \"proto3\";\npackage gap;\nimport \"google/protobuf/descriptor.proto\";\n\
+                message Plain { int32 FooBar = 1; }\n\
+                message Opt { int32 foo_bar = 1; int32 FooBar = 2; Plain plain = 3; }\n\
+                extend google.protobuf.MessageOptions { Opt opt = 50000; }\n\
+                message M {\n  option (opt) = { FooBar: 1 plain { FooBar: 2 } };\n}\n";
+    let line = 8;
     let dir = snippet_dir(&[("gap.proto", text)]);
     let includes = [dir.path().to_path_buf()];
     let inputs = [dir.path().join("gap.proto")];

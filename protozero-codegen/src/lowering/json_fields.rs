@@ -54,6 +54,7 @@ impl Lowering<'_, '_> {
         let open = self.toks.get(i + 2).filter(|t| self.text(**t) == "[");
         let mut custom = None;
         let mut custom_at = None;
+        let mut custom_exact = false;
         // The token after the options, if any.
         let mut after = i + 2;
         if open.is_some() {
@@ -66,10 +67,25 @@ impl Lowering<'_, '_> {
                     "]" | "}" | ")" => depth -= 1,
                     ";" => break,
                     "json_name" if depth == 0 => {
-                        let value = self.toks.get(j + 2).filter(|v| v.kind == Kind::Str);
-                        if let Some(v) = value {
-                            custom = Some(unquote(self.text(*v)));
-                            custom_at = Some((v.start, v.end));
+                        // One string literal, or several written one after
+                        // the other (they are concatenated).
+                        let mut k = j + 2;
+                        let mut value = Some(Vec::new());
+                        while let Some(v) = self.toks.get(k).filter(|v| v.kind == Kind::Str) {
+                            let part = crate::proto_tokens::string_value(self.text(*v));
+                            value = value.zip(part).map(|(mut a, b)| {
+                                a.extend(b);
+                                a
+                            });
+                            custom_at = Some((self.toks[j + 2].start, v.end));
+                            k += 1;
+                        }
+                        if let Some((start, end)) = custom_at {
+                            // A value whose escapes protoc refuses, or that
+                            // is not UTF-8, is left to protox to refuse.
+                            let text = value.and_then(|v| String::from_utf8(v).ok());
+                            custom_exact = text.is_some();
+                            custom = Some(text.unwrap_or_else(|| self.src[start..end].to_owned()));
                         }
                     }
                     _ => {}
@@ -87,6 +103,7 @@ impl Lowering<'_, '_> {
             is_map,
             custom,
             custom_at,
+            custom_exact,
             insert_at: open.map_or(number.end, |o| o.end),
             in_list: open.is_some(),
         };
