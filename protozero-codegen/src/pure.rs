@@ -45,6 +45,7 @@ use protox::file::{File, FileResolver, GoogleFileResolver, IncludeFileResolver};
 
 use crate::error::CodegenError;
 use crate::lowering::{Lowered, Refusal, lower};
+use crate::renamed_fields::Respelling;
 
 /// Compiles `inputs` and everything they import, imports first.
 ///
@@ -57,116 +58,185 @@ use crate::lowering::{Lowered, Refusal, lower};
 /// fails that way, the name is looked up in the outer scopes among the
 /// types compiled so far and, if one has it, written fully qualified in the
 /// text protox reads (`.a.common.v3.Config`, the type name `protoc` records
-/// too), and the files are compiled again.
+/// too), and that file is compiled again.
 ///
 /// Likewise, `inf` and `nan` option values are respelled as numbers for
 /// protox (`respell_values.rs`); where protox then finds a number for an
-/// enum option, the value was an enum value of that name, and the files are
-/// compiled again with it written as it was.
+/// enum option, the value was an enum value of that name, and the file is
+/// compiled again with it written as it was. And option values naming a
+/// field renamed for protox are respelled (`renamed_fields.rs`).
+///
+/// One compiler serves every attempt: a file protox refuses is not added
+/// to it (its descriptor pool rolls back), so only the refused file (and
+/// its imports not yet added) is read again, not the whole set.
 pub(crate) fn compile(
     includes: &[PathBuf],
     inputs: &[PathBuf],
 ) -> Result<Vec<FileDescriptorProto>, CodegenError> {
-    let mut qualified: HashMap<String, Vec<(usize, usize, String)>> = HashMap::new();
-    let mut kept: HashMap<String, Vec<usize>> = HashMap::new();
-    let cache = Rc::new(RefCell::new(ParsedFiles::new()));
-    // Each round qualifies one more name or keeps more enum values; a file
-    // set with more such places than this is refused with protox's error.
-    for _ in 0..MAX_QUALIFIED_NAMES {
-        match compile_set(includes, inputs, &qualified, &kept, &cache)? {
-            Compiled::Files(files) => return Ok(files),
-            Compiled::Unresolved { file, names } => {
-                let known = qualified.entry(file).or_default();
+    let rewrites = Rc::new(RefCell::new(Rewrites::default()));
+    let state = Rc::new(RefCell::new(Lowerings::default()));
+    let mut compiler = protox::Compiler::with_file_resolver(EditionsResolver::new(
+        includes,
+        Rc::clone(&state),
+        Rc::clone(&rewrites),
+    ));
+    compiler.include_imports(true).include_source_info(false);
+    // Each retry qualifies one more name, keeps more enum values or
+    // respells more option keys; a file set with more such places than
+    // this is refused with protox's error.
+    let mut retries = 0;
+    for input in inputs {
+        while let Err(e) = compiler.open_file(input) {
+            let diagnosis = diagnose(&e, &compiler, includes, &state, &rewrites.borrow());
+            match diagnosis {
+                Diagnosis::Failed(e) => return Err(e),
+                Diagnosis::Retry(_) if retries >= MAX_RETRIES => {
+                    return Err(error(&e, includes, &state.borrow().files));
+                }
+                Diagnosis::Retry(rewrite) => {
+                    retries += 1;
+                    rewrites.borrow_mut().add(rewrite);
+                }
+            }
+        }
+    }
+    finish(&compiler, includes, &state)
+}
+
+/// At most this many retries for one file set.
+const MAX_RETRIES: usize = 256;
+
+/// The rewrites of the text protox reads, by file: names written fully
+/// qualified and option keys respelled (`(offset, length, new text)` in
+/// the original text), and `inf`/`nan` option values kept as written (their
+/// offsets).
+#[derive(Default)]
+struct Rewrites {
+    names: HashMap<String, Vec<Respelling>>,
+    kept: HashMap<String, Vec<usize>>,
+}
+
+impl Rewrites {
+    fn add(&mut self, rewrite: Rewrite) {
+        match rewrite {
+            Rewrite::Names { file, names } => {
+                let known = self.names.entry(file).or_default();
                 for n in names {
                     if !known.contains(&n) {
                         known.push(n);
                     }
                 }
             }
-            Compiled::EnumValues { file, offsets } => kept.entry(file).or_default().extend(offsets),
-            Compiled::Failed(e) => return Err(e),
+            Rewrite::EnumValues { file, offsets } => {
+                let known = self.kept.entry(file).or_default();
+                for o in offsets {
+                    if !known.contains(&o) {
+                        known.push(o);
+                    }
+                }
+            }
         }
     }
-    match compile_set(includes, inputs, &qualified, &kept, &cache)? {
-        Compiled::Files(files) => Ok(files),
-        Compiled::Failed(e) => Err(e),
-        Compiled::Unresolved { file, .. } | Compiled::EnumValues { file, .. } => {
-            Err(CodegenError::Parse {
-                message: format!(
-                    "{file}: names still resolve differently after {MAX_QUALIFIED_NAMES} rounds"
-                ),
-            })
+
+    /// Whether `r` holds a rewrite not made yet (one already made cannot
+    /// help again).
+    fn is_new(&self, r: &Rewrite) -> bool {
+        match r {
+            Rewrite::Names { file, names } => {
+                let known = self.names.get(file);
+                names.iter().any(|n| !known.is_some_and(|k| k.contains(n)))
+            }
+            Rewrite::EnumValues { file, offsets } => {
+                let known = self.kept.get(file);
+                offsets
+                    .iter()
+                    .any(|o| !known.is_some_and(|k| k.contains(o)))
+            }
         }
+    }
+
+    /// How many rewrites `file` has: its text is lowered again when this
+    /// changes.
+    fn count(&self, file: &str) -> (usize, usize) {
+        (
+            self.names.get(file).map_or(0, Vec::len),
+            self.kept.get(file).map_or(0, Vec::len),
+        )
     }
 }
 
-/// At most this many rounds of qualifying names for one file set.
-const MAX_QUALIFIED_NAMES: usize = 256;
+/// What to do about a file protox refused.
+enum Diagnosis {
+    /// Rewrite its text so, and try again.
+    Retry(Rewrite),
+    /// Give up with this error.
+    Failed(CodegenError),
+}
 
-/// One protox run's outcome.
-enum Compiled {
-    /// The descriptors.
-    Files(Vec<FileDescriptorProto>),
+/// One more rewrite of a file's text.
+enum Rewrite {
     /// Relative names protox resolved into a scope `protoc` would not
-    /// consider: in `file`, each name's byte offset, its length and its
-    /// fully qualified spelling.
-    Unresolved {
+    /// consider, or option keys naming renamed fields: in `file`, each
+    /// one's byte offset, its length and its new spelling.
+    Names {
         file: String,
         names: Vec<(usize, usize, String)>,
     },
     /// `inf` or `nan` option values respelled as numbers where protox
     /// wants an enum value: in `file`, their offsets, to be kept as written.
     EnumValues { file: String, offsets: Vec<usize> },
-    /// An error.
-    Failed(CodegenError),
 }
 
-/// Compiles `inputs` in one protox compiler, with the names in `qualified`
-/// (by file) written fully qualified and the option values at the offsets
-/// in `kept` (by file) as written.
-fn compile_set(
+/// Why protox refused a file, and whether a rewrite can help.
+fn diagnose(
+    e: &protox::Error,
+    compiler: &protox::Compiler,
     includes: &[PathBuf],
-    inputs: &[PathBuf],
-    qualified: &HashMap<String, Vec<(usize, usize, String)>>,
-    kept: &HashMap<String, Vec<usize>>,
-    cache: &Rc<RefCell<ParsedFiles>>,
-) -> Result<Compiled, CodegenError> {
-    let state = Rc::new(RefCell::new(Lowerings::default()));
-    let mut compiler = protox::Compiler::with_file_resolver(EditionsResolver::new(
-        includes,
-        Rc::clone(&state),
-        qualified.clone(),
-        kept.clone(),
-        Rc::clone(cache),
-    ));
-    compiler.include_imports(true).include_source_info(false);
-    if let Err(e) = compiler.open_files(inputs) {
-        let state = state.borrow();
-        if let Some((name, refusal)) = &state.refused {
-            return Ok(Compiled::Failed(located(
-                includes,
-                name,
-                refusal.offset,
-                refusal.message.clone(),
-            )));
-        }
-        if let Some(k) = enum_values(&e, &state.files) {
-            return Ok(k);
-        }
-        if let Some(u) = unresolved(&e, &compiler.descriptor_pool(), includes, &state.files) {
-            return Ok(u);
-        }
-        let done = e
-            .file()
-            .and_then(|f| qualified.get(f))
-            .map_or(&[][..], Vec::as_slice);
-        if let Some((file, names)) =
-            crate::renamed_fields::respellings(&e, includes, &state.files, done)
-        {
-            return Ok(Compiled::Unresolved { file, names });
-        }
-        return Ok(Compiled::Failed(error(&e, includes, &state.files)));
+    state: &Rc<RefCell<Lowerings>>,
+    rewrites: &Rewrites,
+) -> Diagnosis {
+    let state = state.borrow();
+    if let Some((name, refusal)) = &state.refused {
+        return Diagnosis::Failed(located(
+            includes,
+            name,
+            refusal.offset,
+            refusal.message.clone(),
+        ));
     }
+    if let Some(r) = enum_values(e, &state.files)
+        .map(|(file, offsets)| Rewrite::EnumValues { file, offsets })
+        .filter(|r| rewrites.is_new(r))
+    {
+        return Diagnosis::Retry(r);
+    }
+    let pool = compiler.descriptor_pool();
+    let names = unresolved(e, &pool, includes, &state.files)
+        .map(|(file, names)| Rewrite::Names { file, names })
+        .filter(|r| rewrites.is_new(r));
+    // The compiler's pool is not shared while it adds the next file.
+    drop(pool);
+    if let Some(r) = names {
+        return Diagnosis::Retry(r);
+    }
+    let done = e
+        .file()
+        .and_then(|f| rewrites.names.get(f))
+        .map_or(&[][..], Vec::as_slice);
+    if let Some((file, names)) = crate::renamed_fields::respellings(e, includes, &state.files, done)
+    {
+        return Diagnosis::Retry(Rewrite::Names { file, names });
+    }
+    Diagnosis::Failed(error(e, includes, &state.files))
+}
+
+/// The descriptors of every file `compiler` compiled, as `protoc` writes
+/// them (see the module doc).
+fn finish(
+    compiler: &protox::Compiler,
+    includes: &[PathBuf],
+    state: &Rc<RefCell<Lowerings>>,
+) -> Result<Vec<FileDescriptorProto>, CodegenError> {
     let input_names: Vec<String> = compiler
         .files()
         .filter(|f| !f.is_import())
@@ -190,14 +260,13 @@ fn compile_set(
             protoc_float_default(x);
         }
     }
-    crate::json_names::restore(&mut files, &state.borrow().files);
-    crate::method_bodies::restore(&mut files, &state.borrow().method_bodies);
-    if let Err(v) = crate::editions_raise::raise(&mut files, &state.borrow().files, &input_names) {
-        return Ok(Compiled::Failed(located(
-            includes, &v.file, v.offset, v.message,
-        )));
+    let state = state.borrow();
+    crate::json_names::restore(&mut files, &state.files);
+    crate::method_bodies::restore(&mut files, &state.method_bodies);
+    if let Err(v) = crate::editions_raise::raise(&mut files, &state.files, &input_names) {
+        return Err(located(includes, &v.file, v.offset, v.message));
     }
-    Ok(Compiled::Files(files))
+    Ok(files)
 }
 
 /// protox's "expected a value of type ... for option ..." errors (the first
@@ -206,7 +275,10 @@ fn compile_set(
 /// a word as an enum value's name for it), and the word is to be kept. The
 /// error's place is the option, or its value: the respelled values inside
 /// it are taken. `None` if there are none.
-fn enum_values(e: &protox::Error, lowered: &HashMap<String, Lowered>) -> Option<Compiled> {
+fn enum_values(
+    e: &protox::Error,
+    lowered: &HashMap<String, Lowered>,
+) -> Option<(String, Vec<usize>)> {
     let file = e.file()?.to_owned();
     let l = lowered.get(&file)?;
     let mut offsets = Vec::new();
@@ -231,7 +303,7 @@ fn enum_values(e: &protox::Error, lowered: &HashMap<String, Lowered>) -> Option<
             one(r);
         }
     }
-    (!offsets.is_empty()).then_some(Compiled::EnumValues { file, offsets })
+    (!offsets.is_empty()).then_some((file, offsets))
 }
 
 /// protox's "`x` resolves to `s.x`, which is not defined" errors (the
@@ -243,7 +315,7 @@ fn unresolved(
     pool: &DescriptorPool,
     includes: &[PathBuf],
     lowered: &HashMap<String, Lowered>,
-) -> Option<Compiled> {
+) -> Option<(String, Vec<Respelling>)> {
     let file = e.file()?.to_owned();
     let text = includes
         .iter()
@@ -260,7 +332,7 @@ fn unresolved(
             );
         }
     }
-    Some(Compiled::Unresolved { file, names })
+    Some((file, names))
 }
 
 /// One such error: the places to qualify. protox gives no place for a
@@ -335,26 +407,21 @@ struct EditionsResolver {
     dirs: Vec<(PathBuf, IncludeFileResolver)>,
     google: GoogleFileResolver,
     state: Rc<RefCell<Lowerings>>,
-    /// Names to write fully qualified, by file.
-    qualified: HashMap<String, Vec<(usize, usize, String)>>,
-    /// Offsets of option values to keep as written, by file.
-    kept: HashMap<String, Vec<usize>>,
-    /// Files parsed in an earlier round, with the number of names then
-    /// qualified and of values kept in each, and its lowering.
-    cache: Rc<RefCell<ParsedFiles>>,
+    /// The rewrites of each file's text (see [`compile`]).
+    rewrites: Rc<RefCell<Rewrites>>,
+    /// Files parsed by an earlier attempt, with their rewrite counts then:
+    /// a file refused because of one of its imports is read again as it was.
+    cache: RefCell<HashMap<String, Parsed>>,
 }
 
-/// Parsed files by name: how many names were qualified and values kept,
-/// the file, its lowering, its methods written with a body.
-type ParsedFiles = HashMap<String, ((usize, usize), File, Option<Lowered>, Vec<(String, String)>)>;
+/// A file as parsed, with its rewrite counts then ([`Rewrites::count`]).
+type Parsed = ((usize, usize), File);
 
 impl EditionsResolver {
     fn new(
         includes: &[PathBuf],
         state: Rc<RefCell<Lowerings>>,
-        qualified: HashMap<String, Vec<(usize, usize, String)>>,
-        kept: HashMap<String, Vec<usize>>,
-        cache: Rc<RefCell<ParsedFiles>>,
+        rewrites: Rc<RefCell<Rewrites>>,
     ) -> EditionsResolver {
         EditionsResolver {
             dirs: includes
@@ -363,9 +430,8 @@ impl EditionsResolver {
                 .collect(),
             google: GoogleFileResolver::new(),
             state,
-            qualified,
-            kept,
-            cache,
+            rewrites,
+            cache: RefCell::new(HashMap::new()),
         }
     }
 }
@@ -376,32 +442,19 @@ impl FileResolver for EditionsResolver {
     }
 
     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
-        let names = self.qualified.get(name).map_or(&[][..], Vec::as_slice);
-        let kept = self.kept.get(name).map_or(&[][..], Vec::as_slice);
-        let rewrites = (names.len(), kept.len());
-        if let Some((_, file, lowered, bodies)) = self
-            .cache
-            .borrow()
-            .get(name)
-            .filter(|(n, _, _, _)| *n == rewrites)
-        {
-            let mut state = self.state.borrow_mut();
-            if let Some(l) = lowered {
-                state.files.insert(name.to_owned(), l.clone());
-            }
-            if !bodies.is_empty() {
-                state.method_bodies.insert(name.to_owned(), bodies.clone());
-            }
+        let rewrites = self.rewrites.borrow();
+        let count = rewrites.count(name);
+        // The lowering of the cached text is still in `state`: a file is
+        // lowered again only with more rewrites.
+        if let Some((_, file)) = self.cache.borrow().get(name).filter(|(n, _)| *n == count) {
             return Ok(file.clone());
         }
+        let names = rewrites.names.get(name).map_or(&[][..], Vec::as_slice);
+        let kept = rewrites.kept.get(name).map_or(&[][..], Vec::as_slice);
         let file = self.open_uncached(name, names, kept)?;
-        let state = self.state.borrow();
-        let lowered = state.files.get(name).cloned();
-        let bodies = state.method_bodies.get(name).cloned().unwrap_or_default();
-        drop(state);
         self.cache
             .borrow_mut()
-            .insert(name.to_owned(), (rewrites, file.clone(), lowered, bodies));
+            .insert(name.to_owned(), (count, file.clone()));
         Ok(file)
     }
 }

@@ -30,8 +30,8 @@ pub(crate) fn renamed_names(lowered: &HashMap<String, Lowered>) -> HashSet<Strin
         .collect()
 }
 
-/// A key to respell: its byte offset in the original text, its length,
-/// the name to write there.
+/// A rewrite of a place in a file: its byte offset in the original text,
+/// its length, the text to write there (a respelled key, a qualified name).
 pub(crate) type Respelling = (usize, usize, String);
 
 /// protox's refusals of options (the first error and those related to
