@@ -54,6 +54,7 @@ pub mod error;
 mod features;
 mod json_names;
 mod lowering;
+mod message_sets;
 mod method_bodies;
 pub mod model;
 pub mod names;

@@ -2,7 +2,7 @@
 //! `retention = RETENTION_SOURCE` (what its `StripSourceRetentionOptions`
 //! does), an options message emptied by that included. The pure front end
 //! strips protox's descriptors the same way, and re-encodes option values
-//! as protoc encodes them.
+//! as protoc encodes them (MessageSet extensions as items: `message_sets.rs`).
 
 use std::collections::HashMap;
 
@@ -54,15 +54,20 @@ pub(crate) fn as_protoc_writes(
     else {
         return Ok(bytes);
     };
-    let mut set =
-        DynamicMessage::decode(set_type, bytes.as_slice()).map_err(|e| CodegenError::Parse {
+    let mut set = DynamicMessage::decode(set_type.clone(), bytes.as_slice()).map_err(|e| {
+        CodegenError::Parse {
             message: format!("protox's descriptors do not decode: {e}"),
-        })?;
+        }
+    })?;
     strip_message(&mut set, &mut HashMap::new());
     if nan {
         crate::non_finite::restore_nans(&mut set);
     }
-    Ok(set.encode_to_vec())
+    Ok(crate::message_sets::to_message_set_items(
+        &pool,
+        &set_type,
+        set.encode_to_vec(),
+    ))
 }
 
 /// Clears every source-retention field of `msg`, recursively; an options

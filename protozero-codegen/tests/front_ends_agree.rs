@@ -533,6 +533,24 @@ fn renamed_proto3_fields_named_in_option_values_agree() {
     );
 }
 
+/// An extension of a message-set message in an option value (directly
+/// and nested) is written as protoc writes it: a MessageSet item.
+#[test]
+fn message_set_option_values_agree() {
+    let text = "syntax = \"proto2\";\npackage ms;\nimport \"google/protobuf/descriptor.proto\";\n\
+                message Set { option message_set_wire_format = true; extensions 4 to max; }\n\
+                message Element {\n  extend Set { optional Element ext = 15447542; }\n  \
+                optional string s = 1;\n  optional Set inner = 2;\n}\n\
+                message Holder { optional Set set = 1; repeated Set sets = 2; }\n\
+                extend google.protobuf.FileOptions {\n  optional Set set_opt = 50000;\n  \
+                optional Holder holder_opt = 50001;\n}\n\
+                option (set_opt) = { [ms.Element.ext] { s: \"a\" inner { [ms.Element.ext] { s: \"c\" } } } };\n\
+                option (holder_opt) = { set { [ms.Element.ext] { s: \"b\" } } sets {} };\n\
+                message M { optional int32 x = 1; }\n";
+    let dir = snippet_dir(&[("ms.proto", text)]);
+    agree(dir.path(), &[dir.path().join("ms.proto")]);
+}
+
 /// Files `protoc` compiles that the pure front end refuses, each with a
 /// located error that suggests the protoc front end. A protox release that
 /// reads one of them fails this test: the file then belongs with the

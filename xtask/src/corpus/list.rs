@@ -30,7 +30,6 @@ pub const PERFETTO: Corpus = Corpus {
     includes: &[""],
     inputs: &["protos"],
     with_protoc_include: false,
-    protoc: false,
     excludes: &[
         (
             "protos/perfetto/config/perfetto_config.proto",
@@ -73,7 +72,6 @@ pub const PROTOBUF: Corpus = Corpus {
     includes: &[""],
     inputs: &["google"],
     with_protoc_include: false,
-    protoc: false,
     excludes: &[],
 };
 
@@ -90,7 +88,6 @@ pub const PROTOBUF_TESTS: Corpus = Corpus {
     includes: &["protobuf/src"],
     inputs: &["protobuf/src/google/protobuf"],
     with_protoc_include: false,
-    protoc: false,
     excludes: &[
         (
             "protobuf/src/google/protobuf/unittest.proto",
@@ -164,7 +161,6 @@ pub const GOOGLEAPIS: Corpus = Corpus {
     includes: &[""],
     inputs: &["google"],
     with_protoc_include: true,
-    protoc: false,
     excludes: &[],
 };
 
@@ -181,7 +177,6 @@ pub const OPENTELEMETRY: Corpus = Corpus {
     includes: &["src/proto/opentelemetry-proto"],
     inputs: &["src/proto/opentelemetry-proto"],
     with_protoc_include: true,
-    protoc: false,
     excludes: &[],
 };
 
@@ -207,6 +202,5 @@ pub const ENVOY: Corpus = Corpus {
     ],
     inputs: &["proto"],
     with_protoc_include: true,
-    protoc: true,
     excludes: &[],
 };

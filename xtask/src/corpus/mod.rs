@@ -4,7 +4,9 @@
 //! output compiles, by writing one throwaway crate per corpus under
 //! `target/upstream-codegen/` and building it; then that the generated
 //! decoders read what `protoc --encode` writes for a sample of each
-//! corpus' messages (module `roundtrip`).
+//! corpus' messages (module `roundtrip`). The code is generated with the
+//! pure front end, and `protoc`'s descriptors and code for the same files
+//! must be the same (module `front_ends`).
 //!
 //! Each corpus says where its files come from, which include roots it
 //! needs, which files it generates and which it skips (with the reason);
@@ -12,6 +14,7 @@
 //! round trip's counts.
 
 mod build;
+mod front_ends;
 mod list;
 mod locate;
 mod report;
@@ -89,10 +92,6 @@ pub struct Corpus {
     pub inputs: &'static [&'static str],
     /// Whether protoc's well-known types are an extra include root.
     pub with_protoc_include: bool,
-    /// Parse with `protoc` instead of the pure front end (protox), e.g.
-    /// where protoc is much faster (Envoy) or for the few constructs the
-    /// pure front end still rejects.
-    pub protoc: bool,
     /// Files (or directory prefixes), relative to the source directory,
     /// that are not generated, each with the reason.
     pub excludes: &'static [(&'static str, &'static str)],
@@ -233,37 +232,49 @@ fn run_one(workspace: &Path, out: &Path, corpus: &'static Corpus, opts: &Options
     let generated = (|| {
         let dir = corpus.source_dir(workspace, out)?;
         let sel = select(corpus, &dir)?;
-        let front_end = if corpus.protoc {
-            FrontEnd::Protoc(None)
-        } else {
-            FrontEnd::Pure
-        };
         let mut includes: Vec<PathBuf> = corpus.includes.iter().map(|i| dir.join(i)).collect();
         if corpus.with_protoc_include {
             includes.push(locate::protoc_include()?);
         }
-        let parsed = protozero_codegen::parse::parse_files(&includes, &sel.inputs, &front_end)?;
+        let parsed =
+            protozero_codegen::parse::parse_files(&includes, &sel.inputs, &FrontEnd::Pure)?;
         let files = protozero_codegen::generate_rust(
             &parsed.schema,
             protozero_codegen::DEFAULT_HEADER,
             "mod.rs",
             None,
         )?;
+        let generated = Generated { files };
+        let generate_time = started.elapsed();
         // The round trip encodes with protoc against the very descriptors
-        // the code was generated from (whichever front end made them: the
-        // pure one's well-known types are not protoc's copies).
+        // the code was generated from (the pure front end's own
+        // well-known types are not protoc's copies).
         let set = parsed.descriptors.to_bytes()?;
-        Ok::<_, CorpusError>((sel, Generated { files }, parsed.schema, set))
+        let comparison = front_ends::compare(&includes, &sel.inputs, &set, &generated)?;
+        Ok::<_, CorpusError>((
+            sel,
+            generated,
+            parsed.schema,
+            set,
+            generate_time,
+            comparison,
+        ))
     })();
     outcome.generate_time = started.elapsed();
-    let (sel, generated, schema, set) = match generated {
+    let (sel, generated, schema, set, generate_time, comparison) = match generated {
         Ok(g) => g,
         Err(e) => {
             outcome.error = Some(e.to_string());
             return outcome;
         }
     };
+    outcome.generate_time = generate_time;
     outcome.record_generation(&sel, &generated);
+    outcome.front_ends = Some((comparison.files, comparison.protoc_time));
+    if let Some(d) = comparison.difference {
+        outcome.error = Some(format!("the pure front end and protoc disagree: {d}"));
+        return outcome;
+    }
     if opts.no_build {
         return outcome;
     }
@@ -312,7 +323,6 @@ mod tests {
         includes: &[""],
         inputs: &["a", "top.proto"],
         with_protoc_include: false,
-        protoc: false,
         excludes: &[("a/dup.proto", "duplicate"), ("a/old", "old tree")],
     };
 

@@ -31,6 +31,9 @@ pub struct Outcome {
     pub roundtrip: Option<RoundTrip>,
     /// Time spent encoding with protoc and running the round-trip test.
     pub roundtrip_time: Option<Duration>,
+    /// Files whose descriptors and code the two front ends agree on, and
+    /// protoc's parse time, once compared.
+    pub front_ends: Option<(usize, Duration)>,
     /// What failed, if anything.
     pub error: Option<String>,
 }
@@ -49,6 +52,7 @@ impl Outcome {
             build_time: None,
             roundtrip: None,
             roundtrip_time: None,
+            front_ends: None,
             error: None,
         }
     }
@@ -98,11 +102,15 @@ impl Outcome {
         match &self.error {
             Some(e) => println!("   FAILED: {e}"),
             None => println!(
-                "   ok: {} files generated ({} imported), {} lines, generate {}, build {}",
+                "   ok: {} files generated ({} imported), {} lines, generate {}{}, build {}",
                 self.inputs + self.imported,
                 self.imported,
                 self.lines,
                 secs(self.generate_time),
+                self.front_ends.map_or_else(String::new, |(n, t)| format!(
+                    "; protoc's descriptors and code agree for {n} files (protoc {})",
+                    secs(t)
+                )),
                 self.build_time.map_or_else(|| "skipped".to_owned(), secs)
             ),
         }
@@ -112,9 +120,10 @@ impl Outcome {
 /// A markdown table: one row per corpus.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut s = String::from(
-        "| corpus | files generated | compiled | skipped (reason) | Rust lines | generate | build | \
+        "| corpus | files generated | compiled | skipped (reason) | Rust lines | generate (pure) | \
+         protoc agrees: files (protoc's parse) | build | \
          round trip: messages / cases / passed | round trip |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     for o in outcomes {
         let compiled = if o.compiled {
@@ -133,7 +142,7 @@ pub fn table(outcomes: &[Outcome]) -> String {
             format!("{} ({})", o.skipped.len(), reasons.join("; "))
         };
         s.push_str(&format!(
-            "| {} | {} ({} imported) | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} ({} imported) | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             o.corpus.name,
             o.inputs + o.imported,
             o.imported,
@@ -141,6 +150,11 @@ pub fn table(outcomes: &[Outcome]) -> String {
             skipped,
             o.lines,
             secs(o.generate_time),
+            match (&o.front_ends, &o.error) {
+                (Some((n, t)), None) => format!("{n} ({})", secs(*t)),
+                (Some(_), Some(_)) => "no".to_owned(),
+                (None, _) => "-".to_owned(),
+            },
             o.build_time.map_or_else(|| "-".to_owned(), secs),
             o.roundtrip.as_ref().map_or_else(
                 || "-".to_owned(),
