@@ -8,7 +8,9 @@
 //! fields appended — after the producer's bytes, since the last occurrence of
 //! a field wins when a protobuf is decoded.
 
-use protozero::{DecodeError, Decoder, SliceWriter, WireType};
+use protozero::varint::decode_varint;
+use protozero::wire::MAX_FIELD_ID;
+use protozero::{DecodeError, SliceWriter};
 use zerotrace_protos::protos::TracePacket;
 
 /// `TracePacket` field ids only the service may write (upstream
@@ -53,26 +55,85 @@ pub enum InvalidPacket {
 }
 
 /// Checks a reassembled producer packet; see the module docs.
+///
+/// One pass over the top-level fields with the varint decoder alone (no
+/// field values are built): it runs once for every packet the service
+/// reads out of a buffer.
 pub fn validate(packet: &[u8]) -> Result<(), InvalidPacket> {
-    let mut d = Decoder::new(packet);
-    while let Some(field) = d.read_field() {
-        let field = field.map_err(|e| match e {
-            DecodeError::UnsupportedWireType { id, wire_type } => {
-                InvalidPacket::BadWireType { id, wire_type }
-            }
-            e => InvalidPacket::Malformed(e),
-        })?;
-        if RESERVED_FIELDS.contains(&field.id) {
-            return Err(InvalidPacket::ReservedField { id: field.id });
+    let mut at = 0;
+    while at < packet.len() {
+        let rest = &packet[at..];
+        let (tag, n) = decode_varint(rest).map_err(InvalidPacket::Malformed)?;
+        let id64 = tag >> 3;
+        if id64 == 0 || id64 > u64::from(MAX_FIELD_ID) {
+            return Err(InvalidPacket::Malformed(DecodeError::InvalidFieldId {
+                id: id64,
+            }));
         }
-        if field.wire_type() == WireType::LengthDelimited {
-            let len = field.as_bytes().map_or(0, |b| b.len() as u64);
-            if len > MAX_FIELD_LENGTH {
-                return Err(InvalidPacket::TooLong { id: field.id, len });
+        let id = id64 as u32;
+        let rest = &rest[n..];
+        // The field's length after its tag; a length-delimited field's
+        // declared length.
+        let (len, declared) = match tag & 7 {
+            0 => (
+                decode_varint(rest).map_err(InvalidPacket::Malformed)?.1,
+                None,
+            ),
+            1 | 5 => {
+                let size = if tag & 7 == 1 { 8 } else { 4 };
+                if rest.len() < size {
+                    return Err(InvalidPacket::Malformed(DecodeError::TruncatedFixed { id }));
+                }
+                (size, None)
             }
+            2 => {
+                let (len, m) = decode_varint(rest).map_err(InvalidPacket::Malformed)?;
+                let remaining = rest.len() - m;
+                if len > remaining as u64 {
+                    return Err(InvalidPacket::Malformed(DecodeError::LengthOutOfBounds {
+                        id,
+                        len,
+                        remaining,
+                    }));
+                }
+                (m + len as usize, Some(len))
+            }
+            wire_type => {
+                return Err(InvalidPacket::BadWireType {
+                    id,
+                    wire_type: wire_type as u8,
+                });
+            }
+        };
+        if is_reserved(id) {
+            return Err(InvalidPacket::ReservedField { id });
         }
+        if let Some(len) = declared.filter(|l| *l > MAX_FIELD_LENGTH) {
+            return Err(InvalidPacket::TooLong { id, len });
+        }
+        at += n + len;
     }
     Ok(())
+}
+
+/// [`RESERVED_FIELDS`] as a bit set (all of them are below 192).
+const RESERVED_BITS: [u64; 3] = {
+    let mut bits = [0u64; 3];
+    let mut i = 0;
+    while i < RESERVED_FIELDS.len() {
+        let id = RESERVED_FIELDS[i];
+        bits[(id / 64) as usize] |= 1 << (id % 64);
+        i += 1;
+    }
+    bits
+};
+
+/// Whether field `id` is reserved for the service.
+#[inline]
+fn is_reserved(id: u32) -> bool {
+    RESERVED_BITS
+        .get((id / 64) as usize)
+        .is_some_and(|w| w & (1 << (id % 64)) != 0)
 }
 
 /// The fields the service appends to a producer packet.
@@ -179,6 +240,92 @@ mod tests {
             &[0x0E, 0x00],
         ] {
             assert!(validate(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// The validator as first written, over the schema-less `Decoder`: the
+    /// one-pass scan must give the same verdict, error included.
+    fn through_the_decoder(packet: &[u8]) -> Result<(), InvalidPacket> {
+        use protozero::{Decoder, WireType};
+        let mut d = Decoder::new(packet);
+        while let Some(field) = d.read_field() {
+            let field = field.map_err(|e| match e {
+                DecodeError::UnsupportedWireType { id, wire_type } => {
+                    InvalidPacket::BadWireType { id, wire_type }
+                }
+                e => InvalidPacket::Malformed(e),
+            })?;
+            if RESERVED_FIELDS.contains(&field.id) {
+                return Err(InvalidPacket::ReservedField { id: field.id });
+            }
+            if field.wire_type() == WireType::LengthDelimited {
+                let len = field.as_bytes().map_or(0, |b| b.len() as u64);
+                if len > MAX_FIELD_LENGTH {
+                    return Err(InvalidPacket::TooLong { id: field.id, len });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Packets made of fields with small ids (reserved ones among them),
+    /// every wire type, and now and then a truncated or corrupted byte.
+    fn packets() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let field = (
+            0u32..140,
+            0u8..8,
+            proptest::collection::vec(any::<u8>(), 0..12),
+        )
+            .prop_map(|(id, wire, body)| {
+                let mut out = Vec::new();
+                let mut tag = (u64::from(id) << 3) | u64::from(wire);
+                while tag >= 0x80 {
+                    out.push((tag as u8) | 0x80);
+                    tag >>= 7;
+                }
+                out.push(tag as u8);
+                match wire {
+                    0 => out.push(body.first().copied().unwrap_or(0) & 0x7f),
+                    1 => out.extend(body.iter().chain([0u8; 8].iter()).take(8)),
+                    5 => out.extend(body.iter().chain([0u8; 4].iter()).take(4)),
+                    2 => {
+                        out.push(body.len() as u8);
+                        out.extend(&body);
+                    }
+                    _ => out.extend(&body),
+                }
+                out
+            });
+        (
+            proptest::collection::vec(field, 0..6),
+            any::<u16>(),
+            any::<u8>(),
+        )
+            .prop_map(|(fields, cut, flip)| {
+                let mut p: Vec<u8> = fields.concat();
+                // Sometimes truncated, sometimes one byte replaced.
+                match cut % 4 {
+                    0 if !p.is_empty() => p.truncate(usize::from(cut) % p.len()),
+                    1 if !p.is_empty() => {
+                        let i = usize::from(cut) % p.len();
+                        p[i] = flip;
+                    }
+                    _ => {}
+                }
+                p
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_one_pass_scan_agrees_with_the_decoder(p in packets()) {
+            proptest::prop_assert_eq!(validate(&p), through_the_decoder(&p));
+        }
+
+        #[test]
+        fn any_bytes_get_the_decoders_verdict(p in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            proptest::prop_assert_eq!(validate(&p), through_the_decoder(&p));
         }
     }
 
