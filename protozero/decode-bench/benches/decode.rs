@@ -1,8 +1,9 @@
 //! How fast each library decodes real traces, side by side: criterion
 //! groups `full/<dataset>` and `lazy/<dataset>` (the tasks of the crate
-//! docs) over the TrackEvent trace recorded in this process
-//! (`track_event`, about 5 MB) and the genuine Perfetto SDK trace
-//! (`genuine`), each with functions `floor`, `ours`, `prost`,
+//! docs) over the trace recorded in this process through TrackEvent and
+//! the system probes (`recorded`, a few MB), the genuine Perfetto SDK trace
+//! (`genuine`) and Perfetto's synthetic TrackEvent trace (`synthetic`),
+//! each with functions `floor`, `ours`, `prost`,
 //! `quick_protobuf` and `rust_protobuf`, throughput in packet bytes.
 //!
 //! Before timing anything it asserts that all five return the same
@@ -26,12 +27,17 @@ fn datasets() -> Vec<(&'static str, Vec<u8>)> {
     let started = std::time::Instant::now();
     let recorded = data::track_event_trace().expect("recording the TrackEvent trace");
     eprintln!(
-        "recorded the track_event trace ({} bytes) in {:.2?}",
+        "recorded the TrackEvent and probes trace ({} bytes) in {:.2?}",
         recorded.len(),
         started.elapsed()
     );
     let genuine = data::genuine_trace().expect("reading the genuine trace");
-    vec![("track_event", recorded), ("genuine", genuine)]
+    let synthetic = data::synthetic_trace().expect("writing the synthetic trace");
+    vec![
+        ("recorded", recorded),
+        ("genuine", genuine),
+        ("synthetic", synthetic),
+    ]
 }
 
 fn decode(c: &mut Criterion<BenchClock>) {

@@ -20,7 +20,7 @@ import os
 import sys
 
 TASKS = ["full", "lazy"]
-DATASETS = ["track_event", "genuine"]
+DATASETS = ["recorded", "genuine", "synthetic"]
 LIBRARIES = ["floor", "ours", "ours_fields", "prost", "quick_protobuf", "rust_protobuf"]
 
 

@@ -2,9 +2,10 @@
 //! very same bytes: a TrackEvent trace recorded in this process through
 //! zerotrace's real TrackEvent API (threads of nested slices with debug
 //! annotations of every scalar kind and a few nested ones, interned names,
-//! flows between threads, counters, an async track), and the genuine
-//! Perfetto SDK trace committed with zerotrace-core's interop tests; plus
-//! the split of a `Trace` into its packets.
+//! flows between threads, counters, an async track), the genuine
+//! Perfetto SDK trace committed with zerotrace-core's interop tests, and
+//! Perfetto's synthetic TrackEvent trace; plus the split of a `Trace` into
+//! its packets.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -13,6 +14,7 @@ use zerotrace_core::track_event::{
     Category, DebugValue, InProcessConfig, InProcessSession, TrackEvent, TrackSpec,
 };
 use zerotrace_core::{trace_begin, trace_counter, trace_end, trace_event, trace_instant};
+use zerotrace_probes::producer::{ProbesOptions, ProbesProducer, Registry};
 
 /// Why a data set could not be had.
 #[derive(Debug)]
@@ -69,6 +71,16 @@ pub fn total_bytes(packets: &[&[u8]]) -> u64 {
     packets.iter().map(|p| p.len() as u64).sum()
 }
 
+#[path = "../../../protos/examples/synthetic_trace/scenarios.rs"]
+mod scenarios;
+
+/// Perfetto's synthetic TrackEvent trace: the four scenarios of its
+/// "writing TrackEvent protos synthetically" guide (sync and async slices,
+/// a flow, a counter), as `protos/examples/synthetic_trace` writes them.
+pub fn synthetic_trace() -> Result<Vec<u8>, DataError> {
+    scenarios::synthetic_trace().map_err(|e| DataError::Malformed(e.to_string()))
+}
+
 /// The genuine Perfetto SDK trace (about 300 KB) committed at
 /// `tracing-core/tests/vectors/genuine-session.pftrace`.
 pub fn genuine_trace() -> Result<Vec<u8>, DataError> {
@@ -84,18 +96,25 @@ pub struct TraceSize {
     pub workers: u32,
     /// Frames per worker; a frame is about 11 slices and 2 counter samples.
     pub frames: u32,
+    /// How long the system probes record, at least (0: no probes; see
+    /// [`record_track_event_trace`]).
+    pub probes_ms: u64,
 }
 
 impl TraceSize {
-    /// The benchmark's size: about 5 MB of packets.
+    /// The benchmark's size: about 5 MB of TrackEvent packets, and the
+    /// probes' packets of the same seconds.
     pub const BENCH: TraceSize = TraceSize {
         workers: 4,
         frames: 1_800,
+        probes_ms: 2_000,
     };
-    /// A quick recording for tests in debug builds (about 130 KB).
+    /// A quick recording for tests in debug builds (about 130 KB of
+    /// TrackEvent, and the probes' packets of 300 ms).
     pub const SMALL: TraceSize = TraceSize {
         workers: 3,
         frames: 60,
+        probes_ms: 300,
     };
 }
 
@@ -185,11 +204,36 @@ fn worker(id: u32, frames: u32, handler: mpsc::Sender<u64>) {
 /// bytes (a serialized `Trace`). The TrackEvent backend registers once per
 /// process, so a process can record only once: a second call fails.
 ///
+/// With `size.probes_ms`, zerotrace's system probes record into the same
+/// session, as `zerotraced --probes` would: `linux.ftrace` (scheduling,
+/// task, timer and irq events, in a tracefs instance of its own;
+/// only where tracefs can be had, as root), `linux.process_stats` and `linux.sys_stats`. The
+/// tasks visit their packets as TracePacket fields.
+///
 /// The session's file goes to the temporary directory and is removed
 /// once read; nothing is kept on disk.
 pub fn record_track_event_trace(size: TraceSize) -> Result<Vec<u8>, DataError> {
-    let session = InProcessSession::start(&CATEGORIES, InProcessConfig::default())
-        .map_err(|e| DataError::Record(e.to_string()))?;
+    let cfg = InProcessConfig {
+        data_source_configs: if size.probes_ms > 0 {
+            probes_configs()
+        } else {
+            Vec::new()
+        },
+        ..InProcessConfig::default()
+    };
+    let session =
+        InProcessSession::start(&CATEGORIES, cfg).map_err(|e| DataError::Record(e.to_string()))?;
+    let instance = if size.probes_ms > 0 {
+        FtraceInstance::create()
+    } else {
+        None
+    };
+    let probes = if size.probes_ms > 0 {
+        Some(start_probes(&session)?)
+    } else {
+        None
+    };
+    let started = std::time::Instant::now();
     let uploads = TrackSpec::named(
         0xdec0_0003,
         "uploads",
@@ -218,15 +262,151 @@ pub fn record_track_event_trace(size: TraceSize) -> Result<Vec<u8>, DataError> {
     handler
         .join()
         .map_err(|_| DataError::Record("the handler thread panicked".into()))?;
+    if probes.is_some() {
+        // The probes' periods (ftrace drained every 100 ms, stats every
+        // 50-100 ms) get `probes_ms` of the machine, the workload's among
+        // them.
+        let left =
+            std::time::Duration::from_millis(size.probes_ms).saturating_sub(started.elapsed());
+        std::thread::sleep(left);
+    }
     let file = std::env::temp_dir().join(format!(
         "zerotrace-decode-bench-{}.pftrace",
         std::process::id()
     ));
     let stopped = session.stop(&file);
+    drop(probes);
+    drop(instance);
     let read = std::fs::read(&file);
     let _ = std::fs::remove_file(&file);
     stopped.map_err(|e| DataError::Record(e.to_string()))?;
     Ok(read?)
+}
+
+/// The tracefs instance `linux.ftrace` records into (the machine's own
+/// tracing state is left alone), removed when dropped; `None` (said once)
+/// where tracefs cannot be had.
+struct FtraceInstance(std::path::PathBuf);
+
+impl FtraceInstance {
+    fn create() -> Option<FtraceInstance> {
+        let root = match zerotrace_probes::ftrace::tracefs::find_or_mount() {
+            Ok(root) => root,
+            Err(e) => {
+                eprintln!("no ftrace events in the recorded trace: {e}");
+                return None;
+            }
+        };
+        let dir = root.join("instances").join(FTRACE_INSTANCE);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => Some(FtraceInstance(dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Some(FtraceInstance(dir)),
+            Err(e) => {
+                eprintln!(
+                    "no ftrace events in the recorded trace: {}: {e}",
+                    dir.display()
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Drop for FtraceInstance {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// The tracefs instance's name.
+const FTRACE_INSTANCE: &str = "zerotrace-decode-bench";
+
+/// The probes' data sources of the benchmark's session, encoded.
+fn probes_configs() -> Vec<Vec<u8>> {
+    use zerotrace_probes::protos::{
+        FtraceConfig, ProcessStatsConfig, SysStatsConfig, data_source_field,
+    };
+    fn config(name: &str, f: impl FnOnce(&mut protozero::Message<'_>)) -> Vec<u8> {
+        let mut w = protozero::HeapWriter::new();
+        {
+            let mut root = w.root();
+            root.append_string(data_source_field::NAME, name);
+            f(&mut root);
+        }
+        w.finish().unwrap_or_default()
+    }
+    vec![
+        config("linux.ftrace", |m| {
+            let mut c =
+                FtraceConfig::from_message(m.begin_nested(data_source_field::FTRACE_CONFIG));
+            for e in [
+                "sched/sched_switch",
+                "sched/sched_waking",
+                "sched/sched_wakeup_new",
+                "sched/sched_process_exit",
+                "sched/sched_process_free",
+                "task/task_newtask",
+                "task/task_rename",
+                "timer/hrtimer_start",
+                "timer/hrtimer_expire_entry",
+                "timer/hrtimer_expire_exit",
+                "irq/irq_handler_entry",
+                "irq/irq_handler_exit",
+            ] {
+                c.add_ftrace_events(e);
+            }
+            c.set_buffer_size_kb(8192)
+                .set_drain_period_ms(100)
+                .set_instance_name(FTRACE_INSTANCE);
+        }),
+        config("linux.process_stats", |m| {
+            ProcessStatsConfig::from_message(
+                m.begin_nested(data_source_field::PROCESS_STATS_CONFIG),
+            )
+            .set_scan_all_processes_on_start(true)
+            .set_record_thread_names(true)
+            .set_proc_stats_poll_ms(100);
+        }),
+        config("linux.sys_stats", |m| {
+            SysStatsConfig::from_message(m.begin_nested(data_source_field::SYS_STATS_CONFIG))
+                .set_meminfo_period_ms(50)
+                .set_stat_period_ms(50);
+        }),
+    ]
+}
+
+/// Connects the system probes to `session`'s service and waits until its
+/// three data sources have started, or failed to (`linux.ftrace` without
+/// tracefs: the trace then holds the other two).
+fn start_probes(session: &InProcessSession) -> Result<ProbesProducer, DataError> {
+    let probes = ProbesProducer::start(
+        session.producer_endpoint(),
+        Registry::standard(),
+        ProbesOptions {
+            name: "zerotrace-decode-bench-probes".into(),
+            ..ProbesOptions::default()
+        },
+    )
+    .map_err(|e| DataError::Record(e.to_string()))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let s = probes.stats();
+        if s.started + s.failed >= 3 {
+            if s.started < 3 {
+                eprintln!(
+                    "the probes started {} of 3 data sources (ftrace needs root and tracefs)",
+                    s.started
+                );
+            }
+            return Ok(probes);
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(DataError::Record(format!(
+                "the probes' data sources did not start: {s:?}"
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// The benchmark's TrackEvent trace ([`TraceSize::BENCH`], about 5 MB);

@@ -2,7 +2,8 @@
 //! checksum for each task on each data set, the checksums must not be
 //! trivially equal (non-zero, full differs from lazy), the recorded trace
 //! must hold what the bench claims to measure (TrackEvents with debug
-//! annotations of every kind, interned data, flows, counters), and a
+//! annotations of every kind, interned data, flows, counters, and the
+//! probes' packets), Perfetto's synthetic trace must agree too, and a
 //! synthetic trace setting every field the full task reads, including the
 //! ones no data set has, must agree too.
 
@@ -146,6 +147,43 @@ fn all_libraries_agree_on_the_genuine_trace() {
     let c = contents(&packets);
     assert!(c.with_annotations > 10 && c.interned_data > 0, "{c:?}");
     assert_agree("genuine", &packets);
+}
+
+/// How many packets of `packets` set top-level field `id`.
+fn with_field(packets: &[&[u8]], id: u32) -> usize {
+    packets
+        .iter()
+        .filter(|p| {
+            protozero::Decoder::new(p)
+                .map_while(Result::ok)
+                .any(|f| f.id == id)
+        })
+        .count()
+}
+
+#[test]
+fn the_recorded_trace_holds_the_probes_packets() {
+    let packets = data::packets(recorded()).expect("the recording is a trace");
+    // TracePacket.process_tree 2, sys_stats 7, ftrace_events 1.
+    assert!(with_field(&packets, 2) > 0, "no process_tree packet");
+    assert!(with_field(&packets, 7) > 0, "no sys_stats packet");
+    let ftrace = with_field(&packets, 1);
+    if std::env::var("ZEROTRACE_REQUIRE_TRACEFS").is_ok_and(|v| v == "1") {
+        assert!(
+            ftrace > 0,
+            "ZEROTRACE_REQUIRE_TRACEFS=1 but no ftrace_events packet"
+        );
+    } else if ftrace == 0 {
+        println!("the recorded trace has no ftrace events here (root and tracefs needed)");
+    }
+}
+
+#[test]
+fn all_libraries_agree_on_perfettos_synthetic_trace() {
+    let trace = data::synthetic_trace().expect("writing the synthetic trace");
+    let packets = data::packets(&trace).expect("the synthetic trace is a trace");
+    assert!(packets.len() > 10, "{}", packets.len());
+    assert_agree("synthetic", &packets);
 }
 
 /// Packets that set every field the full task reads, each oneof member in

@@ -91,6 +91,7 @@ pub struct InProcessSession {
     consumer: ConsumerClient,
     session: EnableRequest,
     producer: Arc<ProducerClient>,
+    producer_endpoint: Endpoint,
     service: Option<DaemonThread>,
 }
 
@@ -176,6 +177,7 @@ impl InProcessSession {
             consumer,
             session,
             producer,
+            producer_endpoint: p_ep,
             service: Some(service),
         })
     }
@@ -183,6 +185,13 @@ impl InProcessSession {
     /// The producer connection, to register further data sources on.
     pub fn producer(&self) -> &Arc<ProducerClient> {
         &self.producer
+    }
+
+    /// The embedded service's producer socket, for further producers of
+    /// this process (the system probes, say) to connect to; a data source
+    /// they register that the session names starts at once.
+    pub fn producer_endpoint(&self) -> &Endpoint {
+        &self.producer_endpoint
     }
 
     /// Stops recording (or waits for `duration_ms` to end it), writes the
