@@ -59,6 +59,24 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Moves `at` past a value of wire type `wire` (not a group); `None` for
+/// a group's or an invalid wire type, or a truncated value.
+fn skip_value(b: &[u8], at: &mut usize, wire: u64) -> Option<()> {
+    match wire {
+        0 => {
+            varint(b, at)?;
+        }
+        1 => *at = at.checked_add(8)?,
+        5 => *at = at.checked_add(4)?,
+        2 => {
+            let len = usize::try_from(varint(b, at)?).ok()?;
+            *at = at.checked_add(len)?;
+        }
+        _ => return None,
+    }
+    (*at <= b.len()).then_some(())
+}
+
 /// The end of the group that starts at `at` (just after its start tag,
 /// numbered `number`): the offset of its end tag and the offset after it.
 fn group_end(b: &[u8], mut at: usize, number: u64) -> Option<(usize, usize)> {
@@ -67,15 +85,7 @@ fn group_end(b: &[u8], mut at: usize, number: u64) -> Option<(usize, usize)> {
         let start = at;
         let tag = varint(b, &mut at)?;
         match tag & 7 {
-            0 => {
-                varint(b, &mut at)?;
-            }
-            1 => at = at.checked_add(8)?,
-            5 => at = at.checked_add(4)?,
-            2 => {
-                let len = usize::try_from(varint(b, &mut at)?).ok()?;
-                at = at.checked_add(len)?;
-            }
+            wire @ (0 | 1 | 2 | 5) => skip_value(b, &mut at, wire)?,
             3 => open.push(tag >> 3),
             4 => {
                 if open.pop()? != tag >> 3 {
@@ -151,18 +161,7 @@ fn reencode(b: &[u8], ty: &MessageDescriptor, out: &mut Vec<u8>, depth: usize) -
                 at = after;
             }
             (wire, _) => {
-                match wire {
-                    0 => {
-                        varint(b, &mut at)?;
-                    }
-                    1 => at = at.checked_add(8)?,
-                    5 => at = at.checked_add(4)?,
-                    2 => {
-                        let len = usize::try_from(varint(b, &mut at)?).ok()?;
-                        at = at.checked_add(len)?;
-                    }
-                    _ => return None,
-                }
+                skip_value(b, &mut at, wire)?;
                 out.extend_from_slice(b.get(start..at)?);
             }
         }

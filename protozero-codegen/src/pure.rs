@@ -317,11 +317,7 @@ fn unresolved(
     lowered: &HashMap<String, Lowered>,
 ) -> Option<(String, Vec<Respelling>)> {
     let file = e.file()?.to_owned();
-    let text = includes
-        .iter()
-        .map(|d| d.join(&file))
-        .find(|p| p.is_file())
-        .and_then(|p| std::fs::read_to_string(p).ok())?;
+    let text = source_text(includes, &file)?;
     let lowering = lowered.get(&file);
     let mut names = one_unresolved(&e.to_string(), error_offset(e), pool, &text, lowering)?;
     if let Some(related) = e.related() {
@@ -382,6 +378,16 @@ fn one_unresolved(
             .map(|at| (at, relative.len(), qualified.clone()))
             .collect(),
     )
+}
+
+/// The original text of the file `name` (not lowered), from the first
+/// include directory that has it.
+pub(crate) fn source_text(includes: &[PathBuf], name: &str) -> Option<String> {
+    includes
+        .iter()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::read_to_string(p).ok())
 }
 
 /// Whether `pool` has a message or enum named `full_name`.

@@ -48,11 +48,7 @@ pub(crate) fn respellings(
         return None;
     }
     let file = e.file()?.to_owned();
-    let text = includes
-        .iter()
-        .map(|d| d.join(&file))
-        .find(|p| p.is_file())
-        .and_then(|p| std::fs::read_to_string(p).ok())?;
+    let text = crate::pure::source_text(includes, &file)?;
     let lowering = lowered.get(&file);
     let mut keys = Vec::new();
     let mut one = |d: &dyn Diagnostic| {

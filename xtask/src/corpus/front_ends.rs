@@ -21,42 +21,17 @@ pub struct Comparison {
     pub difference: Option<String>,
 }
 
-/// Reads a varint at `*at` of `b`.
-fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let c = *b.get(*at)?;
-        *at += 1;
-        v |= u64::from(c & 0x7f) << shift;
-        if c < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 /// The length-delimited fields numbered `id` at the top of `b`, in order;
 /// `None` if `b` is not a well-formed message.
-fn fields(b: &[u8], id: u64) -> Option<Vec<&[u8]>> {
+fn fields(b: &[u8], id: u32) -> Option<Vec<&[u8]>> {
     let mut out = Vec::new();
-    let mut at = 0;
-    while at < b.len() {
-        let tag = varint(b, &mut at)?;
-        let len = match tag & 7 {
-            0 => {
-                varint(b, &mut at)?;
-                0
+    for f in protozero::Decoder::new(b) {
+        let f = f.ok()?;
+        if f.id == id {
+            if let Ok(bytes) = f.as_bytes() {
+                out.push(bytes);
             }
-            1 => 8,
-            5 => 4,
-            2 => usize::try_from(varint(b, &mut at)?).ok()?,
-            _ => return None,
-        };
-        let end = at.checked_add(len).filter(|e| *e <= b.len())?;
-        if tag >> 3 == id && tag & 7 == 2 {
-            out.push(&b[at..end]);
         }
-        at = end;
     }
     Some(out)
 }
