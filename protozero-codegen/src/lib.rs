@@ -52,6 +52,7 @@ mod editions_utf8;
 mod emit;
 pub mod error;
 mod features;
+mod float_defaults;
 mod json_names;
 mod lowering;
 mod message_sets;
