@@ -17,7 +17,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::msrv::CRATES;
+/// The crates whose public API is checked (`protozero-derive`, a
+/// proc-macro crate, exports only its macros).
+const CRATES: &[&str] = &["protozero", "protozero-codegen"];
 
 /// Features each crate is checked with (see the module doc).
 fn features(krate: &str) -> &'static [&'static str] {
