@@ -18,7 +18,11 @@ fn tree(root: &Path) -> Vec<String> {
         };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if matches!(name.as_str(), "target" | ".git" | "corpus" | "artifacts") {
+            // Build output, version control, and cargo-fuzz's own
+            // uncommitted `fuzz/corpus` and `fuzz/artifacts`.
+            let fuzz_output =
+                rel == Path::new("fuzz") && matches!(name.as_str(), "corpus" | "artifacts");
+            if matches!(name.as_str(), "target" | ".git") || fuzz_output {
                 continue;
             }
             let path = rel.join(&name);
