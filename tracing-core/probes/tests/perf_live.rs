@@ -19,8 +19,8 @@ use zerotrace_probes::producer::{BufferSink, DataSource, ProbeContext};
 use zerotrace_probes::protos::perf_event_config::UnwindMode;
 use zerotrace_probes::protos::perf_events::Counter;
 use zerotrace_probes::protos::{
-    CallstackDecoder, FrameDecoder, InternedStringDecoder, PerfEventConfig, PerfSampleDecoder,
-    data_source_field, interned_data_field, packet_defaults_field, packet_field,
+    CallstackDecoder, FrameDecoder, InternedStringDecoder, MappingDecoder, PerfEventConfig,
+    PerfSampleDecoder, data_source_field, interned_data_field, packet_defaults_field, packet_field,
 };
 
 fn required() -> bool {
@@ -92,6 +92,91 @@ fn read_back(packets: &[Vec<u8>]) -> (Vec<Back>, bool) {
         }
     }
     (out, defaults)
+}
+
+/// A kernel frame as written: its function name, `rel_pc`, and its
+/// mapping's start, end and load bias.
+type KernelFrame = (String, u64, u64, u64, u64);
+
+/// The interned frames of `packets` whose mapping is the kernel's (its
+/// path the one component `kernel`, as upstream names it).
+fn kernel_frames(packets: &[Vec<u8>]) -> Vec<KernelFrame> {
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut paths: HashMap<u64, String> = HashMap::new();
+    // iid → (path ids, start, end, load bias)
+    let mut mappings: HashMap<u64, (Vec<u64>, u64, u64, u64)> = HashMap::new();
+    // (function id, rel_pc, mapping id)
+    let mut frames: Vec<(u64, u64, u64)> = Vec::new();
+    for p in packets {
+        for f in Decoder::new(p).filter_map(Result::ok) {
+            if f.id != packet_field::INTERNED_DATA {
+                continue;
+            }
+            for g in Decoder::new(f.as_bytes().unwrap()).filter_map(Result::ok) {
+                let b = g.as_bytes().unwrap();
+                let string = |b| {
+                    let s = InternedStringDecoder::new(b);
+                    let text = String::from_utf8_lossy(s.str().unwrap_or_default()).into_owned();
+                    (s.iid().unwrap(), text)
+                };
+                match g.id {
+                    interned_data_field::FUNCTION_NAMES => {
+                        let (iid, text) = string(b);
+                        names.insert(iid, text);
+                    }
+                    interned_data_field::MAPPING_PATHS => {
+                        let (iid, text) = string(b);
+                        paths.insert(iid, text);
+                    }
+                    interned_data_field::MAPPINGS => {
+                        let m = MappingDecoder::new(b);
+                        mappings.insert(
+                            m.iid().unwrap(),
+                            (
+                                m.path_string_ids().collect(),
+                                m.start().unwrap_or(0),
+                                m.end().unwrap_or(0),
+                                m.load_bias().unwrap_or(0),
+                            ),
+                        );
+                    }
+                    interned_data_field::FRAMES => {
+                        let fr = FrameDecoder::new(b);
+                        frames.push((
+                            fr.function_name_id().unwrap_or(0),
+                            fr.rel_pc().unwrap_or(0),
+                            fr.mapping_id().unwrap_or(0),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    frames
+        .into_iter()
+        .filter_map(|(name, rel_pc, mapping)| {
+            let (path, start, end, bias) = &mappings[&mapping];
+            let path: Vec<&str> = path.iter().map(|p| paths[p].as_str()).collect();
+            (path == ["kernel"]).then(|| (names[&name].clone(), rel_pc, *start, *end, *bias))
+        })
+        .collect()
+}
+
+/// Issue 47: no kernel address in the trace. Every kernel frame has
+/// `rel_pc` 0 in a mapping with no range or bias, and kernel frames are
+/// one per function (two frames never share a name).
+fn assert_no_kernel_address(packets: &[Vec<u8>]) {
+    let frames = kernel_frames(packets);
+    assert!(!frames.is_empty(), "kernel frames were recorded");
+    for f in &frames {
+        assert_eq!((f.1, f.2, f.3, f.4), (0, 0, 0, 0), "{f:?}");
+    }
+    let mut names: Vec<&str> = frames.iter().map(|f| f.0.as_str()).collect();
+    names.sort_unstable();
+    let all = names.len();
+    names.dedup();
+    assert_eq!(names.len(), all, "one frame per kernel function");
 }
 
 /// A syscall-heavy child: `dd` copying one byte at a time.
@@ -169,6 +254,7 @@ fn cpu_clock_samples_a_syscall_loop_with_named_kernel_frames() {
         samples.len(),
         samples.first()
     );
+    assert_no_kernel_address(&packets);
     let _ = UserFrames::FramePointer;
 }
 
@@ -215,6 +301,7 @@ fn the_off_cpu_config_finds_where_a_thread_blocks() {
         "{:?}",
         samples.iter().take(3).collect::<Vec<_>>()
     );
+    assert_no_kernel_address(&packets);
 }
 
 #[test]

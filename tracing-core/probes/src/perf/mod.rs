@@ -13,6 +13,7 @@
 //! * [`event`]: the driver: perf events opened per CPU, ring buffers mapped.
 //! * [`drain`]: the thread that empties the ring buffers into a queue.
 //! * [`intern`]: a sequence's interned mappings, frames and callstacks.
+//! * [`kernel_frames`]: kernel IPs named from kallsyms, written with no address.
 //! * [`packets`]: the packets written.
 //! * [`unwind`]: user-space stack unwinding (DWARF CFI or the frame-pointer
 //!   chain) over `/proc/PID/maps` and the process's ELF files, and symbols.
@@ -25,6 +26,7 @@ pub mod drain;
 pub mod event;
 pub mod glob;
 pub mod intern;
+pub mod kernel_frames;
 pub mod packets;
 pub mod records;
 pub mod ring;

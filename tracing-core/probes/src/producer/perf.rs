@@ -2,7 +2,8 @@
 //! instance opens its timebase event on every CPU asked for, reads the
 //! ring buffers every `ring_buffer_read_period_ms`, turns each sample
 //! into a `perf_sample` with its interned callstack (kernel frames named
-//! from `/proc/kallsyms`, user frames from the [`UserStacks`] unwinder) and
+//! from `/proc/kallsyms` and written without their address, user frames
+//! from the [`UserStacks`] unwinder) and
 //! reports every loss: kernel records lost, samples skipped, malformed
 //! records, and the guardrail stop when the probes' memory passes
 //! `max_daemon_memory_kb`.
@@ -19,7 +20,8 @@ use crate::perf::abi::context;
 use crate::perf::config::{Callstacks, PerfOptions, UserFrames};
 use crate::perf::drain::{Chunk, Drain};
 use crate::perf::event::{CpuEvent, PerfOpenError, layout};
-use crate::perf::intern::{FrameDesc, Interner, MappingDesc};
+use crate::perf::intern::{FrameDesc, Interner};
+use crate::perf::kernel_frames::kernel_frame;
 use crate::perf::packets::{self, Defaults, SampleHeader};
 use crate::perf::records::{Record, Sample, SampleLayout, parse_record};
 use crate::perf::ring::records;
@@ -176,7 +178,7 @@ impl DataSource for PerfSource {
             .callstacks
             .as_ref()
             .filter(|c| c.kernel_frames)
-            .and_then(|_| KernelSymbols::read(&ctx.root.path("proc/kallsyms")).ok());
+            .and_then(|_| read_kernel_symbols(ctx));
         let session = ds_config::tracing_session_id(config);
         let (sharding, session_token) = match options
             .callstacks
@@ -194,6 +196,29 @@ impl DataSource for PerfSource {
         probe.kernel_symbols = kernel_symbols;
         probe.session_token = session_token;
         Ok(Box::new(probe))
+    }
+}
+
+/// The kernel's symbols that name kernel frames; said in the log when
+/// there are none (then every kernel frame is the unnamed one: kernel
+/// addresses are never written in their place).
+fn read_kernel_symbols(ctx: &ProbeContext) -> Option<KernelSymbols> {
+    match KernelSymbols::read(&ctx.root.path("proc/kallsyms")) {
+        Ok(k) if k.is_empty() => {
+            (ctx.log)(&format!(
+                "{NAME}: /proc/kallsyms shows no addresses ({} hidden, kptr_restrict?): \
+                 kernel frames are written unnamed",
+                k.hidden()
+            ));
+            None
+        }
+        Ok(k) => Some(k),
+        Err(e) => {
+            (ctx.log)(&format!(
+                "{NAME}: /proc/kallsyms: {e}: kernel frames are written unnamed"
+            ));
+            None
+        }
     }
 }
 
@@ -506,18 +531,9 @@ impl PerfProbe {
         }
         let mut frames: Vec<FrameDesc> = Vec::new();
         if cs.kernel_frames {
-            for ip in kernel {
-                let function = self
-                    .kernel_symbols
-                    .as_ref()
-                    .and_then(|k| k.lookup(ip))
-                    .map(|(name, _)| name.to_owned());
-                frames.push(FrameDesc {
-                    mapping: MappingDesc::kernel(),
-                    rel_pc: ip,
-                    function,
-                });
-            }
+            // Named, never written with their address (KASLR).
+            let symbols = self.kernel_symbols.as_ref();
+            frames.extend(kernel.into_iter().map(|ip| kernel_frame(symbols, ip)));
         }
         // A kernel thread has kernel frames only, and no unwinding error.
         let (user, error) = if kthread {

@@ -10,6 +10,7 @@ use protozero::{Decoder, HeapWriter};
 
 use super::*;
 use crate::perf::abi::{record, regs_abi, sample};
+use crate::perf::intern::MappingDesc;
 use crate::procfs::ProcRoot;
 use crate::producer::BufferSink;
 use crate::protos::perf_event_config::UnwindMode;
@@ -793,3 +794,6 @@ fn kernel_threads_have_kernel_frames_only_and_a_reused_pid_is_skipped() {
     assert_eq!(s2.timebase_count(), Some(3));
     assert_eq!(calls.lock().unwrap().unwound, [7]);
 }
+
+#[path = "perf_kernel_tests.rs"]
+mod kernel_frames;
