@@ -3,7 +3,7 @@
 //! every 100 ms), every field either taken or refused by name, and the
 //! configs upstream rejects (an unknown counter, a malformed tracepoint
 //! name, a ring buffer that is not a power of two pages) rejected with the
-//! reason.
+//! reason, as is a ring buffer past [`MAX_RING_BUFFER_PAGES`].
 
 use crate::protos::perf_event_config::{CallstackSamplingDecoder, ScopeDecoder, UnwindMode};
 use crate::protos::perf_events::{
@@ -15,6 +15,12 @@ use crate::protos::{FollowerEventDecoder, PerfEventConfigDecoder, follower_event
 pub const DEFAULT_FREQUENCY_HZ: u64 = 10;
 /// Ring buffer data pages per CPU when the config names none (1 MiB).
 pub const DEFAULT_RING_BUFFER_PAGES: u32 = 256;
+/// The most ring buffer data pages per CPU a config may ask for (128 MiB
+/// of 4 KiB pages, 128 times the default). Upstream asks only for a power
+/// of two; the pages are locked kernel memory on every CPU, so a config
+/// past this is refused rather than left to exhaust the machine's memory
+/// (or to fail in `mmap` on one CPU after another).
+pub const MAX_RING_BUFFER_PAGES: u32 = 1 << 15;
 /// How often the ring buffers are read when the config names no period.
 pub const DEFAULT_READ_PERIOD_MS: u32 = 100;
 /// How often the unwinder's cached state is dropped when the config names
@@ -250,6 +256,11 @@ pub enum PerfConfigError {
     /// `ring_buffer_pages` is not a power of two.
     #[error("PerfEventConfig.ring_buffer_pages: {0} is not a power of two")]
     RingBufferPages(u32),
+    /// `ring_buffer_pages` is past [`MAX_RING_BUFFER_PAGES`].
+    #[error(
+        "PerfEventConfig.ring_buffer_pages: {0} is more than these probes map per CPU (at most {MAX_RING_BUFFER_PAGES})"
+    )]
+    RingBufferTooLarge(u32),
     /// A CPU index past what a `u32` mask can name sensibly.
     #[error("PerfEventConfig.target_cpu: {0} is not a CPU of this machine")]
     TargetCpu(u32),
@@ -344,6 +355,7 @@ impl PerfOptions {
         };
         let ring_buffer_pages = match c.ring_buffer_pages().unwrap_or(0) {
             0 => DEFAULT_RING_BUFFER_PAGES,
+            n if n > MAX_RING_BUFFER_PAGES => return Err(PerfConfigError::RingBufferTooLarge(n)),
             n if n.is_power_of_two() => n,
             n => return Err(PerfConfigError::RingBufferPages(n)),
         };

@@ -216,6 +216,21 @@ fn what_upstream_rejects_is_rejected_and_what_we_lack_is_refused_by_name() {
         PerfOptions::from_config(&pages),
         Err(PerfConfigError::RingBufferPages(3))
     );
+    // The cap: taken at it, refused past it (a power of two or not).
+    for (n, ok) in [
+        (MAX_RING_BUFFER_PAGES, true),
+        (MAX_RING_BUFFER_PAGES * 2, false),
+        (u32::MAX, false),
+    ] {
+        let got = PerfOptions::from_config(&config(|c| {
+            c.set_ring_buffer_pages(n);
+        }));
+        if ok {
+            assert_eq!(got.map(|o| o.ring_buffer_pages), Ok(n));
+        } else {
+            assert_eq!(got, Err(PerfConfigError::RingBufferTooLarge(n)));
+        }
+    }
     let tp = config(|c| {
         c.begin_timebase()
             .begin_tracepoint()

@@ -135,4 +135,27 @@ mod tests {
         );
         assert!(config_refusals("track_event", &ss).is_empty());
     }
+
+    /// A ring buffer past the cap does not start the data source, and the
+    /// consumer is told why before the session starts; the cap itself is
+    /// taken.
+    #[test]
+    fn a_ring_buffer_past_the_cap_is_refused_with_its_reason() {
+        let perf = |pages: u32| {
+            ds(|m| {
+                crate::protos::PerfEventConfig::from_message(
+                    m.begin_nested(data_source_field::PERF_EVENT_CONFIG),
+                )
+                .set_ring_buffer_pages(pages);
+            })
+        };
+        assert!(config_refusals("linux.perf", &perf(1 << 15)).is_empty());
+        let got = config_refusals("linux.perf", &perf(1 << 16));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].starts_with("linux.perf: PerfEventConfig.ring_buffer_pages: 65536 "),
+            "{got:?}"
+        );
+        assert!(got[0].contains("32768"), "names the cap: {got:?}");
+    }
 }
