@@ -13,8 +13,8 @@ use service_support::*;
 use zerotrace_core::producer::TraceWriter;
 use zerotrace_core::protocol::CommitDataRequest;
 use zerotrace_core::service::{
-    CloneArgs, CloneTrigger, ConsumerCall, ConsumerId, DataSourceDescriptor, PeerIdentity,
-    ProducerCall, ProducerId, ProducerTransport, Reply, SessionState,
+    CloneArgs, CloneTrigger, ConsumerCall, ConsumerId, DataSourceDescriptor, Limits, PeerIdentity,
+    ProducerCall, ProducerId, ProducerTransport, Reply, ServiceOptions, SessionState,
 };
 use zerotrace_protos::protos::{
     CloneSessionRequest, CloneSessionResponseDecoder, EnableTracingResponseDecoder,
@@ -627,4 +627,94 @@ fn incremental_state_is_cleared_periodically() {
     h.ccall(c, ConsumerCall::DisableTracing);
     h.advance_ms(1000);
     assert!(clears(&mut h).is_empty(), "not after the session stopped");
+}
+
+#[test]
+fn only_the_service_uid_or_root_throws_lockdown() {
+    // The service runs as uid 1000; uid 2000 and an unvouched peer may
+    // neither set nor clear lockdown, and their session is refused with a
+    // reason that names the field.
+    let mut h = Harness::new();
+    let other = h.producer("other", 2000);
+    register(&mut h, other, "ds", false);
+    let transport = ProducerTransport { can_pass_fds: true };
+    let identity = |uid| PeerIdentity {
+        uid,
+        pid: Some(77),
+        machine_id: None,
+    };
+    for uid in [2000, zerotrace_core::service::UNKNOWN_UID] {
+        for mode in [2, 1] {
+            let c = h.consumer(uid);
+            let cfg = config(&[(64, false)], &[("ds", 0)], |cfg| {
+                cfg.set_lockdown_mode_raw(mode);
+            });
+            let e = try_enable(&mut h, c, cfg).expect_err("refused");
+            assert!(e.contains("lockdown_mode"), "{e}");
+        }
+    }
+    assert!(
+        h.svc
+            .producer_connected(h.now, identity(3000), transport)
+            .is_some(),
+        "no lockdown was set"
+    );
+    // Root may.
+    let c = h.consumer(0);
+    let set = config(&[(64, false)], &[("ds", 0)], |cfg| {
+        cfg.set_lockdown_mode_raw(2);
+    });
+    assert_eq!(try_enable(&mut h, c, set), Ok(()));
+    assert!(
+        h.svc
+            .producer_connected(h.now, identity(3000), transport)
+            .is_none(),
+        "root set lockdown"
+    );
+    // And another uid may not clear it.
+    let c = h.consumer(2000);
+    let clear = config(&[(64, false)], &[("ds", 0)], |cfg| {
+        cfg.set_lockdown_mode_raw(1);
+    });
+    assert!(try_enable(&mut h, c, clear).is_err());
+    assert!(
+        h.svc
+            .producer_connected(h.now, identity(3000), transport)
+            .is_none(),
+        "lockdown holds"
+    );
+}
+
+#[test]
+fn one_uid_cannot_take_the_whole_buffer_budget() {
+    let mut h = Harness::with_options(ServiceOptions {
+        service_uid: 1000,
+        machine_name: "testbox".into(),
+        limits: Limits {
+            max_total_buffer_bytes: 4 << 20,
+            max_buffer_bytes_per_uid: 2 << 20,
+            ..Limits::default()
+        },
+        ..ServiceOptions::default()
+    });
+    // uid 2000 takes its share in two sessions, and no more.
+    let a = h.consumer(2000);
+    assert_eq!(
+        try_enable(&mut h, a, config(&[(1024, false)], &[], |_| {})),
+        Ok(())
+    );
+    let b = h.consumer(2000);
+    assert_eq!(
+        try_enable(&mut h, b, config(&[(1024, false)], &[], |_| {})),
+        Ok(())
+    );
+    let c = h.consumer(2000);
+    let e = try_enable(&mut h, c, config(&[(4, false)], &[], |_| {})).expect_err("over");
+    assert!(e.contains("max_buffer_bytes_per_uid"), "{e}");
+    // Another user still gets the rest of the budget.
+    let d = h.consumer(3000);
+    assert_eq!(
+        try_enable(&mut h, d, config(&[(2048, false)], &[], |_| {})),
+        Ok(())
+    );
 }

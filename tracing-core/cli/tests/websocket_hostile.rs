@@ -67,7 +67,9 @@ fn another_user_with_a_forged_origin_can_neither_clone_nor_create_a_file() {
     if !root_or_say("another_user_with_a_forged_origin_can_neither_clone_nor_create_a_file") {
         return;
     }
-    let s = Setup::start("other-uid");
+    // A consumer socket any user may connect to: the bridge lets the other
+    // user in as itself, and it gets no more than its uid would.
+    let s = Setup::start_full("127.0.0.1:0", "other-uid", Limits::default(), 0o666, None);
     // Root's session, worth a bugreport, on the consumer socket.
     let mut root = ConsumerClient::connect(&s.consumer).unwrap();
     let _root_session = root
@@ -431,4 +433,138 @@ fn ten_thousand_sockets_do_not_take_the_service_down() {
 /// The threads of this process.
 fn threads() -> usize {
     std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+const SHARE_CHILD_ENV: &str = "ZT_WS_SHARE_CHILD";
+
+#[test]
+fn one_user_holding_many_websockets_does_not_lock_another_out() {
+    if let Ok(addr) = std::env::var(SHARE_CHILD_ENV) {
+        // The other user: let in while root holds its whole share.
+        let addr: SocketAddr = addr.parse().unwrap();
+        let code = status(open(addr, TRACED_PATH, Some(ALLOWED_ORIGINS[0])));
+        println!("other user's status: {code}");
+        return;
+    }
+    if !root_or_say("one_user_holding_many_websockets_does_not_lock_another_out") {
+        return;
+    }
+    let limits = Limits {
+        max_connections: 8,
+        max_connections_per_uid: 3,
+        ..Limits::default()
+    };
+    let s = Setup::start_full("127.0.0.1:0", "share", limits, 0o666, None);
+    // Root's share, held open.
+    let held: Vec<_> = (0..3)
+        .map(|_| open(s.addr(), TRACED_PATH, Some(ALLOWED_ORIGINS[0])).unwrap())
+        .collect();
+    // One more of root's is refused, with a reason.
+    let mut extra = TcpStream::connect(s.addr()).unwrap();
+    extra
+        .write_all(
+            format!(
+                "GET {TRACED_PATH} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+                 Origin: {}\r\n\r\n",
+                ALLOWED_ORIGINS[0]
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let answer = String::from_utf8_lossy(&read_to_close(extra)).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("its share"), "{answer}");
+    // Another user still gets in.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "one_user_holding_many_websockets_does_not_lock_another_out",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SHARE_CHILD_ENV, s.addr().to_string())
+        .uid(OTHER)
+        .gid(OTHER)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("other user's status: 101"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Root's slots come back as its WebSockets close.
+    drop(held);
+    let again = Instant::now();
+    loop {
+        match open(s.addr(), TRACED_PATH, Some(ALLOWED_ORIGINS[0])) {
+            Ok(_) => break,
+            Err(_) if again.elapsed() < WAIT => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("root's share did not come back: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_silent_peer_is_closed_and_a_live_one_is_not() {
+    let limits = Limits {
+        idle_timeout: Duration::from_millis(400),
+        ..Limits::default()
+    };
+    let s = Setup::start_with("127.0.0.1:0", "idle", limits);
+    // Answers pings (its pipe reads all the time), so it stays.
+    let mut live = s.consumer("live");
+    // Never reads, so never answers the bridge's ping.
+    let mut silent = open(s.addr(), TRACED_PATH, Some(ALLOWED_ORIGINS[0])).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    live.query_service_state()
+        .expect("a peer that answers pings stays open past the idle timeout");
+    // The silent one finds a ping, then the close (or the socket's end).
+    silent
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut pinged = false;
+    let closed = loop {
+        match silent.read() {
+            Ok(Message::Ping(_)) => pinged = true,
+            Ok(Message::Close(_)) => break true,
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break false;
+            }
+            Err(_) => break true,
+        }
+    };
+    assert!(pinged, "the bridge pings a quiet peer first");
+    assert!(closed, "a peer silent for the idle timeout is closed");
+}
+
+#[test]
+fn an_oversized_message_closes_its_websocket_only() {
+    let limits = Limits {
+        max_message_bytes: 64 << 10,
+        ..Limits::default()
+    };
+    let s = Setup::start_with("127.0.0.1:0", "big", limits);
+    let mut ws = open(s.addr(), TRACED_PATH, Some(ALLOWED_ORIGINS[0])).unwrap();
+    // Written raw-ish: one binary message of twice the limit.
+    let _ = ws.send(Message::binary(vec![0u8; 128 << 10]));
+    ws.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    let ended = loop {
+        match ws.read() {
+            Ok(Message::Close(_)) | Err(_) => break true,
+            Ok(_) => {}
+        }
+    };
+    assert!(ended, "the bridge closed the WebSocket");
+    // The service and the bridge serve on.
+    let mut c = s.consumer("after");
+    c.query_service_state().unwrap();
 }

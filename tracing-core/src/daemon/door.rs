@@ -1,5 +1,7 @@
 //! Consumer connections that code in the daemon's own process opens on
-//! behalf of someone else, with the identity that code can vouch for.
+//! behalf of someone else, with the identity that code can vouch for, and
+//! only for someone the consumer socket itself would let in
+//! ([`may_connect`](super::consumer_access::may_connect)).
 //!
 //! The WebSocket bridge serves browsers and other local programs. Through
 //! the consumer socket its connections would carry the daemon's own
@@ -15,6 +17,8 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 
+use super::consumer_access::{AccessRefusal, may_connect};
+use crate::ipc::socket::Endpoint;
 use crate::service::{PeerIdentity, UNKNOWN_UID};
 
 /// A connection waiting to be admitted, and who is on its other end.
@@ -27,6 +31,19 @@ pub(super) type Entry = (UnixStream, PeerIdentity);
 pub struct ConsumerDoor {
     tx: Arc<Mutex<Sender<Entry>>>,
     wake: Arc<UnixStream>,
+    /// The consumer socket whose permissions decide who is let in.
+    socket: Arc<Endpoint>,
+}
+
+/// Why a door did not open.
+#[derive(Debug, thiserror::Error)]
+pub enum DoorError {
+    /// The peer could not have connected to the consumer socket itself.
+    #[error(transparent)]
+    Refused(#[from] AccessRefusal),
+    /// The service has stopped, or a socket pair could not be made.
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
 /// The daemon's side of its door: what arrives, and the fd that wakes it.
@@ -37,7 +54,7 @@ pub(super) struct DoorInbox {
 }
 
 /// A door and its inbox, joined.
-pub(super) fn door() -> io::Result<(ConsumerDoor, DoorInbox)> {
+pub(super) fn door(socket: Endpoint) -> io::Result<(ConsumerDoor, DoorInbox)> {
     let (tx, rx) = channel();
     let (wake_tx, wake_rx) = UnixStream::pair()?;
     wake_tx.set_nonblocking(true)?;
@@ -46,23 +63,48 @@ pub(super) fn door() -> io::Result<(ConsumerDoor, DoorInbox)> {
         ConsumerDoor {
             tx: Arc::new(Mutex::new(tx)),
             wake: Arc::new(wake_tx),
+            socket: Arc::new(socket),
         },
         DoorInbox { rx, wake: wake_rx },
     ))
 }
 
 impl ConsumerDoor {
-    /// A new consumer connection whose peer is the user `uid` (as the
-    /// kernel told the caller), or a user nobody vouches for (`None`), with
-    /// its pid where known. The returned stream speaks Perfetto's consumer
-    /// IPC, as a connection to the consumer socket would.
-    pub fn open(&self, uid: Option<u32>, pid: Option<i32>) -> io::Result<UnixStream> {
-        let (ours, theirs) = UnixStream::pair()?;
-        let identity = PeerIdentity {
-            uid: uid.unwrap_or(UNKNOWN_UID),
+    /// A new consumer connection whose peer is the user `uid`, as the
+    /// kernel told the caller, with its pid where known; refused
+    /// ([`DoorError::Refused`]) if that user could not connect to the
+    /// consumer socket itself. The returned stream speaks Perfetto's
+    /// consumer IPC, as a connection to the consumer socket would.
+    pub fn open(&self, uid: u32, pid: Option<i32>) -> Result<UnixStream, DoorError> {
+        may_connect(&self.socket, uid)?;
+        Ok(self.hand_over(PeerIdentity {
+            uid,
             pid,
             machine_id: None,
-        };
+        })?)
+    }
+
+    /// A new consumer connection for a peer nobody vouches for
+    /// ([`UNKNOWN_UID`]): such a consumer gets nothing a uid grants, but it
+    /// may record and read its own sessions with every data source the
+    /// service offers, whoever it is. Only for a caller told explicitly to
+    /// admit such peers.
+    pub fn open_unvouched(&self) -> io::Result<UnixStream> {
+        self.hand_over(PeerIdentity {
+            uid: UNKNOWN_UID,
+            pid: None,
+            machine_id: None,
+        })
+    }
+
+    /// Whether `uid` could connect to the consumer socket: what
+    /// [`ConsumerDoor::open`] checks first.
+    pub fn may_open(&self, uid: u32) -> Result<(), AccessRefusal> {
+        may_connect(&self.socket, uid)
+    }
+
+    fn hand_over(&self, identity: PeerIdentity) -> io::Result<UnixStream> {
+        let (ours, theirs) = UnixStream::pair()?;
         let sent = match self.tx.lock() {
             Ok(tx) => tx.send((theirs, identity)).is_ok(),
             Err(_) => false,

@@ -12,6 +12,8 @@
 //! * `connections.rs`: peers, calls in, replies out, send queues.
 //! * `door.rs`: consumer connections opened in-process with a vouched
 //!   identity (the WebSocket bridge's).
+//! * `consumer_access.rs`: who the consumer socket lets in, the rule the
+//!   door applies.
 //! * `output.rs`: the output files of `write_into_file` sessions.
 //! * `env.rs`: [`OsEnv`], the core's [`ServiceEnv`](crate::service::ServiceEnv).
 //! * `poller.rs`: readiness (epoll, or `poll`).
@@ -21,6 +23,7 @@
 //! producers emulate their SMB (see [`crate::ipc::Endpoint`]).
 
 mod connections;
+pub mod consumer_access;
 #[cfg(unix)]
 mod door;
 mod env;
@@ -43,7 +46,7 @@ use crate::platform::{current_uid, local_machine_name};
 use crate::service::{Action, ConsumerId, ProducerId, ServiceOptions, SessionId, TracingService};
 
 #[cfg(unix)]
-pub use self::door::ConsumerDoor;
+pub use self::door::{ConsumerDoor, DoorError};
 pub use self::env::{OsEnv, PassedSmb, SmbTable, machine_id_from_hint, map_provided_smb};
 pub use self::thread::DaemonThread;
 
@@ -61,7 +64,15 @@ pub struct DaemonConfig {
     /// Permissions of the producer socket file (any user may produce).
     pub producer_socket_mode: Option<u32>,
     /// Permissions of the consumer socket file (owner only by default).
+    /// They decide who may be a consumer, through the socket and through
+    /// every other endpoint (see [`consumer_access`]).
     pub consumer_socket_mode: Option<u32>,
+    /// The group given the producer socket files (their owner's otherwise).
+    pub producer_socket_group: Option<u32>,
+    /// The group given the consumer socket file: with a mode such as
+    /// `0o660`, the members of that group may trace (Perfetto's
+    /// `--set-socket-permissions`).
+    pub consumer_socket_group: Option<u32>,
     /// The core's settings.
     pub options: ServiceOptions,
     /// Bytes a connection may have queued for sending before it is dropped.
@@ -90,6 +101,8 @@ impl Default for DaemonConfig {
             consumer_socket: Endpoint::parse(&crate::ipc::socket::consumer_socket_name()),
             producer_socket_mode: Some(0o666),
             consumer_socket_mode: Some(0o600),
+            producer_socket_group: None,
+            consumer_socket_group: None,
             options: ServiceOptions {
                 service_uid: current_uid(),
                 machine_name: local_machine_name(),
@@ -101,6 +114,16 @@ impl Default for DaemonConfig {
             tcp_peers_are_local: false,
             relay_endpoint: false,
         }
+    }
+}
+
+/// Gives a socket file the group `gid` (nothing for other endpoints).
+fn set_group(endpoint: &Endpoint, gid: Option<u32>) -> io::Result<()> {
+    match (endpoint, gid) {
+        #[cfg(unix)]
+        (Endpoint::Path(p), Some(gid)) => std::os::unix::fs::chown(p, None, Some(gid))
+            .map_err(|e| io::Error::new(e.kind(), format!("chgrp {}: {e}", p.display()))),
+        _ => Ok(()),
     }
 }
 
@@ -149,11 +172,13 @@ impl Daemon {
         let mut listeners = Vec::new();
         for ep in &cfg.producer_sockets {
             listeners.push((listen(ep, cfg.producer_socket_mode)?, Port::Producer));
+            set_group(ep, cfg.producer_socket_group)?;
         }
         listeners.push((
             listen(&cfg.consumer_socket, cfg.consumer_socket_mode)?,
             Port::Consumer,
         ));
+        set_group(&cfg.consumer_socket, cfg.consumer_socket_group)?;
         for (i, (l, _)) in listeners.iter().enumerate() {
             poller.add(l, TOKEN_LISTENER_BASE + i as u64)?;
         }
@@ -190,7 +215,7 @@ impl Daemon {
     #[cfg(unix)]
     pub fn consumer_door(&mut self) -> io::Result<ConsumerDoor> {
         if self.door.is_none() {
-            let (door, inbox) = door::door()?;
+            let (door, inbox) = door::door(self.cfg.consumer_socket.clone())?;
             self.poller.add(&inbox.wake, TOKEN_DOOR)?;
             self.door = Some(inbox);
             self.door_handle = Some(door);
@@ -198,6 +223,11 @@ impl Daemon {
         self.door_handle
             .clone()
             .ok_or_else(|| io::Error::other("no consumer door"))
+    }
+
+    /// The consumer socket this daemon listens on.
+    pub fn consumer_socket(&self) -> &Endpoint {
+        &self.cfg.consumer_socket
     }
 
     /// The TCP address a `:0` producer socket was bound to.

@@ -29,6 +29,12 @@ struct Args {
     /// Permissions of the consumer socket file, octal (owner only by default)
     #[arg(long, default_value = "600")]
     consumer_socket_mode: String,
+    /// Groups and modes of the socket files, as Perfetto's traced:
+    /// `PRODUCER_GROUP:PRODUCER_MODE:CONSUMER_GROUP:CONSUMER_MODE` (groups
+    /// by name or number, modes octal). With `...:tracers:660`, members of
+    /// `tracers` may trace, through the consumer socket and the WebSocket
+    #[arg(long, value_name = "PG:PM:CG:CM")]
+    set_socket_permissions: Option<String>,
     /// Detach from the terminal and run in the background
     #[arg(long)]
     background: bool,
@@ -46,7 +52,8 @@ struct Args {
     /// Serve the Perfetto UI's WebSocket on /traced, as Perfetto's
     /// websocket_bridge: ADDR, or localhost:8037 (127.0.0.1 and `[::1]`).
     /// Each WebSocket is a consumer with the uid of the local process on
-    /// its other end (as the kernel tells), else with none
+    /// its other end (as the kernel tells), let in only if that uid could
+    /// connect to the consumer socket (403 otherwise)
     #[arg(long, value_name = "ADDR", num_args = 0..=1,
           default_missing_value = zerotrace_cli::websocket::DEFAULT_ADDR)]
     websocket: Option<String>,
@@ -54,6 +61,13 @@ struct Args {
     /// Perfetto UI's and a local UI's on port 10000)
     #[arg(long, value_name = "ORIGINS", requires = "websocket")]
     http_additional_cors_origins: Option<String>,
+    /// RISK: also admit WebSocket peers whose uid the kernel does not vouch
+    /// for (another machine, or no /proc/net entry). Any such peer that
+    /// reaches the bridge may then record with every data source this
+    /// service offers (ftrace, perf callstacks of every process) and read
+    /// the traces back. Without it they get 403
+    #[arg(long, requires = "websocket")]
+    insecure_websocket_admit_unvouched_peers: bool,
     /// Serve RelayPort on every producer socket too, as Perfetto's flag:
     /// relays on other machines (`zerotrace relay`, Perfetto's
     /// traced_relay) describe their machine and sync their clocks there
@@ -63,6 +77,22 @@ struct Args {
 
 fn mode(s: &str) -> Result<u32, String> {
     u32::from_str_radix(s, 8).map_err(|_| format!("invalid octal mode {s:?}"))
+}
+
+/// `--set-socket-permissions`: the producer and consumer sockets' groups
+/// and modes.
+fn socket_permissions(s: &str) -> Result<[(u32, u32); 2], String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let [pg, pm, cg, cm] = parts[..] else {
+        return Err(format!(
+            "--set-socket-permissions {s:?}: want PRODUCER_GROUP:PRODUCER_MODE:CONSUMER_GROUP:CONSUMER_MODE"
+        ));
+    };
+    let group = |g: &str| {
+        zerotrace_core::daemon::consumer_access::group_id(g)
+            .ok_or_else(|| format!("--set-socket-permissions: no group {g:?}"))
+    };
+    Ok([(group(pg)?, mode(pm)?), (group(cg)?, mode(cm)?)])
 }
 
 fn main() -> ExitCode {
@@ -81,6 +111,11 @@ fn run(args: Args) -> Result<(), String> {
         std::env::var("PERFETTO_PRODUCER_SOCK_NAME").unwrap_or_else(|_| producer_socket_name())
     });
     let consumer = args.consumer_socket.unwrap_or_else(consumer_socket_name);
+    let perms = args
+        .set_socket_permissions
+        .as_deref()
+        .map(socket_permissions)
+        .transpose()?;
     let cfg = DaemonConfig {
         producer_sockets: producers
             .split(',')
@@ -88,8 +123,16 @@ fn run(args: Args) -> Result<(), String> {
             .map(Endpoint::parse)
             .collect(),
         consumer_socket: Endpoint::parse(&consumer),
-        producer_socket_mode: Some(mode(&args.producer_socket_mode)?),
-        consumer_socket_mode: Some(mode(&args.consumer_socket_mode)?),
+        producer_socket_mode: Some(match perms {
+            Some([(_, m), _]) => m,
+            None => mode(&args.producer_socket_mode)?,
+        }),
+        consumer_socket_mode: Some(match perms {
+            Some([_, (_, m)]) => m,
+            None => mode(&args.consumer_socket_mode)?,
+        }),
+        producer_socket_group: perms.map(|[(g, _), _]| g),
+        consumer_socket_group: perms.map(|[_, (g, _)]| g),
         log_level: if args.quiet { 0 } else { 1 + args.verbose },
         relay_endpoint: args.enable_relay_endpoint,
         ..DaemonConfig::default()
@@ -150,11 +193,22 @@ fn run(args: Args) -> Result<(), String> {
             let door = daemon
                 .consumer_door()
                 .map_err(|e| format!("cannot serve the websocket: {e}"))?;
-            let b = zerotrace_cli::websocket::Bridge::start(
+            let limits = zerotrace_cli::websocket::Limits {
+                admit_unvouched_peers: args.insecure_websocket_admit_unvouched_peers,
+                ..Default::default()
+            };
+            if limits.admit_unvouched_peers && cfg.log_level >= 1 {
+                eprintln!(
+                    "zerotraced: WARNING: the WebSocket admits peers nobody vouches for: any \
+                     peer that reaches {addr} may record with every data source and read traces"
+                );
+            }
+            let b = zerotrace_cli::websocket::Bridge::start_with_limits(
                 addr,
                 zerotrace_cli::websocket::Target::Door(door),
                 extra,
                 cfg.log_level >= 1,
+                limits,
             )
             .map_err(|e| format!("cannot serve the websocket on {addr}: {e}"))?;
             if cfg.log_level >= 1 {

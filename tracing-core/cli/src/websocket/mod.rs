@@ -6,15 +6,19 @@
 //!
 //! Perfetto's bridge is a process of the user who started it, so it lends
 //! every peer that user's identity. Ours runs inside the service, which may
-//! be root: each WebSocket gets the identity of the local process on the
-//! other end of its TCP connection where the kernel names one
-//! ([`peer::peer_uid`]), and otherwise none, a peer that may record and
-//! read its own session and nothing a uid grants
-//! ([`UNKNOWN_UID`](zerotrace_core::service::UNKNOWN_UID)). Inside
-//! `zerotraced` the connections go through the service's
-//! [`ConsumerDoor`], which carries that identity; a bridge in front of a
-//! consumer socket ([`Target::Socket`]) can only lend its own uid, so it
-//! lets in only peers the kernel names as that uid.
+//! be root, and follows one rule: a peer gets exactly what its
+//! kernel-vouched uid would get by connecting to the consumer socket
+//! itself. The kernel names the local process on the other end of the TCP
+//! connection ([`peer::peer_uid`]); the bridge lets it in only if that uid
+//! could connect to the consumer socket, judged by the socket file's owner,
+//! group and mode and the uid's groups, and otherwise answers 403 with a
+//! body that says why and what to do (`admission.rs`). Inside `zerotraced`
+//! the connections go through the service's [`ConsumerDoor`], which carries
+//! that identity; a bridge in front of a consumer socket
+//! ([`Target::Socket`]) can only lend its own uid, so it lets in only peers
+//! the kernel names as that uid. A peer the kernel names nobody for (not
+//! on loopback, or no `/proc/net` row) is refused unless the bridge was
+//! told to admit such peers ([`Limits::admit_unvouched_peers`]).
 //!
 //! A web page the user happens to visit must not be able to read or start
 //! traces: only the origins Perfetto's bridge allows, plus those given with
@@ -23,15 +27,21 @@
 //! local programs, which can send any header.
 //!
 //! Attacks are bounded ([`Limits`]): a handshake has [`HANDSHAKE_TIMEOUT`]
-//! and [`HANDSHAKE_MAX_BYTES`], at most [`MAX_CONNECTIONS`] WebSockets (and
-//! handshakes) are served at once and the rest get 503 and are closed, and
-//! a service that cannot be reached gets 503 (as upstream).
+//! and [`HANDSHAKE_MAX_BYTES`]; at most [`MAX_CONNECTIONS`] WebSockets (and
+//! handshakes) are served at once, at most [`MAX_CONNECTIONS_PER_UID`] of
+//! them for one uid, and the rest get 503 and are closed; a message may
+//! carry at most [`MAX_MESSAGE_BYTES`]; a peer that answers nothing, not
+//! even a ping, for [`IDLE_TIMEOUT`] is closed (a browser answers pings by
+//! itself, so a long recording stays open); and a service that cannot be
+//! reached gets 503 (as upstream). Perfetto's bridge bounds none of these.
 //!
 //! * this file: the listeners, the limits and the handshake.
+//! * `admission.rs`: who is let in, and each uid's share of connections.
 //! * `origin.rs`: which origins are let in.
 //! * `peer.rs`: the peer's uid from `/proc/net/tcp`.
 //! * `pump.rs`: the byte streams, both ways, after the handshake.
 
+mod admission;
 mod origin;
 mod peer;
 mod pump;
@@ -46,9 +56,12 @@ use std::time::{Duration, Instant};
 
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::StatusCode;
-use zerotrace_core::daemon::ConsumerDoor;
+use tungstenite::protocol::WebSocketConfig;
+use zerotrace_core::daemon::{ConsumerDoor, DoorError};
 use zerotrace_core::ipc::Endpoint;
 
+pub use self::admission::Refusal;
+use self::admission::{PerUid, admit};
 pub use self::origin::{ALLOWED_ORIGINS, origin_allowed};
 pub use self::peer::{peer_uid, uid_in_table};
 use self::upstream::Upstream;
@@ -69,7 +82,21 @@ pub const HANDSHAKE_MAX_BYTES: usize = 64 << 10;
 /// The most WebSockets (with the handshakes in progress) served at once.
 pub const MAX_CONNECTIONS: usize = 64;
 
-/// The bounds a bridge keeps against hostile clients.
+/// The most WebSockets one uid may hold at once: a quarter of all, so
+/// that one user holding connections open leaves room for others.
+pub const MAX_CONNECTIONS_PER_UID: usize = MAX_CONNECTIONS / 4;
+
+/// The most bytes one WebSocket message (and frame) may carry. The UI
+/// sends one IPC frame per message, and Perfetto's IPC frames are far
+/// smaller (its client buffer is 128 KiB; a trace config is a few KiB).
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+/// A peer that sends nothing, not even the answer to a ping, for this long
+/// is closed. The bridge pings after half of it, so a live browser that
+/// waits for a long recording's end stays open.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The bounds a bridge keeps against hostile clients, and whom it admits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The longest a handshake may take from the connection's accept.
@@ -79,6 +106,20 @@ pub struct Limits {
     /// The most WebSockets (with the handshakes in progress) served at
     /// once; further connections get 503 and are closed.
     pub max_connections: usize,
+    /// The most WebSockets (and handshakes) of one uid at once (the
+    /// unvouched peers, if admitted, count as one uid); the rest get 503.
+    pub max_connections_per_uid: usize,
+    /// The most bytes one incoming message or frame may carry; a larger
+    /// one closes the WebSocket.
+    pub max_message_bytes: usize,
+    /// A peer silent for this long, pings unanswered, is closed.
+    pub idle_timeout: Duration,
+    /// Admits peers whose uid the kernel does not vouch for (another
+    /// machine, or no `/proc/net` row), as consumers of no uid. RISK: any
+    /// such peer that reaches the bridge may then record with every data
+    /// source the service offers (ftrace, perf callstacks of every process)
+    /// and read its traces. Off by default.
+    pub admit_unvouched_peers: bool,
 }
 
 impl Default for Limits {
@@ -87,6 +128,10 @@ impl Default for Limits {
             handshake_timeout: HANDSHAKE_TIMEOUT,
             handshake_max_bytes: HANDSHAKE_MAX_BYTES,
             max_connections: MAX_CONNECTIONS,
+            max_connections_per_uid: MAX_CONNECTIONS_PER_UID,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+            idle_timeout: IDLE_TIMEOUT,
+            admit_unvouched_peers: false,
         }
     }
 }
@@ -117,6 +162,7 @@ struct Shared {
     log: bool,
     limits: Limits,
     open: AtomicUsize,
+    per_uid: Arc<PerUid>,
 }
 
 impl Bridge {
@@ -153,6 +199,7 @@ impl Bridge {
             log,
             limits,
             open: AtomicUsize::new(0),
+            per_uid: Arc::default(),
         });
         let mut threads = Vec::new();
         for listener in listeners {
@@ -268,11 +315,23 @@ fn accept_loop(listener: TcpListener, stopping: &AtomicBool, shared: &Arc<Shared
 
 /// Over the connection limit: a 503 if the socket takes it at once, then
 /// closed, so the accept loop never waits on such a peer.
-fn refuse_busy(mut conn: TcpStream) {
-    let _ = conn.set_nonblocking(true);
-    let _ = conn.write(
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+fn refuse_busy(conn: TcpStream) {
+    refuse_raw(
+        conn,
+        "the bridge serves as many connections as it may; try again later",
     );
+}
+
+/// A 503 with `why` as its body, if the socket takes it at once, then
+/// closed.
+fn refuse_raw(mut conn: TcpStream, why: &str) {
+    let _ = conn.set_nonblocking(true);
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{why}",
+        why.len()
+    );
+    let _ = conn.write(response.as_bytes());
 }
 
 /// Why a WebSocket ended other than by a close.
@@ -281,6 +340,15 @@ pub enum BridgeError {
     /// The handshake was refused, failed or took too long.
     #[error("handshake: {0}")]
     Handshake(String),
+    /// The peer may not be a consumer (it was told why with a 403).
+    #[error("refused: {0}")]
+    Refused(#[from] Refusal),
+    /// The uid already holds its share of the bridge's connections.
+    #[error("uid {0:?} holds {1} connections already")]
+    TooManyForUid(Option<u32>, usize),
+    /// The peer answered nothing, not even a ping, for the idle timeout.
+    #[error("the peer was silent for {0:?}")]
+    Idle(Duration),
     /// The service's consumer socket cannot be reached.
     #[error("consumer socket {0}: {1}")]
     Consumer(String, io::Error),
@@ -373,7 +441,22 @@ fn serve(conn: TcpStream, shared: &Shared) -> Result<(), BridgeError> {
     conn.set_nodelay(true)?;
     // Asked of the kernel at once, while the peer's socket is surely open.
     let uid = peer_uid(conn.local_addr()?, conn.peer_addr()?);
-    let own_uid = rustix::process::getuid().as_raw();
+    let Some(_slot) = PerUid::take(&shared.per_uid, uid, shared.limits.max_connections_per_uid)
+    else {
+        let max = shared.limits.max_connections_per_uid;
+        refuse_raw(
+            conn,
+            &format!(
+                "your user holds {max} connections to this bridge already, its share; \
+                 close one and try again"
+            ),
+        );
+        return Err(BridgeError::TooManyForUid(uid, max));
+    };
+    // Judged before the handshake, so that the refusal's reason is the
+    // 403's body; the door judges it again when it opens.
+    let admitted = admit(&shared.target, uid, shared.limits.admit_unvouched_peers);
+    let mut refused: Option<Refusal> = None;
     let mut upstream: Option<Upstream> = None;
     let mut unreachable: Option<io::Error> = None;
     let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
@@ -384,24 +467,35 @@ fn serve(conn: TcpStream, shared: &Shared) -> Result<(), BridgeError> {
         if !origin_allowed(origin, &shared.extra) {
             return Err(refuse(StatusCode::FORBIDDEN, "origin not allowed"));
         }
-        let opened = match &shared.target {
-            Target::Door(door) => door.open(uid, None).map(Upstream::Unix),
-            Target::Socket(endpoint) => {
-                if uid != Some(own_uid) {
-                    return Err(refuse(
-                        StatusCode::FORBIDDEN,
-                        "this bridge only serves processes of its own user",
-                    ));
-                }
-                Upstream::connect(endpoint)
+        if let Err(why) = admitted {
+            let r = refuse(StatusCode::FORBIDDEN, &format!("{why}\n"));
+            refused = Some(why);
+            return Err(r);
+        }
+        // Err(Ok(e)): the service cannot be reached; Err(Err(r)): refused.
+        let opened: Result<Upstream, Result<io::Error, Refusal>> = match (&shared.target, uid) {
+            (Target::Door(door), Some(uid)) => {
+                door.open(uid, None)
+                    .map(Upstream::Unix)
+                    .map_err(|e| match e {
+                        DoorError::Refused(r) => Err(Refusal::Access(r)),
+                        DoorError::Io(e) => Ok(e),
+                    })
             }
+            (Target::Door(door), None) => door.open_unvouched().map(Upstream::Unix).map_err(Ok),
+            (Target::Socket(endpoint), _) => Upstream::connect(endpoint).map_err(Ok),
         };
         match opened {
             Ok(u) => {
                 upstream = Some(u);
                 Ok(resp)
             }
-            Err(e) => {
+            Err(Err(why)) => {
+                let r = refuse(StatusCode::FORBIDDEN, &format!("{why}\n"));
+                refused = Some(why);
+                Err(r)
+            }
+            Err(Ok(e)) => {
                 unreachable = Some(e);
                 Err(refuse(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -415,7 +509,14 @@ fn serve(conn: TcpStream, shared: &Shared) -> Result<(), BridgeError> {
         deadline: Some(Instant::now() + shared.limits.handshake_timeout),
         budget: shared.limits.handshake_max_bytes,
     };
-    let result = tungstenite::accept_hdr(bounded, check).map_err(|e| e.to_string());
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(shared.limits.max_message_bytes))
+        .max_frame_size(Some(shared.limits.max_message_bytes));
+    let result = tungstenite::accept_hdr_with_config(bounded, check, Some(config))
+        .map_err(|e| e.to_string());
+    if let Some(why) = refused {
+        return Err(why.into());
+    }
     if let Some(e) = unreachable {
         let name = match &shared.target {
             Target::Door(_) => "in-process service".to_owned(),
@@ -428,5 +529,5 @@ fn serve(conn: TcpStream, shared: &Shared) -> Result<(), BridgeError> {
     let Some(mut upstream) = upstream else {
         return Err(BridgeError::Handshake("no consumer connection".into()));
     };
-    pump::pump(&mut ws, &mut upstream)
+    pump::pump(&mut ws, &mut upstream, shared.limits.idle_timeout)
 }

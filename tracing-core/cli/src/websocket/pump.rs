@@ -2,10 +2,13 @@
 //! way as it comes, until either side ends. While the browser is behind,
 //! the service's bytes stay in its socket (back-pressure, not a queue).
 //! Binary and text messages both carry bytes, as in Perfetto's bridge.
+//! A peer silent for half the idle timeout is pinged; one silent for all
+//! of it is closed.
 
 use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
 
-use rustix::event::{PollFd, PollFlags, poll};
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use tungstenite::{Message, WebSocket};
 
 use super::upstream::Upstream;
@@ -19,12 +22,39 @@ const READ_CHUNK: usize = 64 * 1024;
 pub(super) fn pump(
     ws: &mut WebSocket<Bounded>,
     upstream: &mut Upstream,
+    idle_timeout: Duration,
 ) -> Result<(), BridgeError> {
     ws.get_mut().stream.set_nonblocking(true)?;
     let mut buf = vec![0u8; READ_CHUNK];
     // The WebSocket holds unsent bytes (its socket was full).
     let mut unsent = false;
+    // When the peer last sent anything (a pong included), and whether it
+    // has been pinged since.
+    let mut heard = Instant::now();
+    let mut pinged = false;
     loop {
+        let silent = heard.elapsed();
+        if silent >= idle_timeout {
+            let _ = ws.close(None);
+            let _ = flush(ws);
+            return Err(BridgeError::Idle(idle_timeout));
+        }
+        if !pinged && silent >= idle_timeout / 2 {
+            pinged = true;
+            match ws.write(Message::Ping(Vec::new().into())) {
+                Ok(()) => {}
+                Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.into()),
+            }
+            unsent = flush(ws)?;
+        }
+        let next = if pinged {
+            idle_timeout
+        } else {
+            idle_timeout / 2
+        };
+        let wait = next.saturating_sub(silent).max(Duration::from_millis(1));
+        let timeout = Timespec::try_from(wait).ok();
         let (ws_ready, ws_out, up_ready) = {
             let mut ws_flags = PollFlags::IN;
             if unsent {
@@ -39,7 +69,11 @@ pub(super) fn pump(
                 PollFd::new(&ws.get_ref().stream, ws_flags),
                 PollFd::new(upstream, up_flags),
             ];
-            poll(&mut fds, None).map_err(io::Error::from)?;
+            match poll(&mut fds, timeout.as_ref()) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(io::Error::from(e).into()),
+            }
             let w = fds[0].revents();
             let u = fds[1].revents();
             (
@@ -71,7 +105,12 @@ pub(super) fn pump(
         }
         if ws_ready {
             loop {
-                match ws.read() {
+                let read = ws.read();
+                if read.is_ok() {
+                    heard = Instant::now();
+                    pinged = false;
+                }
+                match read {
                     Ok(Message::Binary(bytes)) => upstream.write_all(&bytes)?,
                     Ok(Message::Text(text)) => upstream.write_all(text.as_bytes())?,
                     Ok(Message::Close(_)) => {

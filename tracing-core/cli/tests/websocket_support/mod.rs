@@ -39,6 +39,17 @@ impl Setup {
 
     /// A bridge listening on `listen` with `limits`.
     pub fn start_with(listen: &str, tag: &str, limits: Limits) -> Setup {
+        Setup::start_full(listen, tag, limits, 0o600, None)
+    }
+
+    /// [`Setup::start_with`] with the consumer socket's mode and group.
+    pub fn start_full(
+        listen: &str,
+        tag: &str,
+        limits: Limits,
+        consumer_mode: u32,
+        consumer_group: Option<u32>,
+    ) -> Setup {
         let dir = std::env::temp_dir().join(format!("zt-ws-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -49,6 +60,8 @@ impl Setup {
         let cfg = DaemonConfig {
             producer_sockets: vec![producer.clone()],
             consumer_socket: consumer.clone(),
+            consumer_socket_mode: Some(consumer_mode),
+            consumer_socket_group: consumer_group,
             log_level: 0,
             ..DaemonConfig::default()
         };

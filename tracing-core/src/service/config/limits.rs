@@ -16,6 +16,11 @@ pub struct Limits {
     pub max_session_buffer_bytes: u64,
     /// Buffer bytes of all sessions together.
     pub max_total_buffer_bytes: u64,
+    /// Buffer bytes of all sessions of one consumer uid together (not for
+    /// the service's own uid): half the total, so that one user cannot
+    /// take the whole budget. Perfetto has no such share; it bounds
+    /// sessions per uid only, which with large buffers is no bound.
+    pub max_buffer_bytes_per_uid: u64,
     /// Most buffer bytes of a session with `enable_extra_guardrails` (the
     /// config's `guardrail_overrides.max_tracing_buffer_size_kb` may raise
     /// it, never lower it).
@@ -42,6 +47,7 @@ impl Default for Limits {
             max_duration_ms: 7 * 24 * 3600 * 1000,
             max_session_buffer_bytes: 2 << 30,
             max_total_buffer_bytes: 4 << 30,
+            max_buffer_bytes_per_uid: 2 << 30,
             guardrail_buffer_bytes: 128 << 20,
             guardrail_duration_ms: 24 * 3600 * 1000,
             guardrail_session_name_interval_ms: 5 * 60 * 1000,

@@ -264,6 +264,25 @@ impl TracingService {
                 limits.max_total_buffer_bytes
             ));
         }
+        // One user's share of the budget, so that one user cannot take it
+        // all (the service's own uid, which runs it, is not held to it).
+        if uid != self.opts.service_uid {
+            let owner_of = |sid: &SessionId| self.sessions.get(sid).map(|s| s.consumer_uid);
+            let mine: u64 = self
+                .buffers
+                .values()
+                .filter(|(sid, _)| owner_of(sid).is_some_and(|o| o == uid))
+                .map(|(_, b)| b.size() as u64)
+                .sum();
+            if mine + config.total_buffer_bytes() > limits.max_buffer_bytes_per_uid {
+                return Err(format!(
+                    "trace buffers of uid {uid} would take {} bytes, more than its share of {} \
+                     (max_buffer_bytes_per_uid)",
+                    mine + config.total_buffer_bytes(),
+                    limits.max_buffer_bytes_per_uid
+                ));
+            }
+        }
         if let Some(name) = &config.unique_session_name
             && self.sessions.values().any(|s| {
                 s.kind == SessionKind::Normal && s.config.unique_session_name.as_ref() == Some(name)
@@ -311,6 +330,11 @@ impl TracingService {
         }
         if self.buffers.len() + config.buffers.len() > u16::MAX as usize - 1 {
             return Err("no free buffer ids".into());
+        }
+        if config.lockdown.is_some()
+            && let Some(why) = self.lockdown_refusal(uid)
+        {
+            return Err(why);
         }
         if let Some(lock) = config.lockdown {
             self.lockdown = lock;

@@ -57,4 +57,25 @@ impl TracingService {
         }
         None
     }
+
+    /// Why a consumer of `uid` may not set or clear lockdown, if it may
+    /// not. Lockdown refuses every producer but the service's own uid's, a
+    /// switch over everyone's tracing: only the service's uid or root
+    /// throws it. (Perfetto lets any consumer; its consumer socket is
+    /// usually closed to all but a few.)
+    pub(super) fn lockdown_refusal(&self, uid: u32) -> Option<String> {
+        if uid == self.opts.service_uid || uid == 0 {
+            return None;
+        }
+        let who = if uid == UNKNOWN_UID {
+            "a consumer whose uid nobody vouches for".to_owned()
+        } else {
+            format!("uid {uid}")
+        };
+        Some(format!(
+            "lockdown_mode may only be set or cleared by the service's own uid ({}) or root, \
+             not by {who}",
+            self.opts.service_uid
+        ))
+    }
 }
