@@ -152,6 +152,67 @@ fn version_background_and_socket_modes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn socket_permissions_as_perfettos_traced() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = std::env::temp_dir().join(format!("ztd-perm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (p, c) = (dir.join("p"), dir.join("c"));
+    // Groups by number and by name (`root`: gid 0 in every user database).
+    let own_gid = rustix::process::getgid().as_raw();
+    let out = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+        .arg("--background")
+        .arg("--producer-socket")
+        .arg(&p)
+        .arg("--consumer-socket")
+        .arg(&c)
+        .arg("--set-socket-permissions")
+        .arg(format!("{own_gid}:0640:root:0660"))
+        .output()
+        .unwrap();
+    let is_root = rustix::process::geteuid().is_root();
+    if !is_root && own_gid != 0 {
+        // Not allowed to give a file a group we are not in: a clear error.
+        assert!(!out.status.success());
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let meta = |f: &std::path::Path| std::fs::metadata(f).unwrap();
+    assert_eq!(meta(&c).permissions().mode() & 0o777, 0o660);
+    assert_eq!(meta(&c).gid(), 0);
+    assert_eq!(meta(&p).permissions().mode() & 0o777, 0o640);
+    assert_eq!(meta(&p).gid(), own_gid);
+    let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while c.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A malformed value is a usage error naming the option.
+    let out = Command::new(env!("CARGO_BIN_EXE_zerotraced"))
+        .arg("--producer-socket")
+        .arg(dir.join("p2"))
+        .arg("--consumer-socket")
+        .arg(dir.join("c2"))
+        .arg("--set-socket-permissions")
+        .arg("root:0660")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--set-socket-permissions"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A `zerotraced --probes` on sockets in a fresh directory, with a consumer
 /// connected once the probes have registered.
 fn service_with_probes(tag: &str) -> (std::process::Child, ConsumerClient, std::path::PathBuf) {

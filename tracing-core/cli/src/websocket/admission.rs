@@ -99,6 +99,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unvouched_peers_and_other_uids_in_front_of_a_socket_are_refused() {
+        let socket = Target::Socket(zerotrace_core::ipc::Endpoint::Path("/nonexistent".into()));
+        for admit_unvouched in [false, true] {
+            // A socket bridge lends its own uid: never to a peer nobody
+            // vouches for, whatever the flag.
+            assert!(matches!(
+                admit(&socket, None, admit_unvouched),
+                Err(Refusal::Access(AccessRefusal::Unvouched))
+            ));
+        }
+        let own = rustix::process::getuid().as_raw();
+        assert!(admit(&socket, Some(own), false).is_ok());
+        let e = admit(&socket, Some(own.wrapping_add(1)), false).unwrap_err();
+        assert!(matches!(e, Refusal::NotOwnUid { .. }), "{e}");
+        // The reason says what to do.
+        let text = Refusal::Access(AccessRefusal::Unvouched).to_string();
+        assert!(
+            text.contains("--insecure-websocket-admit-unvouched-peers"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn each_uid_has_its_own_share() {
         let book = Arc::new(PerUid::default());
         let a: Vec<_> = (0..3)
