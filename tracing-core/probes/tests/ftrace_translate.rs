@@ -13,6 +13,7 @@ use ftrace_common::{Recording, fixture_dir, parse_text};
 use protozero::HeapWriter;
 use zerotrace_probes::ftrace::{
     EventFormat, FormatTable, HeaderPage, Options, Page, PageLayout, Translator,
+    holds_kernel_address,
 };
 use zerotrace_probes::protos::{
     FTRACE_EVENT_MESSAGES, FtraceEvent, FtraceEventBundleDecoder, packet_field,
@@ -187,6 +188,7 @@ fn unknown_events_are_generic_with_every_named_field() {
         }
     }
     let mut i = 0;
+    let mut addresses = 0;
     for b in &bundles {
         let d = FtraceEventBundleDecoder::new(b);
         for ev in d.event() {
@@ -204,6 +206,13 @@ fn unknown_events_are_generic_with_every_named_field() {
                 use zerotrace_probes::ftrace::Value;
                 match v {
                     Value::Signed(n) => assert_eq!(f.int_value(), Some(n), "{}", field.name),
+                    // A kernel address is written as its index (issue 47).
+                    Value::Unsigned(n) if holds_kernel_address(field) => {
+                        let index = tr.kernel_addrs().get(&n).map(|&i| u64::from(i));
+                        assert!(index.is_some(), "{}: {n:#x} interned", field.name);
+                        assert_eq!(f.uint_value(), index, "{}", field.name);
+                        addresses += 1;
+                    }
                     Value::Unsigned(n) => assert_eq!(f.uint_value(), Some(n), "{}", field.name),
                     Value::Str(s) => assert_eq!(f.str_value_bytes(), Some(s), "{}", field.name),
                     // args[6] is read as its first element, as upstream.
@@ -218,6 +227,7 @@ fn unknown_events_are_generic_with_every_named_field() {
         }
     }
     assert_eq!(i, decoded.len());
+    assert!(addresses > 0, "the prints' ip");
 }
 
 #[test]

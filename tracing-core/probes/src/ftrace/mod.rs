@@ -41,4 +41,4 @@ pub mod watermark;
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
 pub use page::{MissedEvents, Page, PageError, PageLayout, Record, Records};
-pub use translate::{Options, Stats, TranslateError, Translator};
+pub use translate::{Options, Stats, TranslateError, Translator, holds_kernel_address};

@@ -608,6 +608,14 @@ pub fn has_typed_translation(name: &str) -> bool {
     FTRACE_EVENT_MESSAGES.iter().any(|m| m.name == name)
 }
 
+/// Whether kernel field `f` holds a kernel address (`void *`, or a code
+/// address such as the print's `ip` or kmem's `call_site`): it is written
+/// as the address's interning index ([`Translator::kernel_addrs`]), named
+/// under `symbolize_ksyms`, never as the address.
+pub fn holds_kernel_address(f: &Field) -> bool {
+    plan::kind_of(f) == Some(Kind::SymAddr)
+}
+
 /// The statuses a parse error can have here, in their numeric order.
 const PARSE_STATUSES: &[FtraceParseStatus] = &[
     FtraceParseStatus::FtraceStatusAbiInvalidPageHeader,

@@ -27,7 +27,7 @@ pub(super) fn kind_of(f: &Field) -> Option<Kind> {
     if ty.contains("char[]") || ty.ends_with("char *") || ty.ends_with("char*") {
         return Some(Kind::StrPtr);
     }
-    if ty.starts_with("void*") || ty.starts_with("void *") {
+    if ty.starts_with("void*") || ty.starts_with("void *") || is_code_address(f) {
         return matches!(f.size, 4 | 8).then_some(Kind::SymAddr);
     }
     if (ty == "char" || ty.starts_with("char ")) && f.size == 0 {
@@ -56,6 +56,36 @@ pub(super) fn kind_of(f: &Field) -> Option<Kind> {
         (1 | 2 | 4 | 8, false) => Some(Kind::Unsigned),
         _ => None,
     }
+}
+
+/// The names under which the kernel's events hold a code address in a
+/// field that is not `void *`: the print's and the function tracer's
+/// `ip` and `parent_ip`, kmem's `call_site`, funcgraph's `func` (which
+/// upstream, too, reads as a symbol address), xfs's `caller_ip`.
+const CODE_ADDRESS_NAMES: &[&str] = &[
+    "ip",
+    "parent_ip",
+    "call_site",
+    "callsite",
+    "caller",
+    "caller_ip",
+    "func",
+    "function",
+];
+
+/// Whether `f` holds a kernel code address though it is not declared
+/// `void *` (an `unsigned long`, another pointer, a function-pointer
+/// typedef such as `initcall_t`). Upstream writes these as plain numbers;
+/// here they are interned like `void *` fields, so that no kernel address
+/// reaches a trace (issue 47): with `symbolize_ksyms` the index is named.
+/// A field of such a name that is a plain number (kvm's `unsigned int
+/// function`) is left one.
+fn is_code_address(f: &Field) -> bool {
+    let ty = f.type_name.as_str();
+    CODE_ADDRESS_NAMES.contains(&f.name.as_str())
+        && f.kind == FieldKind::Int
+        && !f.signed
+        && (ty == "unsigned long" || ty.contains('*') || ty.ends_with("_t"))
 }
 
 /// Whether upstream has a translation strategy from this kernel field to

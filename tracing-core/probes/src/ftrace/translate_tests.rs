@@ -208,3 +208,127 @@ fn a_broken_page_is_an_error_of_the_bundle() {
         ]
     );
 }
+
+/// Issue 47, "no raw kernel address in a trace": code addresses the
+/// kernel declares `unsigned long` or as a function-pointer typedef (the
+/// print's `ip`, kmem's `call_site`, the function tracer's `ip` and
+/// `parent_ip`, funcgraph's `func`, xfs's `caller_ip`) are written as
+/// interning indices like `void *` ones (`sched_blocked_reason.caller`),
+/// never as the address; a field of the same name that is no address
+/// (kvm's `unsigned int function`) keeps its value.
+#[test]
+fn code_addresses_are_written_as_indices_never_raw() {
+    let mut t = FormatTable::new();
+    let fields = [
+        (
+            "print",
+            20,
+            "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n",
+        ),
+        (
+            "kfree",
+            21,
+            "\tfield:unsigned long call_site;\toffset:8;\tsize:8;\tsigned:0;\n",
+        ),
+        (
+            "function",
+            22,
+            "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:unsigned long parent_ip;\toffset:16;\tsize:8;\tsigned:0;\n",
+        ),
+        (
+            "funcgraph_entry",
+            23,
+            "\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n",
+        ),
+        (
+            "sched_blocked_reason",
+            24,
+            "\tfield:pid_t pid;\toffset:8;\tsize:4;\tsigned:1;\n\
+\tfield:void * caller;\toffset:16;\tsize:8;\tsigned:0;\n",
+        ),
+        (
+            "initcall_finish",
+            25,
+            "\tfield:initcall_t func;\toffset:8;\tsize:8;\tsigned:0;\n",
+        ),
+        (
+            "kvm_cpuid",
+            26,
+            "\tfield:unsigned int function;\toffset:8;\tsize:4;\tsigned:0;\n",
+        ),
+    ];
+    for (name, id, f) in fields {
+        t.insert(format(name, id, f)).expect("insert");
+    }
+    let a: [u64; 6] = [
+        0xffff_ffff_8112_3456,
+        0xffff_ffff_8123_4567,
+        0xffff_ffff_8134_5678,
+        0xffff_ffff_8145_6789,
+        0xffff_ffff_8156_789a,
+        0xffff_ffff_8167_89ab,
+    ];
+    let words = |w: &[u64]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let mut print = words(&a[..1]);
+    print.extend_from_slice(b"B|1|x\0");
+    let mut graph = words(&a[4..5]);
+    graph.extend_from_slice(&3i32.to_le_bytes());
+    let mut blocked = 9i32.to_le_bytes().to_vec();
+    blocked.extend_from_slice(&[0; 4]);
+    blocked.extend(words(&a[1..2]));
+    let (b, tr) = run(
+        &t,
+        &[
+            payload(20, 7, &print),
+            payload(21, 7, &words(&a[1..2])),
+            payload(22, 7, &words(&a[2..4])),
+            payload(23, 7, &graph),
+            payload(24, 7, &blocked),
+            payload(25, 7, &words(&a[5..6])),
+            payload(26, 7, &7u32.to_le_bytes()),
+        ],
+    );
+    let varint = |mut v: u64| {
+        let mut out = Vec::new();
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    };
+    for addr in a {
+        let has = |n: &[u8]| b.windows(n.len()).any(|w| w == n);
+        assert!(!has(&addr.to_le_bytes()), "{addr:#x} as 8 bytes");
+        assert!(!has(&varint(addr)), "{addr:#x} as a varint");
+        assert!(tr.kernel_addrs().contains_key(&addr), "{addr:#x} interned");
+    }
+    let d = FtraceEventBundleDecoder::new(&b);
+    let evs: Vec<_> = d.event().collect();
+    assert_eq!(evs.len(), 7);
+    let ip = evs[0].print().expect("print").ip();
+    assert_eq!(ip, tr.kernel_addrs().get(&a[0]).map(|&i| u64::from(i)));
+    let generic = |i: usize| -> Vec<(String, Option<u64>)> {
+        let g = evs[i].generic().expect("generic");
+        g.field()
+            .map(|f| (f.name().unwrap_or("").to_owned(), f.uint_value()))
+            .collect()
+    };
+    let idx = |addr: u64| tr.kernel_addrs().get(&addr).map(|&i| u64::from(i));
+    // The same address in kfree and sched_blocked_reason: one index.
+    assert_eq!(generic(1), [("call_site".to_owned(), idx(a[1]))]);
+    assert_eq!(generic(4)[1], ("caller".to_owned(), idx(a[1])));
+    assert_eq!(
+        generic(2),
+        [
+            ("ip".to_owned(), idx(a[2])),
+            ("parent_ip".to_owned(), idx(a[3]))
+        ]
+    );
+    assert_eq!(generic(3)[0], ("func".to_owned(), idx(a[4])));
+    assert_eq!(generic(5), [("func".to_owned(), idx(a[5]))]);
+    assert_eq!(generic(6), [("function".to_owned(), Some(7))]);
+}
