@@ -39,9 +39,12 @@ pub struct Symbol {
     pub ident: String,
     /// A message in the message-set wire format (extensions travel as items).
     pub message_set: bool,
-    /// A message's field enum (`XField`, for visiting its fields in one
-    /// pass), unless a type of the schema already has that name.
-    pub field_enum: Option<String>,
+    /// A message's field enum (for visiting its fields in one pass, and
+    /// the decoder's `MessageFields` impl that `visit_message` needs):
+    /// `XField`, or `XField_` where a type of the schema has that name.
+    /// Every message has one, named once every type has its name (empty for
+    /// enums).
+    pub field_enum: String,
     /// A closed enum (numbers it does not name are not values of its
     /// fields; they are read as unknown fields, as protoc's C++ reads them).
     pub closed: bool,
@@ -133,6 +136,26 @@ pub fn file_stem(name: &str) -> &str {
     base.strip_suffix(".proto").unwrap_or(base)
 }
 
+/// The field enum name of the message whose type is `ident`: `{ident}Field`
+/// unless `taken`, then `{ident}Field_` (no `.proto` name becomes a Rust type
+/// name ending in `_`, so this one is free), then, should it not be,
+/// `{ident}Field2`, `{ident}Field3`… (no `_2`: Rust's naming lint rejects an
+/// underscore after a letter).
+pub fn free_field_enum_name(ident: &str, taken: impl Fn(&str) -> bool) -> String {
+    let base = format!("{ident}Field");
+    let mut name = base.clone();
+    let mut n = 1u32;
+    while taken(&name) {
+        name = if n == 1 {
+            format!("{base}_")
+        } else {
+            format!("{base}{n}")
+        };
+        n += 1;
+    }
+    name
+}
+
 /// One scope's names, for collision checks.
 #[derive(Default)]
 struct Scope {
@@ -191,7 +214,7 @@ impl Builder {
                 module: module.to_vec(),
                 ident,
                 message_set: m.message_set,
-                field_enum: None,
+                field_enum: String::new(),
                 closed: false,
             },
         );
@@ -215,22 +238,23 @@ impl Builder {
         self.extensions(file, &inner, &m.extensions, None)
     }
 
-    /// Names each message's field enum `XField` where no type took it.
+    /// Names each message's field enum: `XField`, or the first free of
+    /// `XField_`, `XField2`, `XField3`… where a type holds it (DataFusion's
+    /// `Union` next to its message `UnionField`). Every message gets one:
+    /// a message without one would have no `MessageFields` impl, and the
+    /// `visit_message` of every message reaching it would not compile.
     fn field_enums(&mut self) {
         for full_name in std::mem::take(&mut self.messages) {
             let Some(sym) = self.map.get(&full_name) else {
                 continue;
             };
-            let name = format!("{}Field", sym.ident);
             let scope = self.scopes.entry(sym.module.clone()).or_default();
-            if scope.names.contains_key(&name) {
-                continue;
-            }
+            let name = free_field_enum_name(&sym.ident, |n| scope.names.contains_key(n));
             scope
                 .names
                 .insert(name.clone(), format!("field enum of {full_name}"));
             if let Some(sym) = self.map.get_mut(&full_name) {
-                sym.field_enum = Some(name);
+                sym.field_enum = name;
             }
         }
     }
@@ -266,7 +290,7 @@ impl Builder {
                 module: module.to_vec(),
                 ident,
                 message_set: false,
-                field_enum: None,
+                field_enum: String::new(),
                 closed: e.closed,
             },
         );
@@ -388,5 +412,67 @@ mod tests {
     #[test]
     fn package_segments_are_escaped() {
         assert_eq!(package_module("a.type.Self"), v(&["a", "r#type", "self_"]));
+    }
+
+    #[test]
+    fn field_enum_names_step_past_taken_ones() {
+        let taken = |held: &'static [&'static str]| move |n: &str| held.contains(&n);
+        assert_eq!(free_field_enum_name("Union", taken(&[])), "UnionField");
+        assert_eq!(
+            free_field_enum_name("Union", taken(&["UnionField"])),
+            "UnionField_"
+        );
+        assert_eq!(
+            free_field_enum_name("Union", taken(&["UnionField", "UnionField_"])),
+            "UnionField2"
+        );
+        assert_eq!(
+            free_field_enum_name(
+                "Union",
+                taken(&["UnionField", "UnionField_", "UnionField2"])
+            ),
+            "UnionField3"
+        );
+    }
+
+    /// Every message gets a field enum, `XField_` where a type is `XField`
+    /// (issue 47: without one, a decoder is not `MessageFields` and the
+    /// `visit_message` arms that reach it do not compile).
+    #[test]
+    fn every_message_has_a_field_enum() {
+        use crate::model::{ProtoFile, Syntax};
+        let msg = |name: &str| MessageDef {
+            name: name.to_owned(),
+            full_name: format!("p.{name}"),
+            fields: Vec::new(),
+            oneofs: Vec::new(),
+            messages: Vec::new(),
+            enums: Vec::new(),
+            map_entry: false,
+            message_set: false,
+            extensions: Vec::new(),
+        };
+        let schema = Schema {
+            files: vec![ProtoFile {
+                name: "p.proto".to_owned(),
+                package: "p".to_owned(),
+                syntax: Syntax::Proto3,
+                dependencies: Vec::new(),
+                messages: vec![msg("Union"), msg("UnionField")],
+                enums: Vec::new(),
+                services: Vec::new(),
+                extensions: Vec::new(),
+            }],
+        };
+        let symbols = Symbols::build(&schema).unwrap();
+        let field_enum = |n: &str| {
+            symbols
+                .get(n, "p.proto", "test")
+                .unwrap()
+                .field_enum
+                .clone()
+        };
+        assert_eq!(field_enum("p.Union"), "UnionField_");
+        assert_eq!(field_enum("p.UnionField"), "UnionFieldField");
     }
 }

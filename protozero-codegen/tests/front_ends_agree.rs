@@ -145,6 +145,23 @@ fn fixtures_names() {
     agree_on_fixture_set("fixtures_names");
 }
 
+/// Recursion cycles and field enums whose usual name a type holds (issue
+/// 47, DataFusion's `Union` next to its `UnionField`, reported with the
+/// pure front end; the cause was the naming, which does not depend on the
+/// front end): both give the same code, `XField_` where `XField` is taken.
+#[test]
+fn fixtures_cycles() {
+    let parsed = agree_on_fixture_set("fixtures_cycles");
+    let code = generated(&parsed);
+    let datafusion = code
+        .iter()
+        .find(|f| f.path.ends_with("fixture/cycles/datafusion.rs"))
+        .expect("datafusion.rs generated");
+    let text = String::from_utf8_lossy(&datafusion.contents);
+    assert!(text.contains("pub enum UnionField_<'a>"));
+    assert!(text.contains("MessageFields<'a> for UnionDecoder<'a>"));
+}
+
 /// The real-world proto2 file of `fixtures_protoc` (groups, extensions,
 /// message sets) and its editions files were protoc's alone before protox
 /// and the editions lowering; they no longer are.

@@ -85,15 +85,13 @@ fn emit_message(
     let sym = ctx
         .symbols
         .get(&msg.full_name, &ctx.file.name, &construct)?;
-    if let Some(enum_name) = &sym.field_enum {
-        out.extend(visitor::emit_field_enum(
-            msg,
-            &ctx.file.name,
-            enum_name,
-            &plans,
-            ctx.groups,
-        )?);
-    }
+    out.extend(visitor::emit_field_enum(
+        msg,
+        &ctx.file.name,
+        &sym.field_enum,
+        &plans,
+        ctx.groups,
+    )?);
     if !has_module(msg) {
         return Ok(out);
     }

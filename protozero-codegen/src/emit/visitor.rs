@@ -6,7 +6,9 @@
 //! `Occurrence`), and `Other` for everything else; `number()` says which
 //! field a value is. A message with message fields also gets
 //! `FieldEnum::visit_message`, which hands a nested message's view to a
-//! generic visitor (one arm per message field).
+//! generic visitor (one arm per message field). Every message has a field
+//! enum, and so a `MessageFields` decoder, for every arm to compile: it is
+//! `FooField_` where a type is named `FooField` (`resolve.rs`).
 
 use std::collections::HashSet;
 
@@ -56,8 +58,14 @@ pub(crate) fn emit_field_enum(
             },
         });
     }
+    let usual = format!("{}Field", type_name(&msg.name));
+    let renamed = if enum_name == usual {
+        String::new()
+    } else {
+        format!(" Named `{enum_name}` because `{usual}` names another type in this module.")
+    };
     let doc = format!(
-        "The fields of message `{full_name}` one by one, in wire order, typed (from [`{enum_name}::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended)."
+        "The fields of message `{full_name}` one by one, in wire order, typed (from [`{enum_name}::read`]); `Other` holds a field the schema does not declare, or one with another wire type or a string that is not UTF-8 (a field whose variant name is taken, e.g. one named `other`, gets `_` appended).{renamed}"
     );
     let dispatch = if arms.is_empty() {
         quote!(Self::Other(f))

@@ -1,6 +1,7 @@
-//! Generates Rust for `../fixtures`, `../fixtures_names` and
+//! Generates Rust for `../fixtures`, `../fixtures_names`,
 //! `../fixtures_protoc` (editions files, and a proto2 file of groups,
-//! extensions and message sets, which only protoc read once) with the
+//! extensions and message sets, which only protoc read once) and
+//! `../fixtures_cycles` (recursion cycles, field enum names taken) with the
 //! default, pure front end into `OUT_DIR`, the way a user's build script
 //! would, so this crate proves the generated code compiles (and its tests
 //! check it against `protoc --encode`/`--decode`). The two front ends give
@@ -33,5 +34,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         .inputs_under(&protoc_root)?
         .generate()?
         .write_to(out.join("protoc_fixtures"))?;
+    let cycles_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures_cycles");
+    println!("cargo::rerun-if-changed={}", cycles_root.display());
+    protozero_codegen::Config::new()
+        .include(&cycles_root)
+        .inputs_under(&cycles_root)?
+        .generate()?
+        .write_to(out.join("cycles_fixtures"))?;
     Ok(())
 }

@@ -18,3 +18,11 @@ pub mod real_world {
 pub mod names {
     include!(concat!(env!("OUT_DIR"), "/names_fixtures/mod.rs"));
 }
+
+/// The code generated for `protozero-codegen/tests/fixtures_cycles`:
+/// messages in recursion cycles (through oneofs, maps, repeated and nested
+/// messages, groups) and messages whose field enum's name `XField` another
+/// type holds (issue 47: DataFusion's `Union` next to its `UnionField`).
+pub mod cycles {
+    include!(concat!(env!("OUT_DIR"), "/cycles_fixtures/mod.rs"));
+}
