@@ -114,6 +114,10 @@ pub enum CopyOutcome {
     Stored,
     /// Replaced a stored copy of the same chunk (a scrape, then the commit).
     Rewritten,
+    /// The same chunk as a stored copy, with nothing new (a chunk scraped
+    /// once complete, then committed by its producer, which had completed
+    /// it before the scrape): kept as it is, as Perfetto's buffer does.
+    Unchanged,
     /// Refused; see the stats (`chunks_discarded`, `abi_violations`).
     Refused,
 }
@@ -330,7 +334,23 @@ impl TraceBuffer {
             return CopyOutcome::Refused;
         };
         let keeps_flags = flags.bits() & rec.flags.bits() == rec.flags.bits();
-        if rec.len != len || num_fragments < rec.num_fragments || !keeps_flags || rec.complete {
+        if rec.len != len || num_fragments < rec.num_fragments || !keeps_flags {
+            self.stats.abi_violations += 1;
+            self.stats.chunks_discarded += 1;
+            return CopyOutcome::Refused;
+        }
+        // Nothing new: a copy scraped once the producer had completed the
+        // chunk, then the producer's own commit of it (the commit was on its
+        // way when the service scraped, as happens when a flush or a stop
+        // meets a busy producer). Not a violation; nothing to copy.
+        if num_fragments == rec.num_fragments
+            && flags == rec.flags
+            && (rec.complete || !meta.complete)
+        {
+            return CopyOutcome::Unchanged;
+        }
+        // A complete copy never changes.
+        if rec.complete {
             self.stats.abi_violations += 1;
             self.stats.chunks_discarded += 1;
             return CopyOutcome::Refused;

@@ -208,6 +208,40 @@ fn patches_hold_the_sequence_until_the_last_one() {
 }
 
 #[test]
+fn a_chunk_scraped_complete_then_committed_is_kept_once_and_no_violation() {
+    // A busy producer completes a chunk; its commit is on the way when a
+    // flush scrapes the SMB and copies the chunk as complete. The commit
+    // then brings the same chunk again.
+    let mut b = ring(4096);
+    let p = payload(&[b"one", b"two"], 64);
+    assert_eq!(b.copy_chunk(&meta(SEQ, 0, 2, &[]), &p), CopyOutcome::Stored);
+    assert_eq!(
+        b.copy_chunk(&meta(SEQ, 0, 2, &[]), &p),
+        CopyOutcome::Unchanged
+    );
+    assert_eq!(b.stats().abi_violations, 0);
+    assert_eq!(b.stats().chunks_discarded, 0);
+    assert_eq!(bytes(&read_all(&mut b)), [b"one".to_vec(), b"two".to_vec()]);
+    // Also after it was read.
+    let mut b = ring(4096);
+    assert_eq!(b.copy_chunk(&meta(SEQ, 0, 2, &[]), &p), CopyOutcome::Stored);
+    put(&mut b, SEQ, 1, &[b"three"], &[]);
+    assert_eq!(read_all(&mut b).len(), 3);
+    assert_ne!(b.copy_chunk(&meta(SEQ, 0, 2, &[]), &p), CopyOutcome::Stored);
+    assert_eq!(b.stats().abi_violations, 0);
+    assert!(read_all(&mut b).is_empty(), "nothing read twice");
+    // A complete copy that changes is a violation.
+    let mut b = ring(4096);
+    b.copy_chunk(&meta(SEQ, 0, 2, &[]), &p);
+    let more = payload(&[b"one", b"two", b"3"], 64);
+    assert_eq!(
+        b.copy_chunk(&meta(SEQ, 0, 3, &[]), &more),
+        CopyOutcome::Refused
+    );
+    assert_eq!(b.stats().abi_violations, 1);
+}
+
+#[test]
 fn a_scraped_chunk_is_read_up_to_its_last_fragment_then_completed() {
     let mut b = ring(4096);
     let mut m = meta(SEQ, 0, 2, &[]);
