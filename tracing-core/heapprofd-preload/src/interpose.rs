@@ -20,6 +20,16 @@ unsafe extern "C" {
     fn __libc_pvalloc(size: size_t) -> *mut c_void;
 }
 
+/// The page size glibc's `pvalloc` rounds to (`AT_PAGESZ`, which glibc's
+/// own page size comes from; reading it allocates nothing).
+fn page_size() -> usize {
+    // SAFETY: getauxval reads the auxiliary vector, no side effects.
+    match unsafe { libc::getauxval(libc::AT_PAGESZ) } {
+        0 => 4096,
+        n => usize::try_from(n).unwrap_or(4096),
+    }
+}
+
 #[inline]
 fn allocated(p: *mut c_void, size: usize) -> *mut c_void {
     if !p.is_null() && sampling() {
@@ -145,14 +155,58 @@ pub unsafe extern "C" fn valloc(size: size_t) -> *mut c_void {
     allocated(unsafe { __libc_valloc(size) }, size)
 }
 
-/// `pvalloc(3)`.
+/// `pvalloc(3)`: glibc rounds the size up to a multiple of the page
+/// size, and the block is counted at that size.
 ///
 /// # Safety
 /// As glibc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvalloc(size: size_t) -> *mut c_void {
     // SAFETY: forwarded as received.
-    allocated(unsafe { __libc_pvalloc(size) }, size)
+    let p = unsafe { __libc_pvalloc(size) };
+    let page = page_size();
+    // An overflowing size got null from glibc, so is never counted.
+    allocated(p, size.checked_next_multiple_of(page).unwrap_or(size))
+}
+
+/// `reallocarray(3)` (glibc 2.26): `realloc` of `n * size` bytes, null and
+/// `ENOMEM` when the product overflows (the old block kept). glibc's own
+/// calls its `realloc` internally, past this library, hence this one.
+///
+/// # Safety
+/// As glibc's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn reallocarray(ptr: *mut c_void, n: size_t, size: size_t) -> *mut c_void {
+    let Some(bytes) = n.checked_mul(size) else {
+        // SAFETY: errno is this thread's.
+        unsafe { *libc::__errno_location() = libc::ENOMEM };
+        return std::ptr::null_mut();
+    };
+    // SAFETY: as glibc's reallocarray, once the product is known.
+    unsafe { realloc(ptr, bytes) }
+}
+
+/// `free_sized` (C23; glibc 2.39): a `free` told the block's size, which
+/// glibc ignores, and so does this. Exported whatever the glibc: a program
+/// built against a newer one calls it here.
+///
+/// # Safety
+/// As `free`: `ptr` is null or a live block of this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free_sized(ptr: *mut c_void, _size: size_t) {
+    // SAFETY: as `free`.
+    unsafe { free(ptr) }
+}
+
+/// `free_aligned_sized` (C23; glibc 2.39): `free` of an aligned block
+/// told its alignment and size (both ignored, as glibc does).
+///
+/// # Safety
+/// As `free`: `ptr` is null or a live block of this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free_aligned_sized(ptr: *mut c_void, _align: size_t, _size: size_t) {
+    // SAFETY: as `free`.
+    unsafe { free(ptr) }
 }
 
 /// glibc's `malloc_usable_size`, which has no `__libc_` alias: found

@@ -2,8 +2,10 @@
 //! Perfetto's heapprofd does it with its glibc preload library. Start a
 //! program with `LD_PRELOAD=/path/to/libzerotrace_heapprofd.so`: the
 //! library interposes `malloc`, `free`, `calloc`, `realloc`,
-//! `posix_memalign`, `aligned_alloc`, `memalign`, `valloc`, `pvalloc` and
-//! `malloc_usable_size`, forwards each to glibc, and reports sampled
+//! `reallocarray`, `posix_memalign`, `aligned_alloc`, `memalign`, `valloc`,
+//! `pvalloc` (counted at its page-rounded size), `free_sized`,
+//! `free_aligned_sized` (C23's, exported even where glibc predates them)
+//! and `malloc_usable_size`, forwards each to glibc, and reports sampled
 //! allocations as heap `libc.malloc` to the tracing service on the
 //! standard producer socket (`PERFETTO_PRODUCER_SOCK_NAME`), as data
 //! source `android.heapprofd`. A session whose `heapprofd_config` names the

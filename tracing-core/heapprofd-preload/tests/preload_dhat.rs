@@ -12,8 +12,10 @@
 //! service it runs unchanged; and adaptive sampling end to end.
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -23,10 +25,7 @@ use zerotrace_core::daemon::{DaemonConfig, DaemonThread};
 use zerotrace_core::ipc::Endpoint;
 use zerotrace_protos::protos::{TraceConfig, TracePacketDecoder};
 
-/// Per function: (bytes, blocks, bytes live at the end, blocks live).
-type Totals = HashMap<&'static str, (u64, u64, u64, u64)>;
-/// A dump's samples: (callstack, allocated, freed, allocs, frees).
-type DumpRows = Vec<(u64, u64, u64, u64, u64)>;
+use support::{Totals, fixture, library, profile, tmp};
 
 const FUNCTIONS: &[&str] = &[
     "keep_100k",
@@ -36,43 +35,6 @@ const FUNCTIONS: &[&str] = &[
     "aligned_3000",
     "thread_box",
 ];
-
-fn tmp() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-}
-
-/// The preload library cargo built beside this test.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    for dir in [deps, deps.parent().unwrap()] {
-        let lib = dir.join("libzerotrace_heapprofd.so");
-        if lib.exists() {
-            return lib;
-        }
-    }
-    panic!(
-        "libzerotrace_heapprofd.so not built beside {}",
-        exe.display()
-    );
-}
-
-fn fixture(name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixture/{name}.c"));
-    let bin = tmp().join(name);
-    let out = Command::new("cc")
-        .args(["-O0", "-g", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .expect("a C compiler (cc)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
-}
 
 fn valgrind_present() -> bool {
     let required = std::env::var("ZEROTRACE_REQUIRE_VALGRIND").is_ok_and(|v| v == "1");
@@ -211,78 +173,6 @@ fn ours_with(bin: &Path, adaptive: (u64, u64)) -> (Vec<u8>, String) {
     let trace = consumer.read_trace().expect("trace");
     drop(service);
     (trace, String::from_utf8_lossy(&run.stdout).into_owned())
-}
-
-/// Per function of `functions`, from the last dump: (allocated,
-/// alloc_count, live bytes, live blocks); the last dump's flags
-/// (from_startup, disconnected); the pids the dumps are of.
-fn profile(trace: &[u8], functions: &[&'static str]) -> (Totals, (bool, bool), Vec<u64>) {
-    let packets: Vec<&[u8]> = protozero::Decoder::new(trace)
-        .filter_map(|f| f.ok())
-        .filter(|f| f.id == 1)
-        .filter_map(|f| f.as_bytes().ok())
-        .collect();
-    let (mut names, mut frames, mut stacks) = (HashMap::new(), HashMap::new(), HashMap::new());
-    let mut dumps: Vec<DumpRows> = vec![Vec::new()];
-    let mut flags = (false, false);
-    let mut pids = Vec::new();
-    for b in &packets {
-        let p = TracePacketDecoder::new(b);
-        if let Some(d) = p.interned_data() {
-            for s in d.function_names() {
-                names.insert(s.iid().unwrap(), s.str().unwrap_or(b"").to_vec());
-            }
-            for f in d.frames() {
-                frames.insert(f.iid().unwrap(), f.function_name_id().unwrap_or(0));
-            }
-            for c in d.callstacks() {
-                stacks.insert(c.iid().unwrap(), c.frame_ids().collect::<Vec<u64>>());
-            }
-        }
-        let Some(pp) = p.profile_packet() else {
-            continue;
-        };
-        for d in pp.process_dumps() {
-            assert_eq!(d.heap_name(), Some("libc.malloc"));
-            pids.push(d.pid().unwrap_or(0));
-            flags = (
-                d.from_startup().unwrap_or(false),
-                d.disconnected().unwrap_or(false),
-            );
-            for s in d.samples() {
-                dumps.last_mut().unwrap().push((
-                    s.callstack_id().unwrap(),
-                    s.self_allocated().unwrap_or(0),
-                    s.self_freed().unwrap_or(0),
-                    s.alloc_count().unwrap_or(0),
-                    s.free_count().unwrap_or(0),
-                ));
-            }
-        }
-        if !pp.continued().unwrap_or(false) {
-            dumps.push(Vec::new());
-        }
-    }
-    dumps.retain(|d| !d.is_empty());
-    let mut out = HashMap::new();
-    for (iid, a, f, ac, fc) in dumps.last().expect("a heap dump") {
-        let named: Vec<String> = stacks[iid]
-            .iter()
-            .map(|fr| {
-                String::from_utf8_lossy(names.get(&frames[fr]).map_or(&b""[..], |v| v)).into_owned()
-            })
-            .collect();
-        for func in functions {
-            if named.iter().any(|n| n == func) {
-                let t: &mut (u64, u64, u64, u64) = out.entry(*func).or_default();
-                t.0 += a;
-                t.1 += ac;
-                t.2 += a - f;
-                t.3 += ac - fc;
-            }
-        }
-    }
-    (out, flags, pids)
 }
 
 #[test]
