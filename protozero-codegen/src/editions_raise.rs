@@ -30,7 +30,7 @@ use crate::features::{
     ENUM_FEATURES, FIELD_FEATURES, FILE_EDITION, FILE_FEATURES, Features, FileSyntax,
     MESSAGE_FEATURES, ONEOF_FEATURES, varint_fields,
 };
-use crate::lowering::Lowered;
+use crate::lowered::Lowered;
 use crate::model::Presence;
 
 /// A rule of editions broken by a file.

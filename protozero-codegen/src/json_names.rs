@@ -31,8 +31,7 @@ use std::collections::HashMap;
 
 use protobuf::descriptor::{DescriptorProto, FileDescriptorProto};
 
-use crate::lowering::Lowered;
-use crate::parse::default_json_name;
+use crate::lowered::Lowered;
 
 /// One field of a proto2 message, as the lowering read it.
 #[derive(Debug, Clone)]
@@ -186,19 +185,6 @@ pub(crate) fn restore(files: &mut [FileDescriptorProto], lowered: &HashMap<Strin
     }
 }
 
-/// A field whose name or JSON name protox read as a stand-in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StandIn {
-    /// Its message's name path from the file's top.
-    pub message: Vec<String>,
-    /// Its name in the text protox reads.
-    pub read_as: String,
-    /// Its name.
-    pub name: String,
-    /// The JSON name `protoc` records for it.
-    pub json_name: String,
-}
-
 /// The message at `path` (names from the file's top) among `messages`.
 fn message_at<'m>(
     messages: &'m mut [DescriptorProto],
@@ -211,6 +197,24 @@ fn message_at<'m>(
     } else {
         message_at(&mut m.nested_type, rest)
     }
+}
+
+/// protoc's default `json_name`: underscores dropped, the letter after
+/// each one upper-cased.
+pub(crate) fn default_json_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

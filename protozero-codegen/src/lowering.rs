@@ -36,7 +36,8 @@
 //! this reading does not understand is passed on with the edits made so
 //! far, and protox reports what is wrong with it.
 
-use crate::json_names::{JsonField, StandIn};
+use crate::json_names::JsonField;
+use crate::lowered::{Edit, Lowered, StandIn};
 use crate::proto_tokens::{Kind, Token, lex};
 use crate::respell_values::respell_values;
 
@@ -46,40 +47,6 @@ mod json_fields;
 pub(crate) const EDITION_2023: u64 = 1000;
 /// Edition 2024.
 pub(crate) const EDITION_2024: u64 = 1001;
-
-/// A file rewritten for protox.
-#[derive(Debug, Clone)]
-pub(crate) struct Lowered {
-    /// The text protox reads.
-    pub text: String,
-    /// `google.protobuf.Edition` number of an editions file.
-    pub edition: Option<u64>,
-    /// The rewrite's edits, in order: `(original offset, original length,
-    /// new length)`.
-    edits: Vec<(usize, usize, usize)>,
-    /// `export`/`local` written before a message or enum: its name path
-    /// from the file's top (nested names in order), whether it is an enum,
-    /// and whether it is exported.
-    pub visibility: Vec<(Vec<String>, bool, bool)>,
-    /// Files imported with `import option`.
-    pub option_imports: Vec<String>,
-    /// Where each field statement starts in the original text, by the name
-    /// path of its message (or of the scope of its `extend` block) and its
-    /// name, for errors the raising step finds.
-    pub fields: Vec<(Vec<String>, String, usize)>,
-    /// Where each enum starts, by name path.
-    pub enums: Vec<(Vec<String>, usize)>,
-    /// Where each message starts, by name path.
-    pub messages: Vec<(Vec<String>, usize)>,
-    /// Fields given a stand-in JSON name or name (see `json_names.rs`).
-    pub json_stand_ins: Vec<StandIn>,
-    /// Whether a `nan` option value was respelled as
-    /// [`crate::non_finite::NAN_STAND_IN`].
-    pub nan_stand_in: bool,
-    /// Where each `inf`, `-inf`, `nan` or `-nan` option value respelled is
-    /// in the original text: its first and last byte.
-    pub respelled_values: Vec<(usize, usize)>,
-}
 
 /// A construct editions forbid, at a byte offset of the original text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,13 +186,6 @@ pub(crate) fn lower(
     text.push_str(&source[from..]);
     p.out.text = text;
     Ok(Some(p.out))
-}
-
-/// One replacement in the original text.
-pub(crate) struct Edit {
-    pub(crate) at: usize,
-    pub(crate) old: usize,
-    pub(crate) new: String,
 }
 
 /// The block a statement is in.

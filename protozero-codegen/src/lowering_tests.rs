@@ -122,11 +122,11 @@ fn proto2_json_name_clashes_with_a_default_name_get_stand_ins() {
     // have no JSON name of this kind.
     assert!(l.text.contains("d = 6 [json_name = \"q\"];"));
     assert!(l.text.contains("eF = 101;"));
-    let named = |m: &[&str], f: &str| crate::json_names::StandIn {
+    let named = |m: &[&str], f: &str| crate::lowered::StandIn {
         message: m.iter().map(|s| s.to_string()).collect(),
         read_as: f.to_owned(),
         name: f.to_owned(),
-        json_name: crate::parse::default_json_name(f),
+        json_name: crate::json_names::default_json_name(f),
     };
     assert_eq!(
         l.json_stand_ins,

@@ -22,6 +22,7 @@ use crate::features::{
     ENUM_FEATURES, FIELD_FEATURES, FILE_FEATURES, Features, FileSyntax, MESSAGE_FEATURES,
     ONEOF_FEATURES,
 };
+use crate::json_names::default_json_name;
 use crate::model::{
     EnumDef, EnumValueDef, ExtensionDef, FieldDef, FieldType, Label, MessageDef, MethodDef,
     OneofDef, Presence, ProtoFile, Scalar, Schema, ServiceDef,
@@ -393,24 +394,6 @@ impl Ctx<'_> {
 
 fn is_map_entry(m: &DescriptorProto) -> bool {
     m.options.as_ref().and_then(|o| o.map_entry) == Some(true)
-}
-
-/// protoc's default `json_name`: underscores dropped, the letter after
-/// each one upper-cased.
-pub(crate) fn default_json_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut upper = false;
-    for c in name.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn strip_dot(name: &str) -> String {

@@ -41,7 +41,9 @@ use std::rc::Rc;
 use protox::file::{File, FileResolver, GoogleFileResolver, IncludeFileResolver};
 
 use crate::error::CodegenError;
-use crate::lowering::{Lowered, Refusal, lower};
+use crate::lowered::Lowered;
+use crate::lowering::{Refusal, lower};
+use crate::original_text::source_text;
 use crate::renamed_fields::Respelling;
 
 /// Compiles `inputs` and everything they import, imports first.
@@ -375,16 +377,6 @@ fn one_unresolved(
             .map(|at| (at, relative.len(), qualified.clone()))
             .collect(),
     )
-}
-
-/// The original text of the file `name` (not lowered), from the first
-/// include directory that has it.
-pub(crate) fn source_text(includes: &[PathBuf], name: &str) -> Option<String> {
-    includes
-        .iter()
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .and_then(|p| std::fs::read_to_string(p).ok())
 }
 
 /// Whether `pool` has a message or enum named `full_name`.

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use miette::Diagnostic;
 
 use crate::json_names::stand_in_field_name;
-use crate::lowering::Lowered;
+use crate::lowered::Lowered;
 use crate::proto_tokens::{Kind, lex};
 
 /// The original names of every field renamed for protox in `lowered`.
@@ -48,7 +48,7 @@ pub(crate) fn respellings(
         return None;
     }
     let file = e.file()?.to_owned();
-    let text = crate::pure::source_text(includes, &file)?;
+    let text = crate::original_text::source_text(includes, &file)?;
     let lowering = lowered.get(&file);
     let mut keys = Vec::new();
     let mut one = |d: &dyn Diagnostic| {

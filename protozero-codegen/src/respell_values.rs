@@ -10,7 +10,7 @@
 //! protox then finds a number for an enum option, the front end compiles
 //! the file again with those words kept as written (`pure.rs`).
 
-use crate::lowering::Edit;
+use crate::lowered::Edit;
 use crate::proto_tokens::{Kind, Token};
 
 /// Option values protox does not read, respelled: `inf` (after `=`, not
