@@ -228,7 +228,14 @@ pub fn service_const(name: &str) -> String {
 }
 
 /// Methods every generated decoder has, which field accessors must avoid.
-pub const DECODER_RESERVED: &[&str] = &["new", "decode_error", "raw_bytes", "typed_decoder"];
+pub const DECODER_RESERVED: &[&str] = &[
+    "new",
+    "try_new",
+    "decode_pass",
+    "decode_error",
+    "raw_bytes",
+    "typed_decoder",
+];
 
 /// Returns `wanted` (escaped) if `taken` does not hold it, else it with `_`
 /// appended, then `_2`, `_3`… (never a double underscore, which Rust's naming

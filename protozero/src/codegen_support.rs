@@ -90,6 +90,20 @@ pub trait MessageDecoder<'a>: Sized {
     fn decode(buf: &'a [u8]) -> Self;
     /// Why parsing stopped before the end of the buffer, if it did.
     fn decode_error(&self) -> Option<DecodeError>;
+
+    /// Parses `buf` strictly, as prost does: malformed bytes are an error
+    /// rather than where reading stops, and generated decoders (whose
+    /// `try_new` this is) also refuse a declared field of this message with
+    /// a wire type its type cannot have or a string that is not UTF-8.
+    /// Nested messages are checked when they are read in turn. The default
+    /// refuses what [`MessageDecoder::decode_error`] reports.
+    fn try_decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
+        let d = Self::decode(buf);
+        match d.decode_error() {
+            Some(e) => Err(e),
+            None => Ok(d),
+        }
+    }
 }
 
 /// How a repeated scalar's elements are laid out inside a packed payload.

@@ -14,6 +14,14 @@
 //! raw [`Field`]. Nothing allocates; a malformed field ends the iteration
 //! and is kept for [`Fields::error`].
 //!
+//! `FooField::try_read(bytes)` ([`TryFields`]) is the strict visit, as prost
+//! reads: it yields `Result`s, and a malformed field, a declared field with a
+//! wire type its type cannot have or a string that is not UTF-8 comes as one
+//! `Err` that ends the iteration (see the crate's `strict` checks), so an
+//! error cannot go unnoticed. A singular field that occurs more than once is
+//! visited once per occurrence, so a caller merges message occurrences as
+//! protobuf says (or keeps the last, as the random-access decoder does).
+//!
 //! Code generic over messages (a walk over every message a schema reaches,
 //! as the `trace_full_schema` fuzz target does) gets each nested message
 //! typed by its decoder from [`FieldEnum::visit_message`], through a
@@ -34,6 +42,17 @@ pub trait FieldEnum<'a>: Sized {
     const GROUPS: bool;
     /// The typed value of `field`.
     fn from_field(field: Field<'a>) -> Self;
+
+    /// Whether `field` is what the schema declares for its number (any
+    /// undeclared number is): `WrongWireType` for a declared field with
+    /// another wire type, `InvalidUtf8` for a string that is not UTF-8.
+    /// [`TryFields`] calls it on every field. Generated enums implement it;
+    /// the default accepts everything.
+    #[inline]
+    fn check(field: &Field<'a>) -> Result<(), DecodeError> {
+        let _ = field;
+        Ok(())
+    }
 
     /// Hands the nested message this field holds, if it holds one (a
     /// message or group field's [`Lazy`] view), to `visitor`, typed by its
@@ -109,6 +128,76 @@ impl<'a, F: FieldEnum<'a>> Iterator for Fields<'a, F> {
     }
 }
 
+/// The fields of one message in wire order, typed as `F`, read strictly:
+/// `Err` for a malformed field or one [`FieldEnum::check`] refuses, once,
+/// and then the end.
+pub struct TryFields<'a, F> {
+    buf: &'a [u8],
+    pos: usize,
+    kind: PhantomData<fn() -> F>,
+}
+
+impl<'a, F: FieldEnum<'a>> TryFields<'a, F> {
+    /// The fields of `buf`.
+    #[inline]
+    pub fn new(buf: &'a [u8]) -> Self {
+        TryFields {
+            buf,
+            pos: 0,
+            kind: PhantomData,
+        }
+    }
+
+    /// Offset of the next field (the length of the bytes after the end or an
+    /// error).
+    #[inline]
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a, F: FieldEnum<'a>> Iterator for TryFields<'a, F> {
+    type Item = Result<F, DecodeError>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Result<F, DecodeError>> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        let read = parse_at(self.buf, self.pos, F::GROUPS)
+            .and_then(|(field, next)| F::check(&field).map(|()| (field, next)));
+        match read {
+            Ok((field, next)) => {
+                self.pos = next;
+                Some(Ok(F::from_field(field)))
+            }
+            Err(e) => {
+                self.pos = self.buf.len();
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl<F> Clone for TryFields<'_, F> {
+    fn clone(&self) -> Self {
+        TryFields {
+            buf: self.buf,
+            pos: self.pos,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<F> fmt::Debug for TryFields<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryFields")
+            .field("offset", &self.pos)
+            .field("len", &self.buf.len())
+            .finish()
+    }
+}
+
 impl<F> Clone for Fields<'_, F> {
     fn clone(&self) -> Self {
         Fields {
@@ -160,6 +249,13 @@ impl<'a, D: MessageDecoder<'a>> Lazy<'a, D> {
     pub fn decode(self) -> D {
         D::decode(self.bytes)
     }
+
+    /// Reads the message for random access, strictly
+    /// ([`MessageDecoder::try_decode`]).
+    #[inline]
+    pub fn try_decode(self) -> Result<D, DecodeError> {
+        D::try_decode(self.bytes)
+    }
 }
 
 impl<'a, D: MessageFields<'a>> Lazy<'a, D> {
@@ -167,6 +263,12 @@ impl<'a, D: MessageFields<'a>> Lazy<'a, D> {
     #[inline]
     pub fn fields(self) -> Fields<'a, D::Field> {
         Fields::new(self.bytes)
+    }
+
+    /// Visits the message's fields in wire order, strictly ([`TryFields`]).
+    #[inline]
+    pub fn try_fields(self) -> TryFields<'a, D::Field> {
+        TryFields::new(self.bytes)
     }
 }
 
@@ -307,6 +409,56 @@ mod tests {
             Some(DecodeError::LengthOutOfBounds { id: 2, .. })
         ));
         assert_eq!(it.next(), None);
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Strict {
+        Name(u64),
+        Other,
+    }
+
+    impl<'a> FieldEnum<'a> for Strict {
+        const GROUPS: bool = false;
+        fn from_field(f: Field<'a>) -> Self {
+            match (f.id, f.value) {
+                (1, FieldValue::Varint(v)) => Strict::Name(v),
+                _ => Strict::Other,
+            }
+        }
+        fn check(f: &Field<'a>) -> Result<(), DecodeError> {
+            match f.id {
+                1 => crate::strict::check(f, crate::strict::Expect::Varint),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    #[test]
+    fn try_fields_report_what_fields_read_on() {
+        // 1: 5, 9: "x" (undeclared), then 1 with wire type 5.
+        let buf = [0x08, 5, 0x4a, 1, b'x', 0x0d, 1, 0, 0, 0, 0x08, 6];
+        let lenient: Vec<Strict> = Fields::new(&buf).collect();
+        assert_eq!(lenient.len(), 4);
+        let mut it = TryFields::<Strict>::new(&buf);
+        assert_eq!(it.next(), Some(Ok(Strict::Name(5))));
+        assert_eq!(it.next(), Some(Ok(Strict::Other)));
+        assert_eq!(
+            it.next(),
+            Some(Err(DecodeError::WrongWireType {
+                id: 1,
+                expected: 0,
+                found: 5
+            }))
+        );
+        assert_eq!(it.next(), None);
+        // A truncated field is an `Err` item too, not a silent end.
+        let mut cut = TryFields::<Strict>::new(&[0x08, 5, 0x12, 9]);
+        assert_eq!(cut.next(), Some(Ok(Strict::Name(5))));
+        assert!(matches!(
+            cut.next(),
+            Some(Err(DecodeError::LengthOutOfBounds { id: 2, .. }))
+        ));
+        assert_eq!(cut.next(), None);
     }
 
     #[test]

@@ -183,6 +183,7 @@ mod repeated;
 mod service;
 mod slice_buffer;
 mod stream_writer;
+mod strict;
 mod typed_decoder;
 mod typed_repeated;
 pub mod varint;
@@ -202,7 +203,9 @@ pub use writer::{HeapWriter, NullWriter, SliceWriter, Writer};
 
 // Decoding: schema-less and typed, zero-copy.
 pub use decoder::{Decoder, Field, FieldValue};
-pub use field_visit::{FieldEnum, Fields, Lazy, MessageFields, MessageVisitor, Occurrence};
+pub use field_visit::{
+    FieldEnum, Fields, Lazy, MessageFields, MessageVisitor, Occurrence, TryFields,
+};
 pub use repeated::{PackedFixed32, PackedFixed64, PackedVarints, RepeatedFields};
 pub use typed_decoder::TypedDecoder;
 pub use typed_repeated::{
@@ -240,4 +243,5 @@ pub mod __private {
         ProtoRead, ProtoWrite, RECURSION_LIMIT, ReadError, encoding, merge_option, merge_repeated,
         write_packed, write_repeated,
     };
+    pub use crate::strict::{Expect, check, fits, try_str, utf8};
 }

@@ -16,6 +16,7 @@ use crate::names::{ident_in, module_name, type_ident, type_name, upper_camel};
 use crate::resolve::oneof_enum_name;
 
 use super::closed_enum::{closed_value, counted_oneof};
+use super::strict::pass_check;
 
 /// Where generated accessor bodies find a field's value.
 pub(crate) enum Access {
@@ -127,7 +128,7 @@ pub(crate) fn emit_decoder(
     let dense =
         Literal::usize_unsuffixed((msg.max_field_number() + 1).min(MAX_DENSE_FIELDS) as usize);
     let doc = format!(
-        "Zero-copy decoder of message `{full_name}` (from `{file}`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names."
+        "Zero-copy decoder of message `{full_name}` (from `{file}`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names."
     );
     let access = Access::Slots { groups };
     let accessors = plans.iter().map(|p| {
@@ -157,8 +158,35 @@ pub(crate) fn emit_decoder(
         }
 
         impl<'a> #name<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(buf: &'a [u8]) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 #pass
             }
 
@@ -197,6 +225,11 @@ pub(crate) fn emit_decoder(
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+
+            #[inline]
+            fn try_decode(buf: &'a [u8]) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
 
         #debug
@@ -214,17 +247,21 @@ fn slots_and_pass(
     let mut arms = Vec::new();
     for p in plans.iter().filter(|p| p.def.oneof.is_none()) {
         let id = Literal::u32_unsuffixed(p.def.number);
+        let check = pass_check(p);
         if p.repeated() {
             let r = slot("r", p.def.number);
             decls.extend(quote!(#r: ::protozero::__private::Occurrences,));
             inits.extend(quote!(#r: ::protozero::__private::Occurrences::NONE,));
-            arms.push((id, quote!(d.#r.add(pos, next))));
+            arms.push((id, quote!(#check d.#r.add(pos, next))));
         } else {
             let f = slot("f", p.def.number);
             let (ex, ty) = extract(p);
             decls.extend(quote!(#f: ::core::option::Option<#ty>,));
             inits.extend(quote!(#f: ::core::option::Option::None,));
-            arms.push((id, quote!(d.#f = ::protozero::__private::#ex(f.value))));
+            arms.push((
+                id,
+                quote!(#check d.#f = ::protozero::__private::#ex(f.value)),
+            ));
         }
     }
     for k in 0..msg.oneofs.len() {
@@ -233,7 +270,11 @@ fn slots_and_pass(
         inits.extend(quote!(#o: ::protozero::__private::OneofSlot::NONE,));
         for p in plans.iter().filter(|p| p.def.oneof == Some(k)) {
             let id = Literal::u32_unsuffixed(p.def.number);
-            arms.push((id, quote!(d.#o = ::protozero::__private::OneofSlot::new(f))));
+            let check = pass_check(p);
+            arms.push((
+                id,
+                quote!(#check d.#o = ::protozero::__private::OneofSlot::new(f)),
+            ));
         }
     }
     let dispatch = match arms.as_slice() {
@@ -244,7 +285,7 @@ fn slots_and_pass(
             }
         },
         _ => {
-            let arms = arms.iter().map(|(id, action)| quote!(#id => #action,));
+            let arms = arms.iter().map(|(id, action)| quote!(#id => { #action; }));
             quote! {
                 match f.id {
                     #(#arms)*
@@ -457,6 +498,14 @@ fn singular_accessors(
     let get = &p.d_get;
     let raw = singular_raw(p, id, a);
     let doc = format!("{what}; `None` when absent or malformed.");
+    // The raw value the typed accessors read (a oneof member's as counted).
+    let counted_raw = match counted {
+        Some(slot) => {
+            let (ex, _) = extract(p);
+            quote!(#slot.get(#id).and_then(::protozero::__private::#ex))
+        }
+        None => raw.clone(),
+    };
     let value = match (&p.shape, p.closed_enum, p.def.oneof) {
         (Shape::Enum(path), true, None) => closed_value(path, id, a, &raw),
         _ => match counted {
@@ -487,11 +536,31 @@ fn singular_accessors(
                     }
                 }
             });
-            let doc = if *s == Scalar::String {
-                format!("{what}; `None` when absent, malformed or not UTF-8.")
-            } else {
-                doc
+            let doc = match (*s == Scalar::String, &p.d_try) {
+                (true, Some(t)) => format!(
+                    "{what}; `None` when absent or malformed, and when not UTF-8: [`Self::{}`] tells that apart as an error (prost refuses the message), [`Self::{}`] reads the bytes.",
+                    t.to_string().trim_start_matches("r#"),
+                    p.d_bytes
+                        .as_ref()
+                        .map(|b| b.to_string())
+                        .unwrap_or_default()
+                        .trim_start_matches("r#")
+                ),
+                (true, None) => format!("{what}; `None` when absent, malformed or not UTF-8."),
+                _ => doc,
             };
+            let try_fn = p.d_try.as_ref().map(|t| {
+                let doc = format!(
+                    "{what}, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8."
+                );
+                quote! {
+                    #[doc = #doc]
+                    #[inline]
+                    pub fn #t(&self) -> ::core::result::Result<::core::option::Option<&'a str>, ::protozero::DecodeError> {
+                        ::protozero::__private::try_str(#id, #counted_raw)
+                    }
+                }
+            });
             quote! {
                 #[doc = #doc]
                 #[inline]
@@ -499,6 +568,7 @@ fn singular_accessors(
                     #value
                 }
                 #bytes
+                #try_fn
             }
         }
         Shape::Enum(path) => {
@@ -561,6 +631,46 @@ fn singular_accessors(
                     }
                 }
             });
+            let try_fn = p.d_try.as_ref().map(|t| {
+                let doc = format!(
+                    "{what}, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`)."
+                );
+                quote! {
+                    #[doc = #doc]
+                    #[inline]
+                    pub fn #t(&self) -> ::core::result::Result<::core::option::Option<#decoder<'a>>, ::protozero::DecodeError> {
+                        match #counted_raw {
+                            ::core::option::Option::Some(b) => #decoder::try_new(b).map(::core::option::Option::Some),
+                            ::core::option::Option::None => ::core::result::Result::Ok(::core::option::Option::None),
+                        }
+                    }
+                }
+            });
+            let all_fn = p.d_all.as_ref().map(|all| {
+                let doc = format!(
+                    "{what}: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::{}`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.",
+                    get.to_string().trim_start_matches("r#")
+                );
+                let fields = match a {
+                    Access::Slots { groups: true } => {
+                        quote!(::protozero::RepeatedFields::new(self.buf, 0, #id).accept_groups())
+                    }
+                    Access::Slots { groups: false } => {
+                        quote!(::protozero::RepeatedFields::new(self.buf, 0, #id))
+                    }
+                    Access::Table { dec } => quote!(#dec.repeated(#id)),
+                };
+                quote! {
+                    #[doc = #doc]
+                    #[inline]
+                    pub fn #all(&self) -> ::protozero::RepeatedMessages<'a, #decoder<'a>> {
+                        ::protozero::RepeatedMessages::new(#fields)
+                    }
+                }
+            });
+            let doc = format!(
+                "{what}; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one)."
+            );
             quote! {
                 #[doc = #doc]
                 #[inline]
@@ -568,6 +678,8 @@ fn singular_accessors(
                     #value
                 }
                 #bytes
+                #try_fn
+                #all_fn
             }
         }
     }

@@ -87,6 +87,11 @@ pub(crate) struct FieldPlan<'m> {
     pub d_raw: Option<Ident>,
     /// Decoder: `x_bytes` for strings and messages.
     pub d_bytes: Option<Ident>,
+    /// Decoder: `try_x` for singular strings and messages (the strict read).
+    pub d_try: Option<Ident>,
+    /// Decoder: `x_all` for singular message fields outside oneofs (every
+    /// occurrence, for merging).
+    pub d_all: Option<Ident>,
     /// Of a closed enum: an occurrence with a number the enum does not name
     /// is an unknown field, so the field keeps its earlier value (as
     /// protoc's C++ decodes it).
@@ -224,6 +229,17 @@ pub(crate) fn plan_fields<'m>(
         let d_bytes = matches!(shape, Shape::Message { .. } | Shape::Scalar(Scalar::String))
             .then(|| decoder.take(format!("{base}_bytes")))
             .transpose()?;
+        let singular = def.label != Label::Repeated;
+        let d_try = (singular
+            && matches!(shape, Shape::Message { .. } | Shape::Scalar(Scalar::String)))
+        .then(|| decoder.take(format!("try_{base}")))
+        .transpose()?;
+        let d_all = (singular
+            && def.oneof.is_none()
+            && !def.delimited
+            && matches!(shape, Shape::Message { .. }))
+        .then(|| decoder.take(format!("{base}_all")))
+        .transpose()?;
         plans.push(FieldPlan {
             def,
             shape,
@@ -234,6 +250,8 @@ pub(crate) fn plan_fields<'m>(
             d_has,
             d_raw,
             d_bytes,
+            d_try,
+            d_all,
             closed_enum,
         });
     }
@@ -253,6 +271,8 @@ pub(crate) fn which_names(
             Some(&p.d_has),
             p.d_raw.as_ref(),
             p.d_bytes.as_ref(),
+            p.d_try.as_ref(),
+            p.d_all.as_ref(),
         ]
         .into_iter()
         .flatten()

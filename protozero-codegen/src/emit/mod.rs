@@ -9,6 +9,7 @@ mod enums;
 mod extensions;
 mod fields;
 mod services;
+mod strict;
 mod visitor;
 mod writer;
 

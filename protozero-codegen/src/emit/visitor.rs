@@ -17,6 +17,7 @@ use quote::quote;
 
 use super::decoder::extract;
 use super::fields::{FieldPlan, Shape, scalar_info};
+use super::strict::check_body;
 use crate::error::CodegenError;
 use crate::model::{MessageDef, Scalar};
 use crate::names::{ident_in, type_ident, type_name, unique_name, upper_camel};
@@ -58,6 +59,7 @@ pub(crate) fn emit_field_enum(
             },
         });
     }
+    let check = check_body(plans);
     let usual = format!("{}Field", type_name(&msg.name));
     let renamed = if enum_name == usual {
         String::new()
@@ -113,10 +115,21 @@ pub(crate) fn emit_field_enum(
 
         impl<'a> #name<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
 
             /// The field's number: its declared one, or for `Other` the
@@ -136,6 +149,13 @@ pub(crate) fn emit_field_enum(
             #[inline(always)]
             fn from_field(f: ::protozero::Field<'a>) -> Self {
                 #dispatch
+            }
+
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                #check
             }
 
             #visit_message

@@ -145,7 +145,7 @@ impl<'w> ::protozero::MessageWriter<'w> for DataSourceDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DataSourceDescriptor` (from `perfetto/common/data_source_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DataSourceDescriptor` (from `perfetto/common/data_source_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DataSourceDescriptorDecoder<'a> {
     buf: &'a [u8],
@@ -162,8 +162,35 @@ pub struct DataSourceDescriptorDecoder<'a> {
     f8: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DataSourceDescriptorDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -188,16 +215,126 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                10 => d.f10 = ::protozero::__private::bytes(f.value),
-                5 => d.f5 = ::protozero::__private::bytes(f.value),
-                6 => d.f6 = ::protozero::__private::bytes(f.value),
-                8 => d.f8 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::bytes(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::bytes(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::bytes(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -220,7 +357,7 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 11> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -229,6 +366,16 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
+    }
+    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
     }
     /// Whether field `name` = 1 (`string`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
@@ -285,7 +432,7 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     pub fn has_no_flush(&self) -> bool {
         self.f9.is_some()
     }
-    /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
+    /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn protovm_program(&self) -> ::core::option::Option<VmProgramDecoder<'a>> {
         self.f10.map(VmProgramDecoder::new)
@@ -295,12 +442,38 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     pub fn protovm_program_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f10
     }
+    /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_protovm_program(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<VmProgramDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f10 {
+            ::core::option::Option::Some(b) => {
+                VmProgramDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::protovm_program`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn protovm_program_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, VmProgramDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 10),
+        )
+    }
     /// Whether field `protovm_program` = 10 (`perfetto.protos.VmProgram`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_program(&self) -> bool {
         self.f10.is_some()
     }
-    /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
+    /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn gpu_counter_descriptor(
         &self,
@@ -312,12 +485,38 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     pub fn gpu_counter_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f5
     }
+    /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_gpu_counter_descriptor(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<GpuCounterDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f5 {
+            ::core::option::Option::Some(b) => {
+                GpuCounterDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::gpu_counter_descriptor`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn gpu_counter_descriptor_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, GpuCounterDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 5),
+        )
+    }
     /// Whether field `gpu_counter_descriptor` = 5 (`perfetto.protos.GpuCounterDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_gpu_counter_descriptor(&self) -> bool {
         self.f5.is_some()
     }
-    /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
+    /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_event_descriptor(
         &self,
@@ -329,12 +528,38 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     pub fn track_event_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f6
     }
+    /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_track_event_descriptor(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TrackEventDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f6 {
+            ::core::option::Option::Some(b) => {
+                TrackEventDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::track_event_descriptor`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn track_event_descriptor_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TrackEventDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 6),
+        )
+    }
     /// Whether field `track_event_descriptor` = 6 (`perfetto.protos.TrackEventDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event_descriptor(&self) -> bool {
         self.f6.is_some()
     }
-    /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed.
+    /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn ftrace_descriptor(
         &self,
@@ -345,6 +570,32 @@ impl<'a> DataSourceDescriptorDecoder<'a> {
     #[inline]
     pub fn ftrace_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f8
+    }
+    /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_ftrace_descriptor(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<FtraceDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f8 {
+            ::core::option::Option::Some(b) => {
+                FtraceDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::ftrace_descriptor`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn ftrace_descriptor_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, FtraceDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 8),
+        )
     }
     /// Whether field `ftrace_descriptor` = 8 (`perfetto.protos.FtraceDescriptor`) of `perfetto.protos.DataSourceDescriptor` is present (with the wire type its type has).
     #[inline]
@@ -361,6 +612,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for DataSourceDescriptorDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for DataSourceDescriptorDecoder<'_> {
@@ -421,10 +678,20 @@ pub enum DataSourceDescriptorField<'a> {
 }
 impl<'a> DataSourceDescriptorField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -519,6 +786,74 @@ impl<'a> ::protozero::FieldEnum<'a> for DataSourceDescriptorField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

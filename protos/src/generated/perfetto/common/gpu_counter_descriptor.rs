@@ -126,7 +126,7 @@ impl<'w> ::protozero::MessageWriter<'w> for GpuCounterDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GpuCounterDescriptorDecoder<'a> {
     buf: &'a [u8],
@@ -141,8 +141,35 @@ pub struct GpuCounterDescriptorDecoder<'a> {
     f8: ::core::option::Option<u64>,
 }
 impl<'a> GpuCounterDescriptorDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -165,14 +192,102 @@ impl<'a> GpuCounterDescriptorDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                2 => d.r2.add(pos, next),
-                6 => d.r6.add(pos, next),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
-                8 => d.f8 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r2.add(pos, next);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r6.add(pos, next);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -316,6 +431,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for GpuCounterDescriptorDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for GpuCounterDescriptorDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -377,10 +498,20 @@ pub enum GpuCounterDescriptorField<'a> {
 }
 impl<'a> GpuCounterDescriptorField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -458,6 +589,62 @@ impl<'a> ::protozero::FieldEnum<'a> for GpuCounterDescriptorField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -990,7 +1177,7 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GpuCounterSpecDecoder<'a> {
         buf: &'a [u8],
@@ -1006,8 +1193,35 @@ pub mod gpu_counter_descriptor {
         o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> GpuCounterSpecDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1031,16 +1245,132 @@ pub mod gpu_counter_descriptor {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    7 => d.r7.add(pos, next),
-                    8 => d.r8.add(pos, next),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    10 => d.r10.add(pos, next),
-                    11 => d.f11 = ::protozero::__private::varint(f.value),
-                    5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r7.add(pos, next);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r8.add(pos, next);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r10.add(pos, next);
+                    }
+                    11 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f11 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Fixed64,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1073,7 +1403,7 @@ pub mod gpu_counter_descriptor {
         pub fn has_counter_id(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1083,12 +1413,22 @@ pub mod gpu_counter_descriptor {
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
         }
+        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
+        }
         /// Whether field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent, malformed or not UTF-8.
+        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`; `None` when absent or malformed, and when not UTF-8: [`Self::try_description`] tells that apart as an error (prost refuses the message), [`Self::description_bytes`] reads the bytes.
         #[inline]
         pub fn description(&self) -> ::core::option::Option<&'a str> {
             self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1097,6 +1437,16 @@ pub mod gpu_counter_descriptor {
         #[inline]
         pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_description(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(3, self.f3)
         }
         /// Whether field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterSpec` is present (with the wire type its type has).
         #[inline]
@@ -1253,6 +1603,12 @@ pub mod gpu_counter_descriptor {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for GpuCounterSpecDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1322,10 +1678,20 @@ pub mod gpu_counter_descriptor {
     }
     impl<'a> GpuCounterSpecField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1424,6 +1790,80 @@ pub mod gpu_counter_descriptor {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Fixed64,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                11 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1604,7 +2044,7 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GpuCounterBlockDecoder<'a> {
         buf: &'a [u8],
@@ -1616,8 +2056,35 @@ pub mod gpu_counter_descriptor {
         r5: ::protozero::__private::Occurrences,
     }
     impl<'a> GpuCounterBlockDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1637,11 +2104,68 @@ pub mod gpu_counter_descriptor {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.f4 = ::protozero::__private::bytes(f.value),
-                    5 => d.r5.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::bytes(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r5.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1684,7 +2208,7 @@ pub mod gpu_counter_descriptor {
         pub fn has_block_capacity(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1694,12 +2218,22 @@ pub mod gpu_counter_descriptor {
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
         }
+        /// Field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(3, self.f3)
+        }
         /// Whether field `name` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
             self.f3.is_some()
         }
-        /// Field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent, malformed or not UTF-8.
+        /// Field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`; `None` when absent or malformed, and when not UTF-8: [`Self::try_description`] tells that apart as an error (prost refuses the message), [`Self::description_bytes`] reads the bytes.
         #[inline]
         pub fn description(&self) -> ::core::option::Option<&'a str> {
             self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1708,6 +2242,16 @@ pub mod gpu_counter_descriptor {
         #[inline]
         pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f4
+        }
+        /// Field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_description(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(4, self.f4)
         }
         /// Whether field `description` = 4 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterBlock` is present (with the wire type its type has).
         #[inline]
@@ -1736,6 +2280,12 @@ pub mod gpu_counter_descriptor {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for GpuCounterBlockDecoder<'_> {
@@ -1785,10 +2335,20 @@ pub mod gpu_counter_descriptor {
     }
     impl<'a> GpuCounterBlockField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1846,6 +2406,46 @@ pub mod gpu_counter_descriptor {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1923,7 +2523,7 @@ pub mod gpu_counter_descriptor {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` (from `perfetto/common/gpu_counter_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GpuCounterGroupSpecDecoder<'a> {
         buf: &'a [u8],
@@ -1934,8 +2534,35 @@ pub mod gpu_counter_descriptor {
         r4: ::protozero::__private::Occurrences,
     }
     impl<'a> GpuCounterGroupSpecDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1954,10 +2581,56 @@ pub mod gpu_counter_descriptor {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r4.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1990,7 +2663,7 @@ pub mod gpu_counter_descriptor {
         pub fn has_group_id(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2000,12 +2673,22 @@ pub mod gpu_counter_descriptor {
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
         }
+        /// Field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
+        }
         /// Whether field `name` = 2 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent, malformed or not UTF-8.
+        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`; `None` when absent or malformed, and when not UTF-8: [`Self::try_description`] tells that apart as an error (prost refuses the message), [`Self::description_bytes`] reads the bytes.
         #[inline]
         pub fn description(&self) -> ::core::option::Option<&'a str> {
             self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2014,6 +2697,16 @@ pub mod gpu_counter_descriptor {
         #[inline]
         pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_description(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(3, self.f3)
         }
         /// Whether field `description` = 3 (`string`) of `perfetto.protos.GpuCounterDescriptor.GpuCounterGroupSpec` is present (with the wire type its type has).
         #[inline]
@@ -2042,6 +2735,12 @@ pub mod gpu_counter_descriptor {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for GpuCounterGroupSpecDecoder<'_> {
@@ -2088,10 +2787,20 @@ pub mod gpu_counter_descriptor {
     }
     impl<'a> GpuCounterGroupSpecField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2142,6 +2851,40 @@ pub mod gpu_counter_descriptor {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

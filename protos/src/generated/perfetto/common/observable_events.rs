@@ -79,7 +79,7 @@ impl<'w> ::protozero::MessageWriter<'w> for ObservableEvents<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ObservableEvents` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ObservableEvents` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ObservableEventsDecoder<'a> {
     buf: &'a [u8],
@@ -89,8 +89,35 @@ pub struct ObservableEventsDecoder<'a> {
     f3: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> ObservableEventsDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -108,9 +135,42 @@ impl<'a> ObservableEventsDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -163,7 +223,7 @@ impl<'a> ObservableEventsDecoder<'a> {
     pub fn has_all_data_sources_started(&self) -> bool {
         self.f2.is_some()
     }
-    /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`; `None` when absent or malformed.
+    /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn clone_trigger_hit(
         &self,
@@ -174,6 +234,36 @@ impl<'a> ObservableEventsDecoder<'a> {
     #[inline]
     pub fn clone_trigger_hit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f3
+    }
+    /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_clone_trigger_hit(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<observable_events::CloneTriggerHitDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f3 {
+            ::core::option::Option::Some(b) => {
+                observable_events::CloneTriggerHitDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::clone_trigger_hit`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn clone_trigger_hit_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        observable_events::CloneTriggerHitDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 3),
+        )
     }
     /// Whether field `clone_trigger_hit` = 3 (`perfetto.protos.ObservableEvents.CloneTriggerHit`) of `perfetto.protos.ObservableEvents` is present (with the wire type its type has).
     #[inline]
@@ -190,6 +280,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for ObservableEventsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for ObservableEventsDecoder<'_> {
@@ -240,10 +336,20 @@ pub enum ObservableEventsField<'a> {
 }
 impl<'a> ObservableEventsField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -283,6 +389,32 @@ impl<'a> ::protozero::FieldEnum<'a> for ObservableEventsField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -532,7 +664,7 @@ pub mod observable_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourceInstanceStateChangeDecoder<'a> {
         buf: &'a [u8],
@@ -542,8 +674,35 @@ pub mod observable_events {
         f3: ::core::option::Option<u64>,
     }
     impl<'a> DataSourceInstanceStateChangeDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -561,9 +720,42 @@ pub mod observable_events {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -586,7 +778,7 @@ pub mod observable_events {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or not UTF-8.
+        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent or malformed, and when not UTF-8: [`Self::try_producer_name`] tells that apart as an error (prost refuses the message), [`Self::producer_name_bytes`] reads the bytes.
         #[inline]
         pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -596,12 +788,22 @@ pub mod observable_events {
         pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
         }
+        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_producer_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
+        }
         /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has).
         #[inline]
         pub fn has_producer_name(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent, malformed or not UTF-8.
+        /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`; `None` when absent or malformed, and when not UTF-8: [`Self::try_data_source_name`] tells that apart as an error (prost refuses the message), [`Self::data_source_name_bytes`] reads the bytes.
         #[inline]
         pub fn data_source_name(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -610,6 +812,16 @@ pub mod observable_events {
         #[inline]
         pub fn data_source_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_data_source_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
         }
         /// Whether field `data_source_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.DataSourceInstanceStateChange` is present (with the wire type its type has).
         #[inline]
@@ -663,6 +875,12 @@ pub mod observable_events {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for DataSourceInstanceStateChangeDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -706,10 +924,20 @@ pub mod observable_events {
     }
     impl<'a> DataSourceInstanceStateChangeField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -753,6 +981,32 @@ pub mod observable_events {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -847,7 +1101,7 @@ pub mod observable_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ObservableEvents.CloneTriggerHit` (from `perfetto/common/observable_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CloneTriggerHitDecoder<'a> {
         buf: &'a [u8],
@@ -860,8 +1114,35 @@ pub mod observable_events {
         f6: ::core::option::Option<u64>,
     }
     impl<'a> CloneTriggerHitDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -882,12 +1163,78 @@ pub mod observable_events {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -920,7 +1267,7 @@ pub mod observable_events {
         pub fn has_tracing_session_id(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent, malformed or not UTF-8.
+        /// Field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent or malformed, and when not UTF-8: [`Self::try_trigger_name`] tells that apart as an error (prost refuses the message), [`Self::trigger_name_bytes`] reads the bytes.
         #[inline]
         pub fn trigger_name(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -930,12 +1277,22 @@ pub mod observable_events {
         pub fn trigger_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
         }
+        /// Field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_trigger_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
+        }
         /// Whether field `trigger_name` = 2 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
         pub fn has_trigger_name(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent, malformed or not UTF-8.
+        /// Field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`; `None` when absent or malformed, and when not UTF-8: [`Self::try_producer_name`] tells that apart as an error (prost refuses the message), [`Self::producer_name_bytes`] reads the bytes.
         #[inline]
         pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
             self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -944,6 +1301,16 @@ pub mod observable_events {
         #[inline]
         pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_producer_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(3, self.f3)
         }
         /// Whether field `producer_name` = 3 (`string`) of `perfetto.protos.ObservableEvents.CloneTriggerHit` is present (with the wire type its type has).
         #[inline]
@@ -990,6 +1357,12 @@ pub mod observable_events {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for CloneTriggerHitDecoder<'_> {
@@ -1042,10 +1415,20 @@ pub mod observable_events {
     }
     impl<'a> CloneTriggerHitField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1108,6 +1491,50 @@ pub mod observable_events {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

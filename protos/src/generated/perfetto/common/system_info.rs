@@ -71,7 +71,7 @@ impl<'w> ::protozero::MessageWriter<'w> for Utsname<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Utsname` (from `perfetto/common/system_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Utsname` (from `perfetto/common/system_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct UtsnameDecoder<'a> {
     buf: &'a [u8],
@@ -82,8 +82,35 @@ pub struct UtsnameDecoder<'a> {
     f4: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> UtsnameDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -102,10 +129,54 @@ impl<'a> UtsnameDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
-                3 => d.f3 = ::protozero::__private::bytes(f.value),
-                4 => d.f4 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::bytes(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -128,7 +199,7 @@ impl<'a> UtsnameDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `sysname` = 1 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
+    /// Field `sysname` = 1 (`string`) of `perfetto.protos.Utsname`; `None` when absent or malformed, and when not UTF-8: [`Self::try_sysname`] tells that apart as an error (prost refuses the message), [`Self::sysname_bytes`] reads the bytes.
     #[inline]
     pub fn sysname(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -138,12 +209,22 @@ impl<'a> UtsnameDecoder<'a> {
     pub fn sysname_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
     }
+    /// Field `sysname` = 1 (`string`) of `perfetto.protos.Utsname`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_sysname(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
+    }
     /// Whether field `sysname` = 1 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_sysname(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `version` = 2 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
+    /// Field `version` = 2 (`string`) of `perfetto.protos.Utsname`; `None` when absent or malformed, and when not UTF-8: [`Self::try_version`] tells that apart as an error (prost refuses the message), [`Self::version_bytes`] reads the bytes.
     #[inline]
     pub fn version(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -153,12 +234,22 @@ impl<'a> UtsnameDecoder<'a> {
     pub fn version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
     }
+    /// Field `version` = 2 (`string`) of `perfetto.protos.Utsname`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_version(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
+    }
     /// Whether field `version` = 2 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_version(&self) -> bool {
         self.f2.is_some()
     }
-    /// Field `release` = 3 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
+    /// Field `release` = 3 (`string`) of `perfetto.protos.Utsname`; `None` when absent or malformed, and when not UTF-8: [`Self::try_release`] tells that apart as an error (prost refuses the message), [`Self::release_bytes`] reads the bytes.
     #[inline]
     pub fn release(&self) -> ::core::option::Option<&'a str> {
         self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -168,12 +259,22 @@ impl<'a> UtsnameDecoder<'a> {
     pub fn release_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f3
     }
+    /// Field `release` = 3 (`string`) of `perfetto.protos.Utsname`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_release(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(3, self.f3)
+    }
     /// Whether field `release` = 3 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
     pub fn has_release(&self) -> bool {
         self.f3.is_some()
     }
-    /// Field `machine` = 4 (`string`) of `perfetto.protos.Utsname`; `None` when absent, malformed or not UTF-8.
+    /// Field `machine` = 4 (`string`) of `perfetto.protos.Utsname`; `None` when absent or malformed, and when not UTF-8: [`Self::try_machine`] tells that apart as an error (prost refuses the message), [`Self::machine_bytes`] reads the bytes.
     #[inline]
     pub fn machine(&self) -> ::core::option::Option<&'a str> {
         self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -182,6 +283,16 @@ impl<'a> UtsnameDecoder<'a> {
     #[inline]
     pub fn machine_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f4
+    }
+    /// Field `machine` = 4 (`string`) of `perfetto.protos.Utsname`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_machine(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(4, self.f4)
     }
     /// Whether field `machine` = 4 (`string`) of `perfetto.protos.Utsname` is present (with the wire type its type has).
     #[inline]
@@ -198,6 +309,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for UtsnameDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for UtsnameDecoder<'_> {
@@ -240,10 +357,20 @@ pub enum UtsnameField<'a> {
 }
 impl<'a> UtsnameField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -296,6 +423,38 @@ impl<'a> ::protozero::FieldEnum<'a> for UtsnameField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -482,7 +641,7 @@ impl<'w> ::protozero::MessageWriter<'w> for SystemInfo<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SystemInfo` (from `perfetto/common/system_info.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SystemInfoDecoder<'a> {
     buf: &'a [u8],
@@ -506,8 +665,35 @@ pub struct SystemInfoDecoder<'a> {
     f17: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> SystemInfoDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -539,23 +725,210 @@ impl<'a> SystemInfoDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
-                14 => d.f14 = ::protozero::__private::bytes(f.value),
-                9 => d.f9 = ::protozero::__private::bytes(f.value),
-                13 => d.f13 = ::protozero::__private::bytes(f.value),
-                10 => d.f10 = ::protozero::__private::bytes(f.value),
-                11 => d.f11 = ::protozero::__private::bytes(f.value),
-                12 => d.f12 = ::protozero::__private::bytes(f.value),
-                15 => d.f15 = ::protozero::__private::bytes(f.value),
-                4 => d.f4 = ::protozero::__private::bytes(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                6 => d.f6 = ::protozero::__private::varint(f.value),
-                8 => d.f8 = ::protozero::__private::varint(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                16 => d.f16 = ::protozero::__private::varint(f.value),
-                17 => d.f17 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
+                14 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f14 = ::protozero::__private::bytes(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::bytes(f.value);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f13 = ::protozero::__private::bytes(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::bytes(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::bytes(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::bytes(f.value);
+                }
+                15 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f15 = ::protozero::__private::bytes(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::bytes(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::varint(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f16 = ::protozero::__private::varint(f.value);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f17 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -578,7 +951,7 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 18> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed.
+    /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn utsname(&self) -> ::core::option::Option<UtsnameDecoder<'a>> {
         self.f1.map(UtsnameDecoder::new)
@@ -588,12 +961,36 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn utsname_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
     }
+    /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_utsname(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<UtsnameDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f1 {
+            ::core::option::Option::Some(b) => {
+                UtsnameDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::utsname`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn utsname_all(&self) -> ::protozero::RepeatedMessages<'a, UtsnameDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 1),
+        )
+    }
     /// Whether field `utsname` = 1 (`perfetto.protos.Utsname`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_utsname(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_build_fingerprint`] tells that apart as an error (prost refuses the message), [`Self::android_build_fingerprint_bytes`] reads the bytes.
     #[inline]
     pub fn android_build_fingerprint(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -603,12 +1000,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_build_fingerprint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
     }
+    /// Field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_build_fingerprint(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
+    }
     /// Whether field `android_build_fingerprint` = 2 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_build_fingerprint(&self) -> bool {
         self.f2.is_some()
     }
-    /// Field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_device_manufacturer`] tells that apart as an error (prost refuses the message), [`Self::android_device_manufacturer_bytes`] reads the bytes.
     #[inline]
     pub fn android_device_manufacturer(&self) -> ::core::option::Option<&'a str> {
         self.f14.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -618,12 +1025,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_device_manufacturer_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f14
     }
+    /// Field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_device_manufacturer(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(14, self.f14)
+    }
     /// Whether field `android_device_manufacturer` = 14 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_device_manufacturer(&self) -> bool {
         self.f14.is_some()
     }
-    /// Field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_soc_model`] tells that apart as an error (prost refuses the message), [`Self::android_soc_model_bytes`] reads the bytes.
     #[inline]
     pub fn android_soc_model(&self) -> ::core::option::Option<&'a str> {
         self.f9.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -633,12 +1050,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_soc_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f9
     }
+    /// Field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_soc_model(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(9, self.f9)
+    }
     /// Whether field `android_soc_model` = 9 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_soc_model(&self) -> bool {
         self.f9.is_some()
     }
-    /// Field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_guest_soc_model`] tells that apart as an error (prost refuses the message), [`Self::android_guest_soc_model_bytes`] reads the bytes.
     #[inline]
     pub fn android_guest_soc_model(&self) -> ::core::option::Option<&'a str> {
         self.f13.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -648,12 +1075,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_guest_soc_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f13
     }
+    /// Field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_guest_soc_model(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(13, self.f13)
+    }
     /// Whether field `android_guest_soc_model` = 13 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_guest_soc_model(&self) -> bool {
         self.f13.is_some()
     }
-    /// Field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_hardware_revision`] tells that apart as an error (prost refuses the message), [`Self::android_hardware_revision_bytes`] reads the bytes.
     #[inline]
     pub fn android_hardware_revision(&self) -> ::core::option::Option<&'a str> {
         self.f10.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -663,12 +1100,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_hardware_revision_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f10
     }
+    /// Field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_hardware_revision(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(10, self.f10)
+    }
     /// Whether field `android_hardware_revision` = 10 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_hardware_revision(&self) -> bool {
         self.f10.is_some()
     }
-    /// Field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_storage_model`] tells that apart as an error (prost refuses the message), [`Self::android_storage_model_bytes`] reads the bytes.
     #[inline]
     pub fn android_storage_model(&self) -> ::core::option::Option<&'a str> {
         self.f11.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -678,12 +1125,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_storage_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f11
     }
+    /// Field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_storage_model(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(11, self.f11)
+    }
     /// Whether field `android_storage_model` = 11 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_storage_model(&self) -> bool {
         self.f11.is_some()
     }
-    /// Field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_ram_model`] tells that apart as an error (prost refuses the message), [`Self::android_ram_model_bytes`] reads the bytes.
     #[inline]
     pub fn android_ram_model(&self) -> ::core::option::Option<&'a str> {
         self.f12.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -693,12 +1150,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_ram_model_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f12
     }
+    /// Field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_ram_model(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(12, self.f12)
+    }
     /// Whether field `android_ram_model` = 12 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_ram_model(&self) -> bool {
         self.f12.is_some()
     }
-    /// Field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_android_serial_console`] tells that apart as an error (prost refuses the message), [`Self::android_serial_console_bytes`] reads the bytes.
     #[inline]
     pub fn android_serial_console(&self) -> ::core::option::Option<&'a str> {
         self.f15.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -708,12 +1175,22 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn android_serial_console_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f15
     }
+    /// Field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_android_serial_console(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(15, self.f15)
+    }
     /// Whether field `android_serial_console` = 15 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_serial_console(&self) -> bool {
         self.f15.is_some()
     }
-    /// Field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_tracing_service_version`] tells that apart as an error (prost refuses the message), [`Self::tracing_service_version_bytes`] reads the bytes.
     #[inline]
     pub fn tracing_service_version(&self) -> ::core::option::Option<&'a str> {
         self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -722,6 +1199,16 @@ impl<'a> SystemInfoDecoder<'a> {
     #[inline]
     pub fn tracing_service_version_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f4
+    }
+    /// Field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_tracing_service_version(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(4, self.f4)
     }
     /// Whether field `tracing_service_version` = 4 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
@@ -788,7 +1275,7 @@ impl<'a> SystemInfoDecoder<'a> {
     pub fn has_system_ram_bytes(&self) -> bool {
         self.f16.is_some()
     }
-    /// Field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent, malformed or not UTF-8.
+    /// Field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_machine_name`] tells that apart as an error (prost refuses the message), [`Self::machine_name_bytes`] reads the bytes.
     #[inline]
     pub fn machine_name(&self) -> ::core::option::Option<&'a str> {
         self.f17.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -797,6 +1284,16 @@ impl<'a> SystemInfoDecoder<'a> {
     #[inline]
     pub fn machine_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f17
+    }
+    /// Field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_machine_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(17, self.f17)
     }
     /// Whether field `machine_name` = 17 (`string`) of `perfetto.protos.SystemInfo` is present (with the wire type its type has).
     #[inline]
@@ -813,6 +1310,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for SystemInfoDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for SystemInfoDecoder<'_> {
@@ -894,10 +1397,20 @@ pub enum SystemInfoField<'a> {
 }
 impl<'a> SystemInfoField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1054,6 +1567,116 @@ impl<'a> ::protozero::FieldEnum<'a> for SystemInfoField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            14 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            15 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

@@ -54,7 +54,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceAttributes<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceAttributes` (from `perfetto/common/trace_attributes.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceAttributes` (from `perfetto/common/trace_attributes.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceAttributesDecoder<'a> {
     buf: &'a [u8],
@@ -62,8 +62,35 @@ pub struct TraceAttributesDecoder<'a> {
     r1: ::protozero::__private::Occurrences,
 }
 impl<'a> TraceAttributesDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -79,6 +106,15 @@ impl<'a> TraceAttributesDecoder<'a> {
                 }
             };
             if f.id == 1 {
+                if STRICT
+                    && !::protozero::__private::fits(
+                        &f,
+                        ::protozero::__private::Expect::Bytes,
+                        &mut d.error,
+                    )
+                {
+                    break;
+                }
                 d.r1.add(pos, next);
             }
             pos = next;
@@ -129,6 +165,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceAttributesDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for TraceAttributesDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -163,10 +205,20 @@ pub enum TraceAttributesField<'a> {
 }
 impl<'a> TraceAttributesField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -191,6 +243,20 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceAttributesField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -268,7 +334,7 @@ pub mod trace_attributes {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceAttributes.Attribute` (from `perfetto/common/trace_attributes.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct AttributeDecoder<'a> {
         buf: &'a [u8],
@@ -277,8 +343,35 @@ pub mod trace_attributes {
         o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> AttributeDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -295,9 +388,42 @@ pub mod trace_attributes {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -320,7 +446,7 @@ pub mod trace_attributes {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent, malformed or not UTF-8.
+        /// Field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent or malformed, and when not UTF-8: [`Self::try_key`] tells that apart as an error (prost refuses the message), [`Self::key_bytes`] reads the bytes.
         #[inline]
         pub fn key(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -329,6 +455,16 @@ pub mod trace_attributes {
         #[inline]
         pub fn key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_key(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `key` = 1 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
@@ -345,7 +481,7 @@ pub mod trace_attributes {
         pub fn has_long_value(&self) -> bool {
             self.o0.get(2).and_then(::protozero::__private::varint).is_some()
         }
-        /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent, malformed or not UTF-8.
+        /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_value`] tells that apart as an error (prost refuses the message), [`Self::string_value_bytes`] reads the bytes.
         #[inline]
         pub fn string_value(&self) -> ::core::option::Option<&'a str> {
             self.o0
@@ -357,6 +493,19 @@ pub mod trace_attributes {
         #[inline]
         pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.o0.get(3).and_then(::protozero::__private::bytes)
+        }
+        /// Field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_string_value(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(
+                3,
+                self.o0.get(3).and_then(::protozero::__private::bytes),
+            )
         }
         /// Whether field `string_value` = 3 (`string`) of `perfetto.protos.TraceAttributes.Attribute` is present (with the wire type its type has).
         #[inline]
@@ -392,6 +541,12 @@ pub mod trace_attributes {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for AttributeDecoder<'_> {
@@ -435,10 +590,20 @@ pub mod trace_attributes {
     }
     impl<'a> AttributeField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -480,6 +645,32 @@ pub mod trace_attributes {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

@@ -205,7 +205,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceStatsDecoder<'a> {
     buf: &'a [u8],
@@ -229,8 +229,35 @@ pub struct TraceStatsDecoder<'a> {
     f15: ::core::option::Option<u64>,
 }
 impl<'a> TraceStatsDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -262,23 +289,212 @@ impl<'a> TraceStatsDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                17 => d.r17.add(pos, next),
-                18 => d.r18.add(pos, next),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                6 => d.f6 = ::protozero::__private::varint(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
-                8 => d.f8 = ::protozero::__private::varint(f.value),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                10 => d.f10 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::bytes(f.value),
-                12 => d.f12 = ::protozero::__private::varint(f.value),
-                13 => d.f13 = ::protozero::__private::varint(f.value),
-                14 => d.f14 = ::protozero::__private::varint(f.value),
-                15 => d.f15 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r17.add(pos, next);
+                }
+                18 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r18.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::varint(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::bytes(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::varint(f.value);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f13 = ::protozero::__private::varint(f.value);
+                }
+                14 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f14 = ::protozero::__private::varint(f.value);
+                }
+                15 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f15 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -437,7 +653,7 @@ impl<'a> TraceStatsDecoder<'a> {
     pub fn has_invalid_packets(&self) -> bool {
         self.f10.is_some()
     }
-    /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`; `None` when absent or malformed.
+    /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn filter_stats(
         &self,
@@ -448,6 +664,33 @@ impl<'a> TraceStatsDecoder<'a> {
     #[inline]
     pub fn filter_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f11
+    }
+    /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_filter_stats(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_stats::FilterStatsDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f11 {
+            ::core::option::Option::Some(b) => {
+                trace_stats::FilterStatsDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::filter_stats`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn filter_stats_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_stats::FilterStatsDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 11),
+        )
     }
     /// Whether field `filter_stats` = 11 (`perfetto.protos.TraceStats.FilterStats`) of `perfetto.protos.TraceStats` is present (with the wire type its type has).
     #[inline]
@@ -529,6 +772,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceStatsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for TraceStatsDecoder<'_> {
@@ -620,10 +869,20 @@ pub enum TraceStatsField<'a> {
 }
 impl<'a> TraceStatsField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -766,6 +1025,118 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceStatsField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            18 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            14 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            15 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -1065,7 +1436,7 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.BufferStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.BufferStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BufferStatsDecoder<'a> {
         buf: &'a [u8],
@@ -1092,8 +1463,35 @@ pub mod trace_stats {
         f19: ::core::option::Option<u64>,
     }
     impl<'a> BufferStatsDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1128,26 +1526,246 @@ pub mod trace_stats {
                     }
                 };
                 match f.id {
-                    12 => d.f12 = ::protozero::__private::varint(f.value),
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    13 => d.f13 = ::protozero::__private::varint(f.value),
-                    14 => d.f14 = ::protozero::__private::varint(f.value),
-                    15 => d.f15 = ::protozero::__private::varint(f.value),
-                    16 => d.f16 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    10 => d.f10 = ::protozero::__private::varint(f.value),
-                    20 => d.f20 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    18 => d.f18 = ::protozero::__private::varint(f.value),
-                    17 => d.f17 = ::protozero::__private::varint(f.value),
-                    11 => d.f11 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
-                    7 => d.f7 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    19 => d.f19 = ::protozero::__private::varint(f.value),
+                    12 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f12 = ::protozero::__private::varint(f.value);
+                    }
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    13 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f13 = ::protozero::__private::varint(f.value);
+                    }
+                    14 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f14 = ::protozero::__private::varint(f.value);
+                    }
+                    15 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f15 = ::protozero::__private::varint(f.value);
+                    }
+                    16 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f16 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f10 = ::protozero::__private::varint(f.value);
+                    }
+                    20 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f20 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    18 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f18 = ::protozero::__private::varint(f.value);
+                    }
+                    17 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f17 = ::protozero::__private::varint(f.value);
+                    }
+                    11 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f11 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    19 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f19 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1381,6 +1999,12 @@ pub mod trace_stats {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for BufferStatsDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1481,10 +2105,20 @@ pub mod trace_stats {
     }
     impl<'a> BufferStatsField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1645,6 +2279,134 @@ pub mod trace_stats {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                12 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                13 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                14 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                15 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                16 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                20 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                18 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                17 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                11 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                19 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for BufferStatsDecoder<'a> {
         type Field = BufferStatsField<'a>;
@@ -1734,7 +2496,7 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.WriterStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct WriterStatsDecoder<'a> {
         buf: &'a [u8],
@@ -1745,8 +2507,35 @@ pub mod trace_stats {
         r3: ::protozero::__private::Occurrences,
     }
     impl<'a> WriterStatsDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1765,10 +2554,58 @@ pub mod trace_stats {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    2 => d.r2.add(pos, next),
-                    3 => d.r3.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r3.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1846,6 +2683,12 @@ pub mod trace_stats {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for WriterStatsDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1901,10 +2744,20 @@ pub mod trace_stats {
     }
     impl<'a> WriterStatsField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1957,6 +2810,42 @@ pub mod trace_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -2050,7 +2939,7 @@ pub mod trace_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceStats.FilterStats` (from `perfetto/common/trace_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FilterStatsDecoder<'a> {
         buf: &'a [u8],
@@ -2063,8 +2952,35 @@ pub mod trace_stats {
         r20: ::protozero::__private::Occurrences,
     }
     impl<'a> FilterStatsDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -2085,12 +3001,80 @@ pub mod trace_stats {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    20 => d.r20.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    20 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r20.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -2186,6 +3170,12 @@ pub mod trace_stats {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for FilterStatsDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -2241,10 +3231,20 @@ pub mod trace_stats {
     }
     impl<'a> FilterStatsField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2307,6 +3307,52 @@ pub mod trace_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                20 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

@@ -244,7 +244,7 @@ impl<'w> ::protozero::MessageWriter<'w> for DataSourceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DataSourceConfig` (from `perfetto/config/data_source_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DataSourceConfig` (from `perfetto/config/data_source_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DataSourceConfigDecoder<'a> {
     buf: &'a [u8],
@@ -269,8 +269,35 @@ pub struct DataSourceConfigDecoder<'a> {
     f1001: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DataSourceConfigDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -303,24 +330,222 @@ impl<'a> DataSourceConfigDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::bytes(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                122 => d.f122 = ::protozero::__private::varint(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
-                6 => d.f6 = ::protozero::__private::varint(f.value),
-                8 => d.f8 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                10 => d.f10 = ::protozero::__private::bytes(f.value),
-                12 => d.f12 = ::protozero::__private::bytes(f.value),
-                113 => d.f113 = ::protozero::__private::bytes(f.value),
-                101 => d.f101 = ::protozero::__private::bytes(f.value),
-                105 => d.f105 = ::protozero::__private::bytes(f.value),
-                115 => d.f115 = ::protozero::__private::bytes(f.value),
-                1000 => d.f1000 = ::protozero::__private::bytes(f.value),
-                1001 => d.f1001 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::bytes(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                122 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f122 = ::protozero::__private::varint(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::varint(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::bytes(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::bytes(f.value);
+                }
+                113 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f113 = ::protozero::__private::bytes(f.value);
+                }
+                101 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f101 = ::protozero::__private::bytes(f.value);
+                }
+                105 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f105 = ::protozero::__private::bytes(f.value);
+                }
+                115 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f115 = ::protozero::__private::bytes(f.value);
+                }
+                1000 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1000 = ::protozero::__private::bytes(f.value);
+                }
+                1001 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1001 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -343,7 +568,7 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 128> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -352,6 +577,16 @@ impl<'a> DataSourceConfigDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
+    }
+    /// Field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
     }
     /// Whether field `name` = 1 (`string`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
@@ -368,7 +603,7 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_target_buffer(&self) -> bool {
         self.f2.is_some()
     }
-    /// Field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_target_buffer_name`] tells that apart as an error (prost refuses the message), [`Self::target_buffer_name_bytes`] reads the bytes.
     #[inline]
     pub fn target_buffer_name(&self) -> ::core::option::Option<&'a str> {
         self.f11.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -377,6 +612,16 @@ impl<'a> DataSourceConfigDecoder<'a> {
     #[inline]
     pub fn target_buffer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f11
+    }
+    /// Field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_target_buffer_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(11, self.f11)
     }
     /// Whether field `target_buffer_name` = 11 (`string`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
@@ -503,7 +748,7 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn has_buffer_exhausted_policy(&self) -> bool {
         self.buffer_exhausted_policy().is_some()
     }
-    /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn priority_boost(
         &self,
@@ -515,12 +760,38 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn priority_boost_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f10
     }
+    /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_priority_boost(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<PriorityBoostConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f10 {
+            ::core::option::Option::Some(b) => {
+                PriorityBoostConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::priority_boost`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn priority_boost_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, PriorityBoostConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 10),
+        )
+    }
     /// Whether field `priority_boost` = 10 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_priority_boost(&self) -> bool {
         self.f10.is_some()
     }
-    /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn protovm_config(&self) -> ::core::option::Option<ProtoVmConfigDecoder<'a>> {
         self.f12.map(ProtoVmConfigDecoder::new)
@@ -530,12 +801,38 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn protovm_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f12
     }
+    /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_protovm_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ProtoVmConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f12 {
+            ::core::option::Option::Some(b) => {
+                ProtoVmConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::protovm_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn protovm_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ProtoVmConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 12),
+        )
+    }
     /// Whether field `protovm_config` = 12 (`perfetto.protos.ProtoVmConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_config(&self) -> bool {
         self.f12.is_some()
     }
-    /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_event_config(
         &self,
@@ -547,12 +844,38 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn track_event_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f113
     }
+    /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_track_event_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TrackEventConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f113 {
+            ::core::option::Option::Some(b) => {
+                TrackEventConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::track_event_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn track_event_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TrackEventConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 113),
+        )
+    }
     /// Whether field `track_event_config` = 113 (`perfetto.protos.TrackEventConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event_config(&self) -> bool {
         self.f113.is_some()
     }
-    /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn chrome_config(&self) -> ::core::option::Option<ChromeConfigDecoder<'a>> {
         self.f101.map(ChromeConfigDecoder::new)
@@ -562,12 +885,38 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn chrome_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f101
     }
+    /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_chrome_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ChromeConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f101 {
+            ::core::option::Option::Some(b) => {
+                ChromeConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::chrome_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn chrome_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ChromeConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 101),
+        )
+    }
     /// Whether field `chrome_config` = 101 (`perfetto.protos.ChromeConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_config(&self) -> bool {
         self.f101.is_some()
     }
-    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn heapprofd_config(
         &self,
@@ -579,12 +928,38 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn heapprofd_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f105
     }
+    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_heapprofd_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<HeapprofdConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f105 {
+            ::core::option::Option::Some(b) => {
+                HeapprofdConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::heapprofd_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn heapprofd_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, HeapprofdConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 105),
+        )
+    }
     /// Whether field `heapprofd_config` = 105 (`perfetto.protos.HeapprofdConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_heapprofd_config(&self) -> bool {
         self.f105.is_some()
     }
-    /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn interceptor_config(
         &self,
@@ -596,12 +971,38 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn interceptor_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f115
     }
+    /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_interceptor_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<InterceptorConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f115 {
+            ::core::option::Option::Some(b) => {
+                InterceptorConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::interceptor_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn interceptor_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, InterceptorConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 115),
+        )
+    }
     /// Whether field `interceptor_config` = 115 (`perfetto.protos.InterceptorConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_interceptor_config(&self) -> bool {
         self.f115.is_some()
     }
-    /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_legacy_config`] tells that apart as an error (prost refuses the message), [`Self::legacy_config_bytes`] reads the bytes.
     #[inline]
     pub fn legacy_config(&self) -> ::core::option::Option<&'a str> {
         self.f1000.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -611,12 +1012,22 @@ impl<'a> DataSourceConfigDecoder<'a> {
     pub fn legacy_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1000
     }
+    /// Field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_legacy_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1000, self.f1000)
+    }
     /// Whether field `legacy_config` = 1000 (`string`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_config(&self) -> bool {
         self.f1000.is_some()
     }
-    /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed.
+    /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn for_testing(&self) -> ::core::option::Option<TestConfigDecoder<'a>> {
         self.f1001.map(TestConfigDecoder::new)
@@ -625,6 +1036,32 @@ impl<'a> DataSourceConfigDecoder<'a> {
     #[inline]
     pub fn for_testing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1001
+    }
+    /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_for_testing(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TestConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f1001 {
+            ::core::option::Option::Some(b) => {
+                TestConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::for_testing`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn for_testing_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TestConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 1001),
+        )
     }
     /// Whether field `for_testing` = 1001 (`perfetto.protos.TestConfig`) of `perfetto.protos.DataSourceConfig` is present (with the wire type its type has).
     #[inline]
@@ -641,6 +1078,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for DataSourceConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for DataSourceConfigDecoder<'_> {
@@ -738,10 +1181,20 @@ pub enum DataSourceConfigField<'a> {
 }
 impl<'a> DataSourceConfigField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -903,6 +1356,122 @@ impl<'a> ::protozero::FieldEnum<'a> for DataSourceConfigField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            122 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            113 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            101 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            105 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            115 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            1000 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            1001 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

@@ -60,7 +60,7 @@ impl<'w> ::protozero::MessageWriter<'w> for InterceptorConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.InterceptorConfig` (from `perfetto/config/interceptor_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.InterceptorConfig` (from `perfetto/config/interceptor_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct InterceptorConfigDecoder<'a> {
     buf: &'a [u8],
@@ -69,8 +69,35 @@ pub struct InterceptorConfigDecoder<'a> {
     f100: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> InterceptorConfigDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -87,8 +114,30 @@ impl<'a> InterceptorConfigDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                100 => d.f100 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                100 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f100 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -111,7 +160,7 @@ impl<'a> InterceptorConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 101> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -121,12 +170,22 @@ impl<'a> InterceptorConfigDecoder<'a> {
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
     }
+    /// Field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
+    }
     /// Whether field `name` = 1 (`string`) of `perfetto.protos.InterceptorConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`; `None` when absent or malformed.
+    /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn console_config(&self) -> ::core::option::Option<ConsoleConfigDecoder<'a>> {
         self.f100.map(ConsoleConfigDecoder::new)
@@ -135,6 +194,32 @@ impl<'a> InterceptorConfigDecoder<'a> {
     #[inline]
     pub fn console_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f100
+    }
+    /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_console_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ConsoleConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f100 {
+            ::core::option::Option::Some(b) => {
+                ConsoleConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::console_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn console_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ConsoleConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 100),
+        )
     }
     /// Whether field `console_config` = 100 (`perfetto.protos.ConsoleConfig`) of `perfetto.protos.InterceptorConfig` is present (with the wire type its type has).
     #[inline]
@@ -151,6 +236,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for InterceptorConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for InterceptorConfigDecoder<'_> {
@@ -187,10 +278,20 @@ pub enum InterceptorConfigField<'a> {
 }
 impl<'a> InterceptorConfigField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -224,6 +325,26 @@ impl<'a> ::protozero::FieldEnum<'a> for InterceptorConfigField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            100 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

@@ -540,7 +540,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TraceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TraceConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TraceConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TraceConfigDecoder<'a> {
     buf: &'a [u8],
@@ -589,8 +589,35 @@ pub struct TraceConfigDecoder<'a> {
     f48: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TraceConfigDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -647,48 +674,510 @@ impl<'a> TraceConfigDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                2 => d.r2.add(pos, next),
-                20 => d.f20 = ::protozero::__private::bytes(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                36 => d.f36 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                6 => d.r6.add(pos, next),
-                7 => d.f7 = ::protozero::__private::bytes(f.value),
-                8 => d.f8 = ::protozero::__private::varint(f.value),
-                29 => d.f29 = ::protozero::__private::bytes(f.value),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                10 => d.f10 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::bytes(f.value),
-                12 => d.f12 = ::protozero::__private::varint(f.value),
-                13 => d.f13 = ::protozero::__private::varint(f.value),
-                14 => d.f14 = ::protozero::__private::varint(f.value),
-                23 => d.f23 = ::protozero::__private::varint(f.value),
-                16 => d.f16 = ::protozero::__private::varint(f.value),
-                30 => d.f30 = ::protozero::__private::varint(f.value),
-                38 => d.f38 = ::protozero::__private::bytes(f.value),
-                17 => d.f17 = ::protozero::__private::bytes(f.value),
-                18 => d.r18.add(pos, next),
-                21 => d.f21 = ::protozero::__private::bytes(f.value),
-                19 => d.f19 = ::protozero::__private::varint(f.value),
-                22 => d.f22 = ::protozero::__private::bytes(f.value),
-                24 => d.f24 = ::protozero::__private::varint(f.value),
-                47 => d.f47 = ::protozero::__private::bytes(f.value),
-                25 => d.f25 = ::protozero::__private::bytes(f.value),
-                31 => d.f31 = ::protozero::__private::varint(f.value),
-                27 => d.f27 = ::protozero::__private::varint(f.value),
-                28 => d.f28 = ::protozero::__private::varint(f.value),
-                33 => d.f33 = ::protozero::__private::bytes(f.value),
-                34 => d.f34 = ::protozero::__private::bytes(f.value),
-                35 => d.f35 = ::protozero::__private::bytes(f.value),
-                39 => d.r39.add(pos, next),
-                40 => d.f40 = ::protozero::__private::bytes(f.value),
-                41 => d.f41 = ::protozero::__private::varint(f.value),
-                44 => d.f44 = ::protozero::__private::varint(f.value),
-                45 => d.f45 = ::protozero::__private::varint(f.value),
-                43 => d.f43 = ::protozero::__private::varint(f.value),
-                48 => d.f48 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r2.add(pos, next);
+                }
+                20 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f20 = ::protozero::__private::bytes(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                36 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f36 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r6.add(pos, next);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::bytes(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
+                29 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f29 = ::protozero::__private::bytes(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::bytes(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::varint(f.value);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f13 = ::protozero::__private::varint(f.value);
+                }
+                14 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f14 = ::protozero::__private::varint(f.value);
+                }
+                23 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f23 = ::protozero::__private::varint(f.value);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f16 = ::protozero::__private::varint(f.value);
+                }
+                30 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f30 = ::protozero::__private::varint(f.value);
+                }
+                38 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f38 = ::protozero::__private::bytes(f.value);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f17 = ::protozero::__private::bytes(f.value);
+                }
+                18 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r18.add(pos, next);
+                }
+                21 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f21 = ::protozero::__private::bytes(f.value);
+                }
+                19 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f19 = ::protozero::__private::varint(f.value);
+                }
+                22 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f22 = ::protozero::__private::bytes(f.value);
+                }
+                24 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f24 = ::protozero::__private::varint(f.value);
+                }
+                47 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f47 = ::protozero::__private::bytes(f.value);
+                }
+                25 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f25 = ::protozero::__private::bytes(f.value);
+                }
+                31 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f31 = ::protozero::__private::varint(f.value);
+                }
+                27 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f27 = ::protozero::__private::varint(f.value);
+                }
+                28 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f28 = ::protozero::__private::varint(f.value);
+                }
+                33 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f33 = ::protozero::__private::bytes(f.value);
+                }
+                34 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f34 = ::protozero::__private::bytes(f.value);
+                }
+                35 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f35 = ::protozero::__private::bytes(f.value);
+                }
+                39 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r39.add(pos, next);
+                }
+                40 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f40 = ::protozero::__private::bytes(f.value);
+                }
+                41 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f41 = ::protozero::__private::varint(f.value);
+                }
+                44 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f44 = ::protozero::__private::varint(f.value);
+                }
+                45 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f45 = ::protozero::__private::varint(f.value);
+                }
+                43 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f43 = ::protozero::__private::varint(f.value);
+                }
+                48 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f48 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -745,7 +1234,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_data_sources(&self) -> bool {
         !self.r2.is_empty()
     }
-    /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn builtin_data_sources(
         &self,
@@ -756,6 +1245,33 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn builtin_data_sources_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f20
+    }
+    /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_builtin_data_sources(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::BuiltinDataSourceDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f20 {
+            ::core::option::Option::Some(b) => {
+                trace_config::BuiltinDataSourceDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::builtin_data_sources`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn builtin_data_sources_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::BuiltinDataSourceDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 20),
+        )
     }
     /// Whether field `builtin_data_sources` = 20 (`perfetto.protos.TraceConfig.BuiltinDataSource`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -844,7 +1360,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_producers(&self) -> bool {
         !self.r6.is_empty()
     }
-    /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn statsd_metadata(
         &self,
@@ -855,6 +1371,33 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn statsd_metadata_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f7
+    }
+    /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_statsd_metadata(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::StatsdMetadataDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f7 {
+            ::core::option::Option::Some(b) => {
+                trace_config::StatsdMetadataDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::statsd_metadata`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn statsd_metadata_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::StatsdMetadataDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 7),
+        )
     }
     /// Whether field `statsd_metadata` = 7 (`perfetto.protos.TraceConfig.StatsdMetadata`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -871,7 +1414,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_write_into_file(&self) -> bool {
         self.f8.is_some()
     }
-    /// Field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_output_path`] tells that apart as an error (prost refuses the message), [`Self::output_path_bytes`] reads the bytes.
     #[inline]
     pub fn output_path(&self) -> ::core::option::Option<&'a str> {
         self.f29.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -880,6 +1423,16 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn output_path_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f29
+    }
+    /// Field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_output_path(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(29, self.f29)
     }
     /// Whether field `output_path` = 29 (`string`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -906,7 +1459,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_max_file_size_bytes(&self) -> bool {
         self.f10.is_some()
     }
-    /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn guardrail_overrides(
         &self,
@@ -917,6 +1470,33 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn guardrail_overrides_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f11
+    }
+    /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_guardrail_overrides(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::GuardrailOverridesDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f11 {
+            ::core::option::Option::Some(b) => {
+                trace_config::GuardrailOverridesDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::guardrail_overrides`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn guardrail_overrides_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::GuardrailOverridesDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 11),
+        )
     }
     /// Whether field `guardrail_overrides` = 11 (`perfetto.protos.TraceConfig.GuardrailOverrides`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -983,7 +1563,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_bugreport_score(&self) -> bool {
         self.f30.is_some()
     }
-    /// Field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_bugreport_filename`] tells that apart as an error (prost refuses the message), [`Self::bugreport_filename_bytes`] reads the bytes.
     #[inline]
     pub fn bugreport_filename(&self) -> ::core::option::Option<&'a str> {
         self.f38.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -993,12 +1573,22 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn bugreport_filename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f38
     }
+    /// Field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_bugreport_filename(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(38, self.f38)
+    }
     /// Whether field `bugreport_filename` = 38 (`string`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_bugreport_filename(&self) -> bool {
         self.f38.is_some()
     }
-    /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trigger_config(
         &self,
@@ -1009,6 +1599,33 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn trigger_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f17
+    }
+    /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trigger_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::TriggerConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f17 {
+            ::core::option::Option::Some(b) => {
+                trace_config::TriggerConfigDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::trigger_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn trigger_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::TriggerConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 17),
+        )
     }
     /// Whether field `trigger_config` = 17 (`perfetto.protos.TraceConfig.TriggerConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1030,7 +1647,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_activate_triggers(&self) -> bool {
         !self.r18.is_empty()
     }
-    /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn incremental_state_config(
         &self,
@@ -1041,6 +1658,36 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn incremental_state_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f21
+    }
+    /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_incremental_state_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::IncrementalStateConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f21 {
+            ::core::option::Option::Some(b) => {
+                trace_config::IncrementalStateConfigDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::incremental_state_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn incremental_state_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        trace_config::IncrementalStateConfigDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 21),
+        )
     }
     /// Whether field `incremental_state_config` = 21 (`perfetto.protos.TraceConfig.IncrementalStateConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1057,7 +1704,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_allow_user_build_tracing(&self) -> bool {
         self.f19.is_some()
     }
-    /// Field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_unique_session_name`] tells that apart as an error (prost refuses the message), [`Self::unique_session_name_bytes`] reads the bytes.
     #[inline]
     pub fn unique_session_name(&self) -> ::core::option::Option<&'a str> {
         self.f22.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1066,6 +1713,16 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn unique_session_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f22
+    }
+    /// Field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_unique_session_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(22, self.f22)
     }
     /// Whether field `unique_session_name` = 22 (`string`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1107,7 +1764,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_compression_type(&self) -> bool {
         self.compression_type().is_some()
     }
-    /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn compression(
         &self,
@@ -1119,12 +1776,39 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn compression_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f47
     }
+    /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_compression(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::CompressionConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f47 {
+            ::core::option::Option::Some(b) => {
+                trace_config::CompressionConfigDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::compression`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn compression_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::CompressionConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 47),
+        )
+    }
     /// Whether field `compression` = 47 (`perfetto.protos.TraceConfig.CompressionConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_compression(&self) -> bool {
         self.f47.is_some()
     }
-    /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn incident_report_config(
         &self,
@@ -1135,6 +1819,36 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn incident_report_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f25
+    }
+    /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_incident_report_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::IncidentReportConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f25 {
+            ::core::option::Option::Some(b) => {
+                trace_config::IncidentReportConfigDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::incident_report_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn incident_report_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        trace_config::IncidentReportConfigDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 25),
+        )
     }
     /// Whether field `incident_report_config` = 25 (`perfetto.protos.TraceConfig.IncidentReportConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1194,7 +1908,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_trace_uuid_lsb(&self) -> bool {
         self.f28.is_some()
     }
-    /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_filter(
         &self,
@@ -1206,12 +1920,39 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn trace_filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f33
     }
+    /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_filter(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::TraceFilterDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f33 {
+            ::core::option::Option::Some(b) => {
+                trace_config::TraceFilterDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::trace_filter`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn trace_filter_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::TraceFilterDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 33),
+        )
+    }
     /// Whether field `trace_filter` = 33 (`perfetto.protos.TraceConfig.TraceFilter`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_filter(&self) -> bool {
         self.f33.is_some()
     }
-    /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn android_report_config(
         &self,
@@ -1223,12 +1964,42 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn android_report_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f34
     }
+    /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_android_report_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::AndroidReportConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f34 {
+            ::core::option::Option::Some(b) => {
+                trace_config::AndroidReportConfigDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::android_report_config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn android_report_config_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        trace_config::AndroidReportConfigDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 34),
+        )
+    }
     /// Whether field `android_report_config` = 34 (`perfetto.protos.TraceConfig.AndroidReportConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_android_report_config(&self) -> bool {
         self.f34.is_some()
     }
-    /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn cmd_trace_start_delay(
         &self,
@@ -1239,6 +2010,33 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn cmd_trace_start_delay_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f35
+    }
+    /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_cmd_trace_start_delay(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_config::CmdTraceStartDelayDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f35 {
+            ::core::option::Option::Some(b) => {
+                trace_config::CmdTraceStartDelayDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::cmd_trace_start_delay`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn cmd_trace_start_delay_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, trace_config::CmdTraceStartDelayDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 35),
+        )
     }
     /// Whether field `cmd_trace_start_delay` = 35 (`perfetto.protos.TraceConfig.CmdTraceStartDelay`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1262,7 +2060,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_session_semaphores(&self) -> bool {
         !self.r39.is_empty()
     }
-    /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn priority_boost(
         &self,
@@ -1273,6 +2071,32 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn priority_boost_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f40
+    }
+    /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_priority_boost(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<PriorityBoostConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f40 {
+            ::core::option::Option::Some(b) => {
+                PriorityBoostConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::priority_boost`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn priority_boost_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, PriorityBoostConfigDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 40),
+        )
     }
     /// Whether field `priority_boost` = 40 (`perfetto.protos.PriorityBoostConfig`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1367,7 +2191,7 @@ impl<'a> TraceConfigDecoder<'a> {
     pub fn has_trace_all_machines(&self) -> bool {
         self.f43.is_some()
     }
-    /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed.
+    /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_attributes(
         &self,
@@ -1378,6 +2202,32 @@ impl<'a> TraceConfigDecoder<'a> {
     #[inline]
     pub fn trace_attributes_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f48
+    }
+    /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_attributes(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TraceAttributesDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f48 {
+            ::core::option::Option::Some(b) => {
+                TraceAttributesDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::trace_attributes`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn trace_attributes_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TraceAttributesDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 48),
+        )
     }
     /// Whether field `trace_attributes` = 48 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -1394,6 +2244,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TraceConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for TraceConfigDecoder<'_> {
@@ -1597,10 +2453,20 @@ pub enum TraceConfigField<'a> {
 }
 impl<'a> TraceConfigField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1947,6 +2813,266 @@ impl<'a> ::protozero::FieldEnum<'a> for TraceConfigField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            20 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            36 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            29 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            14 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            23 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            30 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            38 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            18 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            21 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            19 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            22 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            24 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            47 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            25 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            31 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            27 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            28 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            33 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            34 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            35 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            39 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            40 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            41 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            44 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            45 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            43 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            48 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -2481,7 +3607,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BufferConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BufferConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BufferConfigDecoder<'a> {
         buf: &'a [u8],
@@ -2494,8 +3620,35 @@ pub mod trace_config {
         f8: ::core::option::Option<u64>,
     }
     impl<'a> BufferConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -2516,12 +3669,78 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
-                    7 => d.f7 = ::protozero::__private::bytes(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::bytes(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -2609,7 +3828,7 @@ pub mod trace_config {
         pub fn has_clear_before_clone(&self) -> bool {
             self.f6.is_some()
         }
-        /// Field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f7.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2618,6 +3837,16 @@ pub mod trace_config {
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f7
+        }
+        /// Field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(7, self.f7)
         }
         /// Whether field `name` = 7 (`string`) of `perfetto.protos.TraceConfig.BufferConfig` is present (with the wire type its type has).
         #[inline]
@@ -2672,6 +3901,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for BufferConfigDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -2725,10 +3960,20 @@ pub mod trace_config {
     }
     impl<'a> BufferConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2793,6 +4038,50 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -3033,7 +4322,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.DataSource` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.DataSource` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourceDecoder<'a> {
         buf: &'a [u8],
@@ -3044,8 +4333,35 @@ pub mod trace_config {
         r4: ::protozero::__private::Occurrences,
     }
     impl<'a> DataSourceDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -3064,10 +4380,54 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.r2.add(pos, next),
-                    3 => d.r3.add(pos, next),
-                    4 => d.r4.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r3.add(pos, next);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r4.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -3090,7 +4450,7 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`; `None` when absent or malformed.
+        /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn config(
             &self,
@@ -3101,6 +4461,33 @@ pub mod trace_config {
         #[inline]
         pub fn config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_config(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<super::DataSourceConfigDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f1 {
+                ::core::option::Option::Some(b) => {
+                    super::DataSourceConfigDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::config`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn config_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, super::DataSourceConfigDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 1),
+            )
         }
         /// Whether field `config` = 1 (`perfetto.protos.DataSourceConfig`) of `perfetto.protos.TraceConfig.DataSource` is present (with the wire type its type has).
         #[inline]
@@ -3165,6 +4552,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for DataSourceDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -3210,10 +4603,20 @@ pub mod trace_config {
     }
     impl<'a> DataSourceField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -3268,6 +4671,38 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -3414,7 +4849,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.BuiltinDataSource` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BuiltinDataSourceDecoder<'a> {
         buf: &'a [u8],
@@ -3431,8 +4866,35 @@ pub mod trace_config {
         f10: ::core::option::Option<u64>,
     }
     impl<'a> BuiltinDataSourceDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -3457,16 +4919,126 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
-                    7 => d.f7 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    10 => d.f10 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f10 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -3627,6 +5199,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for BuiltinDataSourceDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -3706,10 +5284,20 @@ pub mod trace_config {
     }
     impl<'a> BuiltinDataSourceField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -3810,6 +5398,74 @@ pub mod trace_config {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for BuiltinDataSourceDecoder<'a> {
         type Field = BuiltinDataSourceField<'a>;
@@ -3877,7 +5533,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.ProducerConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProducerConfigDecoder<'a> {
         buf: &'a [u8],
@@ -3887,8 +5543,35 @@ pub mod trace_config {
         f3: ::core::option::Option<u64>,
     }
     impl<'a> ProducerConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -3906,9 +5589,42 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -3931,7 +5647,7 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig`; `None` when absent, malformed or not UTF-8.
+        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_producer_name`] tells that apart as an error (prost refuses the message), [`Self::producer_name_bytes`] reads the bytes.
         #[inline]
         pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -3940,6 +5656,16 @@ pub mod trace_config {
         #[inline]
         pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_producer_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.TraceConfig.ProducerConfig` is present (with the wire type its type has).
         #[inline]
@@ -3976,6 +5702,12 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for ProducerConfigDecoder<'_> {
@@ -4019,10 +5751,20 @@ pub mod trace_config {
     }
     impl<'a> ProducerConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -4062,6 +5804,32 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -4139,7 +5907,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.StatsdMetadata` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct StatsdMetadataDecoder<'a> {
         buf: &'a [u8],
@@ -4150,8 +5918,35 @@ pub mod trace_config {
         f4: ::core::option::Option<u64>,
     }
     impl<'a> StatsdMetadataDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -4170,10 +5965,54 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -4247,6 +6086,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for StatsdMetadataDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -4292,10 +6137,20 @@ pub mod trace_config {
     }
     impl<'a> StatsdMetadataField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -4342,6 +6197,38 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -4403,7 +6290,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.GuardrailOverrides` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct GuardrailOverridesDecoder<'a> {
         buf: &'a [u8],
@@ -4412,8 +6299,35 @@ pub mod trace_config {
         f2: ::core::option::Option<u64>,
     }
     impl<'a> GuardrailOverridesDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -4430,8 +6344,30 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -4485,6 +6421,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for GuardrailOverridesDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -4524,10 +6466,20 @@ pub mod trace_config {
     }
     impl<'a> GuardrailOverridesField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -4560,6 +6512,26 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -4653,7 +6625,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TriggerConfigDecoder<'a> {
         buf: &'a [u8],
@@ -4664,8 +6636,35 @@ pub mod trace_config {
         f3: ::core::option::Option<u64>,
     }
     impl<'a> TriggerConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -4684,10 +6683,54 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    2 => d.r2.add(pos, next),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -4795,6 +6838,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for TriggerConfigDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -4846,10 +6895,20 @@ pub mod trace_config {
     }
     impl<'a> TriggerConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -4900,6 +6959,38 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -5075,7 +7166,7 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TriggerConfig.Trigger` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct TriggerDecoder<'a> {
             buf: &'a [u8],
@@ -5087,8 +7178,35 @@ pub mod trace_config {
             f5: ::core::option::Option<u64>,
         }
         impl<'a> TriggerDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -5112,11 +7230,66 @@ pub mod trace_config {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::bytes(f.value),
-                        2 => d.f2 = ::protozero::__private::bytes(f.value),
-                        3 => d.f3 = ::protozero::__private::varint(f.value),
-                        4 => d.f4 = ::protozero::__private::varint(f.value),
-                        5 => d.f5 = ::protozero::__private::fixed64(f.value),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::bytes(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::bytes(f.value);
+                        }
+                        3 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f3 = ::protozero::__private::varint(f.value);
+                        }
+                        4 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f4 = ::protozero::__private::varint(f.value);
+                        }
+                        5 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Fixed64,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f5 = ::protozero::__private::fixed64(f.value);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -5141,7 +7314,7 @@ pub mod trace_config {
             pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
                 ::protozero::TypedDecoder::new(self.buf)
             }
-            /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent, malformed or not UTF-8.
+            /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
             #[inline]
             pub fn name(&self) -> ::core::option::Option<&'a str> {
                 self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -5151,12 +7324,22 @@ pub mod trace_config {
             pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f1
             }
+            /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_name(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(1, self.f1)
+            }
             /// Whether field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
             pub fn has_name(&self) -> bool {
                 self.f1.is_some()
             }
-            /// Field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent, malformed or not UTF-8.
+            /// Field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`; `None` when absent or malformed, and when not UTF-8: [`Self::try_producer_name_regex`] tells that apart as an error (prost refuses the message), [`Self::producer_name_regex_bytes`] reads the bytes.
             #[inline]
             pub fn producer_name_regex(&self) -> ::core::option::Option<&'a str> {
                 self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -5165,6 +7348,16 @@ pub mod trace_config {
             #[inline]
             pub fn producer_name_regex_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f2
+            }
+            /// Field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_producer_name_regex(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(2, self.f2)
             }
             /// Whether field `producer_name_regex` = 2 (`string`) of `perfetto.protos.TraceConfig.TriggerConfig.Trigger` is present (with the wire type its type has).
             #[inline]
@@ -5211,6 +7404,12 @@ pub mod trace_config {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
+            }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
             }
         }
         impl ::core::fmt::Debug for TriggerDecoder<'_> {
@@ -5260,10 +7459,20 @@ pub mod trace_config {
         }
         impl<'a> TriggerField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -5323,6 +7532,44 @@ pub mod trace_config {
                     _ => Self::Other(f),
                 }
             }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    3 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    4 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    5 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Fixed64,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
+                }
+            }
         }
         impl<'a> ::protozero::MessageFields<'a> for TriggerDecoder<'a> {
             type Field = TriggerField<'a>;
@@ -5375,7 +7622,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncrementalStateConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct IncrementalStateConfigDecoder<'a> {
         buf: &'a [u8],
@@ -5383,8 +7630,35 @@ pub mod trace_config {
         f1: ::core::option::Option<u64>,
     }
     impl<'a> IncrementalStateConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -5400,6 +7674,15 @@ pub mod trace_config {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
                 pos = next;
@@ -5443,6 +7726,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for IncrementalStateConfigDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -5479,10 +7768,20 @@ pub mod trace_config {
     }
     impl<'a> IncrementalStateConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -5506,6 +7805,20 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -5581,7 +7894,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CompressionConfigDecoder<'a> {
         buf: &'a [u8],
@@ -5590,8 +7903,35 @@ pub mod trace_config {
         f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> CompressionConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -5608,8 +7948,30 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -5632,7 +7994,7 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`; `None` when absent or malformed.
+        /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn deflate(
             &self,
@@ -5644,12 +8006,39 @@ pub mod trace_config {
         pub fn deflate_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
         }
+        /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_deflate(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<compression_config::DeflateDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f1 {
+                ::core::option::Option::Some(b) => {
+                    compression_config::DeflateDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::deflate`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn deflate_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, compression_config::DeflateDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 1),
+            )
+        }
         /// Whether field `deflate` = 1 (`perfetto.protos.TraceConfig.CompressionConfig.Deflate`) of `perfetto.protos.TraceConfig.CompressionConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_deflate(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`; `None` when absent or malformed.
+        /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn zstd(
             &self,
@@ -5660,6 +8049,33 @@ pub mod trace_config {
         #[inline]
         pub fn zstd_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_zstd(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<compression_config::ZstdDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f2 {
+                ::core::option::Option::Some(b) => {
+                    compression_config::ZstdDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::zstd`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn zstd_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, compression_config::ZstdDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 2),
+            )
         }
         /// Whether field `zstd` = 2 (`perfetto.protos.TraceConfig.CompressionConfig.Zstd`) of `perfetto.protos.TraceConfig.CompressionConfig` is present (with the wire type its type has).
         #[inline]
@@ -5676,6 +8092,12 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for CompressionConfigDecoder<'_> {
@@ -5716,10 +8138,20 @@ pub mod trace_config {
     }
     impl<'a> CompressionConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -5754,6 +8186,26 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -5809,15 +8261,42 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Deflate` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct DeflateDecoder<'a> {
             buf: &'a [u8],
             error: ::core::option::Option<::protozero::DecodeError>,
         }
         impl<'a> DeflateDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -5868,6 +8347,12 @@ pub mod trace_config {
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
         impl ::core::fmt::Debug for DeflateDecoder<'_> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -5901,10 +8386,20 @@ pub mod trace_config {
         }
         impl<'a> DeflateField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -5920,6 +8415,13 @@ pub mod trace_config {
             #[inline(always)]
             fn from_field(f: ::protozero::Field<'a>) -> Self {
                 Self::Other(f)
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                let _ = field;
+                ::core::result::Result::Ok(())
             }
         }
         impl<'a> ::protozero::MessageFields<'a> for DeflateDecoder<'a> {
@@ -5972,7 +8474,7 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CompressionConfig.Zstd` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct ZstdDecoder<'a> {
             buf: &'a [u8],
@@ -5980,8 +8482,35 @@ pub mod trace_config {
             f1: ::core::option::Option<u64>,
         }
         impl<'a> ZstdDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -6001,6 +8530,15 @@ pub mod trace_config {
                         }
                     };
                     if f.id == 1 {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
                         d.f1 = ::protozero::__private::varint(f.value);
                     }
                     pos = next;
@@ -6046,6 +8584,12 @@ pub mod trace_config {
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
         impl ::core::fmt::Debug for ZstdDecoder<'_> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -6082,10 +8626,20 @@ pub mod trace_config {
         }
         impl<'a> ZstdField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -6109,6 +8663,20 @@ pub mod trace_config {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
         }
@@ -6195,7 +8763,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.IncidentReportConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct IncidentReportConfigDecoder<'a> {
         buf: &'a [u8],
@@ -6207,8 +8775,35 @@ pub mod trace_config {
         f4: ::core::option::Option<u64>,
     }
     impl<'a> IncidentReportConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -6228,11 +8823,66 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -6255,7 +8905,7 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent, malformed or not UTF-8.
+        /// Field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_destination_package`] tells that apart as an error (prost refuses the message), [`Self::destination_package_bytes`] reads the bytes.
         #[inline]
         pub fn destination_package(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -6265,12 +8915,22 @@ pub mod trace_config {
         pub fn destination_package_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
         }
+        /// Field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_destination_package(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
+        }
         /// Whether field `destination_package` = 1 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_destination_package(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent, malformed or not UTF-8.
+        /// Field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_destination_class`] tells that apart as an error (prost refuses the message), [`Self::destination_class_bytes`] reads the bytes.
         #[inline]
         pub fn destination_class(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -6279,6 +8939,16 @@ pub mod trace_config {
         #[inline]
         pub fn destination_class_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_destination_class(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
         }
         /// Whether field `destination_class` = 2 (`string`) of `perfetto.protos.TraceConfig.IncidentReportConfig` is present (with the wire type its type has).
         #[inline]
@@ -6325,6 +8995,12 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for IncidentReportConfigDecoder<'_> {
@@ -6374,10 +9050,20 @@ pub mod trace_config {
     }
     impl<'a> IncidentReportConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -6433,6 +9119,44 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -6536,7 +9260,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TraceFilterDecoder<'a> {
         buf: &'a [u8],
@@ -6548,8 +9272,35 @@ pub mod trace_config {
         f5: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> TraceFilterDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -6569,11 +9320,66 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.f4 = ::protozero::__private::bytes(f.value),
-                    5 => d.f5 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::bytes(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -6616,7 +9422,7 @@ pub mod trace_config {
         pub fn has_bytecode_v2(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
+        /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn string_filter_chain(
             &self,
@@ -6627,6 +9433,36 @@ pub mod trace_config {
         #[inline]
         pub fn string_filter_chain_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_string_filter_chain(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<trace_filter::StringFilterChainDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f3 {
+                ::core::option::Option::Some(b) => {
+                    trace_filter::StringFilterChainDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::string_filter_chain`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn string_filter_chain_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<
+            'a,
+            trace_filter::StringFilterChainDecoder<'a>,
+        > {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 3),
+            )
         }
         /// Whether field `string_filter_chain` = 3 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
@@ -6643,7 +9479,7 @@ pub mod trace_config {
         pub fn has_bytecode_overlay_v54(&self) -> bool {
             self.f4.is_some()
         }
-        /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed.
+        /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn string_filter_chain_v54(
             &self,
@@ -6654,6 +9490,36 @@ pub mod trace_config {
         #[inline]
         pub fn string_filter_chain_v54_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f5
+        }
+        /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_string_filter_chain_v54(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<trace_filter::StringFilterChainDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f5 {
+                ::core::option::Option::Some(b) => {
+                    trace_filter::StringFilterChainDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::string_filter_chain_v54`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn string_filter_chain_v54_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<
+            'a,
+            trace_filter::StringFilterChainDecoder<'a>,
+        > {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 5),
+            )
         }
         /// Whether field `string_filter_chain_v54` = 5 (`perfetto.protos.TraceConfig.TraceFilter.StringFilterChain`) of `perfetto.protos.TraceConfig.TraceFilter` is present (with the wire type its type has).
         #[inline]
@@ -6670,6 +9536,12 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for TraceFilterDecoder<'_> {
@@ -6727,10 +9599,20 @@ pub mod trace_config {
     }
     impl<'a> TraceFilterField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -6786,6 +9668,44 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -7008,7 +9928,7 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct StringFilterRuleDecoder<'a> {
             buf: &'a [u8],
@@ -7020,8 +9940,35 @@ pub mod trace_config {
             r5: ::protozero::__private::Occurrences,
         }
         impl<'a> StringFilterRuleDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -7045,11 +9992,68 @@ pub mod trace_config {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::varint(f.value),
-                        2 => d.f2 = ::protozero::__private::bytes(f.value),
-                        3 => d.f3 = ::protozero::__private::bytes(f.value),
-                        4 => d.f4 = ::protozero::__private::bytes(f.value),
-                        5 => d.r5.add(pos, next),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::varint(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::bytes(f.value);
+                        }
+                        3 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f3 = ::protozero::__private::bytes(f.value);
+                        }
+                        4 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f4 = ::protozero::__private::bytes(f.value);
+                        }
+                        5 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Packable(
+                                        ::protozero::PackedLayout::Varint,
+                                    ),
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.r5.add(pos, next);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -7109,7 +10113,7 @@ pub mod trace_config {
             pub fn has_policy(&self) -> bool {
                 self.policy().is_some()
             }
-            /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
+            /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent or malformed, and when not UTF-8: [`Self::try_regex_pattern`] tells that apart as an error (prost refuses the message), [`Self::regex_pattern_bytes`] reads the bytes.
             #[inline]
             pub fn regex_pattern(&self) -> ::core::option::Option<&'a str> {
                 self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -7119,12 +10123,22 @@ pub mod trace_config {
             pub fn regex_pattern_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f2
             }
+            /// Field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_regex_pattern(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(2, self.f2)
+            }
             /// Whether field `regex_pattern` = 2 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
             pub fn has_regex_pattern(&self) -> bool {
                 self.f2.is_some()
             }
-            /// Field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
+            /// Field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent or malformed, and when not UTF-8: [`Self::try_atrace_payload_starts_with`] tells that apart as an error (prost refuses the message), [`Self::atrace_payload_starts_with_bytes`] reads the bytes.
             #[inline]
             pub fn atrace_payload_starts_with(&self) -> ::core::option::Option<&'a str> {
                 self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -7136,12 +10150,22 @@ pub mod trace_config {
             ) -> ::core::option::Option<&'a [u8]> {
                 self.f3
             }
+            /// Field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_atrace_payload_starts_with(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(3, self.f3)
+            }
             /// Whether field `atrace_payload_starts_with` = 3 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
             pub fn has_atrace_payload_starts_with(&self) -> bool {
                 self.f3.is_some()
             }
-            /// Field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent, malformed or not UTF-8.
+            /// Field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
             #[inline]
             pub fn name(&self) -> ::core::option::Option<&'a str> {
                 self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -7150,6 +10174,16 @@ pub mod trace_config {
             #[inline]
             pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f4
+            }
+            /// Field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_name(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(4, self.f4)
             }
             /// Whether field `name` = 4 (`string`) of `perfetto.protos.TraceConfig.TraceFilter.StringFilterRule` is present (with the wire type its type has).
             #[inline]
@@ -7185,6 +10219,12 @@ pub mod trace_config {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
+            }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
             }
         }
         impl ::core::fmt::Debug for StringFilterRuleDecoder<'_> {
@@ -7241,10 +10281,20 @@ pub mod trace_config {
         }
         impl<'a> StringFilterRuleField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -7310,6 +10360,46 @@ pub mod trace_config {
                     _ => Self::Other(f),
                 }
             }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    3 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    4 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    5 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
+                }
+            }
         }
         impl<'a> ::protozero::MessageFields<'a> for StringFilterRuleDecoder<'a> {
             type Field = StringFilterRuleField<'a>;
@@ -7366,7 +10456,7 @@ pub mod trace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TraceConfig.TraceFilter.StringFilterChain` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct StringFilterChainDecoder<'a> {
             buf: &'a [u8],
@@ -7374,8 +10464,35 @@ pub mod trace_config {
             r1: ::protozero::__private::Occurrences,
         }
         impl<'a> StringFilterChainDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -7395,6 +10512,15 @@ pub mod trace_config {
                         }
                     };
                     if f.id == 1 {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
                         d.r1.add(pos, next);
                     }
                     pos = next;
@@ -7447,6 +10573,12 @@ pub mod trace_config {
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
         impl ::core::fmt::Debug for StringFilterChainDecoder<'_> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -7485,10 +10617,20 @@ pub mod trace_config {
         }
         impl<'a> StringFilterChainField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -7514,6 +10656,20 @@ pub mod trace_config {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Bytes,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
             #[inline]
@@ -7604,7 +10760,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.AndroidReportConfig` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct AndroidReportConfigDecoder<'a> {
         buf: &'a [u8],
@@ -7615,8 +10771,35 @@ pub mod trace_config {
         f4: ::core::option::Option<u64>,
     }
     impl<'a> AndroidReportConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -7635,10 +10818,54 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -7661,7 +10888,7 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent, malformed or not UTF-8.
+        /// Field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_reporter_service_package`] tells that apart as an error (prost refuses the message), [`Self::reporter_service_package_bytes`] reads the bytes.
         #[inline]
         pub fn reporter_service_package(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -7673,12 +10900,22 @@ pub mod trace_config {
         ) -> ::core::option::Option<&'a [u8]> {
             self.f1
         }
+        /// Field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_reporter_service_package(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
+        }
         /// Whether field `reporter_service_package` = 1 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present (with the wire type its type has).
         #[inline]
         pub fn has_reporter_service_package(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent, malformed or not UTF-8.
+        /// Field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_reporter_service_class`] tells that apart as an error (prost refuses the message), [`Self::reporter_service_class_bytes`] reads the bytes.
         #[inline]
         pub fn reporter_service_class(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -7687,6 +10924,16 @@ pub mod trace_config {
         #[inline]
         pub fn reporter_service_class_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_reporter_service_class(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
         }
         /// Whether field `reporter_service_class` = 2 (`string`) of `perfetto.protos.TraceConfig.AndroidReportConfig` is present (with the wire type its type has).
         #[inline]
@@ -7723,6 +10970,12 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for AndroidReportConfigDecoder<'_> {
@@ -7773,10 +11026,20 @@ pub mod trace_config {
     }
     impl<'a> AndroidReportConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -7829,6 +11092,38 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -7890,7 +11185,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.CmdTraceStartDelay` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CmdTraceStartDelayDecoder<'a> {
         buf: &'a [u8],
@@ -7899,8 +11194,35 @@ pub mod trace_config {
         f2: ::core::option::Option<u64>,
     }
     impl<'a> CmdTraceStartDelayDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -7917,8 +11239,30 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -7972,6 +11316,12 @@ pub mod trace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for CmdTraceStartDelayDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -8011,10 +11361,20 @@ pub mod trace_config {
     }
     impl<'a> CmdTraceStartDelayField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -8045,6 +11405,26 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -8106,7 +11486,7 @@ pub mod trace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TraceConfig.SessionSemaphore` (from `perfetto/config/trace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SessionSemaphoreDecoder<'a> {
         buf: &'a [u8],
@@ -8115,8 +11495,35 @@ pub mod trace_config {
         f2: ::core::option::Option<u64>,
     }
     impl<'a> SessionSemaphoreDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -8133,8 +11540,30 @@ pub mod trace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -8157,7 +11586,7 @@ pub mod trace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -8166,6 +11595,16 @@ pub mod trace_config {
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `name` = 1 (`string`) of `perfetto.protos.TraceConfig.SessionSemaphore` is present (with the wire type its type has).
         #[inline]
@@ -8192,6 +11631,12 @@ pub mod trace_config {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for SessionSemaphoreDecoder<'_> {
@@ -8232,10 +11677,20 @@ pub mod trace_config {
     }
     impl<'a> SessionSemaphoreField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -8268,6 +11723,26 @@ pub mod trace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

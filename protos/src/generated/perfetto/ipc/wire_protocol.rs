@@ -145,7 +145,7 @@ impl<'w> ::protozero::MessageWriter<'w> for IPCFrame<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IPCFrame` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.IPCFrame` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct IPCFrameDecoder<'a> {
     buf: &'a [u8],
@@ -155,8 +155,35 @@ pub struct IPCFrameDecoder<'a> {
     o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> IPCFrameDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -174,14 +201,102 @@ impl<'a> IPCFrameDecoder<'a> {
                 }
             };
             match f.id {
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                1 => d.r1.add(pos, next),
-                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -214,7 +329,7 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn has_request_id(&self) -> bool {
         self.f2.is_some()
     }
-    /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
+    /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_bind_service(
         &self,
@@ -229,12 +344,30 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn msg_bind_service_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(3).and_then(::protozero::__private::bytes)
     }
+    /// Field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_msg_bind_service(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ipc_frame::BindServiceDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(3).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ipc_frame::BindServiceDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `msg_bind_service` = 3 (`perfetto.protos.IPCFrame.BindService`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_bind_service(&self) -> bool {
         self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
+    /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_bind_service_reply(
         &self,
@@ -249,12 +382,30 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn msg_bind_service_reply_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(4).and_then(::protozero::__private::bytes)
     }
+    /// Field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_msg_bind_service_reply(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ipc_frame::BindServiceReplyDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(4).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ipc_frame::BindServiceReplyDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `msg_bind_service_reply` = 4 (`perfetto.protos.IPCFrame.BindServiceReply`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_bind_service_reply(&self) -> bool {
         self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
+    /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_invoke_method(
         &self,
@@ -269,12 +420,30 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn msg_invoke_method_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(5).and_then(::protozero::__private::bytes)
     }
+    /// Field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_msg_invoke_method(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ipc_frame::InvokeMethodDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(5).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ipc_frame::InvokeMethodDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `msg_invoke_method` = 5 (`perfetto.protos.IPCFrame.InvokeMethod`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_invoke_method(&self) -> bool {
         self.o0.get(5).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
+    /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_invoke_method_reply(
         &self,
@@ -289,12 +458,30 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn msg_invoke_method_reply_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(6).and_then(::protozero::__private::bytes)
     }
+    /// Field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_msg_invoke_method_reply(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ipc_frame::InvokeMethodReplyDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(6).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ipc_frame::InvokeMethodReplyDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `msg_invoke_method_reply` = 6 (`perfetto.protos.IPCFrame.InvokeMethodReply`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_invoke_method_reply(&self) -> bool {
         self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
+    /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn msg_request_error(
         &self,
@@ -309,12 +496,30 @@ impl<'a> IPCFrameDecoder<'a> {
     pub fn msg_request_error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(7).and_then(::protozero::__private::bytes)
     }
+    /// Field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_msg_request_error(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ipc_frame::RequestErrorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(7).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ipc_frame::RequestErrorDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `msg_request_error` = 7 (`perfetto.protos.IPCFrame.RequestError`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
     pub fn has_msg_request_error(&self) -> bool {
         self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed.
+    /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn set_peer_identity(
         &self,
@@ -328,6 +533,24 @@ impl<'a> IPCFrameDecoder<'a> {
     #[inline]
     pub fn set_peer_identity_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(8).and_then(::protozero::__private::bytes)
+    }
+    /// Field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_set_peer_identity(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ipc_frame::SetPeerIdentityDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(8).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ipc_frame::SetPeerIdentityDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `set_peer_identity` = 8 (`perfetto.protos.IPCFrame.SetPeerIdentity`) of `perfetto.protos.IPCFrame` is present (with the wire type its type has).
     #[inline]
@@ -394,6 +617,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for IPCFrameDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for IPCFrameDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -453,10 +682,20 @@ pub enum IPCFrameField<'a> {
 }
 impl<'a> IPCFrameField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -535,6 +774,62 @@ impl<'a> ::protozero::FieldEnum<'a> for IPCFrameField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -619,7 +914,7 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindService` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindService` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BindServiceDecoder<'a> {
         buf: &'a [u8],
@@ -627,8 +922,35 @@ pub mod ipc_frame {
         f1: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> BindServiceDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -644,6 +966,15 @@ pub mod ipc_frame {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.f1 = ::protozero::__private::bytes(f.value);
                 }
                 pos = next;
@@ -666,7 +997,7 @@ pub mod ipc_frame {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService`; `None` when absent, malformed or not UTF-8.
+        /// Field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService`; `None` when absent or malformed, and when not UTF-8: [`Self::try_service_name`] tells that apart as an error (prost refuses the message), [`Self::service_name_bytes`] reads the bytes.
         #[inline]
         pub fn service_name(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -675,6 +1006,16 @@ pub mod ipc_frame {
         #[inline]
         pub fn service_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_service_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `service_name` = 1 (`string`) of `perfetto.protos.IPCFrame.BindService` is present (with the wire type its type has).
         #[inline]
@@ -691,6 +1032,12 @@ pub mod ipc_frame {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for BindServiceDecoder<'_> {
@@ -728,10 +1075,20 @@ pub mod ipc_frame {
     }
     impl<'a> BindServiceField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -757,6 +1114,20 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -833,7 +1204,7 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct BindServiceReplyDecoder<'a> {
         buf: &'a [u8],
@@ -843,8 +1214,35 @@ pub mod ipc_frame {
         r3: ::protozero::__private::Occurrences,
     }
     impl<'a> BindServiceReplyDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -862,9 +1260,42 @@ pub mod ipc_frame {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.r3.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r3.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -938,6 +1369,12 @@ pub mod ipc_frame {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for BindServiceReplyDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -982,10 +1419,20 @@ pub mod ipc_frame {
     }
     impl<'a> BindServiceReplyField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1025,6 +1472,32 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1094,7 +1567,7 @@ pub mod ipc_frame {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct MethodInfoDecoder<'a> {
             buf: &'a [u8],
@@ -1103,8 +1576,35 @@ pub mod ipc_frame {
             f2: ::core::option::Option<&'a [u8]>,
         }
         impl<'a> MethodInfoDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -1125,8 +1625,30 @@ pub mod ipc_frame {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::varint(f.value),
-                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::varint(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::bytes(f.value);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -1161,7 +1683,7 @@ pub mod ipc_frame {
             pub fn has_id(&self) -> bool {
                 self.f1.is_some()
             }
-            /// Field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`; `None` when absent, malformed or not UTF-8.
+            /// Field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
             #[inline]
             pub fn name(&self) -> ::core::option::Option<&'a str> {
                 self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1170,6 +1692,16 @@ pub mod ipc_frame {
             #[inline]
             pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f2
+            }
+            /// Field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_name(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(2, self.f2)
             }
             /// Whether field `name` = 2 (`string`) of `perfetto.protos.IPCFrame.BindServiceReply.MethodInfo` is present (with the wire type its type has).
             #[inline]
@@ -1186,6 +1718,12 @@ pub mod ipc_frame {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
+            }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
             }
         }
         impl ::core::fmt::Debug for MethodInfoDecoder<'_> {
@@ -1226,10 +1764,20 @@ pub mod ipc_frame {
         }
         impl<'a> MethodInfoField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -1262,6 +1810,26 @@ pub mod ipc_frame {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
         }
@@ -1340,7 +1908,7 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethod` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InvokeMethodDecoder<'a> {
         buf: &'a [u8],
@@ -1351,8 +1919,35 @@ pub mod ipc_frame {
         f4: ::core::option::Option<u64>,
     }
     impl<'a> InvokeMethodDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1371,10 +1966,54 @@ pub mod ipc_frame {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1448,6 +2087,12 @@ pub mod ipc_frame {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for InvokeMethodDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1493,10 +2138,20 @@ pub mod ipc_frame {
     }
     impl<'a> InvokeMethodField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1541,6 +2196,38 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1610,7 +2297,7 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.InvokeMethodReply` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InvokeMethodReplyDecoder<'a> {
         buf: &'a [u8],
@@ -1620,8 +2307,35 @@ pub mod ipc_frame {
         f3: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> InvokeMethodReplyDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1639,9 +2353,42 @@ pub mod ipc_frame {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1705,6 +2452,12 @@ pub mod ipc_frame {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for InvokeMethodReplyDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1747,10 +2500,20 @@ pub mod ipc_frame {
     }
     impl<'a> InvokeMethodReplyField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1788,6 +2551,32 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1841,7 +2630,7 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.RequestError` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct RequestErrorDecoder<'a> {
         buf: &'a [u8],
@@ -1849,8 +2638,35 @@ pub mod ipc_frame {
         f1: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> RequestErrorDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1866,6 +2682,15 @@ pub mod ipc_frame {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.f1 = ::protozero::__private::bytes(f.value);
                 }
                 pos = next;
@@ -1888,7 +2713,7 @@ pub mod ipc_frame {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 2> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError`; `None` when absent, malformed or not UTF-8.
+        /// Field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError`; `None` when absent or malformed, and when not UTF-8: [`Self::try_error`] tells that apart as an error (prost refuses the message), [`Self::error_bytes`] reads the bytes.
         #[inline]
         pub fn error(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1897,6 +2722,16 @@ pub mod ipc_frame {
         #[inline]
         pub fn error_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_error(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `error` = 1 (`string`) of `perfetto.protos.IPCFrame.RequestError` is present (with the wire type its type has).
         #[inline]
@@ -1913,6 +2748,12 @@ pub mod ipc_frame {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for RequestErrorDecoder<'_> {
@@ -1950,10 +2791,20 @@ pub mod ipc_frame {
     }
     impl<'a> RequestErrorField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1979,6 +2830,20 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -2056,7 +2921,7 @@ pub mod ipc_frame {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.IPCFrame.SetPeerIdentity` (from `perfetto/ipc/wire_protocol.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SetPeerIdentityDecoder<'a> {
         buf: &'a [u8],
@@ -2067,8 +2932,35 @@ pub mod ipc_frame {
         f4: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> SetPeerIdentityDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -2087,10 +2979,54 @@ pub mod ipc_frame {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.f4 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -2133,7 +3069,7 @@ pub mod ipc_frame {
         pub fn has_uid(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent, malformed or not UTF-8.
+        /// Field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent or malformed, and when not UTF-8: [`Self::try_machine_id_hint`] tells that apart as an error (prost refuses the message), [`Self::machine_id_hint_bytes`] reads the bytes.
         #[inline]
         pub fn machine_id_hint(&self) -> ::core::option::Option<&'a str> {
             self.f3.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2143,12 +3079,22 @@ pub mod ipc_frame {
         pub fn machine_id_hint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
         }
+        /// Field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_machine_id_hint(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(3, self.f3)
+        }
         /// Whether field `machine_id_hint` = 3 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present (with the wire type its type has).
         #[inline]
         pub fn has_machine_id_hint(&self) -> bool {
             self.f3.is_some()
         }
-        /// Field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent, malformed or not UTF-8.
+        /// Field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`; `None` when absent or malformed, and when not UTF-8: [`Self::try_machine_name`] tells that apart as an error (prost refuses the message), [`Self::machine_name_bytes`] reads the bytes.
         #[inline]
         pub fn machine_name(&self) -> ::core::option::Option<&'a str> {
             self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2157,6 +3103,16 @@ pub mod ipc_frame {
         #[inline]
         pub fn machine_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f4
+        }
+        /// Field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_machine_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(4, self.f4)
         }
         /// Whether field `machine_name` = 4 (`string`) of `perfetto.protos.IPCFrame.SetPeerIdentity` is present (with the wire type its type has).
         #[inline]
@@ -2173,6 +3129,12 @@ pub mod ipc_frame {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for SetPeerIdentityDecoder<'_> {
@@ -2219,10 +3181,20 @@ pub mod ipc_frame {
     }
     impl<'a> SetPeerIdentityField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2271,6 +3243,38 @@ pub mod ipc_frame {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

@@ -54,7 +54,7 @@ impl<'w> ::protozero::MessageWriter<'w> for RemoteClockSync<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.RemoteClockSync` (from `perfetto/trace/remote_clock_sync.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.RemoteClockSync` (from `perfetto/trace/remote_clock_sync.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct RemoteClockSyncDecoder<'a> {
     buf: &'a [u8],
@@ -62,8 +62,35 @@ pub struct RemoteClockSyncDecoder<'a> {
     r1: ::protozero::__private::Occurrences,
 }
 impl<'a> RemoteClockSyncDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -79,6 +106,15 @@ impl<'a> RemoteClockSyncDecoder<'a> {
                 }
             };
             if f.id == 1 {
+                if STRICT
+                    && !::protozero::__private::fits(
+                        &f,
+                        ::protozero::__private::Expect::Bytes,
+                        &mut d.error,
+                    )
+                {
+                    break;
+                }
                 d.r1.add(pos, next);
             }
             pos = next;
@@ -129,6 +165,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for RemoteClockSyncDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for RemoteClockSyncDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -163,10 +205,20 @@ pub enum RemoteClockSyncField<'a> {
 }
 impl<'a> RemoteClockSyncField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -191,6 +243,20 @@ impl<'a> ::protozero::FieldEnum<'a> for RemoteClockSyncField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -274,7 +340,7 @@ pub mod remote_clock_sync {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.RemoteClockSync.SyncedClocks` (from `perfetto/trace/remote_clock_sync.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.RemoteClockSync.SyncedClocks` (from `perfetto/trace/remote_clock_sync.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct SyncedClocksDecoder<'a> {
         buf: &'a [u8],
@@ -283,8 +349,35 @@ pub mod remote_clock_sync {
         f3: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> SyncedClocksDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -301,8 +394,30 @@ pub mod remote_clock_sync {
                     }
                 };
                 match f.id {
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -325,7 +440,7 @@ pub mod remote_clock_sync {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`; `None` when absent or malformed.
+        /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn client_clocks(
             &self,
@@ -337,12 +452,39 @@ pub mod remote_clock_sync {
         pub fn client_clocks_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
         }
+        /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_client_clocks(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<super::ClockSnapshotDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f2 {
+                ::core::option::Option::Some(b) => {
+                    super::ClockSnapshotDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::client_clocks`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn client_clocks_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, super::ClockSnapshotDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 2),
+            )
+        }
         /// Whether field `client_clocks` = 2 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks` is present (with the wire type its type has).
         #[inline]
         pub fn has_client_clocks(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`; `None` when absent or malformed.
+        /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn host_clocks(
             &self,
@@ -353,6 +495,33 @@ pub mod remote_clock_sync {
         #[inline]
         pub fn host_clocks_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_host_clocks(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<super::ClockSnapshotDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f3 {
+                ::core::option::Option::Some(b) => {
+                    super::ClockSnapshotDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::host_clocks`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn host_clocks_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, super::ClockSnapshotDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 3),
+            )
         }
         /// Whether field `host_clocks` = 3 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.RemoteClockSync.SyncedClocks` is present (with the wire type its type has).
         #[inline]
@@ -369,6 +538,12 @@ pub mod remote_clock_sync {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for SyncedClocksDecoder<'_> {
@@ -409,10 +584,20 @@ pub mod remote_clock_sync {
     }
     impl<'a> SyncedClocksField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -447,6 +632,26 @@ pub mod remote_clock_sync {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]

@@ -116,7 +116,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TestEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TestEvent` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TestEvent` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TestEventDecoder<'a> {
     buf: &'a [u8],
@@ -130,8 +130,35 @@ pub struct TestEventDecoder<'a> {
     f7: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TestEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -153,13 +180,90 @@ impl<'a> TestEventDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::bytes(f.value),
-                6 => d.f6 = ::protozero::__private::bytes(f.value),
-                7 => d.f7 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::bytes(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::bytes(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -182,7 +286,7 @@ impl<'a> TestEventDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 8> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `str` = 1 (`string`) of `perfetto.protos.TestEvent`; `None` when absent, malformed or not UTF-8.
+    /// Field `str` = 1 (`string`) of `perfetto.protos.TestEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_str`] tells that apart as an error (prost refuses the message), [`Self::str_bytes`] reads the bytes.
     #[inline]
     pub fn str(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -191,6 +295,16 @@ impl<'a> TestEventDecoder<'a> {
     #[inline]
     pub fn str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
+    }
+    /// Field `str` = 1 (`string`) of `perfetto.protos.TestEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_str(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
     }
     /// Whether field `str` = 1 (`string`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
@@ -227,7 +341,7 @@ impl<'a> TestEventDecoder<'a> {
     pub fn has_is_last(&self) -> bool {
         self.f4.is_some()
     }
-    /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
+    /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn payload(&self) -> ::core::option::Option<test_event::TestPayloadDecoder<'a>> {
         self.f5.map(test_event::TestPayloadDecoder::new)
@@ -237,12 +351,39 @@ impl<'a> TestEventDecoder<'a> {
     pub fn payload_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f5
     }
+    /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_payload(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<test_event::TestPayloadDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f5 {
+            ::core::option::Option::Some(b) => {
+                test_event::TestPayloadDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::payload`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn payload_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, test_event::TestPayloadDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 5),
+        )
+    }
     /// Whether field `payload` = 5 (`perfetto.protos.TestEvent.TestPayload`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_payload(&self) -> bool {
         self.f5.is_some()
     }
-    /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
+    /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn protovm_patch(
         &self,
@@ -254,12 +395,39 @@ impl<'a> TestEventDecoder<'a> {
     pub fn protovm_patch_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f6
     }
+    /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_protovm_patch(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<test_event::ProtoVmPatchDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f6 {
+            ::core::option::Option::Some(b) => {
+                test_event::ProtoVmPatchDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::protovm_patch`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn protovm_patch_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, test_event::ProtoVmPatchDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 6),
+        )
+    }
     /// Whether field `protovm_patch` = 6 (`perfetto.protos.TestEvent.ProtoVmPatch`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovm_patch(&self) -> bool {
         self.f6.is_some()
     }
-    /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`; `None` when absent or malformed.
+    /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn protovm_incremental_state(
         &self,
@@ -270,6 +438,36 @@ impl<'a> TestEventDecoder<'a> {
     #[inline]
     pub fn protovm_incremental_state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f7
+    }
+    /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_protovm_incremental_state(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<test_event::ProtoVmIncrementalStateDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f7 {
+            ::core::option::Option::Some(b) => {
+                test_event::ProtoVmIncrementalStateDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::protovm_incremental_state`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn protovm_incremental_state_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        test_event::ProtoVmIncrementalStateDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 7),
+        )
     }
     /// Whether field `protovm_incremental_state` = 7 (`perfetto.protos.TestEvent.ProtoVmIncrementalState`) of `perfetto.protos.TestEvent` is present (with the wire type its type has).
     #[inline]
@@ -286,6 +484,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TestEventDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for TestEventDecoder<'_> {
@@ -341,10 +545,20 @@ pub enum TestEventField<'a> {
 }
 impl<'a> TestEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -415,6 +629,56 @@ impl<'a> ::protozero::FieldEnum<'a> for TestEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -539,7 +803,7 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.TestPayload` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TestPayloadDecoder<'a> {
         buf: &'a [u8],
@@ -553,8 +817,35 @@ pub mod test_event {
         r7: ::protozero::__private::Occurrences,
     }
     impl<'a> TestPayloadDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -576,13 +867,92 @@ pub mod test_event {
                     }
                 };
                 match f.id {
-                    1 => d.r1.add(pos, next),
-                    2 => d.r2.add(pos, next),
-                    4 => d.f4 = ::protozero::__private::bytes(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.r6.add(pos, next),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    7 => d.r7.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r1.add(pos, next);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::bytes(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r6.add(pos, next);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r7.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -637,7 +1007,7 @@ pub mod test_event {
         pub fn has_nested(&self) -> bool {
             !self.r2.is_empty()
         }
-        /// Field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload`; `None` when absent, malformed or not UTF-8.
+        /// Field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload`; `None` when absent or malformed, and when not UTF-8: [`Self::try_single_string`] tells that apart as an error (prost refuses the message), [`Self::single_string_bytes`] reads the bytes.
         #[inline]
         pub fn single_string(&self) -> ::core::option::Option<&'a str> {
             self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -646,6 +1016,16 @@ pub mod test_event {
         #[inline]
         pub fn single_string_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f4
+        }
+        /// Field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_single_string(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(4, self.f4)
         }
         /// Whether field `single_string` = 4 (`string`) of `perfetto.protos.TestEvent.TestPayload` is present (with the wire type its type has).
         #[inline]
@@ -712,6 +1092,12 @@ pub mod test_event {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for TestPayloadDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -772,10 +1158,20 @@ pub mod test_event {
     }
     impl<'a> TestPayloadField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -854,6 +1250,58 @@ pub mod test_event {
             }
         }
         #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
+            }
+        }
+        #[inline]
         fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
             match self {
                 Self::Nested(m) => visitor.message(*m),
@@ -927,7 +1375,7 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmMessageDecoder<'a> {
         buf: &'a [u8],
@@ -936,8 +1384,35 @@ pub mod test_event {
         f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> ProtoVmMessageDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -954,8 +1429,30 @@ pub mod test_event {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -988,7 +1485,7 @@ pub mod test_event {
         pub fn has_id(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`; `None` when absent or malformed.
+        /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn submessage(
             &self,
@@ -999,6 +1496,36 @@ pub mod test_event {
         #[inline]
         pub fn submessage_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_submessage(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<proto_vm_message::ProtoVmSubmessageDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f2 {
+                ::core::option::Option::Some(b) => {
+                    proto_vm_message::ProtoVmSubmessageDecoder::try_new(b)
+                        .map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::submessage`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn submessage_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<
+            'a,
+            proto_vm_message::ProtoVmSubmessageDecoder<'a>,
+        > {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 2),
+            )
         }
         /// Whether field `submessage` = 2 (`perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage`) of `perfetto.protos.TestEvent.ProtoVmMessage` is present (with the wire type its type has).
         #[inline]
@@ -1015,6 +1542,12 @@ pub mod test_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for ProtoVmMessageDecoder<'_> {
@@ -1059,10 +1592,20 @@ pub mod test_event {
     }
     impl<'a> ProtoVmMessageField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1095,6 +1638,26 @@ pub mod test_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1156,7 +1719,7 @@ pub mod test_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmMessage.ProtoVmSubmessage` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct ProtoVmSubmessageDecoder<'a> {
             buf: &'a [u8],
@@ -1164,8 +1727,35 @@ pub mod test_event {
             f1: ::core::option::Option<u64>,
         }
         impl<'a> ProtoVmSubmessageDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -1185,6 +1775,15 @@ pub mod test_event {
                         }
                     };
                     if f.id == 1 {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
                         d.f1 = ::protozero::__private::varint(f.value);
                     }
                     pos = next;
@@ -1230,6 +1829,12 @@ pub mod test_event {
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
         impl ::core::fmt::Debug for ProtoVmSubmessageDecoder<'_> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1266,10 +1871,20 @@ pub mod test_event {
         }
         impl<'a> ProtoVmSubmessageField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -1293,6 +1908,20 @@ pub mod test_event {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
         }
@@ -1391,7 +2020,7 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmPatch` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmPatchDecoder<'a> {
         buf: &'a [u8],
@@ -1403,8 +2032,35 @@ pub mod test_event {
         r5: ::protozero::__private::Occurrences,
     }
     impl<'a> ProtoVmPatchDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1424,11 +2080,68 @@ pub mod test_event {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(pos, next),
-                    5 => d.r5.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r4.add(pos, next);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r5.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1451,7 +2164,7 @@ pub mod test_event {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent, malformed or not UTF-8.
+        /// Field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_to_merge`] tells that apart as an error (prost refuses the message), [`Self::string_to_merge_bytes`] reads the bytes.
         #[inline]
         pub fn string_to_merge(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1460,6 +2173,16 @@ pub mod test_event {
         #[inline]
         pub fn string_to_merge_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_string_to_merge(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `string_to_merge` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present (with the wire type its type has).
         #[inline]
@@ -1476,7 +2199,7 @@ pub mod test_event {
         pub fn has_int_to_merge(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent or malformed.
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn single_message(
             &self,
@@ -1487,6 +2210,32 @@ pub mod test_event {
         #[inline]
         pub fn single_message_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_single_message(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<ProtoVmMessageDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f3 {
+                ::core::option::Option::Some(b) => {
+                    ProtoVmMessageDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::single_message`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn single_message_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, ProtoVmMessageDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 3),
+            )
         }
         /// Whether field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmPatch` is present (with the wire type its type has).
         #[inline]
@@ -1532,6 +2281,12 @@ pub mod test_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for ProtoVmPatchDecoder<'_> {
@@ -1585,10 +2340,20 @@ pub mod test_event {
     }
     impl<'a> ProtoVmPatchField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1648,6 +2413,46 @@ pub mod test_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1745,7 +2550,7 @@ pub mod test_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TestEvent.ProtoVmIncrementalState` (from `perfetto/trace/test_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmIncrementalStateDecoder<'a> {
         buf: &'a [u8],
@@ -1756,8 +2561,35 @@ pub mod test_event {
         r4: ::protozero::__private::Occurrences,
     }
     impl<'a> ProtoVmIncrementalStateDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1776,10 +2608,54 @@ pub mod test_event {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::bytes(f.value),
-                    4 => d.r4.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::bytes(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r4.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1802,7 +2678,7 @@ pub mod test_event {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent, malformed or not UTF-8.
+        /// Field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_merged`] tells that apart as an error (prost refuses the message), [`Self::string_merged_bytes`] reads the bytes.
         #[inline]
         pub fn string_merged(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1811,6 +2687,16 @@ pub mod test_event {
         #[inline]
         pub fn string_merged_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_string_merged(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `string_merged` = 1 (`string`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present (with the wire type its type has).
         #[inline]
@@ -1827,7 +2713,7 @@ pub mod test_event {
         pub fn has_int_merged(&self) -> bool {
             self.f2.is_some()
         }
-        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent or malformed.
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn single_message(
             &self,
@@ -1838,6 +2724,32 @@ pub mod test_event {
         #[inline]
         pub fn single_message_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f3
+        }
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_single_message(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<ProtoVmMessageDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f3 {
+                ::core::option::Option::Some(b) => {
+                    ProtoVmMessageDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::single_message`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn single_message_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, ProtoVmMessageDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 3),
+            )
         }
         /// Whether field `single_message` = 3 (`perfetto.protos.TestEvent.ProtoVmMessage`) of `perfetto.protos.TestEvent.ProtoVmIncrementalState` is present (with the wire type its type has).
         #[inline]
@@ -1871,6 +2783,12 @@ pub mod test_event {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for ProtoVmIncrementalStateDecoder<'_> {
@@ -1918,10 +2836,20 @@ pub mod test_event {
     }
     impl<'a> ProtoVmIncrementalStateField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1972,6 +2900,38 @@ pub mod test_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]

@@ -419,7 +419,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TracePacket<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracePacket` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracePacket` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracePacketDecoder<'a> {
     buf: &'a [u8],
@@ -439,8 +439,35 @@ pub struct TracePacketDecoder<'a> {
     o2: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TracePacketDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -468,39 +495,402 @@ impl<'a> TracePacketDecoder<'a> {
                 }
             };
             match f.id {
-                8 => d.f8 = ::protozero::__private::varint(f.value),
-                58 => d.f58 = ::protozero::__private::varint(f.value),
-                79 => d.f79 = ::protozero::__private::varint(f.value),
-                12 => d.f12 = ::protozero::__private::bytes(f.value),
-                13 => d.f13 = ::protozero::__private::varint(f.value),
-                41 => d.f41 = ::protozero::__private::varint(f.value),
-                59 => d.f59 = ::protozero::__private::bytes(f.value),
-                42 => d.f42 = ::protozero::__private::varint(f.value),
-                87 => d.f87 = ::protozero::__private::varint(f.value),
-                98 => d.f98 = ::protozero::__private::varint(f.value),
-                11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                60 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                37 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                89 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                33 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                35 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                45 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                46 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                69 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                124 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                125 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                126 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                43 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                44 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                36 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                50 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                133 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                113 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                107 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                900 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                3 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                10 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
+                58 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f58 = ::protozero::__private::varint(f.value);
+                }
+                79 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f79 = ::protozero::__private::varint(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::bytes(f.value);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f13 = ::protozero::__private::varint(f.value);
+                }
+                41 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f41 = ::protozero::__private::varint(f.value);
+                }
+                59 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f59 = ::protozero::__private::bytes(f.value);
+                }
+                42 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f42 = ::protozero::__private::varint(f.value);
+                }
+                87 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f87 = ::protozero::__private::varint(f.value);
+                }
+                98 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f98 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                60 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                37 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                89 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                33 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                35 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                45 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                46 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                69 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                124 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                125 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                126 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                43 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                44 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                36 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                50 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                133 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                113 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                107 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                900 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o2 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -543,7 +933,7 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_timestamp_clock_id(&self) -> bool {
         self.f58.is_some()
     }
-    /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_event(&self) -> ::core::option::Option<TrackEventDecoder<'a>> {
         self.o0
@@ -556,12 +946,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn track_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(11).and_then(::protozero::__private::bytes)
     }
+    /// Field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_track_event(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TrackEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(11).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TrackEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `track_event` = 11 (`perfetto.protos.TrackEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_event(&self) -> bool {
         self.o0.get(11).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_descriptor(
         &self,
@@ -576,12 +983,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn track_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(60).and_then(::protozero::__private::bytes)
     }
+    /// Field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_track_descriptor(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TrackDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(60).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TrackDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `track_descriptor` = 60 (`perfetto.protos.TrackDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_track_descriptor(&self) -> bool {
         self.o0.get(60).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn profile_packet(&self) -> ::core::option::Option<ProfilePacketDecoder<'a>> {
         self.o0
@@ -594,12 +1018,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn profile_packet_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(37).and_then(::protozero::__private::bytes)
     }
+    /// Field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_profile_packet(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ProfilePacketDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(37).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ProfilePacketDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `profile_packet` = 37 (`perfetto.protos.ProfilePacket`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_profile_packet(&self) -> bool {
         self.o0.get(37).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn clock_snapshot(&self) -> ::core::option::Option<ClockSnapshotDecoder<'a>> {
         self.o0
@@ -612,12 +1053,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn clock_snapshot_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(6).and_then(::protozero::__private::bytes)
     }
+    /// Field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_clock_snapshot(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ClockSnapshotDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(6).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ClockSnapshotDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `clock_snapshot` = 6 (`perfetto.protos.ClockSnapshot`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_clock_snapshot(&self) -> bool {
         self.o0.get(6).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_uuid(&self) -> ::core::option::Option<TraceUuidDecoder<'a>> {
         self.o0
@@ -630,12 +1088,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn trace_uuid_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(89).and_then(::protozero::__private::bytes)
     }
+    /// Field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_uuid(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TraceUuidDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(89).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TraceUuidDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `trace_uuid` = 89 (`perfetto.protos.TraceUuid`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_uuid(&self) -> bool {
         self.o0.get(89).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<TraceConfigDecoder<'a>> {
         self.o0
@@ -648,12 +1123,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(33).and_then(::protozero::__private::bytes)
     }
+    /// Field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TraceConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(33).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TraceConfigDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `trace_config` = 33 (`perfetto.protos.TraceConfig`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_config(&self) -> bool {
         self.o0.get(33).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_stats(&self) -> ::core::option::Option<TraceStatsDecoder<'a>> {
         self.o0
@@ -666,12 +1158,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn trace_stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(35).and_then(::protozero::__private::bytes)
     }
+    /// Field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_stats(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TraceStatsDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(35).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TraceStatsDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `trace_stats` = 35 (`perfetto.protos.TraceStats`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_stats(&self) -> bool {
         self.o0.get(35).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn system_info(&self) -> ::core::option::Option<SystemInfoDecoder<'a>> {
         self.o0
@@ -684,12 +1193,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn system_info_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(45).and_then(::protozero::__private::bytes)
     }
+    /// Field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_system_info(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SystemInfoDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(45).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SystemInfoDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `system_info` = 45 (`perfetto.protos.SystemInfo`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_system_info(&self) -> bool {
         self.o0.get(45).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trigger(&self) -> ::core::option::Option<TriggerDecoder<'a>> {
         self.o0.get(46).and_then(::protozero::__private::bytes).map(TriggerDecoder::new)
@@ -699,12 +1225,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn trigger_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(46).and_then(::protozero::__private::bytes)
     }
+    /// Field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trigger(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TriggerDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(46).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TriggerDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `trigger` = 46 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trigger(&self) -> bool {
         self.o0.get(46).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn service_event(
         &self,
@@ -719,12 +1262,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn service_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(69).and_then(::protozero::__private::bytes)
     }
+    /// Field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_service_event(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TracingServiceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(69).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TracingServiceEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `service_event` = 69 (`perfetto.protos.TracingServiceEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_service_event(&self) -> bool {
         self.o0.get(69).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_provenance(
         &self,
@@ -739,12 +1299,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn trace_provenance_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(124).and_then(::protozero::__private::bytes)
     }
+    /// Field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_provenance(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TraceProvenanceDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(124).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TraceProvenanceDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `trace_provenance` = 124 (`perfetto.protos.TraceProvenance`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_provenance(&self) -> bool {
         self.o0.get(124).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn protovms(&self) -> ::core::option::Option<trace_packet::ProtoVmsDecoder<'a>> {
         self.o0
@@ -757,12 +1334,30 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn protovms_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(125).and_then(::protozero::__private::bytes)
     }
+    /// Field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_protovms(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<trace_packet::ProtoVmsDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(125).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                trace_packet::ProtoVmsDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `protovms` = 125 (`perfetto.protos.TracePacket.ProtoVms`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_protovms(&self) -> bool {
         self.o0.get(125).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_attributes(
         &self,
@@ -777,12 +1372,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn trace_attributes_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(126).and_then(::protozero::__private::bytes)
     }
+    /// Field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_attributes(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TraceAttributesDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(126).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TraceAttributesDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `trace_attributes` = 126 (`perfetto.protos.TraceAttributes`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_trace_attributes(&self) -> bool {
         self.o0.get(126).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn process_descriptor(
         &self,
@@ -797,12 +1409,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn process_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(43).and_then(::protozero::__private::bytes)
     }
+    /// Field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_process_descriptor(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ProcessDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(43).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ProcessDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `process_descriptor` = 43 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_process_descriptor(&self) -> bool {
         self.o0.get(43).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn thread_descriptor(
         &self,
@@ -816,6 +1445,23 @@ impl<'a> TracePacketDecoder<'a> {
     #[inline]
     pub fn thread_descriptor_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(44).and_then(::protozero::__private::bytes)
+    }
+    /// Field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_thread_descriptor(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ThreadDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(44).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                ThreadDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `thread_descriptor` = 44 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
@@ -852,7 +1498,7 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_zstd_compressed_packets(&self) -> bool {
         self.o0.get(133).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn clone_snapshot_trigger(&self) -> ::core::option::Option<TriggerDecoder<'a>> {
         self.o0.get(113).and_then(::protozero::__private::bytes).map(TriggerDecoder::new)
@@ -862,12 +1508,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn clone_snapshot_trigger_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(113).and_then(::protozero::__private::bytes)
     }
+    /// Field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_clone_snapshot_trigger(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TriggerDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(113).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TriggerDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `clone_snapshot_trigger` = 113 (`perfetto.protos.Trigger`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_clone_snapshot_trigger(&self) -> bool {
         self.o0.get(113).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn remote_clock_sync(
         &self,
@@ -882,12 +1545,29 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn remote_clock_sync_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(107).and_then(::protozero::__private::bytes)
     }
+    /// Field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_remote_clock_sync(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<RemoteClockSyncDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(107).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                RemoteClockSyncDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `remote_clock_sync` = 107 (`perfetto.protos.RemoteClockSync`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
     pub fn has_remote_clock_sync(&self) -> bool {
         self.o0.get(107).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn for_testing(&self) -> ::core::option::Option<TestEventDecoder<'a>> {
         self.o0
@@ -899,6 +1579,23 @@ impl<'a> TracePacketDecoder<'a> {
     #[inline]
     pub fn for_testing_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(900).and_then(::protozero::__private::bytes)
+    }
+    /// Field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_for_testing(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TestEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(900).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TestEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `for_testing` = 900 (`perfetto.protos.TestEvent`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
@@ -935,7 +1632,7 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_trusted_pid(&self) -> bool {
         self.f79.is_some()
     }
-    /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn interned_data(&self) -> ::core::option::Option<InternedDataDecoder<'a>> {
         self.f12.map(InternedDataDecoder::new)
@@ -944,6 +1641,32 @@ impl<'a> TracePacketDecoder<'a> {
     #[inline]
     pub fn interned_data_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f12
+    }
+    /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_interned_data(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<InternedDataDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f12 {
+            ::core::option::Option::Some(b) => {
+                InternedDataDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::interned_data`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn interned_data_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, InternedDataDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 12),
+        )
     }
     /// Whether field `interned_data` = 12 (`perfetto.protos.InternedData`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
@@ -970,7 +1693,7 @@ impl<'a> TracePacketDecoder<'a> {
     pub fn has_incremental_state_cleared(&self) -> bool {
         self.f41.is_some()
     }
-    /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`; `None` when absent or malformed.
+    /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn trace_packet_defaults(
         &self,
@@ -981,6 +1704,32 @@ impl<'a> TracePacketDecoder<'a> {
     #[inline]
     pub fn trace_packet_defaults_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f59
+    }
+    /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_trace_packet_defaults(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TracePacketDefaultsDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f59 {
+            ::core::option::Option::Some(b) => {
+                TracePacketDefaultsDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::trace_packet_defaults`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn trace_packet_defaults_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TracePacketDefaultsDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 59),
+        )
     }
     /// Whether field `trace_packet_defaults` = 59 (`perfetto.protos.TracePacketDefaults`) of `perfetto.protos.TracePacket` is present (with the wire type its type has).
     #[inline]
@@ -1173,6 +1922,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for TracePacketDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1307,10 +2062,20 @@ pub enum TracePacketField<'a> {
 }
 impl<'a> TracePacketField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1578,6 +2343,212 @@ impl<'a> ::protozero::FieldEnum<'a> for TracePacketField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            58 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            60 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            37 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            89 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            33 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            35 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            45 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            46 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            69 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            124 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            125 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            126 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            43 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            44 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            36 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            50 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            133 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            113 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            107 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            900 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            79 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            41 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            59 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            42 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            87 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            98 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -1942,7 +2913,7 @@ pub mod trace_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProtoVmsDecoder<'a> {
         buf: &'a [u8],
@@ -1950,8 +2921,35 @@ pub mod trace_packet {
         r1: ::protozero::__private::Occurrences,
     }
     impl<'a> ProtoVmsDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1967,6 +2965,15 @@ pub mod trace_packet {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.r1.add(pos, next);
                 }
                 pos = next;
@@ -2017,6 +3024,12 @@ pub mod trace_packet {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for ProtoVmsDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -2055,10 +3068,20 @@ pub mod trace_packet {
     }
     impl<'a> ProtoVmsField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2084,6 +3107,20 @@ pub mod trace_packet {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -2183,7 +3220,7 @@ pub mod trace_packet {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TracePacket.ProtoVms.Instance` (from `perfetto/trace/trace_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct InstanceDecoder<'a> {
             buf: &'a [u8],
@@ -2194,8 +3231,35 @@ pub mod trace_packet {
             r4: ::protozero::__private::Occurrences,
         }
         impl<'a> InstanceDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -2218,10 +3282,56 @@ pub mod trace_packet {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::bytes(f.value),
-                        2 => d.f2 = ::protozero::__private::bytes(f.value),
-                        3 => d.f3 = ::protozero::__private::varint(f.value),
-                        4 => d.r4.add(pos, next),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Bytes,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::bytes(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Bytes,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::bytes(f.value);
+                        }
+                        3 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f3 = ::protozero::__private::varint(f.value);
+                        }
+                        4 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Packable(
+                                        ::protozero::PackedLayout::Varint,
+                                    ),
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.r4.add(pos, next);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -2246,7 +3356,7 @@ pub mod trace_packet {
             pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
                 ::protozero::TypedDecoder::new(self.buf)
             }
-            /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed.
+            /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
             #[inline]
             pub fn program(
                 &self,
@@ -2258,12 +3368,39 @@ pub mod trace_packet {
             pub fn program_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f1
             }
+            /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+            #[inline]
+            pub fn try_program(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<super::super::VmProgramDecoder<'a>>,
+                ::protozero::DecodeError,
+            > {
+                match self.f1 {
+                    ::core::option::Option::Some(b) => {
+                        super::super::VmProgramDecoder::try_new(b)
+                            .map(::core::option::Option::Some)
+                    }
+                    ::core::option::Option::None => {
+                        ::core::result::Result::Ok(::core::option::Option::None)
+                    }
+                }
+            }
+            /// Field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::program`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+            #[inline]
+            pub fn program_all(
+                &self,
+            ) -> ::protozero::RepeatedMessages<'a, super::super::VmProgramDecoder<'a>> {
+                ::protozero::RepeatedMessages::new(
+                    ::protozero::RepeatedFields::new(self.buf, 0, 1),
+                )
+            }
             /// Whether field `program` = 1 (`perfetto.protos.VmProgram`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present (with the wire type its type has).
             #[inline]
             pub fn has_program(&self) -> bool {
                 self.f1.is_some()
             }
-            /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed.
+            /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
             #[inline]
             pub fn state(
                 &self,
@@ -2274,6 +3411,36 @@ pub mod trace_packet {
             #[inline]
             pub fn state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f2
+            }
+            /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+            #[inline]
+            pub fn try_state(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<super::super::TracePacketDecoder<'a>>,
+                ::protozero::DecodeError,
+            > {
+                match self.f2 {
+                    ::core::option::Option::Some(b) => {
+                        super::super::TracePacketDecoder::try_new(b)
+                            .map(::core::option::Option::Some)
+                    }
+                    ::core::option::Option::None => {
+                        ::core::result::Result::Ok(::core::option::Option::None)
+                    }
+                }
+            }
+            /// Field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::state`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+            #[inline]
+            pub fn state_all(
+                &self,
+            ) -> ::protozero::RepeatedMessages<
+                'a,
+                super::super::TracePacketDecoder<'a>,
+            > {
+                ::protozero::RepeatedMessages::new(
+                    ::protozero::RepeatedFields::new(self.buf, 0, 2),
+                )
             }
             /// Whether field `state` = 2 (`perfetto.protos.TracePacket`) of `perfetto.protos.TracePacket.ProtoVms.Instance` is present (with the wire type its type has).
             #[inline]
@@ -2312,6 +3479,12 @@ pub mod trace_packet {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
+            }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
             }
         }
         impl ::core::fmt::Debug for InstanceDecoder<'_> {
@@ -2362,10 +3535,20 @@ pub mod trace_packet {
         }
         impl<'a> InstanceField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -2416,6 +3599,40 @@ pub mod trace_packet {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Bytes,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Bytes,
+                        )
+                    }
+                    3 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    4 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
             #[inline]

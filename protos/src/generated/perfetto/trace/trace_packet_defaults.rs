@@ -62,7 +62,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TracePacketDefaults<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracePacketDefaults` (from `perfetto/trace/trace_packet_defaults.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracePacketDefaults` (from `perfetto/trace/trace_packet_defaults.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracePacketDefaultsDecoder<'a> {
     buf: &'a [u8],
@@ -71,8 +71,35 @@ pub struct TracePacketDefaultsDecoder<'a> {
     f11: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> TracePacketDefaultsDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -89,8 +116,30 @@ impl<'a> TracePacketDefaultsDecoder<'a> {
                 }
             };
             match f.id {
-                58 => d.f58 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::bytes(f.value),
+                58 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f58 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -123,7 +172,7 @@ impl<'a> TracePacketDefaultsDecoder<'a> {
     pub fn has_timestamp_clock_id(&self) -> bool {
         self.f58.is_some()
     }
-    /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`; `None` when absent or malformed.
+    /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn track_event_defaults(
         &self,
@@ -134,6 +183,32 @@ impl<'a> TracePacketDefaultsDecoder<'a> {
     #[inline]
     pub fn track_event_defaults_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f11
+    }
+    /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_track_event_defaults(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TrackEventDefaultsDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f11 {
+            ::core::option::Option::Some(b) => {
+                TrackEventDefaultsDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::track_event_defaults`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn track_event_defaults_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TrackEventDefaultsDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 11),
+        )
     }
     /// Whether field `track_event_defaults` = 11 (`perfetto.protos.TrackEventDefaults`) of `perfetto.protos.TracePacketDefaults` is present (with the wire type its type has).
     #[inline]
@@ -150,6 +225,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracePacketDefaultsDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for TracePacketDefaultsDecoder<'_> {
@@ -186,10 +267,20 @@ pub enum TracePacketDefaultsField<'a> {
 }
 impl<'a> TracePacketDefaultsField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -221,6 +312,26 @@ impl<'a> ::protozero::FieldEnum<'a> for TracePacketDefaultsField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            58 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

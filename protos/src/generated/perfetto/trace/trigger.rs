@@ -71,7 +71,7 @@ impl<'w> ::protozero::MessageWriter<'w> for Trigger<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.Trigger` (from `perfetto/trace/trigger.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.Trigger` (from `perfetto/trace/trigger.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TriggerDecoder<'a> {
     buf: &'a [u8],
@@ -82,8 +82,35 @@ pub struct TriggerDecoder<'a> {
     f4: ::core::option::Option<u64>,
 }
 impl<'a> TriggerDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -102,10 +129,54 @@ impl<'a> TriggerDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -128,7 +199,7 @@ impl<'a> TriggerDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 5> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger`; `None` when absent, malformed or not UTF-8.
+    /// Field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger`; `None` when absent or malformed, and when not UTF-8: [`Self::try_trigger_name`] tells that apart as an error (prost refuses the message), [`Self::trigger_name_bytes`] reads the bytes.
     #[inline]
     pub fn trigger_name(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -138,12 +209,22 @@ impl<'a> TriggerDecoder<'a> {
     pub fn trigger_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
     }
+    /// Field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_trigger_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
+    }
     /// Whether field `trigger_name` = 1 (`string`) of `perfetto.protos.Trigger` is present (with the wire type its type has).
     #[inline]
     pub fn has_trigger_name(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger`; `None` when absent, malformed or not UTF-8.
+    /// Field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger`; `None` when absent or malformed, and when not UTF-8: [`Self::try_producer_name`] tells that apart as an error (prost refuses the message), [`Self::producer_name_bytes`] reads the bytes.
     #[inline]
     pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -152,6 +233,16 @@ impl<'a> TriggerDecoder<'a> {
     #[inline]
     pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
+    }
+    /// Field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_producer_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
     }
     /// Whether field `producer_name` = 2 (`string`) of `perfetto.protos.Trigger` is present (with the wire type its type has).
     #[inline]
@@ -188,6 +279,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TriggerDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for TriggerDecoder<'_> {
@@ -230,10 +327,20 @@ pub enum TriggerField<'a> {
 }
 impl<'a> TriggerField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -282,6 +389,38 @@ impl<'a> ::protozero::FieldEnum<'a> for TriggerField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }

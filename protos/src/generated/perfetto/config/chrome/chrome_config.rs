@@ -96,7 +96,7 @@ impl<'w> ::protozero::MessageWriter<'w> for ChromeConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ChromeConfig` (from `perfetto/config/chrome/chrome_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ChromeConfig` (from `perfetto/config/chrome/chrome_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ChromeConfigDecoder<'a> {
     buf: &'a [u8],
@@ -109,8 +109,35 @@ pub struct ChromeConfigDecoder<'a> {
     f6: ::core::option::Option<u64>,
 }
 impl<'a> ChromeConfigDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -131,12 +158,78 @@ impl<'a> ChromeConfigDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::bytes(f.value),
-                6 => d.f6 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::bytes(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -159,7 +252,7 @@ impl<'a> ChromeConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 7> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_trace_config`] tells that apart as an error (prost refuses the message), [`Self::trace_config_bytes`] reads the bytes.
     #[inline]
     pub fn trace_config(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -168,6 +261,16 @@ impl<'a> ChromeConfigDecoder<'a> {
     #[inline]
     pub fn trace_config_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
+    }
+    /// Field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_trace_config(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
     }
     /// Whether field `trace_config` = 1 (`string`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
@@ -229,7 +332,7 @@ impl<'a> ChromeConfigDecoder<'a> {
     pub fn has_client_priority(&self) -> bool {
         self.client_priority().is_some()
     }
-    /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_json_agent_label_filter`] tells that apart as an error (prost refuses the message), [`Self::json_agent_label_filter_bytes`] reads the bytes.
     #[inline]
     pub fn json_agent_label_filter(&self) -> ::core::option::Option<&'a str> {
         self.f5.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -238,6 +341,16 @@ impl<'a> ChromeConfigDecoder<'a> {
     #[inline]
     pub fn json_agent_label_filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f5
+    }
+    /// Field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_json_agent_label_filter(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(5, self.f5)
     }
     /// Whether field `json_agent_label_filter` = 5 (`string`) of `perfetto.protos.ChromeConfig` is present (with the wire type its type has).
     #[inline]
@@ -264,6 +377,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for ChromeConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for ChromeConfigDecoder<'_> {
@@ -316,10 +435,20 @@ pub enum ChromeConfigField<'a> {
 }
 impl<'a> ChromeConfigField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -386,6 +515,50 @@ impl<'a> ::protozero::FieldEnum<'a> for ChromeConfigField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }

@@ -145,7 +145,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TracingServiceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TracingServiceEventDecoder<'a> {
     buf: &'a [u8],
@@ -153,8 +153,35 @@ pub struct TracingServiceEventDecoder<'a> {
     o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TracingServiceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -170,17 +197,138 @@ impl<'a> TracingServiceEventDecoder<'a> {
                 }
             };
             match f.id {
-                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                9 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                7 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                8 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -273,7 +421,7 @@ impl<'a> TracingServiceEventDecoder<'a> {
     pub fn has_seized_for_bugreport(&self) -> bool {
         self.o0.get(6).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
+    /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn slow_starting_data_sources(
         &self,
@@ -288,12 +436,30 @@ impl<'a> TracingServiceEventDecoder<'a> {
     pub fn slow_starting_data_sources_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(7).and_then(::protozero::__private::bytes)
     }
+    /// Field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_slow_starting_data_sources(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(7).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                tracing_service_event::DataSourcesDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `slow_starting_data_sources` = 7 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_slow_starting_data_sources(&self) -> bool {
         self.o0.get(7).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed.
+    /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn last_flush_slow_data_sources(
         &self,
@@ -309,6 +475,24 @@ impl<'a> TracingServiceEventDecoder<'a> {
         &self,
     ) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(8).and_then(::protozero::__private::bytes)
+    }
+    /// Field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_last_flush_slow_data_sources(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<tracing_service_event::DataSourcesDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(8).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                tracing_service_event::DataSourcesDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `last_flush_slow_data_sources` = 8 (`perfetto.protos.TracingServiceEvent.DataSources`) of `perfetto.protos.TracingServiceEvent` is present (with the wire type its type has).
     #[inline]
@@ -412,6 +596,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TracingServiceEventDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for TracingServiceEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -482,10 +672,20 @@ pub enum TracingServiceEventField<'a> {
 }
 impl<'a> TracingServiceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -586,6 +786,80 @@ impl<'a> ::protozero::FieldEnum<'a> for TracingServiceEventField<'a> {
         }
     }
     #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
+        }
+    }
+    #[inline]
     fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
         match self {
             Self::SlowStartingDataSources(m) => visitor.message(*m),
@@ -680,7 +954,7 @@ pub mod tracing_service_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct DataSourcesDecoder<'a> {
         buf: &'a [u8],
@@ -688,8 +962,35 @@ pub mod tracing_service_event {
         r1: ::protozero::__private::Occurrences,
     }
     impl<'a> DataSourcesDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -705,6 +1006,15 @@ pub mod tracing_service_event {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.r1.add(pos, next);
                 }
                 pos = next;
@@ -755,6 +1065,12 @@ pub mod tracing_service_event {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for DataSourcesDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -793,10 +1109,20 @@ pub mod tracing_service_event {
     }
     impl<'a> DataSourcesField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -822,6 +1148,20 @@ pub mod tracing_service_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -891,7 +1231,7 @@ pub mod tracing_service_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TracingServiceEvent.DataSources.DataSource` (from `perfetto/trace/perfetto/tracing_service_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct DataSourceDecoder<'a> {
             buf: &'a [u8],
@@ -900,8 +1240,35 @@ pub mod tracing_service_event {
             f2: ::core::option::Option<&'a [u8]>,
         }
         impl<'a> DataSourceDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -922,8 +1289,30 @@ pub mod tracing_service_event {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::bytes(f.value),
-                        2 => d.f2 = ::protozero::__private::bytes(f.value),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::bytes(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::bytes(f.value);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -948,7 +1337,7 @@ pub mod tracing_service_event {
             pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
                 ::protozero::TypedDecoder::new(self.buf)
             }
-            /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`; `None` when absent, malformed or not UTF-8.
+            /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`; `None` when absent or malformed, and when not UTF-8: [`Self::try_producer_name`] tells that apart as an error (prost refuses the message), [`Self::producer_name_bytes`] reads the bytes.
             #[inline]
             pub fn producer_name(&self) -> ::core::option::Option<&'a str> {
                 self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -958,12 +1347,22 @@ pub mod tracing_service_event {
             pub fn producer_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f1
             }
+            /// Field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_producer_name(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(1, self.f1)
+            }
             /// Whether field `producer_name` = 1 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource` is present (with the wire type its type has).
             #[inline]
             pub fn has_producer_name(&self) -> bool {
                 self.f1.is_some()
             }
-            /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`; `None` when absent, malformed or not UTF-8.
+            /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`; `None` when absent or malformed, and when not UTF-8: [`Self::try_data_source_name`] tells that apart as an error (prost refuses the message), [`Self::data_source_name_bytes`] reads the bytes.
             #[inline]
             pub fn data_source_name(&self) -> ::core::option::Option<&'a str> {
                 self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -972,6 +1371,16 @@ pub mod tracing_service_event {
             #[inline]
             pub fn data_source_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f2
+            }
+            /// Field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_data_source_name(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(2, self.f2)
             }
             /// Whether field `data_source_name` = 2 (`string`) of `perfetto.protos.TracingServiceEvent.DataSources.DataSource` is present (with the wire type its type has).
             #[inline]
@@ -988,6 +1397,12 @@ pub mod tracing_service_event {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
+            }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
             }
         }
         impl ::core::fmt::Debug for DataSourceDecoder<'_> {
@@ -1028,10 +1443,20 @@ pub mod tracing_service_event {
         }
         impl<'a> DataSourceField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -1066,6 +1491,26 @@ pub mod tracing_service_event {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
         }

@@ -122,7 +122,7 @@ impl<'w> ::protozero::MessageWriter<'w> for ProfilePacket<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProfilePacket` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProfilePacket` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProfilePacketDecoder<'a> {
     buf: &'a [u8],
@@ -136,8 +136,35 @@ pub struct ProfilePacketDecoder<'a> {
     f7: ::core::option::Option<u64>,
 }
 impl<'a> ProfilePacketDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -159,13 +186,90 @@ impl<'a> ProfilePacketDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                4 => d.r4.add(pos, next),
-                2 => d.r2.add(pos, next),
-                3 => d.r3.add(pos, next),
-                5 => d.r5.add(pos, next),
-                6 => d.f6 = ::protozero::__private::varint(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r4.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r2.add(pos, next);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r3.add(pos, next);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r5.add(pos, next);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::varint(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -301,6 +405,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProfilePacketDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for ProfilePacketDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -353,10 +463,20 @@ pub enum ProfilePacketField<'a> {
 }
 impl<'a> ProfilePacketField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -427,6 +547,56 @@ impl<'a> ::protozero::FieldEnum<'a> for ProfilePacketField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -549,7 +719,7 @@ pub mod profile_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.HeapSample` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.HeapSample` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct HeapSampleDecoder<'a> {
         buf: &'a [u8],
@@ -564,8 +734,35 @@ pub mod profile_packet {
         f6: ::core::option::Option<u64>,
     }
     impl<'a> HeapSampleDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -588,14 +785,102 @@ pub mod profile_packet {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -709,6 +994,12 @@ pub mod profile_packet {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for HeapSampleDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -766,10 +1057,20 @@ pub mod profile_packet {
     }
     impl<'a> HeapSampleField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -844,6 +1145,62 @@ pub mod profile_packet {
                 _ => Self::Other(f),
             }
         }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
+            }
+        }
     }
     impl<'a> ::protozero::MessageFields<'a> for HeapSampleDecoder<'a> {
         type Field = HeapSampleField<'a>;
@@ -900,7 +1257,7 @@ pub mod profile_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.Histogram` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.Histogram` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct HistogramDecoder<'a> {
         buf: &'a [u8],
@@ -908,8 +1265,35 @@ pub mod profile_packet {
         r1: ::protozero::__private::Occurrences,
     }
     impl<'a> HistogramDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -925,6 +1309,15 @@ pub mod profile_packet {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.r1.add(pos, next);
                 }
                 pos = next;
@@ -975,6 +1368,12 @@ pub mod profile_packet {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for HistogramDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1013,10 +1412,20 @@ pub mod profile_packet {
     }
     impl<'a> HistogramField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1042,6 +1451,20 @@ pub mod profile_packet {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1119,7 +1542,7 @@ pub mod profile_packet {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.Histogram.Bucket` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.Histogram.Bucket` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct BucketDecoder<'a> {
             buf: &'a [u8],
@@ -1129,8 +1552,35 @@ pub mod profile_packet {
             f3: ::core::option::Option<u64>,
         }
         impl<'a> BucketDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -1152,9 +1602,42 @@ pub mod profile_packet {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::varint(f.value),
-                        2 => d.f2 = ::protozero::__private::varint(f.value),
-                        3 => d.f3 = ::protozero::__private::varint(f.value),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::varint(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::varint(f.value);
+                        }
+                        3 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f3 = ::protozero::__private::varint(f.value);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -1220,6 +1703,12 @@ pub mod profile_packet {
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
         impl ::core::fmt::Debug for BucketDecoder<'_> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1262,10 +1751,20 @@ pub mod profile_packet {
         }
         impl<'a> BucketField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -1303,6 +1802,32 @@ pub mod profile_packet {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    3 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
         }
@@ -1402,7 +1927,7 @@ pub mod profile_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.ProcessStats` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.ProcessStats` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProcessStatsDecoder<'a> {
         buf: &'a [u8],
@@ -1415,8 +1940,35 @@ pub mod profile_packet {
         f6: ::core::option::Option<u64>,
     }
     impl<'a> ProcessStatsDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1437,12 +1989,78 @@ pub mod profile_packet {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::bytes(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::bytes(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1495,7 +2113,7 @@ pub mod profile_packet {
         pub fn has_map_reparses(&self) -> bool {
             self.f3.is_some()
         }
-        /// Field `unwinding_time_us` = 4 (`perfetto.protos.ProfilePacket.Histogram`) of `perfetto.protos.ProfilePacket.ProcessStats`; `None` when absent or malformed.
+        /// Field `unwinding_time_us` = 4 (`perfetto.protos.ProfilePacket.Histogram`) of `perfetto.protos.ProfilePacket.ProcessStats`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn unwinding_time_us(&self) -> ::core::option::Option<HistogramDecoder<'a>> {
             self.f4.map(HistogramDecoder::new)
@@ -1504,6 +2122,32 @@ pub mod profile_packet {
         #[inline]
         pub fn unwinding_time_us_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f4
+        }
+        /// Field `unwinding_time_us` = 4 (`perfetto.protos.ProfilePacket.Histogram`) of `perfetto.protos.ProfilePacket.ProcessStats`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_unwinding_time_us(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<HistogramDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f4 {
+                ::core::option::Option::Some(b) => {
+                    HistogramDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `unwinding_time_us` = 4 (`perfetto.protos.ProfilePacket.Histogram`) of `perfetto.protos.ProfilePacket.ProcessStats`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::unwinding_time_us`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn unwinding_time_us_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, HistogramDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 4),
+            )
         }
         /// Whether field `unwinding_time_us` = 4 (`perfetto.protos.ProfilePacket.Histogram`) of `perfetto.protos.ProfilePacket.ProcessStats` is present (with the wire type its type has).
         #[inline]
@@ -1540,6 +2184,12 @@ pub mod profile_packet {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for ProcessStatsDecoder<'_> {
@@ -1592,10 +2242,20 @@ pub mod profile_packet {
     }
     impl<'a> ProcessStatsField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1658,6 +2318,50 @@ pub mod profile_packet {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1840,7 +2544,7 @@ pub mod profile_packet {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.ProcessHeapSamples` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProfilePacket.ProcessHeapSamples` (from `perfetto/trace/profiling/profile_packet.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProcessHeapSamplesDecoder<'a> {
         buf: &'a [u8],
@@ -1861,8 +2565,35 @@ pub mod profile_packet {
         r2: ::protozero::__private::Occurrences,
     }
     impl<'a> ProcessHeapSamplesDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1891,20 +2622,174 @@ pub mod profile_packet {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
-                    7 => d.f7 = ::protozero::__private::varint(f.value),
-                    14 => d.f14 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
-                    10 => d.f10 = ::protozero::__private::varint(f.value),
-                    11 => d.f11 = ::protozero::__private::bytes(f.value),
-                    12 => d.f12 = ::protozero::__private::varint(f.value),
-                    13 => d.f13 = ::protozero::__private::varint(f.value),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::bytes(f.value),
-                    2 => d.r2.add(pos, next),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::varint(f.value);
+                    }
+                    14 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f14 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f10 = ::protozero::__private::varint(f.value);
+                    }
+                    11 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f11 = ::protozero::__private::bytes(f.value);
+                    }
+                    12 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f12 = ::protozero::__private::varint(f.value);
+                    }
+                    13 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f13 = ::protozero::__private::varint(f.value);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -2034,7 +2919,7 @@ pub mod profile_packet {
         pub fn has_hit_guardrail(&self) -> bool {
             self.f10.is_some()
         }
-        /// Field `heap_name` = 11 (`string`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent, malformed or not UTF-8.
+        /// Field `heap_name` = 11 (`string`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent or malformed, and when not UTF-8: [`Self::try_heap_name`] tells that apart as an error (prost refuses the message), [`Self::heap_name_bytes`] reads the bytes.
         #[inline]
         pub fn heap_name(&self) -> ::core::option::Option<&'a str> {
             self.f11.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2043,6 +2928,16 @@ pub mod profile_packet {
         #[inline]
         pub fn heap_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f11
+        }
+        /// Field `heap_name` = 11 (`string`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_heap_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(11, self.f11)
         }
         /// Whether field `heap_name` = 11 (`string`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples` is present (with the wire type its type has).
         #[inline]
@@ -2079,7 +2974,7 @@ pub mod profile_packet {
         pub fn has_timestamp(&self) -> bool {
             self.f9.is_some()
         }
-        /// Field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent or malformed.
+        /// Field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn stats(&self) -> ::core::option::Option<ProcessStatsDecoder<'a>> {
             self.f5.map(ProcessStatsDecoder::new)
@@ -2088,6 +2983,32 @@ pub mod profile_packet {
         #[inline]
         pub fn stats_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f5
+        }
+        /// Field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_stats(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<ProcessStatsDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f5 {
+                ::core::option::Option::Some(b) => {
+                    ProcessStatsDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::stats`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn stats_all(
+            &self,
+        ) -> ::protozero::RepeatedMessages<'a, ProcessStatsDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 5),
+            )
         }
         /// Whether field `stats` = 5 (`perfetto.protos.ProfilePacket.ProcessStats`) of `perfetto.protos.ProfilePacket.ProcessHeapSamples` is present (with the wire type its type has).
         #[inline]
@@ -2121,6 +3042,12 @@ pub mod profile_packet {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for ProcessHeapSamplesDecoder<'_> {
@@ -2203,10 +3130,20 @@ pub mod profile_packet {
     }
     impl<'a> ProcessHeapSamplesField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2331,6 +3268,98 @@ pub mod profile_packet {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                14 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                11 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                12 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                13 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]

@@ -184,7 +184,7 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotation<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotation` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotation` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DebugAnnotationDecoder<'a> {
     buf: &'a [u8],
@@ -197,8 +197,35 @@ pub struct DebugAnnotationDecoder<'a> {
     o2: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> DebugAnnotationDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -219,22 +246,198 @@ impl<'a> DebugAnnotationDecoder<'a> {
                 }
             };
             match f.id {
-                14 => d.f14 = ::protozero::__private::bytes(f.value),
-                11 => d.r11.add(pos, next),
-                12 => d.r12.add(pos, next),
-                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                2 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                3 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                4 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                5 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                7 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                8 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                9 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                6 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                17 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                16 => d.o2 = ::protozero::__private::OneofSlot::new(f),
-                13 => d.o2 = ::protozero::__private::OneofSlot::new(f),
+                14 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f14 = ::protozero::__private::bytes(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r11.add(pos, next);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r12.add(pos, next);
+                }
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Fixed64,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o2 = ::protozero::__private::OneofSlot::new(f);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o2 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -267,7 +470,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn has_name_iid(&self) -> bool {
         self.o0.get(1).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.o0
@@ -279,6 +482,19 @@ impl<'a> DebugAnnotationDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(10).and_then(::protozero::__private::bytes)
+    }
+    /// Field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            10,
+            self.o0.get(10).and_then(::protozero::__private::bytes),
+        )
     }
     /// Whether field `name` = 10 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
@@ -335,7 +551,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn has_pointer_value(&self) -> bool {
         self.o1.get(7).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed.
+    /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn nested_value(
         &self,
@@ -350,12 +566,30 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn nested_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o1.get(8).and_then(::protozero::__private::bytes)
     }
+    /// Field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_nested_value(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<debug_annotation::NestedValueDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o1.get(8).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                debug_annotation::NestedValueDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `nested_value` = 8 (`perfetto.protos.DebugAnnotation.NestedValue`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_nested_value(&self) -> bool {
         self.o1.get(8).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
+    /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_legacy_json_value`] tells that apart as an error (prost refuses the message), [`Self::legacy_json_value_bytes`] reads the bytes.
     #[inline]
     pub fn legacy_json_value(&self) -> ::core::option::Option<&'a str> {
         self.o1
@@ -368,12 +602,25 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn legacy_json_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o1.get(9).and_then(::protozero::__private::bytes)
     }
+    /// Field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_legacy_json_value(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            9,
+            self.o1.get(9).and_then(::protozero::__private::bytes),
+        )
+    }
     /// Whether field `legacy_json_value` = 9 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
     pub fn has_legacy_json_value(&self) -> bool {
         self.o1.get(9).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
+    /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_value`] tells that apart as an error (prost refuses the message), [`Self::string_value_bytes`] reads the bytes.
     #[inline]
     pub fn string_value(&self) -> ::core::option::Option<&'a str> {
         self.o1
@@ -385,6 +632,19 @@ impl<'a> DebugAnnotationDecoder<'a> {
     #[inline]
     pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o1.get(6).and_then(::protozero::__private::bytes)
+    }
+    /// Field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_string_value(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            6,
+            self.o1.get(6).and_then(::protozero::__private::bytes),
+        )
     }
     /// Whether field `string_value` = 6 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
@@ -401,7 +661,7 @@ impl<'a> DebugAnnotationDecoder<'a> {
     pub fn has_string_value_iid(&self) -> bool {
         self.o1.get(17).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent, malformed or not UTF-8.
+    /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`; `None` when absent or malformed, and when not UTF-8: [`Self::try_proto_type_name`] tells that apart as an error (prost refuses the message), [`Self::proto_type_name_bytes`] reads the bytes.
     #[inline]
     pub fn proto_type_name(&self) -> ::core::option::Option<&'a str> {
         self.o2
@@ -413,6 +673,19 @@ impl<'a> DebugAnnotationDecoder<'a> {
     #[inline]
     pub fn proto_type_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o2.get(16).and_then(::protozero::__private::bytes)
+    }
+    /// Field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_proto_type_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            16,
+            self.o2.get(16).and_then(::protozero::__private::bytes),
+        )
     }
     /// Whether field `proto_type_name` = 16 (`string`) of `perfetto.protos.DebugAnnotation` is present (with the wire type its type has).
     #[inline]
@@ -574,6 +847,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for DebugAnnotationDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -655,10 +934,20 @@ pub enum DebugAnnotationField<'a> {
 }
 impl<'a> DebugAnnotationField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -798,6 +1087,110 @@ impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Fixed64,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            14 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -975,7 +1368,7 @@ pub mod debug_annotation {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.DebugAnnotation.NestedValue` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.DebugAnnotation.NestedValue` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct NestedValueDecoder<'a> {
         buf: &'a [u8],
@@ -990,8 +1383,35 @@ pub mod debug_annotation {
         f8: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> NestedValueDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1014,14 +1434,102 @@ pub mod debug_annotation {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.r2.add(pos, next),
-                    3 => d.r3.add(pos, next),
-                    4 => d.r4.add(pos, next),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::fixed64(f.value),
-                    7 => d.f7 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r3.add(pos, next);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r4.add(pos, next);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Fixed64,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::fixed64(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1158,7 +1666,7 @@ pub mod debug_annotation {
         pub fn has_bool_value(&self) -> bool {
             self.f7.is_some()
         }
-        /// Field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent, malformed or not UTF-8.
+        /// Field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue`; `None` when absent or malformed, and when not UTF-8: [`Self::try_string_value`] tells that apart as an error (prost refuses the message), [`Self::string_value_bytes`] reads the bytes.
         #[inline]
         pub fn string_value(&self) -> ::core::option::Option<&'a str> {
             self.f8.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1167,6 +1675,16 @@ pub mod debug_annotation {
         #[inline]
         pub fn string_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f8
+        }
+        /// Field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_string_value(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(8, self.f8)
         }
         /// Whether field `string_value` = 8 (`string`) of `perfetto.protos.DebugAnnotation.NestedValue` is present (with the wire type its type has).
         #[inline]
@@ -1183,6 +1701,12 @@ pub mod debug_annotation {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for NestedValueDecoder<'_> {
@@ -1241,10 +1765,20 @@ pub mod debug_annotation {
     }
     impl<'a> NestedValueField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1327,6 +1861,62 @@ pub mod debug_annotation {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Fixed64,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1477,7 +2067,7 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotationName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationName` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationName` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DebugAnnotationNameDecoder<'a> {
     buf: &'a [u8],
@@ -1486,8 +2076,35 @@ pub struct DebugAnnotationNameDecoder<'a> {
     f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DebugAnnotationNameDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -1504,8 +2121,30 @@ impl<'a> DebugAnnotationNameDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -1538,7 +2177,7 @@ impl<'a> DebugAnnotationNameDecoder<'a> {
     pub fn has_iid(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1547,6 +2186,16 @@ impl<'a> DebugAnnotationNameDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
+    }
+    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
     }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationName` is present (with the wire type its type has).
     #[inline]
@@ -1563,6 +2212,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationNameDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for DebugAnnotationNameDecoder<'_> {
@@ -1599,10 +2254,20 @@ pub enum DebugAnnotationNameField<'a> {
 }
 impl<'a> DebugAnnotationNameField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1635,6 +2300,26 @@ impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationNameField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -1696,7 +2381,7 @@ impl<'w> ::protozero::MessageWriter<'w> for DebugAnnotationValueTypeName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.DebugAnnotationValueTypeName` (from `perfetto/trace/track_event/debug_annotation.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct DebugAnnotationValueTypeNameDecoder<'a> {
     buf: &'a [u8],
@@ -1705,8 +2390,35 @@ pub struct DebugAnnotationValueTypeNameDecoder<'a> {
     f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -1723,8 +2435,30 @@ impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -1757,7 +2491,7 @@ impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
     pub fn has_iid(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1766,6 +2500,16 @@ impl<'a> DebugAnnotationValueTypeNameDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
+    }
+    /// Field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
     }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.DebugAnnotationValueTypeName` is present (with the wire type its type has).
     #[inline]
@@ -1782,6 +2526,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for DebugAnnotationValueTypeNameDecoder
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for DebugAnnotationValueTypeNameDecoder<'_> {
@@ -1819,10 +2569,20 @@ pub enum DebugAnnotationValueTypeNameField<'a> {
 }
 impl<'a> DebugAnnotationValueTypeNameField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1855,6 +2615,26 @@ impl<'a> ::protozero::FieldEnum<'a> for DebugAnnotationValueTypeNameField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }

@@ -112,7 +112,7 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessDescriptor` (from `perfetto/trace/track_event/process_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProcessDescriptor` (from `perfetto/trace/track_event/process_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProcessDescriptorDecoder<'a> {
     buf: &'a [u8],
@@ -127,8 +127,35 @@ pub struct ProcessDescriptorDecoder<'a> {
     r8: ::protozero::__private::Occurrences,
 }
 impl<'a> ProcessDescriptorDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -151,14 +178,102 @@ impl<'a> ProcessDescriptorDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.r2.add(pos, next),
-                6 => d.f6 = ::protozero::__private::bytes(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                7 => d.f7 = ::protozero::__private::varint(f.value),
-                4 => d.f4 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                8 => d.r8.add(pos, next),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r2.add(pos, next);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::bytes(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r8.add(pos, next);
+                }
                 _ => {}
             }
             pos = next;
@@ -206,7 +321,7 @@ impl<'a> ProcessDescriptorDecoder<'a> {
     pub fn has_cmdline(&self) -> bool {
         !self.r2.is_empty()
     }
-    /// Field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_process_name`] tells that apart as an error (prost refuses the message), [`Self::process_name_bytes`] reads the bytes.
     #[inline]
     pub fn process_name(&self) -> ::core::option::Option<&'a str> {
         self.f6.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -215,6 +330,16 @@ impl<'a> ProcessDescriptorDecoder<'a> {
     #[inline]
     pub fn process_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f6
+    }
+    /// Field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_process_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(6, self.f6)
     }
     /// Whether field `process_name` = 6 (`string`) of `perfetto.protos.ProcessDescriptor` is present (with the wire type its type has).
     #[inline]
@@ -312,6 +437,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessDescriptorDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for ProcessDescriptorDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -367,10 +498,20 @@ pub enum ProcessDescriptorField<'a> {
 }
 impl<'a> ProcessDescriptorField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -451,6 +592,62 @@ impl<'a> ::protozero::FieldEnum<'a> for ProcessDescriptorField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }

@@ -269,7 +269,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackDescriptor<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackDescriptor` (from `perfetto/trace/track_event/track_descriptor.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackDescriptorDecoder<'a> {
     buf: &'a [u8],
@@ -293,8 +293,35 @@ pub struct TrackDescriptorDecoder<'a> {
     o1: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TrackDescriptorDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -326,26 +353,246 @@ impl<'a> TrackDescriptorDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                14 => d.f14 = ::protozero::__private::bytes(f.value),
-                3 => d.f3 = ::protozero::__private::bytes(f.value),
-                6 => d.f6 = ::protozero::__private::bytes(f.value),
-                4 => d.f4 = ::protozero::__private::bytes(f.value),
-                7 => d.f7 = ::protozero::__private::bytes(f.value),
-                8 => d.f8 = ::protozero::__private::bytes(f.value),
-                18 => d.f18 = ::protozero::__private::bytes(f.value),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::varint(f.value),
-                12 => d.f12 = ::protozero::__private::varint(f.value),
-                15 => d.f15 = ::protozero::__private::varint(f.value),
-                19 => d.f19 = ::protozero::__private::varint(f.value),
-                20 => d.f20 = ::protozero::__private::varint(f.value),
-                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                13 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                16 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                17 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                14 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f14 = ::protozero::__private::bytes(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::bytes(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::bytes(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::bytes(f.value);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f7 = ::protozero::__private::bytes(f.value);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::bytes(f.value);
+                }
+                18 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f18 = ::protozero::__private::bytes(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::varint(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::varint(f.value);
+                }
+                15 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f15 = ::protozero::__private::varint(f.value);
+                }
+                19 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f19 = ::protozero::__private::varint(f.value);
+                }
+                20 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f20 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -388,7 +635,7 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_parent_uuid(&self) -> bool {
         self.f5.is_some()
     }
-    /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.o0
@@ -401,12 +648,25 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(2).and_then(::protozero::__private::bytes)
     }
+    /// Field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            2,
+            self.o0.get(2).and_then(::protozero::__private::bytes),
+        )
+    }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_name(&self) -> bool {
         self.o0.get(2).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_static_name`] tells that apart as an error (prost refuses the message), [`Self::static_name_bytes`] reads the bytes.
     #[inline]
     pub fn static_name(&self) -> ::core::option::Option<&'a str> {
         self.o0
@@ -419,12 +679,25 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn static_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(10).and_then(::protozero::__private::bytes)
     }
+    /// Field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_static_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            10,
+            self.o0.get(10).and_then(::protozero::__private::bytes),
+        )
+    }
     /// Whether field `static_name` = 10 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_static_name(&self) -> bool {
         self.o0.get(10).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_atrace_name`] tells that apart as an error (prost refuses the message), [`Self::atrace_name_bytes`] reads the bytes.
     #[inline]
     pub fn atrace_name(&self) -> ::core::option::Option<&'a str> {
         self.o0
@@ -437,12 +710,25 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn atrace_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(13).and_then(::protozero::__private::bytes)
     }
+    /// Field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_atrace_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            13,
+            self.o0.get(13).and_then(::protozero::__private::bytes),
+        )
+    }
     /// Whether field `atrace_name` = 13 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_atrace_name(&self) -> bool {
         self.o0.get(13).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_description`] tells that apart as an error (prost refuses the message), [`Self::description_bytes`] reads the bytes.
     #[inline]
     pub fn description(&self) -> ::core::option::Option<&'a str> {
         self.f14.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -452,12 +738,22 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn description_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f14
     }
+    /// Field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_description(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(14, self.f14)
+    }
     /// Whether field `description` = 14 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_description(&self) -> bool {
         self.f14.is_some()
     }
-    /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn process(&self) -> ::core::option::Option<ProcessDescriptorDecoder<'a>> {
         self.f3.map(ProcessDescriptorDecoder::new)
@@ -467,12 +763,38 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn process_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f3
     }
+    /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_process(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ProcessDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f3 {
+            ::core::option::Option::Some(b) => {
+                ProcessDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::process`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn process_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ProcessDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 3),
+        )
+    }
     /// Whether field `process` = 3 (`perfetto.protos.ProcessDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_process(&self) -> bool {
         self.f3.is_some()
     }
-    /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn chrome_process(
         &self,
@@ -484,12 +806,39 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn chrome_process_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f6
     }
+    /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_chrome_process(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ChromeProcessDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f6 {
+            ::core::option::Option::Some(b) => {
+                ChromeProcessDescriptorDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::chrome_process`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn chrome_process_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ChromeProcessDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 6),
+        )
+    }
     /// Whether field `chrome_process` = 6 (`perfetto.protos.ChromeProcessDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_process(&self) -> bool {
         self.f6.is_some()
     }
-    /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn thread(&self) -> ::core::option::Option<ThreadDescriptorDecoder<'a>> {
         self.f4.map(ThreadDescriptorDecoder::new)
@@ -499,12 +848,38 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn thread_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f4
     }
+    /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_thread(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ThreadDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f4 {
+            ::core::option::Option::Some(b) => {
+                ThreadDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::thread`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn thread_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ThreadDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 4),
+        )
+    }
     /// Whether field `thread` = 4 (`perfetto.protos.ThreadDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_thread(&self) -> bool {
         self.f4.is_some()
     }
-    /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn chrome_thread(
         &self,
@@ -516,12 +891,39 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn chrome_thread_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f7
     }
+    /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_chrome_thread(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ChromeThreadDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f7 {
+            ::core::option::Option::Some(b) => {
+                ChromeThreadDescriptorDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::chrome_thread`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn chrome_thread_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ChromeThreadDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 7),
+        )
+    }
     /// Whether field `chrome_thread` = 7 (`perfetto.protos.ChromeThreadDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_chrome_thread(&self) -> bool {
         self.f7.is_some()
     }
-    /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn counter(&self) -> ::core::option::Option<CounterDescriptorDecoder<'a>> {
         self.f8.map(CounterDescriptorDecoder::new)
@@ -531,12 +933,38 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn counter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f8
     }
+    /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_counter(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<CounterDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f8 {
+            ::core::option::Option::Some(b) => {
+                CounterDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::counter`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn counter_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, CounterDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 8),
+        )
+    }
     /// Whether field `counter` = 8 (`perfetto.protos.CounterDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
     pub fn has_counter(&self) -> bool {
         self.f8.is_some()
     }
-    /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed.
+    /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn state(&self) -> ::core::option::Option<StateDescriptorDecoder<'a>> {
         self.f18.map(StateDescriptorDecoder::new)
@@ -545,6 +973,32 @@ impl<'a> TrackDescriptorDecoder<'a> {
     #[inline]
     pub fn state_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f18
+    }
+    /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_state(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<StateDescriptorDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f18 {
+            ::core::option::Option::Some(b) => {
+                StateDescriptorDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::state`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn state_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, StateDescriptorDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 18),
+        )
     }
     /// Whether field `state` = 18 (`perfetto.protos.StateDescriptor`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
@@ -641,7 +1095,7 @@ impl<'a> TrackDescriptorDecoder<'a> {
     pub fn has_sibling_merge_behavior(&self) -> bool {
         self.sibling_merge_behavior().is_some()
     }
-    /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent, malformed or not UTF-8.
+    /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`; `None` when absent or malformed, and when not UTF-8: [`Self::try_sibling_merge_key`] tells that apart as an error (prost refuses the message), [`Self::sibling_merge_key_bytes`] reads the bytes.
     #[inline]
     pub fn sibling_merge_key(&self) -> ::core::option::Option<&'a str> {
         self.o1
@@ -653,6 +1107,19 @@ impl<'a> TrackDescriptorDecoder<'a> {
     #[inline]
     pub fn sibling_merge_key_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o1.get(16).and_then(::protozero::__private::bytes)
+    }
+    /// Field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_sibling_merge_key(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            16,
+            self.o1.get(16).and_then(::protozero::__private::bytes),
+        )
     }
     /// Whether field `sibling_merge_key` = 16 (`string`) of `perfetto.protos.TrackDescriptor` is present (with the wire type its type has).
     #[inline]
@@ -796,6 +1263,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackDescriptorDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for TrackDescriptorDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -898,10 +1371,20 @@ pub enum TrackDescriptorField<'a> {
 }
 impl<'a> TrackDescriptorField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1084,6 +1567,134 @@ impl<'a> ::protozero::FieldEnum<'a> for TrackDescriptorField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            14 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            18 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            15 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            19 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            20 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

@@ -353,7 +353,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEvent` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackEvent` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackEventDecoder<'a> {
     buf: &'a [u8],
@@ -385,8 +385,35 @@ pub struct TrackEventDecoder<'a> {
     o7: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> TrackEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -426,40 +453,432 @@ impl<'a> TrackEventDecoder<'a> {
                 }
             };
             match f.id {
-                3 => d.r3.add(pos, next),
-                22 => d.r22.add(pos, next),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::varint(f.value),
-                31 => d.r31.add(pos, next),
-                12 => d.r12.add(pos, next),
-                45 => d.r45.add(pos, next),
-                46 => d.r46.add(pos, next),
-                36 => d.r36.add(pos, next),
-                47 => d.r47.add(pos, next),
-                42 => d.r42.add(pos, next),
-                48 => d.r48.add(pos, next),
-                57 => d.f57 = ::protozero::__private::fixed64(f.value),
-                4 => d.r4.add(pos, next),
-                5 => d.f5 = ::protozero::__private::bytes(f.value),
-                21 => d.f21 = ::protozero::__private::bytes(f.value),
-                6 => d.f6 = ::protozero::__private::bytes(f.value),
-                10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                23 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                30 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                44 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                52 => d.o2 = ::protozero::__private::OneofSlot::new(f),
-                53 => d.o2 = ::protozero::__private::OneofSlot::new(f),
-                54 => d.o2 = ::protozero::__private::OneofSlot::new(f),
-                55 => d.o3 = ::protozero::__private::OneofSlot::new(f),
-                56 => d.o3 = ::protozero::__private::OneofSlot::new(f),
-                33 => d.o4 = ::protozero::__private::OneofSlot::new(f),
-                34 => d.o4 = ::protozero::__private::OneofSlot::new(f),
-                1 => d.o5 = ::protozero::__private::OneofSlot::new(f),
-                16 => d.o5 = ::protozero::__private::OneofSlot::new(f),
-                2 => d.o6 = ::protozero::__private::OneofSlot::new(f),
-                17 => d.o6 = ::protozero::__private::OneofSlot::new(f),
-                8 => d.o7 = ::protozero::__private::OneofSlot::new(f),
-                20 => d.o7 = ::protozero::__private::OneofSlot::new(f),
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r3.add(pos, next);
+                }
+                22 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r22.add(pos, next);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::varint(f.value);
+                }
+                31 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r31.add(pos, next);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r12.add(pos, next);
+                }
+                45 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r45.add(pos, next);
+                }
+                46 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Fixed64,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r46.add(pos, next);
+                }
+                36 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r36.add(pos, next);
+                }
+                47 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Fixed64,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r47.add(pos, next);
+                }
+                42 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r42.add(pos, next);
+                }
+                48 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Fixed64,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r48.add(pos, next);
+                }
+                57 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Fixed64,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f57 = ::protozero::__private::fixed64(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r4.add(pos, next);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::bytes(f.value);
+                }
+                21 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f21 = ::protozero::__private::bytes(f.value);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f6 = ::protozero::__private::bytes(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                23 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                30 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                44 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Fixed64,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o1 = ::protozero::__private::OneofSlot::new(f);
+                }
+                52 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o2 = ::protozero::__private::OneofSlot::new(f);
+                }
+                53 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o2 = ::protozero::__private::OneofSlot::new(f);
+                }
+                54 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o2 = ::protozero::__private::OneofSlot::new(f);
+                }
+                55 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o3 = ::protozero::__private::OneofSlot::new(f);
+                }
+                56 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o3 = ::protozero::__private::OneofSlot::new(f);
+                }
+                33 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o4 = ::protozero::__private::OneofSlot::new(f);
+                }
+                34 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o4 = ::protozero::__private::OneofSlot::new(f);
+                }
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o5 = ::protozero::__private::OneofSlot::new(f);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o5 = ::protozero::__private::OneofSlot::new(f);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o6 = ::protozero::__private::OneofSlot::new(f);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o6 = ::protozero::__private::OneofSlot::new(f);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o7 = ::protozero::__private::OneofSlot::new(f);
+                }
+                20 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o7 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -519,7 +938,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_name_iid(&self) -> bool {
         self.o0.get(10).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.o0
@@ -531,6 +950,19 @@ impl<'a> TrackEventDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(23).and_then(::protozero::__private::bytes)
+    }
+    /// Field `name` = 23 (`string`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            23,
+            self.o0.get(23).and_then(::protozero::__private::bytes),
+        )
     }
     /// Whether field `name` = 23 (`string`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
@@ -704,7 +1136,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_correlation_id(&self) -> bool {
         self.o2.get(52).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent, malformed or not UTF-8.
+    /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_correlation_id_str`] tells that apart as an error (prost refuses the message), [`Self::correlation_id_str_bytes`] reads the bytes.
     #[inline]
     pub fn correlation_id_str(&self) -> ::core::option::Option<&'a str> {
         self.o2
@@ -716,6 +1148,19 @@ impl<'a> TrackEventDecoder<'a> {
     #[inline]
     pub fn correlation_id_str_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o2.get(53).and_then(::protozero::__private::bytes)
+    }
+    /// Field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_correlation_id_str(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(
+            53,
+            self.o2.get(53).and_then(::protozero::__private::bytes),
+        )
     }
     /// Whether field `correlation_id_str` = 53 (`string`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
@@ -732,7 +1177,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_correlation_id_str_iid(&self) -> bool {
         self.o2.get(54).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn callstack(
         &self,
@@ -746,6 +1191,24 @@ impl<'a> TrackEventDecoder<'a> {
     #[inline]
     pub fn callstack_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o3.get(55).and_then(::protozero::__private::bytes)
+    }
+    /// Field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_callstack(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<track_event::InlineCallstackDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o3.get(55).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                track_event::InlineCallstackDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `callstack` = 55 (`perfetto.protos.TrackEvent.InlineCallstack`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
@@ -789,7 +1252,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_debug_annotations(&self) -> bool {
         !self.r4.is_empty()
     }
-    /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn task_execution(&self) -> ::core::option::Option<TaskExecutionDecoder<'a>> {
         self.f5.map(TaskExecutionDecoder::new)
@@ -799,12 +1262,38 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn task_execution_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f5
     }
+    /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_task_execution(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TaskExecutionDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f5 {
+            ::core::option::Option::Some(b) => {
+                TaskExecutionDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::task_execution`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn task_execution_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, TaskExecutionDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 5),
+        )
+    }
     /// Whether field `task_execution` = 5 (`perfetto.protos.TaskExecution`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_execution(&self) -> bool {
         self.f5.is_some()
     }
-    /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn log_message(&self) -> ::core::option::Option<LogMessageDecoder<'a>> {
         self.f21.map(LogMessageDecoder::new)
@@ -814,12 +1303,38 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn log_message_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f21
     }
+    /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_log_message(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<LogMessageDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f21 {
+            ::core::option::Option::Some(b) => {
+                LogMessageDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::log_message`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn log_message_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, LogMessageDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 21),
+        )
+    }
     /// Whether field `log_message` = 21 (`perfetto.protos.LogMessage`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_log_message(&self) -> bool {
         self.f21.is_some()
     }
-    /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn source_location(&self) -> ::core::option::Option<SourceLocationDecoder<'a>> {
         self.o4
@@ -831,6 +1346,23 @@ impl<'a> TrackEventDecoder<'a> {
     #[inline]
     pub fn source_location_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o4.get(33).and_then(::protozero::__private::bytes)
+    }
+    /// Field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_source_location(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SourceLocationDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o4.get(33).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SourceLocationDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `source_location` = 33 (`perfetto.protos.SourceLocation`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
@@ -907,7 +1439,7 @@ impl<'a> TrackEventDecoder<'a> {
     pub fn has_thread_instruction_count_absolute(&self) -> bool {
         self.o7.get(20).and_then(::protozero::__private::varint).is_some()
     }
-    /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed.
+    /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn legacy_event(
         &self,
@@ -918,6 +1450,33 @@ impl<'a> TrackEventDecoder<'a> {
     #[inline]
     pub fn legacy_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f6
+    }
+    /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_legacy_event(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<track_event::LegacyEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f6 {
+            ::core::option::Option::Some(b) => {
+                track_event::LegacyEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::legacy_event`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn legacy_event_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, track_event::LegacyEventDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 6),
+        )
     }
     /// Whether field `legacy_event` = 6 (`perfetto.protos.TrackEvent.LegacyEvent`) of `perfetto.protos.TrackEvent` is present (with the wire type its type has).
     #[inline]
@@ -1100,6 +1659,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for TrackEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1269,10 +1834,20 @@ pub enum TrackEventField<'a> {
 }
 impl<'a> TrackEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1568,6 +2143,236 @@ impl<'a> ::protozero::FieldEnum<'a> for TrackEventField<'a> {
         }
     }
     #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            22 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            23 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            30 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            44 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Fixed64,
+                )
+            }
+            31 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            45 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            46 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Fixed64,
+                    ),
+                )
+            }
+            36 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            47 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Fixed64,
+                    ),
+                )
+            }
+            42 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            48 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Fixed64,
+                    ),
+                )
+            }
+            52 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            53 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            54 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            55 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            56 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            57 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Fixed64,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            21 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            33 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            34 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            20 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
+        }
+    }
+    #[inline]
     fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
         match self {
             Self::Callstack(m) => visitor.message(*m),
@@ -1805,7 +2610,7 @@ pub mod track_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct InlineCallstackDecoder<'a> {
         buf: &'a [u8],
@@ -1813,8 +2618,35 @@ pub mod track_event {
         r1: ::protozero::__private::Occurrences,
     }
     impl<'a> InlineCallstackDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1830,6 +2662,15 @@ pub mod track_event {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.r1.add(pos, next);
                 }
                 pos = next;
@@ -1880,6 +2721,12 @@ pub mod track_event {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for InlineCallstackDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1918,10 +2765,20 @@ pub mod track_event {
     }
     impl<'a> InlineCallstackField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1947,6 +2804,20 @@ pub mod track_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -2024,7 +2895,7 @@ pub mod track_event {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.TrackEvent.InlineCallstack.Frame` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct FrameDecoder<'a> {
             buf: &'a [u8],
@@ -2034,8 +2905,35 @@ pub mod track_event {
             f3: ::core::option::Option<u64>,
         }
         impl<'a> FrameDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -2057,9 +2955,42 @@ pub mod track_event {
                         }
                     };
                     match f.id {
-                        1 => d.f1 = ::protozero::__private::bytes(f.value),
-                        2 => d.f2 = ::protozero::__private::bytes(f.value),
-                        3 => d.f3 = ::protozero::__private::varint(f.value),
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f1 = ::protozero::__private::bytes(f.value);
+                        }
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::bytes(f.value);
+                        }
+                        3 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f3 = ::protozero::__private::varint(f.value);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -2084,7 +3015,7 @@ pub mod track_event {
             pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
                 ::protozero::TypedDecoder::new(self.buf)
             }
-            /// Field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent, malformed or not UTF-8.
+            /// Field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent or malformed, and when not UTF-8: [`Self::try_function_name`] tells that apart as an error (prost refuses the message), [`Self::function_name_bytes`] reads the bytes.
             #[inline]
             pub fn function_name(&self) -> ::core::option::Option<&'a str> {
                 self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2094,12 +3025,22 @@ pub mod track_event {
             pub fn function_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f1
             }
+            /// Field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_function_name(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(1, self.f1)
+            }
             /// Whether field `function_name` = 1 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present (with the wire type its type has).
             #[inline]
             pub fn has_function_name(&self) -> bool {
                 self.f1.is_some()
             }
-            /// Field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent, malformed or not UTF-8.
+            /// Field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`; `None` when absent or malformed, and when not UTF-8: [`Self::try_source_file`] tells that apart as an error (prost refuses the message), [`Self::source_file_bytes`] reads the bytes.
             #[inline]
             pub fn source_file(&self) -> ::core::option::Option<&'a str> {
                 self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2108,6 +3049,16 @@ pub mod track_event {
             #[inline]
             pub fn source_file_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.f2
+            }
+            /// Field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_source_file(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(2, self.f2)
             }
             /// Whether field `source_file` = 2 (`string`) of `perfetto.protos.TrackEvent.InlineCallstack.Frame` is present (with the wire type its type has).
             #[inline]
@@ -2134,6 +3085,12 @@ pub mod track_event {
             #[inline]
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
+            }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
             }
         }
         impl ::core::fmt::Debug for FrameDecoder<'_> {
@@ -2177,10 +3134,20 @@ pub mod track_event {
         }
         impl<'a> FrameField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -2222,6 +3189,32 @@ pub mod track_event {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    3 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
         }
@@ -2414,7 +3407,7 @@ pub mod track_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.TrackEvent.LegacyEvent` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct LegacyEventDecoder<'a> {
         buf: &'a [u8],
@@ -2435,8 +3428,35 @@ pub mod track_event {
         o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> LegacyEventDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -2465,22 +3485,198 @@ pub mod track_event {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    15 => d.f15 = ::protozero::__private::varint(f.value),
-                    7 => d.f7 = ::protozero::__private::bytes(f.value),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
-                    12 => d.f12 = ::protozero::__private::varint(f.value),
-                    13 => d.f13 = ::protozero::__private::varint(f.value),
-                    14 => d.f14 = ::protozero::__private::varint(f.value),
-                    18 => d.f18 = ::protozero::__private::varint(f.value),
-                    19 => d.f19 = ::protozero::__private::varint(f.value),
-                    6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    10 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    15 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f15 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::bytes(f.value);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
+                    12 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f12 = ::protozero::__private::varint(f.value);
+                    }
+                    13 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f13 = ::protozero::__private::varint(f.value);
+                    }
+                    14 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f14 = ::protozero::__private::varint(f.value);
+                    }
+                    18 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f18 = ::protozero::__private::varint(f.value);
+                    }
+                    19 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f19 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    11 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -2583,7 +3779,7 @@ pub mod track_event {
         pub fn has_global_id(&self) -> bool {
             self.o0.get(11).and_then(::protozero::__private::varint).is_some()
         }
-        /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent, malformed or not UTF-8.
+        /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_id_scope`] tells that apart as an error (prost refuses the message), [`Self::id_scope_bytes`] reads the bytes.
         #[inline]
         pub fn id_scope(&self) -> ::core::option::Option<&'a str> {
             self.f7.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2592,6 +3788,16 @@ pub mod track_event {
         #[inline]
         pub fn id_scope_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f7
+        }
+        /// Field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_id_scope(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(7, self.f7)
         }
         /// Whether field `id_scope` = 7 (`string`) of `perfetto.protos.TrackEvent.LegacyEvent` is present (with the wire type its type has).
         #[inline]
@@ -2745,6 +3951,12 @@ pub mod track_event {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for LegacyEventDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -2828,10 +4040,20 @@ pub mod track_event {
     }
     impl<'a> LegacyEventField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -2968,6 +4190,110 @@ pub mod track_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                15 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                11 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                12 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                13 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                14 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                18 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                19 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -3220,7 +4546,7 @@ impl<'w> ::protozero::MessageWriter<'w> for TrackEventDefaults<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.TrackEventDefaults` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.TrackEventDefaults` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct TrackEventDefaultsDecoder<'a> {
     buf: &'a [u8],
@@ -3230,8 +4556,35 @@ pub struct TrackEventDefaultsDecoder<'a> {
     r45: ::protozero::__private::Occurrences,
 }
 impl<'a> TrackEventDefaultsDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -3249,9 +4602,46 @@ impl<'a> TrackEventDefaultsDecoder<'a> {
                 }
             };
             match f.id {
-                11 => d.f11 = ::protozero::__private::varint(f.value),
-                31 => d.r31.add(pos, next),
-                45 => d.r45.add(pos, next),
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::varint(f.value);
+                }
+                31 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r31.add(pos, next);
+                }
+                45 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r45.add(pos, next);
+                }
                 _ => {}
             }
             pos = next;
@@ -3319,6 +4709,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for TrackEventDefaultsDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for TrackEventDefaultsDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -3367,10 +4763,20 @@ pub enum TrackEventDefaultsField<'a> {
 }
 impl<'a> TrackEventDefaultsField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -3414,6 +4820,36 @@ impl<'a> ::protozero::FieldEnum<'a> for TrackEventDefaultsField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            31 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            45 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -3475,7 +4911,7 @@ impl<'w> ::protozero::MessageWriter<'w> for EventCategory<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.EventCategory` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct EventCategoryDecoder<'a> {
     buf: &'a [u8],
@@ -3484,8 +4920,35 @@ pub struct EventCategoryDecoder<'a> {
     f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> EventCategoryDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -3502,8 +4965,30 @@ impl<'a> EventCategoryDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -3536,7 +5021,7 @@ impl<'a> EventCategoryDecoder<'a> {
     pub fn has_iid(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `name` = 2 (`string`) of `perfetto.protos.EventCategory`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 2 (`string`) of `perfetto.protos.EventCategory`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -3545,6 +5030,16 @@ impl<'a> EventCategoryDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
+    }
+    /// Field `name` = 2 (`string`) of `perfetto.protos.EventCategory`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
     }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.EventCategory` is present (with the wire type its type has).
     #[inline]
@@ -3561,6 +5056,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for EventCategoryDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for EventCategoryDecoder<'_> {
@@ -3597,10 +5098,20 @@ pub enum EventCategoryField<'a> {
 }
 impl<'a> EventCategoryField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -3633,6 +5144,26 @@ impl<'a> ::protozero::FieldEnum<'a> for EventCategoryField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -3694,7 +5225,7 @@ impl<'w> ::protozero::MessageWriter<'w> for EventName<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.EventName` (from `perfetto/trace/track_event/track_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct EventNameDecoder<'a> {
     buf: &'a [u8],
@@ -3703,8 +5234,35 @@ pub struct EventNameDecoder<'a> {
     f2: ::core::option::Option<&'a [u8]>,
 }
 impl<'a> EventNameDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -3721,8 +5279,30 @@ impl<'a> EventNameDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -3755,7 +5335,7 @@ impl<'a> EventNameDecoder<'a> {
     pub fn has_iid(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `name` = 2 (`string`) of `perfetto.protos.EventName`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 2 (`string`) of `perfetto.protos.EventName`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -3764,6 +5344,16 @@ impl<'a> EventNameDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
+    }
+    /// Field `name` = 2 (`string`) of `perfetto.protos.EventName`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
     }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.EventName` is present (with the wire type its type has).
     #[inline]
@@ -3780,6 +5370,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for EventNameDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for EventNameDecoder<'_> {
@@ -3816,10 +5412,20 @@ pub enum EventNameField<'a> {
 }
 impl<'a> EventNameField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -3852,6 +5458,26 @@ impl<'a> ::protozero::FieldEnum<'a> for EventNameField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }

@@ -39,15 +39,42 @@ impl<'w> ::protozero::MessageWriter<'w> for PerfEvents<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.PerfEvents` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.PerfEvents` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct PerfEventsDecoder<'a> {
     buf: &'a [u8],
     error: ::core::option::Option<::protozero::DecodeError>,
 }
 impl<'a> PerfEventsDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -92,6 +119,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for PerfEventsDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for PerfEventsDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -121,10 +154,20 @@ pub enum PerfEventsField<'a> {
 }
 impl<'a> PerfEventsField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -140,6 +183,13 @@ impl<'a> ::protozero::FieldEnum<'a> for PerfEventsField<'a> {
     #[inline(always)]
     fn from_field(f: ::protozero::Field<'a>) -> Self {
         Self::Other(f)
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        let _ = field;
+        ::core::result::Result::Ok(())
     }
 }
 impl<'a> ::protozero::MessageFields<'a> for PerfEventsDecoder<'a> {
@@ -550,7 +600,7 @@ pub mod perf_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.PerfEvents.Timebase` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.PerfEvents.Timebase` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TimebaseDecoder<'a> {
         buf: &'a [u8],
@@ -561,8 +611,35 @@ pub mod perf_events {
         o1: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> TimebaseDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -581,14 +658,102 @@ pub mod perf_events {
                     }
                 };
                 match f.id {
-                    11 => d.f11 = ::protozero::__private::varint(f.value),
-                    10 => d.f10 = ::protozero::__private::bytes(f.value),
-                    2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    6 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    4 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                    3 => d.o1 = ::protozero::__private::OneofSlot::new(f),
-                    5 => d.o1 = ::protozero::__private::OneofSlot::new(f),
+                    11 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f11 = ::protozero::__private::varint(f.value);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f10 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o1 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o1 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o1 = ::protozero::__private::OneofSlot::new(f);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -692,7 +857,7 @@ pub mod perf_events {
                 .and_then(::protozero::__private::varint)
                 .is_some()
         }
-        /// Field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed.
+        /// Field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn tracepoint(&self) -> ::core::option::Option<TracepointDecoder<'a>> {
             ::protozero::__private::recount_oneof(
@@ -720,6 +885,41 @@ pub mod perf_events {
         pub fn tracepoint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.o1.get(3).and_then(::protozero::__private::bytes)
         }
+        /// Field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_tracepoint(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<TracepointDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match ::protozero::__private::recount_oneof(
+                    self.buf,
+                    false,
+                    self.o1,
+                    &[4, 3, 5],
+                    |id, v| match id {
+                        4 => {
+                            !matches!(
+                                ::protozero::__private::varint(v),
+                                ::core::option::Option::Some(v) if < Counter as
+                                ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                            )
+                        }
+                        _ => true,
+                    },
+                )
+                .get(3)
+                .and_then(::protozero::__private::bytes)
+            {
+                ::core::option::Option::Some(b) => {
+                    TracepointDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
         /// Whether field `tracepoint` = 3 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
         pub fn has_tracepoint(&self) -> bool {
@@ -743,7 +943,7 @@ pub mod perf_events {
                 .and_then(::protozero::__private::bytes)
                 .is_some()
         }
-        /// Field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed.
+        /// Field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn raw_event(&self) -> ::core::option::Option<RawEventDecoder<'a>> {
             ::protozero::__private::recount_oneof(
@@ -770,6 +970,41 @@ pub mod perf_events {
         #[inline]
         pub fn raw_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.o1.get(5).and_then(::protozero::__private::bytes)
+        }
+        /// Field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_raw_event(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<RawEventDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match ::protozero::__private::recount_oneof(
+                    self.buf,
+                    false,
+                    self.o1,
+                    &[4, 3, 5],
+                    |id, v| match id {
+                        4 => {
+                            !matches!(
+                                ::protozero::__private::varint(v),
+                                ::core::option::Option::Some(v) if < Counter as
+                                ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                            )
+                        }
+                        _ => true,
+                    },
+                )
+                .get(5)
+                .and_then(::protozero::__private::bytes)
+            {
+                ::core::option::Option::Some(b) => {
+                    RawEventDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
         }
         /// Whether field `raw_event` = 5 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
         #[inline]
@@ -827,7 +1062,7 @@ pub mod perf_events {
         pub fn has_timestamp_clock(&self) -> bool {
             self.timestamp_clock().is_some()
         }
-        /// Field `name` = 10 (`string`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 10 (`string`) of `perfetto.protos.PerfEvents.Timebase`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f10.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -836,6 +1071,16 @@ pub mod perf_events {
         #[inline]
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f10
+        }
+        /// Field `name` = 10 (`string`) of `perfetto.protos.PerfEvents.Timebase`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(10, self.f10)
         }
         /// Whether field `name` = 10 (`string`) of `perfetto.protos.PerfEvents.Timebase` is present (with the wire type its type has).
         #[inline]
@@ -910,6 +1155,12 @@ pub mod perf_events {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for TimebaseDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -967,10 +1218,20 @@ pub mod perf_events {
     }
     impl<'a> TimebaseField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1053,6 +1314,62 @@ pub mod perf_events {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                11 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1147,7 +1464,7 @@ pub mod perf_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.PerfEvents.Tracepoint` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.PerfEvents.Tracepoint` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct TracepointDecoder<'a> {
         buf: &'a [u8],
@@ -1156,8 +1473,35 @@ pub mod perf_events {
         f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> TracepointDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1174,8 +1518,30 @@ pub mod perf_events {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1198,7 +1564,7 @@ pub mod perf_events {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `name` = 1 (`string`) of `perfetto.protos.PerfEvents.Tracepoint`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 1 (`string`) of `perfetto.protos.PerfEvents.Tracepoint`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1208,12 +1574,22 @@ pub mod perf_events {
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
         }
+        /// Field `name` = 1 (`string`) of `perfetto.protos.PerfEvents.Tracepoint`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
+        }
         /// Whether field `name` = 1 (`string`) of `perfetto.protos.PerfEvents.Tracepoint` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `filter` = 2 (`string`) of `perfetto.protos.PerfEvents.Tracepoint`; `None` when absent, malformed or not UTF-8.
+        /// Field `filter` = 2 (`string`) of `perfetto.protos.PerfEvents.Tracepoint`; `None` when absent or malformed, and when not UTF-8: [`Self::try_filter`] tells that apart as an error (prost refuses the message), [`Self::filter_bytes`] reads the bytes.
         #[inline]
         pub fn filter(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1222,6 +1598,16 @@ pub mod perf_events {
         #[inline]
         pub fn filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `filter` = 2 (`string`) of `perfetto.protos.PerfEvents.Tracepoint`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_filter(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
         }
         /// Whether field `filter` = 2 (`string`) of `perfetto.protos.PerfEvents.Tracepoint` is present (with the wire type its type has).
         #[inline]
@@ -1238,6 +1624,12 @@ pub mod perf_events {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for TracepointDecoder<'_> {
@@ -1278,10 +1670,20 @@ pub mod perf_events {
     }
     impl<'a> TracepointField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1316,6 +1718,26 @@ pub mod perf_events {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1393,7 +1815,7 @@ pub mod perf_events {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.PerfEvents.RawEvent` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.PerfEvents.RawEvent` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct RawEventDecoder<'a> {
         buf: &'a [u8],
@@ -1404,8 +1826,35 @@ pub mod perf_events {
         f4: ::core::option::Option<u64>,
     }
     impl<'a> RawEventDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1424,10 +1873,54 @@ pub mod perf_events {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1501,6 +1994,12 @@ pub mod perf_events {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for RawEventDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1546,10 +2045,20 @@ pub mod perf_events {
     }
     impl<'a> RawEventField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1594,6 +2103,38 @@ pub mod perf_events {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1690,7 +2231,7 @@ impl<'w> ::protozero::MessageWriter<'w> for FollowerEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FollowerEvent` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FollowerEvent` (from `protos/perfetto/common/perf_events.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FollowerEventDecoder<'a> {
     buf: &'a [u8],
@@ -1699,8 +2240,35 @@ pub struct FollowerEventDecoder<'a> {
     o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> FollowerEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -1717,10 +2285,54 @@ impl<'a> FollowerEventDecoder<'a> {
                 }
             };
             match f.id {
-                4 => d.f4 = ::protozero::__private::bytes(f.value),
-                1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                2 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f4 = ::protozero::__private::bytes(f.value);
+                }
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -1796,7 +2408,7 @@ impl<'a> FollowerEventDecoder<'a> {
             .and_then(::protozero::__private::varint)
             .is_some()
     }
-    /// Field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed.
+    /// Field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn tracepoint(
         &self,
@@ -1826,6 +2438,42 @@ impl<'a> FollowerEventDecoder<'a> {
     pub fn tracepoint_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(2).and_then(::protozero::__private::bytes)
     }
+    /// Field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_tracepoint(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<perf_events::TracepointDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match ::protozero::__private::recount_oneof(
+                self.buf,
+                false,
+                self.o0,
+                &[1, 2, 3],
+                |id, v| match id {
+                    1 => {
+                        !matches!(
+                            ::protozero::__private::varint(v),
+                            ::core::option::Option::Some(v) if < perf_events::Counter as
+                            ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                        )
+                    }
+                    _ => true,
+                },
+            )
+            .get(2)
+            .and_then(::protozero::__private::bytes)
+        {
+            ::core::option::Option::Some(b) => {
+                perf_events::TracepointDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `tracepoint` = 2 (`perfetto.protos.PerfEvents.Tracepoint`) of `perfetto.protos.FollowerEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_tracepoint(&self) -> bool {
@@ -1849,7 +2497,7 @@ impl<'a> FollowerEventDecoder<'a> {
             .and_then(::protozero::__private::bytes)
             .is_some()
     }
-    /// Field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed.
+    /// Field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn raw_event(&self) -> ::core::option::Option<perf_events::RawEventDecoder<'a>> {
         ::protozero::__private::recount_oneof(
@@ -1877,6 +2525,42 @@ impl<'a> FollowerEventDecoder<'a> {
     pub fn raw_event_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(3).and_then(::protozero::__private::bytes)
     }
+    /// Field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_raw_event(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<perf_events::RawEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match ::protozero::__private::recount_oneof(
+                self.buf,
+                false,
+                self.o0,
+                &[1, 2, 3],
+                |id, v| match id {
+                    1 => {
+                        !matches!(
+                            ::protozero::__private::varint(v),
+                            ::core::option::Option::Some(v) if < perf_events::Counter as
+                            ::protozero::ProtoEnum > ::from_i32(v as i32).is_none()
+                        )
+                    }
+                    _ => true,
+                },
+            )
+            .get(3)
+            .and_then(::protozero::__private::bytes)
+        {
+            ::core::option::Option::Some(b) => {
+                perf_events::RawEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `raw_event` = 3 (`perfetto.protos.PerfEvents.RawEvent`) of `perfetto.protos.FollowerEvent` is present (with the wire type its type has), as protoc's C++ has it: an occurrence of a closed enum with a number the enum does not name is an unknown field.
     #[inline]
     pub fn has_raw_event(&self) -> bool {
@@ -1900,7 +2584,7 @@ impl<'a> FollowerEventDecoder<'a> {
             .and_then(::protozero::__private::bytes)
             .is_some()
     }
-    /// Field `name` = 4 (`string`) of `perfetto.protos.FollowerEvent`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 4 (`string`) of `perfetto.protos.FollowerEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f4.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1909,6 +2593,16 @@ impl<'a> FollowerEventDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f4
+    }
+    /// Field `name` = 4 (`string`) of `perfetto.protos.FollowerEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(4, self.f4)
     }
     /// Whether field `name` = 4 (`string`) of `perfetto.protos.FollowerEvent` is present (with the wire type its type has).
     #[inline]
@@ -1967,6 +2661,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for FollowerEventDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for FollowerEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -2008,10 +2708,20 @@ pub enum FollowerEventField<'a> {
 }
 impl<'a> FollowerEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -2062,6 +2772,38 @@ impl<'a> ::protozero::FieldEnum<'a> for FollowerEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

@@ -281,7 +281,7 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceConfigDecoder<'a> {
     buf: &'a [u8],
@@ -314,8 +314,35 @@ pub struct FtraceConfigDecoder<'a> {
     f33: ::core::option::Option<u64>,
 }
 impl<'a> FtraceConfigDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -356,32 +383,318 @@ impl<'a> FtraceConfigDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                30 => d.r30.add(pos, next),
-                2 => d.r2.add(pos, next),
-                3 => d.r3.add(pos, next),
-                28 => d.r28.add(pos, next),
-                10 => d.f10 = ::protozero::__private::varint(f.value),
-                11 => d.f11 = ::protozero::__private::varint(f.value),
-                29 => d.f29 = ::protozero::__private::varint(f.value),
-                12 => d.f12 = ::protozero::__private::bytes(f.value),
-                22 => d.f22 = ::protozero::__private::bytes(f.value),
-                13 => d.f13 = ::protozero::__private::varint(f.value),
-                17 => d.f17 = ::protozero::__private::varint(f.value),
-                14 => d.f14 = ::protozero::__private::varint(f.value),
-                15 => d.f15 = ::protozero::__private::varint(f.value),
-                32 => d.f32 = ::protozero::__private::varint(f.value),
-                16 => d.f16 = ::protozero::__private::varint(f.value),
-                18 => d.r18.add(pos, next),
-                19 => d.f19 = ::protozero::__private::varint(f.value),
-                20 => d.r20.add(pos, next),
-                21 => d.r21.add(pos, next),
-                23 => d.f23 = ::protozero::__private::varint(f.value),
-                24 => d.f24 = ::protozero::__private::varint(f.value),
-                25 => d.f25 = ::protozero::__private::bytes(f.value),
-                27 => d.f27 = ::protozero::__private::varint(f.value),
-                31 => d.f31 = ::protozero::__private::varint(f.value),
-                33 => d.f33 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                30 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r30.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r2.add(pos, next);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r3.add(pos, next);
+                }
+                28 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r28.add(pos, next);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::varint(f.value);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::varint(f.value);
+                }
+                29 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f29 = ::protozero::__private::varint(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::bytes(f.value);
+                }
+                22 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f22 = ::protozero::__private::bytes(f.value);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f13 = ::protozero::__private::varint(f.value);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f17 = ::protozero::__private::varint(f.value);
+                }
+                14 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f14 = ::protozero::__private::varint(f.value);
+                }
+                15 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f15 = ::protozero::__private::varint(f.value);
+                }
+                32 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f32 = ::protozero::__private::varint(f.value);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f16 = ::protozero::__private::varint(f.value);
+                }
+                18 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r18.add(pos, next);
+                }
+                19 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f19 = ::protozero::__private::varint(f.value);
+                }
+                20 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r20.add(pos, next);
+                }
+                21 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r21.add(pos, next);
+                }
+                23 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f23 = ::protozero::__private::varint(f.value);
+                }
+                24 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f24 = ::protozero::__private::varint(f.value);
+                }
+                25 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f25 = ::protozero::__private::bytes(f.value);
+                }
+                27 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f27 = ::protozero::__private::varint(f.value);
+                }
+                31 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f31 = ::protozero::__private::varint(f.value);
+                }
+                33 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f33 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -511,7 +824,7 @@ impl<'a> FtraceConfigDecoder<'a> {
     pub fn has_drain_buffer_percent(&self) -> bool {
         self.f29.is_some()
     }
-    /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
+    /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn compact_sched(
         &self,
@@ -523,12 +836,42 @@ impl<'a> FtraceConfigDecoder<'a> {
     pub fn compact_sched_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f12
     }
+    /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_compact_sched(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ftrace_config::CompactSchedConfigDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f12 {
+            ::core::option::Option::Some(b) => {
+                ftrace_config::CompactSchedConfigDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::compact_sched`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn compact_sched_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        ftrace_config::CompactSchedConfigDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 12),
+        )
+    }
     /// Whether field `compact_sched` = 12 (`perfetto.protos.FtraceConfig.CompactSchedConfig`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
     pub fn has_compact_sched(&self) -> bool {
         self.f12.is_some()
     }
-    /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed.
+    /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn print_filter(
         &self,
@@ -539,6 +882,33 @@ impl<'a> FtraceConfigDecoder<'a> {
     #[inline]
     pub fn print_filter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f22
+    }
+    /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_print_filter(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<ftrace_config::PrintFilterDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f22 {
+            ::core::option::Option::Some(b) => {
+                ftrace_config::PrintFilterDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::print_filter`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn print_filter_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, ftrace_config::PrintFilterDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 22),
+        )
     }
     /// Whether field `print_filter` = 22 (`perfetto.protos.FtraceConfig.PrintFilter`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -707,7 +1077,7 @@ impl<'a> FtraceConfigDecoder<'a> {
     pub fn has_use_monotonic_raw_clock(&self) -> bool {
         self.f24.is_some()
     }
-    /// Field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig`; `None` when absent, malformed or not UTF-8.
+    /// Field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig`; `None` when absent or malformed, and when not UTF-8: [`Self::try_instance_name`] tells that apart as an error (prost refuses the message), [`Self::instance_name_bytes`] reads the bytes.
     #[inline]
     pub fn instance_name(&self) -> ::core::option::Option<&'a str> {
         self.f25.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -716,6 +1086,16 @@ impl<'a> FtraceConfigDecoder<'a> {
     #[inline]
     pub fn instance_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f25
+    }
+    /// Field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_instance_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(25, self.f25)
     }
     /// Whether field `instance_name` = 25 (`string`) of `perfetto.protos.FtraceConfig` is present (with the wire type its type has).
     #[inline]
@@ -762,6 +1142,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceConfigDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for FtraceConfigDecoder<'_> {
@@ -884,10 +1270,20 @@ pub enum FtraceConfigField<'a> {
 }
 impl<'a> FtraceConfigField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1114,6 +1510,170 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceConfigField<'a> {
         }
     }
     #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            30 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            28 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            29 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            22 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            14 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            15 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            32 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            18 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            19 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            20 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            21 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            23 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            24 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            25 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            27 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            31 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            33 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
+        }
+    }
+    #[inline]
     fn visit_message<V: ::protozero::MessageVisitor<'a>>(&self, visitor: &mut V) {
         match self {
             Self::KprobeEvents(m) => visitor.message(*m),
@@ -1270,7 +1830,7 @@ pub mod ftrace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.KprobeEvent` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.KprobeEvent` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct KprobeEventDecoder<'a> {
         buf: &'a [u8],
@@ -1279,8 +1839,35 @@ pub mod ftrace_config {
         f2: ::core::option::Option<u64>,
     }
     impl<'a> KprobeEventDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1297,8 +1884,30 @@ pub mod ftrace_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1321,7 +1930,7 @@ pub mod ftrace_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent`; `None` when absent, malformed or not UTF-8.
+        /// Field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_probe`] tells that apart as an error (prost refuses the message), [`Self::probe_bytes`] reads the bytes.
         #[inline]
         pub fn probe(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -1330,6 +1939,16 @@ pub mod ftrace_config {
         #[inline]
         pub fn probe_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_probe(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
         }
         /// Whether field `probe` = 1 (`string`) of `perfetto.protos.FtraceConfig.KprobeEvent` is present (with the wire type its type has).
         #[inline]
@@ -1382,6 +2001,12 @@ pub mod ftrace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for KprobeEventDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1421,10 +2046,20 @@ pub mod ftrace_config {
     }
     impl<'a> KprobeEventField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1459,6 +2094,26 @@ pub mod ftrace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1599,7 +2254,7 @@ pub mod ftrace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.CompactSchedConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.CompactSchedConfig` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CompactSchedConfigDecoder<'a> {
         buf: &'a [u8],
@@ -1607,8 +2262,35 @@ pub mod ftrace_config {
         f1: ::core::option::Option<u64>,
     }
     impl<'a> CompactSchedConfigDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1624,6 +2306,15 @@ pub mod ftrace_config {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
                 pos = next;
@@ -1667,6 +2358,12 @@ pub mod ftrace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for CompactSchedConfigDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1703,10 +2400,20 @@ pub mod ftrace_config {
     }
     impl<'a> CompactSchedConfigField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1730,6 +2437,20 @@ pub mod ftrace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -1788,7 +2509,7 @@ pub mod ftrace_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct PrintFilterDecoder<'a> {
         buf: &'a [u8],
@@ -1796,8 +2517,35 @@ pub mod ftrace_config {
         r1: ::protozero::__private::Occurrences,
     }
     impl<'a> PrintFilterDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1813,6 +2561,15 @@ pub mod ftrace_config {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.r1.add(pos, next);
                 }
                 pos = next;
@@ -1863,6 +2620,12 @@ pub mod ftrace_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for PrintFilterDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1899,10 +2662,20 @@ pub mod ftrace_config {
     }
     impl<'a> PrintFilterField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1928,6 +2701,20 @@ pub mod ftrace_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -2012,7 +2799,7 @@ pub mod ftrace_config {
                 &mut self.msg
             }
         }
-        /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+        /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
         #[derive(Clone)]
         pub struct RuleDecoder<'a> {
             buf: &'a [u8],
@@ -2021,8 +2808,35 @@ pub mod ftrace_config {
             o0: ::protozero::__private::OneofSlot<'a>,
         }
         impl<'a> RuleDecoder<'a> {
-            /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+            /// Reads `buf`'s fields; decoding never fails: parsing stops at
+            /// malformed bytes (see [`Self::decode_error`]), a declared field
+            /// with another wire type reads as absent, a string that is not
+            /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+            #[inline]
             pub fn new(buf: &'a [u8]) -> Self {
+                Self::decode_pass::<false>(buf)
+            }
+            /// Reads `buf`'s fields strictly, as prost refuses a message:
+            /// `Err` for malformed bytes, for a declared field of this
+            /// message with a wire type its type cannot have
+            /// (`WrongWireType`) and for a string field, singular or
+            /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+            /// fields are accepted; nested messages are checked when read
+            /// in turn (their `try_` accessors, or their own `try_new`).
+            #[inline]
+            pub fn try_new(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                let d = Self::decode_pass::<true>(buf);
+                match d.error {
+                    ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                    ::core::option::Option::None => ::core::result::Result::Ok(d),
+                }
+            }
+            /// The one pass over `buf`: each field to its slot; `STRICT`
+            /// also stops at a declared field that does not fit.
+            #[inline(always)]
+            fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                 let mut d = Self {
                     buf,
                     error: ::core::option::Option::None,
@@ -2043,9 +2857,42 @@ pub mod ftrace_config {
                         }
                     };
                     match f.id {
-                        2 => d.f2 = ::protozero::__private::varint(f.value),
-                        1 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                        3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                        2 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Varint,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.f2 = ::protozero::__private::varint(f.value);
+                        }
+                        1 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Utf8,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.o0 = ::protozero::__private::OneofSlot::new(f);
+                        }
+                        3 => {
+                            if STRICT
+                                && !::protozero::__private::fits(
+                                    &f,
+                                    ::protozero::__private::Expect::Bytes,
+                                    &mut d.error,
+                                )
+                            {
+                                break;
+                            }
+                            d.o0 = ::protozero::__private::OneofSlot::new(f);
+                        }
                         _ => {}
                     }
                     pos = next;
@@ -2070,7 +2917,7 @@ pub mod ftrace_config {
             pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
                 ::protozero::TypedDecoder::new(self.buf)
             }
-            /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent, malformed or not UTF-8.
+            /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed, and when not UTF-8: [`Self::try_prefix`] tells that apart as an error (prost refuses the message), [`Self::prefix_bytes`] reads the bytes.
             #[inline]
             pub fn prefix(&self) -> ::core::option::Option<&'a str> {
                 self.o0
@@ -2083,12 +2930,25 @@ pub mod ftrace_config {
             pub fn prefix_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.o0.get(1).and_then(::protozero::__private::bytes)
             }
+            /// Field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+            #[inline]
+            pub fn try_prefix(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<&'a str>,
+                ::protozero::DecodeError,
+            > {
+                ::protozero::__private::try_str(
+                    1,
+                    self.o0.get(1).and_then(::protozero::__private::bytes),
+                )
+            }
             /// Whether field `prefix` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
             pub fn has_prefix(&self) -> bool {
                 self.o0.get(1).and_then(::protozero::__private::bytes).is_some()
             }
-            /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed.
+            /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
             #[inline]
             pub fn atrace_msg(
                 &self,
@@ -2102,6 +2962,24 @@ pub mod ftrace_config {
             #[inline]
             pub fn atrace_msg_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                 self.o0.get(3).and_then(::protozero::__private::bytes)
+            }
+            /// Field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+            #[inline]
+            pub fn try_atrace_msg(
+                &self,
+            ) -> ::core::result::Result<
+                ::core::option::Option<rule::AtraceMessageDecoder<'a>>,
+                ::protozero::DecodeError,
+            > {
+                match self.o0.get(3).and_then(::protozero::__private::bytes) {
+                    ::core::option::Option::Some(b) => {
+                        rule::AtraceMessageDecoder::try_new(b)
+                            .map(::core::option::Option::Some)
+                    }
+                    ::core::option::Option::None => {
+                        ::core::result::Result::Ok(::core::option::Option::None)
+                    }
+                }
             }
             /// Whether field `atrace_msg` = 3 (`perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule` is present (with the wire type its type has).
             #[inline]
@@ -2148,6 +3026,12 @@ pub mod ftrace_config {
             fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
                 self.error
             }
+            #[inline]
+            fn try_decode(
+                buf: &'a [u8],
+            ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                Self::try_new(buf)
+            }
         }
         impl ::core::fmt::Debug for RuleDecoder<'_> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -2190,10 +3074,20 @@ pub mod ftrace_config {
         }
         impl<'a> RuleField<'a> {
             /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-            /// iteration ends at a malformed field, see `Fields::error`.
+            /// iteration ends at a malformed field, see `Fields::error`
+            /// (and [`Self::try_read`], which reports it as an item).
             #[inline]
             pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                 ::protozero::Fields::new(buf)
+            }
+            /// Visits `buf`'s fields in wire order strictly, as prost reads
+            /// a message: each item a `Result`, with one `Err` (then the end)
+            /// for malformed bytes, a declared field with a wire type its
+            /// type cannot have or a string that is not UTF-8. A singular
+            /// field is yielded once per occurrence.
+            #[inline]
+            pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                ::protozero::TryFields::new(buf)
             }
             /// The field's number: its declared one, or for `Other` the
             /// number on the wire.
@@ -2235,6 +3129,32 @@ pub mod ftrace_config {
                         }
                     }
                     _ => Self::Other(f),
+                }
+            }
+            #[inline]
+            fn check(
+                field: &::protozero::Field<'a>,
+            ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                match field.id {
+                    1 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Utf8,
+                        )
+                    }
+                    3 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Bytes,
+                        )
+                    }
+                    2 => {
+                        ::protozero::__private::check(
+                            field,
+                            ::protozero::__private::Expect::Varint,
+                        )
+                    }
+                    _ => ::core::result::Result::Ok(()),
                 }
             }
             #[inline]
@@ -2316,7 +3236,7 @@ pub mod ftrace_config {
                     &mut self.msg
                 }
             }
-            /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+            /// Zero-copy decoder of message `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` (from `protos/perfetto/config/ftrace/ftrace_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
             #[derive(Clone)]
             pub struct AtraceMessageDecoder<'a> {
                 buf: &'a [u8],
@@ -2325,8 +3245,35 @@ pub mod ftrace_config {
                 f2: ::core::option::Option<&'a [u8]>,
             }
             impl<'a> AtraceMessageDecoder<'a> {
-                /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+                /// Reads `buf`'s fields; decoding never fails: parsing stops at
+                /// malformed bytes (see [`Self::decode_error`]), a declared field
+                /// with another wire type reads as absent, a string that is not
+                /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+                #[inline]
                 pub fn new(buf: &'a [u8]) -> Self {
+                    Self::decode_pass::<false>(buf)
+                }
+                /// Reads `buf`'s fields strictly, as prost refuses a message:
+                /// `Err` for malformed bytes, for a declared field of this
+                /// message with a wire type its type cannot have
+                /// (`WrongWireType`) and for a string field, singular or
+                /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+                /// fields are accepted; nested messages are checked when read
+                /// in turn (their `try_` accessors, or their own `try_new`).
+                #[inline]
+                pub fn try_new(
+                    buf: &'a [u8],
+                ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                    let d = Self::decode_pass::<true>(buf);
+                    match d.error {
+                        ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                        ::core::option::Option::None => ::core::result::Result::Ok(d),
+                    }
+                }
+                /// The one pass over `buf`: each field to its slot; `STRICT`
+                /// also stops at a declared field that does not fit.
+                #[inline(always)]
+                fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
                     let mut d = Self {
                         buf,
                         error: ::core::option::Option::None,
@@ -2347,8 +3294,30 @@ pub mod ftrace_config {
                             }
                         };
                         match f.id {
-                            1 => d.f1 = ::protozero::__private::bytes(f.value),
-                            2 => d.f2 = ::protozero::__private::bytes(f.value),
+                            1 => {
+                                if STRICT
+                                    && !::protozero::__private::fits(
+                                        &f,
+                                        ::protozero::__private::Expect::Utf8,
+                                        &mut d.error,
+                                    )
+                                {
+                                    break;
+                                }
+                                d.f1 = ::protozero::__private::bytes(f.value);
+                            }
+                            2 => {
+                                if STRICT
+                                    && !::protozero::__private::fits(
+                                        &f,
+                                        ::protozero::__private::Expect::Utf8,
+                                        &mut d.error,
+                                    )
+                                {
+                                    break;
+                                }
+                                d.f2 = ::protozero::__private::bytes(f.value);
+                            }
                             _ => {}
                         }
                         pos = next;
@@ -2373,7 +3342,7 @@ pub mod ftrace_config {
                 pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
                     ::protozero::TypedDecoder::new(self.buf)
                 }
-                /// Field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`; `None` when absent, malformed or not UTF-8.
+                /// Field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`; `None` when absent or malformed, and when not UTF-8: [`Self::try_type`] tells that apart as an error (prost refuses the message), [`Self::type_bytes`] reads the bytes.
                 #[inline]
                 pub fn r#type(&self) -> ::core::option::Option<&'a str> {
                     self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2383,12 +3352,22 @@ pub mod ftrace_config {
                 pub fn type_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                     self.f1
                 }
+                /// Field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+                #[inline]
+                pub fn try_type(
+                    &self,
+                ) -> ::core::result::Result<
+                    ::core::option::Option<&'a str>,
+                    ::protozero::DecodeError,
+                > {
+                    ::protozero::__private::try_str(1, self.f1)
+                }
                 /// Whether field `type` = 1 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` is present (with the wire type its type has).
                 #[inline]
                 pub fn has_type(&self) -> bool {
                     self.f1.is_some()
                 }
-                /// Field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`; `None` when absent, malformed or not UTF-8.
+                /// Field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`; `None` when absent or malformed, and when not UTF-8: [`Self::try_prefix`] tells that apart as an error (prost refuses the message), [`Self::prefix_bytes`] reads the bytes.
                 #[inline]
                 pub fn prefix(&self) -> ::core::option::Option<&'a str> {
                     self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -2397,6 +3376,16 @@ pub mod ftrace_config {
                 #[inline]
                 pub fn prefix_bytes(&self) -> ::core::option::Option<&'a [u8]> {
                     self.f2
+                }
+                /// Field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+                #[inline]
+                pub fn try_prefix(
+                    &self,
+                ) -> ::core::result::Result<
+                    ::core::option::Option<&'a str>,
+                    ::protozero::DecodeError,
+                > {
+                    ::protozero::__private::try_str(2, self.f2)
                 }
                 /// Whether field `prefix` = 2 (`string`) of `perfetto.protos.FtraceConfig.PrintFilter.Rule.AtraceMessage` is present (with the wire type its type has).
                 #[inline]
@@ -2415,6 +3404,12 @@ pub mod ftrace_config {
                     &self,
                 ) -> ::core::option::Option<::protozero::DecodeError> {
                     self.error
+                }
+                #[inline]
+                fn try_decode(
+                    buf: &'a [u8],
+                ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+                    Self::try_new(buf)
                 }
             }
             impl ::core::fmt::Debug for AtraceMessageDecoder<'_> {
@@ -2458,10 +3453,20 @@ pub mod ftrace_config {
             }
             impl<'a> AtraceMessageField<'a> {
                 /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-                /// iteration ends at a malformed field, see `Fields::error`.
+                /// iteration ends at a malformed field, see `Fields::error`
+                /// (and [`Self::try_read`], which reports it as an item).
                 #[inline]
                 pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
                     ::protozero::Fields::new(buf)
+                }
+                /// Visits `buf`'s fields in wire order strictly, as prost reads
+                /// a message: each item a `Result`, with one `Err` (then the end)
+                /// for malformed bytes, a declared field with a wire type its
+                /// type cannot have or a string that is not UTF-8. A singular
+                /// field is yielded once per occurrence.
+                #[inline]
+                pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+                    ::protozero::TryFields::new(buf)
                 }
                 /// The field's number: its declared one, or for `Other` the
                 /// number on the wire.
@@ -2496,6 +3501,26 @@ pub mod ftrace_config {
                             }
                         }
                         _ => Self::Other(f),
+                    }
+                }
+                #[inline]
+                fn check(
+                    field: &::protozero::Field<'a>,
+                ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+                    match field.id {
+                        1 => {
+                            ::protozero::__private::check(
+                                field,
+                                ::protozero::__private::Expect::Utf8,
+                            )
+                        }
+                        2 => {
+                            ::protozero::__private::check(
+                                field,
+                                ::protozero::__private::Expect::Utf8,
+                            )
+                        }
+                        _ => ::core::result::Result::Ok(()),
                     }
                 }
             }

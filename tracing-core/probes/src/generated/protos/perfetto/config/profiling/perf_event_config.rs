@@ -210,7 +210,7 @@ impl<'w> ::protozero::MessageWriter<'w> for PerfEventConfig<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.PerfEventConfig` (from `protos/perfetto/config/profiling/perf_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.PerfEventConfig` (from `protos/perfetto/config/profiling/perf_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct PerfEventConfigDecoder<'a> {
     buf: &'a [u8],
@@ -236,8 +236,35 @@ pub struct PerfEventConfigDecoder<'a> {
     f11: ::core::option::Option<u64>,
 }
 impl<'a> PerfEventConfigDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -271,25 +298,240 @@ impl<'a> PerfEventConfigDecoder<'a> {
                 }
             };
             match f.id {
-                15 => d.f15 = ::protozero::__private::bytes(f.value),
-                19 => d.r19.add(pos, next),
-                16 => d.f16 = ::protozero::__private::bytes(f.value),
-                20 => d.r20.add(pos, next),
-                8 => d.f8 = ::protozero::__private::varint(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
-                17 => d.f17 = ::protozero::__private::varint(f.value),
-                13 => d.f13 = ::protozero::__private::varint(f.value),
-                9 => d.f9 = ::protozero::__private::varint(f.value),
-                10 => d.f10 = ::protozero::__private::varint(f.value),
-                18 => d.r18.add(pos, next),
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                12 => d.f12 = ::protozero::__private::varint(f.value),
-                4 => d.r4.add(pos, next),
-                5 => d.r5.add(pos, next),
-                6 => d.r6.add(pos, next),
-                7 => d.r7.add(pos, next),
-                11 => d.f11 = ::protozero::__private::varint(f.value),
+                15 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f15 = ::protozero::__private::bytes(f.value);
+                }
+                19 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r19.add(pos, next);
+                }
+                16 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f16 = ::protozero::__private::bytes(f.value);
+                }
+                20 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r20.add(pos, next);
+                }
+                8 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f8 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f17 = ::protozero::__private::varint(f.value);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f13 = ::protozero::__private::varint(f.value);
+                }
+                9 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f9 = ::protozero::__private::varint(f.value);
+                }
+                10 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f10 = ::protozero::__private::varint(f.value);
+                }
+                18 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r18.add(pos, next);
+                }
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                12 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f12 = ::protozero::__private::varint(f.value);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r4.add(pos, next);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r5.add(pos, next);
+                }
+                6 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Packable(
+                                ::protozero::PackedLayout::Varint,
+                            ),
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r6.add(pos, next);
+                }
+                7 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r7.add(pos, next);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f11 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -312,7 +554,7 @@ impl<'a> PerfEventConfigDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 21> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `timebase` = 15 (`perfetto.protos.PerfEvents.Timebase`) of `perfetto.protos.PerfEventConfig`; `None` when absent or malformed.
+    /// Field `timebase` = 15 (`perfetto.protos.PerfEvents.Timebase`) of `perfetto.protos.PerfEventConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn timebase(&self) -> ::core::option::Option<perf_events::TimebaseDecoder<'a>> {
         self.f15.map(perf_events::TimebaseDecoder::new)
@@ -321,6 +563,33 @@ impl<'a> PerfEventConfigDecoder<'a> {
     #[inline]
     pub fn timebase_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f15
+    }
+    /// Field `timebase` = 15 (`perfetto.protos.PerfEvents.Timebase`) of `perfetto.protos.PerfEventConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_timebase(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<perf_events::TimebaseDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f15 {
+            ::core::option::Option::Some(b) => {
+                perf_events::TimebaseDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `timebase` = 15 (`perfetto.protos.PerfEvents.Timebase`) of `perfetto.protos.PerfEventConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::timebase`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn timebase_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<'a, perf_events::TimebaseDecoder<'a>> {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 15),
+        )
     }
     /// Whether field `timebase` = 15 (`perfetto.protos.PerfEvents.Timebase`) of `perfetto.protos.PerfEventConfig` is present (with the wire type its type has).
     #[inline]
@@ -344,7 +613,7 @@ impl<'a> PerfEventConfigDecoder<'a> {
     pub fn has_followers(&self) -> bool {
         !self.r19.is_empty()
     }
-    /// Field `callstack_sampling` = 16 (`perfetto.protos.PerfEventConfig.CallstackSampling`) of `perfetto.protos.PerfEventConfig`; `None` when absent or malformed.
+    /// Field `callstack_sampling` = 16 (`perfetto.protos.PerfEventConfig.CallstackSampling`) of `perfetto.protos.PerfEventConfig`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn callstack_sampling(
         &self,
@@ -355,6 +624,36 @@ impl<'a> PerfEventConfigDecoder<'a> {
     #[inline]
     pub fn callstack_sampling_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f16
+    }
+    /// Field `callstack_sampling` = 16 (`perfetto.protos.PerfEventConfig.CallstackSampling`) of `perfetto.protos.PerfEventConfig`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_callstack_sampling(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<perf_event_config::CallstackSamplingDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.f16 {
+            ::core::option::Option::Some(b) => {
+                perf_event_config::CallstackSamplingDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
+    /// Field `callstack_sampling` = 16 (`perfetto.protos.PerfEventConfig.CallstackSampling`) of `perfetto.protos.PerfEventConfig`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::callstack_sampling`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+    #[inline]
+    pub fn callstack_sampling_all(
+        &self,
+    ) -> ::protozero::RepeatedMessages<
+        'a,
+        perf_event_config::CallstackSamplingDecoder<'a>,
+    > {
+        ::protozero::RepeatedMessages::new(
+            ::protozero::RepeatedFields::new(self.buf, 0, 16),
+        )
     }
     /// Whether field `callstack_sampling` = 16 (`perfetto.protos.PerfEventConfig.CallstackSampling`) of `perfetto.protos.PerfEventConfig` is present (with the wire type its type has).
     #[inline]
@@ -553,6 +852,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for PerfEventConfigDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for PerfEventConfigDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -646,10 +951,20 @@ pub enum PerfEventConfigField<'a> {
 }
 impl<'a> PerfEventConfigField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -814,6 +1129,134 @@ impl<'a> ::protozero::FieldEnum<'a> for PerfEventConfigField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            15 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            19 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            16 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            20 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            8 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            9 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            10 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            18 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            12 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            6 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Packable(
+                        ::protozero::PackedLayout::Varint,
+                    ),
+                )
+            }
+            7 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -989,7 +1432,7 @@ pub mod perf_event_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.PerfEventConfig.CallstackSampling` (from `protos/perfetto/config/profiling/perf_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.PerfEventConfig.CallstackSampling` (from `protos/perfetto/config/profiling/perf_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct CallstackSamplingDecoder<'a> {
         buf: &'a [u8],
@@ -999,8 +1442,35 @@ pub mod perf_event_config {
         f3: ::core::option::Option<u64>,
     }
     impl<'a> CallstackSamplingDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1018,9 +1488,42 @@ pub mod perf_event_config {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1043,7 +1546,7 @@ pub mod perf_event_config {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 4> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `scope` = 1 (`perfetto.protos.PerfEventConfig.Scope`) of `perfetto.protos.PerfEventConfig.CallstackSampling`; `None` when absent or malformed.
+        /// Field `scope` = 1 (`perfetto.protos.PerfEventConfig.Scope`) of `perfetto.protos.PerfEventConfig.CallstackSampling`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
         #[inline]
         pub fn scope(&self) -> ::core::option::Option<ScopeDecoder<'a>> {
             self.f1.map(ScopeDecoder::new)
@@ -1052,6 +1555,30 @@ pub mod perf_event_config {
         #[inline]
         pub fn scope_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
+        }
+        /// Field `scope` = 1 (`perfetto.protos.PerfEventConfig.Scope`) of `perfetto.protos.PerfEventConfig.CallstackSampling`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+        #[inline]
+        pub fn try_scope(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<ScopeDecoder<'a>>,
+            ::protozero::DecodeError,
+        > {
+            match self.f1 {
+                ::core::option::Option::Some(b) => {
+                    ScopeDecoder::try_new(b).map(::core::option::Option::Some)
+                }
+                ::core::option::Option::None => {
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                }
+            }
+        }
+        /// Field `scope` = 1 (`perfetto.protos.PerfEventConfig.Scope`) of `perfetto.protos.PerfEventConfig.CallstackSampling`: every occurrence on the wire, in order. The field is singular, so protobuf merges its occurrences (as prost does: scalars of later ones win, repeated fields append, nested messages merge in turn); [`Self::scope`] reads only the last one. Decoding the concatenation of these occurrences' bytes gives the merged message. Scans the message anew.
+        #[inline]
+        pub fn scope_all(&self) -> ::protozero::RepeatedMessages<'a, ScopeDecoder<'a>> {
+            ::protozero::RepeatedMessages::new(
+                ::protozero::RepeatedFields::new(self.buf, 0, 1),
+            )
         }
         /// Whether field `scope` = 1 (`perfetto.protos.PerfEventConfig.Scope`) of `perfetto.protos.PerfEventConfig.CallstackSampling` is present (with the wire type its type has).
         #[inline]
@@ -1112,6 +1639,12 @@ pub mod perf_event_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for CallstackSamplingDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1154,10 +1687,20 @@ pub mod perf_event_config {
     }
     impl<'a> CallstackSamplingField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1199,6 +1742,32 @@ pub mod perf_event_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
@@ -1298,7 +1867,7 @@ pub mod perf_event_config {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.PerfEventConfig.Scope` (from `protos/perfetto/config/profiling/perf_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.PerfEventConfig.Scope` (from `protos/perfetto/config/profiling/perf_event_config.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ScopeDecoder<'a> {
         buf: &'a [u8],
@@ -1311,8 +1880,35 @@ pub mod perf_event_config {
         f6: ::core::option::Option<u64>,
     }
     impl<'a> ScopeDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -1333,12 +1929,82 @@ pub mod perf_event_config {
                     }
                 };
                 match f.id {
-                    1 => d.r1.add(pos, next),
-                    2 => d.r2.add(pos, next),
-                    3 => d.r3.add(pos, next),
-                    4 => d.r4.add(pos, next),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r1.add(pos, next);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r2.add(pos, next);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Packable(
+                                    ::protozero::PackedLayout::Varint,
+                                ),
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r3.add(pos, next);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r4.add(pos, next);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1446,6 +2112,12 @@ pub mod perf_event_config {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for ScopeDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1497,10 +2169,20 @@ pub mod perf_event_config {
     }
     impl<'a> ScopeField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1569,6 +2251,54 @@ pub mod perf_event_config {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Packable(
+                            ::protozero::PackedLayout::Varint,
+                        ),
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

@@ -462,7 +462,7 @@ impl<'w> ::protozero::MessageWriter<'w> for FtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.FtraceEvent` (from `protos/perfetto/trace/ftrace/ftrace_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.FtraceEvent` (from `protos/perfetto/trace/ftrace/ftrace_event.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct FtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -473,8 +473,35 @@ pub struct FtraceEventDecoder<'a> {
     o0: ::protozero::__private::OneofSlot<'a>,
 }
 impl<'a> FtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -493,36 +520,366 @@ impl<'a> FtraceEventDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
-                5 => d.f5 = ::protozero::__private::varint(f.value),
-                3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                11 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                13 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                17 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                20 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                24 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                25 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                26 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                36 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                37 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                56 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                57 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                58 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                59 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                114 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                235 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                236 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                237 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                238 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                239 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                240 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                241 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                242 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                327 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                329 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                330 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
+                5 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f5 = ::protozero::__private::varint(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                4 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                11 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                13 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                17 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                20 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                24 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                25 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                26 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                36 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                37 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                56 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                57 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                58 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                59 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                114 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                235 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                236 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                237 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                238 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                239 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                240 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                241 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                242 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                327 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                329 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
+                330 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.o0 = ::protozero::__private::OneofSlot::new(f);
+                }
                 _ => {}
             }
             pos = next;
@@ -575,7 +932,7 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn has_common_flags(&self) -> bool {
         self.f5.is_some()
     }
-    /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn print(&self) -> ::core::option::Option<PrintFtraceEventDecoder<'a>> {
         self.o0
@@ -588,12 +945,29 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn print_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(3).and_then(::protozero::__private::bytes)
     }
+    /// Field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_print(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<PrintFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(3).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                PrintFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `print` = 3 (`perfetto.protos.PrintFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_print(&self) -> bool {
         self.o0.get(3).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_switch(
         &self,
@@ -608,12 +982,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_switch_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(4).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_switch(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedSwitchFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(4).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedSwitchFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_switch` = 4 (`perfetto.protos.SchedSwitchFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_switch(&self) -> bool {
         self.o0.get(4).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn cpu_frequency(
         &self,
@@ -628,12 +1020,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn cpu_frequency_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(11).and_then(::protozero::__private::bytes)
     }
+    /// Field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_cpu_frequency(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<CpuFrequencyFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(11).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                CpuFrequencyFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `cpu_frequency` = 11 (`perfetto.protos.CpuFrequencyFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_frequency(&self) -> bool {
         self.o0.get(11).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn cpu_idle(&self) -> ::core::option::Option<CpuIdleFtraceEventDecoder<'a>> {
         self.o0
@@ -646,12 +1056,29 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn cpu_idle_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(13).and_then(::protozero::__private::bytes)
     }
+    /// Field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_cpu_idle(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<CpuIdleFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(13).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                CpuIdleFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `cpu_idle` = 13 (`perfetto.protos.CpuIdleFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_cpu_idle(&self) -> bool {
         self.o0.get(13).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_wakeup(
         &self,
@@ -666,12 +1093,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_wakeup_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(17).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_wakeup(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedWakeupFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(17).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedWakeupFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_wakeup` = 17 (`perfetto.protos.SchedWakeupFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_wakeup(&self) -> bool {
         self.o0.get(17).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_waking(
         &self,
@@ -686,12 +1131,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_waking_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(20).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_waking(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedWakingFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(20).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedWakingFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_waking` = 20 (`perfetto.protos.SchedWakingFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_waking(&self) -> bool {
         self.o0.get(20).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn softirq_entry(
         &self,
@@ -706,12 +1169,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn softirq_entry_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(24).and_then(::protozero::__private::bytes)
     }
+    /// Field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_softirq_entry(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SoftirqEntryFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(24).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SoftirqEntryFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `softirq_entry` = 24 (`perfetto.protos.SoftirqEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_entry(&self) -> bool {
         self.o0.get(24).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn softirq_exit(
         &self,
@@ -726,12 +1207,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn softirq_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(25).and_then(::protozero::__private::bytes)
     }
+    /// Field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_softirq_exit(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SoftirqExitFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(25).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SoftirqExitFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `softirq_exit` = 25 (`perfetto.protos.SoftirqExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_exit(&self) -> bool {
         self.o0.get(25).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn softirq_raise(
         &self,
@@ -746,12 +1245,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn softirq_raise_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(26).and_then(::protozero::__private::bytes)
     }
+    /// Field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_softirq_raise(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SoftirqRaiseFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(26).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SoftirqRaiseFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `softirq_raise` = 26 (`perfetto.protos.SoftirqRaiseFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_softirq_raise(&self) -> bool {
         self.o0.get(26).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn irq_handler_entry(
         &self,
@@ -766,12 +1283,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn irq_handler_entry_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(36).and_then(::protozero::__private::bytes)
     }
+    /// Field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_irq_handler_entry(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<IrqHandlerEntryFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(36).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                IrqHandlerEntryFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `irq_handler_entry` = 36 (`perfetto.protos.IrqHandlerEntryFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq_handler_entry(&self) -> bool {
         self.o0.get(36).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn irq_handler_exit(
         &self,
@@ -786,12 +1321,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn irq_handler_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(37).and_then(::protozero::__private::bytes)
     }
+    /// Field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_irq_handler_exit(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<IrqHandlerExitFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(37).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                IrqHandlerExitFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `irq_handler_exit` = 37 (`perfetto.protos.IrqHandlerExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_irq_handler_exit(&self) -> bool {
         self.o0.get(37).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_activate_work(
         &self,
@@ -806,12 +1359,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn workqueue_activate_work_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(56).and_then(::protozero::__private::bytes)
     }
+    /// Field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_workqueue_activate_work(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<WorkqueueActivateWorkFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(56).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                WorkqueueActivateWorkFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `workqueue_activate_work` = 56 (`perfetto.protos.WorkqueueActivateWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_activate_work(&self) -> bool {
         self.o0.get(56).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_execute_end(
         &self,
@@ -826,12 +1397,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn workqueue_execute_end_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(57).and_then(::protozero::__private::bytes)
     }
+    /// Field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_workqueue_execute_end(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<WorkqueueExecuteEndFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(57).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                WorkqueueExecuteEndFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `workqueue_execute_end` = 57 (`perfetto.protos.WorkqueueExecuteEndFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_execute_end(&self) -> bool {
         self.o0.get(57).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_execute_start(
         &self,
@@ -846,12 +1435,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn workqueue_execute_start_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(58).and_then(::protozero::__private::bytes)
     }
+    /// Field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_workqueue_execute_start(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<WorkqueueExecuteStartFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(58).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                WorkqueueExecuteStartFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `workqueue_execute_start` = 58 (`perfetto.protos.WorkqueueExecuteStartFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_execute_start(&self) -> bool {
         self.o0.get(58).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn workqueue_queue_work(
         &self,
@@ -866,12 +1473,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn workqueue_queue_work_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(59).and_then(::protozero::__private::bytes)
     }
+    /// Field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_workqueue_queue_work(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<WorkqueueQueueWorkFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(59).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                WorkqueueQueueWorkFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `workqueue_queue_work` = 59 (`perfetto.protos.WorkqueueQueueWorkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_workqueue_queue_work(&self) -> bool {
         self.o0.get(59).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_wakeup_new(
         &self,
@@ -886,12 +1511,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_wakeup_new_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(114).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_wakeup_new(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedWakeupNewFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(114).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedWakeupNewFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_wakeup_new` = 114 (`perfetto.protos.SchedWakeupNewFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_wakeup_new(&self) -> bool {
         self.o0.get(114).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn task_newtask(
         &self,
@@ -906,12 +1549,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn task_newtask_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(235).and_then(::protozero::__private::bytes)
     }
+    /// Field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_task_newtask(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TaskNewtaskFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(235).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TaskNewtaskFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `task_newtask` = 235 (`perfetto.protos.TaskNewtaskFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_newtask(&self) -> bool {
         self.o0.get(235).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn task_rename(
         &self,
@@ -926,12 +1587,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn task_rename_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(236).and_then(::protozero::__private::bytes)
     }
+    /// Field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_task_rename(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<TaskRenameFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(236).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                TaskRenameFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `task_rename` = 236 (`perfetto.protos.TaskRenameFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_task_rename(&self) -> bool {
         self.o0.get(236).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_exec(
         &self,
@@ -946,12 +1625,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_process_exec_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(237).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_process_exec(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedProcessExecFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(237).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedProcessExecFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_process_exec` = 237 (`perfetto.protos.SchedProcessExecFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_exec(&self) -> bool {
         self.o0.get(237).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_exit(
         &self,
@@ -966,12 +1663,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_process_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(238).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_process_exit(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedProcessExitFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(238).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedProcessExitFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_process_exit` = 238 (`perfetto.protos.SchedProcessExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_exit(&self) -> bool {
         self.o0.get(238).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_fork(
         &self,
@@ -986,12 +1701,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_process_fork_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(239).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_process_fork(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedProcessForkFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(239).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedProcessForkFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_process_fork` = 239 (`perfetto.protos.SchedProcessForkFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_fork(&self) -> bool {
         self.o0.get(239).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_free(
         &self,
@@ -1006,12 +1739,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_process_free_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(240).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_process_free(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedProcessFreeFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(240).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedProcessFreeFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_process_free` = 240 (`perfetto.protos.SchedProcessFreeFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_free(&self) -> bool {
         self.o0.get(240).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_hang(
         &self,
@@ -1026,12 +1777,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_process_hang_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(241).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_process_hang(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedProcessHangFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(241).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedProcessHangFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_process_hang` = 241 (`perfetto.protos.SchedProcessHangFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_hang(&self) -> bool {
         self.o0.get(241).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sched_process_wait(
         &self,
@@ -1046,12 +1815,30 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sched_process_wait_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(242).and_then(::protozero::__private::bytes)
     }
+    /// Field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sched_process_wait(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SchedProcessWaitFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(242).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SchedProcessWaitFtraceEventDecoder::try_new(b)
+                    .map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sched_process_wait` = 242 (`perfetto.protos.SchedProcessWaitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sched_process_wait(&self) -> bool {
         self.o0.get(242).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn generic(&self) -> ::core::option::Option<GenericFtraceEventDecoder<'a>> {
         self.o0
@@ -1064,12 +1851,29 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn generic_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(327).and_then(::protozero::__private::bytes)
     }
+    /// Field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_generic(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<GenericFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(327).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                GenericFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `generic` = 327 (`perfetto.protos.GenericFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_generic(&self) -> bool {
         self.o0.get(327).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sys_enter(&self) -> ::core::option::Option<SysEnterFtraceEventDecoder<'a>> {
         self.o0
@@ -1082,12 +1886,29 @@ impl<'a> FtraceEventDecoder<'a> {
     pub fn sys_enter_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(329).and_then(::protozero::__private::bytes)
     }
+    /// Field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sys_enter(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SysEnterFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(329).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SysEnterFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
+    }
     /// Whether field `sys_enter` = 329 (`perfetto.protos.SysEnterFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
     pub fn has_sys_enter(&self) -> bool {
         self.o0.get(329).and_then(::protozero::__private::bytes).is_some()
     }
-    /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed.
+    /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`; `None` when absent or malformed. When it occurs more than once, the last occurrence (protobuf merges them: see the `_all` accessor, where there is one).
     #[inline]
     pub fn sys_exit(&self) -> ::core::option::Option<SysExitFtraceEventDecoder<'a>> {
         self.o0
@@ -1099,6 +1920,23 @@ impl<'a> FtraceEventDecoder<'a> {
     #[inline]
     pub fn sys_exit_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.o0.get(330).and_then(::protozero::__private::bytes)
+    }
+    /// Field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent`, read strictly: `Ok(None)` when absent, `Err` when its bytes are malformed or it has a declared field that does not fit (see `try_new`).
+    #[inline]
+    pub fn try_sys_exit(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<SysExitFtraceEventDecoder<'a>>,
+        ::protozero::DecodeError,
+    > {
+        match self.o0.get(330).and_then(::protozero::__private::bytes) {
+            ::core::option::Option::Some(b) => {
+                SysExitFtraceEventDecoder::try_new(b).map(::core::option::Option::Some)
+            }
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::None)
+            }
+        }
     }
     /// Whether field `sys_exit` = 330 (`perfetto.protos.SysExitFtraceEvent`) of `perfetto.protos.FtraceEvent` is present (with the wire type its type has).
     #[inline]
@@ -1260,6 +2098,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for FtraceEventDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for FtraceEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1415,10 +2259,20 @@ pub enum FtraceEventField<'a> {
 }
 impl<'a> FtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -1672,6 +2526,194 @@ impl<'a> ::protozero::FieldEnum<'a> for FtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            5 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            4 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            11 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            13 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            17 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            20 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            24 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            25 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            26 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            36 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            37 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            56 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            57 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            58 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            59 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            114 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            235 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            236 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            237 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            238 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            239 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            240 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            241 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            242 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            327 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            329 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            330 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]

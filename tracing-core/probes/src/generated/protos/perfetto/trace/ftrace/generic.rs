@@ -62,7 +62,7 @@ impl<'w> ::protozero::MessageWriter<'w> for GenericFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent` (from `protos/perfetto/trace/ftrace/generic.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent` (from `protos/perfetto/trace/ftrace/generic.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct GenericFtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -71,8 +71,35 @@ pub struct GenericFtraceEventDecoder<'a> {
     r2: ::protozero::__private::Occurrences,
 }
 impl<'a> GenericFtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -89,8 +116,30 @@ impl<'a> GenericFtraceEventDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::bytes(f.value),
-                2 => d.r2.add(pos, next),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::bytes(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r2.add(pos, next);
+                }
                 _ => {}
             }
             pos = next;
@@ -113,7 +162,7 @@ impl<'a> GenericFtraceEventDecoder<'a> {
     pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 3> {
         ::protozero::TypedDecoder::new(self.buf)
     }
-    /// Field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent`; `None` when absent, malformed or not UTF-8.
+    /// Field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_event_name`] tells that apart as an error (prost refuses the message), [`Self::event_name_bytes`] reads the bytes.
     #[inline]
     pub fn event_name(&self) -> ::core::option::Option<&'a str> {
         self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -122,6 +171,16 @@ impl<'a> GenericFtraceEventDecoder<'a> {
     #[inline]
     pub fn event_name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f1
+    }
+    /// Field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_event_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(1, self.f1)
     }
     /// Whether field `event_name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent` is present (with the wire type its type has).
     #[inline]
@@ -155,6 +214,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for GenericFtraceEventDecoder<'a> {
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for GenericFtraceEventDecoder<'_> {
@@ -193,10 +258,20 @@ pub enum GenericFtraceEventField<'a> {
 }
 impl<'a> GenericFtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -230,6 +305,26 @@ impl<'a> ::protozero::FieldEnum<'a> for GenericFtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -315,7 +410,7 @@ pub mod generic_ftrace_event {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent.Field` (from `protos/perfetto/trace/ftrace/generic.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.GenericFtraceEvent.Field` (from `protos/perfetto/trace/ftrace/generic.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FieldDecoder<'a> {
         buf: &'a [u8],
@@ -324,8 +419,35 @@ pub mod generic_ftrace_event {
         o0: ::protozero::__private::OneofSlot<'a>,
     }
     impl<'a> FieldDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -342,10 +464,54 @@ pub mod generic_ftrace_event {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::bytes(f.value),
-                    3 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    4 => d.o0 = ::protozero::__private::OneofSlot::new(f),
-                    5 => d.o0 = ::protozero::__private::OneofSlot::new(f),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::bytes(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.o0 = ::protozero::__private::OneofSlot::new(f);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -368,7 +534,7 @@ pub mod generic_ftrace_event {
         pub fn typed_decoder(&self) -> ::protozero::TypedDecoder<'a, 6> {
             ::protozero::TypedDecoder::new(self.buf)
         }
-        /// Field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent, malformed or not UTF-8.
+        /// Field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
         #[inline]
         pub fn name(&self) -> ::core::option::Option<&'a str> {
             self.f1.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -378,12 +544,22 @@ pub mod generic_ftrace_event {
         pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f1
         }
+        /// Field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_name(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(1, self.f1)
+        }
         /// Whether field `name` = 1 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
         pub fn has_name(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent, malformed or not UTF-8.
+        /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`; `None` when absent or malformed, and when not UTF-8: [`Self::try_str_value`] tells that apart as an error (prost refuses the message), [`Self::str_value_bytes`] reads the bytes.
         #[inline]
         pub fn str_value(&self) -> ::core::option::Option<&'a str> {
             self.o0
@@ -395,6 +571,19 @@ pub mod generic_ftrace_event {
         #[inline]
         pub fn str_value_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.o0.get(3).and_then(::protozero::__private::bytes)
+        }
+        /// Field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_str_value(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(
+                3,
+                self.o0.get(3).and_then(::protozero::__private::bytes),
+            )
         }
         /// Whether field `str_value` = 3 (`string`) of `perfetto.protos.GenericFtraceEvent.Field` is present (with the wire type its type has).
         #[inline]
@@ -452,6 +641,12 @@ pub mod generic_ftrace_event {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for FieldDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -497,10 +692,20 @@ pub mod generic_ftrace_event {
     }
     impl<'a> FieldField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -549,6 +754,38 @@ pub mod generic_ftrace_event {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }

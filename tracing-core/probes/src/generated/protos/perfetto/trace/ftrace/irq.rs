@@ -47,7 +47,7 @@ impl<'w> ::protozero::MessageWriter<'w> for SoftirqEntryFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SoftirqEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SoftirqEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SoftirqEntryFtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -55,8 +55,35 @@ pub struct SoftirqEntryFtraceEventDecoder<'a> {
     f1: ::core::option::Option<u64>,
 }
 impl<'a> SoftirqEntryFtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -72,6 +99,15 @@ impl<'a> SoftirqEntryFtraceEventDecoder<'a> {
                 }
             };
             if f.id == 1 {
+                if STRICT
+                    && !::protozero::__private::fits(
+                        &f,
+                        ::protozero::__private::Expect::Varint,
+                        &mut d.error,
+                    )
+                {
+                    break;
+                }
                 d.f1 = ::protozero::__private::varint(f.value);
             }
             pos = next;
@@ -115,6 +151,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for SoftirqEntryFtraceEventDecoder<'a> 
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for SoftirqEntryFtraceEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -147,10 +189,20 @@ pub enum SoftirqEntryFtraceEventField<'a> {
 }
 impl<'a> SoftirqEntryFtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -174,6 +226,20 @@ impl<'a> ::protozero::FieldEnum<'a> for SoftirqEntryFtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -227,7 +293,7 @@ impl<'w> ::protozero::MessageWriter<'w> for SoftirqExitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SoftirqExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SoftirqExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SoftirqExitFtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -235,8 +301,35 @@ pub struct SoftirqExitFtraceEventDecoder<'a> {
     f1: ::core::option::Option<u64>,
 }
 impl<'a> SoftirqExitFtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -252,6 +345,15 @@ impl<'a> SoftirqExitFtraceEventDecoder<'a> {
                 }
             };
             if f.id == 1 {
+                if STRICT
+                    && !::protozero::__private::fits(
+                        &f,
+                        ::protozero::__private::Expect::Varint,
+                        &mut d.error,
+                    )
+                {
+                    break;
+                }
                 d.f1 = ::protozero::__private::varint(f.value);
             }
             pos = next;
@@ -295,6 +397,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for SoftirqExitFtraceEventDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for SoftirqExitFtraceEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -327,10 +435,20 @@ pub enum SoftirqExitFtraceEventField<'a> {
 }
 impl<'a> SoftirqExitFtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -354,6 +472,20 @@ impl<'a> ::protozero::FieldEnum<'a> for SoftirqExitFtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -407,7 +539,7 @@ impl<'w> ::protozero::MessageWriter<'w> for SoftirqRaiseFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.SoftirqRaiseFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.SoftirqRaiseFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct SoftirqRaiseFtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -415,8 +547,35 @@ pub struct SoftirqRaiseFtraceEventDecoder<'a> {
     f1: ::core::option::Option<u64>,
 }
 impl<'a> SoftirqRaiseFtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -432,6 +591,15 @@ impl<'a> SoftirqRaiseFtraceEventDecoder<'a> {
                 }
             };
             if f.id == 1 {
+                if STRICT
+                    && !::protozero::__private::fits(
+                        &f,
+                        ::protozero::__private::Expect::Varint,
+                        &mut d.error,
+                    )
+                {
+                    break;
+                }
                 d.f1 = ::protozero::__private::varint(f.value);
             }
             pos = next;
@@ -475,6 +643,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for SoftirqRaiseFtraceEventDecoder<'a> 
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for SoftirqRaiseFtraceEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -507,10 +681,20 @@ pub enum SoftirqRaiseFtraceEventField<'a> {
 }
 impl<'a> SoftirqRaiseFtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -534,6 +718,20 @@ impl<'a> ::protozero::FieldEnum<'a> for SoftirqRaiseFtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -603,7 +801,7 @@ impl<'w> ::protozero::MessageWriter<'w> for IrqHandlerEntryFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IrqHandlerEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.IrqHandlerEntryFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct IrqHandlerEntryFtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -613,8 +811,35 @@ pub struct IrqHandlerEntryFtraceEventDecoder<'a> {
     f3: ::core::option::Option<u64>,
 }
 impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -632,9 +857,42 @@ impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::bytes(f.value),
-                3 => d.f3 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Utf8,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::bytes(f.value);
+                }
+                3 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f3 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -667,7 +925,7 @@ impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
     pub fn has_irq(&self) -> bool {
         self.f1.is_some()
     }
-    /// Field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`; `None` when absent, malformed or not UTF-8.
+    /// Field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`; `None` when absent or malformed, and when not UTF-8: [`Self::try_name`] tells that apart as an error (prost refuses the message), [`Self::name_bytes`] reads the bytes.
     #[inline]
     pub fn name(&self) -> ::core::option::Option<&'a str> {
         self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -676,6 +934,16 @@ impl<'a> IrqHandlerEntryFtraceEventDecoder<'a> {
     #[inline]
     pub fn name_bytes(&self) -> ::core::option::Option<&'a [u8]> {
         self.f2
+    }
+    /// Field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+    #[inline]
+    pub fn try_name(
+        &self,
+    ) -> ::core::result::Result<
+        ::core::option::Option<&'a str>,
+        ::protozero::DecodeError,
+    > {
+        ::protozero::__private::try_str(2, self.f2)
     }
     /// Whether field `name` = 2 (`string`) of `perfetto.protos.IrqHandlerEntryFtraceEvent` is present (with the wire type its type has).
     #[inline]
@@ -702,6 +970,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for IrqHandlerEntryFtraceEventDecoder<'
     #[inline]
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
+    }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
     }
 }
 impl ::core::fmt::Debug for IrqHandlerEntryFtraceEventDecoder<'_> {
@@ -741,10 +1015,20 @@ pub enum IrqHandlerEntryFtraceEventField<'a> {
 }
 impl<'a> IrqHandlerEntryFtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -784,6 +1068,32 @@ impl<'a> ::protozero::FieldEnum<'a> for IrqHandlerEntryFtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Utf8,
+                )
+            }
+            3 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }
@@ -845,7 +1155,7 @@ impl<'w> ::protozero::MessageWriter<'w> for IrqHandlerExitFtraceEvent<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.IrqHandlerExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.IrqHandlerExitFtraceEvent` (from `protos/perfetto/trace/ftrace/irq.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct IrqHandlerExitFtraceEventDecoder<'a> {
     buf: &'a [u8],
@@ -854,8 +1164,35 @@ pub struct IrqHandlerExitFtraceEventDecoder<'a> {
     f2: ::core::option::Option<u64>,
 }
 impl<'a> IrqHandlerExitFtraceEventDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -872,8 +1209,30 @@ impl<'a> IrqHandlerExitFtraceEventDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.f1 = ::protozero::__private::varint(f.value),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f1 = ::protozero::__private::varint(f.value);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -927,6 +1286,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for IrqHandlerExitFtraceEventDecoder<'a
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for IrqHandlerExitFtraceEventDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -962,10 +1327,20 @@ pub enum IrqHandlerExitFtraceEventField<'a> {
 }
 impl<'a> IrqHandlerExitFtraceEventField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -996,6 +1371,26 @@ impl<'a> ::protozero::FieldEnum<'a> for IrqHandlerExitFtraceEventField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
 }

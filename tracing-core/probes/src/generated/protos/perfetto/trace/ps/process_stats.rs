@@ -62,7 +62,7 @@ impl<'w> ::protozero::MessageWriter<'w> for ProcessStats<'w> {
         &mut self.msg
     }
 }
-/// Zero-copy decoder of message `perfetto.protos.ProcessStats` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+/// Zero-copy decoder of message `perfetto.protos.ProcessStats` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
 #[derive(Clone)]
 pub struct ProcessStatsDecoder<'a> {
     buf: &'a [u8],
@@ -71,8 +71,35 @@ pub struct ProcessStatsDecoder<'a> {
     f2: ::core::option::Option<u64>,
 }
 impl<'a> ProcessStatsDecoder<'a> {
-    /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+    /// Reads `buf`'s fields; decoding never fails: parsing stops at
+    /// malformed bytes (see [`Self::decode_error`]), a declared field
+    /// with another wire type reads as absent, a string that is not
+    /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
+        Self::decode_pass::<false>(buf)
+    }
+    /// Reads `buf`'s fields strictly, as prost refuses a message:
+    /// `Err` for malformed bytes, for a declared field of this
+    /// message with a wire type its type cannot have
+    /// (`WrongWireType`) and for a string field, singular or
+    /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+    /// fields are accepted; nested messages are checked when read
+    /// in turn (their `try_` accessors, or their own `try_new`).
+    #[inline]
+    pub fn try_new(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        let d = Self::decode_pass::<true>(buf);
+        match d.error {
+            ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+            ::core::option::Option::None => ::core::result::Result::Ok(d),
+        }
+    }
+    /// The one pass over `buf`: each field to its slot; `STRICT`
+    /// also stops at a declared field that does not fit.
+    #[inline(always)]
+    fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
         let mut d = Self {
             buf,
             error: ::core::option::Option::None,
@@ -89,8 +116,30 @@ impl<'a> ProcessStatsDecoder<'a> {
                 }
             };
             match f.id {
-                1 => d.r1.add(pos, next),
-                2 => d.f2 = ::protozero::__private::varint(f.value),
+                1 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Bytes,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.r1.add(pos, next);
+                }
+                2 => {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
+                    d.f2 = ::protozero::__private::varint(f.value);
+                }
                 _ => {}
             }
             pos = next;
@@ -151,6 +200,12 @@ impl<'a> ::protozero::MessageDecoder<'a> for ProcessStatsDecoder<'a> {
     fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
         self.error
     }
+    #[inline]
+    fn try_decode(
+        buf: &'a [u8],
+    ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+        Self::try_new(buf)
+    }
 }
 impl ::core::fmt::Debug for ProcessStatsDecoder<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -188,10 +243,20 @@ pub enum ProcessStatsField<'a> {
 }
 impl<'a> ProcessStatsField<'a> {
     /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-    /// iteration ends at a malformed field, see `Fields::error`.
+    /// iteration ends at a malformed field, see `Fields::error`
+    /// (and [`Self::try_read`], which reports it as an item).
     #[inline]
     pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
         ::protozero::Fields::new(buf)
+    }
+    /// Visits `buf`'s fields in wire order strictly, as prost reads
+    /// a message: each item a `Result`, with one `Err` (then the end)
+    /// for malformed bytes, a declared field with a wire type its
+    /// type cannot have or a string that is not UTF-8. A singular
+    /// field is yielded once per occurrence.
+    #[inline]
+    pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+        ::protozero::TryFields::new(buf)
     }
     /// The field's number: its declared one, or for `Other` the
     /// number on the wire.
@@ -223,6 +288,26 @@ impl<'a> ::protozero::FieldEnum<'a> for ProcessStatsField<'a> {
                 }
             }
             _ => Self::Other(f),
+        }
+    }
+    #[inline]
+    fn check(
+        field: &::protozero::Field<'a>,
+    ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+        match field.id {
+            1 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Bytes,
+                )
+            }
+            2 => {
+                ::protozero::__private::check(
+                    field,
+                    ::protozero::__private::Expect::Varint,
+                )
+            }
+            _ => ::core::result::Result::Ok(()),
         }
     }
     #[inline]
@@ -284,7 +369,7 @@ pub mod process_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Thread` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Thread` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ThreadDecoder<'a> {
         buf: &'a [u8],
@@ -292,8 +377,35 @@ pub mod process_stats {
         f1: ::core::option::Option<u64>,
     }
     impl<'a> ThreadDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -309,6 +421,15 @@ pub mod process_stats {
                     }
                 };
                 if f.id == 1 {
+                    if STRICT
+                        && !::protozero::__private::fits(
+                            &f,
+                            ::protozero::__private::Expect::Varint,
+                            &mut d.error,
+                        )
+                    {
+                        break;
+                    }
                     d.f1 = ::protozero::__private::varint(f.value);
                 }
                 pos = next;
@@ -352,6 +473,12 @@ pub mod process_stats {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for ThreadDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -388,10 +515,20 @@ pub mod process_stats {
     }
     impl<'a> ThreadField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -415,6 +552,20 @@ pub mod process_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -476,7 +627,7 @@ pub mod process_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.FDInfo` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.FDInfo` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct FDInfoDecoder<'a> {
         buf: &'a [u8],
@@ -485,8 +636,35 @@ pub mod process_stats {
         f2: ::core::option::Option<&'a [u8]>,
     }
     impl<'a> FDInfoDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -503,8 +681,30 @@ pub mod process_stats {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    2 => d.f2 = ::protozero::__private::bytes(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Utf8,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::bytes(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -537,7 +737,7 @@ pub mod process_stats {
         pub fn has_fd(&self) -> bool {
             self.f1.is_some()
         }
-        /// Field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo`; `None` when absent, malformed or not UTF-8.
+        /// Field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo`; `None` when absent or malformed, and when not UTF-8: [`Self::try_path`] tells that apart as an error (prost refuses the message), [`Self::path_bytes`] reads the bytes.
         #[inline]
         pub fn path(&self) -> ::core::option::Option<&'a str> {
             self.f2.and_then(|b| ::core::str::from_utf8(b).ok())
@@ -546,6 +746,16 @@ pub mod process_stats {
         #[inline]
         pub fn path_bytes(&self) -> ::core::option::Option<&'a [u8]> {
             self.f2
+        }
+        /// Field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo`, read strictly: `Ok(None)` when absent (or of another wire type, which `try_new` refuses), `Err(InvalidUtf8)` when it is not UTF-8.
+        #[inline]
+        pub fn try_path(
+            &self,
+        ) -> ::core::result::Result<
+            ::core::option::Option<&'a str>,
+            ::protozero::DecodeError,
+        > {
+            ::protozero::__private::try_str(2, self.f2)
         }
         /// Whether field `path` = 2 (`string`) of `perfetto.protos.ProcessStats.FDInfo` is present (with the wire type its type has).
         #[inline]
@@ -562,6 +772,12 @@ pub mod process_stats {
         #[inline]
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
+        }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
         }
     }
     impl ::core::fmt::Debug for FDInfoDecoder<'_> {
@@ -602,10 +818,20 @@ pub mod process_stats {
     }
     impl<'a> FDInfoField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -638,6 +864,26 @@ pub mod process_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Utf8,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
     }
@@ -877,7 +1123,7 @@ pub mod process_stats {
             &mut self.msg
         }
     }
-    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Process` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. Its `Debug` output lists the fields present, by their `.proto` names.
+    /// Zero-copy decoder of message `perfetto.protos.ProcessStats.Process` (from `protos/perfetto/trace/ps/process_stats.proto`): `new` reads the fields once and keeps each declared field's last value (a oneof's last member, a repeated field's extent); missing or malformed fields read as `None`. `try_new` reads strictly, as prost does: malformed bytes, a declared field with another wire type or a string that is not UTF-8 are an error. A singular message field that occurs more than once reads as its last occurrence (its `_all` accessor yields every one, to merge as protobuf says). Its `Debug` output lists the fields present, by their `.proto` names.
     #[derive(Clone)]
     pub struct ProcessDecoder<'a> {
         buf: &'a [u8],
@@ -907,8 +1153,35 @@ pub mod process_stats {
         f22: ::core::option::Option<u64>,
     }
     impl<'a> ProcessDecoder<'a> {
-        /// Reads `buf`'s fields; decoding never fails, see [`Self::decode_error`].
+        /// Reads `buf`'s fields; decoding never fails: parsing stops at
+        /// malformed bytes (see [`Self::decode_error`]), a declared field
+        /// with another wire type reads as absent, a string that is not
+        /// UTF-8 as `None` (see [`Self::try_new`] for the strict read).
+        #[inline]
         pub fn new(buf: &'a [u8]) -> Self {
+            Self::decode_pass::<false>(buf)
+        }
+        /// Reads `buf`'s fields strictly, as prost refuses a message:
+        /// `Err` for malformed bytes, for a declared field of this
+        /// message with a wire type its type cannot have
+        /// (`WrongWireType`) and for a string field, singular or
+        /// repeated, that is not UTF-8 (`InvalidUtf8`). Undeclared
+        /// fields are accepted; nested messages are checked when read
+        /// in turn (their `try_` accessors, or their own `try_new`).
+        #[inline]
+        pub fn try_new(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            let d = Self::decode_pass::<true>(buf);
+            match d.error {
+                ::core::option::Option::Some(e) => ::core::result::Result::Err(e),
+                ::core::option::Option::None => ::core::result::Result::Ok(d),
+            }
+        }
+        /// The one pass over `buf`: each field to its slot; `STRICT`
+        /// also stops at a declared field that does not fit.
+        #[inline(always)]
+        fn decode_pass<const STRICT: bool>(buf: &'a [u8]) -> Self {
             let mut d = Self {
                 buf,
                 error: ::core::option::Option::None,
@@ -946,29 +1219,282 @@ pub mod process_stats {
                     }
                 };
                 match f.id {
-                    1 => d.f1 = ::protozero::__private::varint(f.value),
-                    11 => d.r11.add(pos, next),
-                    2 => d.f2 = ::protozero::__private::varint(f.value),
-                    3 => d.f3 = ::protozero::__private::varint(f.value),
-                    4 => d.f4 = ::protozero::__private::varint(f.value),
-                    5 => d.f5 = ::protozero::__private::varint(f.value),
-                    6 => d.f6 = ::protozero::__private::varint(f.value),
-                    7 => d.f7 = ::protozero::__private::varint(f.value),
-                    8 => d.f8 = ::protozero::__private::varint(f.value),
-                    9 => d.f9 = ::protozero::__private::varint(f.value),
-                    10 => d.f10 = ::protozero::__private::varint(f.value),
-                    12 => d.f12 = ::protozero::__private::varint(f.value),
-                    13 => d.f13 = ::protozero::__private::varint(f.value),
-                    14 => d.f14 = ::protozero::__private::varint(f.value),
-                    15 => d.r15.add(pos, next),
-                    16 => d.f16 = ::protozero::__private::varint(f.value),
-                    17 => d.f17 = ::protozero::__private::varint(f.value),
-                    18 => d.f18 = ::protozero::__private::varint(f.value),
-                    19 => d.f19 = ::protozero::__private::varint(f.value),
-                    20 => d.f20 = ::protozero::__private::varint(f.value),
-                    23 => d.f23 = ::protozero::__private::varint(f.value),
-                    21 => d.f21 = ::protozero::__private::varint(f.value),
-                    22 => d.f22 = ::protozero::__private::varint(f.value),
+                    1 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f1 = ::protozero::__private::varint(f.value);
+                    }
+                    11 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r11.add(pos, next);
+                    }
+                    2 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f2 = ::protozero::__private::varint(f.value);
+                    }
+                    3 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f3 = ::protozero::__private::varint(f.value);
+                    }
+                    4 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f4 = ::protozero::__private::varint(f.value);
+                    }
+                    5 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f5 = ::protozero::__private::varint(f.value);
+                    }
+                    6 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f6 = ::protozero::__private::varint(f.value);
+                    }
+                    7 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f7 = ::protozero::__private::varint(f.value);
+                    }
+                    8 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f8 = ::protozero::__private::varint(f.value);
+                    }
+                    9 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f9 = ::protozero::__private::varint(f.value);
+                    }
+                    10 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f10 = ::protozero::__private::varint(f.value);
+                    }
+                    12 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f12 = ::protozero::__private::varint(f.value);
+                    }
+                    13 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f13 = ::protozero::__private::varint(f.value);
+                    }
+                    14 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f14 = ::protozero::__private::varint(f.value);
+                    }
+                    15 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Bytes,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.r15.add(pos, next);
+                    }
+                    16 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f16 = ::protozero::__private::varint(f.value);
+                    }
+                    17 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f17 = ::protozero::__private::varint(f.value);
+                    }
+                    18 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f18 = ::protozero::__private::varint(f.value);
+                    }
+                    19 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f19 = ::protozero::__private::varint(f.value);
+                    }
+                    20 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f20 = ::protozero::__private::varint(f.value);
+                    }
+                    23 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f23 = ::protozero::__private::varint(f.value);
+                    }
+                    21 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f21 = ::protozero::__private::varint(f.value);
+                    }
+                    22 => {
+                        if STRICT
+                            && !::protozero::__private::fits(
+                                &f,
+                                ::protozero::__private::Expect::Varint,
+                                &mut d.error,
+                            )
+                        {
+                            break;
+                        }
+                        d.f22 = ::protozero::__private::varint(f.value);
+                    }
                     _ => {}
                 }
                 pos = next;
@@ -1242,6 +1768,12 @@ pub mod process_stats {
         fn decode_error(&self) -> ::core::option::Option<::protozero::DecodeError> {
             self.error
         }
+        #[inline]
+        fn try_decode(
+            buf: &'a [u8],
+        ) -> ::core::result::Result<Self, ::protozero::DecodeError> {
+            Self::try_new(buf)
+        }
     }
     impl ::core::fmt::Debug for ProcessDecoder<'_> {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -1358,10 +1890,20 @@ pub mod process_stats {
     }
     impl<'a> ProcessField<'a> {
         /// Visits `buf`'s fields in wire order (one scan, nothing kept);
-        /// iteration ends at a malformed field, see `Fields::error`.
+        /// iteration ends at a malformed field, see `Fields::error`
+        /// (and [`Self::try_read`], which reports it as an item).
         #[inline]
         pub fn read(buf: &'a [u8]) -> ::protozero::Fields<'a, Self> {
             ::protozero::Fields::new(buf)
+        }
+        /// Visits `buf`'s fields in wire order strictly, as prost reads
+        /// a message: each item a `Result`, with one `Err` (then the end)
+        /// for malformed bytes, a declared field with a wire type its
+        /// type cannot have or a string that is not UTF-8. A singular
+        /// field is yielded once per occurrence.
+        #[inline]
+        pub fn try_read(buf: &'a [u8]) -> ::protozero::TryFields<'a, Self> {
+            ::protozero::TryFields::new(buf)
         }
         /// The field's number: its declared one, or for `Other` the
         /// number on the wire.
@@ -1547,6 +2089,152 @@ pub mod process_stats {
                     }
                 }
                 _ => Self::Other(f),
+            }
+        }
+        #[inline]
+        fn check(
+            field: &::protozero::Field<'a>,
+        ) -> ::core::result::Result<(), ::protozero::DecodeError> {
+            match field.id {
+                1 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                11 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                2 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                3 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                4 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                5 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                6 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                7 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                8 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                9 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                10 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                12 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                13 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                14 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                15 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Bytes,
+                    )
+                }
+                16 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                17 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                18 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                19 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                20 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                23 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                21 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                22 => {
+                    ::protozero::__private::check(
+                        field,
+                        ::protozero::__private::Expect::Varint,
+                    )
+                }
+                _ => ::core::result::Result::Ok(()),
             }
         }
         #[inline]
