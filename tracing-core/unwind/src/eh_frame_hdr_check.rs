@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use gimli::{BaseAddresses, EhFrameHdr, LittleEndian};
 
-use super::elf_module::SectionData;
+use super::section_data::SectionData;
 
 /// Whether `hdr`'s search table is safe to search (see the module doc).
 /// `text` and `got` are the module's `.text` and `.got` ranges, the other

@@ -19,6 +19,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use object::read::elf::{ElfFile64, ProgramHeader};
+
+pub use super::section_data::SectionData;
 use object::{Object, ObjectSection, ObjectSymbol, ReadRef};
 
 use super::eh_frame_hdr_check::table_is_sound;
@@ -48,15 +50,6 @@ impl From<object::Error> for ElfError {
     fn from(e: object::Error) -> Self {
         ElfError::Malformed(e.to_string())
     }
-}
-
-/// A section's address range (as the ELF states it) and bytes.
-#[derive(Debug, Clone)]
-pub struct SectionData {
-    /// Stated virtual address range.
-    pub svma: Range<u64>,
-    /// The bytes, shared with every unwinder that uses them.
-    pub data: Arc<[u8]>,
 }
 
 /// A `PT_LOAD` segment.

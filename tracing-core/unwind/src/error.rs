@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use super::elf_module::ElfError;
 use super::maps::MapsError;
+use super::regs::RegsError;
 
 /// `Profiling.StackUnwindError`, value for value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -184,7 +185,7 @@ pub enum UnwindFailure {
     Maps(#[from] MapsError),
     /// The sample's registers are unusable.
     #[error("registers: {0}")]
-    Regs(#[from] super::regs::RegsError),
+    Regs(#[from] RegsError),
     /// Unwinding is not built for this architecture.
     #[error("user-space unwinding is not supported on this architecture")]
     UnsupportedArch,
@@ -203,6 +204,18 @@ impl UnwindFailure {
             UnwindFailure::Maps(_) => UnwindErrorKind::MapsParse,
             UnwindFailure::Regs(e) => e.kind(),
             UnwindFailure::UnsupportedArch => UnwindErrorKind::Unsupported,
+        }
+    }
+}
+
+impl RegsError {
+    /// The wire kind for a sample that could not be unwound for this reason.
+    pub fn kind(self) -> UnwindErrorKind {
+        match self {
+            RegsError::NoUserRegs | RegsError::MissingRegister(_) | RegsError::Truncated { .. } => {
+                UnwindErrorKind::InvalidParameter
+            }
+            RegsError::UnsupportedAbi(_) => UnwindErrorKind::Unsupported,
         }
     }
 }

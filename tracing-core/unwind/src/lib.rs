@@ -42,6 +42,7 @@ mod module_source;
 pub mod proc_root;
 mod process;
 mod regs;
+mod section_data;
 mod stack;
 mod stats;
 mod symbols;

@@ -6,8 +6,6 @@
 //! [`X86_64_UNWIND_REGS_MASK`] is what the sampler must ask for at least.
 //! Every index is bounds-checked against the values given.
 
-use super::error::UnwindErrorKind;
-
 /// `PERF_REG_X86_BP`: bit of `rbp` in `sample_regs_user`.
 pub const PERF_REG_X86_BP: u32 = 6;
 /// `PERF_REG_X86_SP`: bit of `rsp`.
@@ -46,18 +44,6 @@ pub enum RegsError {
         /// Bits set in the mask.
         want: usize,
     },
-}
-
-impl RegsError {
-    /// The wire kind for a sample that could not be unwound for this reason.
-    pub fn kind(self) -> UnwindErrorKind {
-        match self {
-            RegsError::NoUserRegs | RegsError::MissingRegister(_) | RegsError::Truncated { .. } => {
-                UnwindErrorKind::InvalidParameter
-            }
-            RegsError::UnsupportedAbi(_) => UnwindErrorKind::Unsupported,
-        }
-    }
 }
 
 /// The registers the unwinder starts from.

@@ -3,8 +3,10 @@
 
 use protozero::Message;
 
-use super::translate::COMM_LEN;
 use crate::protos::ftrace_event_bundle::CompactSched as CS;
+
+/// The size of the comm fields compact_sched reads (`TASK_COMM_LEN`).
+pub(super) const COMM_LEN: usize = 16;
 
 /// The columns of one bundle's `compact_sched`, with its comm table.
 #[derive(Debug, Clone, Default)]

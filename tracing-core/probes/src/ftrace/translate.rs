@@ -24,7 +24,7 @@ use thiserror::Error;
 
 /// `FtraceEvent` fields (upstream numbers; checked against the generated
 /// writer in the tests).
-use super::compact_buffer::CompactBuffer;
+use super::compact_buffer::{COMM_LEN, CompactBuffer};
 
 mod event_field {
     pub(super) const TIMESTAMP: u32 = crate::protos::FtraceEvent::FIELD_TIMESTAMP;
@@ -41,8 +41,6 @@ use std::collections::BTreeSet;
 pub const COMPACT_INTERNER_THRESHOLD: usize = 64;
 /// Event ids at or above this are not planned (the kernel's are 16-bit).
 const MAX_ID: usize = 1 << 16;
-/// The size of the comm fields compact_sched reads (`TASK_COMM_LEN`).
-pub(super) const COMM_LEN: usize = 16;
 
 /// Why a translator could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
