@@ -169,8 +169,7 @@ impl TracingService {
             .map(|s| std::mem::take(&mut s.triggers_received))
             .unwrap_or_default();
         let uuid = self.env.new_uuid();
-        self.last_session_id += 1;
-        let sid = SessionId(self.last_session_id);
+        let sid = self.sessions.new_id();
         let mut ids = Vec::new();
         for (i, b) in src_buffers.iter().enumerate() {
             let transfer = config.buffers.get(i).is_some_and(|s| s.transfer_on_clone);

@@ -256,7 +256,7 @@ impl TracingService {
                 limits.max_sessions_per_uid
             ));
         }
-        let used: u64 = self.buffers.values().map(|(_, b)| b.size() as u64).sum();
+        let used = self.buffers.bytes_of(|_| true);
         if used + config.total_buffer_bytes() > limits.max_total_buffer_bytes {
             return Err(format!(
                 "trace buffers would take {} bytes of {} (max_total_buffer_bytes)",
@@ -267,13 +267,10 @@ impl TracingService {
         // One user's share of the budget, so that one user cannot take it
         // all (the service's own uid, which runs it, is not held to it).
         if uid != self.opts.service_uid {
-            let owner_of = |sid: &SessionId| self.sessions.get(sid).map(|s| s.consumer_uid);
-            let mine: u64 = self
+            let sessions = &self.sessions;
+            let mine = self
                 .buffers
-                .values()
-                .filter(|(sid, _)| owner_of(sid).is_some_and(|o| o == uid))
-                .map(|(_, b)| b.size() as u64)
-                .sum();
+                .bytes_of(|sid| sessions.get(&sid).is_some_and(|s| s.consumer_uid == uid));
             if mine + config.total_buffer_bytes() > limits.max_buffer_bytes_per_uid {
                 return Err(format!(
                     "trace buffers of uid {uid} would take {} bytes, more than its share of {} \
@@ -339,8 +336,7 @@ impl TracingService {
         if let Some(lock) = config.lockdown {
             self.lockdown = lock;
         }
-        self.last_session_id += 1;
-        let sid = SessionId(self.last_session_id);
+        let sid = self.sessions.new_id();
         let mut buffer_ids = Vec::new();
         for spec in &config.buffers {
             let policy = if spec.discard {
@@ -419,13 +415,7 @@ impl TracingService {
     }
 
     pub(super) fn allocate_buffer_id(&mut self) -> BufferId {
-        loop {
-            self.last_buffer_id = self.last_buffer_id.wrapping_add(1).max(1);
-            let id = BufferId(self.last_buffer_id);
-            if !self.buffers.contains_key(&id) {
-                return id;
-            }
-        }
+        self.buffers.free_id()
     }
 
     /// Stops (if needed) and deletes a session and its buffers.

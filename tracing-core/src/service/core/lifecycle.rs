@@ -80,14 +80,19 @@ impl TracingService {
             return;
         }
         for (consumer_config, buffer_index, desc) in wanted {
+            let Some(s) = self.sessions.get(&session) else {
+                return;
+            };
+            if s.buffers.get(buffer_index).is_none() {
+                continue;
+            }
+            let id = self.sessions.new_instance_id();
             let Some(s) = self.sessions.get_mut(&session) else {
                 return;
             };
             let Some(&buffer) = s.buffers.get(buffer_index) else {
                 continue;
             };
-            self.last_instance_id += 1;
-            let id = DataSourceInstanceId(self.last_instance_id);
             let config = rewrite_data_source_config(
                 &consumer_config,
                 &DataSourceOverrides {
@@ -471,8 +476,7 @@ impl TracingService {
                 per_producer.entry(i.producer).or_default().push(i.id.0);
             }
         }
-        self.last_flush_id += 1;
-        let id = FlushRequestId(self.last_flush_id);
+        let id = self.pending_flushes.new_id();
         for (producer, ids) in &per_producer {
             let data = encode(|m| {
                 let mut c = GetAsyncCommandResponse::from_message(m);

@@ -17,6 +17,7 @@ mod producer_port;
 mod read;
 mod relay_port;
 mod state;
+mod tables;
 mod timers;
 mod trigger_book;
 mod triggers;
@@ -24,17 +25,15 @@ mod triggers;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use crate::protocol::BufferId;
 use crate::service::action::{Action, Peer, Reply};
 use crate::service::commit::CommitStats;
 use crate::service::config::Limits;
 use crate::service::env::{PeerIdentity, ServiceEnv};
-use crate::service::ids::{ConsumerId, FlushRequestId, ProducerId, RequestId, SessionId};
-use crate::service::trace_buffer::TraceBuffer;
+use crate::service::ids::{ConsumerId, ProducerId, RequestId, SessionId};
 use crate::shm::SharedMemoryRegion;
 
 pub use read::GlobalStats;
-use state::{Consumer, PendingFlush, Producer, Session, Timer};
+use state::{Consumer, Producer, Timer};
 pub use state::{DataSourceState, SessionState, SessionSummary};
 
 /// Settings of a service instance.
@@ -104,17 +103,13 @@ pub struct TracingService {
     env: Box<dyn ServiceEnv>,
     now: u64,
     actions: VecDeque<Action>,
-    producers: BTreeMap<ProducerId, Producer>,
-    last_producer_id: u16,
+    producers: tables::Producers,
     consumers: BTreeMap<ConsumerId, Consumer>,
-    sessions: BTreeMap<SessionId, Session>,
-    last_session_id: u64,
+    /// The sessions, and their data source instances' ids.
+    sessions: tables::Sessions,
     /// Trace buffers by global id, with their session.
-    buffers: BTreeMap<BufferId, (SessionId, TraceBuffer)>,
-    last_buffer_id: u16,
-    last_instance_id: u64,
-    last_flush_id: u64,
-    pending_flushes: BTreeMap<FlushRequestId, PendingFlush>,
+    buffers: tables::Buffers,
+    pending_flushes: tables::Flushes,
     /// ReadBuffers calls still streaming: consumer to (session, request).
     pending_reads: BTreeMap<ConsumerId, (SessionId, RequestId)>,
     /// Timers, by their deadline.
@@ -149,16 +144,11 @@ impl TracingService {
             env,
             now: 0,
             actions: VecDeque::new(),
-            producers: BTreeMap::new(),
-            last_producer_id: 0,
+            producers: Default::default(),
             consumers: BTreeMap::new(),
-            sessions: BTreeMap::new(),
-            last_session_id: 0,
-            buffers: BTreeMap::new(),
-            last_buffer_id: 0,
-            last_instance_id: 0,
-            last_flush_id: 0,
-            pending_flushes: BTreeMap::new(),
+            sessions: Default::default(),
+            buffers: Default::default(),
+            pending_flushes: Default::default(),
             pending_reads: BTreeMap::new(),
             timers: timers::Timers::default(),
             lockdown: false,
@@ -232,19 +222,18 @@ impl TracingService {
     }
 
     fn allocate_producer_id(&mut self) -> Option<ProducerId> {
-        for _ in 0..u16::MAX {
-            self.last_producer_id = self.last_producer_id.wrapping_add(1).max(1);
-            let id = ProducerId(self.last_producer_id);
-            let in_buffers = self
-                .sessions
+        // A departed producer's id stays taken while a buffer holds its
+        // chunks.
+        let sessions = &self.sessions;
+        let id = self.producers.free_id(|id| {
+            sessions
                 .values()
-                .any(|s| s.producer_meta.contains_key(&id.0));
-            if !self.producers.contains_key(&id) && !in_buffers {
-                return Some(id);
-            }
+                .any(|s| s.producer_meta.contains_key(&id.0))
+        });
+        if id.is_none() {
+            self.stats.producers_refused += 1;
         }
-        self.stats.producers_refused += 1;
-        None
+        id
     }
 
     fn advance(&mut self, now: u64) {
