@@ -62,7 +62,7 @@ pub enum AccessRefusal {
 /// The user database's view of a uid: its primary group and every group it
 /// is a member of. `None` for a uid the database does not know (it then
 /// belongs to no group).
-pub fn groups_of(uid: u32) -> Option<Vec<u32>> {
+pub(crate) fn groups_of(uid: u32) -> Option<Vec<u32>> {
     #[cfg(unix)]
     {
         unix_groups::groups_of(uid)
@@ -105,7 +105,7 @@ pub fn may_connect(endpoint: &Endpoint, uid: u32) -> Result<(), AccessRefusal> {
 
 /// The kernel's check for a unix socket file: write permission on the
 /// file, search permission on each directory above it.
-pub fn may_connect_path(path: &Path, uid: u32, groups: &[u32]) -> Result<(), AccessRefusal> {
+pub(crate) fn may_connect_path(path: &Path, uid: u32, groups: &[u32]) -> Result<(), AccessRefusal> {
     // Root passes every discretionary check.
     if uid == 0 {
         return Ok(());
@@ -148,7 +148,7 @@ const EXEC: u32 = 0o1;
 
 /// A file's owner, group and permission bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Perm {
+pub(crate) struct Perm {
     /// The owner's uid.
     pub uid: u32,
     /// The owning group.

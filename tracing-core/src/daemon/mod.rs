@@ -23,7 +23,7 @@
 //! producers emulate their SMB (see [`crate::ipc::Endpoint`]).
 
 mod connections;
-pub mod consumer_access;
+mod consumer_access;
 #[cfg(unix)]
 mod door;
 mod env;
@@ -45,6 +45,7 @@ use crate::ipc::socket::{Endpoint, Listener, listen};
 use crate::platform::{current_uid, local_machine_name};
 use crate::service::{Action, ConsumerId, ProducerId, ServiceOptions, SessionId, TracingService};
 
+pub use self::consumer_access::{AccessRefusal, group_id, may_connect};
 #[cfg(unix)]
 pub use self::door::{ConsumerDoor, DoorError};
 pub use self::env::{OsEnv, PassedSmb, SmbTable, machine_id_from_hint, map_provided_smb};
@@ -65,7 +66,7 @@ pub struct DaemonConfig {
     pub producer_socket_mode: Option<u32>,
     /// Permissions of the consumer socket file (owner only by default).
     /// They decide who may be a consumer, through the socket and through
-    /// every other endpoint (see [`consumer_access`]).
+    /// every other endpoint (see [`may_connect`]).
     pub consumer_socket_mode: Option<u32>,
     /// The group given the producer socket files (their owner's otherwise).
     pub producer_socket_group: Option<u32>,

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use zerotrace_core::daemon::consumer_access::AccessRefusal;
+use zerotrace_core::daemon::AccessRefusal;
 
 use super::Target;
 
