@@ -13,7 +13,7 @@ use ftrace_common::{Recording, fixture_dir, parse_text};
 use protozero::HeapWriter;
 use zerotrace_probes::ftrace::{
     EventFormat, FormatTable, HeaderPage, Options, Page, PageLayout, Translator,
-    holds_kernel_address,
+    holds_data_pointer, holds_kernel_address,
 };
 use zerotrace_probes::protos::{
     FTRACE_EVENT_MESSAGES, FtraceEvent, FtraceEventBundleDecoder, packet_field,
@@ -212,6 +212,11 @@ fn unknown_events_are_generic_with_every_named_field() {
                         assert!(index.is_some(), "{}: {n:#x} interned", field.name);
                         assert_eq!(f.uint_value(), index, "{}", field.name);
                         addresses += 1;
+                    }
+                    // A kernel data pointer as its keyed hash (issue 47).
+                    Value::Unsigned(n) if holds_data_pointer(field) => {
+                        assert_eq!(f.uint_value(), Some(tr.pointer_hash(n)), "{}", field.name);
+                        assert!(n == 0 || f.uint_value() != Some(n), "{}", field.name);
                     }
                     Value::Unsigned(n) => assert_eq!(f.uint_value(), Some(n), "{}", field.name),
                     Value::Str(s) => assert_eq!(f.str_value_bytes(), Some(s), "{}", field.name),

@@ -12,6 +12,7 @@
 //! * [`cpu_reader`]: per-CPU `trace_pipe_raw` pages and `stats`, and the
 //!   `ftrace_stats` packet.
 //! * [`ksyms`]: `/proc/kallsyms` for `symbolize_ksyms`.
+//! * [`pointer_hash`]: kernel data pointers written as a keyed hash.
 //! * [`decode`]: a record's field values by name through its format (the
 //!   generic event).
 //! * [`translate`]: decoded records written as Perfetto's `ftrace_events`
@@ -31,6 +32,7 @@ pub mod decode;
 pub mod format;
 pub mod ksyms;
 pub mod page;
+pub mod pointer_hash;
 pub mod print_filter;
 pub mod session;
 pub mod syscalls;
@@ -41,4 +43,6 @@ pub mod watermark;
 pub use decode::{DecodeError, Event, FormatTable, Value};
 pub use format::{EventFormat, Field, FieldKind, FormatError, HeaderField, HeaderPage};
 pub use page::{MissedEvents, Page, PageError, PageLayout, Record, Records};
-pub use translate::{Options, Stats, TranslateError, Translator, holds_kernel_address};
+pub use translate::{
+    Options, Stats, TranslateError, Translator, holds_data_pointer, holds_kernel_address,
+};

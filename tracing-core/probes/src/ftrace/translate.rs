@@ -31,6 +31,7 @@ mod event_field {
     pub(super) const PID: u32 = crate::protos::FtraceEvent::FIELD_PID;
     pub(super) const GENERIC: u32 = crate::protos::FtraceEvent::FIELD_GENERIC;
 }
+use super::pointer_hash::PointerHasher;
 use super::print_filter::PrintFilter;
 use crate::protos::generic_ftrace_event::Field as GF;
 use crate::protos::{FtraceEventBundle as B, GenericFtraceEvent as G};
@@ -114,8 +115,12 @@ enum Kind {
     Unsigned,
     /// `dev_t`: the kernel's encoding, turned into userspace's.
     DevId,
-    /// `void *`: a kernel address, written as its interning index.
+    /// A kernel code address (`void *` or not, see
+    /// `translate_plan::is_code_address`): written as its interning index.
     SymAddr,
+    /// A kernel data pointer (`struct page *`, a kmalloc's `void *ptr`):
+    /// written as its keyed hash ([`PointerHasher`]), never raw.
+    DataPtr,
     /// `unsigned long args[6]` with elements of this many bytes.
     Args(usize),
 }
@@ -184,6 +189,8 @@ pub struct Translator {
     compact: Option<CompactFormat>,
     buf: CompactBuffer,
     kernel_addrs: HashMap<u64, u32>,
+    /// This instance's key for kernel data pointers.
+    pointers: PointerHasher,
     bundle_end: HashMap<u32, u64>,
     stats: Stats,
     /// With pid collection on: the pids of the records translated since
@@ -299,6 +306,7 @@ impl Translator {
             compact,
             buf: CompactBuffer::default(),
             kernel_addrs: HashMap::new(),
+            pointers: PointerHasher::new(),
             bundle_end: HashMap::new(),
             stats: Stats::default(),
             seen_pids: None,
@@ -409,10 +417,17 @@ impl Translator {
         self.stats
     }
 
-    /// The kernel addresses seen in `void *` fields, with the index each
-    /// was written as (upstream writes indices, never addresses).
+    /// The kernel code addresses seen (`void *` ones and those
+    /// [`holds_kernel_address`] names), with the index each was written
+    /// as (never the address).
     pub fn kernel_addrs(&self) -> &HashMap<u64, u32> {
         &self.kernel_addrs
+    }
+
+    /// The value this instance writes for kernel data pointer `ptr`
+    /// (fields [`holds_data_pointer`] says hold one).
+    pub fn pointer_hash(&self, ptr: u64) -> u64 {
+        self.pointers.hash(ptr)
     }
 
     /// Writes one `ftrace_events` bundle into `packet` (a `TracePacket`)
@@ -567,7 +582,14 @@ impl Translator {
                 ev.append_varint(event_field::PID, sint(payload, self.common_pid, 4));
                 let mut msg = ev.begin_nested(*field);
                 for s in steps {
-                    if !write_step(&mut msg, s, payload, s.number, &mut self.kernel_addrs) {
+                    if !write_step(
+                        &mut msg,
+                        s,
+                        payload,
+                        s.number,
+                        &mut self.kernel_addrs,
+                        &self.pointers,
+                    ) {
                         self.stats.bad_fields += 1;
                     }
                 }
@@ -589,7 +611,14 @@ impl Translator {
                         Kind::Signed => GF::FIELD_INT_VALUE,
                         _ => GF::FIELD_UINT_VALUE,
                     };
-                    if !write_step(&mut f, s, payload, number, &mut self.kernel_addrs) {
+                    if !write_step(
+                        &mut f,
+                        s,
+                        payload,
+                        number,
+                        &mut self.kernel_addrs,
+                        &self.pointers,
+                    ) {
                         self.stats.bad_fields += 1;
                     }
                 }
@@ -612,6 +641,14 @@ pub fn has_typed_translation(name: &str) -> bool {
 /// under `symbolize_ksyms`, never as the address.
 pub fn holds_kernel_address(f: &Field) -> bool {
     plan::kind_of(f) == Some(Kind::SymAddr)
+}
+
+/// Whether kernel field `f` holds a kernel data pointer (a `struct page
+/// *`, a kmalloc's `void *ptr`, an `skbaddr`): it is written as the
+/// pointer's keyed hash ([`Translator::pointer_hash`]), equal pointers
+/// giving equal values within the instance, never as the pointer.
+pub fn holds_data_pointer(f: &Field) -> bool {
+    plan::kind_of(f) == Some(Kind::DataPtr)
 }
 
 /// The statuses a parse error can have here, in their numeric order.

@@ -7,6 +7,7 @@ use protozero::Message;
 use std::collections::HashMap;
 
 use super::super::page::read_uint;
+use super::super::pointer_hash::PointerHasher;
 use super::{COMM_LEN, Kind, Step};
 
 /// A signed integer as the varint upstream writes (sign-extended to 64
@@ -44,6 +45,7 @@ pub(super) fn write_step(
     payload: &[u8],
     number: u32,
     addrs: &mut HashMap<u64, u32>,
+    pointers: &PointerHasher,
 ) -> bool {
     match s.kind {
         Kind::Signed => match read_uint(payload, s.offset, s.size) {
@@ -64,6 +66,11 @@ pub(super) fn write_step(
                 let idx = *addrs.entry(addr).or_insert(next);
                 msg.append_varint(number, u64::from(idx));
             }
+            None => return false,
+        },
+        // Never the pointer itself (issue 47): its keyed hash.
+        Kind::DataPtr => match read_uint(payload, s.offset, s.size) {
+            Some(ptr) => msg.append_varint(number, pointers.hash(ptr)),
             None => return false,
         },
         Kind::FixedStr => {

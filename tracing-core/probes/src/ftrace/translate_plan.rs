@@ -27,8 +27,11 @@ pub(super) fn kind_of(f: &Field) -> Option<Kind> {
     if ty.contains("char[]") || ty.ends_with("char *") || ty.ends_with("char*") {
         return Some(Kind::StrPtr);
     }
-    if ty.starts_with("void*") || ty.starts_with("void *") || is_code_address(f) {
+    if is_code_address(f) {
         return matches!(f.size, 4 | 8).then_some(Kind::SymAddr);
+    }
+    if is_data_pointer(f) {
+        return matches!(f.size, 4 | 8).then_some(Kind::DataPtr);
     }
     if (ty == "char" || ty.starts_with("char ")) && f.size == 0 {
         return Some(Kind::CStr);
@@ -58,10 +61,11 @@ pub(super) fn kind_of(f: &Field) -> Option<Kind> {
     }
 }
 
-/// The names under which the kernel's events hold a code address in a
-/// field that is not `void *`: the print's and the function tracer's
-/// `ip` and `parent_ip`, kmem's `call_site`, funcgraph's `func` (which
-/// upstream, too, reads as a symbol address), xfs's `caller_ip`.
+/// The names under which the kernel's events hold a code address: the
+/// print's and the function tracer's `ip` and `parent_ip`, kmem's
+/// `call_site`, funcgraph's `func` (which upstream, too, reads as a
+/// symbol address), xfs's `caller_ip`, workqueue's `function`, skb's
+/// `location`, irq's `handler`.
 const CODE_ADDRESS_NAMES: &[&str] = &[
     "ip",
     "parent_ip",
@@ -71,7 +75,21 @@ const CODE_ADDRESS_NAMES: &[&str] = &[
     "caller_ip",
     "func",
     "function",
+    "location",
+    "handler",
+    "callback",
+    "action",
+    "fn",
 ];
+
+/// Names under which events hold a kernel data pointer in an `unsigned
+/// long` (most declare it a pointer).
+const DATA_POINTER_NAMES: &[&str] = &["ptr", "skbaddr"];
+
+/// Whether `f` is a C pointer (`void *`, `struct page *`), not a string.
+fn is_pointer(f: &Field) -> bool {
+    f.type_name.contains('*')
+}
 
 /// Whether `f` holds a kernel code address though it is not declared
 /// `void *` (an `unsigned long`, another pointer, a function-pointer
@@ -82,10 +100,29 @@ const CODE_ADDRESS_NAMES: &[&str] = &[
 /// function`) is left one.
 fn is_code_address(f: &Field) -> bool {
     let ty = f.type_name.as_str();
+    let void = ty.starts_with("void*") || ty.starts_with("void *");
     CODE_ADDRESS_NAMES.contains(&f.name.as_str())
-        && f.kind == FieldKind::Int
-        && !f.signed
-        && (ty == "unsigned long" || ty.contains('*') || ty.ends_with("_t"))
+        && (void
+            || f.kind == FieldKind::Int
+                && !f.signed
+                && (ty == "unsigned long" || ty.contains('*') || ty.ends_with("_t")))
+}
+
+/// Whether `f` holds a kernel data pointer: any pointer that is not a
+/// code address (a `void *` such as kmalloc's `ptr` or workqueue's
+/// `work`, a `struct page *`, a `struct sk_buff *`), or an `unsigned long`
+/// of a name that holds one (`ptr`, `skbaddr`). Upstream writes these as
+/// plain numbers; here each is its keyed hash (`pointer_hash.rs`), so
+/// that no kernel address reaches a trace (issue 47) while equal pointers
+/// still match within the session.
+fn is_data_pointer(f: &Field) -> bool {
+    if f.signed {
+        return false;
+    }
+    let ty = f.type_name.as_str();
+    let void = ty.starts_with("void*") || ty.starts_with("void *");
+    void || f.kind == FieldKind::Int
+        && (is_pointer(f) || ty == "unsigned long" && DATA_POINTER_NAMES.contains(&f.name.as_str()))
 }
 
 /// Whether upstream has a translation strategy from this kernel field to
@@ -104,7 +141,7 @@ pub(super) fn fits(kind: Kind, size: usize, ty: ProtoType) -> bool {
             P::Uint32 => size <= 4,
             _ => false,
         },
-        Kind::DevId | Kind::SymAddr => ty == P::Uint64,
+        Kind::DevId | Kind::SymAddr | Kind::DataPtr => ty == P::Uint64,
         Kind::Args(_) => ty == P::RepeatedUint64,
     }
 }

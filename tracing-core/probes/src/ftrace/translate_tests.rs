@@ -120,12 +120,16 @@ fn power_workqueue_and_generic_dev_t() {
     assert_eq!((f.state(), f.cpu_id()), (Some(2_400_000), Some(1)));
     assert_eq!(evs[0].pid(), Some(7));
     assert_eq!(evs[0].timestamp(), Some(100));
-    // Addresses become interning indices, the same address the same one.
+    // A code address becomes an interning index, a data pointer (`work`)
+    // its keyed hash; the same address the same value.
     let w1 = evs[1].workqueue_execute_start().expect("wq");
     let w2 = evs[2].workqueue_execute_start().expect("wq");
-    assert_eq!((w1.work(), w1.function()), (Some(1), Some(2)));
-    assert_eq!((w2.work(), w2.function()), (Some(1), Some(2)));
-    assert_eq!(tr.kernel_addrs().get(&0xffff_ffff_8100_0000), Some(&2));
+    let work = tr.pointer_hash(0xffff_0000_dead_0000);
+    assert_ne!(work, 0xffff_0000_dead_0000);
+    assert_eq!((w1.work(), w1.function()), (Some(work), Some(1)));
+    assert_eq!((w2.work(), w2.function()), (Some(work), Some(1)));
+    assert_eq!(tr.kernel_addrs().get(&0xffff_ffff_8100_0000), Some(&1));
+    assert_eq!(tr.kernel_addrs().len(), 1, "data pointers are not interned");
     // A generic dev_t is userspace's makedev(8, 1) = 0x801.
     let g = evs[3].generic().expect("generic");
     assert_eq!(g.event_name(), Some("block_thing"));
@@ -332,3 +336,6 @@ fn code_addresses_are_written_as_indices_never_raw() {
     assert_eq!(generic(5), [("func".to_owned(), idx(a[5]))]);
     assert_eq!(generic(6), [("function".to_owned(), Some(7))]);
 }
+
+#[path = "translate_pointer_tests.rs"]
+mod pointers;
